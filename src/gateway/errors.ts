@@ -1,0 +1,137 @@
+/**
+ * Errors are data. Every failure that reaches a client is a GatewayError carrying its HTTP
+ * status, an OpenAI-style `type`, the offending `param` and optional metadata; encoders shape
+ * it per surface (`/v1` OpenAI body, Voyage `detail`, `/api` envelope).
+ */
+export class GatewayError extends Error {
+  readonly status: number;
+  readonly type: string;
+  readonly param: string | null;
+  readonly metadata: Record<string, unknown> | undefined;
+  /** Seconds, for 429/503 answers. */
+  readonly retryAfter: number | undefined;
+
+  constructor(
+    status: number,
+    message: string,
+    opts: { type?: string; param?: string | null; metadata?: Record<string, unknown>; retryAfter?: number } = {},
+  ) {
+    super(message);
+    this.name = 'GatewayError';
+    this.status = status;
+    this.type = opts.type ?? defaultType(status);
+    this.param = opts.param ?? null;
+    this.metadata = opts.metadata;
+    this.retryAfter = opts.retryAfter;
+  }
+}
+
+export function defaultType(status: number): string {
+  switch (status) {
+    case 400:
+    case 413:
+      return 'invalid_request_error';
+    case 401:
+      return 'authentication_error';
+    case 402:
+      return 'insufficient_quota';
+    case 403:
+      return 'permission_error';
+    case 404:
+      return 'not_found_error';
+    case 409:
+      return 'conflict_error';
+    case 429:
+      return 'rate_limit_error';
+    case 502:
+      return 'upstream_error';
+    case 503:
+      return 'service_unavailable';
+    case 504:
+      return 'timeout_error';
+    default:
+      return status >= 500 ? 'server_error' : 'invalid_request_error';
+  }
+}
+
+export const badRequest = (message: string, param: string | null = null) =>
+  new GatewayError(400, message, { param });
+export const unauthorized = (message = 'missing or invalid credentials') => new GatewayError(401, message);
+export const forbidden = (message = 'not allowed') => new GatewayError(403, message);
+export const notFound = (message: string) => new GatewayError(404, message);
+export const conflict = (message: string) => new GatewayError(409, message);
+
+/**
+ * Classified upstream failure. Adapters throw only this; route execution decides retry and
+ * fallback from `kind`, and the encoder maps it to a client status (429/502/503/504/400).
+ */
+export type UpstreamErrorKind =
+  | 'rate_limited' // 429: retry after Retry-After, then next candidate
+  | 'overloaded' // 529 / 503: retryable
+  | 'server_error' // other 5xx: retryable
+  | 'timeout' // connect / first byte / idle timeout: retryable
+  | 'connection' // reset, refused, DNS: retryable
+  | 'bad_response' // unparseable or malformed body: next candidate
+  | 'auth' // 401/403 from upstream: our credential is bad; set the key aside
+  | 'payment' // 402 from upstream: account out of credit; next candidate
+  | 'context_length' // prompt too long for this model: the next model may accept
+  | 'content_filter' // refused by the provider's safety system
+  | 'not_found' // upstream does not know the model
+  | 'bad_request'; // the request itself is invalid: do not retry
+
+export class UpstreamError extends Error {
+  readonly kind: UpstreamErrorKind;
+  /** HTTP status the upstream answered, when it answered. */
+  readonly upstreamStatus: number | undefined;
+  /** Milliseconds the upstream asked us to wait. */
+  readonly retryAfterMs: number | undefined;
+
+  constructor(
+    kind: UpstreamErrorKind,
+    message: string,
+    opts: { upstreamStatus?: number; retryAfterMs?: number; cause?: unknown } = {},
+  ) {
+    super(message, { cause: opts.cause });
+    this.name = 'UpstreamError';
+    this.kind = kind;
+    this.upstreamStatus = opts.upstreamStatus;
+    this.retryAfterMs = opts.retryAfterMs;
+  }
+
+  get retryable(): boolean {
+    return (
+      this.kind === 'rate_limited' ||
+      this.kind === 'overloaded' ||
+      this.kind === 'server_error' ||
+      this.kind === 'timeout' ||
+      this.kind === 'connection'
+    );
+  }
+
+  /** Whether another upstream or model may still succeed where this one failed. */
+  get fallbackable(): boolean {
+    return this.kind !== 'bad_request' && this.kind !== 'content_filter';
+  }
+}
+
+/** Client-facing status for an upstream failure that exhausted every candidate. */
+export function upstreamToGateway(err: UpstreamError): GatewayError {
+  const meta = { upstream_kind: err.kind, upstream_status: err.upstreamStatus ?? null };
+  const retryAfter = err.retryAfterMs !== undefined ? Math.ceil(err.retryAfterMs / 1000) : undefined;
+  switch (err.kind) {
+    case 'rate_limited':
+      return new GatewayError(429, `upstream rate limited: ${err.message}`, { metadata: meta, retryAfter: retryAfter ?? 1 });
+    case 'timeout':
+      return new GatewayError(504, `upstream timed out: ${err.message}`, { metadata: meta });
+    case 'overloaded':
+      return new GatewayError(503, `upstream overloaded: ${err.message}`, { metadata: meta, retryAfter });
+    case 'context_length':
+      return new GatewayError(400, err.message, { param: 'messages', metadata: meta });
+    case 'bad_request':
+      return new GatewayError(400, `upstream rejected the request: ${err.message}`, { metadata: meta });
+    case 'content_filter':
+      return new GatewayError(400, `blocked by the provider's content filter: ${err.message}`, { metadata: meta });
+    default:
+      return new GatewayError(502, `upstream failed: ${err.message}`, { metadata: meta });
+  }
+}

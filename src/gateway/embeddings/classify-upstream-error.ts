@@ -1,0 +1,64 @@
+import { UpstreamError, type UpstreamErrorKind } from '../errors.js';
+import type { ResponseHeaders } from './embedding-adapter.js';
+
+/**
+ * Status-based classification shared by the embedding adapters; each adapter extracts the
+ * message from its own error body and may pass a more specific kind.
+ */
+export function classifyByStatus(
+  provider: string,
+  status: number,
+  message: string,
+  headers: ResponseHeaders,
+  kind?: UpstreamErrorKind,
+): UpstreamError {
+  const retryAfterMs = retryAfter(headers);
+  const text = `${provider} ${status}: ${message || 'no error message'}`;
+  return new UpstreamError(kind ?? kindFor(status, message), text, { upstreamStatus: status, retryAfterMs });
+}
+
+function kindFor(status: number, message: string): UpstreamErrorKind {
+  if (status === 429) return 'rate_limited';
+  if (status === 401 || status === 403) return 'auth';
+  if (status === 402) return 'payment';
+  if (status === 404) return 'not_found';
+  if (status === 408 || status === 504) return 'timeout';
+  if (status === 503 || status === 529 || status === 502) return 'overloaded';
+  if (status >= 500) return 'server_error';
+  // Model names appear in "unknown model" messages from every provider we speak to.
+  if (/model/i.test(message) && /(not found|unknown|invalid|not exist|not supported)/i.test(message)) {
+    return 'not_found';
+  }
+  if (/(context|token).*(length|limit|exceed)|too long|too many tokens/i.test(message))
+    return 'context_length';
+  return 'bad_request';
+}
+
+function retryAfter(headers: ResponseHeaders): number | undefined {
+  const raw = headers['retry-after'];
+  const value = Array.isArray(raw) ? raw[0] : raw;
+  if (!value) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+}
+
+/** A message from the error bodies seen across embedding providers. */
+export function errorMessageOf(body: unknown): string {
+  if (typeof body === 'string') return body.slice(0, 500);
+  if (!body || typeof body !== 'object') return '';
+  const b = body as Record<string, unknown>;
+  if (typeof b.detail === 'string') return b.detail;
+  if (Array.isArray(b.detail)) return JSON.stringify(b.detail).slice(0, 500);
+  if (typeof b.message === 'string') return b.message;
+  if (
+    b.error &&
+    typeof b.error === 'object' &&
+    typeof (b.error as { message?: unknown }).message === 'string'
+  ) {
+    return (b.error as { message: string }).message;
+  }
+  if (typeof b.error === 'string') return b.error;
+  return JSON.stringify(body).slice(0, 500);
+}

@@ -1,0 +1,75 @@
+import { UpstreamError } from '../errors.js';
+import { runInBatches } from './batch-split.js';
+import type {
+  EmbeddingAdapter,
+  EmbeddingHttpRequest,
+  EmbeddingTarget,
+  ParsedEmbeddingResponse,
+  ResponseHeaders,
+} from './embedding-adapter.js';
+import type { EmbeddingDtype, ResolvedEmbeddingRequest } from './embedding-request.js';
+
+/**
+ * One attempt against one upstream: split into the adapter's batch size, send, parse, and
+ * reassemble. Failures are UpstreamErrors for route execution to retry or fall back on.
+ */
+export interface EmbeddingSendResponse {
+  status: number;
+  headers: ResponseHeaders;
+  text(): Promise<string>;
+}
+
+/** Shaped like UpstreamClient.send (src/gateway/upstream), which is what the integrator passes. */
+export type EmbeddingSend = (
+  req: EmbeddingHttpRequest,
+  opts: { signal?: AbortSignal },
+) => Promise<EmbeddingSendResponse>;
+
+export interface EmbedOptions {
+  signal?: AbortSignal;
+  /** Batches in flight at once. */
+  concurrency?: number;
+}
+
+export interface AdapterEmbedding extends ParsedEmbeddingResponse {
+  dtype: EmbeddingDtype;
+}
+
+export async function embedWithAdapter(
+  adapter: EmbeddingAdapter,
+  req: ResolvedEmbeddingRequest,
+  target: EmbeddingTarget,
+  send: EmbeddingSend,
+  opts: EmbedOptions = {},
+): Promise<AdapterEmbedding> {
+  const result = await runInBatches(
+    req.inputs,
+    adapter.maxBatch,
+    async (inputs) => {
+      const httpReq = adapter.buildRequest({ ...req, inputs }, target);
+      const res = await send(httpReq, { signal: opts.signal });
+      const text = await res.text();
+      const body = parseJson(text);
+      if (res.status < 200 || res.status >= 300) throw adapter.classifyError(res.status, body, res.headers);
+      const parsed = adapter.parseResponse(res.status, body);
+      if (parsed.vectors.length !== inputs.length) {
+        throw new UpstreamError(
+          'bad_response',
+          `${adapter.kind} returned ${parsed.vectors.length} embeddings for ${inputs.length} inputs`,
+          { upstreamStatus: res.status },
+        );
+      }
+      return parsed;
+    },
+    opts.concurrency,
+  );
+  return { ...result, dtype: result.dtype ?? 'float' };
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}

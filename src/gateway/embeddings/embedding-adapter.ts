@@ -1,0 +1,105 @@
+import type { UpstreamError } from '../errors.js';
+import {
+  type EmbeddingDtype,
+  type EmbeddingPartType,
+  partTypesOf,
+  type ResolvedEmbeddingRequest,
+  type UpstreamEmbeddingUsage,
+} from './embedding-request.js';
+
+/**
+ * The contract every embedding upstream kind implements (src/providers/<kind>/). Adapters are
+ * pure: they build one HTTP call for at most `maxBatch` inputs and read its answer; sending,
+ * batching and retrying happen elsewhere.
+ */
+export interface EmbeddingTarget {
+  /** Provider base URL, with or without the version segment (`https://api.voyageai.com` or `.../v1`). */
+  baseUrl: string;
+  apiKey?: string;
+  /** The model id the upstream knows. */
+  model: string;
+  headers?: Record<string, string>;
+}
+
+export interface EmbeddingHttpRequest {
+  method: 'POST';
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export interface ParsedEmbeddingResponse {
+  /** One per input sent, in input order. */
+  vectors: number[][];
+  usage?: UpstreamEmbeddingUsage;
+  /** Defaults to float. */
+  dtype?: EmbeddingDtype;
+}
+
+export type ResponseHeaders = Record<string, string | string[] | undefined>;
+
+export interface EmbeddingAdapter {
+  kind: string;
+  /** Part types the upstream can embed. */
+  accepts: ReadonlySet<EmbeddingPartType>;
+  /**
+   * Whether all parts of one input are fused into one vector upstream. CLIP-style upstreams
+   * embed each item separately, so they can take an input that is one image or only text.
+   */
+  fusesParts: boolean;
+  /** Inputs per upstream call. */
+  maxBatch: number;
+  buildRequest(req: ResolvedEmbeddingRequest, target: EmbeddingTarget): EmbeddingHttpRequest;
+  /** `body` is parsed JSON (or the raw text when it was not JSON). Throws UpstreamError('bad_response'). */
+  parseResponse(status: number, body: unknown): ParsedEmbeddingResponse;
+  classifyError(status: number, body: unknown, headers: ResponseHeaders): UpstreamError;
+}
+
+/**
+ * Why this adapter cannot embed the request, or null when it can. The router skips such
+ * upstreams, so an image never reaches a text-only model.
+ */
+export function adapterRejection(adapter: EmbeddingAdapter, req: ResolvedEmbeddingRequest): string | null {
+  for (const type of partTypesOf(req)) {
+    if (!adapter.accepts.has(type)) {
+      return type === 'image'
+        ? `the model cannot embed images (${adapter.kind} upstream is text-only)`
+        : `the model cannot embed ${type} inputs`;
+    }
+  }
+  if (!adapter.fusesParts) {
+    const i = req.inputs.findIndex((parts) => parts.length > 1 && parts.some((p) => p.type !== 'text'));
+    if (i >= 0)
+      return `inputs[${i}]: the model embeds each image on its own and cannot combine it with other parts`;
+  }
+  return null;
+}
+
+export function adapterCanServe(adapter: EmbeddingAdapter, req: ResolvedEmbeddingRequest): boolean {
+  return adapterRejection(adapter, req) === null;
+}
+
+/**
+ * Joins a provider path onto a base URL whose path may already end with the version segment,
+ * since operators write both `https://host` and `https://host/v1`.
+ */
+export function upstreamUrl(baseUrl: string, path: string): string {
+  const base = baseUrl.replace(/\/+$/, '');
+  const version = /^\/(v\d+)\//.exec(path)?.[1];
+  if (version && base.endsWith(`/${version}`)) return base + path.slice(version.length + 1);
+  return base + path;
+}
+
+export function jsonHeaders(target: EmbeddingTarget): Record<string, string> {
+  return {
+    'content-type': 'application/json',
+    accept: 'application/json',
+    ...(target.apiKey ? { authorization: `Bearer ${target.apiKey}` } : {}),
+    ...target.headers,
+  };
+}
+
+/** Text of an input whose parts are all text (non-fusing upstreams get them joined by newlines). */
+export function inputText(parts: ResolvedEmbeddingRequest['inputs'][number]): string {
+  return parts.map((p) => (p.type === 'text' ? p.text : '')).join('\n');
+}

@@ -1,0 +1,93 @@
+import { encode } from 'gpt-tokenizer';
+import { describe, expect, it } from 'vitest';
+import type { ImageData } from '../images/image-data.js';
+import type { ResolvedEmbeddingRequest } from './embedding-request.js';
+import { embeddingCost, estimateEmbeddingUsage, finalizeEmbeddingUsage } from './embedding-usage.js';
+
+const image = (width: number, height: number): ImageData => ({
+  format: 'png',
+  mime: 'image/png',
+  width,
+  height,
+  pixels: width * height,
+  bytes: Buffer.alloc(0),
+});
+
+const req = (inputs: ResolvedEmbeddingRequest['inputs']): ResolvedEmbeddingRequest => ({
+  inputs,
+  model: null,
+  inputType: null,
+  truncation: true,
+  encoding: 'float',
+  dimensions: null,
+  dtype: null,
+  user: null,
+});
+
+describe('estimateEmbeddingUsage', () => {
+  it('sums pixels and rounds image tokens up per image', () => {
+    const text = 'A photo of a cat sitting on a <|endoftext|> windowsill.';
+    const r = req([
+      [
+        { type: 'text', text },
+        { type: 'image', image: image(10, 57) },
+      ], // 570 px -> 2 tokens
+      [{ type: 'image', image: image(560, 1) }], // exactly 1 token
+      [{ type: 'tokens', tokens: [1, 2, 3] }],
+    ]);
+    const textTokens = encode(text, { disallowedSpecial: new Set() }).length + 3;
+    expect(estimateEmbeddingUsage(r)).toEqual({
+      textTokens,
+      imagePixels: 1130,
+      videoPixels: 0,
+      totalTokens: textTokens + 3,
+      estimated: true,
+    });
+  });
+});
+
+describe('finalizeEmbeddingUsage', () => {
+  const r = req([
+    [
+      { type: 'text', text: 'hello world' },
+      { type: 'image', image: image(100, 100) },
+    ],
+  ]);
+
+  it('lets upstream counts win field by field', () => {
+    expect(finalizeEmbeddingUsage(r, { textTokens: 7, imagePixels: 50_000, totalTokens: 99 })).toEqual({
+      textTokens: 7,
+      imagePixels: 50_000,
+      videoPixels: 0,
+      totalTokens: 99,
+      estimated: false,
+    });
+    // Text reported, total not: total is their text plus our image tokens (ceil(10000/560) = 18).
+    expect(finalizeEmbeddingUsage(r, { textTokens: 7 })).toMatchObject({
+      textTokens: 7,
+      totalTokens: 25,
+      estimated: true,
+    });
+  });
+
+  it('falls back to our own figures', () => {
+    expect(finalizeEmbeddingUsage(r, undefined)).toEqual(estimateEmbeddingUsage(r));
+  });
+});
+
+describe('embeddingCost', () => {
+  const usage = {
+    textTokens: 1000,
+    imagePixels: 2_000_000,
+    videoPixels: 0,
+    totalTokens: 4572,
+    estimated: false,
+  };
+  it('prices tokens, or tokens and pixels separately', () => {
+    expect(embeddingCost(usage, { inputPerMillionTokens: 0.12 })).toBeCloseTo((4572 * 0.12) / 1e6, 12);
+    expect(embeddingCost(usage, { inputPerMillionTokens: 0.12, imagePerMillionPixels: 0.6 })).toBeCloseTo(
+      (1000 * 0.12 + 2_000_000 * 0.6) / 1e6,
+      12,
+    );
+  });
+});

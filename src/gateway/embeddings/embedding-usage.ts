@@ -1,0 +1,88 @@
+import { countTokens } from 'gpt-tokenizer';
+import type {
+  EmbeddingUsage,
+  ResolvedEmbeddingRequest,
+  ResolvedPart,
+  UpstreamEmbeddingUsage,
+} from './embedding-request.js';
+
+/**
+ * Usage per decisions.md "Embeddings": image_pixels = sum of width x height, total_tokens =
+ * text tokens + ceil(pixels / 560) per image, unless the upstream reports its own counts, which
+ * win field by field.
+ */
+export const PIXELS_PER_TOKEN = 560;
+
+const NO_SPECIAL = { disallowedSpecial: new Set<string>() };
+
+/**
+ * An estimate: gpt-tokenizer's o200k encoding, not the upstream model's own tokenizer (Voyage,
+ * Cohere, Jina each have theirs). Good enough for quota reservation; upstream counts replace it.
+ */
+export function estimateTextTokens(text: string): number {
+  return text.length === 0 ? 0 : countTokens(text, NO_SPECIAL);
+}
+
+export function imageTokens(pixels: number): number {
+  return Math.ceil(pixels / PIXELS_PER_TOKEN);
+}
+
+function partTextTokens(p: ResolvedPart): number {
+  return p.type === 'text' ? estimateTextTokens(p.text) : p.type === 'tokens' ? p.tokens.length : 0;
+}
+
+/** Our own figures for a resolved request; use it to reserve quota before the upstream call. */
+export function estimateEmbeddingUsage(req: ResolvedEmbeddingRequest): EmbeddingUsage {
+  let textTokens = 0;
+  let imagePixels = 0;
+  let imageTokenSum = 0;
+  for (const input of req.inputs) {
+    for (const p of input) {
+      if (p.type === 'image') {
+        imagePixels += p.image.pixels;
+        imageTokenSum += imageTokens(p.image.pixels);
+      } else textTokens += partTextTokens(p);
+    }
+  }
+  return {
+    textTokens,
+    imagePixels,
+    videoPixels: 0,
+    totalTokens: textTokens + imageTokenSum,
+    estimated: true,
+  };
+}
+
+/** Final usage: the upstream's fields where reported, ours elsewhere. */
+export function finalizeEmbeddingUsage(
+  req: ResolvedEmbeddingRequest,
+  upstream: UpstreamEmbeddingUsage | undefined,
+): EmbeddingUsage {
+  const ours = estimateEmbeddingUsage(req);
+  const u = upstream ?? {};
+  const textTokens = u.textTokens ?? ours.textTokens;
+  const imagePixels = u.imagePixels ?? ours.imagePixels;
+  const totalTokens = u.totalTokens ?? textTokens + (ours.totalTokens - ours.textTokens);
+  const hasText = req.inputs.some((i) => i.some((p) => p.type !== 'image'));
+  const estimated = u.totalTokens === undefined || (hasText && u.textTokens === undefined);
+  return { textTokens, imagePixels, videoPixels: 0, totalTokens, estimated };
+}
+
+/** USD per million; `imagePerMillionPixels` prices pixels separately when the model registry has it. */
+export interface EmbeddingPrice {
+  inputPerMillionTokens: number;
+  imagePerMillionPixels?: number;
+}
+
+/**
+ * Cost in USD. With a pixel price, text tokens and pixels are priced separately; without one,
+ * images are priced through their token equivalent inside total_tokens.
+ */
+export function embeddingCost(usage: EmbeddingUsage, price: EmbeddingPrice): number {
+  if (price.imagePerMillionPixels !== undefined) {
+    return (
+      (usage.textTokens * price.inputPerMillionTokens + usage.imagePixels * price.imagePerMillionPixels) / 1e6
+    );
+  }
+  return (usage.totalTokens * price.inputPerMillionTokens) / 1e6;
+}

@@ -1,0 +1,72 @@
+import { GatewayError } from '../errors.js';
+import {
+  DEFAULT_IMAGE_LIMITS,
+  decodeImageDataUrl,
+  ImageError,
+  type ImageLimits,
+  inspectImage,
+} from '../images/image-data.js';
+import type { FetchedImage } from '../images/safe-fetch.js';
+import type {
+  EmbeddingRequest,
+  ImageSource,
+  ResolvedEmbeddingRequest,
+  ResolvedPart,
+} from './embedding-request.js';
+
+/**
+ * Turns every image part into validated bytes before any upstream is chosen: URLs are fetched
+ * by our SSRF-safe fetcher (never by an upstream), data URLs decoded, and each image measured
+ * for pixel accounting. Any problem is the client's: a 400 naming the input and part.
+ */
+export interface ResolveImagesOptions {
+  fetcher: { fetch(url: string): Promise<FetchedImage> };
+  limits?: ImageLimits;
+  /** Image fetches in flight at once. */
+  concurrency?: number;
+}
+
+export async function resolveImages(
+  req: EmbeddingRequest,
+  opts: ResolveImagesOptions,
+): Promise<ResolvedEmbeddingRequest> {
+  const limits = opts.limits ?? DEFAULT_IMAGE_LIMITS;
+  const jobs: { i: number; j: number; source: ImageSource }[] = [];
+  const inputs: ResolvedPart[][] = req.inputs.map((parts, i) =>
+    parts.map((p, j) => {
+      if (p.type !== 'image') return p;
+      jobs.push({ i, j, source: p.source });
+      return p as unknown as ResolvedPart; // replaced below
+    }),
+  );
+  let next = 0;
+  const worker = async () => {
+    while (next < jobs.length) {
+      const job = jobs[next++];
+      inputs[job.i][job.j] = { type: 'image', image: await loadImage(job, opts, limits) };
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(opts.concurrency ?? 4, jobs.length) }, worker));
+  return { ...req, inputs };
+}
+
+async function loadImage(
+  job: { i: number; j: number; source: ImageSource },
+  opts: ResolveImagesOptions,
+  limits: ImageLimits,
+) {
+  const param = `inputs[${job.i}].content[${job.j}]`;
+  try {
+    const bytes =
+      job.source.kind === 'data_url'
+        ? decodeImageDataUrl(job.source.dataUrl, limits)
+        : (await opts.fetcher.fetch(job.source.url)).bytes;
+    return inspectImage(bytes, limits);
+  } catch (err) {
+    if (err instanceof ImageError) {
+      const metadata = (err as { refused?: boolean }).refused ? { reason: 'url_refused' } : undefined;
+      throw new GatewayError(400, `${param}: ${err.message}`, { param, metadata });
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,23 @@
+import type { EmbeddingDtype } from './embedding-request.js';
+
+/**
+ * base64 vectors as clients decode them: float32 little-endian for float (what the openai SDK
+ * and voyageai's Python SDK read), one byte per value for the quantized dtypes (int8 for
+ * int8/binary, uint8 for uint8/ubinary).
+ */
+export function encodeVectorBase64(vector: readonly number[], dtype: EmbeddingDtype = 'float'): string {
+  if (dtype === 'float') {
+    const buf = Buffer.alloc(vector.length * 4);
+    for (let i = 0; i < vector.length; i++) buf.writeFloatLE(vector[i], i * 4);
+    return buf.toString('base64');
+  }
+  const bytes = dtype === 'int8' || dtype === 'binary' ? Int8Array.from(vector) : Uint8Array.from(vector);
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
+}
+
+export function decodeFloat32Base64(data: string): number[] {
+  const buf = Buffer.from(data, 'base64');
+  const out: number[] = new Array(buf.length >> 2);
+  for (let i = 0; i < out.length; i++) out[i] = buf.readFloatLE(i * 4);
+  return out;
+}

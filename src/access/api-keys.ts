@@ -1,0 +1,195 @@
+import { badRequest, forbidden, notFound, unauthorized } from '../gateway/errors.js';
+import type { ApiKeyRow, ApiKeysRepo } from '../store/api-keys-repo.js';
+import type { UserRow, UsersRepo } from '../store/users-repo.js';
+import { KeyStatus, Role, Status } from './roles.js';
+import { hashSecret, newApiKey, nowSeconds } from './secrets.js';
+import { TtlCache } from './ttl-cache.js';
+import { toMicros } from './users.js';
+
+export interface KeyInput {
+  name?: string;
+  status?: number;
+  expires_time?: number | null;
+  quota_limit?: number | null;
+  allowed_models?: string[] | null;
+  rpm_limit?: number | null;
+  tpm_limit?: number | null;
+  user_id?: number;
+}
+
+/** What the request path needs about a verified key. */
+export interface KeyPrincipal {
+  key: ApiKeyRow;
+  user: UserRow;
+  allowedModels: string[] | null;
+}
+
+export interface PublicKey {
+  id: number;
+  user_id: number;
+  name: string;
+  key_prefix: string;
+  status: number;
+  expires_time: number | null;
+  quota_limit: number | null;
+  quota_used: number;
+  allowed_models: string[] | null;
+  rpm_limit: number | null;
+  tpm_limit: number | null;
+  created_time: number;
+  updated_time: number;
+}
+
+/** Status as clients see it: expiry and exhaustion are derived, so they can never go stale. */
+export function effectiveStatus(k: ApiKeyRow, now = nowSeconds()): number {
+  if (k.status !== KeyStatus.enabled) return k.status;
+  if (k.expires_time !== null && k.expires_time <= now) return KeyStatus.expired;
+  if (k.quota_limit_micros !== null && k.quota_used_micros >= k.quota_limit_micros)
+    return KeyStatus.exhausted;
+  return KeyStatus.enabled;
+}
+
+export const toPublicKey = (k: ApiKeyRow): PublicKey => ({
+  id: k.id,
+  user_id: k.user_id,
+  name: k.name,
+  key_prefix: `${k.key_prefix}…`,
+  status: effectiveStatus(k),
+  expires_time: k.expires_time,
+  quota_limit: k.quota_limit_micros === null ? null : k.quota_limit_micros / 1e6,
+  quota_used: k.quota_used_micros / 1e6,
+  allowed_models: k.allowed_models ? (JSON.parse(k.allowed_models) as string[]) : null,
+  rpm_limit: k.rpm_limit,
+  tpm_limit: k.tpm_limit,
+  created_time: k.created_time,
+  updated_time: k.updated_time,
+});
+
+export class ApiKeyService {
+  private readonly cache: TtlCache<string, KeyPrincipal>;
+
+  constructor(
+    private readonly keys: ApiKeysRepo,
+    private readonly users: UsersRepo,
+    cacheMs: number,
+  ) {
+    this.cache = new TtlCache(cacheMs);
+  }
+
+  /**
+   * Resolves `Authorization: Bearer sk-...`. Cached for at most `credential_cache_ms` (<= 1 s),
+   * so a disable/delete/expiry on any instance is honoured within a second everywhere.
+   */
+  async verify(secret: string): Promise<KeyPrincipal> {
+    const hash = hashSecret(secret);
+    let p = this.cache.get(hash);
+    if (!p) {
+      const key = await this.keys.byHash(hash);
+      if (!key) throw unauthorized('invalid API key');
+      const user = await this.users.byId(key.user_id);
+      if (!user) throw unauthorized('invalid API key');
+      p = {
+        key,
+        user,
+        allowedModels: key.allowed_models ? (JSON.parse(key.allowed_models) as string[]) : null,
+      };
+      this.cache.set(hash, p);
+    }
+    if (p.user.status !== Status.enabled) throw unauthorized('the owner of this API key is disabled');
+    if (p.key.status !== KeyStatus.enabled) throw unauthorized('API key is disabled');
+    if (p.key.expires_time !== null && p.key.expires_time <= nowSeconds())
+      throw unauthorized('API key has expired');
+    return p;
+  }
+
+  async create(actor: UserRow, input: KeyInput): Promise<{ row: ApiKeyRow; secret: string }> {
+    const ownerId = input.user_id ?? actor.id;
+    if (ownerId !== actor.id) {
+      if (actor.role < Role.admin) throw forbidden('cannot create keys for another user');
+      if (!(await this.users.byId(ownerId))) throw notFound(`user ${ownerId} not found`);
+    }
+    const { secret, hash, prefix } = newApiKey();
+    const now = nowSeconds();
+    const row = await this.keys.insert({
+      user_id: ownerId,
+      name: validName(input.name ?? 'default'),
+      key_hash: hash,
+      key_prefix: prefix,
+      status: clientStatus(input.status ?? KeyStatus.enabled),
+      expires_time: input.expires_time ?? null,
+      quota_limit_micros: toMicros(input.quota_limit),
+      allowed_models: input.allowed_models ? JSON.stringify(validModels(input.allowed_models)) : null,
+      rpm_limit: input.rpm_limit ?? null,
+      tpm_limit: input.tpm_limit ?? null,
+      created_time: now,
+      updated_time: now,
+      last_used_time: null,
+    });
+    return { row, secret };
+  }
+
+  /** A key the actor may see and manage: their own, or any for admins. */
+  async owned(actor: UserRow, id: number): Promise<ApiKeyRow> {
+    const key = await this.keys.byId(id);
+    if (!key || (key.user_id !== actor.id && actor.role < Role.admin))
+      throw notFound(`API key ${id} not found`);
+    return key;
+  }
+
+  list(actor: UserRow, userId: number | undefined, offset: number, limit: number) {
+    const filter = actor.role >= Role.admin ? { userId } : { userId: actor.id };
+    return this.keys.list(filter, offset, limit);
+  }
+
+  async update(actor: UserRow, id: number, input: KeyInput): Promise<ApiKeyRow> {
+    await this.owned(actor, id);
+    if (input.user_id !== undefined) throw badRequest('user_id: a key cannot change owner', 'user_id');
+    const set: Record<string, unknown> = { updated_time: nowSeconds() };
+    if (input.name !== undefined) set.name = validName(input.name);
+    if (input.status !== undefined) set.status = clientStatus(input.status);
+    if (input.expires_time !== undefined) set.expires_time = input.expires_time;
+    if (input.quota_limit !== undefined) set.quota_limit_micros = toMicros(input.quota_limit);
+    if (input.allowed_models !== undefined)
+      set.allowed_models = input.allowed_models ? JSON.stringify(validModels(input.allowed_models)) : null;
+    if (input.rpm_limit !== undefined) set.rpm_limit = input.rpm_limit;
+    if (input.tpm_limit !== undefined) set.tpm_limit = input.tpm_limit;
+    const row = await this.keys.update(id, set);
+    if (!row) throw notFound(`API key ${id} not found`);
+    this.cache.clear();
+    return row;
+  }
+
+  async delete(actor: UserRow, id: number): Promise<void> {
+    await this.owned(actor, id);
+    await this.keys.delete(id);
+    this.cache.clear();
+  }
+
+  /** Drop cached verifications (another instance changed a key). */
+  invalidate(): void {
+    this.cache.clear();
+  }
+}
+
+/** Whether `model` passes a key's allow-list; entries may end in `*` as a prefix wildcard. */
+export function modelAllowed(allowed: string[] | null, model: string): boolean {
+  if (!allowed) return true;
+  return allowed.some((a) => (a.endsWith('*') ? model.startsWith(a.slice(0, -1)) : a === model));
+}
+
+function validName(name: string): string {
+  const n = name.trim();
+  if (n.length < 1 || n.length > 128) throw badRequest('name: must be 1..128 characters', 'name');
+  return n;
+}
+
+function clientStatus(s: number): number {
+  if (s !== KeyStatus.enabled && s !== KeyStatus.disabled)
+    throw badRequest('status: must be 1 (enabled) or 2 (disabled)', 'status');
+  return s;
+}
+
+function validModels(models: string[]): string[] {
+  if (models.length > 1000) throw badRequest('allowed_models: at most 1000 entries', 'allowed_models');
+  return [...new Set(models.map((m) => m.trim()).filter(Boolean))];
+}

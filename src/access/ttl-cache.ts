@@ -1,0 +1,37 @@
+/**
+ * A small map whose entries live `ttlMs`. Used for credential lookups on the request path:
+ * the TTL bounds how long a change made on another instance can go unseen, and local
+ * changes call `clear()`/`delete()` so they apply at once here.
+ */
+export class TtlCache<K, V> {
+  private readonly map = new Map<K, { value: V; until: number }>();
+
+  constructor(
+    private readonly ttlMs: number,
+    private readonly maxEntries = 10_000,
+  ) {}
+
+  get(key: K): V | undefined {
+    const e = this.map.get(key);
+    if (!e) return undefined;
+    if (e.until <= Date.now()) {
+      this.map.delete(key);
+      return undefined;
+    }
+    return e.value;
+  }
+
+  set(key: K, value: V): void {
+    if (this.ttlMs <= 0) return;
+    if (this.map.size >= this.maxEntries) this.map.delete(this.map.keys().next().value as K);
+    this.map.set(key, { value, until: Date.now() + this.ttlMs });
+  }
+
+  delete(key: K): void {
+    this.map.delete(key);
+  }
+
+  clear(): void {
+    this.map.clear();
+  }
+}

@@ -1,0 +1,283 @@
+import { badRequest, conflict, forbidden, GatewayError, notFound, unauthorized } from '../gateway/errors.js';
+import type { CredentialsRepo } from '../store/credentials-repo.js';
+import type { UserRow, UsersRepo } from '../store/users-repo.js';
+import { hashPassword, verifyPassword } from './password.js';
+import { Role, Status } from './roles.js';
+import { hashSecret, newAccessToken, newSessionId, nowSeconds, randomToken } from './secrets.js';
+import { TtlCache } from './ttl-cache.js';
+
+export interface PublicUser {
+  id: number;
+  username: string;
+  display_name: string;
+  email: string;
+  role: number;
+  status: number;
+  default_model: string;
+  quota_limit: number | null;
+  quota_used: number;
+  created_time: number;
+  updated_time: number;
+}
+
+export const toPublicUser = (u: UserRow): PublicUser => ({
+  id: u.id,
+  username: u.username,
+  display_name: u.display_name,
+  email: u.email,
+  role: u.role,
+  status: u.status,
+  default_model: u.default_model,
+  quota_limit: u.quota_limit_micros === null ? null : u.quota_limit_micros / 1e6,
+  quota_used: u.quota_used_micros / 1e6,
+  created_time: u.created_time,
+  updated_time: u.updated_time,
+});
+
+export interface UserPatch {
+  username?: string;
+  password?: string;
+  display_name?: string;
+  email?: string;
+  role?: number;
+  status?: number;
+  default_model?: string;
+  quota_limit?: number | null;
+}
+
+const VALID_ROLES = new Set<number>([Role.user, Role.admin, Role.root]);
+const USERNAME = /^[A-Za-z0-9_.@-]{1,64}$/;
+
+/** Users, roles, sessions and personal access tokens. */
+export class UserService {
+  /** hash of a session id or access token -> user id */
+  private readonly credCache: TtlCache<string, UserRow>;
+
+  constructor(
+    private readonly users: UsersRepo,
+    private readonly creds: CredentialsRepo,
+    private readonly opts: { sessionTtlHours: number; cacheMs: number },
+  ) {
+    this.credCache = new TtlCache(opts.cacheMs);
+  }
+
+  /** First start with an empty database: create `root`. Returns the password when generated. */
+  async bootstrapRoot(password: string): Promise<{ created: boolean; generatedPassword?: string }> {
+    if ((await this.users.count()) > 0) return { created: false };
+    const pw = password || randomToken(20);
+    const now = nowSeconds();
+    try {
+      await this.users.insert({
+        username: 'root',
+        password_hash: await hashPassword(pw),
+        display_name: 'Root',
+        email: '',
+        role: Role.root,
+        status: Status.enabled,
+        default_model: '',
+        quota_limit_micros: null,
+        created_time: now,
+        updated_time: now,
+      });
+    } catch {
+      // Another instance bootstrapped at the same moment.
+      return { created: false };
+    }
+    return password ? { created: true } : { created: true, generatedPassword: pw };
+  }
+
+  async login(
+    username: string,
+    password: string,
+  ): Promise<{ user: UserRow; session: string; maxAge: number }> {
+    const user = await this.users.byUsername(username);
+    // Verify even for unknown users so timing does not reveal which usernames exist.
+    const ok = await verifyPassword(password, user?.password_hash ?? DUMMY_HASH);
+    if (!user || !ok) throw unauthorized('invalid username or password');
+    if (user.status !== Status.enabled) throw unauthorized('user is disabled');
+    const { secret, hash } = newSessionId();
+    const now = nowSeconds();
+    const maxAge = this.opts.sessionTtlHours * 3600;
+    await this.creds.createSession(hash, user.id, now, now + maxAge);
+    return { user, session: secret, maxAge };
+  }
+
+  async logout(session: string): Promise<void> {
+    const hash = hashSecret(session);
+    this.credCache.delete(`s:${hash}`);
+    await this.creds.deleteSession(hash);
+  }
+
+  /** The enabled user behind a session cookie, or undefined. */
+  async bySession(session: string): Promise<UserRow | undefined> {
+    const hash = hashSecret(session);
+    return this.cached(`s:${hash}`, async () => {
+      const s = await this.creds.sessionUser(hash, nowSeconds());
+      return s ? this.users.byId(s.user_id) : undefined;
+    });
+  }
+
+  /** The enabled user behind a personal access token, or undefined. */
+  async byAccessToken(token: string): Promise<UserRow | undefined> {
+    const hash = hashSecret(token);
+    return this.cached(`t:${hash}`, async () => {
+      const t = await this.creds.tokenByHash(hash);
+      if (!t || (t.expires_time !== null && t.expires_time <= nowSeconds())) return undefined;
+      return this.users.byId(t.user_id);
+    });
+  }
+
+  private async cached(key: string, load: () => Promise<UserRow | undefined>): Promise<UserRow | undefined> {
+    let user = this.credCache.get(key);
+    if (!user) {
+      user = await load();
+      if (user) this.credCache.set(key, user);
+    }
+    return user && user.status === Status.enabled ? user : undefined;
+  }
+
+  get(id: number): Promise<UserRow | undefined> {
+    return this.users.byId(id);
+  }
+
+  list(offset: number, limit: number, keyword?: string) {
+    return this.users.list(offset, limit, keyword);
+  }
+
+  async create(actor: UserRow, input: UserPatch & { username: string; password: string }): Promise<UserRow> {
+    const role = input.role ?? Role.user;
+    this.checkRoleChange(actor, role);
+    validateUsername(input.username);
+    validatePassword(input.password);
+    if (await this.users.byUsername(input.username)) throw conflict(`username: "${input.username}" is taken`);
+    const now = nowSeconds();
+    try {
+      return await this.users.insert({
+        username: input.username,
+        password_hash: await hashPassword(input.password),
+        display_name: input.display_name ?? input.username,
+        email: input.email ?? '',
+        role,
+        status: input.status ?? Status.enabled,
+        default_model: input.default_model ?? '',
+        quota_limit_micros: toMicros(input.quota_limit),
+        created_time: now,
+        updated_time: now,
+      });
+    } catch {
+      throw conflict(`username: "${input.username}" is taken`);
+    }
+  }
+
+  /** Admin update of another user. */
+  async update(actor: UserRow, id: number, patch: UserPatch): Promise<UserRow> {
+    const target = await this.users.byId(id);
+    if (!target) throw notFound(`user ${id} not found`);
+    if (target.id !== actor.id && target.role >= actor.role && actor.role < Role.root)
+      throw forbidden('cannot change a user whose role is not below yours');
+    if (patch.role !== undefined) this.checkRoleChange(actor, patch.role);
+    const losesRoot =
+      target.role >= Role.root &&
+      ((patch.role !== undefined && patch.role < Role.root) ||
+        (patch.status !== undefined && patch.status !== Status.enabled));
+    if (losesRoot && (await this.users.countRoots()) <= 1)
+      throw conflict('cannot demote or disable the last root');
+    return this.applyPatch(target, patch);
+  }
+
+  /** A user's own settings. The role and status are not self-service. */
+  async updateSelf(user: UserRow, patch: UserPatch & { current_password?: string }): Promise<UserRow> {
+    if (patch.password !== undefined) {
+      if (!patch.current_password || !(await verifyPassword(patch.current_password, user.password_hash)))
+        throw badRequest('current_password: does not match', 'current_password');
+    }
+    const { role: _r, status: _s, quota_limit: _q, username: _u, ...own } = patch;
+    return this.applyPatch(user, own);
+  }
+
+  private async applyPatch(target: UserRow, patch: UserPatch): Promise<UserRow> {
+    const set: Record<string, unknown> = { updated_time: nowSeconds() };
+    if (patch.username !== undefined && patch.username !== target.username) {
+      validateUsername(patch.username);
+      set.username = patch.username;
+    }
+    if (patch.password !== undefined) {
+      validatePassword(patch.password);
+      set.password_hash = await hashPassword(patch.password);
+    }
+    for (const k of ['display_name', 'email', 'role', 'status', 'default_model'] as const)
+      if (patch[k] !== undefined) set[k] = patch[k];
+    if (patch.quota_limit !== undefined) set.quota_limit_micros = toMicros(patch.quota_limit);
+    let updated: UserRow | undefined;
+    try {
+      updated = await this.users.update(target.id, set);
+    } catch {
+      throw conflict(`username: "${patch.username}" is taken`);
+    }
+    if (!updated) throw notFound(`user ${target.id} not found`);
+    // Sessions and tokens resolve through the user's status, so a disabled user is locked out
+    // as soon as the cache forgets them: now on this instance, within its TTL elsewhere.
+    this.credCache.clear();
+    return updated;
+  }
+
+  async delete(actor: UserRow, id: number): Promise<void> {
+    const target = await this.users.byId(id);
+    if (!target) throw notFound(`user ${id} not found`);
+    if (target.id === actor.id) throw conflict('cannot delete yourself');
+    if (target.role >= actor.role && actor.role < Role.root)
+      throw forbidden('cannot delete a user whose role is not below yours');
+    if (target.role >= Role.root && (await this.users.countRoots()) <= 1)
+      throw conflict('cannot delete the last root');
+    await this.users.delete(id);
+    this.credCache.clear();
+  }
+
+  async createToken(user: UserRow, name: string, expiresTime: number | null) {
+    const { secret, hash, prefix } = newAccessToken();
+    const row = await this.creds.createToken({
+      user_id: user.id,
+      name,
+      token_hash: hash,
+      token_prefix: prefix,
+      created_time: nowSeconds(),
+      expires_time: expiresTime,
+    });
+    return { row, secret };
+  }
+
+  listTokens(user: UserRow) {
+    return this.creds.listTokens(user.id);
+  }
+
+  async deleteToken(user: UserRow, id: number): Promise<void> {
+    if (!(await this.creds.deleteToken(user.id, id))) throw notFound(`token ${id} not found`);
+    this.credCache.clear();
+  }
+
+  private checkRoleChange(actor: UserRow, role: number): void {
+    if (!VALID_ROLES.has(role)) throw badRequest('role: must be 1 (user), 10 (admin) or 100 (root)', 'role');
+    if (role >= Role.root && actor.role < Role.root)
+      throw forbidden('only root can create or promote a root');
+    if (role > actor.role) throw forbidden('cannot grant a role above your own');
+  }
+}
+
+function validateUsername(name: string): void {
+  if (!USERNAME.test(name))
+    throw badRequest('username: 1..64 characters of letters, digits, _ . @ -', 'username');
+}
+
+function validatePassword(pw: string): void {
+  if (pw.length < 8 || pw.length > 256) throw badRequest('password: must be 8..256 characters', 'password');
+}
+
+export function toMicros(usd: number | null | undefined): number | null {
+  if (usd === null || usd === undefined) return null;
+  if (!Number.isFinite(usd) || usd < 0)
+    throw new GatewayError(400, 'quota_limit: must be a non-negative number');
+  return Math.round(usd * 1e6);
+}
+
+// A valid hash of a random password: login of an unknown user costs the same as a wrong password.
+const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';

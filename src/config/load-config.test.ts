@@ -1,0 +1,76 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from './load-config.js';
+
+function yamlFile(text: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'mg-cfg-'));
+  const f = join(dir, 'c.yaml');
+  writeFileSync(f, text);
+  return f;
+}
+
+describe('loadConfig', () => {
+  it('has working defaults with an empty environment', () => {
+    const c = loadConfig({});
+    expect(c.server.port).toBe(3000);
+    expect(c.database.url).toBe('./data/modelgate.db');
+    expect(c.redis.url).toBe('');
+    expect(c.channels).toEqual([]);
+  });
+
+  it('layers file < environment', () => {
+    const f = yamlFile('server:\n  port: 4000\n  host: 0.0.0.0\ngateway:\n  default_model: a/b\n');
+    const c = loadConfig({
+      MODELGATE_CONFIG: f,
+      MODELGATE_PORT: '5000',
+      MODELGATE_GATEWAY_MAX_ATTEMPTS: '7',
+    });
+    expect(c.server.port).toBe(5000);
+    expect(c.server.host).toBe('0.0.0.0');
+    expect(c.gateway.default_model).toBe('a/b');
+    expect(c.gateway.max_attempts).toBe(7);
+  });
+
+  it('lists every problem at once and hides secrets', () => {
+    const f = yamlFile('server:\n  port: 99999\n  bogus: 1\nauth:\n  root_password: 12\n');
+    try {
+      loadConfig({ MODELGATE_CONFIG: f, MODELGATE_LOG_LEVEL: 'loud', MODELGATE_NOPE: 'x' });
+      expect.unreachable();
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      const problems = (err as ConfigError).problems.join('\n');
+      expect(problems).toContain('server.port');
+      expect(problems).toContain('bogus');
+      expect(problems).toContain('log.level');
+      expect(problems).toContain('MODELGATE_NOPE');
+      expect((err as ConfigError).problems.length).toBeGreaterThanOrEqual(4);
+    }
+  });
+
+  it('never echoes a secret value', () => {
+    try {
+      loadConfig({}, { database: { url: 12345678 }, auth: { root_password: ['hunter2-secret'] } });
+      expect.unreachable();
+    } catch (err) {
+      expect((err as Error).message).not.toContain('hunter2-secret');
+      expect((err as Error).message).toContain('auth.root_password');
+    }
+  });
+
+  it('turns provider keys in the environment into upstreams', () => {
+    const c = loadConfig({ OPENAI_API_KEY: 'sk-a,sk-b', OPENAI_BASE_URL: 'http://127.0.0.1:9/v1' });
+    expect(c.channels).toHaveLength(1);
+    expect(c.channels[0]).toMatchObject({
+      name: 'env-openai',
+      kind: 'openai-compatible',
+      base_url: 'http://127.0.0.1:9/v1',
+      keys: ['sk-a', 'sk-b'],
+    });
+  });
+
+  it('reports an unreadable file', () => {
+    expect(() => loadConfig({ MODELGATE_CONFIG: '/nonexistent/x.yaml' })).toThrow(/nonexistent/);
+  });
+});

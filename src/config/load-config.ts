@@ -1,0 +1,133 @@
+import { readFileSync } from 'node:fs';
+import { Value } from 'typebox/value';
+import { parse as parseYaml } from 'yaml';
+import { type ChannelDeclaration, type Config, ConfigSchema, SECRET_PATHS } from './schema.js';
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+/** Friendly names for the settings people set most. */
+const ALIASES: Record<string, string> = {
+  MODELGATE_HOST: 'server.host',
+  MODELGATE_PORT: 'server.port',
+  PORT: 'server.port',
+  DATABASE_URL: 'database.url',
+  REDIS_URL: 'redis.url',
+  MODELGATE_ROOT_PASSWORD: 'auth.root_password',
+  MODELGATE_DEFAULT_MODEL: 'gateway.default_model',
+  MODELGATE_LOG_LEVEL: 'log.level',
+};
+
+/** Environment shortcuts that declare an upstream: `<PREFIX>_API_KEY` (+ `<PREFIX>_BASE_URL`). */
+const PROVIDER_SHORTCUTS: Array<{ prefix: string; kind: string; name: string }> = [
+  { prefix: 'OPENAI', kind: 'openai-compatible', name: 'openai' },
+  { prefix: 'ANTHROPIC', kind: 'anthropic', name: 'anthropic' },
+  { prefix: 'GEMINI', kind: 'gemini', name: 'gemini' },
+  { prefix: 'VOYAGE', kind: 'voyage', name: 'voyage' },
+  { prefix: 'JINA', kind: 'jina', name: 'jina' },
+  { prefix: 'COHERE', kind: 'cohere', name: 'cohere' },
+];
+
+const IGNORED_ENV = new Set(['MODELGATE_CONFIG']);
+
+/**
+ * Defaults < YAML file (MODELGATE_CONFIG) < environment. Collects every problem before
+ * failing so an operator fixes the whole file in one go; values of secret settings are
+ * never echoed.
+ */
+export function loadConfig(env: Env = process.env, overrides: unknown = undefined): Config {
+  const problems: string[] = [];
+  let raw: Record<string, any> = {};
+  const file = env.MODELGATE_CONFIG;
+  if (file) {
+    try {
+      const parsed = parseYaml(readFileSync(file, 'utf8'));
+      if (parsed != null && (typeof parsed !== 'object' || Array.isArray(parsed))) {
+        problems.push(`${file}: top level must be a mapping`);
+      } else raw = parsed ?? {};
+    } catch (err) {
+      problems.push(`${file}: ${(err as Error).message.split('\n')[0]}`);
+    }
+  }
+  if (overrides) raw = deepMerge(raw, overrides as Record<string, any>);
+  applyEnv(raw, env, problems);
+  const withDefaults = Value.Default(ConfigSchema, Value.Convert(ConfigSchema, raw)) as Config;
+  for (const e of Value.Errors(ConfigSchema, withDefaults)) {
+    const path = e.instancePath.replace(/^\//, '').replaceAll('/', '.') || '(root)';
+    const extra = (e.params as { additionalProperties?: string[] })?.additionalProperties;
+    const what = extra ? `unknown setting(s) ${extra.join(', ')}` : e.message;
+    problems.push(SECRET_PATHS.has(path) ? `${path}: invalid value (hidden)` : `${path}: ${what}`);
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return withDefaults;
+}
+
+function applyEnv(raw: Record<string, any>, env: Env, problems: string[]): void {
+  const sections = Object.keys(ConfigSchema.properties);
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined || value === '' || IGNORED_ENV.has(name)) continue;
+    let path = ALIASES[name];
+    if (!path && name.startsWith('MODELGATE_')) {
+      const rest = name.slice('MODELGATE_'.length).toLowerCase();
+      const section = sections.find((s) => rest.startsWith(`${s}_`));
+      const key = section ? rest.slice(section.length + 1) : '';
+      const props = section ? (ConfigSchema.properties as any)[section]?.properties : undefined;
+      if (!props || !(key in props)) {
+        problems.push(`${name}: unknown environment setting`);
+        continue;
+      }
+      path = `${section}.${key}`;
+    }
+    if (!path) continue;
+    const [section, key] = path.split('.') as [string, string];
+    raw[section] ??= {};
+    const isArray = (ConfigSchema.properties as any)[section]?.properties?.[key]?.type === 'array';
+    raw[section][key] = isArray
+      ? value
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : value;
+  }
+  const shortcuts: ChannelDeclaration[] = [];
+  for (const p of PROVIDER_SHORTCUTS) {
+    const key = env[`${p.prefix}_API_KEY`];
+    if (!key) continue;
+    shortcuts.push({
+      name: `env-${p.name}`,
+      kind: p.kind,
+      base_url: env[`${p.prefix}_BASE_URL`] || undefined,
+      keys: key
+        .split(',')
+        .map((k) => k.trim())
+        .filter(Boolean),
+      models: (env[`${p.prefix}_MODELS`] ?? '')
+        .split(',')
+        .map((m) => m.trim())
+        .filter(Boolean),
+      model_mapping: {},
+      priority: 0,
+      weight: 1,
+      status: 1,
+      settings: {},
+    });
+  }
+  if (shortcuts.length > 0) raw.channels = [...(raw.channels ?? []), ...shortcuts];
+}
+
+function deepMerge(a: Record<string, any>, b: Record<string, any>): Record<string, any> {
+  const out: Record<string, any> = { ...a };
+  for (const [k, v] of Object.entries(b)) {
+    out[k] =
+      v && typeof v === 'object' && !Array.isArray(v) && out[k] && typeof out[k] === 'object'
+        ? deepMerge(out[k], v)
+        : v;
+  }
+  return out;
+}

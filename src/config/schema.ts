@@ -1,0 +1,106 @@
+import { type Static, Type } from 'typebox';
+
+/**
+ * Every setting and its default, in one place. The YAML file named by MODELGATE_CONFIG
+ * overrides these; MODELGATE_* environment variables override the file (see load-config.ts).
+ */
+const Obj = <T extends Parameters<typeof Type.Object>[0]>(props: T) =>
+  Type.Object(props, { additionalProperties: false, default: {} });
+
+const ChannelDecl = Type.Object(
+  {
+    name: Type.String({ minLength: 1 }),
+    kind: Type.String({ minLength: 1 }),
+    base_url: Type.Optional(Type.String()),
+    keys: Type.Array(Type.String(), { default: [] }),
+    models: Type.Array(Type.String(), { default: [] }),
+    model_mapping: Type.Record(Type.String(), Type.String(), { default: {} }),
+    priority: Type.Integer({ default: 0 }),
+    weight: Type.Integer({ minimum: 1, default: 1 }),
+    status: Type.Integer({ minimum: 1, maximum: 2, default: 1 }),
+    settings: Type.Record(Type.String(), Type.Unknown(), { default: {} }),
+  },
+  { additionalProperties: false },
+);
+
+const ModelDecl = Type.Object(
+  {
+    id: Type.String({ minLength: 1 }),
+    name: Type.Optional(Type.String()),
+    context_length: Type.Optional(Type.Integer({ minimum: 1 })),
+    max_completion_tokens: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
+    pricing: Type.Optional(Type.Record(Type.String(), Type.Union([Type.String(), Type.Number()]))),
+    input_modalities: Type.Optional(Type.Array(Type.String())),
+    output_modalities: Type.Optional(Type.Array(Type.String())),
+    supported_parameters: Type.Optional(Type.Array(Type.String())),
+  },
+  { additionalProperties: true },
+);
+
+export const ConfigSchema = Obj({
+  server: Obj({
+    host: Type.String({ default: '127.0.0.1' }),
+    port: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
+    /** Public URL printed at start and used in links; derived from host/port when empty. */
+    public_url: Type.String({ default: '' }),
+    body_limit_bytes: Type.Integer({ minimum: 1024, default: 10 * 1024 * 1024 }),
+    /** Embedding requests carry base64 images (20 MB each), so they get a larger cap. */
+    embedding_body_limit_bytes: Type.Integer({ minimum: 1024, default: 64 * 1024 * 1024 }),
+    trust_proxy: Type.Boolean({ default: false }),
+    shutdown_grace_ms: Type.Integer({ minimum: 0, default: 15_000 }),
+    serve_console: Type.Boolean({ default: true }),
+  }),
+  database: Obj({
+    /** A file path (SQLite) or a postgres:// URL. */
+    url: Type.String({ default: './data/modelgate.db' }),
+    pool_size: Type.Integer({ minimum: 1, default: 10 }),
+  }),
+  redis: Obj({
+    url: Type.String({ default: '' }),
+    key_prefix: Type.String({ default: 'mg:' }),
+  }),
+  auth: Obj({
+    root_password: Type.String({ default: '' }),
+    session_ttl_hours: Type.Integer({ minimum: 1, default: 168 }),
+    /** 'auto' sets Secure on the cookie when the request came over https. */
+    cookie_secure: Type.Union([Type.Literal('auto'), Type.Boolean()], { default: 'auto' }),
+    credential_cache_ms: Type.Integer({ minimum: 0, maximum: 1000, default: 1000 }),
+  }),
+  log: Obj({
+    level: Type.Union(
+      ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+      { default: 'info' },
+    ),
+    request_logs_flush_ms: Type.Integer({ minimum: 10, default: 500 }),
+    request_logs_batch: Type.Integer({ minimum: 1, default: 200 }),
+  }),
+  catalog: Obj({
+    seed: Type.Boolean({ default: true }),
+    search_rate_per_minute: Type.Integer({ minimum: 0, default: 30 }),
+  }),
+  gateway: Obj({
+    default_model: Type.String({ default: '' }),
+    connect_timeout_ms: Type.Integer({ minimum: 1, default: 10_000 }),
+    first_byte_timeout_ms: Type.Integer({ minimum: 1, default: 120_000 }),
+    idle_timeout_ms: Type.Integer({ minimum: 1, default: 60_000 }),
+    keep_alive_interval_ms: Type.Integer({ minimum: 100, default: 15_000 }),
+    max_attempts: Type.Integer({ minimum: 1, default: 3 }),
+    retry_base_ms: Type.Integer({ minimum: 0, default: 200 }),
+    retry_max_ms: Type.Integer({ minimum: 0, default: 5_000 }),
+    circuit_failures: Type.Integer({ minimum: 1, default: 5 }),
+    circuit_window_ms: Type.Integer({ minimum: 1, default: 60_000 }),
+    circuit_cooldown_ms: Type.Integer({ minimum: 1, default: 30_000 }),
+    discover_models: Type.Boolean({ default: true }),
+    image_fetch_timeout_ms: Type.Integer({ minimum: 1, default: 10_000 }),
+    image_allow_hosts: Type.Array(Type.String(), { default: [] }),
+  }),
+  channels: Type.Array(ChannelDecl, { default: [] }),
+  models: Type.Array(ModelDecl, { default: [] }),
+});
+
+export type Config = Static<typeof ConfigSchema>;
+export type ChannelDeclaration = Static<typeof ChannelDecl>;
+export type ModelDeclaration = Static<typeof ModelDecl>;
+
+/** Paths whose values are secrets: never echoed in errors or logs. */
+export const SECRET_PATHS = new Set(['auth.root_password', 'redis.url', 'database.url']);

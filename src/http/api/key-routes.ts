@@ -1,0 +1,82 @@
+import { Type } from 'typebox';
+import { toPublicKey } from '../../access/api-keys.js';
+import { Role } from '../../access/roles.js';
+import type { Services } from '../../services.js';
+import type { App } from '../app.js';
+import { requireUser } from '../auth.js';
+import { ok, paging } from '../envelope.js';
+import { IdParams, Nullable, PageQuery } from '../schemas.js';
+
+const KeyFields = {
+  name: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+  status: Type.Optional(Type.Integer({ minimum: 1, maximum: 2 })),
+  expires_time: Type.Optional(Nullable(Type.Integer({ minimum: 0 }))),
+  quota_limit: Type.Optional(Nullable(Type.Number({ minimum: 0 }))),
+  allowed_models: Type.Optional(
+    Nullable(Type.Array(Type.String({ minLength: 1, maxLength: 255 }), { maxItems: 1000 })),
+  ),
+  rpm_limit: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
+  tpm_limit: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
+};
+
+const CreateKey = Type.Object(
+  { ...KeyFields, user_id: Type.Optional(Type.Integer({ minimum: 1 })) },
+  { additionalProperties: false },
+);
+const UpdateKey = Type.Object(
+  { id: Type.Integer({ minimum: 1 }), ...KeyFields },
+  { additionalProperties: false },
+);
+
+export function registerKeyRoutes(app: App, services: Services): void {
+  const signedIn = requireUser(services, Role.user);
+  const tags = ['api keys'];
+
+  app.get(
+    '/api/key',
+    {
+      schema: {
+        tags,
+        querystring: Type.Object({ ...PageQuery, user_id: Type.Optional(Type.Integer({ minimum: 1 })) }),
+      },
+      onRequest: signedIn,
+    },
+    async (request) => {
+      const { offset, limit } = paging(request.query);
+      const { rows, total } = await services.apiKeys.list(
+        request.user!,
+        request.query.user_id,
+        offset,
+        limit,
+      );
+      return ok(rows.map(toPublicKey), total);
+    },
+  );
+
+  app.get('/api/key/:id', { schema: { tags, params: IdParams }, onRequest: signedIn }, async (request) =>
+    ok(toPublicKey(await services.apiKeys.owned(request.user!, request.params.id))),
+  );
+
+  app.post('/api/key', { schema: { tags, body: CreateKey }, onRequest: signedIn }, async (request) => {
+    const { row, secret } = await services.apiKeys.create(request.user!, request.body);
+    request.log.info({ actor: request.user!.id, key_id: row.id }, 'api key created');
+    return ok({ ...toPublicKey(row), key: secret });
+  });
+
+  app.put('/api/key', { schema: { tags, body: UpdateKey }, onRequest: signedIn }, async (request) => {
+    const { id, ...patch } = request.body;
+    const row = await services.apiKeys.update(request.user!, id, patch);
+    request.log.info({ actor: request.user!.id, key_id: id, fields: Object.keys(patch) }, 'api key updated');
+    return ok(toPublicKey(row));
+  });
+
+  app.delete(
+    '/api/key/:id',
+    { schema: { tags, params: IdParams }, onRequest: signedIn },
+    async (request) => {
+      await services.apiKeys.delete(request.user!, request.params.id);
+      request.log.info({ actor: request.user!.id, key_id: request.params.id }, 'api key deleted');
+      return ok(null);
+    },
+  );
+}

@@ -1,0 +1,172 @@
+import { Type } from 'typebox';
+import { Role } from '../../access/roles.js';
+import { toPublicUser } from '../../access/users.js';
+import { notFound } from '../../gateway/errors.js';
+import type { Services } from '../../services.js';
+import type { App } from '../app.js';
+import { requireUser, SESSION_COOKIE } from '../auth.js';
+import { ok, paging } from '../envelope.js';
+import { IdParams, Nullable, PageQuery } from '../schemas.js';
+
+const Login = Type.Object(
+  {
+    username: Type.String({ minLength: 1, maxLength: 64 }),
+    password: Type.String({ minLength: 1, maxLength: 256 }),
+  },
+  { additionalProperties: false },
+);
+
+const UserFields = {
+  username: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  password: Type.Optional(Type.String({ minLength: 8, maxLength: 256 })),
+  display_name: Type.Optional(Type.String({ maxLength: 128 })),
+  email: Type.Optional(Type.String({ maxLength: 255 })),
+  role: Type.Optional(Type.Integer()),
+  status: Type.Optional(Type.Integer({ minimum: 1, maximum: 2 })),
+  default_model: Type.Optional(Type.String({ maxLength: 255 })),
+  quota_limit: Type.Optional(Nullable(Type.Number({ minimum: 0 }))),
+};
+
+const SelfPatch = Type.Object(
+  {
+    password: UserFields.password,
+    current_password: Type.Optional(Type.String({ maxLength: 256 })),
+    display_name: UserFields.display_name,
+    email: UserFields.email,
+    default_model: UserFields.default_model,
+  },
+  { additionalProperties: false },
+);
+
+const CreateUser = Type.Object(
+  {
+    ...UserFields,
+    username: Type.String({ minLength: 1, maxLength: 64 }),
+    password: Type.String({ minLength: 8, maxLength: 256 }),
+  },
+  { additionalProperties: false },
+);
+const UpdateUser = Type.Object(
+  { id: Type.Integer({ minimum: 1 }), ...UserFields },
+  { additionalProperties: false },
+);
+
+const CreateToken = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 128 }),
+    expires_time: Type.Optional(Nullable(Type.Integer({ minimum: 0 }))),
+  },
+  { additionalProperties: false },
+);
+
+export function registerUserRoutes(app: App, services: Services): void {
+  const signedIn = requireUser(services, Role.user);
+  const admin = requireUser(services, Role.admin);
+  const tags = ['users'];
+
+  app.post('/api/user/login', { schema: { tags, body: Login } }, async (request, reply) => {
+    const { user, session, maxAge } = await services.users.login(
+      request.body.username,
+      request.body.password,
+    );
+    reply.setCookie(SESSION_COOKIE, session, {
+      httpOnly: true,
+      sameSite: 'strict',
+      path: '/',
+      maxAge,
+      secure:
+        services.config.auth.cookie_secure === 'auto'
+          ? request.protocol === 'https'
+          : services.config.auth.cookie_secure,
+    });
+    request.log.info({ user_id: user.id }, 'user signed in');
+    return ok(toPublicUser(user));
+  });
+
+  app.post('/api/user/logout', { schema: { tags } }, async (request, reply) => {
+    const session = request.cookies[SESSION_COOKIE];
+    if (session) await services.users.logout(session);
+    reply.clearCookie(SESSION_COOKIE, { path: '/' });
+    return ok(null);
+  });
+
+  app.get('/api/user/self', { schema: { tags }, onRequest: signedIn }, async (request) =>
+    ok(toPublicUser(request.user!)),
+  );
+
+  app.put('/api/user/self', { schema: { tags, body: SelfPatch }, onRequest: signedIn }, async (request) =>
+    ok(toPublicUser(await services.users.updateSelf(request.user!, request.body))),
+  );
+
+  app.get('/api/user/tokens', { schema: { tags }, onRequest: signedIn }, async (request) => {
+    const rows = await services.users.listTokens(request.user!);
+    return ok(
+      rows.map(({ token_hash: _h, ...t }) => t),
+      rows.length,
+    );
+  });
+
+  app.post(
+    '/api/user/tokens',
+    { schema: { tags, body: CreateToken }, onRequest: signedIn },
+    async (request) => {
+      const { row, secret } = await services.users.createToken(
+        request.user!,
+        request.body.name,
+        request.body.expires_time ?? null,
+      );
+      const { token_hash: _h, ...rest } = row;
+      return ok({ ...rest, token: secret });
+    },
+  );
+
+  app.delete(
+    '/api/user/tokens/:id',
+    { schema: { tags, params: IdParams }, onRequest: signedIn },
+    async (request) => {
+      await services.users.deleteToken(request.user!, request.params.id);
+      return ok(null);
+    },
+  );
+
+  app.get(
+    '/api/user',
+    {
+      schema: {
+        tags,
+        querystring: Type.Object({ ...PageQuery, keyword: Type.Optional(Type.String({ maxLength: 64 })) }),
+      },
+      onRequest: admin,
+    },
+    async (request) => {
+      const { offset, limit } = paging(request.query);
+      const { rows, total } = await services.users.list(offset, limit, request.query.keyword);
+      return ok(rows.map(toPublicUser), total);
+    },
+  );
+
+  app.get('/api/user/:id', { schema: { tags, params: IdParams }, onRequest: admin }, async (request) => {
+    const user = await services.users.get(request.params.id);
+    if (!user) throw notFound(`user ${request.params.id} not found`);
+    return ok(toPublicUser(user));
+  });
+
+  app.post('/api/user', { schema: { tags, body: CreateUser }, onRequest: admin }, async (request) => {
+    const user = await services.users.create(request.user!, request.body);
+    request.log.info({ actor: request.user!.id, user_id: user.id, role: user.role }, 'user created');
+    return ok(toPublicUser(user));
+  });
+
+  app.put('/api/user', { schema: { tags, body: UpdateUser }, onRequest: admin }, async (request) => {
+    const { id, ...patch } = request.body;
+    const user = await services.users.update(request.user!, id, patch);
+    request.log.info({ actor: request.user!.id, user_id: id, fields: Object.keys(patch) }, 'user updated');
+    return ok(toPublicUser(user));
+  });
+
+  app.delete('/api/user/:id', { schema: { tags, params: IdParams }, onRequest: admin }, async (request) => {
+    await services.users.delete(request.user!, request.params.id);
+    request.log.info({ actor: request.user!.id, user_id: request.params.id }, 'user deleted');
+    return ok(null);
+  });
+}

@@ -1,0 +1,131 @@
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import fastifyCookie from '@fastify/cookie';
+import fastifyStatic from '@fastify/static';
+import fastifySwagger from '@fastify/swagger';
+import fastifySwaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { GatewayError } from '../gateway/errors.js';
+import type { Services } from '../services.js';
+import { registerKeyRoutes } from './api/key-routes.js';
+import { registerUserRoutes } from './api/user-routes.js';
+import { errorHandler, sendError } from './error-handler.js';
+import { registerOpsRoutes } from './ops-routes.js';
+import { validatorCompiler } from './validation.js';
+
+export type App = FastifyInstance<any, any, any, FastifyBaseLogger, TypeBoxTypeProvider>;
+
+/** A route module: registers its routes on the app. Feature modules add themselves to ROUTES. */
+export type RouteModule = (app: App, services: Services) => void | Promise<void>;
+
+const ROUTES: RouteModule[] = [registerOpsRoutes, registerUserRoutes, registerKeyRoutes];
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+
+export const LOG_REDACT = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'req.headers["x-api-key"]',
+  'res.headers["set-cookie"]',
+  '*.password',
+  '*.current_password',
+  '*.password_hash',
+  '*.key',
+  '*.keys',
+  '*.token',
+  '*.secret',
+  '*.api_key',
+];
+
+export interface BuildOptions {
+  logger?: FastifyBaseLogger | boolean | object;
+  extraRoutes?: RouteModule[];
+}
+
+export async function buildApp(services: Services, opts: BuildOptions = {}): Promise<App> {
+  const { config } = services;
+  const app = Fastify({
+    loggerInstance:
+      typeof opts.logger === 'object' && 'child' in (opts.logger as object)
+        ? (opts.logger as FastifyBaseLogger)
+        : undefined,
+    logger:
+      typeof opts.logger === 'object' && 'child' in (opts.logger as object)
+        ? undefined
+        : (opts.logger ?? { level: config.log.level, redact: { paths: LOG_REDACT, censor: '[redacted]' } }),
+    bodyLimit: config.server.body_limit_bytes,
+    trustProxy: config.server.trust_proxy,
+    disableRequestLogging: true,
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    routerOptions: { ignoreTrailingSlash: true },
+    ajv: { customOptions: { removeAdditional: false } },
+  }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
+
+  app.setValidatorCompiler(validatorCompiler);
+  app.setErrorHandler(errorHandler);
+  app.decorateRequest('user', null);
+  app.decorateRequest('principal', null);
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      {
+        method: request.method,
+        url: request.url,
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime),
+      },
+      'request',
+    );
+  });
+
+  await app.register(fastifyCookie);
+  await app.register(fastifySwagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'modelgate', version: '0.1.0', description: 'AI model gateway and application catalog' },
+      components: {
+        securitySchemes: {
+          apiKey: { type: 'http', scheme: 'bearer', description: 'API key (sk-...) for /v1' },
+          accessToken: { type: 'http', scheme: 'bearer', description: 'Personal access token for /api' },
+          session: { type: 'apiKey', in: 'cookie', name: 'mg_session' },
+        },
+      },
+    },
+  });
+  await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  for (const register of [...ROUTES, ...(opts.extraRoutes ?? [])]) await register(app, services);
+
+  const webRoot = consoleRoot();
+  if (config.server.serve_console && webRoot) {
+    await app.register(fastifyStatic, { root: webRoot, wildcard: false, maxAge: '1h', immutable: false });
+  }
+  app.setNotFoundHandler((request, reply) => {
+    const url = request.url;
+    if (webRoot && request.method === 'GET' && !url.startsWith('/api/') && !url.startsWith('/v1/'))
+      return reply.header('cache-control', 'no-cache').sendFile('index.html');
+    return sendError(reply, new GatewayError(404, `no route for ${request.method} ${url.split('?')[0]}`));
+  });
+  return app;
+}
+
+/** The built console (web/dist), if present. */
+function consoleRoot(): string | undefined {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 5; i++) {
+    const candidate = join(dir, 'web', 'dist');
+    if (existsSync(join(candidate, 'index.html'))) return candidate;
+    dir = dirname(dir);
+  }
+  return undefined;
+}

@@ -1,0 +1,56 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { KeyPrincipal } from '../access/api-keys.js';
+import { Role } from '../access/roles.js';
+import { forbidden, unauthorized } from '../gateway/errors.js';
+import type { Services } from '../services.js';
+import type { UserRow } from '../store/users-repo.js';
+
+export const SESSION_COOKIE = 'mg_session';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    user: UserRow | null;
+    principal: KeyPrincipal | null;
+  }
+}
+
+function bearer(request: FastifyRequest): string | undefined {
+  const h = request.headers.authorization;
+  if (!h) return undefined;
+  const m = /^Bearer\s+(.+)$/i.exec(h);
+  return m ? m[1]!.trim() : undefined;
+}
+
+/** The signed-in user from the session cookie or a personal access token, or null. */
+export async function resolveUser(services: Services, request: FastifyRequest): Promise<UserRow | null> {
+  const token = bearer(request);
+  if (token) {
+    if (token.startsWith('sk-'))
+      throw unauthorized('API keys are for /v1 calls; use a session or access token');
+    const user = await services.users.byAccessToken(token);
+    if (!user) throw unauthorized('invalid or revoked access token');
+    return user;
+  }
+  const session = request.cookies?.[SESSION_COOKIE];
+  if (session) return (await services.users.bySession(session)) ?? null;
+  return null;
+}
+
+/** onRequest hook (runs before body parsing, so 401/403 come before 400): a signed-in user with at least `minRole`. */
+export function requireUser(services: Services, minRole: number = Role.user) {
+  return async (request: FastifyRequest, _reply: FastifyReply) => {
+    const user = await resolveUser(services, request);
+    if (!user) throw unauthorized('sign in or send an access token');
+    if (user.role < minRole) throw forbidden(`requires the ${minRole >= Role.root ? 'root' : 'admin'} role`);
+    request.user = user;
+  };
+}
+
+/** onRequest hook for /v1: a valid API key (`Authorization: Bearer sk-...`). */
+export function requireApiKey(services: Services) {
+  return async (request: FastifyRequest, _reply: FastifyReply) => {
+    const token = bearer(request) ?? (request.headers['x-api-key'] as string | undefined);
+    if (!token) throw unauthorized('missing API key: send Authorization: Bearer sk-...');
+    request.principal = await services.apiKeys.verify(token);
+  };
+}

@@ -1,0 +1,58 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { defaultType, GatewayError, UpstreamError, upstreamToGateway } from '../gateway/errors.js';
+import { validationError } from './validation.js';
+
+/** Turns any thrown error into a GatewayError; unknown errors become a 500 with the request id. */
+export function toGatewayError(err: unknown, request: FastifyRequest): GatewayError {
+  if (err instanceof GatewayError) return err;
+  if (err instanceof UpstreamError) return upstreamToGateway(err);
+  const fe = err as FastifyError & { validationContext?: string };
+  if (fe.validation) return validationError(fe.validation as any, fe.validationContext);
+  const status = fe.statusCode;
+  if (status && status >= 400 && status < 500) {
+    const message =
+      fe.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err instanceof SyntaxError
+        ? `body: malformed JSON (${fe.message})`
+        : fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
+          ? 'body: request body is too large'
+          : fe.message;
+    return new GatewayError(status, message);
+  }
+  request.log.error({ err }, 'internal error');
+  return new GatewayError(500, `internal error (request id ${request.id})`, { type: 'server_error' });
+}
+
+export type Surface = 'openai' | 'voyage' | 'api';
+
+export function surfaceOf(url: string): Surface {
+  if (url.startsWith('/v1/')) return url.startsWith('/v1/multimodalembeddings') ? 'voyage' : 'openai';
+  return 'api';
+}
+
+/** The error body for each surface (decisions.md "Errors"). */
+export function errorBody(e: GatewayError, surface: Surface): unknown {
+  if (surface === 'api') return { success: false, message: e.message };
+  const body: Record<string, unknown> = {
+    error: {
+      code: e.status,
+      message: e.message,
+      type: e.type ?? defaultType(e.status),
+      param: e.param,
+      ...(e.metadata ? { metadata: e.metadata } : {}),
+    },
+  };
+  if (surface === 'voyage') body.detail = e.message;
+  return body;
+}
+
+export function sendError(reply: FastifyReply, e: GatewayError): FastifyReply {
+  if (e.retryAfter !== undefined) reply.header('retry-after', String(e.retryAfter));
+  return reply
+    .code(e.status)
+    .type('application/json')
+    .send(errorBody(e, surfaceOf(reply.request.url)));
+}
+
+export function errorHandler(err: unknown, request: FastifyRequest, reply: FastifyReply) {
+  return sendError(reply, toGatewayError(err, request));
+}

@@ -1,0 +1,85 @@
+import type { FastifyBaseLogger } from 'fastify';
+import { pino } from 'pino';
+import { ConfigError, loadConfig } from './config/load-config.js';
+import type { Config } from './config/schema.js';
+import { type App, buildApp, LOG_REDACT } from './http/app.js';
+import { createServices, type Services } from './services.js';
+
+export interface RunningGateway {
+  app: App;
+  services: Services;
+  url: string;
+  /** Stops accepting, lets in-flight requests finish (up to the grace period), closes pools. */
+  stop(): Promise<void>;
+}
+
+export function createLogger(config: Config): FastifyBaseLogger {
+  return pino({
+    level: config.log.level,
+    redact: { paths: LOG_REDACT, censor: '[redacted]' },
+  }) as FastifyBaseLogger;
+}
+
+/** Builds services, bootstraps root, listens. Used by `modelgate serve` and by tests. */
+export async function startGateway(
+  config: Config,
+  log: FastifyBaseLogger = createLogger(config),
+): Promise<RunningGateway> {
+  const services = await createServices(config, log);
+  const boot = await services.users.bootstrapRoot(config.auth.root_password);
+  const app = await buildApp(services, { logger: log });
+  await app.listen({ host: config.server.host, port: config.server.port });
+  const addr = app.server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : config.server.port;
+  const host =
+    config.server.host === '0.0.0.0' || config.server.host === '::' ? 'localhost' : config.server.host;
+  const url = config.server.public_url || `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  if (boot.created) {
+    // Printed once, on the very first start; never logged through pino (no secrets in logs).
+    const pw = boot.generatedPassword
+      ? `password: ${boot.generatedPassword}  (printed once; change it after signing in)`
+      : 'password: from MODELGATE_ROOT_PASSWORD';
+    process.stdout.write(`\nmodelgate: created the first user\n  username: root\n  ${pw}\n\n`);
+  }
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= (async () => {
+      const grace = config.server.shutdown_grace_ms;
+      const timer = setTimeout(() => app.server.closeAllConnections?.(), grace);
+      timer.unref();
+      await app.close();
+      clearTimeout(timer);
+      await services.close();
+    })();
+    return stopping;
+  };
+  return { app, services, url, stop };
+}
+
+export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const log = createLogger(config);
+  const gw = await startGateway(config, log);
+  process.stdout.write(`modelgate listening on ${gw.url}  (console: ${gw.url}/, API docs: ${gw.url}/docs)\n`);
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => {
+      log.info({ signal }, 'shutting down');
+      gw.stop().then(
+        () => process.exit(0),
+        (err) => {
+          log.error({ err }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
+    });
+  }
+}

@@ -1,0 +1,70 @@
+import { type Insertable, type Selectable, sql, type Updateable } from 'kysely';
+import type { Database } from './database.js';
+import type { ApiKeysTable } from './schema.js';
+
+export type ApiKeyRow = Selectable<ApiKeysTable>;
+
+export class ApiKeysRepo {
+  constructor(private readonly d: Database) {}
+
+  byId(id: number): Promise<ApiKeyRow | undefined> {
+    return this.d.db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  byHash(hash: string): Promise<ApiKeyRow | undefined> {
+    return this.d.db.selectFrom('api_keys').selectAll().where('key_hash', '=', hash).executeTakeFirst();
+  }
+
+  insert(row: Insertable<ApiKeysTable>): Promise<ApiKeyRow> {
+    return this.d.db.insertInto('api_keys').values(row).returningAll().executeTakeFirstOrThrow();
+  }
+
+  update(id: number, patch: Updateable<ApiKeysTable>): Promise<ApiKeyRow | undefined> {
+    return this.d.db
+      .updateTable('api_keys')
+      .set(patch)
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirst();
+  }
+
+  async delete(id: number): Promise<boolean> {
+    const r = await this.d.db.deleteFrom('api_keys').where('id', '=', id).executeTakeFirst();
+    return Number(r.numDeletedRows) > 0;
+  }
+
+  async list(
+    filter: { userId?: number },
+    offset: number,
+    limit: number,
+  ): Promise<{ rows: ApiKeyRow[]; total: number }> {
+    let q = this.d.db.selectFrom('api_keys');
+    if (filter.userId !== undefined) q = q.where('user_id', '=', filter.userId);
+    const [rows, total] = await Promise.all([
+      q.selectAll().orderBy('id', 'desc').offset(offset).limit(limit).execute(),
+      q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+    ]);
+    return { rows, total: Number(total.n) };
+  }
+
+  /**
+   * Atomically adds `delta` micro-USD to a key's spend if it stays within the limit (or the
+   * key has none). One statement, so concurrent reservations on any number of instances can
+   * never overspend. Returns false when the quota cannot cover it.
+   */
+  async addSpend(id: number, delta: number, enforceLimit: boolean): Promise<boolean> {
+    let q = this.d.db
+      .updateTable('api_keys')
+      .set({ quota_used_micros: sql`quota_used_micros + ${delta}` })
+      .where('id', '=', id);
+    if (enforceLimit)
+      q = q.where((eb) =>
+        eb.or([
+          eb('quota_limit_micros', 'is', null),
+          eb(sql`quota_used_micros + ${delta}`, '<=', eb.ref('quota_limit_micros')),
+        ]),
+      );
+    const r = await q.executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+}

@@ -1,0 +1,57 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import pg from 'pg';
+import type { DB } from './schema.js';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+export interface Database {
+  readonly db: Kysely<DB>;
+  readonly dialect: Dialect;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+// int8 (COUNT, SUM, bigint columns) arrives as a string by default; our values stay far below 2^53.
+pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
+pg.types.setTypeParser(1700, (v) => Number.parseFloat(v));
+
+export function isPostgresUrl(url: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(url);
+}
+
+export function openDatabase(url: string, opts: { poolSize?: number } = {}): Database {
+  if (isPostgresUrl(url)) {
+    const pool = new pg.Pool({ connectionString: url, max: opts.poolSize ?? 10 });
+    // An idle client losing its connection must not crash the process.
+    pool.on('error', () => {});
+    const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+    return wrap(db, 'postgres');
+  }
+  const file = url.replace(/^sqlite:(\/\/)?/, '');
+  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  const conn = new SQLite(file);
+  // WAL lets readers proceed during writes; busy_timeout makes a second process wait for the
+  // write lock instead of failing with "database is locked".
+  conn.pragma('journal_mode = WAL');
+  conn.pragma('busy_timeout = 10000');
+  conn.pragma('synchronous = NORMAL');
+  conn.pragma('foreign_keys = ON');
+  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: conn }) });
+  return wrap(db, 'sqlite');
+}
+
+function wrap(db: Kysely<DB>, dialect: Dialect): Database {
+  return {
+    db,
+    dialect,
+    async ping() {
+      await sql`select 1`.execute(db);
+    },
+    async close() {
+      await db.destroy();
+    },
+  };
+}

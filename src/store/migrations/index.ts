@@ -1,0 +1,13 @@
+import type { Migration } from 'kysely';
+import type { Dialect } from '../database.js';
+import { init } from './0001-init.js';
+
+/**
+ * Numbered migrations, applied in order and never edited once released: add a new file
+ * and one line here.
+ */
+export function migrationsFor(dialect: Dialect): Record<string, Migration> {
+  return {
+    '0001-init': init(dialect),
+  };
+}

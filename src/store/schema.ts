@@ -1,0 +1,140 @@
+import type { Generated } from 'kysely';
+
+/**
+ * Table shapes. Money is stored as integer micro-USD (`*_micros`) so quota arithmetic is exact
+ * and atomic in one UPDATE on both databases; times are Unix seconds unless named `_ms`.
+ */
+export interface UsersTable {
+  id: Generated<number>;
+  username: string;
+  password_hash: string;
+  display_name: string;
+  email: string;
+  role: number;
+  status: number;
+  default_model: string;
+  quota_limit_micros: number | null;
+  quota_used_micros: Generated<number>;
+  created_time: number;
+  updated_time: number;
+}
+
+export interface SessionsTable {
+  id: string; // sha256 of the cookie value
+  user_id: number;
+  created_time: number;
+  expires_time: number;
+}
+
+export interface AccessTokensTable {
+  id: Generated<number>;
+  user_id: number;
+  name: string;
+  token_hash: string;
+  token_prefix: string;
+  created_time: number;
+  expires_time: number | null;
+  last_used_time: number | null;
+}
+
+export interface ApiKeysTable {
+  id: Generated<number>;
+  user_id: number;
+  name: string;
+  key_hash: string;
+  key_prefix: string;
+  status: number;
+  expires_time: number | null;
+  quota_limit_micros: number | null;
+  quota_used_micros: Generated<number>;
+  allowed_models: string | null; // JSON array
+  rpm_limit: number | null;
+  tpm_limit: number | null;
+  created_time: number;
+  updated_time: number;
+  last_used_time: number | null;
+}
+
+export interface AppsTable {
+  id: Generated<number>;
+  name: string;
+  short_description: string;
+  description: string;
+  category: string;
+  version: string;
+  author: string;
+  author_url: string;
+  thumbnail_url: string;
+  download_url: string;
+  source_url: string;
+  documentation_url: string;
+  tags: string;
+  status: number;
+  featured: number; // 0/1 on both databases
+  download_count: Generated<number>;
+  created_time: number;
+  updated_time: number;
+  created_by: number;
+  updated_by: number;
+}
+
+export interface ChannelsTable {
+  id: Generated<number>;
+  name: string;
+  kind: string;
+  base_url: string;
+  keys: string; // JSON array of secrets
+  models: string; // JSON array
+  model_mapping: string; // JSON object
+  priority: number;
+  weight: number;
+  status: number;
+  settings: string; // JSON object
+  source: string; // 'api' | 'config' | 'env'
+  created_time: number;
+  updated_time: number;
+}
+
+export interface ModelsTable {
+  id: string;
+  data: string; // JSON of the registry entry
+  updated_time: number;
+}
+
+export interface RequestLogsTable {
+  id: Generated<number>;
+  created_time: number;
+  request_id: string;
+  user_id: number | null;
+  key_id: number | null;
+  endpoint: string;
+  model: string;
+  provider: string;
+  channel_id: number | null;
+  prompt_tokens: number;
+  completion_tokens: number;
+  cost_micros: number;
+  latency_ms: number;
+  ttft_ms: number | null;
+  status: number;
+  error_kind: string | null;
+  stream: number;
+  attempts: string | null; // JSON trail
+}
+
+export interface KvTable {
+  key: string;
+  value: string;
+}
+
+export interface DB {
+  users: UsersTable;
+  sessions: SessionsTable;
+  access_tokens: AccessTokensTable;
+  api_keys: ApiKeysTable;
+  apps: AppsTable;
+  channels: ChannelsTable;
+  models: ModelsTable;
+  request_logs: RequestLogsTable;
+  kv: KvTable;
+}

@@ -1,0 +1,244 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT_PASSWORD, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+
+let gw: TestGateway;
+let rootCookie: string;
+
+beforeAll(async () => {
+  gw = await startTestGateway();
+  rootCookie = await gw.login();
+});
+afterAll(async () => gw?.close());
+
+describe('sign-in and sessions', () => {
+  it('root logs in with MODELGATE_ROOT_PASSWORD and gets an HttpOnly SameSite=Strict cookie', async () => {
+    const res = await fetch(`${gw.url}/api/user/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'root', password: ROOT_PASSWORD }),
+    });
+    expect(res.status).toBe(200);
+    const cookie = res.headers.get('set-cookie')!;
+    expect(cookie).toMatch(/HttpOnly/i);
+    expect(cookie).toMatch(/SameSite=Strict/i);
+    const body = await res.json();
+    expect(body).toMatchObject({ success: true, message: '', data: { username: 'root', role: 100 } });
+    expect(body.data.password_hash).toBeUndefined();
+  });
+
+  it('rejects a wrong password with 401 in the envelope', async () => {
+    const r = await gw.call('POST', '/api/user/login', { body: { username: 'root', password: 'nope-nope' } });
+    expect(r.status).toBe(401);
+    expect(r.body).toEqual({ success: false, message: 'invalid username or password' });
+  });
+
+  it('answers self for a session and 401 without one', async () => {
+    expect((await gw.call('GET', '/api/user/self', { cookie: rootCookie })).body.data.username).toBe('root');
+    const anon = await gw.call('GET', '/api/user/self');
+    expect(anon.status).toBe(401);
+    expect(anon.body.success).toBe(false);
+  });
+
+  it('logout ends the session', async () => {
+    const c = await gw.login();
+    expect((await gw.call('POST', '/api/user/logout', { cookie: c })).status).toBe(200);
+    expect((await gw.call('GET', '/api/user/self', { cookie: c })).status).toBe(401);
+  });
+
+  it('stores default_model in the user settings and changes the password only with the current one', async () => {
+    await gw.call('POST', '/api/user', {
+      cookie: rootCookie,
+      body: { username: 'settings', password: 'password-1' },
+    });
+    const c = await gw.login('settings', 'password-1');
+    const r = await gw.call('PUT', '/api/user/self', {
+      cookie: c,
+      body: { default_model: 'openai/gpt-4o-mini' },
+    });
+    expect(r.body.data.default_model).toBe('openai/gpt-4o-mini');
+    const bad = await gw.call('PUT', '/api/user/self', { cookie: c, body: { password: 'password-2' } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.message).toContain('current_password');
+    const good = await gw.call('PUT', '/api/user/self', {
+      cookie: c,
+      body: { password: 'password-2', current_password: 'password-1' },
+    });
+    expect(good.status).toBe(200);
+    await gw.login('settings', 'password-2');
+    const noRole = await gw.call('PUT', '/api/user/self', { cookie: c, body: { role: 100 } });
+    expect(noRole.status).toBe(400);
+    expect(noRole.body.message).toContain('role');
+  });
+});
+
+describe('roles', () => {
+  it('root creates an admin; an admin cannot create or promote a root', async () => {
+    const a = await gw.call('POST', '/api/user', {
+      cookie: rootCookie,
+      body: { username: 'alice', password: 'alice-pass', role: 10 },
+    });
+    expect(a.status).toBe(200);
+    expect(a.body.data.role).toBe(10);
+    const adminCookie = await gw.login('alice', 'alice-pass');
+    const r = await gw.call('POST', '/api/user', {
+      cookie: adminCookie,
+      body: { username: 'r2', password: 'r2-password', role: 100 },
+    });
+    expect(r.status).toBe(403);
+    const u = await gw.call('POST', '/api/user', {
+      cookie: adminCookie,
+      body: { username: 'bob', password: 'bob-password' },
+    });
+    expect(u.status).toBe(200);
+    const promote = await gw.call('PUT', '/api/user', {
+      cookie: adminCookie,
+      body: { id: u.body.data.id, role: 100 },
+    });
+    expect(promote.status).toBe(403);
+    const touchRoot = await gw.call('PUT', '/api/user', { cookie: adminCookie, body: { id: 1, status: 2 } });
+    expect(touchRoot.status).toBe(403);
+  });
+
+  it('a plain user gets 403 on admin routes', async () => {
+    await gw.call('POST', '/api/user', {
+      cookie: rootCookie,
+      body: { username: 'plain', password: 'plain-pass' },
+    });
+    const c = await gw.login('plain', 'plain-pass');
+    for (const [m, p] of [
+      ['GET', '/api/user'],
+      ['POST', '/api/user'],
+      ['PUT', '/api/user'],
+      ['DELETE', '/api/user/1'],
+    ] as const) {
+      const r = await gw.call(m, p, {
+        cookie: c,
+        body: m === 'GET' || m === 'DELETE' ? undefined : { username: 'x', password: 'xxxxxxxx' },
+      });
+      expect(r.status, `${m} ${p}`).toBe(403);
+    }
+  });
+
+  it('nobody can demote, disable or delete the last root', async () => {
+    expect(
+      (await gw.call('PUT', '/api/user', { cookie: rootCookie, body: { id: 1, role: 10 } })).status,
+    ).toBe(409);
+    expect(
+      (await gw.call('PUT', '/api/user', { cookie: rootCookie, body: { id: 1, status: 2 } })).status,
+    ).toBe(409);
+    expect((await gw.call('DELETE', '/api/user/1', { cookie: rootCookie })).status).toBe(409);
+  });
+
+  it('a disabled user is locked out at once, sessions and tokens alike', async () => {
+    const u = await gw.call('POST', '/api/user', {
+      cookie: rootCookie,
+      body: { username: 'carol', password: 'carol-pass' },
+    });
+    const c = await gw.login('carol', 'carol-pass');
+    const t = await gw.call('POST', '/api/user/tokens', { cookie: c, body: { name: 'ci' } });
+    const token = t.body.data.token as string;
+    expect((await gw.call('GET', '/api/user/self', { token })).status).toBe(200);
+    await gw.call('PUT', '/api/user', { cookie: rootCookie, body: { id: u.body.data.id, status: 2 } });
+    expect((await gw.call('GET', '/api/user/self', { cookie: c })).status).toBe(401);
+    expect((await gw.call('GET', '/api/user/self', { token })).status).toBe(401);
+    expect(
+      (await gw.call('POST', '/api/user/login', { body: { username: 'carol', password: 'carol-pass' } }))
+        .status,
+    ).toBe(401);
+  });
+
+  it('lists users with paging', async () => {
+    const r = await gw.call('GET', '/api/user?p=0&page_size=2', { cookie: rootCookie });
+    expect(r.body.data).toHaveLength(2);
+    expect(r.body.total).toBeGreaterThan(2);
+    expect((await gw.call('GET', '/api/user?page_size=0', { cookie: rootCookie })).status).toBe(400);
+    expect((await gw.call('GET', '/api/user?p=-1', { cookie: rootCookie })).status).toBe(400);
+  });
+
+  it('deletes users; a missing id is 404', async () => {
+    const u = await gw.call('POST', '/api/user', {
+      cookie: rootCookie,
+      body: { username: 'temp', password: 'temp-pass' },
+    });
+    expect((await gw.call('DELETE', `/api/user/${u.body.data.id}`, { cookie: rootCookie })).status).toBe(200);
+    expect((await gw.call('DELETE', `/api/user/${u.body.data.id}`, { cookie: rootCookie })).status).toBe(404);
+  });
+});
+
+describe('access tokens', () => {
+  it('are shown once, listed without the secret, and revocable', async () => {
+    const t = await gw.call('POST', '/api/user/tokens', { cookie: rootCookie, body: { name: 'script' } });
+    expect(t.body.data.token).toMatch(/^mgt-/);
+    const list = await gw.call('GET', '/api/user/tokens', { cookie: rootCookie });
+    expect(JSON.stringify(list.body)).not.toContain(t.body.data.token);
+    expect((await gw.call('GET', '/api/user', { token: t.body.data.token })).status).toBe(200);
+    await gw.call('DELETE', `/api/user/tokens/${t.body.data.id}`, { cookie: rootCookie });
+    expect((await gw.call('GET', '/api/user', { token: t.body.data.token })).status).toBe(401);
+  });
+
+  it('an API key is never a management credential', async () => {
+    const k = await gw.call('POST', '/api/key', { cookie: rootCookie, body: { name: 'k' } });
+    const r = await gw.call('GET', '/api/user/self', { token: k.body.data.key });
+    expect(r.status).toBe(401);
+  });
+});
+
+describe('bad input', () => {
+  it('malformed JSON is a 400 in the envelope', async () => {
+    const r = await gw.call('POST', '/api/user/login', { rawBody: '{"username": ' });
+    expect(r.status).toBe(400);
+    expect(r.body.success).toBe(false);
+    expect(r.body.message).toMatch(/JSON/);
+  });
+
+  it('wrong types name the field', async () => {
+    const r = await gw.call('POST', '/api/user', {
+      cookie: rootCookie,
+      body: { username: 'x', password: 12345678 },
+    });
+    expect(r.status).toBe(400);
+    expect(r.body.message).toContain('password');
+  });
+
+  it('unknown fields are a 400', async () => {
+    const r = await gw.call('POST', '/api/user', {
+      cookie: rootCookie,
+      body: { username: 'xx', password: '12345678', admin: true },
+    });
+    expect(r.status).toBe(400);
+    expect(r.body.message).toContain('admin');
+  });
+
+  it('a body over the limit is a 413', async () => {
+    const big = 'x'.repeat(11 * 1024 * 1024);
+    const r = await gw.call('POST', '/api/user/login', {
+      rawBody: JSON.stringify({ username: big, password: 'x' }),
+    });
+    expect(r.status).toBe(413);
+    expect(r.body.success).toBe(false);
+  });
+
+  it('unknown routes are a 404 with a request id header', async () => {
+    const r = await gw.call('GET', '/api/nope');
+    expect(r.status).toBe(404);
+    expect(r.headers.get('x-request-id')).toBeTruthy();
+  });
+});
+
+describe('operations', () => {
+  it('serves health, readiness and the OpenAPI document', async () => {
+    expect((await gw.call('GET', '/healthz')).status).toBe(200);
+    const ready = await gw.call('GET', '/readyz');
+    expect(ready.status).toBe(200);
+    expect(ready.body.checks.database).toBe('ok');
+    const doc = await gw.call('GET', '/openapi.json');
+    expect(doc.body.openapi).toMatch(/^3\./);
+    expect(Object.keys(doc.body.paths)).toContain('/api/user/login');
+    expect((await fetch(`${gw.url}/docs`)).status).toBe(200);
+  });
+
+  it('echoes a valid x-request-id', async () => {
+    const r = await gw.call('GET', '/healthz', { headers: { 'x-request-id': 'abc-123' } });
+    expect(r.headers.get('x-request-id')).toBe('abc-123');
+  });
+});

@@ -1,0 +1,90 @@
+import { lazy, type ReactNode, Suspense, useEffect, useRef } from 'react';
+import { isAdmin, useAuth } from './auth';
+import { Layout } from './components/Layout';
+import { Empty, Spinner } from './components/ui';
+import { AppDetail } from './pages/AppDetail';
+import { Home } from './pages/Home';
+import { SearchPage } from './pages/SearchPage';
+import { SignIn } from './pages/SignIn';
+import { Link, match, useLocation } from './router';
+
+// Signed-in pages load on demand so a visitor of the catalog never downloads them.
+const Playground = lazy(() => import('./pages/Playground').then((m) => ({ default: m.Playground })));
+const Keys = lazy(() => import('./pages/Keys').then((m) => ({ default: m.Keys })));
+const Logs = lazy(() => import('./pages/Logs').then((m) => ({ default: m.Logs })));
+const Usage = lazy(() => import('./pages/Usage').then((m) => ({ default: m.Usage })));
+const AdminApps = lazy(() => import('./pages/admin/AdminApps').then((m) => ({ default: m.AdminApps })));
+const Upstreams = lazy(() => import('./pages/admin/Upstreams').then((m) => ({ default: m.Upstreams })));
+const Models = lazy(() => import('./pages/admin/Models').then((m) => ({ default: m.Models })));
+const Users = lazy(() => import('./pages/admin/Users').then((m) => ({ default: m.Users })));
+
+function RequireUser({ admin, children }: { admin?: boolean; children: ReactNode }) {
+  const { user, loading } = useAuth();
+  const { path } = useLocation();
+  if (loading) return <Spinner label="Checking your session…" />;
+  if (!user) {
+    return (
+      <Empty title="Sign in required">
+        <p>
+          This page is for signed-in users.{' '}
+          <Link to={`/login?next=${encodeURIComponent(path)}`}>Sign in</Link>
+        </p>
+      </Empty>
+    );
+  }
+  if (admin && !isAdmin(user)) {
+    return <Empty title="Administrators only">Your account does not have access to this page.</Empty>;
+  }
+  return <>{children}</>;
+}
+
+function route(path: string): ReactNode {
+  if (path === '/' || path === '') return <Home />;
+  if (path === '/apps') return <SearchPage />;
+  const app = match('/app/:id', path);
+  if (app) return <AppDetail id={app.id} />;
+  if (path === '/login') return <SignIn />;
+  const signedIn: Record<string, ReactNode> = {
+    '/playground': <Playground />,
+    '/keys': <Keys />,
+    '/logs': <Logs />,
+    '/usage': <Usage />,
+  };
+  if (signedIn[path]) return <RequireUser>{signedIn[path]}</RequireUser>;
+  const admin: Record<string, ReactNode> = {
+    '/admin/apps': <AdminApps />,
+    '/admin/upstreams': <Upstreams />,
+    '/admin/models': <Models />,
+    '/admin/users': <Users />,
+  };
+  if (admin[path]) return <RequireUser admin>{admin[path]}</RequireUser>;
+  return (
+    <Empty title="Page not found">
+      <p>
+        Nothing lives at <code>{path}</code>. <Link to="/">Back to the catalog</Link>
+      </p>
+    </Empty>
+  );
+}
+
+export function App() {
+  const { path } = useLocation();
+  const main = useRef<HTMLElement>(null);
+  const first = useRef(true);
+
+  // Move focus to the new page so keyboard and screen-reader users land on its content.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: runs on every path change
+  useEffect(() => {
+    if (first.current) {
+      first.current = false;
+      return;
+    }
+    main.current?.focus();
+  }, [path]);
+
+  return (
+    <Layout mainRef={main}>
+      <Suspense fallback={<Spinner label="Loading page…" />}>{route(path)}</Suspense>
+    </Layout>
+  );
+}

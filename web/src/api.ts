@@ -1,0 +1,113 @@
+// Typed client for the gateway's /api envelope. Every call uses the session cookie.
+
+export interface Envelope<T> {
+  success: boolean;
+  message: string;
+  data: T;
+  total?: number;
+}
+
+export class ApiError extends Error {
+  readonly status: number;
+  /** The form field the server named in its message, if any ("author_url: must be ..."). */
+  readonly field: string | null;
+  constructor(status: number, message: string, field: string | null = null) {
+    super(message);
+    this.name = 'ApiError';
+    this.status = status;
+    this.field = field;
+  }
+}
+
+export interface Paged<T> {
+  items: T[];
+  total: number;
+}
+
+type Query = Record<string, string | number | boolean | null | undefined>;
+
+export function queryString(q: Query): string {
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(q)) {
+    if (v === undefined || v === null || v === '') continue;
+    params.set(k, String(v));
+  }
+  const s = params.toString();
+  return s ? `?${s}` : '';
+}
+
+/** Finds the field a validation message is about: "author_url: ...", "body/author_url must ...". */
+export function fieldOfMessage(message: string): string | null {
+  const m = /^(?:body)?[/.]?([a-z_][a-z0-9_]*)(?:[.[/][^\s:]*)?(?::|\s+(?:must|is|should|has)\b)/i.exec(
+    message.trim(),
+  );
+  return m ? m[1].toLowerCase() : null;
+}
+
+async function readError(res: Response): Promise<ApiError> {
+  let message = `${res.status} ${res.statusText}`.trim();
+  try {
+    const body = (await res.json()) as { message?: string; error?: { message?: string } };
+    if (body && typeof body.message === 'string' && body.message) message = body.message;
+    else if (body?.error?.message) message = body.error.message;
+  } catch {
+    // Not JSON (a proxy error page, say): keep the status line.
+  }
+  if (res.status === 429) {
+    const retry = res.headers.get('Retry-After');
+    if (retry) message = `${message} (retry in ${retry}s)`;
+  }
+  return new ApiError(res.status, message, fieldOfMessage(message));
+}
+
+async function request<T>(method: string, path: string, body?: unknown): Promise<Envelope<T>> {
+  let res: Response;
+  try {
+    res = await fetch(`/api${path}`, {
+      method,
+      credentials: 'same-origin',
+      headers:
+        body === undefined
+          ? { Accept: 'application/json' }
+          : { 'Content-Type': 'application/json', Accept: 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch {
+    throw new ApiError(0, 'Network error: the gateway could not be reached.');
+  }
+  if (!res.ok) throw await readError(res);
+  let env: Envelope<T>;
+  try {
+    env = (await res.json()) as Envelope<T>;
+  } catch {
+    throw new ApiError(res.status, 'The gateway sent an unreadable answer.');
+  }
+  if (!env.success)
+    throw new ApiError(res.status, env.message || 'Request failed', fieldOfMessage(env.message ?? ''));
+  return env;
+}
+
+export const api = {
+  async get<T>(path: string, q: Query = {}): Promise<T> {
+    return (await request<T>('GET', path + queryString(q))).data;
+  },
+  async page<T>(path: string, q: Query = {}): Promise<Paged<T>> {
+    const env = await request<T[]>('GET', path + queryString(q));
+    const items = Array.isArray(env.data) ? env.data : [];
+    return { items, total: typeof env.total === 'number' ? env.total : items.length };
+  },
+  async post<T>(path: string, body: unknown = {}): Promise<T> {
+    return (await request<T>('POST', path, body)).data;
+  },
+  async put<T>(path: string, body: unknown): Promise<T> {
+    return (await request<T>('PUT', path, body)).data;
+  },
+  async del<T>(path: string): Promise<T> {
+    return (await request<T>('DELETE', path)).data;
+  },
+};
+
+export function errorText(e: unknown): string {
+  if (e instanceof Error) return e.message;
+  return String(e);
+}

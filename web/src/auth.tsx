@@ -1,0 +1,74 @@
+import { createContext, type ReactNode, useCallback, useContext, useEffect, useState } from 'react';
+import { ApiError, api } from './api';
+import { ROLE, type User } from './types';
+
+interface AuthState {
+  user: User | null;
+  /** True until the first /api/user/self answer arrives. */
+  loading: boolean;
+  login(username: string, password: string): Promise<User>;
+  logout(): Promise<void>;
+  refresh(): Promise<void>;
+}
+
+const AuthContext = createContext<AuthState | null>(null);
+
+export function AuthProvider({ children }: { children: ReactNode }) {
+  const [user, setUser] = useState<User | null>(null);
+  const [loading, setLoading] = useState(true);
+
+  const refresh = useCallback(async () => {
+    try {
+      setUser(await api.get<User>('/user/self'));
+    } catch (e) {
+      if (!(e instanceof ApiError) || e.status === 401 || e.status === 403) setUser(null);
+    } finally {
+      setLoading(false);
+    }
+  }, []);
+
+  useEffect(() => {
+    void refresh();
+  }, [refresh]);
+
+  const login = useCallback(async (username: string, password: string) => {
+    const u = await api.post<User>('/user/login', { username, password });
+    // Some servers answer login with a partial record: read the full one.
+    let full = u;
+    try {
+      full = await api.get<User>('/user/self');
+    } catch {
+      // keep what login returned
+    }
+    setUser(full);
+    return full;
+  }, []);
+
+  const logout = useCallback(async () => {
+    try {
+      await api.post('/user/logout');
+    } finally {
+      setUser(null);
+    }
+  }, []);
+
+  return (
+    <AuthContext.Provider value={{ user, loading, login, logout, refresh }}>{children}</AuthContext.Provider>
+  );
+}
+
+export function useAuth(): AuthState {
+  const ctx = useContext(AuthContext);
+  if (!ctx) throw new Error('useAuth outside AuthProvider');
+  return ctx;
+}
+
+export function isAdmin(user: User | null): boolean {
+  return !!user && user.role >= ROLE.admin;
+}
+
+export function roleName(role: number): string {
+  if (role >= ROLE.root) return 'root';
+  if (role >= ROLE.admin) return 'admin';
+  return 'user';
+}

@@ -1,0 +1,60 @@
+import { formatNumber } from '../format';
+import { Link } from '../router';
+import type { App } from '../types';
+
+export function Thumb({ app, size = 56 }: { app: Pick<App, 'name' | 'thumbnail_url'>; size?: number }) {
+  if (app.thumbnail_url) {
+    return (
+      <img
+        className="thumb"
+        src={app.thumbnail_url}
+        alt=""
+        width={size}
+        height={size}
+        loading="lazy"
+        referrerPolicy="no-referrer"
+      />
+    );
+  }
+  return (
+    <span className="thumb thumb-letter" style={{ width: size, height: size }} aria-hidden="true">
+      {(app.name || '?').slice(0, 1).toUpperCase()}
+    </span>
+  );
+}
+
+export function AppCard({ app }: { app: App }) {
+  return (
+    <article className="card app-card">
+      <Thumb app={app} />
+      <div className="app-card-body">
+        <h3 className="app-card-title">
+          <Link to={`/app/${app.id}`}>{app.name}</Link>
+          {app.featured && (
+            <span className="badge badge-accent" title="Featured">
+              ★ Featured
+            </span>
+          )}
+        </h3>
+        <p className="app-card-desc">{app.short_description || 'No description yet.'}</p>
+        <p className="meta">
+          <span className="badge">{app.category}</span>
+          {app.version && <span>v{app.version}</span>}
+          <span>{formatNumber(app.download_count)} downloads</span>
+        </p>
+      </div>
+    </article>
+  );
+}
+
+export function AppGrid({ apps }: { apps: App[] }) {
+  return (
+    <ul className="app-grid">
+      {apps.map((a) => (
+        <li key={a.id}>
+          <AppCard app={a} />
+        </li>
+      ))}
+    </ul>
+  );
+}

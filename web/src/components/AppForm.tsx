@@ -1,0 +1,223 @@
+import { type FormEvent, useState } from 'react';
+import { ApiError, errorText } from '../api';
+import { type App, CATEGORIES } from '../types';
+import { ErrorBox, Field } from './ui';
+
+const TEXT_FIELDS = [
+  ['name', 'Name'],
+  ['short_description', 'Short description'],
+  ['version', 'Version'],
+  ['author', 'Author'],
+] as const;
+
+const URL_FIELDS = [
+  ['author_url', 'Author URL'],
+  ['thumbnail_url', 'Thumbnail URL'],
+  ['download_url', 'Download URL'],
+  ['source_url', 'Source URL'],
+  ['documentation_url', 'Documentation URL'],
+] as const;
+
+type Values = {
+  name: string;
+  short_description: string;
+  description: string;
+  category: string;
+  version: string;
+  author: string;
+  author_url: string;
+  thumbnail_url: string;
+  download_url: string;
+  source_url: string;
+  documentation_url: string;
+  tags: string;
+  status: number;
+  featured: boolean;
+};
+
+const FIELD_NAMES = new Set<string>([
+  ...TEXT_FIELDS.map((f) => f[0]),
+  ...URL_FIELDS.map((f) => f[0]),
+  'description',
+  'category',
+  'tags',
+  'status',
+  'featured',
+]);
+
+function initial(app?: App | null): Values {
+  return {
+    name: app?.name ?? '',
+    short_description: app?.short_description ?? '',
+    description: app?.description ?? '',
+    category: app?.category ?? 'general',
+    version: app?.version ?? '',
+    author: app?.author ?? '',
+    author_url: app?.author_url ?? '',
+    thumbnail_url: app?.thumbnail_url ?? '',
+    download_url: app?.download_url ?? '',
+    source_url: app?.source_url ?? '',
+    documentation_url: app?.documentation_url ?? '',
+    tags: app?.tags ?? '',
+    status: app?.status ?? 1,
+    featured: app?.featured ?? false,
+  };
+}
+
+/** The body to send: on create, only filled fields; on update, only changed fields plus id. */
+function body(values: Values, app?: App | null): Record<string, unknown> {
+  const start = initial(app);
+  const out: Record<string, unknown> = app ? { id: app.id } : {};
+  for (const [k, v] of Object.entries(values) as [keyof Values, Values[keyof Values]][]) {
+    const value = typeof v === 'string' ? v.trim() : v;
+    if (app) {
+      if (value !== (typeof start[k] === 'string' ? (start[k] as string).trim() : start[k])) out[k] = value;
+    } else if (value !== '') out[k] = value;
+  }
+  return out;
+}
+
+export function AppForm({
+  app,
+  onSave,
+  onCancel,
+}: {
+  app?: App | null;
+  onSave(body: Record<string, unknown>): Promise<void>;
+  onCancel(): void;
+}) {
+  const [values, setValues] = useState<Values>(() => initial(app));
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const [formError, setFormError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  function set<K extends keyof Values>(k: K, v: Values[K]) {
+    setValues((s) => ({ ...s, [k]: v }));
+    setErrors((e) => {
+      if (!e[k]) return e;
+      const { [k]: _, ...rest } = e;
+      return rest;
+    });
+  }
+
+  async function submit(e: FormEvent) {
+    e.preventDefault();
+    if (!values.name.trim()) {
+      setErrors({ name: 'Name is required.' });
+      return;
+    }
+    setBusy(true);
+    setFormError(null);
+    setErrors({});
+    try {
+      await onSave(body(values, app));
+    } catch (err) {
+      if (err instanceof ApiError && err.field && FIELD_NAMES.has(err.field)) {
+        setErrors({ [err.field]: err.message });
+        setFormError('Please correct the highlighted field.');
+        document.getElementsByName(err.field)[0]?.focus();
+      } else setFormError(errorText(err));
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <form className="form form-grid" onSubmit={submit} noValidate>
+      {TEXT_FIELDS.map(([k, label]) => (
+        <Field key={k} label={k === 'name' ? `${label} (required)` : label} error={errors[k]}>
+          {(p) => (
+            <input
+              {...p}
+              name={k}
+              value={values[k]}
+              maxLength={k === 'name' ? 128 : undefined}
+              onChange={(e) => set(k, e.target.value)}
+            />
+          )}
+        </Field>
+      ))}
+      <Field label="Category" error={errors.category}>
+        {(p) => (
+          <select
+            {...p}
+            name="category"
+            value={values.category}
+            onChange={(e) => set('category', e.target.value)}
+          >
+            {CATEGORIES.map((c) => (
+              <option key={c} value={c}>
+                {c}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      <Field label="Tags" hint="Comma-separated, at most 20." error={errors.tags}>
+        {(p) => (
+          <input {...p} name="tags" value={values.tags} onChange={(e) => set('tags', e.target.value)} />
+        )}
+      </Field>
+      <Field label="Description" error={errors.description} className="span-2">
+        {(p) => (
+          <textarea
+            {...p}
+            name="description"
+            rows={5}
+            value={values.description}
+            onChange={(e) => set('description', e.target.value)}
+          />
+        )}
+      </Field>
+      {URL_FIELDS.map(([k, label]) => (
+        <Field key={k} label={label} error={errors[k]}>
+          {(p) => (
+            <input
+              {...p}
+              name={k}
+              type="url"
+              inputMode="url"
+              placeholder="https://"
+              value={values[k]}
+              onChange={(e) => set(k, e.target.value)}
+            />
+          )}
+        </Field>
+      ))}
+      <Field label="Visibility" error={errors.status}>
+        {(p) => (
+          <select
+            {...p}
+            name="status"
+            value={values.status}
+            onChange={(e) => set('status', Number(e.target.value))}
+          >
+            <option value={1}>Published</option>
+            <option value={2}>Hidden</option>
+          </select>
+        )}
+      </Field>
+      <div className="field field-check">
+        <input
+          id="app-featured"
+          name="featured"
+          type="checkbox"
+          checked={values.featured}
+          onChange={(e) => set('featured', e.target.checked)}
+        />
+        <label htmlFor="app-featured">Featured on the home page</label>
+      </div>
+      <div className="span-2" aria-live="assertive">
+        <ErrorBox error={formError} />
+      </div>
+      <div className="form-actions span-2">
+        <button type="button" className="btn" onClick={onCancel}>
+          Cancel
+        </button>
+        <button type="submit" className="btn btn-primary" disabled={busy}>
+          {busy ? 'Saving…' : app ? 'Save changes' : 'Create app'}
+        </button>
+      </div>
+    </form>
+  );
+}

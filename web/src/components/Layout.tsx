@@ -1,0 +1,102 @@
+import { type ReactNode, type RefObject, useEffect, useState } from 'react';
+import { isAdmin, roleName, useAuth } from '../auth';
+import { Link, navigate, useLocation } from '../router';
+
+function NavLink({ to, children }: { to: string; children: ReactNode }) {
+  const { path } = useLocation();
+  const active = to === '/' ? path === '/' : path === to || path.startsWith(`${to}/`);
+  return (
+    <Link to={to} className={`nav-link${active ? ' active' : ''}`} aria-current={active ? 'page' : undefined}>
+      {children}
+    </Link>
+  );
+}
+
+export function Layout({
+  children,
+  mainRef,
+}: {
+  children: ReactNode;
+  mainRef: RefObject<HTMLElement | null>;
+}) {
+  const { user, logout } = useAuth();
+  const { path } = useLocation();
+  const [open, setOpen] = useState(false);
+
+  // biome-ignore lint/correctness/useExhaustiveDependencies: close the phone menu after navigating
+  useEffect(() => setOpen(false), [path]);
+
+  async function signOut() {
+    await logout();
+    navigate('/');
+  }
+
+  return (
+    <div className="shell">
+      <a className="skip-link" href="#main">
+        Skip to content
+      </a>
+      <header className="topbar">
+        <Link to="/" className="brand">
+          <span className="brand-mark" aria-hidden="true">
+            ◆
+          </span>{' '}
+          modelgate
+        </Link>
+        <button
+          type="button"
+          className="btn btn-ghost menu-toggle"
+          aria-expanded={open}
+          aria-controls="primary-nav"
+          onClick={() => setOpen((o) => !o)}
+        >
+          Menu
+        </button>
+        <nav id="primary-nav" className={`nav${open ? ' open' : ''}`} aria-label="Main">
+          <div className="nav-group">
+            <NavLink to="/">Catalog</NavLink>
+            <NavLink to="/apps">Browse</NavLink>
+            {user && (
+              <>
+                <NavLink to="/playground">Playground</NavLink>
+                <NavLink to="/keys">API keys</NavLink>
+                <NavLink to="/logs">Logs</NavLink>
+                <NavLink to="/usage">Usage</NavLink>
+              </>
+            )}
+          </div>
+          {isAdmin(user) && (
+            <div className="nav-group">
+              <span className="nav-label">Admin</span>
+              <NavLink to="/admin/apps">Apps</NavLink>
+              <NavLink to="/admin/upstreams">Upstreams</NavLink>
+              <NavLink to="/admin/models">Models</NavLink>
+              <NavLink to="/admin/users">Users</NavLink>
+            </div>
+          )}
+          <div className="nav-group nav-user">
+            {user ? (
+              <>
+                <span className="who">
+                  {user.display_name || user.username}{' '}
+                  <span className="badge badge-muted">{roleName(user.role)}</span>
+                </span>
+                <button type="button" className="btn btn-small" onClick={signOut}>
+                  Sign out
+                </button>
+              </>
+            ) : (
+              <Link to={`/login?next=${encodeURIComponent(path)}`} className="btn btn-primary btn-small">
+                Sign in
+              </Link>
+            )}
+          </div>
+        </nav>
+      </header>
+      <main id="main" ref={mainRef} tabIndex={-1} className="main">
+        {children}
+      </main>
+      <footer className="footer">modelgate · self-hosted AI model gateway and app catalog</footer>
+    </div>
+  );
+}

@@ -1,0 +1,157 @@
+import { type FormEvent, useState } from 'react';
+import { ApiError, errorText } from '../api';
+import { ErrorBox, Field } from './ui';
+
+export type FormValues = Record<string, string | boolean>;
+
+export interface FieldSpec {
+  name: string;
+  label: string;
+  type?: 'text' | 'number' | 'url' | 'password' | 'textarea' | 'select' | 'checkbox' | 'datetime';
+  options?: [string, string][];
+  hint?: string;
+  required?: boolean;
+  wide?: boolean;
+  placeholder?: string;
+  autoComplete?: string;
+  step?: string;
+  min?: number;
+}
+
+/** A form described by field specs; the server's validation message lands on the field it names. */
+export function SpecForm({
+  fields,
+  initial,
+  submitLabel,
+  onSubmit,
+  onCancel,
+}: {
+  fields: FieldSpec[];
+  initial: FormValues;
+  submitLabel: string;
+  onSubmit(values: FormValues): Promise<void>;
+  onCancel?(): void;
+}) {
+  const [values, setValues] = useState<FormValues>(initial);
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const [formError, setFormError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  function set(name: string, v: string | boolean) {
+    setValues((s) => ({ ...s, [name]: v }));
+    setErrors((e) => {
+      if (!e[name]) return e;
+      const { [name]: _, ...rest } = e;
+      return rest;
+    });
+  }
+
+  async function submit(e: FormEvent) {
+    e.preventDefault();
+    const missing = fields.filter((f) => f.required && !String(values[f.name] ?? '').trim());
+    if (missing.length) {
+      setErrors(Object.fromEntries(missing.map((f) => [f.name, `${f.label} is required.`])));
+      return;
+    }
+    setBusy(true);
+    setErrors({});
+    setFormError(null);
+    try {
+      await onSubmit(values);
+    } catch (err) {
+      const field =
+        err instanceof ApiError && err.field
+          ? (fields.find((f) => f.name === err.field) ??
+            fields.find((f) => f.name.startsWith(`${err.field}_`)))
+          : undefined;
+      if (field) {
+        setErrors({ [field.name]: errorText(err) });
+        setFormError('Please correct the highlighted field.');
+      } else setFormError(errorText(err));
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <form className="form form-grid" onSubmit={submit} noValidate>
+      {fields.map((f) =>
+        f.type === 'checkbox' ? (
+          <div key={f.name} className="field field-check">
+            <input
+              id={`f-${f.name}`}
+              name={f.name}
+              type="checkbox"
+              checked={values[f.name] === true}
+              onChange={(e) => set(f.name, e.target.checked)}
+            />
+            <label htmlFor={`f-${f.name}`}>{f.label}</label>
+          </div>
+        ) : (
+          <Field
+            key={f.name}
+            label={f.required ? `${f.label} (required)` : f.label}
+            hint={f.hint}
+            error={errors[f.name]}
+            className={f.wide || f.type === 'textarea' ? 'span-2' : undefined}
+          >
+            {(p) => {
+              const common = {
+                ...p,
+                name: f.name,
+                value: String(values[f.name] ?? ''),
+                placeholder: f.placeholder,
+                autoComplete: f.autoComplete,
+              };
+              if (f.type === 'textarea')
+                return <textarea {...common} rows={4} onChange={(e) => set(f.name, e.target.value)} />;
+              if (f.type === 'select')
+                return (
+                  <select {...common} onChange={(e) => set(f.name, e.target.value)}>
+                    {(f.options ?? []).map(([v, l]) => (
+                      <option key={v} value={v}>
+                        {l}
+                      </option>
+                    ))}
+                  </select>
+                );
+              return (
+                <input
+                  {...common}
+                  type={f.type === 'datetime' ? 'datetime-local' : (f.type ?? 'text')}
+                  step={f.step}
+                  min={f.min}
+                  onChange={(e) => set(f.name, e.target.value)}
+                />
+              );
+            }}
+          </Field>
+        ),
+      )}
+      <div className="span-2" aria-live="assertive">
+        <ErrorBox error={formError} />
+      </div>
+      <div className="form-actions span-2">
+        {onCancel && (
+          <button type="button" className="btn" onClick={onCancel}>
+            Cancel
+          </button>
+        )}
+        <button type="submit" className="btn btn-primary" disabled={busy}>
+          {busy ? 'Saving…' : submitLabel}
+        </button>
+      </div>
+    </form>
+  );
+}
+
+/** Reads optional numbers from form text: "" means "not set" (null). */
+export function numOrNull(v: string | boolean | undefined): number | null {
+  if (typeof v !== 'string' || v.trim() === '') return null;
+  const n = Number(v);
+  return Number.isFinite(n) ? n : null;
+}
+
+export function str(v: string | boolean | undefined): string {
+  return typeof v === 'string' ? v.trim() : '';
+}

@@ -1,0 +1,214 @@
+import { type ReactNode, useEffect, useId, useRef } from 'react';
+
+export function Spinner({ label = 'Loading…' }: { label?: string }) {
+  return (
+    <div className="loading" role="status" aria-live="polite">
+      <span className="spinner" aria-hidden="true" />
+      <span>{label}</span>
+    </div>
+  );
+}
+
+export function ErrorBox({ error, onRetry }: { error: string | null | undefined; onRetry?: () => void }) {
+  if (!error) return null;
+  return (
+    <div className="alert alert-error" role="alert">
+      <span>{error}</span>
+      {onRetry && (
+        <button type="button" className="btn btn-small" onClick={onRetry}>
+          Try again
+        </button>
+      )}
+    </div>
+  );
+}
+
+export function Notice({ children }: { children: ReactNode }) {
+  if (!children) return null;
+  return (
+    <div className="alert alert-ok" role="status" aria-live="polite">
+      {children}
+    </div>
+  );
+}
+
+export function Empty({ title, children }: { title: string; children?: ReactNode }) {
+  return (
+    <div className="empty">
+      <p className="empty-title">{title}</p>
+      {children && <div className="empty-body">{children}</div>}
+    </div>
+  );
+}
+
+export function Pager({
+  page,
+  pageSize,
+  total,
+  onPage,
+}: {
+  page: number;
+  pageSize: number;
+  total: number;
+  onPage(p: number): void;
+}) {
+  const pages = Math.max(1, Math.ceil(total / pageSize));
+  if (total <= pageSize && page === 0) return null;
+  return (
+    <nav className="pager" aria-label="Pagination">
+      <button type="button" className="btn" disabled={page <= 0} onClick={() => onPage(page - 1)}>
+        ← Previous
+      </button>
+      <span aria-live="polite">
+        Page {page + 1} of {pages}
+      </span>
+      <button type="button" className="btn" disabled={page + 1 >= pages} onClick={() => onPage(page + 1)}>
+        Next →
+      </button>
+    </nav>
+  );
+}
+
+interface FieldProps {
+  label: string;
+  error?: string | null;
+  hint?: string;
+  children: (props: { id: string; 'aria-invalid': boolean; 'aria-describedby'?: string }) => ReactNode;
+  className?: string;
+}
+
+/** A labelled control with its hint and its server-side error tied by aria-describedby. */
+export function Field({ label, error, hint, children, className }: FieldProps) {
+  const id = useId();
+  const hintId = hint ? `${id}-hint` : undefined;
+  const errId = error ? `${id}-err` : undefined;
+  const describedBy = [hintId, errId].filter(Boolean).join(' ') || undefined;
+  return (
+    <div className={`field${error ? ' field-invalid' : ''}${className ? ` ${className}` : ''}`}>
+      <label htmlFor={id}>{label}</label>
+      {children({ id, 'aria-invalid': !!error, 'aria-describedby': describedBy })}
+      {hint && (
+        <small id={hintId} className="hint">
+          {hint}
+        </small>
+      )}
+      {error && (
+        <small id={errId} className="field-error" role="alert">
+          {error}
+        </small>
+      )}
+    </div>
+  );
+}
+
+/** A modal built on <dialog>: focus is trapped by the browser and Escape closes it. */
+export function Modal({
+  title,
+  open,
+  onClose,
+  children,
+  wide,
+}: {
+  title: string;
+  open: boolean;
+  onClose(): void;
+  children: ReactNode;
+  wide?: boolean;
+}) {
+  const ref = useRef<HTMLDialogElement>(null);
+  const titleId = useId();
+  useEffect(() => {
+    const d = ref.current;
+    if (!d) return;
+    if (open && !d.open) d.showModal();
+    if (!open && d.open) d.close();
+  }, [open]);
+  return (
+    <dialog
+      ref={ref}
+      className={`modal${wide ? ' modal-wide' : ''}`}
+      aria-labelledby={titleId}
+      onClose={onClose}
+    >
+      {open && (
+        <>
+          <header className="modal-head">
+            <h2 id={titleId}>{title}</h2>
+            <button type="button" className="btn btn-ghost" aria-label="Close" onClick={onClose}>
+              ✕
+            </button>
+          </header>
+          <div className="modal-body">{children}</div>
+        </>
+      )}
+    </dialog>
+  );
+}
+
+export function Confirm({
+  open,
+  title,
+  message,
+  confirmLabel = 'Delete',
+  busy,
+  error,
+  onConfirm,
+  onCancel,
+}: {
+  open: boolean;
+  title: string;
+  message: ReactNode;
+  confirmLabel?: string;
+  busy?: boolean;
+  error?: string | null;
+  onConfirm(): void;
+  onCancel(): void;
+}) {
+  return (
+    <Modal title={title} open={open} onClose={onCancel}>
+      <p>{message}</p>
+      <ErrorBox error={error} />
+      <div className="form-actions">
+        <button type="button" className="btn" onClick={onCancel}>
+          Cancel
+        </button>
+        <button type="button" className="btn btn-danger" disabled={busy} onClick={onConfirm}>
+          {busy ? 'Working…' : confirmLabel}
+        </button>
+      </div>
+    </Modal>
+  );
+}
+
+export function StatusBadge({ status, labels }: { status: number; labels?: Record<number, string> }) {
+  const names: Record<number, string> = labels ?? {
+    1: 'Enabled',
+    2: 'Disabled',
+    3: 'Expired',
+    4: 'Exhausted',
+  };
+  const tone = status === 1 ? 'ok' : status === 2 ? 'muted' : 'warn';
+  return <span className={`badge badge-${tone}`}>{names[status] ?? `Status ${status}`}</span>;
+}
+
+export function CopyButton({ text, label = 'Copy' }: { text: string; label?: string }) {
+  const live = useRef<HTMLSpanElement>(null);
+  async function copy() {
+    let ok = false;
+    try {
+      await navigator.clipboard.writeText(text);
+      ok = true;
+    } catch {
+      ok = false;
+    }
+    if (live.current) live.current.textContent = ok ? 'Copied.' : 'Copy failed: select the text and copy it.';
+  }
+  return (
+    <>
+      <button type="button" className="btn btn-small" onClick={copy}>
+        {label}
+      </button>
+      <span ref={live} className="sr-live" aria-live="polite" />
+    </>
+  );
+}

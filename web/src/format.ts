@@ -1,0 +1,59 @@
+export function formatDate(unixSeconds: number | null | undefined): string {
+  if (!unixSeconds) return '—';
+  return new Date(unixSeconds * 1000).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+}
+
+export function formatDay(unixSeconds: number | null | undefined): string {
+  if (!unixSeconds) return '—';
+  return new Date(unixSeconds * 1000).toLocaleDateString(undefined, { dateStyle: 'medium' });
+}
+
+export function formatNumber(n: number | null | undefined): string {
+  if (n === null || n === undefined || Number.isNaN(n)) return '—';
+  return n.toLocaleString();
+}
+
+export function formatUsd(value: number | string | null | undefined): string {
+  if (value === null || value === undefined || value === '') return '—';
+  const n = typeof value === 'string' ? Number(value) : value;
+  if (!Number.isFinite(n)) return '—';
+  if (n === 0) return '$0';
+  if (Math.abs(n) < 0.01) return `$${n.toPrecision(3)}`;
+  return `$${n
+    .toFixed(n < 100 ? 4 : 2)
+    .replace(/0+$/, '')
+    .replace(/\.$/, '')}`;
+}
+
+/** Per-token USD price as per-million, the way people compare models. */
+export function perMillion(price: string | undefined): string {
+  if (!price) return '—';
+  const n = Number(price);
+  if (!Number.isFinite(n)) return '—';
+  return `$${(n * 1_000_000).toFixed(2)}/M`;
+}
+
+export function splitList(text: string): string[] {
+  return text
+    .split(/[,\n]/)
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+/** datetime-local value <-> unix seconds, in the browser's time zone. */
+export function toUnix(local: string): number | null {
+  if (!local) return null;
+  const t = new Date(local).getTime();
+  return Number.isNaN(t) ? null : Math.floor(t / 1000);
+}
+
+export function toLocalInput(unixSeconds: number | null | undefined): string {
+  if (!unixSeconds) return '';
+  const d = new Date(unixSeconds * 1000);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
+export function categoryLabel(c: string): string {
+  return c ? c[0].toUpperCase() + c.slice(1) : c;
+}

@@ -1,0 +1,263 @@
+import { useState } from 'react';
+import { api, errorText } from '../api';
+import { type FieldSpec, type FormValues, numOrNull, SpecForm, str } from '../components/SpecForm';
+import {
+  Confirm,
+  CopyButton,
+  Empty,
+  ErrorBox,
+  Modal,
+  Notice,
+  Pager,
+  Spinner,
+  StatusBadge,
+} from '../components/ui';
+import { formatDate, formatNumber, formatUsd, splitList, toLocalInput, toUnix } from '../format';
+import { useAsync, useDocumentTitle } from '../hooks';
+import { rememberKey } from '../keystore';
+import { Link } from '../router';
+import type { ApiKey } from '../types';
+
+const PAGE_SIZE = 20;
+
+const FIELDS: FieldSpec[] = [
+  { name: 'name', label: 'Name', required: true, placeholder: 'e.g. laptop, CI, my-app' },
+  {
+    name: 'quota_limit',
+    label: 'Quota (USD)',
+    type: 'number',
+    min: 0,
+    step: '0.01',
+    hint: 'Empty means unlimited.',
+  },
+  { name: 'expires_at', label: 'Expires', type: 'datetime', hint: 'Empty means never.' },
+  { name: 'rpm_limit', label: 'Requests per minute', type: 'number', min: 0, hint: 'Empty means no limit.' },
+  { name: 'tpm_limit', label: 'Tokens per minute', type: 'number', min: 0, hint: 'Empty means no limit.' },
+  {
+    name: 'allowed_models',
+    label: 'Allowed models',
+    wide: true,
+    placeholder: 'openai/gpt-4o-mini, anthropic/claude-sonnet-4',
+    hint: 'Comma-separated model ids. Empty allows every model.',
+  },
+];
+
+function toValues(k?: ApiKey): FormValues {
+  return {
+    name: k?.name ?? '',
+    quota_limit: k?.quota_limit == null ? '' : String(k.quota_limit),
+    expires_at: toLocalInput(k?.expires_at),
+    rpm_limit: k?.rpm_limit == null ? '' : String(k.rpm_limit),
+    tpm_limit: k?.tpm_limit == null ? '' : String(k.tpm_limit),
+    allowed_models: (k?.allowed_models ?? []).join(', '),
+  };
+}
+
+function toBody(v: FormValues): Record<string, unknown> {
+  const models = splitList(str(v.allowed_models));
+  return {
+    name: str(v.name),
+    quota_limit: numOrNull(v.quota_limit),
+    expires_at: toUnix(str(v.expires_at)),
+    rpm_limit: numOrNull(v.rpm_limit),
+    tpm_limit: numOrNull(v.tpm_limit),
+    allowed_models: models.length ? models : null,
+  };
+}
+
+function Quota({ k }: { k: ApiKey }) {
+  if (k.quota_limit == null) return <span>{formatUsd(k.quota_used)} used · unlimited</span>;
+  const pct = k.quota_limit > 0 ? Math.min(100, (k.quota_used / k.quota_limit) * 100) : 100;
+  return (
+    <div className="quota">
+      <span>
+        {formatUsd(k.quota_used)} of {formatUsd(k.quota_limit)}
+      </span>
+      <progress max={100} value={pct} aria-label={`${Math.round(pct)}% of quota used`} />
+    </div>
+  );
+}
+
+export function Keys() {
+  useDocumentTitle('API keys');
+  const [page, setPage] = useState(0);
+  const list = useAsync(() => api.page<ApiKey>('/key', { p: page, page_size: PAGE_SIZE }), [page]);
+  const [editing, setEditing] = useState<ApiKey | 'new' | null>(null);
+  const [deleting, setDeleting] = useState<ApiKey | null>(null);
+  const [created, setCreated] = useState<{ name: string; key: string } | null>(null);
+  const [notice, setNotice] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  const current = editing === 'new' ? undefined : (editing ?? undefined);
+
+  async function save(v: FormValues) {
+    const body = toBody(v);
+    if (current) {
+      await api.put('/key', { id: current.id, ...body });
+      setNotice(`Saved key “${body.name}”.`);
+    } else {
+      const k = await api.post<ApiKey & { key: string }>('/key', body);
+      rememberKey(k.id, k.name, k.key_prefix, k.key);
+      setCreated({ name: k.name, key: k.key });
+    }
+    setEditing(null);
+    list.reload();
+  }
+
+  async function toggle(k: ApiKey) {
+    setError(null);
+    try {
+      await api.put('/key', { id: k.id, status: k.status === 2 ? 1 : 2 });
+      setNotice(`Key “${k.name}” ${k.status === 2 ? 'enabled' : 'disabled'}.`);
+      list.reload();
+    } catch (e) {
+      setError(errorText(e));
+    }
+  }
+
+  async function remove() {
+    if (!deleting) return;
+    try {
+      await api.del(`/key/${deleting.id}`);
+      setNotice(`Deleted key “${deleting.name}”.`);
+      setDeleting(null);
+      list.reload();
+    } catch (e) {
+      setError(errorText(e));
+    }
+  }
+
+  return (
+    <>
+      <div className="page-head">
+        <h1>API keys</h1>
+        <button type="button" className="btn btn-primary" onClick={() => setEditing('new')}>
+          New API key
+        </button>
+      </div>
+      <p className="meta">
+        Use a key as <code>Authorization: Bearer sk-…</code> on <code>/v1</code>. Try one in the{' '}
+        <Link to="/playground">playground</Link>.
+      </p>
+      <Notice>{notice}</Notice>
+      <ErrorBox error={error} />
+      {list.loading && !list.data && <Spinner />}
+      <ErrorBox error={list.error} onRetry={list.reload} />
+      {list.data?.items.length === 0 && (
+        <Empty title="No API keys yet">Create one to call the gateway.</Empty>
+      )}
+      {!!list.data?.items.length && (
+        <div className="table-wrap">
+          <table className="table">
+            <caption className="sr-only">Your API keys</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Status</th>
+                <th scope="col">Quota</th>
+                <th scope="col">Limits</th>
+                <th scope="col">Expires</th>
+                <th scope="col">
+                  <span className="sr-only">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.data.items.map((k) => (
+                <tr key={k.id}>
+                  <th scope="row">
+                    {k.name}
+                    <div className="meta mono">{k.key_prefix}…</div>
+                    {k.allowed_models?.length ? (
+                      <div className="meta">Models: {k.allowed_models.join(', ')}</div>
+                    ) : null}
+                  </th>
+                  <td>
+                    <StatusBadge status={k.status} />
+                  </td>
+                  <td>
+                    <Quota k={k} />
+                  </td>
+                  <td>
+                    {k.rpm_limit ? `${formatNumber(k.rpm_limit)} rpm` : '—'}
+                    <br />
+                    {k.tpm_limit ? `${formatNumber(k.tpm_limit)} tpm` : ''}
+                  </td>
+                  <td>{k.expires_at ? formatDate(k.expires_at) : 'Never'}</td>
+                  <td className="actions">
+                    <button type="button" className="btn btn-small" onClick={() => setEditing(k)}>
+                      Edit
+                    </button>
+                    {(k.status === 1 || k.status === 2) && (
+                      <button type="button" className="btn btn-small" onClick={() => toggle(k)}>
+                        {k.status === 2 ? 'Enable' : 'Disable'}
+                      </button>
+                    )}
+                    <button type="button" className="btn btn-small btn-danger" onClick={() => setDeleting(k)}>
+                      Delete
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {list.data && <Pager page={page} pageSize={PAGE_SIZE} total={list.data.total} onPage={setPage} />}
+
+      <Modal
+        title={current ? `Edit ${current.name}` : 'New API key'}
+        open={editing !== null}
+        onClose={() => setEditing(null)}
+        wide
+      >
+        {editing !== null && (
+          <SpecForm
+            key={current?.id ?? 'new'}
+            fields={FIELDS}
+            initial={toValues(current)}
+            submitLabel={current ? 'Save changes' : 'Create key'}
+            onSubmit={save}
+            onCancel={() => setEditing(null)}
+          />
+        )}
+      </Modal>
+      <Modal title="Your new API key" open={created !== null} onClose={() => setCreated(null)}>
+        {created && (
+          <div className="secret">
+            <p>
+              This is the only time the key <strong>{created.name}</strong> is shown. Copy it now and keep it
+              somewhere safe.
+            </p>
+            <label htmlFor="new-secret">Secret key</label>
+            <div className="secret-row">
+              <input
+                id="new-secret"
+                readOnly
+                value={created.key}
+                className="mono"
+                onFocus={(e) => e.currentTarget.select()}
+              />
+              <CopyButton text={created.key} />
+            </div>
+            <div className="form-actions">
+              <Link to="/playground" className="btn" onClick={() => setCreated(null)}>
+                Try it in the playground
+              </Link>
+              <button type="button" className="btn btn-primary" onClick={() => setCreated(null)}>
+                Done
+              </button>
+            </div>
+          </div>
+        )}
+      </Modal>
+      <Confirm
+        open={deleting !== null}
+        title="Delete API key?"
+        message={`Requests using “${deleting?.name ?? ''}” will be refused at once.`}
+        error={error}
+        onConfirm={remove}
+        onCancel={() => setDeleting(null)}
+      />
+    </>
+  );
+}

@@ -1,0 +1,314 @@
+import { type FormEvent, type KeyboardEvent, useEffect, useRef, useState } from 'react';
+import { errorText } from '../api';
+import { type ChatMessage, type ChatUsage, listModels, streamChat, type V1Model } from '../chat';
+import { ErrorBox, Spinner } from '../components/ui';
+import { formatNumber, formatUsd } from '../format';
+import { useDocumentTitle } from '../hooks';
+import { rememberedKeys } from '../keystore';
+import { Link } from '../router';
+
+const STORAGE = 'modelgate.playground.key';
+let nextTurn = 1;
+
+interface Turn extends ChatMessage {
+  id: number;
+  reasoning?: string;
+  model?: string;
+  usage?: ChatUsage;
+  ms?: number;
+  ttft?: number;
+  error?: string;
+}
+
+export function Playground() {
+  useDocumentTitle('Playground');
+  const fresh = rememberedKeys();
+  const [key, setKey] = useState(() => sessionStorage.getItem(STORAGE) ?? fresh.at(-1)?.secret ?? '');
+  const [remember, setRemember] = useState(() => sessionStorage.getItem(STORAGE) !== null);
+  const [models, setModels] = useState<V1Model[]>([]);
+  const [modelsError, setModelsError] = useState<string | null>(null);
+  const [loadingModels, setLoadingModels] = useState(false);
+  const [model, setModel] = useState('');
+  const [system, setSystem] = useState('');
+  const [temperature, setTemperature] = useState('');
+  const [maxTokens, setMaxTokens] = useState('');
+  const [input, setInput] = useState('');
+  const [turns, setTurns] = useState<Turn[]>([]);
+  const [busy, setBusy] = useState(false);
+  const abort = useRef<AbortController | null>(null);
+  const log = useRef<HTMLDivElement>(null);
+
+  useEffect(() => {
+    if (remember && key) sessionStorage.setItem(STORAGE, key);
+    else sessionStorage.removeItem(STORAGE);
+  }, [key, remember]);
+
+  useEffect(() => {
+    const k = key.trim();
+    setModelsError(null);
+    if (!k) {
+      setModels([]);
+      return;
+    }
+    const ctl = new AbortController();
+    const timer = setTimeout(() => {
+      setLoadingModels(true);
+      listModels(k, ctl.signal)
+        .then((list) => {
+          setModels(list);
+          setModel((m) => (m && list.some((x) => x.id === m) ? m : (list[0]?.id ?? '')));
+        })
+        .catch((e) => {
+          if (!ctl.signal.aborted) {
+            setModels([]);
+            setModelsError(errorText(e));
+          }
+        })
+        .finally(() => !ctl.signal.aborted && setLoadingModels(false));
+    }, 300);
+    return () => {
+      clearTimeout(timer);
+      ctl.abort();
+    };
+  }, [key]);
+
+  useEffect(() => {
+    const el = log.current;
+    if (el) el.scrollTop = el.scrollHeight;
+  });
+
+  function patchLast(fn: (t: Turn) => Turn) {
+    setTurns((ts) => [...ts.slice(0, -1), fn(ts[ts.length - 1])]);
+  }
+
+  async function send(e?: FormEvent) {
+    e?.preventDefault();
+    const text = input.trim();
+    if (!text || !model || !key.trim() || busy) return;
+    const history: ChatMessage[] = [
+      ...(system.trim() ? [{ role: 'system' as const, content: system.trim() }] : []),
+      ...turns.filter((t) => !t.error).map(({ role, content }) => ({ role, content })),
+      { role: 'user', content: text },
+    ];
+    setTurns((ts) => [
+      ...ts,
+      { id: nextTurn++, role: 'user', content: text },
+      { id: nextTurn++, role: 'assistant', content: '' },
+    ]);
+    setInput('');
+    setBusy(true);
+    const ctl = new AbortController();
+    abort.current = ctl;
+    const started = performance.now();
+    let first = 0;
+    try {
+      await streamChat(
+        key.trim(),
+        {
+          model,
+          messages: history,
+          temperature: temperature === '' ? undefined : Number(temperature),
+          max_tokens: maxTokens === '' ? undefined : Number(maxTokens),
+        },
+        {
+          onDelta: (d) => {
+            if (!first) first = performance.now() - started;
+            patchLast((t) => ({ ...t, content: t.content + d, ttft: Math.round(first) }));
+          },
+          onReasoning: (d) => patchLast((t) => ({ ...t, reasoning: (t.reasoning ?? '') + d })),
+          onUsage: (u) => patchLast((t) => ({ ...t, usage: u })),
+          onModel: (m) => patchLast((t) => ({ ...t, model: m })),
+        },
+        ctl.signal,
+      );
+    } catch (err) {
+      const stopped = ctl.signal.aborted;
+      patchLast((t) => ({ ...t, error: stopped ? 'Stopped.' : errorText(err) }));
+    } finally {
+      patchLast((t) => ({ ...t, ms: Math.round(performance.now() - started) }));
+      setBusy(false);
+      abort.current = null;
+    }
+  }
+
+  function onKeyDown(e: KeyboardEvent<HTMLTextAreaElement>) {
+    if (e.key === 'Enter' && !e.shiftKey && !e.nativeEvent.isComposing) {
+      e.preventDefault();
+      void send();
+    }
+  }
+
+  const last = turns[turns.length - 1];
+  return (
+    <div className="playground">
+      <h1>Playground</h1>
+      <section className="card pg-settings" aria-label="Settings">
+        <div className="field">
+          <label htmlFor="pg-key">API key</label>
+          {fresh.length > 0 && (
+            <select
+              aria-label="Keys created in this tab"
+              value={fresh.find((f) => f.secret === key)?.id ?? ''}
+              onChange={(e) => setKey(fresh.find((f) => String(f.id) === e.target.value)?.secret ?? key)}
+            >
+              <option value="">Choose a key you just created…</option>
+              {fresh.map((f) => (
+                <option key={f.id} value={f.id}>
+                  {f.name} ({f.prefix}…)
+                </option>
+              ))}
+            </select>
+          )}
+          <input
+            id="pg-key"
+            type="password"
+            autoComplete="off"
+            placeholder="sk-…"
+            value={key}
+            onChange={(e) => setKey(e.target.value)}
+            aria-describedby="pg-key-hint"
+          />
+          <small id="pg-key-hint" className="hint">
+            Paste one of your keys; secrets are only shown once, so <Link to="/keys">create a key</Link> if
+            you need one.
+          </small>
+          <div className="field-check">
+            <input
+              id="pg-remember"
+              type="checkbox"
+              checked={remember}
+              onChange={(e) => setRemember(e.target.checked)}
+            />
+            <label htmlFor="pg-remember">Remember the key in this tab</label>
+          </div>
+        </div>
+        <div className="field">
+          <label htmlFor="pg-model">Model</label>
+          <select
+            id="pg-model"
+            value={model}
+            onChange={(e) => setModel(e.target.value)}
+            disabled={!models.length}
+          >
+            {!models.length && <option value="">{key ? 'No models' : 'Enter a key first'}</option>}
+            {models.map((m) => (
+              <option key={m.id} value={m.id}>
+                {m.name && m.name !== m.id ? `${m.name} (${m.id})` : m.id}
+              </option>
+            ))}
+          </select>
+          {loadingModels && <Spinner label="Loading models…" />}
+          <ErrorBox error={modelsError} />
+        </div>
+        <div className="pg-params">
+          <div className="field">
+            <label htmlFor="pg-temp">Temperature</label>
+            <input
+              id="pg-temp"
+              type="number"
+              min={0}
+              max={2}
+              step={0.1}
+              placeholder="default"
+              value={temperature}
+              onChange={(e) => setTemperature(e.target.value)}
+            />
+          </div>
+          <div className="field">
+            <label htmlFor="pg-max">Max tokens</label>
+            <input
+              id="pg-max"
+              type="number"
+              min={1}
+              placeholder="default"
+              value={maxTokens}
+              onChange={(e) => setMaxTokens(e.target.value)}
+            />
+          </div>
+        </div>
+        <div className="field">
+          <label htmlFor="pg-system">System prompt</label>
+          <textarea id="pg-system" rows={2} value={system} onChange={(e) => setSystem(e.target.value)} />
+        </div>
+      </section>
+
+      <section className="card pg-chat" aria-label="Conversation">
+        <div className="pg-log" ref={log} aria-busy={busy}>
+          {turns.length === 0 && (
+            <p className="meta">Ask something to start. Answers stream in as they are written.</p>
+          )}
+          {turns.map((t, i) => (
+            <div
+              key={t.id}
+              className={`msg msg-${t.role}`}
+              data-testid={t.role === 'assistant' ? 'assistant-message' : undefined}
+            >
+              <div className="msg-role">{t.role === 'user' ? 'You' : (t.model ?? 'Assistant')}</div>
+              {t.reasoning && (
+                <details className="reasoning">
+                  <summary>Reasoning</summary>
+                  <p>{t.reasoning}</p>
+                </details>
+              )}
+              <div className="msg-text">
+                {t.content}
+                {busy && i === turns.length - 1 && <span className="cursor" aria-hidden="true" />}
+              </div>
+              {t.error && (
+                <p className={t.error === 'Stopped.' ? 'meta' : 'text-error'} role="alert">
+                  {t.error}
+                </p>
+              )}
+              {t.role === 'assistant' && (t.usage || t.ms) && !(busy && i === turns.length - 1) && (
+                <p className="usage" data-testid="usage">
+                  {t.usage && (
+                    <>
+                      {formatNumber(t.usage.prompt_tokens)} in · {formatNumber(t.usage.completion_tokens)} out
+                      · <span>cost {formatUsd(t.usage.cost ?? null)}</span>
+                    </>
+                  )}
+                  {t.ttft ? ` · first token ${t.ttft} ms` : ''}
+                  {t.ms ? ` · ${t.ms} ms` : ''}
+                </p>
+              )}
+            </div>
+          ))}
+        </div>
+        <p className="sr-only" aria-live="polite">
+          {busy ? 'Answer streaming…' : last?.role === 'assistant' ? 'Answer complete.' : ''}
+        </p>
+        <form className="pg-input" onSubmit={send}>
+          <label htmlFor="pg-message" className="sr-only">
+            Message
+          </label>
+          <textarea
+            id="pg-message"
+            rows={3}
+            placeholder="Type a message. Enter sends, Shift+Enter adds a line."
+            value={input}
+            onChange={(e) => setInput(e.target.value)}
+            onKeyDown={onKeyDown}
+          />
+          <div className="pg-actions">
+            {busy ? (
+              <button type="button" className="btn" onClick={() => abort.current?.abort()}>
+                Stop
+              </button>
+            ) : (
+              <button type="button" className="btn" onClick={() => setTurns([])} disabled={!turns.length}>
+                Clear
+              </button>
+            )}
+            <button
+              type="submit"
+              className="btn btn-primary"
+              disabled={busy || !input.trim() || !model || !key.trim()}
+            >
+              Send
+            </button>
+          </div>
+        </form>
+      </section>
+    </div>
+  );
+}

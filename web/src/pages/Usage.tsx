@@ -1,0 +1,114 @@
+import { useState } from 'react';
+import { api } from '../api';
+import { BarChart } from '../components/BarChart';
+import { ErrorBox, Spinner } from '../components/ui';
+import { formatNumber, formatUsd, toLocalInput, toUnix } from '../format';
+import { useAsync, useDocumentTitle } from '../hooks';
+import type { ApiKey, StatBucket } from '../types';
+
+const DAY = 86_400;
+
+function bucketLabel(b: StatBucket['bucket'], group: string, keyNames: Map<string, string>): string {
+  if (group === 'day') {
+    const n = typeof b === 'number' ? b : Number(b);
+    if (Number.isFinite(n) && n > 1e8)
+      return new Date(n * 1000).toLocaleDateString(undefined, { month: 'short', day: 'numeric' });
+    return String(b);
+  }
+  if (group === 'key') return keyNames.get(String(b)) ?? (b == null || b === '' ? 'no key' : `key #${b}`);
+  return String(b || 'unknown');
+}
+
+export function Usage() {
+  useDocumentTitle('Usage');
+  const now = Math.floor(Date.now() / 1000);
+  const [group, setGroup] = useState<'day' | 'model' | 'key'>('day');
+  const [from, setFrom] = useState(toLocalInput(now - 30 * DAY));
+  const [to, setTo] = useState('');
+  const stats = useAsync(
+    () => api.get<StatBucket[]>('/log/stats', { group, from: toUnix(from), to: toUnix(to) }),
+    [group, from, to],
+  );
+  const keys = useAsync(
+    () => api.page<ApiKey>('/key', { p: 0, page_size: 100 }).catch(() => ({ items: [], total: 0 })),
+    [],
+  );
+  const keyNames = new Map((keys.data?.items ?? []).map((k) => [String(k.id), k.name]));
+
+  const rows = Array.isArray(stats.data) ? stats.data : [];
+  const totals = rows.reduce(
+    (t, r) => ({
+      requests: t.requests + (r.requests || 0),
+      tokens: t.tokens + (r.prompt_tokens || 0) + (r.completion_tokens || 0),
+      cost: t.cost + (Number(r.cost) || 0),
+    }),
+    { requests: 0, tokens: 0, cost: 0 },
+  );
+  const label = (r: StatBucket) => bucketLabel(r.bucket, group, keyNames);
+
+  return (
+    <>
+      <h1>Usage</h1>
+      <form className="toolbar filters" onSubmit={(e) => e.preventDefault()} aria-label="Usage period">
+        <div className="field">
+          <label htmlFor="u-group">Group by</label>
+          <select id="u-group" value={group} onChange={(e) => setGroup(e.target.value as typeof group)}>
+            <option value="day">Day</option>
+            <option value="model">Model</option>
+            <option value="key">API key</option>
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor="u-from">From</label>
+          <input id="u-from" type="datetime-local" value={from} onChange={(e) => setFrom(e.target.value)} />
+        </div>
+        <div className="field">
+          <label htmlFor="u-to">To</label>
+          <input id="u-to" type="datetime-local" value={to} onChange={(e) => setTo(e.target.value)} />
+        </div>
+      </form>
+      <div className="stats" aria-live="polite">
+        <div className="stat card">
+          <span className="stat-label">Requests</span>
+          <strong>{formatNumber(totals.requests)}</strong>
+        </div>
+        <div className="stat card">
+          <span className="stat-label">Tokens</span>
+          <strong>{formatNumber(totals.tokens)}</strong>
+        </div>
+        <div className="stat card">
+          <span className="stat-label">Cost</span>
+          <strong>{formatUsd(totals.cost)}</strong>
+        </div>
+      </div>
+      {stats.loading && <Spinner label="Loading usage…" />}
+      <ErrorBox error={stats.error} onRetry={stats.reload} />
+      {!stats.loading && !stats.error && (
+        <div className="charts">
+          <BarChart
+            title="Requests"
+            series={['requests']}
+            bars={rows.map((r) => ({ id: String(r.bucket), label: label(r), values: [r.requests || 0] }))}
+            format={formatNumber}
+          />
+          <BarChart
+            title="Tokens"
+            series={['prompt', 'completion']}
+            bars={rows.map((r) => ({
+              id: String(r.bucket),
+              label: label(r),
+              values: [r.prompt_tokens || 0, r.completion_tokens || 0],
+            }))}
+            format={formatNumber}
+          />
+          <BarChart
+            title="Cost (USD)"
+            series={['cost']}
+            bars={rows.map((r) => ({ id: String(r.bucket), label: label(r), values: [Number(r.cost) || 0] }))}
+            format={formatUsd}
+          />
+        </div>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,223 @@
+import { useEffect, useState } from 'react';
+import { api, errorText } from '../../api';
+import { AppForm } from '../../components/AppForm';
+import { Confirm, Empty, ErrorBox, Modal, Notice, Pager, Spinner } from '../../components/ui';
+import { formatDate, formatNumber } from '../../format';
+import { useAsync, useDocumentTitle } from '../../hooks';
+import { Link, navigate, useLocation } from '../../router';
+import type { App } from '../../types';
+
+const PAGE_SIZE = 20;
+
+export function AdminApps() {
+  useDocumentTitle('Manage apps');
+  const { query } = useLocation();
+  const editId = query.get('edit');
+  const [page, setPage] = useState(0);
+  const [status, setStatus] = useState('');
+  const [order, setOrder] = useState('created_time desc');
+  const list = useAsync(
+    () => api.page<App>('/app', { p: page, page_size: PAGE_SIZE, order, status }),
+    [page, order, status],
+  );
+  const [editing, setEditing] = useState<App | null | 'new'>(null);
+  const [deleting, setDeleting] = useState<App | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const [notice, setNotice] = useState('');
+
+  useEffect(() => {
+    if (!editId) return;
+    api.get<App>(`/app/${editId}`).then(setEditing, (e) => setError(errorText(e)));
+  }, [editId]);
+
+  function closeEditor() {
+    setEditing(null);
+    if (editId) navigate('/admin/apps', { replace: true });
+  }
+
+  async function save(body: Record<string, unknown>) {
+    const saved = editing === 'new' ? await api.post<App>('/app', body) : await api.put<App>('/app', body);
+    setNotice(editing === 'new' ? `Created “${saved?.name ?? body.name}”.` : `Saved “${saved?.name ?? ''}”.`);
+    closeEditor();
+    list.reload();
+  }
+
+  async function patch(app: App, change: Partial<App>, what: string) {
+    setError(null);
+    try {
+      await api.put('/app', { id: app.id, ...change });
+      setNotice(`${app.name}: ${what}.`);
+      list.reload();
+    } catch (e) {
+      setError(errorText(e));
+    }
+  }
+
+  async function remove() {
+    if (!deleting) return;
+    setBusy(true);
+    setError(null);
+    try {
+      await api.del(`/app/${deleting.id}`);
+      setNotice(`Deleted “${deleting.name}”.`);
+      setDeleting(null);
+      list.reload();
+    } catch (e) {
+      setError(errorText(e));
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <>
+      <div className="page-head">
+        <h1>Apps</h1>
+        <button type="button" className="btn btn-primary" onClick={() => setEditing('new')}>
+          New app
+        </button>
+      </div>
+      <div className="toolbar">
+        <div className="field field-inline">
+          <label htmlFor="app-status-filter">Show</label>
+          <select
+            id="app-status-filter"
+            value={status}
+            onChange={(e) => {
+              setStatus(e.target.value);
+              setPage(0);
+            }}
+          >
+            <option value="">All</option>
+            <option value="1">Published</option>
+            <option value="2">Hidden</option>
+          </select>
+        </div>
+        <div className="field field-inline">
+          <label htmlFor="app-order">Sort by</label>
+          <select id="app-order" value={order} onChange={(e) => setOrder(e.target.value)}>
+            <option value="created_time desc">Newest</option>
+            <option value="updated_time desc">Recently updated</option>
+            <option value="name asc">Name</option>
+            <option value="download_count desc">Downloads</option>
+          </select>
+        </div>
+      </div>
+      <Notice>{notice}</Notice>
+      <ErrorBox error={error} />
+      {list.loading && !list.data && <Spinner />}
+      <ErrorBox error={list.error} onRetry={list.reload} />
+      {list.data && list.data.items.length === 0 && (
+        <Empty title="No apps yet">
+          <p>Create the first one with “New app”.</p>
+        </Empty>
+      )}
+      {list.data && list.data.items.length > 0 && (
+        <div className="table-wrap">
+          <table className="table">
+            <caption className="sr-only">Apps in the catalog</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Category</th>
+                <th scope="col">State</th>
+                <th scope="col">Downloads</th>
+                <th scope="col">Updated</th>
+                <th scope="col">
+                  <span className="sr-only">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.data.items.map((a) => (
+                <tr key={a.id}>
+                  <th scope="row">
+                    <Link to={`/app/${a.id}`}>{a.name}</Link>
+                    {a.featured && <span className="badge badge-accent">★</span>}
+                  </th>
+                  <td>{a.category}</td>
+                  <td>
+                    <span className={`badge ${a.status === 1 ? 'badge-ok' : 'badge-muted'}`}>
+                      {a.status === 1 ? 'Published' : 'Hidden'}
+                    </span>
+                  </td>
+                  <td>{formatNumber(a.download_count)}</td>
+                  <td>{formatDate(a.updated_time)}</td>
+                  <td className="actions">
+                    <button
+                      type="button"
+                      className="btn btn-small"
+                      onClick={() => setEditing(a)}
+                      aria-label={`Edit ${a.name}`}
+                    >
+                      Edit
+                    </button>
+                    <button
+                      type="button"
+                      className="btn btn-small"
+                      onClick={() =>
+                        patch(a, { status: a.status === 1 ? 2 : 1 }, a.status === 1 ? 'hidden' : 'published')
+                      }
+                    >
+                      {a.status === 1 ? 'Hide' : 'Publish'}
+                    </button>
+                    <button
+                      type="button"
+                      className="btn btn-small"
+                      aria-pressed={a.featured}
+                      onClick={() =>
+                        patch(a, { featured: !a.featured }, a.featured ? 'unfeatured' : 'featured')
+                      }
+                    >
+                      {a.featured ? 'Unfeature' : 'Feature'}
+                    </button>
+                    <button
+                      type="button"
+                      className="btn btn-small btn-danger"
+                      onClick={() => setDeleting(a)}
+                      aria-label={`Delete ${a.name}`}
+                    >
+                      Delete
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {list.data && <Pager page={page} pageSize={PAGE_SIZE} total={list.data.total} onPage={setPage} />}
+
+      <Modal
+        title={editing === 'new' ? 'New app' : `Edit ${editing?.name ?? ''}`}
+        open={editing !== null}
+        onClose={closeEditor}
+        wide
+      >
+        {editing !== null && (
+          <AppForm
+            key={editing === 'new' ? 'new' : editing.id}
+            app={editing === 'new' ? null : editing}
+            onSave={save}
+            onCancel={closeEditor}
+          />
+        )}
+      </Modal>
+      <Confirm
+        open={deleting !== null}
+        title="Delete app?"
+        message={
+          <>
+            “{deleting?.name}” will be removed from the catalog for good. Hiding it instead keeps its download
+            count.
+          </>
+        }
+        busy={busy}
+        error={error}
+        onConfirm={remove}
+        onCancel={() => setDeleting(null)}
+      />
+    </>
+  );
+}

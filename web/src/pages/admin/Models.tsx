@@ -1,0 +1,183 @@
+import { useState } from 'react';
+import { api, errorText } from '../../api';
+import { type FieldSpec, type FormValues, numOrNull, SpecForm, str } from '../../components/SpecForm';
+import { Confirm, Empty, ErrorBox, Modal, Notice, Spinner } from '../../components/ui';
+import { formatNumber, perMillion, splitList } from '../../format';
+import { useAsync, useDocumentTitle } from '../../hooks';
+import type { ModelEntry } from '../../types';
+
+function fields(creating: boolean): FieldSpec[] {
+  const list: FieldSpec[] = [
+    { name: 'name', label: 'Display name', required: true },
+    { name: 'context_length', label: 'Context length (tokens)', type: 'number', min: 1 },
+    { name: 'max_completion_tokens', label: 'Max completion tokens', type: 'number', min: 1 },
+    { name: 'pricing_prompt', label: 'Prompt price (USD per token)', placeholder: '0.000003' },
+    { name: 'pricing_completion', label: 'Completion price (USD per token)', placeholder: '0.000015' },
+    { name: 'pricing_request', label: 'Price per request (USD)', placeholder: '0' },
+    { name: 'pricing_image', label: 'Price per image (USD)', placeholder: '0' },
+    { name: 'input_modalities', label: 'Input modalities', placeholder: 'text, image' },
+    { name: 'output_modalities', label: 'Output modalities', placeholder: 'text' },
+    {
+      name: 'supported_parameters',
+      label: 'Supported parameters',
+      wide: true,
+      placeholder: 'temperature, top_p, max_tokens, tools',
+    },
+  ];
+  if (creating)
+    list.unshift({ name: 'id', label: 'Model id', required: true, placeholder: 'openai/gpt-4o-mini' });
+  return list;
+}
+
+function toValues(m?: ModelEntry): FormValues {
+  return {
+    id: m?.id ?? '',
+    name: m?.name ?? '',
+    context_length: m?.context_length ? String(m.context_length) : '',
+    max_completion_tokens: m?.max_completion_tokens ? String(m.max_completion_tokens) : '',
+    pricing_prompt: m?.pricing?.prompt ?? '',
+    pricing_completion: m?.pricing?.completion ?? '',
+    pricing_request: m?.pricing?.request ?? '',
+    pricing_image: m?.pricing?.image ?? '',
+    input_modalities: (m?.input_modalities ?? ['text']).join(', '),
+    output_modalities: (m?.output_modalities ?? ['text']).join(', '),
+    supported_parameters: (m?.supported_parameters ?? []).join(', '),
+  };
+}
+
+function toBody(v: FormValues, m?: ModelEntry): Record<string, unknown> {
+  const pricing: Record<string, string> = {};
+  for (const k of ['prompt', 'completion', 'request', 'image']) {
+    const p = str(v[`pricing_${k}`]);
+    pricing[k] = p || '0';
+  }
+  return {
+    id: m ? m.id : str(v.id),
+    name: str(v.name),
+    context_length: numOrNull(v.context_length),
+    max_completion_tokens: numOrNull(v.max_completion_tokens),
+    pricing,
+    input_modalities: splitList(str(v.input_modalities)),
+    output_modalities: splitList(str(v.output_modalities)),
+    supported_parameters: splitList(str(v.supported_parameters)),
+  };
+}
+
+export function Models() {
+  useDocumentTitle('Models');
+  const list = useAsync(() => api.page<ModelEntry>('/model', { p: 0, page_size: 100 }), []);
+  const [editing, setEditing] = useState<ModelEntry | 'new' | null>(null);
+  const [deleting, setDeleting] = useState<ModelEntry | null>(null);
+  const [notice, setNotice] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  const current = editing === 'new' ? undefined : (editing ?? undefined);
+
+  async function save(v: FormValues) {
+    const body = toBody(v, current);
+    if (current) await api.put('/model', body);
+    else await api.post('/model', body);
+    setNotice(`Saved model ${body.id}.`);
+    setEditing(null);
+    list.reload();
+  }
+
+  async function remove() {
+    if (!deleting) return;
+    try {
+      await api.del(`/model/${encodeURIComponent(deleting.id)}`);
+      setNotice(`Deleted model ${deleting.id}.`);
+      setDeleting(null);
+      list.reload();
+    } catch (e) {
+      setError(errorText(e));
+    }
+  }
+
+  return (
+    <>
+      <div className="page-head">
+        <h1>Models</h1>
+        <button type="button" className="btn btn-primary" onClick={() => setEditing('new')}>
+          New model
+        </button>
+      </div>
+      <p className="meta">The registry behind /v1/models: limits and prices used for validation and cost.</p>
+      <Notice>{notice}</Notice>
+      <ErrorBox error={error} />
+      {list.loading && !list.data && <Spinner />}
+      <ErrorBox error={list.error} onRetry={list.reload} />
+      {list.data?.items.length === 0 && (
+        <Empty title="No models registered">Add the models your upstreams serve.</Empty>
+      )}
+      {!!list.data?.items.length && (
+        <div className="table-wrap">
+          <table className="table">
+            <caption className="sr-only">Registered models</caption>
+            <thead>
+              <tr>
+                <th scope="col">Model</th>
+                <th scope="col">Context</th>
+                <th scope="col">Prompt</th>
+                <th scope="col">Completion</th>
+                <th scope="col">Modalities</th>
+                <th scope="col">
+                  <span className="sr-only">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.data.items.map((m) => (
+                <tr key={m.id}>
+                  <th scope="row">
+                    {m.name}
+                    <div className="meta mono">{m.id}</div>
+                  </th>
+                  <td>{formatNumber(m.context_length)}</td>
+                  <td>{perMillion(m.pricing?.prompt)}</td>
+                  <td>{perMillion(m.pricing?.completion)}</td>
+                  <td>
+                    {(m.input_modalities ?? []).join('+') || 'text'} →{' '}
+                    {(m.output_modalities ?? []).join('+') || 'text'}
+                  </td>
+                  <td className="actions">
+                    <button type="button" className="btn btn-small" onClick={() => setEditing(m)}>
+                      Edit
+                    </button>
+                    <button type="button" className="btn btn-small btn-danger" onClick={() => setDeleting(m)}>
+                      Delete
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <Modal
+        title={current ? `Edit ${current.id}` : 'New model'}
+        open={editing !== null}
+        onClose={() => setEditing(null)}
+        wide
+      >
+        {editing !== null && (
+          <SpecForm
+            key={current?.id ?? 'new'}
+            fields={fields(!current)}
+            initial={toValues(current)}
+            submitLabel={current ? 'Save changes' : 'Create model'}
+            onSubmit={save}
+            onCancel={() => setEditing(null)}
+          />
+        )}
+      </Modal>
+      <Confirm
+        open={deleting !== null}
+        title="Delete model?"
+        message={`${deleting?.id ?? ''} will disappear from /v1/models.`}
+        error={error}
+        onConfirm={remove}
+        onCancel={() => setDeleting(null)}
+      />
+    </>
+  );
+}

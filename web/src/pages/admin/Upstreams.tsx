@@ -1,0 +1,271 @@
+import { useState } from 'react';
+import { ApiError, api, errorText } from '../../api';
+import { type FieldSpec, type FormValues, numOrNull, SpecForm, str } from '../../components/SpecForm';
+import { Confirm, Empty, ErrorBox, Modal, Notice, Spinner, StatusBadge } from '../../components/ui';
+import { splitList } from '../../format';
+import { useAsync, useDocumentTitle } from '../../hooks';
+import { CHANNEL_KINDS, type Channel } from '../../types';
+
+function fields(editing: boolean): FieldSpec[] {
+  return [
+    { name: 'name', label: 'Name', required: true },
+    { name: 'kind', label: 'Kind', type: 'select', options: CHANNEL_KINDS.map((k) => [k, k]) },
+    {
+      name: 'base_url',
+      label: 'Base URL',
+      type: 'url',
+      placeholder: 'https://api.example.com/v1',
+      wide: true,
+    },
+    {
+      name: 'keys',
+      label: 'Upstream keys',
+      type: 'textarea',
+      hint: editing ? 'One per line. Leave empty to keep the stored keys.' : 'One per line; used in turn.',
+    },
+    {
+      name: 'models',
+      label: 'Models',
+      type: 'textarea',
+      hint: 'Model ids this upstream serves, comma or line separated.',
+    },
+    {
+      name: 'model_mapping',
+      label: 'Model mapping (JSON)',
+      type: 'textarea',
+      hint: 'Optional: {"public-model": "upstream-model"}',
+    },
+    { name: 'priority', label: 'Priority', type: 'number', hint: 'Higher is tried first.' },
+    {
+      name: 'weight',
+      label: 'Weight',
+      type: 'number',
+      min: 0,
+      hint: 'Share among upstreams of equal priority.',
+    },
+    {
+      name: 'status',
+      label: 'Status',
+      type: 'select',
+      options: [
+        ['1', 'Enabled'],
+        ['2', 'Disabled'],
+      ],
+    },
+  ];
+}
+
+function toValues(c?: Channel): FormValues {
+  return {
+    name: c?.name ?? '',
+    kind: c?.kind ?? 'openai-compatible',
+    base_url: c?.base_url ?? '',
+    keys: '',
+    models: (c?.models ?? []).join(', '),
+    model_mapping:
+      c?.model_mapping && Object.keys(c.model_mapping).length ? JSON.stringify(c.model_mapping, null, 2) : '',
+    priority: String(c?.priority ?? 0),
+    weight: String(c?.weight ?? 1),
+    status: String(c?.status ?? 1),
+  };
+}
+
+function toBody(v: FormValues, c?: Channel): Record<string, unknown> {
+  let mapping: Record<string, string> = {};
+  if (str(v.model_mapping)) {
+    try {
+      mapping = JSON.parse(str(v.model_mapping));
+    } catch {
+      throw new ApiError(400, 'model_mapping: not valid JSON', 'model_mapping');
+    }
+  }
+  const body: Record<string, unknown> = {
+    name: str(v.name),
+    kind: v.kind,
+    base_url: str(v.base_url),
+    models: splitList(str(v.models)),
+    model_mapping: mapping,
+    priority: numOrNull(v.priority) ?? 0,
+    weight: numOrNull(v.weight) ?? 1,
+    status: Number(v.status),
+  };
+  const keys = str(v.keys)
+    .split('\n')
+    .map((k) => k.trim())
+    .filter(Boolean);
+  if (keys.length || !c) body.keys = keys;
+  if (c) body.id = c.id;
+  return body;
+}
+
+function maskedKeys(keys: Channel['keys']): string {
+  const list = Array.isArray(keys) ? keys : keys ? String(keys).split('\n') : [];
+  return list.length ? `${list.length} key${list.length > 1 ? 's' : ''}` : 'no keys';
+}
+
+export function Upstreams() {
+  useDocumentTitle('Upstreams');
+  const list = useAsync(() => api.page<Channel>('/channel', { p: 0, page_size: 100 }), []);
+  const [editing, setEditing] = useState<Channel | 'new' | null>(null);
+  const [deleting, setDeleting] = useState<Channel | null>(null);
+  const [tests, setTests] = useState<Record<number, { busy: boolean; text: string; ok?: boolean }>>({});
+  const [notice, setNotice] = useState('');
+  const [error, setError] = useState<string | null>(null);
+
+  async function save(v: FormValues) {
+    const current = editing === 'new' || editing === null ? undefined : editing;
+    const body = toBody(v, current);
+    if (current) await api.put('/channel', body);
+    else await api.post('/channel', body);
+    setNotice(`Saved upstream “${body.name}”.`);
+    setEditing(null);
+    list.reload();
+  }
+
+  async function test(c: Channel) {
+    setTests((t) => ({ ...t, [c.id]: { busy: true, text: 'Testing…' } }));
+    try {
+      const r = await api.post<{ latency_ms?: number; model?: string; message?: string } | null>(
+        `/channel/${c.id}/test`,
+      );
+      const parts = ['Works'];
+      if (r?.model) parts.push(`with ${r.model}`);
+      if (typeof r?.latency_ms === 'number') parts.push(`in ${r.latency_ms} ms`);
+      setTests((t) => ({ ...t, [c.id]: { busy: false, ok: true, text: parts.join(' ') } }));
+    } catch (e) {
+      setTests((t) => ({ ...t, [c.id]: { busy: false, ok: false, text: errorText(e) } }));
+    }
+  }
+
+  async function toggle(c: Channel) {
+    setError(null);
+    try {
+      await api.put('/channel', { id: c.id, status: c.status === 1 ? 2 : 1 });
+      list.reload();
+    } catch (e) {
+      setError(errorText(e));
+    }
+  }
+
+  async function remove() {
+    if (!deleting) return;
+    try {
+      await api.del(`/channel/${deleting.id}`);
+      setNotice(`Deleted upstream “${deleting.name}”.`);
+      setDeleting(null);
+      list.reload();
+    } catch (e) {
+      setError(errorText(e));
+    }
+  }
+
+  const current = editing === 'new' ? undefined : (editing ?? undefined);
+  return (
+    <>
+      <div className="page-head">
+        <h1>Upstreams</h1>
+        <button type="button" className="btn btn-primary" onClick={() => setEditing('new')}>
+          New upstream
+        </button>
+      </div>
+      <p className="meta">
+        Providers the gateway routes requests to. Keys are never shown again after saving.
+      </p>
+      <Notice>{notice}</Notice>
+      <ErrorBox error={error} />
+      {list.loading && !list.data && <Spinner />}
+      <ErrorBox error={list.error} onRetry={list.reload} />
+      {list.data?.items.length === 0 && (
+        <Empty title="No upstreams yet">Add one to start serving models.</Empty>
+      )}
+      {!!list.data?.items.length && (
+        <div className="table-wrap">
+          <table className="table">
+            <caption className="sr-only">Upstreams</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Kind</th>
+                <th scope="col">Models</th>
+                <th scope="col">Priority / weight</th>
+                <th scope="col">Status</th>
+                <th scope="col">
+                  <span className="sr-only">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.data.items.map((c) => (
+                <tr key={c.id}>
+                  <th scope="row">
+                    {c.name}
+                    <div className="meta break">{c.base_url}</div>
+                    <div className="meta">{maskedKeys(c.keys)}</div>
+                  </th>
+                  <td>{c.kind}</td>
+                  <td className="wrap-cell">{(c.models ?? []).join(', ') || '—'}</td>
+                  <td>
+                    {c.priority} / {c.weight}
+                  </td>
+                  <td>
+                    <StatusBadge status={c.status} />
+                  </td>
+                  <td className="actions">
+                    <button
+                      type="button"
+                      className="btn btn-small"
+                      onClick={() => test(c)}
+                      disabled={tests[c.id]?.busy}
+                    >
+                      Test
+                    </button>
+                    <button type="button" className="btn btn-small" onClick={() => setEditing(c)}>
+                      Edit
+                    </button>
+                    <button type="button" className="btn btn-small" onClick={() => toggle(c)}>
+                      {c.status === 1 ? 'Disable' : 'Enable'}
+                    </button>
+                    <button type="button" className="btn btn-small btn-danger" onClick={() => setDeleting(c)}>
+                      Delete
+                    </button>
+                    <div
+                      aria-live="polite"
+                      className={`test-result ${tests[c.id]?.ok === false ? 'text-error' : 'text-ok'}`}
+                    >
+                      {tests[c.id]?.text}
+                    </div>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <Modal
+        title={current ? `Edit ${current.name}` : 'New upstream'}
+        open={editing !== null}
+        onClose={() => setEditing(null)}
+        wide
+      >
+        {editing !== null && (
+          <SpecForm
+            key={current?.id ?? 'new'}
+            fields={fields(!!current)}
+            initial={toValues(current)}
+            submitLabel={current ? 'Save changes' : 'Create upstream'}
+            onSubmit={save}
+            onCancel={() => setEditing(null)}
+          />
+        )}
+      </Modal>
+      <Confirm
+        open={deleting !== null}
+        title="Delete upstream?"
+        message={`Requests will no longer be routed to “${deleting?.name ?? ''}”.`}
+        error={error}
+        onConfirm={remove}
+        onCancel={() => setDeleting(null)}
+      />
+    </>
+  );
+}

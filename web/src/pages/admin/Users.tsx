@@ -1,0 +1,187 @@
+import { useState } from 'react';
+import { api, errorText } from '../../api';
+import { roleName, useAuth } from '../../auth';
+import { type FieldSpec, type FormValues, SpecForm, str } from '../../components/SpecForm';
+import { Confirm, Empty, ErrorBox, Modal, Notice, Pager, Spinner, StatusBadge } from '../../components/ui';
+import { formatDate } from '../../format';
+import { useAsync, useDocumentTitle } from '../../hooks';
+import { ROLE, type User } from '../../types';
+
+const PAGE_SIZE = 20;
+
+function fields(creating: boolean, canRoot: boolean): FieldSpec[] {
+  const roles: [string, string][] = [
+    [String(ROLE.user), 'User'],
+    [String(ROLE.admin), 'Admin'],
+  ];
+  if (canRoot) roles.push([String(ROLE.root), 'Root']);
+  return [
+    { name: 'username', label: 'Username', required: creating, autoComplete: 'off' },
+    { name: 'display_name', label: 'Display name' },
+    {
+      name: 'password',
+      label: creating ? 'Password' : 'New password',
+      type: 'password',
+      required: creating,
+      autoComplete: 'new-password',
+      hint: creating ? undefined : 'Leave empty to keep the current password.',
+    },
+    { name: 'role', label: 'Role', type: 'select', options: roles },
+    {
+      name: 'status',
+      label: 'Status',
+      type: 'select',
+      options: [
+        ['1', 'Enabled'],
+        ['2', 'Disabled'],
+      ],
+    },
+  ];
+}
+
+export function Users() {
+  useDocumentTitle('Users');
+  const { user: me } = useAuth();
+  const [page, setPage] = useState(0);
+  const list = useAsync(() => api.page<User>('/user', { p: page, page_size: PAGE_SIZE }), [page]);
+  const [editing, setEditing] = useState<User | 'new' | null>(null);
+  const [deleting, setDeleting] = useState<User | null>(null);
+  const [notice, setNotice] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  const current = editing === 'new' ? undefined : (editing ?? undefined);
+  const canRoot = (me?.role ?? 0) >= ROLE.root;
+
+  async function save(v: FormValues) {
+    const body: Record<string, unknown> = {
+      display_name: str(v.display_name),
+      role: Number(v.role),
+      status: Number(v.status),
+    };
+    if (str(v.password)) body.password = v.password;
+    if (current) {
+      body.id = current.id;
+      if (str(v.username) && str(v.username) !== current.username) body.username = str(v.username);
+      await api.put('/user', body);
+    } else {
+      body.username = str(v.username);
+      await api.post('/user', body);
+    }
+    setNotice(`Saved user ${str(v.username) || current?.username}.`);
+    setEditing(null);
+    list.reload();
+  }
+
+  async function remove() {
+    if (!deleting) return;
+    try {
+      await api.del(`/user/${deleting.id}`);
+      setNotice(`Deleted user ${deleting.username}.`);
+      setDeleting(null);
+      list.reload();
+    } catch (e) {
+      setError(errorText(e));
+    }
+  }
+
+  return (
+    <>
+      <div className="page-head">
+        <h1>Users and roles</h1>
+        <button type="button" className="btn btn-primary" onClick={() => setEditing('new')}>
+          New user
+        </button>
+      </div>
+      <Notice>{notice}</Notice>
+      <ErrorBox error={error} />
+      {list.loading && !list.data && <Spinner />}
+      <ErrorBox error={list.error} onRetry={list.reload} />
+      {list.data?.items.length === 0 && <Empty title="No users" />}
+      {!!list.data?.items.length && (
+        <div className="table-wrap">
+          <table className="table">
+            <caption className="sr-only">Users</caption>
+            <thead>
+              <tr>
+                <th scope="col">User</th>
+                <th scope="col">Role</th>
+                <th scope="col">Status</th>
+                <th scope="col">Created</th>
+                <th scope="col">
+                  <span className="sr-only">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.data.items.map((u) => (
+                <tr key={u.id}>
+                  <th scope="row">
+                    {u.username}
+                    {u.display_name && u.display_name !== u.username && (
+                      <div className="meta">{u.display_name}</div>
+                    )}
+                  </th>
+                  <td>
+                    <span className="badge">{roleName(u.role)}</span>
+                  </td>
+                  <td>
+                    <StatusBadge status={u.status} />
+                  </td>
+                  <td>{formatDate(u.created_time)}</td>
+                  <td className="actions">
+                    <button
+                      type="button"
+                      className="btn btn-small"
+                      onClick={() => setEditing(u)}
+                      disabled={u.role >= ROLE.root && !canRoot}
+                    >
+                      Edit
+                    </button>
+                    <button
+                      type="button"
+                      className="btn btn-small btn-danger"
+                      onClick={() => setDeleting(u)}
+                      disabled={u.id === me?.id || (u.role >= ROLE.root && !canRoot)}
+                    >
+                      Delete
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {list.data && <Pager page={page} pageSize={PAGE_SIZE} total={list.data.total} onPage={setPage} />}
+      <Modal
+        title={current ? `Edit ${current.username}` : 'New user'}
+        open={editing !== null}
+        onClose={() => setEditing(null)}
+      >
+        {editing !== null && (
+          <SpecForm
+            key={current?.id ?? 'new'}
+            fields={fields(!current, canRoot)}
+            initial={{
+              username: current?.username ?? '',
+              display_name: current?.display_name ?? '',
+              password: '',
+              role: String(current?.role ?? ROLE.user),
+              status: String(current?.status ?? 1),
+            }}
+            submitLabel={current ? 'Save changes' : 'Create user'}
+            onSubmit={save}
+            onCancel={() => setEditing(null)}
+          />
+        )}
+      </Modal>
+      <Confirm
+        open={deleting !== null}
+        title="Delete user?"
+        message={`${deleting?.username ?? ''} and their API keys will stop working.`}
+        error={error}
+        onConfirm={remove}
+        onCancel={() => setDeleting(null)}
+      />
+    </>
+  );
+}

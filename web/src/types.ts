@@ -1,0 +1,116 @@
+export const CATEGORIES = ['development', 'productivity', 'tools', 'entertainment', 'general'] as const;
+export type Category = (typeof CATEGORIES)[number];
+
+export interface App {
+  id: number;
+  name: string;
+  short_description: string;
+  description: string;
+  category: string;
+  version: string;
+  author: string;
+  author_url: string;
+  thumbnail_url: string;
+  download_url: string;
+  source_url: string;
+  documentation_url: string;
+  tags: string;
+  status: number;
+  featured: boolean;
+  download_count: number;
+  created_time: number;
+  updated_time: number;
+  created_by?: number;
+  updated_by?: number;
+}
+
+export const ROLE = { user: 1, admin: 10, root: 100 } as const;
+
+export interface User {
+  id: number;
+  username: string;
+  display_name?: string;
+  role: number;
+  status: number;
+  default_model?: string | null;
+  created_time?: number;
+}
+
+export interface ApiKey {
+  id: number;
+  name: string;
+  key_prefix: string;
+  status: number;
+  expires_at: number | null;
+  quota_limit: number | null;
+  quota_used: number;
+  allowed_models: string[] | null;
+  rpm_limit: number | null;
+  tpm_limit: number | null;
+  created_time: number;
+  user_id?: number;
+}
+
+export const CHANNEL_KINDS = [
+  'openai-compatible',
+  'anthropic',
+  'gemini',
+  'voyage',
+  'jina',
+  'cohere',
+] as const;
+
+export interface Channel {
+  id: number;
+  name: string;
+  kind: string;
+  base_url: string;
+  keys: string[] | string;
+  models: string[];
+  model_mapping: Record<string, string> | null;
+  priority: number;
+  weight: number;
+  status: number;
+}
+
+export interface ModelPricing {
+  prompt?: string;
+  completion?: string;
+  request?: string;
+  image?: string;
+}
+
+export interface ModelEntry {
+  id: string;
+  name: string;
+  context_length: number | null;
+  max_completion_tokens: number | null;
+  pricing: ModelPricing | null;
+  input_modalities: string[] | null;
+  output_modalities: string[] | null;
+  supported_parameters: string[] | null;
+}
+
+export interface LogRecord {
+  id: number;
+  created_time: number;
+  user_id: number;
+  key_id: number | null;
+  model: string;
+  provider: string | null;
+  prompt_tokens: number;
+  completion_tokens: number;
+  cost: number | string | null;
+  latency_ms: number | null;
+  ttft_ms: number | null;
+  status: number | string;
+  error_kind: string | null;
+}
+
+export interface StatBucket {
+  bucket: string | number;
+  requests: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  cost: number | string;
+}

@@ -38,10 +38,10 @@ export function queryString(q: Query): string {
 
 /** Finds the field a validation message is about: "author_url: ...", "body/author_url must ...". */
 export function fieldOfMessage(message: string): string | null {
-  const m = /^(?:body)?[/.]?([a-z_][a-z0-9_]*)(?:[.[/][^\s:]*)?(?::|\s+(?:must|is|should|has)\b)/i.exec(
+  const m = /^(?:body)?[/.]?([a-z_][a-z0-9_]*(?:[./][a-z0-9_]+)*)(?::|\s+(?:must|is|should|has)\b)/i.exec(
     message.trim(),
   );
-  return m ? m[1].toLowerCase() : null;
+  return m ? m[1].toLowerCase().replace(/[./]/g, '_') : null;
 }
 
 async function readError(res: Response): Promise<ApiError> {

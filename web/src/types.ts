@@ -41,7 +41,9 @@ export interface ApiKey {
   name: string;
   key_prefix: string;
   status: number;
-  expires_at: number | null;
+  /** Unix seconds; older builds of the server called it expires_at. */
+  expires_time?: number | null;
+  expires_at?: number | null;
   quota_limit: number | null;
   quota_used: number;
   allowed_models: string[] | null;

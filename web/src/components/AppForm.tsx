@@ -112,10 +112,12 @@ export function AppForm({
     try {
       await onSave(body(values, app));
     } catch (err) {
-      if (err instanceof ApiError && err.field && FIELD_NAMES.has(err.field)) {
-        setErrors({ [err.field]: err.message });
+      const path = err instanceof ApiError ? err.field : null;
+      const field = path ? [...FIELD_NAMES].find((f) => path === f || path.startsWith(`${f}_`)) : undefined;
+      if (field) {
+        setErrors({ [field]: errorText(err) });
         setFormError('Please correct the highlighted field.');
-        document.getElementsByName(err.field)[0]?.focus();
+        document.getElementsByName(field)[0]?.focus();
       } else setFormError(errorText(err));
     } finally {
       setBusy(false);

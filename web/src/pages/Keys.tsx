@@ -30,9 +30,9 @@ const FIELDS: FieldSpec[] = [
     step: '0.01',
     hint: 'Empty means unlimited.',
   },
-  { name: 'expires_at', label: 'Expires', type: 'datetime', hint: 'Empty means never.' },
-  { name: 'rpm_limit', label: 'Requests per minute', type: 'number', min: 0, hint: 'Empty means no limit.' },
-  { name: 'tpm_limit', label: 'Tokens per minute', type: 'number', min: 0, hint: 'Empty means no limit.' },
+  { name: 'expires_time', label: 'Expires', type: 'datetime', hint: 'Empty means never.' },
+  { name: 'rpm_limit', label: 'Requests per minute', type: 'number', min: 1, hint: 'Empty means no limit.' },
+  { name: 'tpm_limit', label: 'Tokens per minute', type: 'number', min: 1, hint: 'Empty means no limit.' },
   {
     name: 'allowed_models',
     label: 'Allowed models',
@@ -42,11 +42,15 @@ const FIELDS: FieldSpec[] = [
   },
 ];
 
+function expiry(k?: ApiKey): number | null {
+  return k?.expires_time ?? k?.expires_at ?? null;
+}
+
 function toValues(k?: ApiKey): FormValues {
   return {
     name: k?.name ?? '',
     quota_limit: k?.quota_limit == null ? '' : String(k.quota_limit),
-    expires_at: toLocalInput(k?.expires_at),
+    expires_time: toLocalInput(expiry(k)),
     rpm_limit: k?.rpm_limit == null ? '' : String(k.rpm_limit),
     tpm_limit: k?.tpm_limit == null ? '' : String(k.tpm_limit),
     allowed_models: (k?.allowed_models ?? []).join(', '),
@@ -58,7 +62,7 @@ function toBody(v: FormValues): Record<string, unknown> {
   return {
     name: str(v.name),
     quota_limit: numOrNull(v.quota_limit),
-    expires_at: toUnix(str(v.expires_at)),
+    expires_time: toUnix(str(v.expires_time)),
     rpm_limit: numOrNull(v.rpm_limit),
     tpm_limit: numOrNull(v.tpm_limit),
     allowed_models: models.length ? models : null,
@@ -166,7 +170,7 @@ export function Keys() {
                 <tr key={k.id}>
                   <th scope="row">
                     {k.name}
-                    <div className="meta mono">{k.key_prefix}…</div>
+                    <div className="meta mono">{k.key_prefix.replace(/…$/, '')}…</div>
                     {k.allowed_models?.length ? (
                       <div className="meta">Models: {k.allowed_models.join(', ')}</div>
                     ) : null}
@@ -182,7 +186,7 @@ export function Keys() {
                     <br />
                     {k.tpm_limit ? `${formatNumber(k.tpm_limit)} tpm` : ''}
                   </td>
-                  <td>{k.expires_at ? formatDate(k.expires_at) : 'Never'}</td>
+                  <td>{expiry(k) ? formatDate(expiry(k)) : 'Never'}</td>
                   <td className="actions">
                     <button type="button" className="btn btn-small" onClick={() => setEditing(k)}>
                       Edit

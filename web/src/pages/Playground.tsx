@@ -154,7 +154,7 @@ export function Playground() {
               <option value="">Choose a key you just created…</option>
               {fresh.map((f) => (
                 <option key={f.id} value={f.id}>
-                  {f.name} ({f.prefix}…)
+                  {f.name} ({f.prefix.replace(/…$/, '')}…)
                 </option>
               ))}
             </select>

@@ -24,7 +24,9 @@ function fields(creating: boolean, canRoot: boolean): FieldSpec[] {
       type: 'password',
       required: creating,
       autoComplete: 'new-password',
-      hint: creating ? undefined : 'Leave empty to keep the current password.',
+      hint: creating
+        ? 'At least 8 characters.'
+        : 'At least 8 characters; leave empty to keep the current one.',
     },
     { name: 'role', label: 'Role', type: 'select', options: roles },
     {

@@ -1,0 +1,75 @@
+/**
+ * Local token counting with a real tokenizer: gpt-tokenizer's o200k_base (the GPT-4o / o-series /
+ * GPT-5 vocabulary). Used for quota estimates before a call, for middle-out, and for `usage` when
+ * an upstream reports none. For non-OpenAI models it is an estimate (their tokenizers differ by a
+ * few percent), which is what OpenRouter also did when a provider returned no counts.
+ *
+ * Message framing follows OpenAI's documented chat accounting: 3 tokens per message, 1 more when
+ * `name` is set, 3 to prime the reply. Images count a flat IMAGE_TOKENS (one 1024x1024 high-detail
+ * image at OpenAI's tile rate) because the bytes are not fetched here; audio and file parts count
+ * a flat FILE_TOKENS each.
+ */
+import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
+import type { ChatMessage, ChatRequest, ChatUsage, ContentPart } from './types.js';
+
+export const IMAGE_TOKENS = 765;
+export const FILE_TOKENS = 1000;
+const PER_MESSAGE = 3;
+const PER_NAME = 1;
+const REPLY_PRIMING = 3;
+// Special-token text typed by users is ordinary text for counting purposes; never throw on it.
+const ENCODE_OPTS = { disallowedSpecial: new Set<string>() };
+
+export function countTextTokens(text: string): number {
+  if (text.length === 0) return 0;
+  return countTokens(text, ENCODE_OPTS);
+}
+
+export function countPartTokens(part: ContentPart): number {
+  switch (part.type) {
+    case 'text':
+      return countTextTokens(part.text);
+    case 'image_url':
+      return IMAGE_TOKENS;
+    default:
+      return FILE_TOKENS;
+  }
+}
+
+export function countContentTokens(content: ChatMessage['content']): number {
+  if (content == null) return 0;
+  if (typeof content === 'string') return countTextTokens(content);
+  let n = 0;
+  for (const part of content) n += countPartTokens(part);
+  return n;
+}
+
+export function countMessageTokens(msg: ChatMessage): number {
+  let n = PER_MESSAGE + countTextTokens(msg.role) + countContentTokens(msg.content);
+  if (msg.name) n += PER_NAME + countTextTokens(msg.name);
+  if (msg.tool_calls) {
+    for (const call of msg.tool_calls) {
+      n += countTextTokens(call.function.name) + countTextTokens(call.function.arguments ?? '');
+    }
+  }
+  if (typeof msg.reasoning === 'string') n += countTextTokens(msg.reasoning);
+  return n;
+}
+
+/** Tokens of everything the model reads: messages, tool definitions and the reply priming. */
+export function countPromptTokens(req: Pick<ChatRequest, 'messages' | 'tools'>): number {
+  let n = REPLY_PRIMING;
+  for (const msg of req.messages) n += countMessageTokens(msg);
+  if (req.tools && req.tools.length > 0) n += countTextTokens(JSON.stringify(req.tools));
+  return n;
+}
+
+/** Usage to report when an upstream returned no counts: prompt counted locally, completion from the generated text. */
+export function estimateUsage(
+  req: Pick<ChatRequest, 'messages' | 'tools'>,
+  completionText: string,
+): ChatUsage {
+  const prompt = countPromptTokens(req);
+  const completion = countTextTokens(completionText);
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+}

@@ -1,0 +1,204 @@
+/**
+ * Canonical chat model. The request is the validated OpenAI/OpenRouter chat request itself (so the
+ * OpenAI-compatible hot path forwards it with a shallow copy), the result is an OpenAI chat
+ * completion body without the fields the encoder owns (id, object, created, model, provider), and
+ * stream events are OpenAI chunk `choices` plus usage and error events.
+ */
+import type { UpstreamError } from '../errors.js';
+
+export type ChatRole = 'system' | 'developer' | 'user' | 'assistant' | 'tool';
+
+export interface TextPart {
+  type: 'text';
+  text: string;
+  cache_control?: { type: 'ephemeral'; ttl?: string };
+}
+export interface ImagePart {
+  type: 'image_url';
+  image_url: { url: string; detail?: string };
+}
+export interface AudioPart {
+  type: 'input_audio';
+  input_audio: { data: string; format: string };
+}
+export interface FilePart {
+  type: 'file';
+  file: { filename?: string; file_data?: string; file_id?: string };
+}
+export type ContentPart = TextPart | ImagePart | AudioPart | FilePart;
+
+export interface ToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+/**
+ * OpenRouter `reasoning_details` item. Adapters put provider signatures here so a client that
+ * sends the assistant message back unchanged lets the next request carry them again.
+ */
+export interface ReasoningDetail {
+  type: 'reasoning.text' | 'reasoning.encrypted' | 'reasoning.summary' | (string & {});
+  text?: string | null;
+  signature?: string | null;
+  data?: string;
+  summary?: string;
+  id?: string | null;
+  format?: string;
+  index?: number;
+}
+
+export interface ChatMessage {
+  role: ChatRole;
+  content?: string | ContentPart[] | null;
+  name?: string;
+  /** assistant */
+  tool_calls?: ToolCall[];
+  reasoning?: string | null;
+  reasoning_details?: ReasoningDetail[];
+  refusal?: string | null;
+  /** tool */
+  tool_call_id?: string;
+}
+
+export interface ToolDefinition {
+  type: 'function';
+  function: {
+    name: string;
+    description?: string;
+    parameters?: Record<string, unknown>;
+    strict?: boolean | null;
+  };
+}
+
+export type ToolChoice = 'none' | 'auto' | 'required' | { type: 'function'; function: { name: string } };
+
+export type ResponseFormat =
+  | { type: 'text' }
+  | { type: 'json_object' }
+  | {
+      type: 'json_schema';
+      json_schema: {
+        name: string;
+        description?: string;
+        schema?: Record<string, unknown>;
+        strict?: boolean | null;
+      };
+    };
+
+export type ReasoningEffort = 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh' | 'max';
+
+export interface ReasoningOptions {
+  effort?: ReasoningEffort | null;
+  max_tokens?: number | null;
+  exclude?: boolean;
+  enabled?: boolean;
+}
+
+/** The validated client request. Routing-only fields (models, provider, transforms) never reach an upstream. */
+export interface ChatRequest {
+  model?: string;
+  messages: ChatMessage[];
+  stream?: boolean;
+  max_tokens?: number;
+  max_completion_tokens?: number;
+  temperature?: number;
+  top_p?: number;
+  top_k?: number;
+  min_p?: number;
+  top_a?: number;
+  frequency_penalty?: number;
+  presence_penalty?: number;
+  repetition_penalty?: number;
+  seed?: number;
+  stop?: string | string[] | null;
+  n?: number;
+  logit_bias?: Record<string, number>;
+  logprobs?: boolean;
+  top_logprobs?: number;
+  tools?: ToolDefinition[];
+  tool_choice?: ToolChoice;
+  parallel_tool_calls?: boolean | null;
+  response_format?: ResponseFormat;
+  user?: string;
+  reasoning?: ReasoningOptions;
+  reasoning_effort?: ReasoningEffort;
+  usage?: { include?: boolean };
+  stream_options?: { include_usage?: boolean } | null;
+  models?: string[];
+  provider?: Record<string, unknown>;
+  transforms?: string[];
+  [extra: string]: unknown;
+}
+
+export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'error' | (string & {});
+
+export interface ChatUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  prompt_tokens_details?: { cached_tokens: number; cache_write_tokens?: number; [k: string]: unknown } | null;
+  completion_tokens_details?: { reasoning_tokens?: number | null; [k: string]: unknown } | null;
+  [extra: string]: unknown;
+}
+
+export interface AssistantMessage {
+  role: 'assistant';
+  content: string | null;
+  reasoning?: string | null;
+  reasoning_details?: ReasoningDetail[];
+  tool_calls?: ToolCall[];
+  refusal?: string | null;
+  [extra: string]: unknown;
+}
+
+export interface ChatChoice {
+  index: number;
+  message: AssistantMessage;
+  finish_reason: FinishReason | null;
+  logprobs?: unknown;
+  [extra: string]: unknown;
+}
+
+/** Non-stream result: an OpenAI completion body minus id/object/created/model/provider (the encoder sets them). */
+export interface ChatResult {
+  choices: ChatChoice[];
+  usage?: ChatUsage;
+  system_fingerprint?: string | null;
+  [extra: string]: unknown;
+}
+
+export interface ToolCallDelta {
+  index: number;
+  id?: string;
+  type?: 'function';
+  function?: { name?: string; arguments?: string };
+}
+
+export interface ChatDelta {
+  role?: 'assistant';
+  content?: string | null;
+  reasoning?: string | null;
+  reasoning_details?: ReasoningDetail[];
+  tool_calls?: ToolCallDelta[];
+  refusal?: string | null;
+  [extra: string]: unknown;
+}
+
+export interface ChatDeltaChoice {
+  index: number;
+  delta: ChatDelta;
+  finish_reason: FinishReason | null;
+  logprobs?: unknown;
+  [extra: string]: unknown;
+}
+
+/**
+ * Stream events. `delta` carries OpenAI chunk choices as they are. `usage` may come more than once
+ * (some upstreams repeat cumulative counts); the last one wins. `error` is a failure after the
+ * upstream answered 200; the stream ends after it.
+ */
+export type ChatStreamEvent =
+  | { type: 'delta'; choices: ChatDeltaChoice[] }
+  | { type: 'usage'; usage: ChatUsage }
+  | { type: 'error'; error: UpstreamError };

@@ -1,0 +1,186 @@
+/**
+ * The one HTTP client for upstream calls: undici with keep-alive and a connection pool per origin
+ * (an `Agent` keeps one `Pool` per origin). Three timeouts, each mapped to UpstreamError 'timeout':
+ * connect, first byte (response headers) and idle (gap between two body chunks), so a stalled
+ * stream is cut without limiting a long healthy one. Network failures map to 'connection'.
+ *
+ * No retries here: route execution decides (DESIGN.md). When the caller's `signal` aborts (client
+ * disconnected), the request and its connection are torn down at once and the pending call or body
+ * iteration rejects with the signal's reason, not an UpstreamError: there is nothing to retry.
+ */
+import { Agent, type Dispatcher, request } from 'undici';
+import { UpstreamError } from '../errors.js';
+
+export interface UpstreamHttpRequest {
+  method: 'GET' | 'POST';
+  url: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+export interface UpstreamTimeouts {
+  connectTimeoutMs: number;
+  /** Until the response headers arrive. */
+  firstByteTimeoutMs: number;
+  /** Longest silence between two body chunks. */
+  idleTimeoutMs: number;
+}
+
+export interface SendOptions extends Partial<UpstreamTimeouts> {
+  signal?: AbortSignal;
+}
+
+export interface UpstreamResponse {
+  status: number;
+  /** Lower-cased names. */
+  headers: Record<string, string | string[] | undefined>;
+  /** Body chunks; errors surface as UpstreamError (or the abort reason). Breaking out closes the connection. */
+  body: AsyncIterable<Uint8Array>;
+  /** Whole body as UTF-8 text (for non-stream answers and error bodies). */
+  text(): Promise<string>;
+  /** Discard the body and release the connection. */
+  dump(): Promise<void>;
+}
+
+export interface UpstreamClientOptions {
+  /** Max connections per origin (undefined = unlimited, undici's default). */
+  connectionsPerOrigin?: number;
+  keepAliveTimeoutMs?: number;
+  defaults?: Partial<UpstreamTimeouts>;
+}
+
+export const DEFAULT_TIMEOUTS: UpstreamTimeouts = {
+  connectTimeoutMs: 10_000,
+  firstByteTimeoutMs: 120_000,
+  idleTimeoutMs: 60_000,
+};
+
+const TIMEOUT_CODES = new Set([
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'ETIMEDOUT',
+]);
+
+/** Maps an undici/network error; returns the abort reason untouched when the caller aborted. */
+export function mapNetworkError(err: unknown, signal?: AbortSignal): unknown {
+  if (signal?.aborted) return signal.reason ?? err;
+  if (err instanceof UpstreamError) return err;
+  const code = (err as { code?: string })?.code ?? '';
+  const message = (err as Error)?.message ?? String(err);
+  if (TIMEOUT_CODES.has(code)) {
+    const what =
+      code === 'UND_ERR_HEADERS_TIMEOUT'
+        ? 'first byte'
+        : code === 'UND_ERR_BODY_TIMEOUT'
+          ? 'idle'
+          : 'connect';
+    return new UpstreamError('timeout', `upstream ${what} timeout`, { cause: err });
+  }
+  return new UpstreamError('connection', `upstream connection failed: ${code || message}`, { cause: err });
+}
+
+export class UpstreamClient {
+  private readonly agents = new Map<number, Agent>();
+  private readonly defaults: UpstreamTimeouts;
+
+  constructor(private readonly opts: UpstreamClientOptions = {}) {
+    this.defaults = { ...DEFAULT_TIMEOUTS, ...opts.defaults };
+  }
+
+  /** One Agent per connect timeout (undici sets it per dispatcher); in practice one or two. */
+  private agent(connectTimeoutMs: number): Agent {
+    let a = this.agents.get(connectTimeoutMs);
+    if (!a) {
+      a = new Agent({
+        connectTimeout: connectTimeoutMs,
+        keepAliveTimeout: this.opts.keepAliveTimeoutMs ?? 30_000,
+        connections: this.opts.connectionsPerOrigin ?? null,
+      });
+      this.agents.set(connectTimeoutMs, a);
+    }
+    return a;
+  }
+
+  async send(req: UpstreamHttpRequest, opts: SendOptions = {}): Promise<UpstreamResponse> {
+    const t = { ...this.defaults, ...definedOnly(opts) };
+    const signal = opts.signal;
+    if (signal?.aborted) throw signal.reason;
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await request(req.url, {
+        dispatcher: this.agent(t.connectTimeoutMs),
+        method: req.method,
+        headers: req.headers,
+        body: req.body,
+        signal,
+        headersTimeout: t.firstByteTimeoutMs,
+        bodyTimeout: t.idleTimeoutMs,
+      });
+    } catch (err) {
+      throw mapNetworkError(err, signal);
+    }
+    const raw = res.body;
+    let consumed = false;
+    const body: AsyncIterable<Uint8Array> = {
+      async *[Symbol.asyncIterator]() {
+        consumed = true;
+        let finished = false;
+        try {
+          for await (const chunk of raw) yield chunk as Uint8Array;
+          finished = true;
+        } catch (err) {
+          throw mapNetworkError(err, signal);
+        } finally {
+          // An early break must free the socket instead of leaving the upstream generating.
+          if (!finished) raw.destroy();
+        }
+      },
+    };
+    return {
+      status: res.statusCode,
+      headers: res.headers,
+      body,
+      async text() {
+        if (consumed) throw new Error('upstream body already consumed');
+        const chunks: Uint8Array[] = [];
+        for await (const c of body) chunks.push(c);
+        return Buffer.concat(chunks).toString('utf8');
+      },
+      async dump() {
+        if (consumed) return;
+        consumed = true;
+        try {
+          await raw.dump();
+        } catch {
+          // the connection is being discarded anyway
+        }
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.agents.values()].map((a) => a.close()));
+    this.agents.clear();
+  }
+}
+
+function definedOnly(o: SendOptions): Partial<UpstreamTimeouts> {
+  const out: Partial<UpstreamTimeouts> = {};
+  if (o.connectTimeoutMs !== undefined) out.connectTimeoutMs = o.connectTimeoutMs;
+  if (o.firstByteTimeoutMs !== undefined) out.firstByteTimeoutMs = o.firstByteTimeoutMs;
+  if (o.idleTimeoutMs !== undefined) out.idleTimeoutMs = o.idleTimeoutMs;
+  return out;
+}
+
+let shared: UpstreamClient | undefined;
+
+/** The process-wide client (shared keep-alive pools). Tests and services may build their own. */
+export function sharedUpstreamClient(): UpstreamClient {
+  shared ??= new UpstreamClient();
+  return shared;
+}
+
+export function sendUpstream(req: UpstreamHttpRequest, opts: SendOptions = {}): Promise<UpstreamResponse> {
+  return sharedUpstreamClient().send(req, opts);
+}

@@ -1,0 +1,34 @@
+/**
+ * Anthropic Messages API. `target.baseUrl` is `https://api.anthropic.com` (a trailing `/v1` is
+ * accepted). Request mapping in `anthropic-request.ts`, answers in `anthropic-response.ts` and
+ * `anthropic-stream.ts`.
+ */
+import type { ChatAdapter } from '../types.js';
+import {
+  ANTHROPIC_PARAMS,
+  anthropicHeaders,
+  anthropicUrl,
+  buildAnthropicRequest,
+} from './anthropic-request.js';
+import { classifyAnthropicError, parseAnthropicResponse } from './anthropic-response.js';
+import { AnthropicStreamDecoder } from './anthropic-stream.js';
+
+export const anthropicAdapter: ChatAdapter = {
+  kind: 'anthropic',
+  supportedParams: ANTHROPIC_PARAMS,
+  buildChatRequest: buildAnthropicRequest,
+  parseChatResponse: parseAnthropicResponse,
+  createStreamDecoder: () => new AnthropicStreamDecoder(),
+  classifyError: classifyAnthropicError,
+  listModels: {
+    request: (target) => ({
+      method: 'GET',
+      url: `${anthropicUrl(target.baseUrl, 'models')}?limit=1000`,
+      headers: anthropicHeaders(target, 'application/json'),
+    }),
+    parse: (body) => {
+      const parsed = JSON.parse(body) as { data?: Array<{ id?: unknown }> };
+      return (parsed.data ?? []).map((m) => m.id).filter((id): id is string => typeof id === 'string');
+    },
+  },
+};

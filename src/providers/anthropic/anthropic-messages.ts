@@ -1,0 +1,150 @@
+/**
+ * OpenAI messages -> Anthropic `system` + `messages`.
+ * - system/developer turns (wherever they are) become top-level `system` text blocks.
+ * - `tool` turns become `tool_result` blocks in a user turn; consecutive same-role turns are merged
+ *   into one (tool results first, as Anthropic requires after a tool_use turn).
+ * - Assistant `reasoning_details` (from an earlier answer) are replayed as `thinking` /
+ *   `redacted_thinking` blocks ahead of the text and tool_use blocks, unmodified and in order;
+ *   streamed fragments of one block (same `index`) are joined. A thinking text without signature
+ *   cannot be replayed and is left out.
+ * - `image_url`: data URL -> base64 source, http(s) -> url source; `file` PDFs -> `document`.
+ *   `input_audio` has no Anthropic equivalent and is dropped.
+ */
+import type { ChatMessage, ContentPart, ReasoningDetail } from '../../gateway/chat/types.js';
+import { parseDataUrl } from '../shared/media.js';
+
+export type AnthropicBlock = Record<string, unknown> & { type: string };
+export interface AnthropicMessage {
+  role: 'user' | 'assistant';
+  content: AnthropicBlock[];
+}
+
+export const ANTHROPIC_FORMAT = 'anthropic-claude-v1';
+
+function partToBlock(part: ContentPart): AnthropicBlock | undefined {
+  switch (part.type) {
+    case 'text': {
+      const b: AnthropicBlock = { type: 'text', text: part.text };
+      if (part.cache_control) b.cache_control = part.cache_control;
+      return b;
+    }
+    case 'image_url': {
+      const data = parseDataUrl(part.image_url.url);
+      return data
+        ? { type: 'image', source: { type: 'base64', media_type: data.mediaType, data: data.data } }
+        : { type: 'image', source: { type: 'url', url: part.image_url.url } };
+    }
+    case 'file': {
+      const src = part.file.file_data;
+      if (!src) return undefined;
+      const data = parseDataUrl(src);
+      if (data?.mediaType === 'text/plain') {
+        return {
+          type: 'document',
+          source: {
+            type: 'text',
+            media_type: 'text/plain',
+            data: Buffer.from(data.data, 'base64').toString('utf8'),
+          },
+        };
+      }
+      return data
+        ? { type: 'document', source: { type: 'base64', media_type: data.mediaType, data: data.data } }
+        : { type: 'document', source: { type: 'url', url: src } };
+    }
+    default:
+      return undefined;
+  }
+}
+
+function contentToBlocks(content: ChatMessage['content']): AnthropicBlock[] {
+  if (content == null) return [];
+  if (typeof content === 'string') return content.length > 0 ? [{ type: 'text', text: content }] : [];
+  const out: AnthropicBlock[] = [];
+  for (const p of content) {
+    const b = partToBlock(p);
+    if (b && !(b.type === 'text' && b.text === '')) out.push(b);
+  }
+  return out;
+}
+
+/** Joins streamed fragments of one thinking block back into replayable blocks. */
+export function reasoningToBlocks(details: ReasoningDetail[] | undefined): AnthropicBlock[] {
+  if (!details) return [];
+  const out: AnthropicBlock[] = [];
+  let open: { text: string; signature: string; index: number | undefined } | undefined;
+  const close = () => {
+    if (open?.signature) out.push({ type: 'thinking', thinking: open.text, signature: open.signature });
+    open = undefined;
+  };
+  for (const d of details) {
+    if (d.format && d.format !== ANTHROPIC_FORMAT && d.format !== 'unknown') continue;
+    if (d.type === 'reasoning.text') {
+      if (open && d.index !== undefined && open.index !== d.index) close();
+      open ??= { text: '', signature: '', index: d.index };
+      open.text += d.text ?? '';
+      if (d.signature) open.signature += d.signature;
+    } else if (d.type === 'reasoning.encrypted' && d.data) {
+      close();
+      out.push({ type: 'redacted_thinking', data: d.data });
+    }
+  }
+  close();
+  return out;
+}
+
+function parseArguments(args: string): unknown {
+  if (!args || args.trim() === '') return {};
+  try {
+    const v = JSON.parse(args);
+    return v !== null && typeof v === 'object' && !Array.isArray(v) ? v : { value: v };
+  } catch {
+    return {};
+  }
+}
+
+export function toAnthropicMessages(messages: ChatMessage[]): {
+  system: AnthropicBlock[];
+  messages: AnthropicMessage[];
+} {
+  const system: AnthropicBlock[] = [];
+  const out: AnthropicMessage[] = [];
+  const push = (role: 'user' | 'assistant', blocks: AnthropicBlock[]) => {
+    if (blocks.length === 0) return;
+    const last = out[out.length - 1];
+    if (last && last.role === role) last.content.push(...blocks);
+    else out.push({ role, content: blocks });
+  };
+  for (const m of messages) {
+    switch (m.role) {
+      case 'system':
+      case 'developer':
+        system.push(...contentToBlocks(m.content));
+        break;
+      case 'user':
+        push('user', contentToBlocks(m.content));
+        break;
+      case 'tool': {
+        const inner = contentToBlocks(m.content).filter((b) => b.type === 'text' || b.type === 'image');
+        push('user', [
+          { type: 'tool_result', tool_use_id: m.tool_call_id ?? '', content: inner.length > 0 ? inner : '' },
+        ]);
+        break;
+      }
+      case 'assistant': {
+        const blocks = [...reasoningToBlocks(m.reasoning_details), ...contentToBlocks(m.content)];
+        for (const call of m.tool_calls ?? []) {
+          blocks.push({
+            type: 'tool_use',
+            id: call.id,
+            name: call.function.name,
+            input: parseArguments(call.function.arguments),
+          });
+        }
+        push('assistant', blocks);
+        break;
+      }
+    }
+  }
+  return { system, messages: out };
+}

@@ -1,0 +1,122 @@
+/**
+ * Canonical request -> Anthropic Messages (`POST {base}/v1/messages`, `x-api-key`,
+ * `anthropic-version: 2023-06-01`).
+ *
+ * Target options (`target.extra`): `defaultMaxTokens` (default 4096: Anthropic requires
+ * `max_tokens`), `version` (anthropic-version), `beta` (anthropic-beta header).
+ *
+ * Mapped: max_tokens/max_completion_tokens, temperature (clamped to Anthropic's 0..1), top_p, top_k,
+ * stop -> stop_sequences (whitespace-only ones removed: Anthropic rejects them), user ->
+ * metadata.user_id, tools, tool_choice (required -> any, named -> tool), parallel_tool_calls:false ->
+ * disable_parallel_tool_use, reasoning -> thinking. Everything else (penalties, seed, logprobs,
+ * logit_bias, n, response_format, min_p...) is dropped.
+ *
+ * Thinking: budget = reasoning.max_tokens, else effort ratio x max_tokens, at least 1024 and at
+ * most 128000. Anthropic needs budget < max_tokens, so max_tokens is raised to budget + the
+ * requested (or default) answer length when it would not be. With thinking on, Anthropic refuses
+ * temperature and top_k (dropped), top_p below 0.95 (dropped) and forced tool use (any/tool become auto).
+ */
+import { reasoningBudget, resolveReasoning } from '../../gateway/chat/reasoning.js';
+import type { ChatRequest } from '../../gateway/chat/types.js';
+import { joinUrl } from '../shared/media.js';
+import type { UpstreamHttpRequest, UpstreamTarget } from '../types.js';
+import { toAnthropicMessages } from './anthropic-messages.js';
+
+export const ANTHROPIC_PARAMS: ReadonlySet<string> = new Set([
+  'messages',
+  'max_tokens',
+  'max_completion_tokens',
+  'temperature',
+  'top_p',
+  'top_k',
+  'stop',
+  'tools',
+  'tool_choice',
+  'parallel_tool_calls',
+  'user',
+  'reasoning',
+  'reasoning_effort',
+]);
+
+export const DEFAULT_MAX_TOKENS = 4096;
+export const MIN_THINKING_BUDGET = 1024;
+export const MAX_THINKING_BUDGET = 128_000;
+
+export function anthropicHeaders(target: UpstreamTarget, accept: string): Record<string, string> {
+  const h: Record<string, string> = {
+    'content-type': 'application/json',
+    accept,
+    'x-api-key': target.apiKey,
+    'anthropic-version': typeof target.extra?.version === 'string' ? target.extra.version : '2023-06-01',
+  };
+  if (typeof target.extra?.beta === 'string') h['anthropic-beta'] = target.extra.beta;
+  return target.headers ? Object.assign(h, target.headers) : h;
+}
+
+/** `https://api.anthropic.com` and `https://api.anthropic.com/v1` both work as base URLs. */
+export function anthropicUrl(baseUrl: string, path: string): string {
+  return /\/v1\/?$/.test(baseUrl) ? joinUrl(baseUrl, path) : joinUrl(baseUrl, `v1/${path}`);
+}
+
+export function buildAnthropicRequest(
+  req: ChatRequest,
+  target: UpstreamTarget,
+  opts: { stream: boolean },
+): UpstreamHttpRequest {
+  const { system, messages } = toAnthropicMessages(req.messages);
+  const defaultMax =
+    typeof target.extra?.defaultMaxTokens === 'number' ? target.extra.defaultMaxTokens : DEFAULT_MAX_TOKENS;
+  const asked = req.max_completion_tokens ?? req.max_tokens;
+  let maxTokens = asked ?? defaultMax;
+  const body: Record<string, unknown> = { model: target.upstreamModel, max_tokens: maxTokens, messages };
+  if (system.length > 0) body.system = system;
+  if (req.temperature !== undefined) body.temperature = Math.min(1, req.temperature);
+  if (req.top_p !== undefined) body.top_p = req.top_p;
+  if (req.top_k !== undefined) body.top_k = req.top_k;
+  const stops = (typeof req.stop === 'string' ? [req.stop] : (req.stop ?? [])).filter((s) => s.trim() !== '');
+  if (stops.length > 0) body.stop_sequences = stops;
+  if (req.user) body.metadata = { user_id: req.user };
+
+  let toolChoice: Record<string, unknown> | undefined;
+  if (req.tools && req.tools.length > 0) {
+    body.tools = req.tools.map((t) => ({
+      name: t.function.name,
+      ...(t.function.description ? { description: t.function.description } : {}),
+      input_schema: t.function.parameters ?? { type: 'object', properties: {} },
+    }));
+    const tc = req.tool_choice;
+    if (tc === 'none') toolChoice = { type: 'none' };
+    else if (tc === 'required') toolChoice = { type: 'any' };
+    else if (typeof tc === 'object') toolChoice = { type: 'tool', name: tc.function.name };
+    else if (tc === 'auto' || req.parallel_tool_calls === false) toolChoice = { type: 'auto' };
+    if (toolChoice && toolChoice.type !== 'none' && req.parallel_tool_calls === false) {
+      toolChoice.disable_parallel_tool_use = true;
+    }
+  }
+
+  const r = resolveReasoning(req);
+  if (r?.enabled === true) {
+    const budget = reasoningBudget(r, maxTokens, { min: MIN_THINKING_BUDGET, cap: MAX_THINKING_BUDGET });
+    if (maxTokens <= budget) maxTokens = budget + (asked ?? defaultMax);
+    body.max_tokens = maxTokens;
+    body.thinking = { type: 'enabled', budget_tokens: budget };
+    delete body.temperature;
+    delete body.top_k;
+    if (typeof body.top_p === 'number' && body.top_p < 0.95) delete body.top_p;
+    if (toolChoice && (toolChoice.type === 'any' || toolChoice.type === 'tool')) {
+      toolChoice = {
+        type: 'auto',
+        ...(toolChoice.disable_parallel_tool_use ? { disable_parallel_tool_use: true } : {}),
+      };
+    }
+  }
+  if (toolChoice) body.tool_choice = toolChoice;
+  if (opts.stream) body.stream = true;
+
+  return {
+    method: 'POST',
+    url: anthropicUrl(target.baseUrl, 'messages'),
+    headers: anthropicHeaders(target, opts.stream ? 'text/event-stream' : 'application/json'),
+    body: JSON.stringify(body),
+  };
+}

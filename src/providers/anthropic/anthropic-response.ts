@@ -1,0 +1,138 @@
+/**
+ * Anthropic answers -> canonical: non-stream bodies, usage, stop reasons and errors.
+ *
+ * Usage: prompt_tokens = input_tokens + cache_read_input_tokens + cache_creation_input_tokens
+ * (Anthropic's input_tokens excludes cached tokens; OpenAI's prompt_tokens includes them), with
+ * cached_tokens = cache reads and cache_write_tokens = cache writes. Anthropic does not report
+ * thinking tokens separately, so reasoning_tokens is counted locally from the thinking text.
+ */
+import { countTextTokens } from '../../gateway/chat/tokens.js';
+import type {
+  AssistantMessage,
+  ChatResult,
+  ChatUsage,
+  FinishReason,
+  ReasoningDetail,
+  ToolCall,
+} from '../../gateway/chat/types.js';
+import { UpstreamError } from '../../gateway/errors.js';
+import { classifyFailure, excerpt, safeJson } from '../shared/classify-failure.js';
+import type { UpstreamHeaders } from '../types.js';
+import { ANTHROPIC_FORMAT } from './anthropic-messages.js';
+
+export interface AnthropicUsage {
+  input_tokens?: number | null;
+  output_tokens?: number | null;
+  cache_read_input_tokens?: number | null;
+  cache_creation_input_tokens?: number | null;
+}
+
+export function mapStopReason(reason: string | null | undefined): FinishReason {
+  switch (reason) {
+    case 'max_tokens':
+    case 'model_context_window_exceeded':
+      return 'length';
+    case 'tool_use':
+      return 'tool_calls';
+    case 'refusal':
+      return 'content_filter';
+    default:
+      // end_turn, stop_sequence, pause_turn and anything new
+      return 'stop';
+  }
+}
+
+export function toChatUsage(u: AnthropicUsage, reasoningTokens?: number): ChatUsage {
+  const read = u.cache_read_input_tokens ?? 0;
+  const write = u.cache_creation_input_tokens ?? 0;
+  const prompt = (u.input_tokens ?? 0) + read + write;
+  const completion = u.output_tokens ?? 0;
+  const usage: ChatUsage = {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+    prompt_tokens_details: { cached_tokens: read, cache_write_tokens: write },
+  };
+  if (reasoningTokens !== undefined) {
+    usage.completion_tokens_details = { reasoning_tokens: Math.min(reasoningTokens, completion) };
+  }
+  return usage;
+}
+
+/** Anthropic error types carry the meaning even when the status does not (stream errors have none). */
+const TYPE_STATUS: Record<string, number> = {
+  invalid_request_error: 400,
+  authentication_error: 401,
+  billing_error: 402,
+  permission_error: 403,
+  not_found_error: 404,
+  request_too_large: 413,
+  rate_limit_error: 429,
+  api_error: 500,
+  timeout_error: 504,
+  overloaded_error: 529,
+};
+
+export function classifyAnthropicError(
+  status: number,
+  body: string,
+  headers: UpstreamHeaders,
+): UpstreamError {
+  const parsed = safeJson(body) as { error?: { type?: string; message?: string } } | undefined;
+  const type = parsed?.error?.type;
+  const effective = status >= 200 && status < 300 ? (TYPE_STATUS[type ?? ''] ?? 500) : status;
+  return classifyFailure(effective, headers, {
+    codes: [type],
+    message: parsed?.error?.message ?? (body ? excerpt(body) : undefined),
+  });
+}
+
+interface AnthropicMessageBody {
+  content?: Array<Record<string, any>>;
+  stop_reason?: string | null;
+  usage?: AnthropicUsage;
+}
+
+export function parseAnthropicResponse(status: number, body: string, headers: UpstreamHeaders): ChatResult {
+  if (status < 200 || status >= 300) throw classifyAnthropicError(status, body, headers);
+  const parsed = safeJson(body) as (AnthropicMessageBody & { type?: string }) | undefined;
+  if (parsed?.type === 'error') throw classifyAnthropicError(status, body, headers);
+  if (!parsed || !Array.isArray(parsed.content)) {
+    throw new UpstreamError('bad_response', `unexpected Anthropic body: ${excerpt(body)}`, {
+      upstreamStatus: status,
+    });
+  }
+  let text: string | null = null;
+  let reasoning: string | null = null;
+  const details: ReasoningDetail[] = [];
+  const calls: ToolCall[] = [];
+  parsed.content.forEach((b, index) => {
+    if (b.type === 'text') text = (text ?? '') + b.text;
+    else if (b.type === 'thinking') {
+      reasoning = (reasoning ?? '') + (b.thinking ?? '');
+      details.push({
+        type: 'reasoning.text',
+        text: b.thinking ?? '',
+        signature: b.signature ?? null,
+        format: ANTHROPIC_FORMAT,
+        index,
+      });
+    } else if (b.type === 'redacted_thinking') {
+      details.push({ type: 'reasoning.encrypted', data: b.data, format: ANTHROPIC_FORMAT, index });
+    } else if (b.type === 'tool_use') {
+      calls.push({
+        id: b.id,
+        type: 'function',
+        function: { name: b.name, arguments: JSON.stringify(b.input ?? {}) },
+      });
+    }
+  });
+  const message: AssistantMessage = { role: 'assistant', content: text };
+  if (reasoning !== null) message.reasoning = reasoning;
+  if (details.length > 0) message.reasoning_details = details;
+  if (calls.length > 0) message.tool_calls = calls;
+  return {
+    choices: [{ index: 0, message, finish_reason: mapStopReason(parsed.stop_reason), logprobs: null }],
+    usage: toChatUsage(parsed.usage ?? {}, reasoning !== null ? countTextTokens(reasoning) : undefined),
+  };
+}

@@ -1,0 +1,171 @@
+/**
+ * Anthropic SSE events -> canonical events.
+ * - message_start: first delta `{role:'assistant', content:''}`; input and cache counts kept.
+ * - content blocks share one index space with text and thinking, so tool calls get their own
+ *   counter (0, 1, ...) in order of appearance; a tool block that streamed no argument fragment gets
+ *   `"{}"` at its content_block_stop.
+ * - thinking_delta -> `reasoning` + a `reasoning.text` detail; signature_delta -> a detail carrying the
+ *   signature; redacted_thinking -> `reasoning.encrypted`. Details carry the block index so a client
+ *   that returns them lets `reasoningToBlocks` rebuild the blocks.
+ * - message_delta counts are cumulative: the last wins, never summed. The finish delta and the usage
+ *   event are emitted at message_stop.
+ * - `event: error` after the 200 -> an error event classified by its type (overloaded_error -> 529).
+ */
+import { SseDecoder } from '../../gateway/chat/sse.js';
+import type { ChatDelta, ChatStreamEvent, FinishReason } from '../../gateway/chat/types.js';
+import { UpstreamError } from '../../gateway/errors.js';
+import { excerpt } from '../shared/classify-failure.js';
+import type { StreamDecoder } from '../types.js';
+import { ANTHROPIC_FORMAT } from './anthropic-messages.js';
+import {
+  type AnthropicUsage,
+  classifyAnthropicError,
+  mapStopReason,
+  toChatUsage,
+} from './anthropic-response.js';
+
+export class AnthropicStreamDecoder implements StreamDecoder {
+  private readonly sse = new SseDecoder();
+  private readonly toolIndex = new Map<number, number>();
+  private readonly toolHasArgs = new Set<number>();
+  private nextTool = 0;
+  private usage: AnthropicUsage = {};
+  private sawUsage = false;
+  private finish: FinishReason | null = null;
+  private ended = false;
+
+  push(chunk: string | Uint8Array): ChatStreamEvent[] {
+    const out: ChatStreamEvent[] = [];
+    for (const ev of this.sse.push(chunk)) this.handle(ev.data, out);
+    return out;
+  }
+
+  end(): ChatStreamEvent[] {
+    const out: ChatStreamEvent[] = [];
+    for (const ev of this.sse.end()) this.handle(ev.data, out);
+    if (!this.ended) {
+      this.ended = true;
+      out.push({
+        type: 'error',
+        error: new UpstreamError('connection', 'upstream stream ended before message_stop'),
+      });
+    }
+    return out;
+  }
+
+  private delta(out: ChatStreamEvent[], delta: ChatDelta, finish: FinishReason | null = null): void {
+    out.push({ type: 'delta', choices: [{ index: 0, delta, finish_reason: finish }] });
+  }
+
+  private handle(data: string, out: ChatStreamEvent[]): void {
+    if (this.ended) return;
+    let ev: any;
+    try {
+      ev = JSON.parse(data);
+    } catch (cause) {
+      this.ended = true;
+      out.push({
+        type: 'error',
+        error: new UpstreamError('bad_response', `unparseable event: ${excerpt(data)}`, { cause }),
+      });
+      return;
+    }
+    switch (ev.type) {
+      case 'message_start':
+        this.takeUsage(ev.message?.usage);
+        this.delta(out, { role: 'assistant', content: '' });
+        break;
+      case 'content_block_start': {
+        const b = ev.content_block ?? {};
+        if (b.type === 'tool_use') {
+          const idx = this.nextTool++;
+          this.toolIndex.set(ev.index, idx);
+          this.delta(out, {
+            tool_calls: [
+              { index: idx, id: b.id, type: 'function', function: { name: b.name, arguments: '' } },
+            ],
+          });
+        } else if (b.type === 'text' && b.text) {
+          this.delta(out, { content: b.text });
+        } else if (b.type === 'thinking' && b.thinking) {
+          this.thinking(out, ev.index, b.thinking);
+        } else if (b.type === 'redacted_thinking') {
+          this.delta(out, {
+            reasoning_details: [
+              { type: 'reasoning.encrypted', data: b.data, format: ANTHROPIC_FORMAT, index: ev.index },
+            ],
+          });
+        }
+        break;
+      }
+      case 'content_block_delta': {
+        const d = ev.delta ?? {};
+        if (d.type === 'text_delta') this.delta(out, { content: d.text });
+        else if (d.type === 'input_json_delta') {
+          const idx = this.toolIndex.get(ev.index);
+          if (idx !== undefined && d.partial_json) {
+            this.toolHasArgs.add(ev.index);
+            this.delta(out, { tool_calls: [{ index: idx, function: { arguments: d.partial_json } }] });
+          }
+        } else if (d.type === 'thinking_delta') this.thinking(out, ev.index, d.thinking);
+        else if (d.type === 'signature_delta') {
+          this.delta(out, {
+            reasoning_details: [
+              {
+                type: 'reasoning.text',
+                text: '',
+                signature: d.signature,
+                format: ANTHROPIC_FORMAT,
+                index: ev.index,
+              },
+            ],
+          });
+        }
+        break;
+      }
+      case 'content_block_stop': {
+        const idx = this.toolIndex.get(ev.index);
+        if (idx !== undefined && !this.toolHasArgs.has(ev.index)) {
+          this.delta(out, { tool_calls: [{ index: idx, function: { arguments: '{}' } }] });
+        }
+        break;
+      }
+      case 'message_delta':
+        if (ev.delta?.stop_reason) this.finish = mapStopReason(ev.delta.stop_reason);
+        this.takeUsage(ev.usage);
+        break;
+      case 'message_stop':
+        this.ended = true;
+        this.delta(out, {}, this.finish ?? 'stop');
+        if (this.sawUsage) out.push({ type: 'usage', usage: toChatUsage(this.usage) });
+        break;
+      case 'error':
+        this.ended = true;
+        out.push({ type: 'error', error: classifyAnthropicError(200, data, {}) });
+        break;
+      default:
+        // ping, and event types added later
+        break;
+    }
+  }
+
+  private thinking(out: ChatStreamEvent[], index: number, text: string): void {
+    this.delta(out, {
+      reasoning: text,
+      reasoning_details: [{ type: 'reasoning.text', text, format: ANTHROPIC_FORMAT, index }],
+    });
+  }
+
+  private takeUsage(u: AnthropicUsage | undefined): void {
+    if (!u) return;
+    this.sawUsage = true;
+    for (const k of [
+      'input_tokens',
+      'output_tokens',
+      'cache_read_input_tokens',
+      'cache_creation_input_tokens',
+    ] as const) {
+      if (typeof u[k] === 'number') this.usage[k] = u[k];
+    }
+  }
+}

@@ -1,0 +1,127 @@
+/**
+ * OpenAI messages -> Gemini `systemInstruction` + `contents`.
+ * - assistant -> role `model`; tool results -> `functionResponse` parts in a `user` turn, named by
+ *   looking up the `tool_call_id` among earlier assistant tool calls (OpenAI tool messages carry no
+ *   function name; Gemini matches responses by name). Non-object results are wrapped as `{result}`.
+ * - Consecutive turns of one role are merged (Gemini rejects non-alternating turns).
+ * - `image_url`/`file`/`input_audio`: data URLs -> `inlineData`; http(s)/gs URLs -> `fileData` with a
+ *   media type guessed from the extension.
+ * - Thought signatures come back from `reasoning_details` items of format `google-gemini-v1`: the one
+ *   whose `id` names a tool call goes on that `functionCall` part, one without id on the first part
+ *   (Gemini 3 rejects a function call turn whose signature is missing).
+ */
+import type { ChatMessage, ContentPart } from '../../gateway/chat/types.js';
+import { guessMediaType, parseDataUrl } from '../shared/media.js';
+
+export const GEMINI_FORMAT = 'google-gemini-v1';
+
+export type GeminiPart = Record<string, unknown>;
+export interface GeminiContent {
+  role: 'user' | 'model';
+  parts: GeminiPart[];
+}
+
+function media(url: string, fallbackType: string): GeminiPart {
+  const data = parseDataUrl(url);
+  return data
+    ? { inlineData: { mimeType: data.mediaType, data: data.data } }
+    : { fileData: { mimeType: guessMediaType(url, fallbackType), fileUri: url } };
+}
+
+function partToGemini(p: ContentPart): GeminiPart | undefined {
+  switch (p.type) {
+    case 'text':
+      return p.text ? { text: p.text } : undefined;
+    case 'image_url':
+      return media(p.image_url.url, 'image/jpeg');
+    case 'input_audio':
+      return { inlineData: { mimeType: `audio/${p.input_audio.format}`, data: p.input_audio.data } };
+    case 'file':
+      return p.file.file_data ? media(p.file.file_data, 'application/pdf') : undefined;
+    default:
+      return undefined;
+  }
+}
+
+function contentParts(content: ChatMessage['content']): GeminiPart[] {
+  if (content == null) return [];
+  if (typeof content === 'string') return content ? [{ text: content }] : [];
+  return content.map(partToGemini).filter((p): p is GeminiPart => p !== undefined);
+}
+
+function textOf(content: ChatMessage['content']): string {
+  if (content == null) return '';
+  if (typeof content === 'string') return content;
+  return content.map((p) => (p.type === 'text' ? p.text : '')).join('');
+}
+
+function toObject(args: string): Record<string, unknown> {
+  try {
+    const v = JSON.parse(args || '{}');
+    return v !== null && typeof v === 'object' && !Array.isArray(v) ? v : { value: v };
+  } catch {
+    return {};
+  }
+}
+
+export function toGeminiContents(messages: ChatMessage[]): {
+  systemInstruction?: { parts: GeminiPart[] };
+  contents: GeminiContent[];
+} {
+  const system: GeminiPart[] = [];
+  const contents: GeminiContent[] = [];
+  const callNames = new Map<string, string>();
+  const push = (role: 'user' | 'model', parts: GeminiPart[]) => {
+    if (parts.length === 0) return;
+    const last = contents[contents.length - 1];
+    if (last && last.role === role) last.parts.push(...parts);
+    else contents.push({ role, parts });
+  };
+  for (const m of messages) {
+    switch (m.role) {
+      case 'system':
+      case 'developer': {
+        const text = textOf(m.content);
+        if (text) system.push({ text });
+        break;
+      }
+      case 'user':
+        push('user', contentParts(m.content));
+        break;
+      case 'tool': {
+        const text = textOf(m.content);
+        let response: Record<string, unknown>;
+        try {
+          const v = JSON.parse(text);
+          response = v !== null && typeof v === 'object' && !Array.isArray(v) ? v : { result: v };
+        } catch {
+          response = { result: text };
+        }
+        const name = callNames.get(m.tool_call_id ?? '') ?? m.name ?? 'unknown_function';
+        push('user', [{ functionResponse: { name, response } }]);
+        break;
+      }
+      case 'assistant': {
+        const sigs = (m.reasoning_details ?? []).filter(
+          (d) => d.format === GEMINI_FORMAT && d.type === 'reasoning.encrypted' && d.data,
+        );
+        const parts = contentParts(m.content);
+        for (const call of m.tool_calls ?? []) {
+          callNames.set(call.id, call.function.name);
+          const part: GeminiPart = {
+            functionCall: { name: call.function.name, args: toObject(call.function.arguments) },
+          };
+          const sig = sigs.find((s) => s.id === call.id);
+          if (sig) part.thoughtSignature = sig.data;
+          parts.push(part);
+        }
+        const loose = sigs.find((s) => !s.id);
+        if (loose && parts.length > 0 && parts[0].thoughtSignature === undefined)
+          parts[0].thoughtSignature = loose.data;
+        push('model', parts);
+        break;
+      }
+    }
+  }
+  return { ...(system.length > 0 ? { systemInstruction: { parts: system } } : {}), contents };
+}

@@ -1,0 +1,128 @@
+/**
+ * Canonical request -> Gemini `generateContent` / `streamGenerateContent?alt=sse`
+ * (`{base}/v1beta/models/{model}:...`, key in `x-goog-api-key`).
+ *
+ * generationConfig: temperature, top_p -> topP, top_k -> topK, max_tokens -> maxOutputTokens,
+ * stop -> stopSequences, n -> candidateCount, presence/frequency penalties, seed, response_format ->
+ * responseMimeType + responseJsonSchema (JSON Schema as OpenAI clients write it; the older
+ * `responseSchema` takes only an OpenAPI subset and rejects e.g. additionalProperties). Tools use
+ * `parametersJsonSchema` for the same reason. Dropped: logit_bias, logprobs, min_p, repetition_penalty, user.
+ *
+ * thinkingConfig from `reasoning`: Gemini 3 models (name rule `gemini-3`, or `extra.thinkingLevel:
+ * true`) get `thinkingLevel` from the effort (xhigh/max -> high); others get `thinkingBudget` =
+ * reasoning.max_tokens or effort ratio x max_tokens (x 8192 when max_tokens is absent); off -> budget 0.
+ * `includeThoughts` is true unless `reasoning.exclude`. Target option `extra.apiVersion` (default v1beta).
+ */
+import { reasoningBudget, resolveReasoning } from '../../gateway/chat/reasoning.js';
+import type { ChatRequest } from '../../gateway/chat/types.js';
+import { joinUrl } from '../shared/media.js';
+import type { UpstreamHttpRequest, UpstreamTarget } from '../types.js';
+import { toGeminiContents } from './gemini-contents.js';
+
+export const GEMINI_PARAMS: ReadonlySet<string> = new Set([
+  'messages',
+  'max_tokens',
+  'max_completion_tokens',
+  'temperature',
+  'top_p',
+  'top_k',
+  'stop',
+  'n',
+  'presence_penalty',
+  'frequency_penalty',
+  'seed',
+  'response_format',
+  'tools',
+  'tool_choice',
+  'reasoning',
+  'reasoning_effort',
+]);
+
+const BUDGET_BASE = 8192;
+
+export function geminiUrl(target: UpstreamTarget, path: string): string {
+  const version = typeof target.extra?.apiVersion === 'string' ? target.extra.apiVersion : 'v1beta';
+  const base = /\/v1(beta\d*)?\/?$/.test(target.baseUrl) ? target.baseUrl : joinUrl(target.baseUrl, version);
+  return joinUrl(base, path);
+}
+
+export function geminiHeaders(target: UpstreamTarget, accept: string): Record<string, string> {
+  const h: Record<string, string> = {
+    'content-type': 'application/json',
+    accept,
+    'x-goog-api-key': target.apiKey,
+  };
+  return target.headers ? Object.assign(h, target.headers) : h;
+}
+
+export function buildGeminiRequest(
+  req: ChatRequest,
+  target: UpstreamTarget,
+  opts: { stream: boolean },
+): UpstreamHttpRequest {
+  const body: Record<string, unknown> = toGeminiContents(req.messages);
+  const gen: Record<string, unknown> = {};
+  const maxTokens = req.max_completion_tokens ?? req.max_tokens;
+  if (req.temperature !== undefined) gen.temperature = req.temperature;
+  if (req.top_p !== undefined) gen.topP = req.top_p;
+  if (req.top_k !== undefined) gen.topK = req.top_k;
+  if (maxTokens !== undefined) gen.maxOutputTokens = maxTokens;
+  if (req.stop != null) gen.stopSequences = typeof req.stop === 'string' ? [req.stop] : req.stop;
+  if (req.n !== undefined) gen.candidateCount = req.n;
+  if (req.presence_penalty !== undefined) gen.presencePenalty = req.presence_penalty;
+  if (req.frequency_penalty !== undefined) gen.frequencyPenalty = req.frequency_penalty;
+  if (req.seed !== undefined) gen.seed = req.seed;
+  const rf = req.response_format;
+  if (rf?.type === 'json_object') gen.responseMimeType = 'application/json';
+  else if (rf?.type === 'json_schema') {
+    gen.responseMimeType = 'application/json';
+    if (rf.json_schema.schema) gen.responseJsonSchema = rf.json_schema.schema;
+  }
+
+  const r = resolveReasoning(req);
+  const levelModel =
+    typeof target.extra?.thinkingLevel === 'boolean'
+      ? target.extra.thinkingLevel
+      : /gemini-3/i.test(target.upstreamModel);
+  if (r?.enabled === true) {
+    const cfg: Record<string, unknown> = { includeThoughts: !r.exclude };
+    if (levelModel && r.effort) {
+      cfg.thinkingLevel = r.effort === 'xhigh' || r.effort === 'max' ? 'high' : r.effort;
+    } else {
+      cfg.thinkingBudget = reasoningBudget(r, maxTokens ?? BUDGET_BASE);
+    }
+    gen.thinkingConfig = cfg;
+  } else if (r?.enabled === false && !levelModel) {
+    gen.thinkingConfig = { thinkingBudget: 0 };
+  }
+  if (Object.keys(gen).length > 0) body.generationConfig = gen;
+
+  if (req.tools && req.tools.length > 0) {
+    body.tools = [
+      {
+        functionDeclarations: req.tools.map((t) => ({
+          name: t.function.name,
+          ...(t.function.description ? { description: t.function.description } : {}),
+          ...(t.function.parameters ? { parametersJsonSchema: t.function.parameters } : {}),
+        })),
+      },
+    ];
+    const tc = req.tool_choice;
+    if (tc === 'none') body.toolConfig = { functionCallingConfig: { mode: 'NONE' } };
+    else if (tc === 'required') body.toolConfig = { functionCallingConfig: { mode: 'ANY' } };
+    else if (typeof tc === 'object') {
+      body.toolConfig = { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: [tc.function.name] } };
+    } else if (tc === 'auto') body.toolConfig = { functionCallingConfig: { mode: 'AUTO' } };
+  }
+
+  const model = target.upstreamModel.replace(/^models\//, '');
+  const path = opts.stream
+    ? `models/${model}:streamGenerateContent?alt=sse`
+    : `models/${model}:generateContent`;
+  return {
+    method: 'POST',
+    url: geminiUrl(target, path),
+    headers: geminiHeaders(target, opts.stream ? 'text/event-stream' : 'application/json'),
+    body: JSON.stringify(body),
+  };
+}

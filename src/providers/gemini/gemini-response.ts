@@ -1,0 +1,167 @@
+/**
+ * Gemini answers -> canonical: candidates, usage, finish reasons, errors.
+ *
+ * Usage: completion_tokens = candidatesTokenCount + thoughtsTokenCount (Gemini's candidates count
+ * excludes thinking; OpenAI's completion count includes it), reasoning_tokens = thoughts,
+ * prompt_tokens = promptTokenCount + toolUsePromptTokenCount, cached_tokens = cachedContentTokenCount.
+ * Gemini reports STOP after function calls, so a candidate with a functionCall finishes `tool_calls`.
+ * Gemini has no call ids (or optional ones): missing ids are generated as `call_<24 hex>`.
+ */
+import { randomBytes } from 'node:crypto';
+import type {
+  AssistantMessage,
+  ChatResult,
+  ChatUsage,
+  FinishReason,
+  ReasoningDetail,
+  ToolCall,
+} from '../../gateway/chat/types.js';
+import { UpstreamError } from '../../gateway/errors.js';
+import { classifyFailure, excerpt, safeJson } from '../shared/classify-failure.js';
+import { parseDurationMs } from '../shared/retry-after.js';
+import type { UpstreamHeaders } from '../types.js';
+import { GEMINI_FORMAT } from './gemini-contents.js';
+
+export interface GeminiUsage {
+  promptTokenCount?: number;
+  candidatesTokenCount?: number;
+  thoughtsTokenCount?: number;
+  toolUsePromptTokenCount?: number;
+  cachedContentTokenCount?: number;
+  totalTokenCount?: number;
+}
+
+export const newCallId = () => `call_${randomBytes(12).toString('hex')}`;
+
+const FILTERED = new Set([
+  'SAFETY',
+  'RECITATION',
+  'BLOCKLIST',
+  'PROHIBITED_CONTENT',
+  'SPII',
+  'LANGUAGE',
+  'IMAGE_SAFETY',
+  'IMAGE_PROHIBITED_CONTENT',
+  'IMAGE_RECITATION',
+]);
+
+export function mapFinishReason(reason: string | undefined, hasToolCalls: boolean): FinishReason {
+  if (reason === 'MAX_TOKENS') return 'length';
+  if (reason && FILTERED.has(reason)) return 'content_filter';
+  return hasToolCalls ? 'tool_calls' : 'stop';
+}
+
+export function toChatUsage(u: GeminiUsage): ChatUsage {
+  const prompt = (u.promptTokenCount ?? 0) + (u.toolUsePromptTokenCount ?? 0);
+  const thoughts = u.thoughtsTokenCount ?? 0;
+  const completion = (u.candidatesTokenCount ?? 0) + thoughts;
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+    prompt_tokens_details: { cached_tokens: u.cachedContentTokenCount ?? 0 },
+    completion_tokens_details: { reasoning_tokens: thoughts },
+  };
+}
+
+export function classifyGeminiError(status: number, body: string, headers: UpstreamHeaders): UpstreamError {
+  const parsed = safeJson(body) as
+    | {
+        error?: {
+          code?: number;
+          message?: string;
+          status?: string;
+          details?: Array<Record<string, unknown>>;
+        };
+      }
+    | Array<{ error?: unknown }>
+    | undefined;
+  // Some Google front ends wrap the error in a one-element array.
+  const e = (Array.isArray(parsed) ? (parsed[0] as any)?.error : parsed?.error) as
+    | { code?: number; message?: string; status?: string; details?: Array<Record<string, unknown>> }
+    | undefined;
+  const details = e?.details ?? [];
+  const reason = details.find((d) => typeof d.reason === 'string')?.reason as string | undefined;
+  const retry = details.find((d) => String(d['@type'] ?? '').endsWith('RetryInfo'))?.retryDelay;
+  let effective = status >= 200 && status < 300 ? (e?.code ?? 500) : status;
+  // Google answers 400 INVALID_ARGUMENT for a bad API key; it is an auth failure for routing.
+  if (reason === 'API_KEY_INVALID') effective = 401;
+  return classifyFailure(effective, headers, {
+    codes: [e?.status, reason],
+    message: e?.message ?? (body ? excerpt(body) : undefined),
+    retryAfterMs: parseDurationMs(retry),
+  });
+}
+
+/** Converts the parts of one candidate; shared by the non-stream parser and the stream decoder. */
+export function convertParts(parts: Array<Record<string, any>>) {
+  let text: string | null = null;
+  let reasoning: string | null = null;
+  const details: ReasoningDetail[] = [];
+  const calls: ToolCall[] = [];
+  parts.forEach((p, index) => {
+    let callId: string | undefined;
+    if (p.functionCall) {
+      const id: string = typeof p.functionCall.id === 'string' && p.functionCall.id ? p.functionCall.id : newCallId();
+      callId = id;
+      calls.push({
+        id,
+        type: 'function',
+        function: { name: p.functionCall.name, arguments: JSON.stringify(p.functionCall.args ?? {}) },
+      });
+    } else if (typeof p.text === 'string') {
+      if (p.thought === true) {
+        reasoning = (reasoning ?? '') + p.text;
+        details.push({ type: 'reasoning.text', text: p.text, format: GEMINI_FORMAT, index });
+      } else text = (text ?? '') + p.text;
+    }
+    if (typeof p.thoughtSignature === 'string') {
+      details.push({
+        type: 'reasoning.encrypted',
+        data: p.thoughtSignature,
+        id: callId ?? null,
+        format: GEMINI_FORMAT,
+        index,
+      });
+    }
+  });
+  return { text, reasoning, details, calls };
+}
+
+export function parseGeminiResponse(status: number, body: string, headers: UpstreamHeaders): ChatResult {
+  if (status < 200 || status >= 300) throw classifyGeminiError(status, body, headers);
+  const parsed = safeJson(body) as Record<string, any> | undefined;
+  if (!parsed || typeof parsed !== 'object') {
+    throw new UpstreamError('bad_response', `unparseable Gemini body: ${excerpt(body)}`, {
+      upstreamStatus: status,
+    });
+  }
+  if (parsed.error) throw classifyGeminiError(status, body, headers);
+  const candidates: Array<Record<string, any>> = parsed.candidates ?? [];
+  if (candidates.length === 0) throw promptBlocked(parsed, status);
+  return {
+    choices: candidates.map((c, i) => {
+      const { text, reasoning, details, calls } = convertParts(c.content?.parts ?? []);
+      const message: AssistantMessage = { role: 'assistant', content: text };
+      if (reasoning !== null) message.reasoning = reasoning;
+      if (details.length > 0) message.reasoning_details = details;
+      if (calls.length > 0) message.tool_calls = calls;
+      return {
+        index: c.index ?? i,
+        message,
+        finish_reason: mapFinishReason(c.finishReason, calls.length > 0),
+        logprobs: null,
+      };
+    }),
+    usage: toChatUsage(parsed.usageMetadata ?? {}),
+  };
+}
+
+export function promptBlocked(parsed: Record<string, any>, status?: number): UpstreamError {
+  const reason = parsed.promptFeedback?.blockReason;
+  if (reason) {
+    const msg = parsed.promptFeedback.blockReasonMessage ?? `prompt blocked (${reason})`;
+    return new UpstreamError('content_filter', msg, { upstreamStatus: status });
+  }
+  return new UpstreamError('bad_response', 'Gemini answer has no candidates', { upstreamStatus: status });
+}

@@ -1,0 +1,103 @@
+/**
+ * Gemini `streamGenerateContent?alt=sse` -> canonical events. Each SSE event is a whole
+ * GenerateContentResponse with only the new parts; there is no `[DONE]`, the body just ends.
+ * - The first delta carries `role`. Function calls arrive complete: one tool-call delta each with a
+ *   per-candidate counter as index (never the part position, which restarts in every chunk).
+ * - `usageMetadata` is cumulative and repeated: the last one is reported once, at the end.
+ * - A finishReason emits the finish delta at once; a stream that ends without one is an error.
+ * - A prompt blocked by safety (promptFeedback.blockReason, no candidates) -> content_filter error.
+ */
+import { SseDecoder } from '../../gateway/chat/sse.js';
+import type { ChatDeltaChoice, ChatStreamEvent } from '../../gateway/chat/types.js';
+import { UpstreamError } from '../../gateway/errors.js';
+import { excerpt } from '../shared/classify-failure.js';
+import type { StreamDecoder } from '../types.js';
+import {
+  classifyGeminiError,
+  convertParts,
+  type GeminiUsage,
+  mapFinishReason,
+  promptBlocked,
+  toChatUsage,
+} from './gemini-response.js';
+
+export class GeminiStreamDecoder implements StreamDecoder {
+  private readonly sse = new SseDecoder();
+  private sawRole = false;
+  private readonly toolCount = new Map<number, number>();
+  private readonly finished = new Set<number>();
+  private usage: GeminiUsage | undefined;
+  private failed = false;
+
+  push(chunk: string | Uint8Array): ChatStreamEvent[] {
+    const out: ChatStreamEvent[] = [];
+    for (const ev of this.sse.push(chunk)) this.handle(ev.data, out);
+    return out;
+  }
+
+  end(): ChatStreamEvent[] {
+    const out: ChatStreamEvent[] = [];
+    for (const ev of this.sse.end()) this.handle(ev.data, out);
+    if (this.failed) return out;
+    if (this.finished.size === 0) {
+      out.push({
+        type: 'error',
+        error: new UpstreamError('connection', 'upstream stream ended without a finish reason'),
+      });
+      return out;
+    }
+    if (this.usage) out.push({ type: 'usage', usage: toChatUsage(this.usage) });
+    return out;
+  }
+
+  private handle(data: string, out: ChatStreamEvent[]): void {
+    if (this.failed) return;
+    let chunk: Record<string, any>;
+    try {
+      chunk = JSON.parse(data);
+    } catch (cause) {
+      this.fail(
+        out,
+        new UpstreamError('bad_response', `unparseable stream chunk: ${excerpt(data)}`, { cause }),
+      );
+      return;
+    }
+    if (chunk.error) {
+      this.fail(out, classifyGeminiError(200, data, {}));
+      return;
+    }
+    if (chunk.usageMetadata) this.usage = chunk.usageMetadata;
+    const candidates: Array<Record<string, any>> = chunk.candidates ?? [];
+    if (candidates.length === 0) {
+      if (chunk.promptFeedback?.blockReason) this.fail(out, promptBlocked(chunk));
+      return;
+    }
+    const choices: ChatDeltaChoice[] = [];
+    for (const [i, c] of candidates.entries()) {
+      const index = c.index ?? i;
+      const { text, reasoning, details, calls } = convertParts(c.content?.parts ?? []);
+      const delta: ChatDeltaChoice['delta'] = {};
+      if (!this.sawRole) delta.role = 'assistant';
+      if (text !== null) delta.content = text;
+      if (reasoning !== null) delta.reasoning = reasoning;
+      if (details.length > 0) delta.reasoning_details = details;
+      if (calls.length > 0) {
+        let n = this.toolCount.get(index) ?? 0;
+        delta.tool_calls = calls.map((call) => ({ index: n++, ...call }));
+        this.toolCount.set(index, n);
+      }
+      const finish = c.finishReason
+        ? mapFinishReason(c.finishReason, (this.toolCount.get(index) ?? 0) > 0)
+        : null;
+      if (finish) this.finished.add(index);
+      choices.push({ index, delta, finish_reason: finish });
+    }
+    this.sawRole = true;
+    out.push({ type: 'delta', choices });
+  }
+
+  private fail(out: ChatStreamEvent[], error: UpstreamError): void {
+    this.failed = true;
+    out.push({ type: 'error', error });
+  }
+}

@@ -1,0 +1,34 @@
+/**
+ * OpenAI Chat Completions and the servers that copy it (vLLM, Ollama `/v1`, llama.cpp, LM Studio,
+ * OpenRouter, Groq, ...). `target.baseUrl` includes the version prefix, e.g. `https://api.openai.com/v1`
+ * or `http://127.0.0.1:8000/v1`; an empty `apiKey` sends no Authorization header (local servers).
+ * Request options in `openai-request.ts`.
+ */
+import { joinUrl } from '../shared/media.js';
+import type { ChatAdapter } from '../types.js';
+import { buildOpenAiRequest, OPENAI_COMPATIBLE_PARAMS } from './openai-request.js';
+import { classifyOpenAiError, OpenAiStreamDecoder, parseOpenAiResponse } from './openai-response.js';
+
+export const openAiCompatibleAdapter: ChatAdapter = {
+  kind: 'openai-compatible',
+  supportedParams: OPENAI_COMPATIBLE_PARAMS,
+  buildChatRequest: buildOpenAiRequest,
+  parseChatResponse: parseOpenAiResponse,
+  createStreamDecoder: () => new OpenAiStreamDecoder(),
+  classifyError: classifyOpenAiError,
+  listModels: {
+    request: (target) => ({
+      method: 'GET',
+      url: joinUrl(target.baseUrl, 'models'),
+      headers: {
+        accept: 'application/json',
+        ...(target.apiKey ? { authorization: `Bearer ${target.apiKey}` } : {}),
+        ...target.headers,
+      },
+    }),
+    parse: (body) => {
+      const parsed = JSON.parse(body) as { data?: Array<{ id?: unknown }> };
+      return (parsed.data ?? []).map((m) => m.id).filter((id): id is string => typeof id === 'string');
+    },
+  },
+};

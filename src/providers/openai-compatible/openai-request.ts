@@ -1,0 +1,168 @@
+/**
+ * Canonical request -> OpenAI Chat Completions body. This is the hot path: the body is a shallow
+ * copy of the client request filtered by an allow-list, `messages` is reused as is unless a message
+ * needs a change, and nothing is deep-copied.
+ *
+ * Target options read from `target.extra`:
+ * - `supportedParams: string[]`: replace the default allow-list (a server that rejects unknown fields).
+ * - `maxTokensField: 'max_tokens' | 'max_completion_tokens'`: force the field name for the limit.
+ *   Default: `max_completion_tokens` for api.openai.com (every current model accepts it and reasoning
+ *   models reject `max_tokens`) and for model names of OpenAI reasoning models (o1/o3/o4..., gpt-5...);
+ *   `max_tokens` everywhere else (Ollama ignores `max_completion_tokens`).
+ * - `reasoningModel: boolean`: override the o-series/gpt-5 name rule. Reasoning models also get
+ *   temperature, top_p, penalties, logprobs and logit_bias dropped (OpenAI rejects them there).
+ * - `reasoningObject: true`: the upstream speaks OpenRouter; forward `reasoning` as is.
+ *   Otherwise `reasoning` becomes `reasoning_effort` (a budget is turned into the nearest effort).
+ * - `streamUsage: false`: do not send `stream_options.include_usage` (servers that choke on it).
+ *
+ * Dropped always: routing fields (models, provider, transforms, usage, plugins, route, debug).
+ * Assistant `reasoning` / `reasoning_details` are removed from history (OpenAI's strict message
+ * schema and self-hosted chat templates do not know them), and for hosts other than api.openai.com
+ * `developer` becomes `system`.
+ */
+import { effortFromBudget, resolveReasoning } from '../../gateway/chat/reasoning.js';
+import type { ChatMessage, ChatRequest } from '../../gateway/chat/types.js';
+import { joinUrl } from '../shared/media.js';
+import type { UpstreamHttpRequest, UpstreamTarget } from '../types.js';
+
+export const OPENAI_PARAMS: ReadonlySet<string> = new Set([
+  'messages',
+  'max_tokens',
+  'max_completion_tokens',
+  'temperature',
+  'top_p',
+  'frequency_penalty',
+  'presence_penalty',
+  'seed',
+  'stop',
+  'n',
+  'logit_bias',
+  'logprobs',
+  'top_logprobs',
+  'tools',
+  'tool_choice',
+  'parallel_tool_calls',
+  'response_format',
+  'user',
+  'reasoning',
+  'reasoning_effort',
+  'service_tier',
+  'metadata',
+  'store',
+  'modalities',
+  'audio',
+  'prediction',
+  'verbosity',
+  'web_search_options',
+  'prompt_cache_key',
+]);
+
+/** Self-hosted servers (vLLM, llama.cpp) also take these sampling params. */
+export const OPENAI_COMPATIBLE_PARAMS: ReadonlySet<string> = new Set([
+  ...OPENAI_PARAMS,
+  'top_k',
+  'min_p',
+  'repetition_penalty',
+]);
+
+const REASONING_MODEL = /^(?:.*\/)?(?:o\d|gpt-5)/i;
+const REASONING_UNSUPPORTED = [
+  'temperature',
+  'top_p',
+  'presence_penalty',
+  'frequency_penalty',
+  'logprobs',
+  'top_logprobs',
+  'logit_bias',
+];
+
+const isOfficialOpenAi = (baseUrl: string) => /^https?:\/\/api\.openai\.com(?:[:/]|$)/i.test(baseUrl);
+
+export function isReasoningModel(target: UpstreamTarget): boolean {
+  const forced = target.extra?.reasoningModel;
+  return typeof forced === 'boolean' ? forced : REASONING_MODEL.test(target.upstreamModel);
+}
+
+export function buildOpenAiRequest(
+  req: ChatRequest,
+  target: UpstreamTarget,
+  opts: { stream: boolean },
+): UpstreamHttpRequest {
+  const extra = target.extra ?? {};
+  const official = isOfficialOpenAi(target.baseUrl);
+  const reasoningModel = isReasoningModel(target);
+  const custom = Array.isArray(extra.supportedParams)
+    ? new Set(extra.supportedParams as string[])
+    : undefined;
+  const allowed = custom ?? (official ? OPENAI_PARAMS : OPENAI_COMPATIBLE_PARAMS);
+
+  const body: Record<string, unknown> = { model: target.upstreamModel };
+  for (const key in req) {
+    if (key === 'reasoning' || key === 'reasoning_effort') continue;
+    const v = req[key];
+    if (v !== undefined && allowed.has(key)) body[key] = v;
+  }
+  body.messages = plainMessages(req.messages, !official);
+
+  const limit = req.max_completion_tokens ?? req.max_tokens;
+  delete body.max_tokens;
+  delete body.max_completion_tokens;
+  if (limit !== undefined) {
+    const field =
+      extra.maxTokensField === 'max_tokens' || extra.maxTokensField === 'max_completion_tokens'
+        ? extra.maxTokensField
+        : official || reasoningModel
+          ? 'max_completion_tokens'
+          : 'max_tokens';
+    body[field] = limit;
+  }
+  if (reasoningModel) for (const k of REASONING_UNSUPPORTED) delete body[k];
+
+  if (extra.reasoningObject === true) {
+    if (req.reasoning !== undefined) body.reasoning = req.reasoning;
+    if (req.reasoning_effort !== undefined) body.reasoning_effort = req.reasoning_effort;
+  } else if (allowed.has('reasoning_effort') || allowed.has('reasoning')) {
+    const r = resolveReasoning(req);
+    // OpenAI answers 400 to reasoning_effort on a non-reasoning model: drop it there.
+    if (r && r.enabled !== undefined && (reasoningModel || !official)) {
+      body.reasoning_effort =
+        r.enabled === false
+          ? 'none'
+          : (r.effort ?? effortFromBudget(r.budget ?? 0, limit ?? (r.budget ?? 0) * 2));
+    }
+  }
+
+  if (opts.stream) {
+    body.stream = true;
+    if (extra.streamUsage !== false) body.stream_options = { include_usage: true };
+  } else {
+    delete body.stream;
+  }
+
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: opts.stream ? 'text/event-stream' : 'application/json',
+  };
+  if (target.apiKey) headers.authorization = `Bearer ${target.apiKey}`;
+  if (target.headers) Object.assign(headers, target.headers);
+  return {
+    method: 'POST',
+    url: joinUrl(target.baseUrl, 'chat/completions'),
+    headers,
+    body: JSON.stringify(body),
+  };
+}
+
+/** Copies only the messages that carry fields self-hosted servers reject. */
+function plainMessages(messages: ChatMessage[], developerToSystem: boolean): ChatMessage[] {
+  let out: ChatMessage[] | undefined;
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i];
+    const dev = developerToSystem && m.role === 'developer';
+    if (!dev && m.reasoning === undefined && m.reasoning_details === undefined) continue;
+    out ??= messages.slice();
+    const { reasoning: _r, reasoning_details: _d, ...rest } = m;
+    out[i] = dev ? { ...rest, role: 'system' } : rest;
+  }
+  return out ?? messages;
+}

@@ -1,0 +1,146 @@
+/**
+ * OpenAI-format answers -> canonical. The upstream JSON is parsed once and handed on as is (the
+ * canonical result and chunk choices are OpenAI's own shapes); the only rewrite is the
+ * `reasoning_content` alias (llama.cpp, older vLLM, DeepSeek) to `reasoning`.
+ *
+ * The non-stream result may still carry upstream fields such as id/model/created; the encoder
+ * overwrites those it owns.
+ */
+
+import { SseDecoder } from '../../gateway/chat/sse.js';
+import type { ChatDeltaChoice, ChatResult, ChatStreamEvent } from '../../gateway/chat/types.js';
+import { UpstreamError } from '../../gateway/errors.js';
+import { classifyFailure, excerpt, safeJson } from '../shared/classify-failure.js';
+import type { StreamDecoder, UpstreamHeaders } from '../types.js';
+
+interface OpenAiErrorBody {
+  error?: { message?: string; type?: string; code?: string | number | null; param?: string | null } | string;
+  message?: string;
+  type?: string;
+  code?: string | number;
+  detail?: unknown;
+}
+
+export function classifyOpenAiError(status: number, body: string, headers: UpstreamHeaders): UpstreamError {
+  const parsed = safeJson(body) as OpenAiErrorBody | undefined;
+  if (!parsed || typeof parsed !== 'object') {
+    return classifyFailure(status, headers, { message: body ? excerpt(body) : undefined });
+  }
+  // Shapes: OpenAI {error:{...}}, old vLLM flat {object:"error", message, type, code}, {error:"text"}, FastAPI {detail}.
+  const e = typeof parsed.error === 'object' && parsed.error !== null ? parsed.error : parsed;
+  const message =
+    (typeof parsed.error === 'string' ? parsed.error : e.message) ??
+    (typeof parsed.detail === 'string' ? parsed.detail : undefined) ??
+    excerpt(body);
+  const code = typeof e.code === 'string' ? e.code : undefined;
+  return classifyFailure(status, headers, { codes: [code, e.type], message });
+}
+
+export function parseOpenAiResponse(status: number, body: string, headers: UpstreamHeaders): ChatResult {
+  if (status < 200 || status >= 300) throw classifyOpenAiError(status, body, headers);
+  let parsed: any;
+  try {
+    parsed = JSON.parse(body);
+  } catch (cause) {
+    throw new UpstreamError('bad_response', `unparseable upstream body: ${excerpt(body)}`, {
+      upstreamStatus: status,
+      cause,
+    });
+  }
+  if (parsed && !Array.isArray(parsed.choices) && parsed.error) {
+    // Some gateways answer 200 with only an error object.
+    const code = typeof parsed.error.code === 'number' ? parsed.error.code : 500;
+    throw classifyOpenAiError(code, body, headers);
+  }
+  if (!parsed || !Array.isArray(parsed.choices)) {
+    throw new UpstreamError('bad_response', `upstream body has no choices: ${excerpt(body)}`, {
+      upstreamStatus: status,
+    });
+  }
+  for (const c of parsed.choices) {
+    const m = c.message;
+    if (m && m.reasoning === undefined && typeof m.reasoning_content === 'string') {
+      m.reasoning = m.reasoning_content;
+      delete m.reasoning_content;
+    }
+    if (c.finish_reason === undefined) c.finish_reason = null;
+  }
+  return parsed as ChatResult;
+}
+
+/** Error carried inside a 200 stream: `data: {"error": {...}}` (OpenAI, vLLM, OpenRouter). */
+function streamError(err: any): UpstreamError {
+  const status = typeof err?.code === 'number' ? err.code : 500;
+  return classifyOpenAiError(status, JSON.stringify({ error: err }), {});
+}
+
+export class OpenAiStreamDecoder implements StreamDecoder {
+  private readonly sse = new SseDecoder();
+  private sawRole = false;
+  private finished = false;
+  private done = false;
+  private failed = false;
+
+  push(chunk: string | Uint8Array): ChatStreamEvent[] {
+    const events = this.sse.push(chunk);
+    if (events.length === 0) return [];
+    const out: ChatStreamEvent[] = [];
+    for (const ev of events) this.handle(ev.data, out);
+    return out;
+  }
+
+  end(): ChatStreamEvent[] {
+    const out: ChatStreamEvent[] = [];
+    for (const ev of this.sse.end()) this.handle(ev.data, out);
+    if (!this.done && !this.finished && !this.failed) {
+      this.failed = true;
+      out.push({ type: 'error', error: new UpstreamError('connection', 'upstream stream ended early') });
+    }
+    return out;
+  }
+
+  private handle(data: string, out: ChatStreamEvent[]): void {
+    if (this.done || this.failed) return;
+    if (data === '[DONE]') {
+      this.done = true;
+      return;
+    }
+    let chunk: any;
+    try {
+      chunk = JSON.parse(data);
+    } catch (cause) {
+      this.failed = true;
+      out.push({
+        type: 'error',
+        error: new UpstreamError('bad_response', `unparseable stream chunk: ${excerpt(data)}`, { cause }),
+      });
+      return;
+    }
+    if (chunk.error) {
+      this.failed = true;
+      out.push({ type: 'error', error: streamError(chunk.error) });
+      return;
+    }
+    const choices: ChatDeltaChoice[] | undefined = chunk.choices;
+    if (choices && choices.length > 0) {
+      for (const c of choices) {
+        const d = c.delta;
+        if (d) {
+          if (d.reasoning === undefined && typeof d.reasoning_content === 'string') {
+            d.reasoning = d.reasoning_content;
+            delete d.reasoning_content;
+          }
+          // Clients (LangChain-JS) key tool-call parsing off a first delta with the role.
+          if (!this.sawRole) d.role ??= 'assistant';
+        } else {
+          c.delta = this.sawRole ? {} : { role: 'assistant' };
+        }
+        if (c.finish_reason === undefined) c.finish_reason = null;
+        else if (c.finish_reason !== null) this.finished = true;
+      }
+      this.sawRole = true;
+      out.push({ type: 'delta', choices });
+    }
+    if (chunk.usage) out.push({ type: 'usage', usage: chunk.usage });
+  }
+}

@@ -1,0 +1,85 @@
+import { UpstreamError, type UpstreamErrorKind } from '../../gateway/errors.js';
+import type { UpstreamHeaders } from '../types.js';
+import { parseRetryAfter } from './retry-after.js';
+
+/** Messages providers use when the prompt does not fit (OpenAI, vLLM, llama.cpp, Anthropic, Gemini). */
+const CONTEXT_LENGTH =
+  /context[_ ]length|context window|maximum context|prompt is too long|too many (input )?tokens|exceeds the maximum number of tokens|input token count|reduce the length of the messages|exceeds the context/i;
+const CONTENT_FILTER = /content[_ ]?(filter|policy|management)|safety system|responsible ai/i;
+
+export interface FailureHints {
+  /** Provider error code/type/status string(s) from the body, e.g. "context_length_exceeded", "overloaded_error". */
+  codes?: Array<string | undefined>;
+  message?: string;
+  /** Retry delay found in the body (Gemini RetryInfo). */
+  retryAfterMs?: number;
+}
+
+/**
+ * Shared HTTP failure classification; adapters extract their body's codes and message and call
+ * this. Body codes refine the status: a 400 can be context length or content filter, a 429 with
+ * `insufficient_quota` is an empty account (payment), not a rate limit.
+ */
+export function classifyFailure(
+  status: number,
+  headers: UpstreamHeaders,
+  hints: FailureHints,
+): UpstreamError {
+  const codes = (hints.codes ?? [])
+    .filter((c): c is string => typeof c === 'string')
+    .map((c) => c.toLowerCase());
+  const message = hints.message || `upstream answered HTTP ${status}`;
+  const has = (...names: string[]) => names.some((n) => codes.includes(n));
+  let kind: UpstreamErrorKind;
+  if (
+    has('context_length_exceeded', 'string_above_max_length') ||
+    (status < 500 && CONTEXT_LENGTH.test(message))
+  ) {
+    kind = 'context_length';
+  } else if (has('insufficient_quota', 'billing_error', 'billing_not_active') || status === 402) {
+    kind = 'payment';
+  } else if (
+    has('content_filter', 'content_policy_violation') ||
+    (status === 400 && CONTENT_FILTER.test(message))
+  ) {
+    kind = 'content_filter';
+  } else if (status === 429 || has('rate_limit_error', 'rate_limit_exceeded', 'resource_exhausted')) {
+    kind = 'rate_limited';
+  } else if (
+    status === 529 ||
+    status === 503 ||
+    has('overloaded_error', 'unavailable', 'server_is_overloaded', 'slow_down')
+  ) {
+    kind = 'overloaded';
+  } else if (status === 408 || status === 504 || has('timeout_error', 'deadline_exceeded')) {
+    kind = 'timeout';
+  } else if (status >= 500 || has('api_error', 'internal', 'server_error')) {
+    kind = 'server_error';
+  } else if (
+    status === 401 ||
+    status === 403 ||
+    has('authentication_error', 'permission_error', 'unauthenticated', 'permission_denied')
+  ) {
+    kind = 'auth';
+  } else if (status === 404 || has('not_found_error', 'model_not_found', 'not_found')) {
+    kind = 'not_found';
+  } else {
+    kind = 'bad_request';
+  }
+  const retryAfterMs = parseRetryAfter(headers) ?? hints.retryAfterMs;
+  return new UpstreamError(kind, message, { upstreamStatus: status || undefined, retryAfterMs });
+}
+
+export function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A short, single-line excerpt of an unparseable body for error messages (never the whole body). */
+export function excerpt(text: string, max = 200): string {
+  const one = text.replace(/\s+/g, ' ').trim();
+  return one.length > max ? `${one.slice(0, max)}...` : one;
+}

@@ -1,0 +1,32 @@
+/** Splits a `data:<mime>;base64,<data>` URL; undefined for anything else. */
+export function parseDataUrl(url: string): { mediaType: string; data: string } | undefined {
+  if (!url.startsWith('data:')) return undefined;
+  const comma = url.indexOf(',');
+  if (comma === -1) return undefined;
+  const meta = url.slice(5, comma);
+  if (!meta.endsWith(';base64')) return undefined;
+  return { mediaType: meta.slice(0, -7) || 'application/octet-stream', data: url.slice(comma + 1) };
+}
+
+const EXT_MIME: Record<string, string> = {
+  png: 'image/png',
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  gif: 'image/gif',
+  webp: 'image/webp',
+  pdf: 'application/pdf',
+  mp3: 'audio/mpeg',
+  wav: 'audio/wav',
+};
+
+/** Media type guessed from a URL's extension, for upstreams that require one next to a URL. */
+export function guessMediaType(url: string, fallback = 'image/jpeg'): string {
+  const path = url.split(/[?#]/)[0];
+  const ext = path.slice(path.lastIndexOf('.') + 1).toLowerCase();
+  return EXT_MIME[ext] ?? fallback;
+}
+
+/** Joins a base URL and a path without doubling or losing the slash. */
+export function joinUrl(base: string, path: string): string {
+  return base.replace(/\/+$/, '') + '/' + path.replace(/^\/+/, '');
+}

@@ -1,0 +1,57 @@
+/**
+ * The adapter seam. An adapter is pure translation: it builds the upstream HTTP request, parses a
+ * non-stream answer, decodes a stream, and classifies failures. It never does I/O itself; the
+ * caller sends the request with `src/gateway/upstream` (see `call-chat.ts` there), which keeps
+ * retries, timeouts and aborts in one place.
+ *
+ * Adapters throw only `UpstreamError` (from `parseChatResponse`, `classifyError` returns one).
+ */
+
+import type { ChatRequest, ChatResult, ChatStreamEvent } from '../gateway/chat/types.js';
+import type { UpstreamError } from '../gateway/errors.js';
+// The HTTP request shape is the upstream client's, a leaf module with no provider knowledge.
+import type { UpstreamHttpRequest } from '../gateway/upstream/upstream-client.js';
+
+/** Where and how to reach one upstream for one model. */
+export interface UpstreamTarget {
+  /** e.g. https://api.openai.com/v1, https://api.anthropic.com, https://generativelanguage.googleapis.com */
+  baseUrl: string;
+  apiKey: string;
+  /** Model name the upstream knows. */
+  upstreamModel: string;
+  /** Extra headers sent on every call (they win over the adapter's own). */
+  headers?: Record<string, string>;
+  /** Kind-specific options; each adapter documents the keys it reads. */
+  extra?: Record<string, unknown>;
+}
+
+export type { UpstreamHttpRequest };
+
+/** Response headers, lower-cased names (undici gives them so). */
+export type UpstreamHeaders = Record<string, string | string[] | undefined>;
+
+export interface StreamDecoder {
+  /** Feed the next piece of the body (text or raw bytes; any boundary). */
+  push(chunk: string | Uint8Array): ChatStreamEvent[];
+  /** The body ended: flush, and report a stream that ended without its terminator as an error event. */
+  end(): ChatStreamEvent[];
+}
+
+export interface ChatAdapter {
+  readonly kind: string;
+  /**
+   * Request params this kind can express. Others are dropped silently by `buildChatRequest`;
+   * route planning uses this set for `provider.require_parameters`.
+   */
+  readonly supportedParams: ReadonlySet<string>;
+  buildChatRequest(req: ChatRequest, target: UpstreamTarget, opts: { stream: boolean }): UpstreamHttpRequest;
+  /** Parses a 2xx body; throws UpstreamError for a non-2xx status or a malformed/blocked body. */
+  parseChatResponse(status: number, body: string, headers: UpstreamHeaders): ChatResult;
+  createStreamDecoder(): StreamDecoder;
+  classifyError(status: number, body: string, headers: UpstreamHeaders): UpstreamError;
+  listModels?: {
+    request(target: UpstreamTarget): UpstreamHttpRequest;
+    /** Upstream model ids as the upstream names them (Gemini's `models/` prefix stripped). */
+    parse(body: string): string[];
+  };
+}

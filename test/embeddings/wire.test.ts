@@ -191,6 +191,7 @@ describe('decodeEmbeddingsRequest', () => {
     [{ input: ['a', ''] }, /^input\[1\]: must not be an empty string/, 'input[1]'],
     [{ input: ['a', { text: 'x' }] }, /^input\[1\]: must be a string or an array of token ids/, 'input[1]'],
     [{ input: [[1, -2]] }, /^input\[0\]: token ids must be non-negative integers/, 'input[0]'],
+    [{ input: ['a', [1]] }, /must not mix strings and token arrays/, 'input'],
     [{ input: 'x', encoding_format: 'hex' }, /encoding_format must be one of/, 'encoding_format'],
     [{ input: 'x', dimensions: 1.5 }, /dimensions must be a positive integer/, 'dimensions'],
   ])('rejects %j', (body, message, param) => {

@@ -1,11 +1,12 @@
 import { UpstreamError } from '../errors.js';
 import { runInBatches } from './batch-split.js';
-import type {
-  EmbeddingAdapter,
-  EmbeddingHttpRequest,
-  EmbeddingTarget,
-  ParsedEmbeddingResponse,
-  ResponseHeaders,
+import {
+  type EmbeddingAdapter,
+  type EmbeddingHttpRequest,
+  type EmbeddingTarget,
+  effectiveDtype,
+  type ParsedEmbeddingResponse,
+  type ResponseHeaders,
 } from './embedding-adapter.js';
 import type { EmbeddingDtype, ResolvedEmbeddingRequest } from './embedding-request.js';
 
@@ -46,12 +47,13 @@ export async function embedWithAdapter(
     req.inputs,
     adapter.maxBatch,
     async (inputs) => {
-      const httpReq = adapter.buildRequest({ ...req, inputs }, target);
+      const batch = { ...req, inputs };
+      const httpReq = adapter.buildRequest(batch, target);
       const res = await send(httpReq, { signal: opts.signal });
       const text = await res.text();
       const body = parseJson(text);
       if (res.status < 200 || res.status >= 300) throw adapter.classifyError(res.status, body, res.headers);
-      const parsed = adapter.parseResponse(res.status, body);
+      const parsed = adapter.parseResponse(res.status, body, batch);
       if (parsed.vectors.length !== inputs.length) {
         throw new UpstreamError(
           'bad_response',
@@ -63,7 +65,7 @@ export async function embedWithAdapter(
     },
     opts.concurrency,
   );
-  return { ...result, dtype: result.dtype ?? 'float' };
+  return { ...result, dtype: effectiveDtype(adapter, req) };
 }
 
 function parseJson(text: string): unknown {

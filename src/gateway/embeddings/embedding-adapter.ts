@@ -12,12 +12,14 @@ import {
  * pure: they build one HTTP call for at most `maxBatch` inputs and read its answer; sending,
  * batching and retrying happen elsewhere.
  */
+/** Field-compatible with the chat side's UpstreamTarget (src/providers/types.ts), so one object serves both. */
 export interface EmbeddingTarget {
   /** Provider base URL, with or without the version segment (`https://api.voyageai.com` or `.../v1`). */
   baseUrl: string;
   apiKey?: string;
   /** The model id the upstream knows. */
-  model: string;
+  upstreamModel: string;
+  /** Extra headers sent on every call (they win over the adapter's own). */
   headers?: Record<string, string>;
 }
 
@@ -49,9 +51,15 @@ export interface EmbeddingAdapter {
   fusesParts: boolean;
   /** Inputs per upstream call. */
   maxBatch: number;
+  /** Quantized output types the upstream can return; others are answered as float. */
+  dtypes?: ReadonlySet<EmbeddingDtype>;
   buildRequest(req: ResolvedEmbeddingRequest, target: EmbeddingTarget): EmbeddingHttpRequest;
-  /** `body` is parsed JSON (or the raw text when it was not JSON). Throws UpstreamError('bad_response'). */
-  parseResponse(status: number, body: unknown): ParsedEmbeddingResponse;
+  /**
+   * `body` is parsed JSON (or the raw text when it was not JSON); `req` is the batch that was
+   * sent, for upstreams whose usage means different things by content. Throws
+   * UpstreamError('bad_response').
+   */
+  parseResponse(status: number, body: unknown, req?: ResolvedEmbeddingRequest): ParsedEmbeddingResponse;
   classifyError(status: number, body: unknown, headers: ResponseHeaders): UpstreamError;
 }
 
@@ -73,6 +81,14 @@ export function adapterRejection(adapter: EmbeddingAdapter, req: ResolvedEmbeddi
       return `inputs[${i}]: the model embeds each image on its own and cannot combine it with other parts`;
   }
   return null;
+}
+
+/** The dtype this adapter will actually return for the request. */
+export function effectiveDtype(
+  adapter: EmbeddingAdapter,
+  req: { dtype: EmbeddingDtype | null },
+): EmbeddingDtype {
+  return req.dtype && adapter.dtypes?.has(req.dtype) ? req.dtype : 'float';
 }
 
 export function adapterCanServe(adapter: EmbeddingAdapter, req: ResolvedEmbeddingRequest): boolean {

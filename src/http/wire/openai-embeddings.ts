@@ -34,6 +34,10 @@ function decodeInput(input: unknown): EmbeddingPart[][] {
   }
   // A flat array of integers is ONE tokenized input, not many.
   if (input.every((x) => typeof x === 'number')) return [[tokensPart(input, 'input')]];
+  // The upstream shape cannot carry both kinds in one array, so neither can ours.
+  if (input.some((x) => typeof x === 'string') && input.some((x) => Array.isArray(x))) {
+    throw badRequest('input must not mix strings and token arrays', 'input');
+  }
   return input.map((item, i) => {
     const where = `input[${i}]`;
     if (typeof item === 'string') return [textPart(item, where)];

@@ -1,0 +1,48 @@
+import { classifyByStatus, errorMessageOf } from '../../gateway/embeddings/classify-upstream-error.js';
+import {
+  type EmbeddingAdapter,
+  inputText,
+  jsonHeaders,
+  upstreamUrl,
+} from '../../gateway/embeddings/embedding-adapter.js';
+import type { ResolvedPart } from '../../gateway/embeddings/embedding-request.js';
+import { count, parseEmbeddingList } from '../../gateway/embeddings/parse-embedding-list.js';
+
+/**
+ * `/v1/embeddings` of OpenAI and OpenAI-compatible servers (vLLM, TEI, Ollama, llama.cpp,
+ * Infinity). Text only: none of them takes images through this shape reliably. Token-array
+ * inputs pass through unchanged for servers that share the client's tokenizer.
+ */
+function openaiInput(parts: ResolvedPart[]): string | number[] {
+  const first = parts[0];
+  return parts.length === 1 && first.type === 'tokens' ? first.tokens : inputText(parts);
+}
+
+export const openaiEmbeddingAdapter: EmbeddingAdapter = {
+  kind: 'openai-embeddings',
+  accepts: new Set(['text', 'tokens']),
+  fusesParts: false,
+  maxBatch: 2048,
+  buildRequest(req, target) {
+    const body = {
+      model: target.upstreamModel,
+      input: req.inputs.map(openaiInput),
+      encoding_format: 'float',
+      ...(req.dimensions !== null ? { dimensions: req.dimensions } : {}),
+      ...(req.user !== null ? { user: req.user } : {}),
+    };
+    return {
+      method: 'POST',
+      url: upstreamUrl(target.baseUrl, '/v1/embeddings'),
+      headers: jsonHeaders(target),
+      body: JSON.stringify(body),
+    };
+  },
+  parseResponse(_status, body) {
+    const { vectors, usage } = parseEmbeddingList('openai-compatible', body);
+    const prompt = count(usage, 'prompt_tokens');
+    return { vectors, usage: { textTokens: prompt, totalTokens: count(usage, 'total_tokens') ?? prompt } };
+  },
+  classifyError: (status, body, headers) =>
+    classifyByStatus('openai-compatible', status, errorMessageOf(body), headers),
+};

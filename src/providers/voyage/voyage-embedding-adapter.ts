@@ -1,0 +1,101 @@
+import { classifyByStatus, errorMessageOf } from '../../gateway/embeddings/classify-upstream-error.js';
+import {
+  type EmbeddingAdapter,
+  type EmbeddingHttpRequest,
+  type EmbeddingTarget,
+  effectiveDtype,
+  inputText,
+  jsonHeaders,
+  upstreamUrl,
+} from '../../gateway/embeddings/embedding-adapter.js';
+import type {
+  EmbeddingDtype,
+  ResolvedEmbeddingRequest,
+  ResolvedPart,
+} from '../../gateway/embeddings/embedding-request.js';
+import { count, parseEmbeddingList } from '../../gateway/embeddings/parse-embedding-list.js';
+import { imageToDataUrl } from '../../gateway/images/image-data.js';
+
+/**
+ * Voyage AI: `/v1/multimodalembeddings` (interleaved text and images fused into one vector per
+ * input) and `/v1/embeddings` (text). Images always go as `image_base64` data URLs of bytes we
+ * fetched and checked, so Voyage never fetches a client's URL. We never ask for base64 output:
+ * numbers come back and the client's encoding is applied by our encoder.
+ */
+const DTYPES: ReadonlySet<EmbeddingDtype> = new Set(['float', 'int8', 'uint8', 'binary', 'ubinary']);
+
+function commonFields(req: ResolvedEmbeddingRequest, target: EmbeddingTarget, adapter: EmbeddingAdapter) {
+  const dtype = effectiveDtype(adapter, req);
+  return {
+    model: target.upstreamModel,
+    input_type: req.inputType,
+    truncation: req.truncation,
+    ...(req.dimensions !== null ? { output_dimension: req.dimensions } : {}),
+    ...(dtype !== 'float' ? { output_dtype: dtype } : {}),
+  };
+}
+
+function post(target: EmbeddingTarget, path: string, body: unknown): EmbeddingHttpRequest {
+  return {
+    method: 'POST',
+    url: upstreamUrl(target.baseUrl, path),
+    headers: jsonHeaders(target),
+    body: JSON.stringify(body),
+  };
+}
+
+function voyagePart(p: ResolvedPart) {
+  if (p.type === 'image') return { type: 'image_base64', image_base64: imageToDataUrl(p.image) };
+  if (p.type === 'text') return { type: 'text', text: p.text };
+  throw new Error('voyage cannot embed token inputs'); // unreachable: `accepts` keeps them away
+}
+
+const classifyError: EmbeddingAdapter['classifyError'] = (status, body, headers) =>
+  classifyByStatus('voyage', status, errorMessageOf(body), headers);
+
+export const voyageMultimodalAdapter: EmbeddingAdapter = {
+  kind: 'voyage-multimodal',
+  accepts: new Set(['text', 'image']),
+  fusesParts: true,
+  maxBatch: 1000,
+  dtypes: DTYPES,
+  buildRequest(req, target) {
+    return post(target, '/v1/multimodalembeddings', {
+      inputs: req.inputs.map((parts) => ({ content: parts.map(voyagePart) })),
+      ...commonFields(req, target, this),
+    });
+  },
+  parseResponse(_status, body) {
+    const { vectors, usage } = parseEmbeddingList('voyage', body);
+    return {
+      vectors,
+      usage: {
+        textTokens: count(usage, 'text_tokens'),
+        imagePixels: count(usage, 'image_pixels'),
+        totalTokens: count(usage, 'total_tokens'),
+      },
+    };
+  },
+  classifyError,
+};
+
+export const voyageTextAdapter: EmbeddingAdapter = {
+  kind: 'voyage-text',
+  accepts: new Set(['text']),
+  fusesParts: false,
+  maxBatch: 1000,
+  dtypes: DTYPES,
+  buildRequest(req, target) {
+    return post(target, '/v1/embeddings', {
+      input: req.inputs.map(inputText),
+      ...commonFields(req, target, this),
+    });
+  },
+  parseResponse(_status, body) {
+    const { vectors, usage } = parseEmbeddingList('voyage', body);
+    // The text endpoint reports only total_tokens, and for text that is the text count.
+    const total = count(usage, 'total_tokens');
+    return { vectors, usage: { textTokens: total, totalTokens: total } };
+  },
+  classifyError,
+};

@@ -1,0 +1,365 @@
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { type EmbeddingSend, embedWithAdapter } from '../../src/gateway/embeddings/embed-with-adapter.js';
+import { adapterRejection, type EmbeddingTarget } from '../../src/gateway/embeddings/embedding-adapter.js';
+import type { ResolvedEmbeddingRequest } from '../../src/gateway/embeddings/embedding-request.js';
+import { finalizeEmbeddingUsage } from '../../src/gateway/embeddings/embedding-usage.js';
+import { UpstreamError } from '../../src/gateway/errors.js';
+import { inspectImage } from '../../src/gateway/images/image-data.js';
+import { UpstreamClient } from '../../src/gateway/upstream/upstream-client.js';
+import { cohereEmbeddingAdapter } from '../../src/providers/cohere/cohere-embedding-adapter.js';
+import { getEmbeddingAdapter } from '../../src/providers/embedding-registry.js';
+import { jinaEmbeddingAdapter } from '../../src/providers/jina/jina-embedding-adapter.js';
+import { openaiEmbeddingAdapter } from '../../src/providers/openai-embeddings/openai-embedding-adapter.js';
+import {
+  voyageMultimodalAdapter,
+  voyageTextAdapter,
+} from '../../src/providers/voyage/voyage-embedding-adapter.js';
+import { type FakeUpstream, fixture, startFakeUpstream } from './fake-embedding-upstream.js';
+import { makeJpeg, makePng } from './test-images.js';
+
+const client = new UpstreamClient();
+const send: EmbeddingSend = (req, opts) => client.send(req, opts);
+let fake: FakeUpstream | undefined;
+afterEach(async () => {
+  await fake?.close();
+  fake = undefined;
+});
+afterAll(() => client.close());
+
+const png = inspectImage(makePng(100, 50)); // 5000 px
+const jpeg = inspectImage(makeJpeg(20, 30));
+
+function request(inputs: ResolvedEmbeddingRequest['inputs'], extra: Partial<ResolvedEmbeddingRequest> = {}) {
+  return {
+    inputs,
+    model: null,
+    inputType: null,
+    truncation: true,
+    encoding: 'float',
+    dimensions: null,
+    dtype: null,
+    user: null,
+    ...extra,
+  } satisfies ResolvedEmbeddingRequest;
+}
+
+const mixed = request(
+  [
+    [
+      { type: 'text', text: 'a red bicycle' },
+      { type: 'image', image: png },
+    ],
+    [{ type: 'image', image: jpeg }],
+  ],
+  { inputType: 'query' },
+);
+const texts = request([[{ type: 'text', text: 'hello' }], [{ type: 'text', text: 'world' }]], {
+  inputType: 'document',
+});
+
+const target = (base: string, upstreamModel: string, path = ''): EmbeddingTarget => ({
+  baseUrl: base + path,
+  apiKey: 'sk-upstream',
+  upstreamModel,
+});
+
+async function failure(p: Promise<unknown>): Promise<UpstreamError> {
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(UpstreamError);
+  return err as UpstreamError;
+}
+
+describe('voyage', () => {
+  it('multimodal: sends image_base64 data URLs and reads Voyage usage', async () => {
+    fake = await startFakeUpstream(() => ({ body: fixture('voyage', 'multimodal-response.json') }));
+    const out = await embedWithAdapter(
+      voyageMultimodalAdapter,
+      mixed,
+      target(fake.baseUrl, 'voyage-multimodal-3', '/v1'),
+      send,
+    );
+    const [got] = fake.requests;
+    expect(got.method).toBe('POST');
+    expect(got.url).toBe('/v1/multimodalembeddings');
+    expect(got.headers.authorization).toBe('Bearer sk-upstream');
+    expect(got.headers['content-type']).toBe('application/json');
+    expect(got.body).toEqual({
+      inputs: [
+        {
+          content: [
+            { type: 'text', text: 'a red bicycle' },
+            { type: 'image_base64', image_base64: `data:image/png;base64,${png.bytes.toString('base64')}` },
+          ],
+        },
+        {
+          content: [
+            { type: 'image_base64', image_base64: `data:image/jpeg;base64,${jpeg.bytes.toString('base64')}` },
+          ],
+        },
+      ],
+      model: 'voyage-multimodal-3',
+      input_type: 'query',
+      truncation: true,
+    });
+    expect(out.vectors).toEqual([
+      [0.0123, -0.0456, 0.0789, 0.1011],
+      [-0.2, 0.3, -0.4, 0.5],
+    ]);
+    expect(out.dtype).toBe('float');
+    // Voyage's own counts win over ours.
+    expect(finalizeEmbeddingUsage(mixed, out.usage)).toEqual({
+      textTokens: 9,
+      imagePixels: 100000,
+      videoPixels: 0,
+      totalTokens: 188,
+      estimated: false,
+    });
+  });
+
+  it('text: /v1/embeddings with Voyage options, output_dtype forwarded', async () => {
+    fake = await startFakeUpstream(() => ({ body: fixture('voyage', 'text-response.json') }));
+    const req = { ...texts, dimensions: 512, dtype: 'int8' as const };
+    const out = await embedWithAdapter(voyageTextAdapter, req, target(fake.baseUrl, 'voyage-3.5'), send);
+    expect(fake.requests[0].url).toBe('/v1/embeddings');
+    expect(fake.requests[0].body).toEqual({
+      input: ['hello', 'world'],
+      model: 'voyage-3.5',
+      input_type: 'document',
+      truncation: true,
+      output_dimension: 512,
+      output_dtype: 'int8',
+    });
+    expect(out.usage).toEqual({ textTokens: 12, totalTokens: 12 });
+    expect(out.dtype).toBe('int8');
+  });
+
+  it('classifies {"detail"} errors', async () => {
+    fake = await startFakeUpstream((r) =>
+      r.body.input_type === 'query'
+        ? { status: 429, body: fixture('voyage', 'error-429.json'), headers: { 'retry-after': '7' } }
+        : { status: 400, body: fixture('voyage', 'error-400.json') },
+    );
+    const bad = await failure(
+      embedWithAdapter(
+        voyageMultimodalAdapter,
+        { ...mixed, inputType: null },
+        target(fake.baseUrl, 'm'),
+        send,
+      ),
+    );
+    expect(bad.kind).toBe('bad_request');
+    expect(bad.message).toMatch(/voyage 400: Value 'doc' supplied/);
+    const limited = await failure(
+      embedWithAdapter(voyageMultimodalAdapter, mixed, target(fake.baseUrl, 'm'), send),
+    );
+    expect(limited.kind).toBe('rate_limited');
+    expect(limited.retryAfterMs).toBe(7000);
+  });
+});
+
+describe('jina', () => {
+  it('sends images as raw base64 items with the retrieval task', async () => {
+    fake = await startFakeUpstream(() => ({ body: fixture('jina', 'embeddings-response.json') }));
+    const req = request([[{ type: 'text', text: 'a cat' }], [{ type: 'image', image: png }]], {
+      inputType: 'query',
+      dimensions: 512,
+    });
+    const out = await embedWithAdapter(jinaEmbeddingAdapter, req, target(fake.baseUrl, 'jina-clip-v2'), send);
+    expect(fake.requests[0].url).toBe('/v1/embeddings');
+    expect(fake.requests[0].headers.authorization).toBe('Bearer sk-upstream');
+    expect(fake.requests[0].body).toEqual({
+      model: 'jina-clip-v2',
+      input: [{ text: 'a cat' }, { image: png.bytes.toString('base64') }],
+      embedding_type: 'float',
+      task: 'retrieval.query',
+      dimensions: 512,
+      truncate: true,
+    });
+    expect(out.vectors[1]).toEqual([-0.5, 0.25, 0.125]);
+    // With images, Jina's total is its own mix; text tokens stay ours.
+    expect(out.usage).toEqual({ totalTokens: 4021 });
+  });
+
+  it('sends plain strings for text-only batches and maps document to retrieval.passage', async () => {
+    fake = await startFakeUpstream(() => ({ body: fixture('jina', 'embeddings-response.json') }));
+    const out = await embedWithAdapter(
+      jinaEmbeddingAdapter,
+      texts,
+      target(fake.baseUrl, 'jina-embeddings-v3'),
+      send,
+    );
+    expect(fake.requests[0].body).toMatchObject({ input: ['hello', 'world'], task: 'retrieval.passage' });
+    expect(out.usage).toEqual({ textTokens: 4021, totalTokens: 4021 });
+  });
+
+  it('refuses mixed text+image inputs at routing and classifies auth errors', async () => {
+    expect(adapterRejection(jinaEmbeddingAdapter, mixed)).toMatch(/^inputs\[0\]/);
+    fake = await startFakeUpstream(() => ({ status: 401, body: fixture('jina', 'error-401.json') }));
+    expect(
+      (await failure(embedWithAdapter(jinaEmbeddingAdapter, texts, target(fake.baseUrl, 'x'), send))).kind,
+    ).toBe('auth');
+  });
+});
+
+describe('cohere', () => {
+  it('sends v2 content inputs with image_url data URIs and reads embeddings.float', async () => {
+    fake = await startFakeUpstream(() => ({ body: fixture('cohere', 'embed-response.json') }));
+    const out = await embedWithAdapter(
+      cohereEmbeddingAdapter,
+      mixed,
+      target(fake.baseUrl, 'embed-v4.0'),
+      send,
+    );
+    expect(fake.requests[0].url).toBe('/v2/embed');
+    expect(fake.requests[0].body).toEqual({
+      model: 'embed-v4.0',
+      input_type: 'search_query',
+      embedding_types: ['float'],
+      inputs: [
+        {
+          content: [
+            { type: 'text', text: 'a red bicycle' },
+            {
+              type: 'image_url',
+              image_url: { url: `data:image/png;base64,${png.bytes.toString('base64')}` },
+            },
+          ],
+        },
+        {
+          content: [
+            {
+              type: 'image_url',
+              image_url: { url: `data:image/jpeg;base64,${jpeg.bytes.toString('base64')}` },
+            },
+          ],
+        },
+      ],
+      truncate: 'END',
+    });
+    expect(out.vectors[0]).toEqual([0.016296387, -0.008354187, -0.04699707, 0.07104492]);
+    expect(out.usage).toEqual({ textTokens: 6, totalTokens: 1616 });
+    expect(finalizeEmbeddingUsage(mixed, out.usage)).toMatchObject({ imagePixels: 5600, totalTokens: 1616 });
+  });
+
+  it('uses texts for text-only requests, search_document by default, and classifies errors', async () => {
+    fake = await startFakeUpstream((r) =>
+      r.body.truncate === 'NONE'
+        ? { status: 400, body: fixture('cohere', 'error-400.json') }
+        : { body: fixture('cohere', 'embed-response.json') },
+    );
+    await embedWithAdapter(
+      cohereEmbeddingAdapter,
+      { ...texts, inputType: null },
+      target(fake.baseUrl, 'embed-english-v3.0'),
+      send,
+    );
+    expect(fake.requests[0].body).toEqual({
+      model: 'embed-english-v3.0',
+      input_type: 'search_document',
+      embedding_types: ['float'],
+      texts: ['hello', 'world'],
+      truncate: 'END',
+    });
+    const err = await failure(
+      embedWithAdapter(
+        cohereEmbeddingAdapter,
+        { ...texts, truncation: false },
+        target(fake.baseUrl, 'x'),
+        send,
+      ),
+    );
+    expect(err.kind).toBe('bad_request');
+    expect(err.message).toMatch(/input_type is a required field/);
+  });
+});
+
+describe('openai-compatible', () => {
+  it('sends text only, orders vectors by index, and reads prompt_tokens', async () => {
+    fake = await startFakeUpstream(() => ({ body: fixture('openai-embeddings', 'response.json') }));
+    const req = { ...texts, dimensions: 256, user: 'u-1' };
+    const out = await embedWithAdapter(
+      openaiEmbeddingAdapter,
+      req,
+      target(fake.baseUrl, 'text-embedding-3-small', '/v1'),
+      send,
+    );
+    expect(fake.requests[0].url).toBe('/v1/embeddings');
+    expect(fake.requests[0].body).toEqual({
+      model: 'text-embedding-3-small',
+      input: ['hello', 'world'],
+      encoding_format: 'float',
+      dimensions: 256,
+      user: 'u-1',
+    });
+    expect(out.vectors).toEqual([
+      [-0.0069292835, -0.005336422, 0.024047505],
+      [0.5, 0.5, 0.5],
+    ]);
+    expect(out.usage).toEqual({ textTokens: 8, totalTokens: 8 });
+  });
+
+  it('never takes images; context errors and garbage are classified', async () => {
+    expect(adapterRejection(openaiEmbeddingAdapter, mixed)).toMatch(/cannot embed images/);
+    fake = await startFakeUpstream((r) =>
+      r.body.input.length === 1
+        ? { body: '<html>oops</html>' }
+        : { status: 400, body: fixture('openai-embeddings', 'error-400.json') },
+    );
+    expect(
+      (await failure(embedWithAdapter(openaiEmbeddingAdapter, texts, target(fake.baseUrl, 'x'), send))).kind,
+    ).toBe('context_length');
+    const one = request([[{ type: 'tokens', tokens: [1, 2] }]]);
+    expect(
+      (await failure(embedWithAdapter(openaiEmbeddingAdapter, one, target(fake.baseUrl, 'x'), send))).kind,
+    ).toBe('bad_response');
+    expect(fake.requests[1].body.input).toEqual([[1, 2]]);
+  });
+});
+
+describe('batching', () => {
+  it('splits above maxBatch and reassembles in order, summing upstream usage', async () => {
+    // Cohere's format with one vector per text, each vector naming its text so order is checkable.
+    fake = await startFakeUpstream((r) => ({
+      body: {
+        ...fixture('cohere', 'embed-response.json'),
+        embeddings: { float: r.body.texts.map((t: string) => [Number(t.slice(1))]) },
+        meta: { billed_units: { input_tokens: r.body.texts.length } },
+      },
+    }));
+    const inputs = Array.from({ length: 200 }, (_, i) => [{ type: 'text' as const, text: `t${i}` }]);
+    const out = await embedWithAdapter(
+      cohereEmbeddingAdapter,
+      request(inputs),
+      target(fake.baseUrl, 'embed-v4.0'),
+      send,
+    );
+    expect(fake.requests.map((r) => r.body.texts.length).sort((a, b) => a - b)).toEqual([8, 96, 96]);
+    expect(out.vectors).toEqual(inputs.map((_, i) => [i]));
+    expect(out.usage).toEqual({ textTokens: 200, totalTokens: undefined });
+  });
+
+  it('rejects an answer with the wrong number of vectors', async () => {
+    fake = await startFakeUpstream(() => ({ body: fixture('voyage', 'text-response.json') }));
+    const three = request([
+      [{ type: 'text', text: 'a' }],
+      [{ type: 'text', text: 'b' }],
+      [{ type: 'text', text: 'c' }],
+    ]);
+    expect(
+      (await failure(embedWithAdapter(voyageTextAdapter, three, target(fake.baseUrl, 'x'), send))).message,
+    ).toMatch(/2 embeddings for 3 inputs/);
+  });
+});
+
+describe('registry', () => {
+  it('picks adapters by kind, Voyage by model', () => {
+    expect(getEmbeddingAdapter('voyage', 'voyage-multimodal-3')).toBe(voyageMultimodalAdapter);
+    expect(getEmbeddingAdapter('voyage', 'voyage-3.5')).toBe(voyageTextAdapter);
+    expect(getEmbeddingAdapter('cohere')).toBe(cohereEmbeddingAdapter);
+    expect(getEmbeddingAdapter('openai-compatible')).toBe(openaiEmbeddingAdapter);
+    expect(getEmbeddingAdapter('anthropic')).toBeUndefined();
+  });
+});

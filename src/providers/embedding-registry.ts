@@ -1,4 +1,6 @@
-import type { EmbeddingAdapter } from '../gateway/embeddings/embedding-adapter.js';
+import { adapterRejection, type EmbeddingAdapter } from '../gateway/embeddings/embedding-adapter.js';
+import type { ResolvedEmbeddingRequest } from '../gateway/embeddings/embedding-request.js';
+import { GatewayError } from '../gateway/errors.js';
 import { cohereEmbeddingAdapter } from './cohere/cohere-embedding-adapter.js';
 import { jinaEmbeddingAdapter } from './jina/jina-embedding-adapter.js';
 import { openaiEmbeddingAdapter } from './openai-embeddings/openai-embedding-adapter.js';
@@ -27,4 +29,30 @@ export function getEmbeddingAdapter(kind: string, upstreamModel?: string): Embed
     return upstreamModel && /multimodal/i.test(upstreamModel) ? voyageMultimodalAdapter : voyageTextAdapter;
   }
   return BY_KIND[kind];
+}
+
+/**
+ * Route candidates that can embed this request, each with its adapter. When candidates exist but
+ * none can take the request (images for text-only models), `rejection` is the clear 400 the
+ * client gets instead of an upstream error.
+ */
+export function selectEmbeddingCandidates<C extends { target: { kind: string; upstreamModel: string } }>(
+  candidates: readonly C[],
+  req: ResolvedEmbeddingRequest,
+): { usable: { candidate: C; adapter: EmbeddingAdapter }[]; rejection: GatewayError | null } {
+  const usable: { candidate: C; adapter: EmbeddingAdapter }[] = [];
+  let reason: string | null = null;
+  for (const candidate of candidates) {
+    const adapter = getEmbeddingAdapter(candidate.target.kind, candidate.target.upstreamModel);
+    const why = adapter
+      ? adapterRejection(adapter, req)
+      : `upstream kind ${candidate.target.kind} has no embeddings`;
+    if (adapter && !why) usable.push({ candidate, adapter });
+    else reason ??= why;
+  }
+  const rejection =
+    usable.length === 0 && candidates.length > 0
+      ? new GatewayError(400, `no upstream can serve this request: ${reason}`)
+      : null;
+  return { usable, rejection };
 }

@@ -7,7 +7,7 @@ import { UpstreamError } from '../../src/gateway/errors.js';
 import { inspectImage } from '../../src/gateway/images/image-data.js';
 import { UpstreamClient } from '../../src/gateway/upstream/upstream-client.js';
 import { cohereEmbeddingAdapter } from '../../src/providers/cohere/cohere-embedding-adapter.js';
-import { getEmbeddingAdapter } from '../../src/providers/embedding-registry.js';
+import { getEmbeddingAdapter, selectEmbeddingCandidates } from '../../src/providers/embedding-registry.js';
 import { jinaEmbeddingAdapter } from '../../src/providers/jina/jina-embedding-adapter.js';
 import { openaiEmbeddingAdapter } from '../../src/providers/openai-embeddings/openai-embedding-adapter.js';
 import {
@@ -361,5 +361,23 @@ describe('registry', () => {
     expect(getEmbeddingAdapter('cohere')).toBe(cohereEmbeddingAdapter);
     expect(getEmbeddingAdapter('openai-compatible')).toBe(openaiEmbeddingAdapter);
     expect(getEmbeddingAdapter('anthropic')).toBeUndefined();
+  });
+
+  it('selects candidates that can serve, and gives a 400 when none can take images', () => {
+    const c = (kind: string, upstreamModel: string) => ({ target: { kind, upstreamModel } });
+    const textOnly = [
+      c('openai-compatible', 'text-embedding-3-small'),
+      c('voyage', 'voyage-3.5'),
+      c('anthropic', 'x'),
+    ];
+    const none = selectEmbeddingCandidates(textOnly, mixed);
+    expect(none.usable).toEqual([]);
+    expect(none.rejection?.status).toBe(400);
+    expect(none.rejection?.message).toMatch(/no upstream can serve this request: .*cannot embed images/);
+    const some = selectEmbeddingCandidates([...textOnly, c('voyage', 'voyage-multimodal-3')], mixed);
+    expect(some.rejection).toBeNull();
+    expect(some.usable.map((u) => u.adapter)).toEqual([voyageMultimodalAdapter]);
+    expect(selectEmbeddingCandidates(textOnly, texts).usable).toHaveLength(2);
+    expect(selectEmbeddingCandidates([], texts).rejection).toBeNull();
   });
 });

@@ -84,10 +84,10 @@ describe('embeddingCost', () => {
     estimated: false,
   };
   it('prices tokens, or tokens and pixels separately', () => {
-    expect(embeddingCost(usage, { inputPerMillionTokens: 0.12 })).toBeCloseTo((4572 * 0.12) / 1e6, 12);
-    expect(embeddingCost(usage, { inputPerMillionTokens: 0.12, imagePerMillionPixels: 0.6 })).toBeCloseTo(
-      (1000 * 0.12 + 2_000_000 * 0.6) / 1e6,
-      12,
+    expect(embeddingCost(usage, { perToken: 0.12e-6 })).toBeCloseTo(4572 * 0.12e-6, 15);
+    expect(embeddingCost(usage, { perToken: 0.12e-6, perPixel: 0.6e-9 })).toBeCloseTo(
+      1000 * 0.12e-6 + 2_000_000 * 0.6e-9,
+      15,
     );
   });
 });

@@ -68,10 +68,13 @@ export function finalizeEmbeddingUsage(
   return { textTokens, imagePixels, videoPixels: 0, totalTokens, estimated };
 }
 
-/** USD per million; `imagePerMillionPixels` prices pixels separately when the model registry has it. */
+/**
+ * USD per unit, like the model registry's pricing (`prompt` is per token). `perPixel` prices
+ * image pixels separately when the registry has a pixel price.
+ */
 export interface EmbeddingPrice {
-  inputPerMillionTokens: number;
-  imagePerMillionPixels?: number;
+  perToken: number;
+  perPixel?: number;
 }
 
 /**
@@ -79,10 +82,7 @@ export interface EmbeddingPrice {
  * images are priced through their token equivalent inside total_tokens.
  */
 export function embeddingCost(usage: EmbeddingUsage, price: EmbeddingPrice): number {
-  if (price.imagePerMillionPixels !== undefined) {
-    return (
-      (usage.textTokens * price.inputPerMillionTokens + usage.imagePixels * price.imagePerMillionPixels) / 1e6
-    );
-  }
-  return (usage.totalTokens * price.inputPerMillionTokens) / 1e6;
+  if (price.perPixel !== undefined)
+    return usage.textTokens * price.perToken + usage.imagePixels * price.perPixel;
+  return usage.totalTokens * price.perToken;
 }

@@ -64,15 +64,17 @@ export class SseDecoder {
     return out;
   }
 
-  /** Flushes a final event that was not followed by a blank line (a truncated stream). */
+  /**
+   * The body ended. As the SSE spec says, an event not closed by a blank line is incomplete and
+   * discarded: a cut stream must not deliver half a JSON payload as if it were whole.
+   */
   end(): SseEvent[] {
     const tail = this.utf8.decode();
     const out = tail ? this.push(tail) : [];
-    if (this.buf.length > 0) {
-      this.line(this.buf, 0, this.buf.length, out);
-      this.buf = '';
-    }
-    this.dispatch(out);
+    this.buf = '';
+    this.dataLines = [];
+    this.hasData = false;
+    this.eventName = undefined;
     return out;
   }
 

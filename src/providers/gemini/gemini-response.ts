@@ -83,10 +83,10 @@ export function classifyGeminiError(status: number, body: string, headers: Upstr
   const details = e?.details ?? [];
   const reason = details.find((d) => typeof d.reason === 'string')?.reason as string | undefined;
   const retry = details.find((d) => String(d['@type'] ?? '').endsWith('RetryInfo'))?.retryDelay;
-  let effective = status >= 200 && status < 300 ? (e?.code ?? 500) : status;
-  // Google answers 400 INVALID_ARGUMENT for a bad API key; it is an auth failure for routing.
-  if (reason === 'API_KEY_INVALID') effective = 401;
+  const effective = status >= 200 && status < 300 ? (e?.code ?? 500) : status;
   return classifyFailure(effective, headers, {
+    // Google answers 400 INVALID_ARGUMENT for a bad API key; it is an auth failure for routing.
+    classifyAs: reason === 'API_KEY_INVALID' ? 401 : undefined,
     codes: [e?.status, reason],
     message: e?.message ?? (body ? excerpt(body) : undefined),
     retryAfterMs: parseDurationMs(retry),
@@ -102,7 +102,8 @@ export function convertParts(parts: Array<Record<string, any>>) {
   parts.forEach((p, index) => {
     let callId: string | undefined;
     if (p.functionCall) {
-      const id: string = typeof p.functionCall.id === 'string' && p.functionCall.id ? p.functionCall.id : newCallId();
+      const id: string =
+        typeof p.functionCall.id === 'string' && p.functionCall.id ? p.functionCall.id : newCallId();
       callId = id;
       calls.push({
         id,

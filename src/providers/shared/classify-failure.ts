@@ -13,6 +13,8 @@ export interface FailureHints {
   message?: string;
   /** Retry delay found in the body (Gemini RetryInfo). */
   retryAfterMs?: number;
+  /** Classify as if this status had been answered (e.g. Google's 400 for a bad key is an auth failure). */
+  classifyAs?: number;
 }
 
 /**
@@ -21,10 +23,11 @@ export interface FailureHints {
  * `insufficient_quota` is an empty account (payment), not a rate limit.
  */
 export function classifyFailure(
-  status: number,
+  answered: number,
   headers: UpstreamHeaders,
   hints: FailureHints,
 ): UpstreamError {
+  const status = hints.classifyAs ?? answered;
   const codes = (hints.codes ?? [])
     .filter((c): c is string => typeof c === 'string')
     .map((c) => c.toLowerCase());
@@ -67,7 +70,7 @@ export function classifyFailure(
     kind = 'bad_request';
   }
   const retryAfterMs = parseRetryAfter(headers) ?? hints.retryAfterMs;
-  return new UpstreamError(kind, message, { upstreamStatus: status || undefined, retryAfterMs });
+  return new UpstreamError(kind, message, { upstreamStatus: answered || undefined, retryAfterMs });
 }
 
 export function safeJson(text: string): unknown {

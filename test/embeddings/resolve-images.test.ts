@@ -94,6 +94,22 @@ describe('resolveImages', () => {
     await fetcher.close();
   });
 
+  it('caps the total image bytes of one request', async () => {
+    const fetcher = createSafeFetcher({ allowList: ['127.0.0.1'] });
+    const png = makePng(64, 64);
+    const req = decodeVoyageMultimodalRequest({
+      inputs: Array.from({ length: 3 }, () => ({
+        content: [{ type: 'image_base64', image_base64: dataUrl('image/png', png) }],
+      })),
+    });
+    await expect(resolveImages(req, { fetcher, maxTotalBytes: png.length * 3 })).resolves.toBeTruthy();
+    const err = await rejection(
+      resolveImages(req, { fetcher, maxTotalBytes: png.length * 3 - 1, concurrency: 1 }),
+    );
+    expect(err.message).toMatch(/^inputs\[2\]\.content\[0\]: the images of this request exceed/);
+    await fetcher.close();
+  });
+
   it('refuses private URLs without connecting when not allow-listed', async () => {
     const fetcher = createSafeFetcher();
     const before = hits;

@@ -24,7 +24,14 @@ export interface ResolveImagesOptions {
   limits?: ImageLimits;
   /** Image fetches in flight at once. */
   concurrency?: number;
+  /**
+   * Cap on all image bytes of one request. Per-image limits alone would let 1000 URL parts pull
+   * 20 GB into memory; the body limit only bounds inline base64.
+   */
+  maxTotalBytes?: number;
 }
+
+export const DEFAULT_MAX_TOTAL_IMAGE_BYTES = 128 * 1024 * 1024;
 
 export async function resolveImages(
   req: EmbeddingRequest,
@@ -39,11 +46,23 @@ export async function resolveImages(
       return p as unknown as ResolvedPart; // replaced below
     }),
   );
+  const maxTotal = opts.maxTotalBytes ?? DEFAULT_MAX_TOTAL_IMAGE_BYTES;
+  let total = 0;
   let next = 0;
   const worker = async () => {
     while (next < jobs.length) {
       const job = jobs[next++];
-      inputs[job.i][job.j] = { type: 'image', image: await loadImage(job, opts, limits) };
+      const image = await loadImage(job, opts, limits);
+      total += image.bytes.length;
+      if (total > maxTotal) {
+        const param = `inputs[${job.i}].content[${job.j}]`;
+        throw new GatewayError(
+          400,
+          `${param}: the images of this request exceed ${maxTotal} bytes in total`,
+          { param },
+        );
+      }
+      inputs[job.i][job.j] = { type: 'image', image };
     }
   };
   await Promise.all(Array.from({ length: Math.min(opts.concurrency ?? 4, jobs.length) }, worker));

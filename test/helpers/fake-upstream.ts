@@ -50,6 +50,8 @@ export interface ReceivedRequest {
   body: string;
   /** Parsed body when it is JSON, else undefined. */
   json: any;
+  /** Client port: equal ports on two requests mean a reused keep-alive connection. */
+  remotePort: number | undefined;
   /** Resolves when the connection closes; `completed` is false if the answer was cut short. */
   closed: Promise<{ completed: boolean }>;
 }
@@ -93,6 +95,7 @@ export async function startFakeUpstream(routes: FakeRoutes = {}): Promise<FakeUp
       headers: req.headers,
       body,
       json,
+      remotePort: req.socket.remotePort,
       closed,
     };
     requests.push(received);
@@ -107,7 +110,6 @@ export async function startFakeUpstream(routes: FakeRoutes = {}): Promise<FakeUp
     const answer = typeof handler === 'function' ? await handler(received) : handler;
     await play(answer, res);
   });
-  server.keepAliveTimeout = 1000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
 

@@ -1,0 +1,109 @@
+/**
+ * The undici upstream client against a loopback fake: keep-alive reuse, the three timeouts, resets,
+ * refused connections and aborts, each mapped to the UpstreamError kind route execution expects.
+ */
+import { createServer } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UpstreamError } from '../../src/gateway/errors.js';
+import { UpstreamClient } from '../../src/gateway/upstream/upstream-client.js';
+import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
+
+const client = new UpstreamClient({
+  defaults: { connectTimeoutMs: 1000, firstByteTimeoutMs: 300, idleTimeoutMs: 300 },
+});
+let up: FakeUpstream;
+beforeAll(async () => {
+  up = await startFakeUpstream({
+    'GET /ok': { json: { ok: true } },
+    'GET /hang': { hang: true },
+    'GET /reset': { reset: true },
+    'GET /stall': { sse: ['data: 1\n\n', 'hang'] },
+    'GET /cut': { sse: ['data: 1\n\n', 'reset'] },
+    'POST /echo': (r) => ({ json: { got: r.json, ct: r.headers['content-type'] } }),
+  });
+});
+afterAll(async () => {
+  await client.close();
+  await up.close();
+});
+
+const get = (path: string, signal?: AbortSignal) =>
+  client.send({ method: 'GET', url: up.url + path, headers: {} }, { signal });
+
+async function failure(p: Promise<unknown>): Promise<unknown> {
+  return p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+}
+
+async function drain(body: AsyncIterable<Uint8Array>): Promise<string> {
+  let s = '';
+  for await (const c of body) s += Buffer.from(c).toString();
+  return s;
+}
+
+describe('UpstreamClient', () => {
+  it('sends the request and reuses the keep-alive connection', async () => {
+    const res = await client.send({
+      method: 'POST',
+      url: `${up.url}/echo`,
+      headers: { 'content-type': 'application/json' },
+      body: '{"a":1}',
+    });
+    expect(res.status).toBe(200);
+    expect(JSON.parse(await res.text())).toEqual({ got: { a: 1 }, ct: 'application/json' });
+    for (let i = 0; i < 6; i++) await (await get('/ok')).text();
+    // Sequential calls share pooled sockets (undici may open a second one while the first is released).
+    const ports = new Set(up.requests.slice(-6).map((r) => r.remotePort));
+    expect(ports.size).toBeLessThanOrEqual(2);
+  });
+
+  it('maps a missing first byte to timeout', async () => {
+    const err = await failure(get('/hang'));
+    expect(err).toBeInstanceOf(UpstreamError);
+    expect((err as UpstreamError).kind).toBe('timeout');
+    expect((err as UpstreamError).message).toMatch(/first byte/);
+  });
+
+  it('maps silence between chunks to timeout while reading the body', async () => {
+    const res = await get('/stall');
+    const err = await failure(drain(res.body));
+    expect((err as UpstreamError).kind).toBe('timeout');
+    expect((err as UpstreamError).message).toMatch(/idle/);
+  });
+
+  it('maps a reset before and during the body to connection', async () => {
+    expect(((await failure(get('/reset'))) as UpstreamError).kind).toBe('connection');
+    const res = await get('/cut');
+    expect(((await failure(drain(res.body))) as UpstreamError).kind).toBe('connection');
+  });
+
+  it('maps a refused connection to connection', async () => {
+    const srv = createServer();
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+    const port = (srv.address() as { port: number }).port;
+    await new Promise<void>((r) => srv.close(() => r()));
+    const err = await failure(client.send({ method: 'GET', url: `http://127.0.0.1:${port}/`, headers: {} }));
+    expect((err as UpstreamError).kind).toBe('connection');
+  });
+
+  it('an abort rejects with the abort reason (not an UpstreamError) and closes the upstream connection', async () => {
+    const ac = new AbortController();
+    const pending = get('/hang', ac.signal);
+    while (!up.requests.some((r) => r.path === '/hang' && up.requests.at(-1) === r))
+      await new Promise((r) => setTimeout(r, 5));
+    ac.abort();
+    const err = await failure(pending);
+    expect(err).not.toBeInstanceOf(UpstreamError);
+    expect((err as Error).name).toBe('AbortError');
+    expect((await up.requests.at(-1)!.closed).completed).toBe(false);
+    expect(await failure(get('/ok', ac.signal))).toBe(ac.signal.reason);
+  });
+
+  it('breaking out of a body early frees the connection', async () => {
+    const res = await get('/stall');
+    for await (const _ of res.body) break;
+    expect((await up.requests.at(-1)!.closed).completed).toBe(false);
+  });
+});

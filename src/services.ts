@@ -2,10 +2,14 @@ import type { FastifyBaseLogger } from 'fastify';
 import { ApiKeyService } from './access/api-keys.js';
 import { UserService } from './access/users.js';
 import type { Config } from './config/schema.js';
+import { createRegistry, type Registry } from './gateway/registry/index.js';
+import { sharedUpstreamClient } from './gateway/upstream/upstream-client.js';
 import { ApiKeysRepo } from './store/api-keys-repo.js';
+import { ChannelsRepo } from './store/channels-repo.js';
 import { CredentialsRepo } from './store/credentials-repo.js';
 import { type Database, openDatabase } from './store/database.js';
 import { migrateToLatest } from './store/migrate.js';
+import { ModelsRepo } from './store/models-repo.js';
 import { UsersRepo } from './store/users-repo.js';
 
 /**
@@ -18,6 +22,8 @@ export interface Services {
   readonly users: UserService;
   readonly apiKeys: ApiKeyService;
   readonly repos: { users: UsersRepo; apiKeys: ApiKeysRepo; credentials: CredentialsRepo };
+  /** Channels and models: `resolve`, `targetsFor`, `costOf` (see src/gateway/registry/index.ts). */
+  readonly registry: Registry;
   /** Readiness checks beyond the database (Redis, ...), by name. */
   readonly probes: Record<string, () => Promise<void>>;
   /** Called on shutdown after the HTTP server stopped accepting and drained. */
@@ -35,9 +41,18 @@ export async function createServices(config: Config, _log?: FastifyBaseLogger): 
   };
   const cacheMs = config.auth.credential_cache_ms;
   const closers: Array<() => Promise<void>> = [];
+  const registry = createRegistry({
+    config,
+    repos: { channels: new ChannelsRepo(database), models: new ModelsRepo(database) },
+    client: sharedUpstreamClient(),
+    log: _log,
+  });
+  await registry.start();
+  closers.push(() => registry.close());
   return {
     config,
     database,
+    registry,
     repos,
     users: new UserService(repos.users, repos.credentials, {
       sessionTtlHours: config.auth.session_ttl_hours,

@@ -10,10 +10,13 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { GatewayError } from '../gateway/errors.js';
 import type { Services } from '../services.js';
+import { registerChannelRoutes } from './api/channel-routes.js';
 import { registerKeyRoutes } from './api/key-routes.js';
+import { registerModelRoutes } from './api/model-routes.js';
 import { registerUserRoutes } from './api/user-routes.js';
 import { errorHandler, sendError } from './error-handler.js';
 import { registerOpsRoutes } from './ops-routes.js';
+import { registerModelsRoute } from './v1/models-route.js';
 import { validatorCompiler } from './validation.js';
 
 export type App = FastifyInstance<any, any, any, FastifyBaseLogger, TypeBoxTypeProvider>;
@@ -21,7 +24,14 @@ export type App = FastifyInstance<any, any, any, FastifyBaseLogger, TypeBoxTypeP
 /** A route module: registers its routes on the app. Feature modules add themselves to ROUTES. */
 export type RouteModule = (app: App, services: Services) => void | Promise<void>;
 
-const ROUTES: RouteModule[] = [registerOpsRoutes, registerUserRoutes, registerKeyRoutes];
+const ROUTES: RouteModule[] = [
+  registerOpsRoutes,
+  registerUserRoutes,
+  registerKeyRoutes,
+  registerChannelRoutes,
+  registerModelRoutes,
+  registerModelsRoute,
+];
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 

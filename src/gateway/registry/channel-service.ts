@@ -1,0 +1,152 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { ChannelDeclaration } from '../../config/schema.js';
+import { badRequest, conflict, notFound } from '../errors.js';
+import type { UpstreamClient } from '../upstream/upstream-client.js';
+import {
+  type Channel,
+  type ChannelInput,
+  mergeKeys,
+  type PublicChannel,
+  parseChannelRow,
+  toPublicChannel,
+  validateChannel,
+} from './channel.js';
+import { type ChannelTestResult, testChannel } from './channel-test.js';
+import { canDiscover, discoverModels } from './model-discovery.js';
+import type { RegistryState } from './registry-state.js';
+
+export type ChannelPatch = Partial<ChannelInput>;
+
+const now = () => Math.floor(Date.now() / 1000);
+
+/** Admin management of upstream channels, config import, discovery and the test action. */
+export class ChannelService {
+  constructor(
+    private readonly state: RegistryState,
+    private readonly client: UpstreamClient,
+    private readonly opts: { timeoutMs: number; log?: FastifyBaseLogger },
+  ) {}
+
+  async list(offset: number, limit: number): Promise<{ rows: PublicChannel[]; total: number }> {
+    const { rows, total } = await this.state.repos.channels.list(offset, limit);
+    return { rows: rows.map((r) => toPublicChannel(parseChannelRow(r))), total };
+  }
+
+  async get(id: number): Promise<PublicChannel> {
+    return toPublicChannel(await this.stored(id));
+  }
+
+  async create(input: ChannelInput): Promise<PublicChannel> {
+    const row = validateChannel(input);
+    if (await this.state.repos.channels.byName(row.name))
+      throw conflict(`channel ${row.name} already exists`);
+    const t = now();
+    const created = await this.state.repos.channels
+      .insert({ ...row, source: 'api', created_time: t, updated_time: t })
+      .catch(async (err) => {
+        // Lost a race with another create of the same name.
+        if (await this.state.repos.channels.byName(row.name))
+          throw conflict(`channel ${row.name} already exists`);
+        throw err;
+      });
+    await this.state.changed();
+    this.refreshInBackground(parseChannelRow(created));
+    return toPublicChannel(parseChannelRow(created));
+  }
+
+  /** Changes only the fields present; omitted or masked keys keep the stored ones. */
+  async update(id: number, patch: ChannelPatch): Promise<PublicChannel> {
+    const current = await this.stored(id);
+    const keys = patch.keys === undefined ? current.keys : mergeKeys(patch.keys, current.keys);
+    const merged: ChannelInput = { ...current, ...definedOnly(patch), keys };
+    const row = validateChannel(merged);
+    if (row.name !== current.name) {
+      const other = await this.state.repos.channels.byName(row.name);
+      if (other && other.id !== id) throw conflict(`channel ${row.name} already exists`);
+    }
+    const updated = await this.state.repos.channels.update(id, { ...row, updated_time: now() });
+    if (!updated) throw notFound(`channel ${id} not found`);
+    await this.state.changed();
+    return toPublicChannel(parseChannelRow(updated));
+  }
+
+  async delete(id: number): Promise<void> {
+    if (!(await this.state.repos.channels.delete(id))) throw notFound(`channel ${id} not found`);
+    await this.state.repos.channels.deleteDiscovered(id);
+    await this.state.changed();
+  }
+
+  /**
+   * Upserts declared channels by name (source `config`, or `env` for the environment
+   * shortcuts). Unchanged declarations write nothing, so restarts are no-ops.
+   */
+  async importDeclarations(decls: ChannelDeclaration[]): Promise<void> {
+    let wrote = false;
+    for (const d of decls) {
+      const row = validateChannel(d);
+      const source = d.name.startsWith('env-') ? 'env' : 'config';
+      const existing = await this.state.repos.channels.byName(row.name);
+      if (existing && sameRow(existing, { ...row, source })) continue;
+      const t = now();
+      await this.state.repos.channels.upsertByName({ ...row, source, created_time: t, updated_time: t });
+      wrote = true;
+    }
+    if (wrote) await this.state.changed();
+  }
+
+  /** Fetches the upstream's model list and stores it; returns the names found. */
+  async refreshModels(id: number): Promise<string[]> {
+    const channel = await this.stored(id);
+    if (!canDiscover(channel)) throw badRequest(`a ${channel.kind} channel cannot list its models`);
+    const found = await discoverModels(channel, this.client, { timeoutMs: this.opts.timeoutMs });
+    await this.state.repos.channels.setDiscovered(id, JSON.stringify(found));
+    await this.state.changed();
+    return found.map((f) => f.name);
+  }
+
+  /** Discovers models of enabled channels that list none, in parallel; failures are logged. */
+  async discoverAll(): Promise<void> {
+    const pending = this.state
+      .allChannels()
+      .filter((c) => c.status === 1 && c.models.length === 0 && canDiscover(c))
+      .map((c) => this.refreshModels(c.id).catch((err) => this.logDiscoveryFailure(c, err)));
+    await Promise.all(pending);
+  }
+
+  async test(id: number, model?: string): Promise<ChannelTestResult> {
+    const channel = await this.stored(id);
+    const served = this.state.catalog.channelTargets(id);
+    const chosen = model
+      ? served.find((t) => t.model.id === model || t.upstreamModel === model)
+      : (served.find((t) => t.model.source !== 'discovered') ?? served[0]);
+    if (!chosen)
+      throw badRequest(
+        model ? `model: channel ${id} does not serve ${model}` : 'channel serves no models',
+        'model',
+      );
+    return testChannel(channel, chosen.model, chosen.upstreamModel, this.client, this.opts.timeoutMs);
+  }
+
+  private refreshInBackground(c: Channel): void {
+    if (c.models.length > 0 || c.status !== 1 || !canDiscover(c)) return;
+    this.refreshModels(c.id).catch((err) => this.logDiscoveryFailure(c, err));
+  }
+
+  private logDiscoveryFailure(c: Channel, err: unknown): void {
+    this.opts.log?.warn({ channel: c.name, reason: (err as Error).message }, 'model discovery failed');
+  }
+
+  private async stored(id: number): Promise<Channel> {
+    const row = await this.state.repos.channels.byId(id);
+    if (!row) throw notFound(`channel ${id} not found`);
+    return parseChannelRow(row);
+  }
+}
+
+function definedOnly<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+function sameRow(existing: Record<string, unknown>, row: Record<string, unknown>): boolean {
+  return Object.entries(row).every(([k, v]) => existing[k] === v);
+}

@@ -1,0 +1,164 @@
+import type { ChannelRow, NewChannelRow } from '../../store/channels-repo.js';
+import { badRequest } from '../errors.js';
+import { CHANNEL_KINDS, type ChannelKind, defaultBaseUrl, isChannelKind } from './channel-kinds.js';
+
+/**
+ * Per-channel options. The known ones are checked; anything else is a kind-specific option
+ * passed to the adapter as `UpstreamTarget.extra` (`headers` become extra request headers).
+ */
+export interface ChannelSettings {
+  data_collection?: 'allow' | 'deny';
+  quantization?: string;
+  /** Requests per minute this upstream accepts from us. */
+  rpm?: number;
+  headers?: Record<string, string>;
+  [option: string]: unknown;
+}
+
+export type ChannelSource = 'api' | 'config' | 'env';
+
+export interface Channel {
+  id: number;
+  name: string;
+  kind: ChannelKind;
+  base_url: string;
+  keys: string[];
+  /** Names as the channel lists them: registry ids or upstream names. */
+  models: string[];
+  /** Requested name -> name sent upstream. */
+  model_mapping: Record<string, string>;
+  priority: number;
+  weight: number;
+  status: number;
+  settings: ChannelSettings;
+  source: ChannelSource;
+  created_time: number;
+  updated_time: number;
+}
+
+/** Everything but id, times and source: what create/import supply. */
+export interface ChannelInput {
+  name: string;
+  kind: string;
+  base_url?: string;
+  keys?: string[];
+  models?: string[];
+  model_mapping?: Record<string, string>;
+  priority?: number;
+  weight?: number;
+  status?: number;
+  settings?: Record<string, unknown>;
+}
+
+export type PublicChannel = Omit<Channel, 'keys'> & { keys: string[] };
+
+export function parseChannelRow(r: ChannelRow): Channel {
+  return {
+    id: r.id,
+    name: r.name,
+    kind: r.kind as ChannelKind,
+    base_url: r.base_url,
+    keys: JSON.parse(r.keys) as string[],
+    models: JSON.parse(r.models) as string[],
+    model_mapping: JSON.parse(r.model_mapping) as Record<string, string>,
+    priority: r.priority,
+    weight: r.weight,
+    status: r.status,
+    settings: JSON.parse(r.settings) as ChannelSettings,
+    source: r.source as ChannelSource,
+    created_time: Number(r.created_time),
+    updated_time: Number(r.updated_time),
+  };
+}
+
+const ELLIPSIS = '…';
+
+/** `sk-abcd...wxyz` -> `sk-a…wxyz`; short keys show only their last two characters. */
+export function maskKey(key: string): string {
+  if (key.length >= 12) return `${key.slice(0, 4)}${ELLIPSIS}${key.slice(-4)}`;
+  return `${ELLIPSIS}${key.slice(-2)}`;
+}
+
+export const isMasked = (key: string) => key.includes(ELLIPSIS);
+
+export function toPublicChannel(c: Channel): PublicChannel {
+  return { ...c, keys: c.keys.map(maskKey) };
+}
+
+/**
+ * Keys sent on update: a masked value stands for the stored key it masks (the console echoes
+ * what it was shown), anything else is a new key. A masked value matching nothing is a 400.
+ */
+export function mergeKeys(sent: string[], stored: string[]): string[] {
+  const out: string[] = [];
+  for (const [i, k] of sent.entries()) {
+    const key = k.trim();
+    if (!isMasked(key)) {
+      if (key) out.push(key);
+      continue;
+    }
+    const match = stored.find((s) => maskKey(s) === key && !out.includes(s));
+    if (!match) throw badRequest(`keys[${i}]: masked value matches no stored key`, `keys[${i}]`);
+    out.push(match);
+  }
+  return [...new Set(out)];
+}
+
+/** Checks what a JSON schema cannot and fills defaults; throws a 400 naming the field. */
+export function validateChannel(
+  input: ChannelInput,
+): Omit<NewChannelRow, 'source' | 'created_time' | 'updated_time'> {
+  if (!input.name?.trim()) throw badRequest('name: is required', 'name');
+  if (!isChannelKind(input.kind))
+    throw badRequest(`kind: must be one of ${CHANNEL_KINDS.join(', ')}`, 'kind');
+  const baseUrl = (input.base_url?.trim() || defaultBaseUrl(input.kind)).replace(/\/+$/, '');
+  if (!isHttpUrl(baseUrl)) throw badRequest('base_url: must be an absolute http(s) URL', 'base_url');
+  for (const [field, n] of [
+    ['priority', input.priority ?? 0],
+    ['weight', input.weight ?? 1],
+  ] as const)
+    if (!Number.isInteger(n)) throw badRequest(`${field}: must be an integer`, field);
+  if ((input.weight ?? 1) < 1) throw badRequest('weight: must be at least 1', 'weight');
+  const status = input.status ?? 1;
+  if (status !== 1 && status !== 2) throw badRequest('status: must be 1 or 2', 'status');
+  const keys = (input.keys ?? []).map((k) => k.trim()).filter(Boolean);
+  const models = [...new Set((input.models ?? []).map((m) => m.trim()).filter(Boolean))];
+  return {
+    name: input.name.trim(),
+    kind: input.kind,
+    base_url: baseUrl,
+    keys: JSON.stringify([...new Set(keys)]),
+    models: JSON.stringify(models),
+    model_mapping: JSON.stringify(input.model_mapping ?? {}),
+    priority: input.priority ?? 0,
+    weight: input.weight ?? 1,
+    status,
+    settings: JSON.stringify(validateSettings(input.settings ?? {})),
+  };
+}
+
+function validateSettings(s: Record<string, unknown>): ChannelSettings {
+  if (s.data_collection !== undefined && s.data_collection !== 'allow' && s.data_collection !== 'deny')
+    throw badRequest('settings.data_collection: must be "allow" or "deny"', 'settings.data_collection');
+  if (s.quantization !== undefined && typeof s.quantization !== 'string')
+    throw badRequest('settings.quantization: must be a string', 'settings.quantization');
+  if (s.rpm !== undefined && s.rpm !== null && !(Number.isInteger(s.rpm) && (s.rpm as number) >= 1))
+    throw badRequest('settings.rpm: must be an integer >= 1', 'settings.rpm');
+  if (
+    s.headers !== undefined &&
+    (typeof s.headers !== 'object' ||
+      s.headers === null ||
+      Object.values(s.headers).some((v) => typeof v !== 'string'))
+  )
+    throw badRequest('settings.headers: must map header names to strings', 'settings.headers');
+  return s as ChannelSettings;
+}
+
+function isHttpUrl(s: string): boolean {
+  try {
+    const u = new URL(s);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname !== '';
+  } catch {
+    return false;
+  }
+}

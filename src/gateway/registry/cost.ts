@@ -1,0 +1,55 @@
+import type { ModelInfo, Pricing } from './model-info.js';
+
+export interface Usage {
+  prompt_tokens?: number;
+  completion_tokens?: number;
+  /** Prompt tokens served from the provider's cache (a subset of prompt_tokens). */
+  cached_tokens?: number;
+  /** Prompt tokens written to the cache (a subset of prompt_tokens), where the provider bills them apart. */
+  cache_write_tokens?: number;
+  /** Input images, priced per image. */
+  images?: number;
+  /** Upstream requests billed per request; 1 unless told otherwise. */
+  requests?: number;
+}
+
+// Prices are held as integer pico-USD (1e-12) so a per-token price of "0.00000015" multiplies
+// without the binary rounding that would make 1000 tokens cost 150.00000000000003 micro-USD.
+const PICO_PER_USD = 1e12;
+const PICO_PER_MICRO = 1e6;
+
+function pico(price: string | undefined): number {
+  if (!price) return 0;
+  const n = Number(price);
+  return Number.isFinite(n) && n > 0 ? Math.round(n * PICO_PER_USD) : 0;
+}
+
+/** Exact cost in pico-USD; cached and cache-write tokens fall back to the prompt price when unpriced. */
+export function costPico(pricing: Pricing, usage: Usage): number {
+  const prompt = Math.max(0, usage.prompt_tokens ?? 0);
+  const cached = Math.min(prompt, Math.max(0, usage.cached_tokens ?? 0));
+  const written = Math.min(prompt - cached, Math.max(0, usage.cache_write_tokens ?? 0));
+  const p = pico(pricing.prompt);
+  const cacheRead = pricing.input_cache_read !== undefined ? pico(pricing.input_cache_read) : p;
+  const cacheWrite = pricing.input_cache_write !== undefined ? pico(pricing.input_cache_write) : p;
+  return (
+    (prompt - cached - written) * p +
+    cached * cacheRead +
+    written * cacheWrite +
+    Math.max(0, usage.completion_tokens ?? 0) * pico(pricing.completion) +
+    (usage.requests ?? 1) * pico(pricing.request) +
+    Math.max(0, usage.images ?? 0) * pico(pricing.image)
+  );
+}
+
+/**
+ * Cost of one call in integer micro-USD (what quotas and request logs store), rounded to the
+ * nearest micro-USD. Use `costUsd` for the `usage.cost` figure returned to clients.
+ */
+export function costOf(model: Pick<ModelInfo, 'pricing'>, usage: Usage): number {
+  return Math.round(costPico(model.pricing, usage) / PICO_PER_MICRO);
+}
+
+export function costUsd(model: Pick<ModelInfo, 'pricing'>, usage: Usage): number {
+  return costPico(model.pricing, usage) / PICO_PER_USD;
+}

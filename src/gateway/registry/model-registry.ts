@@ -1,0 +1,104 @@
+import {
+  blankModel,
+  defaultUpstreamName,
+  type ModelInfo,
+  type ModelInput,
+  mergeModel,
+} from './model-info.js';
+
+export interface ModelLayers {
+  default?: ModelInfo;
+  config?: ModelInput;
+  admin?: ModelInput;
+}
+
+/**
+ * Model entries in three layers, later ones winning field by field: the maintained default
+ * file < the config file's `models` < admin entries from `/api/model`. Models that upstreams
+ * list but nobody described come last and only fill gaps.
+ */
+export class ModelRegistry {
+  private readonly defaults = new Map<string, ModelInfo>();
+  private readonly config = new Map<string, ModelInput>();
+  private admin = new Map<string, ModelInput>();
+  private discovered = new Map<string, ModelInfo>();
+  private entries = new Map<string, ModelInfo>();
+  /** Plain names (upstream names, aliases, id slugs) -> ids that answer to them. */
+  private names = new Map<string, Set<string>>();
+
+  constructor(defaults: ModelInfo[], configModels: ModelInput[]) {
+    for (const m of defaults) this.defaults.set(m.id, m);
+    for (const m of configModels) this.config.set(m.id, m);
+    this.rebuild();
+  }
+
+  setAdminEntries(entries: ModelInput[]): void {
+    this.admin = new Map(entries.map((e) => [e.id, e]));
+    this.rebuild();
+  }
+
+  /** Upstream-listed models: `{ name, contextLength }`; known names are ignored. */
+  setDiscovered(found: Array<{ name: string; contextLength?: number }>): void {
+    this.discovered = new Map();
+    for (const f of found) {
+      if (this.entries.has(f.name) || this.lookupName(f.name, false)) continue;
+      const prev = this.discovered.get(f.name);
+      if (!prev || (f.contextLength && prev.context_length < f.contextLength))
+        this.discovered.set(f.name, blankModel(f.name, f.name, f.contextLength));
+    }
+  }
+
+  /**
+   * The entry for an id (`openai/gpt-4o-mini`) or a plain name (`gpt-4o-mini`, a dated
+   * snapshot, an alias) when exactly one entry answers to it.
+   */
+  resolve(idOrName: string): ModelInfo | undefined {
+    return this.entries.get(idOrName) ?? this.lookupName(idOrName, true);
+  }
+
+  /** Exact id only. */
+  get(id: string): ModelInfo | undefined {
+    return this.entries.get(id) ?? this.discovered.get(id);
+  }
+
+  list(): ModelInfo[] {
+    return [...this.entries.values(), ...this.discovered.values()];
+  }
+
+  layers(id: string): ModelLayers {
+    return { default: this.defaults.get(id), config: this.config.get(id), admin: this.admin.get(id) };
+  }
+
+  private lookupName(name: string, withDiscovered: boolean): ModelInfo | undefined {
+    const ids = this.names.get(name);
+    if (ids?.size === 1) return this.entries.get([...ids][0]!);
+    return withDiscovered && !ids ? this.discovered.get(name) : undefined;
+  }
+
+  private rebuild(): void {
+    const ids = new Set([...this.defaults.keys(), ...this.config.keys(), ...this.admin.keys()]);
+    const entries = new Map<string, ModelInfo>();
+    for (const id of ids) {
+      let m = this.defaults.get(id);
+      const c = this.config.get(id);
+      if (c) m = mergeModel(m, c, 'config');
+      const a = this.admin.get(id);
+      if (a) m = mergeModel(m, a, 'admin');
+      entries.set(id, m!);
+    }
+    const names = new Map<string, Set<string>>();
+    const add = (name: string, id: string) => {
+      if (name === id) return;
+      const s = names.get(name) ?? new Set<string>();
+      s.add(id);
+      names.set(name, s);
+    };
+    for (const m of entries.values()) {
+      add(m.upstream_model, m.id);
+      add(defaultUpstreamName(m.id), m.id);
+      for (const a of m.aliases) add(a, m.id);
+    }
+    this.entries = entries;
+    this.names = names;
+  }
+}

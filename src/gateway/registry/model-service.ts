@@ -1,0 +1,84 @@
+import { badRequest, conflict, notFound } from '../errors.js';
+import { type ModelInfo, type ModelInput, mergeModel, normalizePricing } from './model-info.js';
+import type { RegistryState } from './registry-state.js';
+
+export interface ModelView extends ModelInfo {
+  /** Whether some enabled channel serves it. */
+  servable: boolean;
+  /** True when an admin entry exists (DELETE reverts to the config/default layers). */
+  overridden: boolean;
+}
+
+const now = () => Math.floor(Date.now() / 1000);
+
+/** `/api/model`: admin entries layered over the config file and the default data file. */
+export class ModelService {
+  constructor(private readonly state: RegistryState) {}
+
+  list(filter: { servable?: boolean; q?: string } = {}): ModelView[] {
+    const q = filter.q?.toLowerCase();
+    return this.state.registry
+      .list()
+      .map((m) => this.view(m))
+      .filter((m) => filter.servable === undefined || m.servable === filter.servable)
+      .filter((m) => !q || m.id.toLowerCase().includes(q) || m.name.toLowerCase().includes(q))
+      .sort((a, b) => a.id.localeCompare(b.id));
+  }
+
+  get(id: string): ModelView {
+    const m = this.state.registry.get(id) ?? this.state.registry.resolve(id);
+    if (!m) throw notFound(`model ${id} not found`);
+    return this.view(m);
+  }
+
+  /** A new admin entry; 409 when one exists already (use PUT to change it). */
+  async create(input: ModelInput): Promise<ModelView> {
+    if (await this.state.repos.models.byId(input.id)) throw conflict(`model ${input.id} already exists`);
+    return this.save(input);
+  }
+
+  /** Changes the fields present, on top of whatever the entry is now (any layer). */
+  async update(input: ModelInput): Promise<ModelView> {
+    const layers = this.state.registry.layers(input.id);
+    if (!layers.admin && !layers.config && !layers.default && !this.state.registry.get(input.id))
+      throw notFound(`model ${input.id} not found`);
+    const merged = { ...(layers.admin ?? { id: input.id }), ...definedOnly(input) } as ModelInput;
+    if (input.pricing) merged.pricing = { ...(layers.admin?.pricing ?? {}), ...input.pricing };
+    return this.save(merged);
+  }
+
+  /** Removes the admin entry; the model reverts to its config/default description, if any. */
+  async delete(id: string): Promise<void> {
+    if (!(await this.state.repos.models.delete(id))) throw notFound(`model ${id} has no admin entry`);
+    await this.state.changed();
+  }
+
+  private async save(input: ModelInput): Promise<ModelView> {
+    let clean: ModelInput;
+    try {
+      // Only the fields sent are stored, so later default-file updates still show through the rest.
+      const pricing = input.pricing ? normalizePricing(input.pricing) : undefined;
+      clean = { ...input };
+      if (input.pricing && pricing)
+        clean.pricing = Object.fromEntries(Object.keys(input.pricing).map((k) => [k, pricing[k] ?? '0']));
+      mergeModel(undefined, clean, 'admin');
+    } catch (err) {
+      throw badRequest((err as Error).message, 'pricing');
+    }
+    await this.state.repos.models.put(clean.id, JSON.stringify(clean), now());
+    await this.state.changed();
+    return this.get(clean.id);
+  }
+
+  private view(m: ModelInfo): ModelView {
+    return {
+      ...m,
+      servable: this.state.catalog.isServable(m.id),
+      overridden: this.state.registry.layers(m.id).admin !== undefined,
+    };
+  }
+}
+
+function definedOnly<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

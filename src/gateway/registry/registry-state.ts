@@ -1,0 +1,112 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import type { ChannelsRepo } from '../../store/channels-repo.js';
+import type { ModelsRepo } from '../../store/models-repo.js';
+import { Catalog, type DiscoveredModel } from './catalog.js';
+import { type Channel, parseChannelRow } from './channel.js';
+import type { ModelInput } from './model-info.js';
+import type { ModelRegistry } from './model-registry.js';
+
+/**
+ * Keeps the in-memory registry and catalog equal to the database. A change made here applies
+ * at once (`changed()` reloads before returning); other instances see the version token move
+ * on their next poll (every `pollMs`, one indexed row read) and reload.
+ */
+export class RegistryState {
+  readonly catalog: Catalog;
+  private channels: Channel[] = [];
+  private seenVersion: string | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private reloading: Promise<void> | undefined;
+  private again = false;
+
+  constructor(
+    readonly repos: { channels: ChannelsRepo; models: ModelsRepo },
+    readonly registry: ModelRegistry,
+    private readonly log?: FastifyBaseLogger,
+  ) {
+    this.catalog = new Catalog(registry);
+  }
+
+  /** Channels as last loaded (keys included: callers must mask before answering). */
+  allChannels(): Channel[] {
+    return this.channels;
+  }
+
+  channel(id: number): Channel | undefined {
+    return this.channels.find((c) => c.id === id);
+  }
+
+  /** Reloads everything from the database; concurrent calls coalesce into one more pass. */
+  reload(): Promise<void> {
+    if (this.reloading) {
+      this.again = true;
+      return this.reloading;
+    }
+    this.reloading = (async () => {
+      try {
+        do {
+          this.again = false;
+          await this.loadOnce();
+        } while (this.again);
+      } finally {
+        this.reloading = undefined;
+      }
+    })();
+    return this.reloading;
+  }
+
+  /** Call after writing channels or models: tells other instances, then reloads here. */
+  async changed(): Promise<void> {
+    const token = randomUUID();
+    await this.repos.channels.setVersion(token);
+    this.seenVersion = token;
+    await this.reload();
+  }
+
+  /** For a push notification (e.g. Redis pub/sub): reload now instead of at the next poll. */
+  invalidate(): void {
+    this.reload().catch((err) => this.log?.warn({ err }, 'registry reload failed'));
+  }
+
+  startPolling(pollMs: number): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => {
+      this.poll().catch((err) => this.log?.warn({ err }, 'registry poll failed'));
+    }, pollMs);
+    this.timer.unref();
+  }
+
+  stopPolling(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  private async poll(): Promise<void> {
+    const v = await this.repos.channels.version();
+    if (v === this.seenVersion) return;
+    this.seenVersion = v;
+    await this.reload();
+  }
+
+  private async loadOnce(): Promise<void> {
+    const version = await this.repos.channels.version();
+    const [rows, models, found] = await Promise.all([
+      this.repos.channels.all(),
+      this.repos.models.all(),
+      this.repos.channels.discovered(),
+    ]);
+    const discovered = new Map<number, DiscoveredModel[]>();
+    for (const [id, json] of found) {
+      try {
+        discovered.set(id, JSON.parse(json) as DiscoveredModel[]);
+      } catch {
+        // a damaged listing is ignored; the next refresh rewrites it
+      }
+    }
+    this.registry.setAdminEntries(models.map((m) => JSON.parse(m.data) as ModelInput));
+    this.channels = rows.map(parseChannelRow);
+    this.catalog.rebuild(this.channels, discovered);
+    this.seenVersion ??= version;
+  }
+}

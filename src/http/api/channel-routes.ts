@@ -1,0 +1,113 @@
+import { Type } from 'typebox';
+import { Role } from '../../access/roles.js';
+import { CHANNEL_KINDS } from '../../gateway/registry/channel-kinds.js';
+import type { Services } from '../../services.js';
+import type { App } from '../app.js';
+import { requireUser } from '../auth.js';
+import { ok, paging } from '../envelope.js';
+import { IdParams, PageQuery } from '../schemas.js';
+
+const ChannelFields = {
+  kind: Type.Union(
+    CHANNEL_KINDS.map((k) => Type.Literal(k)),
+    { description: 'upstream wire format' },
+  ),
+  base_url: Type.String({ maxLength: 2048, description: 'default per kind when empty' }),
+  keys: Type.Array(Type.String({ minLength: 1, maxLength: 4096 }), {
+    maxItems: 100,
+    description: 'write-only; answers show them masked, and masked values sent back keep the stored key',
+  }),
+  models: Type.Array(Type.String({ minLength: 1, maxLength: 255 }), { maxItems: 5000 }),
+  model_mapping: Type.Record(Type.String({ maxLength: 255 }), Type.String({ minLength: 1, maxLength: 255 })),
+  priority: Type.Integer(),
+  weight: Type.Integer({ minimum: 1 }),
+  status: Type.Integer({ minimum: 1, maximum: 2 }),
+  settings: Type.Record(Type.String(), Type.Unknown()),
+};
+
+const optional = <T extends Record<string, any>>(o: T) =>
+  Object.fromEntries(Object.entries(o).map(([k, v]) => [k, Type.Optional(v)])) as {
+    [K in keyof T]: ReturnType<typeof Type.Optional<T[K]>>;
+  };
+
+const CreateChannel = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 128 }),
+    ...optional(ChannelFields),
+    kind: ChannelFields.kind,
+  },
+  { additionalProperties: false },
+);
+const UpdateChannel = Type.Object(
+  {
+    id: Type.Integer({ minimum: 1 }),
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+    ...optional(ChannelFields),
+  },
+  { additionalProperties: false },
+);
+const TestBody = Type.Optional(
+  Type.Object({ model: Type.Optional(Type.String({ minLength: 1 })) }, { additionalProperties: false }),
+);
+
+/** `/api/channel`: upstreams, admin only. Keys are masked in every answer and never logged. */
+export function registerChannelRoutes(app: App, services: Services): void {
+  const admin = requireUser(services, Role.admin);
+  const tags = ['channels'];
+  const channels = services.registry.channels;
+
+  app.get(
+    '/api/channel',
+    { schema: { tags, querystring: Type.Object(PageQuery) }, onRequest: admin },
+    async (request) => {
+      const { offset, limit } = paging(request.query);
+      const { rows, total } = await channels.list(offset, limit);
+      return ok(rows, total);
+    },
+  );
+
+  app.get('/api/channel/:id', { schema: { tags, params: IdParams }, onRequest: admin }, async (request) =>
+    ok(await channels.get(request.params.id)),
+  );
+
+  app.post('/api/channel', { schema: { tags, body: CreateChannel }, onRequest: admin }, async (request) => {
+    const row = await channels.create(request.body);
+    request.log.info({ actor: request.user!.id, channel_id: row.id }, 'channel created');
+    return ok(row);
+  });
+
+  app.put('/api/channel', { schema: { tags, body: UpdateChannel }, onRequest: admin }, async (request) => {
+    const { id, ...patch } = request.body;
+    const row = await channels.update(id, patch);
+    request.log.info(
+      { actor: request.user!.id, channel_id: id, fields: Object.keys(patch) },
+      'channel updated',
+    );
+    return ok(row);
+  });
+
+  app.delete(
+    '/api/channel/:id',
+    { schema: { tags, params: IdParams }, onRequest: admin },
+    async (request) => {
+      await channels.delete(request.params.id);
+      request.log.info({ actor: request.user!.id, channel_id: request.params.id }, 'channel deleted');
+      return ok(null);
+    },
+  );
+
+  app.post(
+    '/api/channel/:id/test',
+    { schema: { tags, params: IdParams, body: TestBody }, onRequest: admin },
+    async (request) => {
+      const result = await channels.test(request.params.id, request.body?.model);
+      return { success: result.success, message: result.success ? '' : result.message, data: result };
+    },
+  );
+
+  app.post(
+    '/api/channel/:id/models/refresh',
+    { schema: { tags, params: IdParams }, onRequest: admin },
+    async (request) => ok(await channels.refreshModels(request.params.id)),
+  );
+}

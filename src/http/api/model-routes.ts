@@ -1,0 +1,83 @@
+import { Type } from 'typebox';
+import { Role } from '../../access/roles.js';
+import type { Services } from '../../services.js';
+import type { App } from '../app.js';
+import { requireUser } from '../auth.js';
+import { ok, paging } from '../envelope.js';
+import { PageQuery } from '../schemas.js';
+
+const Price = Type.Union([Type.String({ pattern: '^\\s*[0-9.eE+-]+\\s*$' }), Type.Number({ minimum: 0 })]);
+const Names = Type.Array(Type.String({ minLength: 1, maxLength: 255 }), { maxItems: 200 });
+
+const ModelFields = {
+  name: Type.String({ minLength: 1, maxLength: 255 }),
+  upstream_model: Type.String({ minLength: 1, maxLength: 255 }),
+  aliases: Names,
+  created: Type.Integer({ minimum: 0 }),
+  context_length: Type.Integer({ minimum: 1 }),
+  max_completion_tokens: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()]),
+  pricing: Type.Record(Type.String({ pattern: '^[a-z_0-9]{1,64}$' }), Price, {
+    description: 'USD per token (prompt, completion, input_cache_read, ...), per request, per image',
+  }),
+  input_modalities: Names,
+  output_modalities: Names,
+  supported_parameters: Names,
+};
+const ModelBody = Type.Object(
+  {
+    id: Type.String({ minLength: 1, maxLength: 255, pattern: '^\\S+$' }),
+    ...Object.fromEntries(Object.entries(ModelFields).map(([k, v]) => [k, Type.Optional(v)])),
+  },
+  { additionalProperties: false },
+);
+const WildcardId = Type.Object({ '*': Type.String({ minLength: 1, maxLength: 255 }) });
+
+/** `/api/model`: the registry; anyone signed in reads, admins write. Ids contain a slash. */
+export function registerModelRoutes(app: App, services: Services): void {
+  const signedIn = requireUser(services, Role.user);
+  const admin = requireUser(services, Role.admin);
+  const tags = ['models'];
+  const models = services.registry.models;
+
+  app.get(
+    '/api/model',
+    {
+      schema: {
+        tags,
+        querystring: Type.Object({
+          ...PageQuery,
+          servable: Type.Optional(Type.Boolean()),
+          q: Type.Optional(Type.String({ maxLength: 100 })),
+        }),
+      },
+      onRequest: signedIn,
+    },
+    async (request) => {
+      const { offset, limit } = paging(request.query);
+      const all = models.list({ servable: request.query.servable, q: request.query.q });
+      return ok(all.slice(offset, offset + limit), all.length);
+    },
+  );
+
+  app.get('/api/model/*', { schema: { tags, params: WildcardId }, onRequest: signedIn }, async (request) =>
+    ok(models.get(request.params['*'])),
+  );
+
+  app.post('/api/model', { schema: { tags, body: ModelBody }, onRequest: admin }, async (request) => {
+    const m = await models.create(request.body as any);
+    request.log.info({ actor: request.user!.id, model: m.id }, 'model created');
+    return ok(m);
+  });
+
+  app.put('/api/model', { schema: { tags, body: ModelBody }, onRequest: admin }, async (request) => {
+    const m = await models.update(request.body as any);
+    request.log.info({ actor: request.user!.id, model: m.id }, 'model updated');
+    return ok(m);
+  });
+
+  app.delete('/api/model/*', { schema: { tags, params: WildcardId }, onRequest: admin }, async (request) => {
+    await models.delete(request.params['*']);
+    request.log.info({ actor: request.user!.id, model: request.params['*'] }, 'model entry deleted');
+    return ok(null);
+  });
+}

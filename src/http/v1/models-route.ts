@@ -1,0 +1,64 @@
+import { Type } from 'typebox';
+import { notFound } from '../../gateway/errors.js';
+import { isAllowed, type ModelInfo } from '../../gateway/registry/index.js';
+import { authorOf } from '../../gateway/registry/model-info.js';
+import type { Services } from '../../services.js';
+import type { App } from '../app.js';
+import { requireApiKey } from '../auth.js';
+
+/** One model in the OpenAI list shape with OpenRouter's fields (openrouter.md §11, §13). */
+export function toWireModel(m: ModelInfo) {
+  const input = m.input_modalities;
+  const output = m.output_modalities;
+  return {
+    id: m.id,
+    object: 'model' as const,
+    created: Math.trunc(m.created),
+    owned_by: authorOf(m.id) ?? 'modelgate',
+    name: m.name,
+    canonical_slug: m.id,
+    description: '',
+    context_length: m.context_length,
+    architecture: {
+      modality: `${input.join('+')}->${output.join('+')}`,
+      input_modalities: [...input],
+      output_modalities: [...output],
+    },
+    pricing: { ...m.pricing },
+    top_provider: {
+      context_length: m.context_length,
+      max_completion_tokens: m.max_completion_tokens,
+      is_moderated: false,
+    },
+    per_request_limits: null,
+    supported_parameters: [...m.supported_parameters],
+  };
+}
+
+/** `GET /v1/models`: what this gateway can serve, limited to the key's allow-list. */
+export function registerModelsRoute(app: App, services: Services): void {
+  const auth = requireApiKey(services);
+  const tags = ['models'];
+
+  app.get('/v1/models', { schema: { tags }, onRequest: auth }, async (request) => {
+    const allowed = request.principal!.allowedModels;
+    const data = services.registry
+      .servableModels()
+      .filter((m) => isAllowed(m, allowed))
+      .map(toWireModel);
+    return { object: 'list', data };
+  });
+
+  app.get(
+    '/v1/models/*',
+    { schema: { tags, params: Type.Object({ '*': Type.String() }) }, onRequest: auth },
+    async (request) => {
+      const id = request.params['*'];
+      const model = services.registry.resolve(id);
+      const servable = model && services.registry.servableModels().some((m) => m.id === model.id);
+      if (!model || !servable || !isAllowed(model, request.principal!.allowedModels))
+        throw notFound(`model ${id} not found`);
+      return toWireModel(model);
+    },
+  );
+}

@@ -1,0 +1,111 @@
+import type { Insertable, Selectable, Updateable } from 'kysely';
+import type { Database } from './database.js';
+import type { ChannelsTable } from './schema.js';
+
+export type ChannelRow = Selectable<ChannelsTable>;
+export type NewChannelRow = Insertable<ChannelsTable>;
+
+export class ChannelsRepo {
+  constructor(private readonly d: Database) {}
+
+  all(): Promise<ChannelRow[]> {
+    return this.d.db.selectFrom('channels').selectAll().orderBy('id').execute();
+  }
+
+  byId(id: number): Promise<ChannelRow | undefined> {
+    return this.d.db.selectFrom('channels').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  byName(name: string): Promise<ChannelRow | undefined> {
+    return this.d.db.selectFrom('channels').selectAll().where('name', '=', name).executeTakeFirst();
+  }
+
+  async list(offset: number, limit: number): Promise<{ rows: ChannelRow[]; total: number }> {
+    const [rows, total] = await Promise.all([
+      this.d.db.selectFrom('channels').selectAll().orderBy('id').offset(offset).limit(limit).execute(),
+      this.d.db
+        .selectFrom('channels')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow(),
+    ]);
+    return { rows, total: Number(total.n) };
+  }
+
+  insert(row: NewChannelRow): Promise<ChannelRow> {
+    return this.d.db.insertInto('channels').values(row).returningAll().executeTakeFirstOrThrow();
+  }
+
+  /**
+   * Insert or replace by name in one statement, so two instances importing the same config at
+   * the same moment both succeed and leave one row.
+   */
+  async upsertByName(row: NewChannelRow): Promise<void> {
+    const { created_time: _created, ...rest } = row;
+    await this.d.db
+      .insertInto('channels')
+      .values(row)
+      .onConflict((oc) => oc.column('name').doUpdateSet(rest))
+      .execute();
+  }
+
+  update(id: number, patch: Updateable<ChannelsTable>): Promise<ChannelRow | undefined> {
+    return this.d.db
+      .updateTable('channels')
+      .set(patch)
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirst();
+  }
+
+  async delete(id: number): Promise<boolean> {
+    const r = await this.d.db.deleteFrom('channels').where('id', '=', id).executeTakeFirst();
+    return Number(r.numDeletedRows) > 0;
+  }
+
+  /**
+   * Registry version: a token rewritten on every channel or model change, in the kv table.
+   * Other instances poll this one row to know when to reload (cheaper than comparing tables,
+   * and it catches two changes within the same second).
+   */
+  async version(): Promise<string> {
+    const r = await this.d.db
+      .selectFrom('kv')
+      .select('value')
+      .where('key', '=', VERSION_KEY)
+      .executeTakeFirst();
+    return r?.value ?? '';
+  }
+
+  async setVersion(token: string): Promise<void> {
+    await this.setKv(VERSION_KEY, token);
+  }
+
+  /** Model listings found by discovery, by channel id (JSON text as stored). */
+  async discovered(): Promise<Map<number, string>> {
+    const rows = await this.d.db
+      .selectFrom('kv')
+      .selectAll()
+      .where('key', 'like', `${DISCOVERED_PREFIX}%`)
+      .execute();
+    return new Map(rows.map((r) => [Number(r.key.slice(DISCOVERED_PREFIX.length)), r.value]));
+  }
+
+  async setDiscovered(channelId: number, json: string): Promise<void> {
+    await this.setKv(`${DISCOVERED_PREFIX}${channelId}`, json);
+  }
+
+  async deleteDiscovered(channelId: number): Promise<void> {
+    await this.d.db.deleteFrom('kv').where('key', '=', `${DISCOVERED_PREFIX}${channelId}`).execute();
+  }
+
+  private async setKv(key: string, value: string): Promise<void> {
+    await this.d.db
+      .insertInto('kv')
+      .values({ key, value })
+      .onConflict((oc) => oc.column('key').doUpdateSet({ value }))
+      .execute();
+  }
+}
+
+const VERSION_KEY = 'registry:version';
+const DISCOVERED_PREFIX = 'channel-models:';

@@ -1,0 +1,31 @@
+import type { Selectable } from 'kysely';
+import type { Database } from './database.js';
+import type { ModelsTable } from './schema.js';
+
+export type ModelRow = Selectable<ModelsTable>;
+
+/** Admin model entries (`data` is the JSON entry as sent, normalized). */
+export class ModelsRepo {
+  constructor(private readonly d: Database) {}
+
+  all(): Promise<ModelRow[]> {
+    return this.d.db.selectFrom('models').selectAll().orderBy('id').execute();
+  }
+
+  byId(id: string): Promise<ModelRow | undefined> {
+    return this.d.db.selectFrom('models').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  async put(id: string, data: string, now: number): Promise<void> {
+    await this.d.db
+      .insertInto('models')
+      .values({ id, data, updated_time: now })
+      .onConflict((oc) => oc.column('id').doUpdateSet({ data, updated_time: now }))
+      .execute();
+  }
+
+  async delete(id: string): Promise<boolean> {
+    const r = await this.d.db.deleteFrom('models').where('id', '=', id).executeTakeFirst();
+    return Number(r.numDeletedRows) > 0;
+  }
+}

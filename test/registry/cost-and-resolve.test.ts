@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest';
+import { costOf, costUsd } from '../../src/gateway/registry/cost.js';
+import { defaultModels } from '../../src/gateway/registry/default-models.js';
+import { normalizePrice, normalizePricing } from '../../src/gateway/registry/model-info.js';
+import { ModelRegistry } from '../../src/gateway/registry/model-registry.js';
+
+const registry = () => new ModelRegistry(defaultModels(), []);
+
+describe('costOf', () => {
+  it('prices prompt and completion tokens exactly (gpt-4o-mini: $0.15 / $0.60 per million)', () => {
+    const m = registry().resolve('openai/gpt-4o-mini')!;
+    // 1000 * 0.15 + 500 * 0.60 = 150 + 300 micro-USD
+    expect(costOf(m, { prompt_tokens: 1000, completion_tokens: 500 })).toBe(450);
+    expect(costOf(m, { prompt_tokens: 1_000_000, completion_tokens: 1_000_000 })).toBe(750_000);
+  });
+
+  it('bills cached prompt tokens at the cache-read price', () => {
+    const m = registry().resolve('openai/gpt-4o')!;
+    // 10000 prompt of which 8000 cached: 2000 * 2.5 + 8000 * 1.25 + 100 * 10 = 5000 + 10000 + 1000
+    expect(costOf(m, { prompt_tokens: 10_000, cached_tokens: 8000, completion_tokens: 100 })).toBe(16_000);
+  });
+
+  it('adds per-request and per-image prices and falls back to the prompt price without a cache price', () => {
+    const m = {
+      pricing: normalizePricing({ prompt: '0.000001', completion: 0.000002, request: '0.001', image: 0.0005 }),
+    };
+    // 100 * 1 + 10 * 2 + 1000 (request) + 2 * 500 (images) micro-USD; cached tokens at the prompt price
+    expect(costOf(m, { prompt_tokens: 100, completion_tokens: 10, images: 2, cached_tokens: 50 })).toBe(2120);
+    expect(costUsd(m, { prompt_tokens: 100, completion_tokens: 10, images: 2 })).toBeCloseTo(0.00212, 12);
+  });
+
+  it('prices Anthropic cache writes at their own rate (claude-sonnet-4: $3 / $3.75 / $0.30)', () => {
+    const m = registry().resolve('claude-sonnet-4-20250514')!;
+    expect(m.id).toBe('anthropic/claude-sonnet-4');
+    // 1000 plain * 3 + 2000 written * 3.75 + 4000 read * 0.30 = 3000 + 7500 + 1200
+    expect(costOf(m, { prompt_tokens: 7000, cache_write_tokens: 2000, cached_tokens: 4000 })).toBe(11_700);
+  });
+
+  it('is zero for a free model', () => {
+    expect(costOf({ pricing: normalizePricing({}) }, { prompt_tokens: 5000, completion_tokens: 5000 })).toBe(0);
+  });
+});
+
+describe('prices and names', () => {
+  it('normalizes numbers and numeric strings to plain decimal strings', () => {
+    expect(normalizePrice(1.5e-7)).toBe('0.00000015');
+    expect(normalizePrice('2.5e-6')).toBe('0.0000025');
+    expect(normalizePrice(0)).toBe('0');
+    expect(() => normalizePrice('abc')).toThrow(/non-negative/);
+    expect(() => normalizePrice(-1)).toThrow();
+  });
+
+  it('every default model has string prices, a context length and modalities', () => {
+    for (const m of defaultModels()) {
+      for (const k of ['prompt', 'completion', 'request', 'image'])
+        expect(typeof m.pricing[k], `${m.id} ${k}`).toBe('string');
+      expect(m.context_length).toBeGreaterThan(0);
+      expect(m.output_modalities.length).toBeGreaterThan(0);
+      expect(m.id).toMatch(/^[a-z]+\/\S+$/);
+    }
+  });
+
+  it('resolves ids, upstream names and aliases, and refuses ambiguous plain names', () => {
+    const r = new ModelRegistry(defaultModels(), [
+      { id: 'acme/gpt-4o-mini', name: 'Acme mini' }, // a second entry answering to "gpt-4o-mini"
+    ]);
+    expect(r.resolve('openai/gpt-4o')?.id).toBe('openai/gpt-4o');
+    expect(r.resolve('gpt-4o')?.id).toBe('openai/gpt-4o');
+    expect(r.resolve('claude-3-5-haiku-latest')?.id).toBe('anthropic/claude-3.5-haiku');
+    expect(r.resolve('gpt-4o-mini')).toBeUndefined();
+    expect(r.resolve('openai/gpt-4o-mini')?.name).toBe('OpenAI: GPT-4o-mini');
+    expect(r.resolve('no-such-model')).toBeUndefined();
+  });
+
+  it('layers config over defaults field by field', () => {
+    const r = new ModelRegistry(defaultModels(), [{ id: 'openai/gpt-4o', context_length: 64000, pricing: { prompt: 0.000003 } }]);
+    const m = r.resolve('openai/gpt-4o')!;
+    expect(m.context_length).toBe(64000);
+    expect(m.pricing.prompt).toBe('0.000003');
+    expect(m.pricing.completion).toBe('0.00001');
+    expect(m.source).toBe('config');
+  });
+});

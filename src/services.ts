@@ -1,15 +1,21 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { ApiKeyService } from './access/api-keys.js';
+import { createRateLimiter } from './access/rate-limit/create-rate-limiter.js';
+import type { RateLimiter } from './access/rate-limit/rate-limiter.js';
 import { UserService } from './access/users.js';
+import { CatalogService } from './catalog/catalog-service.js';
+import { seedCatalog } from './catalog/seed-apps.js';
 import type { Config } from './config/schema.js';
 import { createRegistry, type Registry } from './gateway/registry/index.js';
 import { sharedUpstreamClient } from './gateway/upstream/upstream-client.js';
 import { ApiKeysRepo } from './store/api-keys-repo.js';
+import { AppsRepo } from './store/apps-repo.js';
 import { ChannelsRepo } from './store/channels-repo.js';
 import { CredentialsRepo } from './store/credentials-repo.js';
 import { type Database, openDatabase } from './store/database.js';
 import { migrateToLatest } from './store/migrate.js';
 import { ModelsRepo } from './store/models-repo.js';
+import { closeRedis, openRedis, type RedisClient } from './store/redis.js';
 import { UsersRepo } from './store/users-repo.js';
 
 /**
@@ -24,6 +30,12 @@ export interface Services {
   readonly repos: { users: UsersRepo; apiKeys: ApiKeysRepo; credentials: CredentialsRepo };
   /** Channels and models: `resolve`, `targetsFor`, `costOf` (see src/gateway/registry/index.ts). */
   readonly registry: Registry;
+  /** The app catalog (src/catalog). */
+  readonly catalog: CatalogService;
+  /** Shared through Redis when `redis.url` is set, else per process; see src/access/rate-limit. */
+  readonly rateLimiter: RateLimiter;
+  /** The shared Redis client, or null when `redis.url` is empty. Commands fail fast while it is down. */
+  readonly redis: RedisClient | null;
   /** Readiness checks beyond the database (Redis, ...), by name. */
   readonly probes: Record<string, () => Promise<void>>;
   /** Called on shutdown after the HTTP server stopped accepting and drained. */
@@ -41,6 +53,11 @@ export async function createServices(config: Config, _log?: FastifyBaseLogger): 
   };
   const cacheMs = config.auth.credential_cache_ms;
   const closers: Array<() => Promise<void>> = [];
+  const redis = config.redis.url ? await openRedis(config.redis.url, { log: _log }) : null;
+  if (redis) closers.push(() => closeRedis(redis));
+  const rateLimiter = createRateLimiter(redis, config.redis.key_prefix, _log);
+  const apps = new AppsRepo(database);
+  if (config.catalog.seed) await seedCatalog(apps);
   const registry = createRegistry({
     config,
     repos: { channels: new ChannelsRepo(database), models: new ModelsRepo(database) },
@@ -60,7 +77,10 @@ export async function createServices(config: Config, _log?: FastifyBaseLogger): 
     }),
     apiKeys: new ApiKeyService(repos.apiKeys, repos.users, cacheMs),
     closers,
-    probes: {},
+    catalog: new CatalogService(apps),
+    rateLimiter,
+    redis,
+    probes: redis ? { redis: async () => void (await redis.ping()) } : {},
     async close() {
       for (const c of closers.reverse()) await c().catch(() => {});
       await database.close();

@@ -10,6 +10,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { GatewayError } from '../gateway/errors.js';
 import type { Services } from '../services.js';
+import { registerAppRoutes } from './api/app-routes.js';
 import { registerChannelRoutes } from './api/channel-routes.js';
 import { registerKeyRoutes } from './api/key-routes.js';
 import { registerModelRoutes } from './api/model-routes.js';
@@ -28,6 +29,7 @@ const ROUTES: RouteModule[] = [
   registerOpsRoutes,
   registerUserRoutes,
   registerKeyRoutes,
+  registerAppRoutes,
   registerChannelRoutes,
   registerModelRoutes,
   registerModelsRoute,

@@ -1,6 +1,7 @@
 import type { Migration } from 'kysely';
 import type { Dialect } from '../database.js';
 import { init } from './0001-init.js';
+import { appSearch } from './0002-app-search.js';
 
 /**
  * Numbered migrations, applied in order and never edited once released: add a new file
@@ -9,5 +10,6 @@ import { init } from './0001-init.js';
 export function migrationsFor(dialect: Dialect): Record<string, Migration> {
   return {
     '0001-init': init(dialect),
+    '0002-app-search': appSearch(dialect),
   };
 }

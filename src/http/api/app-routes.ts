@@ -1,0 +1,121 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Role } from '../../access/roles.js';
+import { parseOrder } from '../../catalog/app-order.js';
+import type { Viewer } from '../../catalog/catalog-service.js';
+import { parseKeyword } from '../../catalog/search-keyword.js';
+import { GatewayError } from '../../gateway/errors.js';
+import type { Services } from '../../services.js';
+import type { App } from '../app.js';
+import { requireUser, resolveUser } from '../auth.js';
+import { ok, paging } from '../envelope.js';
+import { IdParams } from '../schemas.js';
+import {
+  CategoryParams,
+  CreateAppBody,
+  ListQuery,
+  SearchQuery,
+  SubsetQuery,
+  UpdateAppBody,
+} from './app-schemas.js';
+
+/**
+ * The app catalog (`/api/app`). Reads are public and see published apps; a signed-in admin
+ * (session or access token) sees every status. Writes need an admin. Static paths
+ * (search, featured, category, download) win over `/:id` in Fastify's router.
+ */
+export function registerAppRoutes(app: App, services: Services): void {
+  const admin = requireUser(services, Role.admin);
+  const catalog = services.catalog;
+  const tags = ['app catalog'];
+
+  // Public routes never fail on bad credentials: an unusable token just means a public view.
+  const viewer = async (request: FastifyRequest): Promise<Viewer> => {
+    const user = await resolveUser(services, request).catch(() => null);
+    return { admin: !!user && user.role >= Role.admin };
+  };
+
+  const perMinute = services.config.catalog.search_rate_per_minute;
+  const searchLimit = async (request: FastifyRequest, reply: FastifyReply) => {
+    if (perMinute <= 0) return;
+    const r = await services.rateLimiter.hit(`search:${request.ip}`, perMinute, 60_000);
+    reply.header('x-ratelimit-limit', String(perMinute));
+    reply.header('x-ratelimit-remaining', String(r.remaining));
+    reply.header('x-ratelimit-reset', String(Math.ceil(r.resetMs / 1000)));
+    if (!r.allowed)
+      throw new GatewayError(
+        429,
+        `search is limited to ${perMinute} requests a minute per client; retry in ${r.retryAfterSec}s`,
+        { retryAfter: r.retryAfterSec },
+      );
+  };
+
+  app.get('/api/app', { schema: { tags, querystring: ListQuery } }, async (request) => {
+    const q = request.query;
+    const order = parseOrder(q.order);
+    const filter = { status: q.status, category: q.category, featured: q.featured };
+    const { apps, total } = await catalog.list(await viewer(request), filter, order, paging(q));
+    return ok(apps, total);
+  });
+
+  app.get(
+    '/api/app/search',
+    { schema: { tags, querystring: SearchQuery }, onRequest: searchLimit },
+    async (request) => {
+      const q = request.query;
+      const terms = parseKeyword(q.keyword);
+      const filter = { status: q.status, category: q.category };
+      const { apps, total } = await catalog.search(await viewer(request), terms, filter, paging(q));
+      return ok(apps, total);
+    },
+  );
+
+  app.get('/api/app/featured', { schema: { tags, querystring: SubsetQuery } }, async (request) => {
+    const q = request.query;
+    const filter = { status: q.status, featured: true };
+    const { apps, total } = await catalog.list(await viewer(request), filter, parseOrder(q.order), paging(q));
+    return ok(apps, total);
+  });
+
+  app.get(
+    '/api/app/category/:category',
+    { schema: { tags, params: CategoryParams, querystring: SubsetQuery } },
+    async (request) => {
+      const q = request.query;
+      const filter = { status: q.status, category: request.params.category };
+      const { apps, total } = await catalog.list(
+        await viewer(request),
+        filter,
+        parseOrder(q.order),
+        paging(q),
+      );
+      return ok(apps, total);
+    },
+  );
+
+  app.get('/api/app/:id', { schema: { tags, params: IdParams } }, async (request) =>
+    ok(await catalog.get(await viewer(request), request.params.id)),
+  );
+
+  app.post('/api/app/download/:id', { schema: { tags, params: IdParams } }, async (request) =>
+    ok(await catalog.download(request.params.id)),
+  );
+
+  app.post('/api/app', { schema: { tags, body: CreateAppBody }, onRequest: admin }, async (request) => {
+    const created = await catalog.create(request.user!.id, request.body);
+    request.log.info({ actor: request.user!.id, app_id: created.id, name: created.name }, 'app created');
+    return ok(created);
+  });
+
+  app.put('/api/app', { schema: { tags, body: UpdateAppBody }, onRequest: admin }, async (request) => {
+    const { id, ...patch } = request.body;
+    const { app: updated, fields } = await catalog.update(request.user!.id, id, patch);
+    request.log.info({ actor: request.user!.id, app_id: id, fields }, 'app updated');
+    return ok(updated);
+  });
+
+  app.delete('/api/app/:id', { schema: { tags, params: IdParams }, onRequest: admin }, async (request) => {
+    await catalog.delete(request.params.id);
+    request.log.info({ actor: request.user!.id, app_id: request.params.id }, 'app deleted');
+    return ok(null);
+  });
+}

@@ -1,0 +1,215 @@
+import {
+  CompiledQuery,
+  type Expression,
+  type Insertable,
+  type Selectable,
+  type SqlBool,
+  sql,
+  type Updateable,
+} from 'kysely';
+import type { Database } from './database.js';
+import type { AppsTable } from './schema.js';
+
+export type AppRow = Selectable<AppsTable>;
+
+/** Listed explicitly: on PostgreSQL the table also has the generated `search_doc` column. */
+const COLUMNS = [
+  'id',
+  'name',
+  'short_description',
+  'description',
+  'category',
+  'version',
+  'author',
+  'author_url',
+  'thumbnail_url',
+  'download_url',
+  'source_url',
+  'documentation_url',
+  'tags',
+  'status',
+  'featured',
+  'download_count',
+  'created_time',
+  'updated_time',
+  'created_by',
+  'updated_by',
+] as const;
+
+export interface AppFilter {
+  status?: number;
+  category?: string;
+  featured?: boolean;
+}
+
+export interface AppSort {
+  field: 'id' | 'name' | 'download_count' | 'created_time' | 'updated_time';
+  direction: 'asc' | 'desc';
+}
+
+/** Lower-cased search words; every one must occur in the record's text. */
+export interface SearchWords {
+  phrase: string;
+  words: string[];
+}
+
+export type DownloadResult =
+  | { ok: true; download_url: string; download_count: number }
+  | { ok: false; reason: 'missing' | 'no_download_url' };
+
+export class AppsRepo {
+  constructor(private readonly d: Database) {}
+
+  private filtered(f: AppFilter) {
+    let q = this.d.db.selectFrom('apps');
+    if (f.status !== undefined) q = q.where('status', '=', f.status);
+    if (f.category !== undefined) q = q.where('category', '=', f.category);
+    if (f.featured !== undefined) q = q.where('featured', '=', f.featured ? 1 : 0);
+    return q;
+  }
+
+  byId(id: number): Promise<AppRow | undefined> {
+    return this.d.db.selectFrom('apps').select(COLUMNS).where('id', '=', id).executeTakeFirst();
+  }
+
+  async list(f: AppFilter, sort: AppSort, offset: number, limit: number) {
+    const q = this.filtered(f);
+    const [rows, total] = await Promise.all([
+      q
+        .select(COLUMNS)
+        .orderBy(sort.field, sort.direction)
+        // Ties follow the same direction so "newest first" stays newest first within a second.
+        .orderBy('id', sort.direction)
+        .offset(offset)
+        .limit(limit)
+        .execute(),
+      q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+    ]);
+    return { rows, total: Number(total.n) };
+  }
+
+  /** Ranked: exact name, name prefix, all words in name, all in name or tags, elsewhere. */
+  async search(terms: SearchWords, f: AppFilter, offset: number, limit: number) {
+    const q = this.filtered(f).where(this.matches(terms.words));
+    const [rows, total] = await Promise.all([
+      this.ranked(q, terms).offset(offset).limit(limit).execute(),
+      q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+    ]);
+    return { rows, total: Number(total.n) };
+  }
+
+  /** The plan of the search query, for checking that the trigram index is used. */
+  async explainSearch(terms: SearchWords, f: AppFilter): Promise<string> {
+    const c = this.ranked(this.filtered(f).where(this.matches(terms.words)), terms)
+      .limit(20)
+      .compile();
+    const prefix = this.d.dialect === 'postgres' ? 'EXPLAIN ' : 'EXPLAIN QUERY PLAN ';
+    const r = await this.d.db.executeQuery<Record<string, unknown>>(
+      CompiledQuery.raw(prefix + c.sql, [...c.parameters]),
+    );
+    return r.rows.map((row) => String(row.detail ?? row['QUERY PLAN'] ?? JSON.stringify(row))).join('\n');
+  }
+
+  private ranked(q: ReturnType<AppsRepo['filtered']>, terms: SearchWords) {
+    const pos = this.d.dialect === 'postgres' ? 'strpos' : 'instr';
+    const inName = (w: string) => sql`${sql.raw(pos)}(lower(name), ${w}) > 0`;
+    const inNameOrTags = (w: string) =>
+      sql`(${sql.raw(pos)}(lower(name), ${w}) > 0 OR ${sql.raw(pos)}(lower(tags), ${w}) > 0)`;
+    const all = (parts: ReturnType<typeof sql>[]) => sql.join(parts, sql` AND `);
+    const rank = sql<number>`CASE
+      WHEN lower(name) = ${terms.phrase} THEN 0
+      WHEN substr(lower(name), 1, ${sql.lit(terms.phrase.length)}) = ${terms.phrase} THEN 1
+      WHEN ${all(terms.words.map(inName))} THEN 2
+      WHEN ${all(terms.words.map(inNameOrTags))} THEN 3
+      ELSE 4 END`;
+    return q.select(COLUMNS).orderBy(rank).orderBy('download_count', 'desc').orderBy('id', 'asc');
+  }
+
+  private matches(words: string[]): Expression<SqlBool> {
+    if (this.d.dialect === 'postgres') {
+      const likes = words.map((w) => sql`search_doc LIKE ${`%${w.replace(/[\\%_]/g, '\\$&')}%`}`);
+      return sql<SqlBool>`(${sql.join(likes, sql` AND `)})`;
+    }
+    // FTS5 only serves LIKE from its trigram index without an ESCAPE clause, so LIKE
+    // metacharacters in a word become the one-character wildcard and an exact instr() check
+    // restores precision.
+    const conds = words.flatMap((w) => {
+      const like = sql`doc LIKE ${`%${w.replace(/[%_]/g, '_')}%`}`;
+      return /[%_]/.test(w) ? [like, sql`instr(lower(doc), ${w}) > 0`] : [like];
+    });
+    return sql<SqlBool>`id IN (SELECT rowid FROM apps_fts WHERE ${sql.join(conds, sql` AND `)})`;
+  }
+
+  async insert(row: Insertable<AppsTable>): Promise<AppRow> {
+    return this.d.db.insertInto('apps').values(row).returning(COLUMNS).executeTakeFirstOrThrow();
+  }
+
+  /** A few rows in one statement (atomic without a transaction held across awaits). */
+  async insertRows(rows: Insertable<AppsTable>[]): Promise<void> {
+    if (rows.length > 0) await this.d.db.insertInto('apps').values(rows).execute();
+  }
+
+  /** Many rows in one transaction, in chunks that stay under both databases' parameter limits. */
+  async insertMany(rows: Insertable<AppsTable>[], chunk = 500): Promise<void> {
+    await this.d.db.transaction().execute(async (trx) => {
+      for (let i = 0; i < rows.length; i += chunk)
+        await trx
+          .insertInto('apps')
+          .values(rows.slice(i, i + chunk))
+          .execute();
+    });
+  }
+
+  async update(id: number, patch: Updateable<AppsTable>): Promise<AppRow | undefined> {
+    return this.d.db
+      .updateTable('apps')
+      .set(patch)
+      .where('id', '=', id)
+      .returning(COLUMNS)
+      .executeTakeFirst();
+  }
+
+  async delete(id: number): Promise<boolean> {
+    const r = await this.d.db.deleteFrom('apps').where('id', '=', id).executeTakeFirst();
+    return Number(r.numDeletedRows) > 0;
+  }
+
+  /**
+   * One atomic statement: concurrent downloads on any number of instances serialize on the
+   * row, so none is lost. Only published apps with a download URL count.
+   */
+  async recordDownload(id: number, publishedStatus: number): Promise<DownloadResult> {
+    const r = await this.d.db
+      .updateTable('apps')
+      .set((eb) => ({ download_count: eb('download_count', '+', 1) }))
+      .where('id', '=', id)
+      .where('status', '=', publishedStatus)
+      .where('download_url', '<>', '')
+      .returning(['download_url', 'download_count'])
+      .executeTakeFirst();
+    if (r) return { ok: true, download_url: r.download_url, download_count: Number(r.download_count) };
+    const row = await this.byId(id);
+    return {
+      ok: false,
+      reason: !row || Number(row.status) !== publishedStatus ? 'missing' : 'no_download_url',
+    };
+  }
+
+  /** Inserts a kv marker row; true only for the caller whose insert landed (once per database). */
+  async claimMarker(key: string): Promise<boolean> {
+    const r = await this.d.db
+      .insertInto('kv')
+      .values({ key, value: String(Math.floor(Date.now() / 1000)) })
+      .onConflict((oc) => oc.column('key').doNothing())
+      .executeTakeFirst();
+    return Number(r.numInsertedOrUpdatedRows ?? 0) > 0;
+  }
+
+  async count(): Promise<number> {
+    const r = await this.d.db
+      .selectFrom('apps')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    return Number(r.n);
+  }
+}

@@ -1,0 +1,112 @@
+import { describe, expect, it } from 'vitest';
+import type { ChatRequest, ReasoningDetail } from '../../gateway/chat/types.js';
+import { reasoningToBlocks } from './anthropic-messages.js';
+import { buildAnthropicRequest } from './anthropic-request.js';
+import { AnthropicStreamDecoder } from './anthropic-stream.js';
+
+const build = (r: ChatRequest, extra?: Record<string, unknown>) =>
+  JSON.parse(
+    buildAnthropicRequest(
+      r,
+      { baseUrl: 'https://api.anthropic.com', apiKey: 'k', upstreamModel: 'claude', extra },
+      { stream: false },
+    ).body!,
+  );
+
+describe('Anthropic request', () => {
+  it('sets a default max_tokens, clamps temperature, drops unsupported params and blank stops', () => {
+    const b = build({
+      messages: [
+        { role: 'user', content: 'a' },
+        { role: 'user', content: 'b' },
+      ],
+      temperature: 1.7,
+      stop: ['END', '  '],
+      seed: 1,
+      presence_penalty: 1,
+    });
+    expect(b.max_tokens).toBe(4096);
+    expect(b.temperature).toBe(1);
+    expect(b.stop_sequences).toEqual(['END']);
+    expect(b).not.toHaveProperty('seed');
+    expect(b.messages).toEqual([
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'a' },
+          { type: 'text', text: 'b' },
+        ],
+      },
+    ]);
+  });
+
+  it('thinking: budget from reasoning.max_tokens, max_tokens raised above it, forced tool use relaxed', () => {
+    const b = build({
+      messages: [{ role: 'user', content: 'q' }],
+      max_tokens: 1000,
+      temperature: 0.2,
+      top_k: 3,
+      reasoning: { max_tokens: 3000 },
+      tools: [{ type: 'function', function: { name: 'f' } }],
+      tool_choice: 'required',
+      parallel_tool_calls: false,
+    });
+    expect(b.thinking).toEqual({ type: 'enabled', budget_tokens: 3000 });
+    expect(b.max_tokens).toBe(4000);
+    expect(b).not.toHaveProperty('temperature');
+    expect(b).not.toHaveProperty('top_k');
+    expect(b.tool_choice).toEqual({ type: 'auto', disable_parallel_tool_use: true });
+    expect(b.tools[0].input_schema).toEqual({ type: 'object', properties: {} });
+  });
+
+  it('small max_tokens still gets the 1024 minimum budget below max_tokens', () => {
+    const b = build({
+      messages: [{ role: 'user', content: 'q' }],
+      max_tokens: 500,
+      reasoning: { effort: 'low' },
+    });
+    expect(b.thinking.budget_tokens).toBe(1024);
+    expect(b.max_tokens).toBeGreaterThan(1024);
+  });
+});
+
+describe('Anthropic thinking round trip from a stream', () => {
+  it('streamed fragments rebuild the thinking blocks the next request needs', () => {
+    const sse = [
+      { type: 'message_start', message: { usage: { input_tokens: 5, output_tokens: 1 } } },
+      {
+        type: 'content_block_start',
+        index: 0,
+        content_block: { type: 'thinking', thinking: '', signature: '' },
+      },
+      { type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'step 1, ' } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'step 2' } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'signature_delta', signature: 'SIG' } },
+      { type: 'content_block_stop', index: 0 },
+      { type: 'content_block_start', index: 1, content_block: { type: 'redacted_thinking', data: 'ENC' } },
+      { type: 'content_block_stop', index: 1 },
+      { type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 9 } },
+      { type: 'message_stop' },
+    ]
+      .map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`)
+      .join('');
+    const d = new AnthropicStreamDecoder();
+    const events = [...d.push(sse), ...d.end()];
+    const details: ReasoningDetail[] = events.flatMap((e) =>
+      e.type === 'delta' ? e.choices.flatMap((c) => c.delta.reasoning_details ?? []) : [],
+    );
+    expect(reasoningToBlocks(details)).toEqual([
+      { type: 'thinking', thinking: 'step 1, step 2', signature: 'SIG' },
+      { type: 'redacted_thinking', data: 'ENC' },
+    ]);
+    expect(events.at(-1)).toEqual({
+      type: 'usage',
+      usage: {
+        prompt_tokens: 5,
+        completion_tokens: 9,
+        total_tokens: 14,
+        prompt_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },
+      },
+    });
+  });
+});

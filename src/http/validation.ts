@@ -30,7 +30,9 @@ export function describeAjvError(
   errors: ErrorObject[],
   part: string | undefined,
 ): { message: string; param: string } {
-  const e = errors[0]!;
+  // A union (anyOf) failing reports every branch first; the union itself names the field best.
+  const union = errors.find((x) => x.keyword === 'anyOf');
+  const e = union ?? errors[0]!;
   const path = e.instancePath.replace(/^\//, '').replaceAll('/', '.');
   const where = path || (part === 'body' ? 'body' : (part ?? 'request'));
   switch (e.keyword) {
@@ -49,6 +51,13 @@ export function describeAjvError(
     case 'enum':
       return {
         message: `${where}: must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`,
+        param: where,
+      };
+    case 'anyOf':
+      return { message: `${where}: is not one of the accepted shapes or values`, param: where };
+    case 'const':
+      return {
+        message: `${where}: must be ${JSON.stringify((e.params as { allowedValue: unknown }).allowedValue)}`,
         param: where,
       };
     default:

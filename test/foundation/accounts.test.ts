@@ -21,7 +21,7 @@ describe('sign-in and sessions', () => {
     const cookie = res.headers.get('set-cookie')!;
     expect(cookie).toMatch(/HttpOnly/i);
     expect(cookie).toMatch(/SameSite=Strict/i);
-    const body = await res.json();
+    const body = (await res.json()) as any;
     expect(body).toMatchObject({ success: true, message: '', data: { username: 'root', role: 100 } });
     expect(body.data.password_hash).toBeUndefined();
   });

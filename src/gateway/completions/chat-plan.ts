@@ -1,0 +1,124 @@
+import type { KeyPrincipal } from '../../access/api-keys.js';
+import { modelAllowed } from '../../access/api-keys.js';
+import { applyMiddleOut } from '../chat/middle-out.js';
+import { countPromptTokens } from '../chat/tokens.js';
+import type { ChatRequest } from '../chat/types.js';
+import { badRequest, forbidden, GatewayError } from '../errors.js';
+import type { HealthTracker } from '../routing/health.js';
+import { planRoute } from '../routing/plan.js';
+import type { Candidate, ProviderPrefs, RouteTarget } from '../routing/types.js';
+
+/** Request fields that are routing instructions, never sampling parameters. */
+const NOT_PARAMS = new Set([
+  'model',
+  'models',
+  'messages',
+  'provider',
+  'transforms',
+  'stream',
+  'stream_options',
+  'usage',
+  'user',
+  'route',
+]);
+
+export interface ChatPlan {
+  request: ChatRequest;
+  model: string;
+  candidates: Candidate[];
+  promptTokens: number;
+  stream: boolean;
+  includeUsage: boolean;
+  excludeReasoning: boolean;
+  middleOut: boolean;
+}
+
+export interface PlanDeps {
+  targetsFor(model: string): RouteTarget[] | undefined;
+  /** Other names of a model (its registry id, upstream name, aliases), for key allow-lists. */
+  namesOf(model: string): string[];
+  adapterParams(kind: string): ReadonlySet<string> | undefined;
+  health: HealthTracker;
+  defaultModel: string;
+}
+
+/**
+ * Everything decided before the first upstream call: the model (request, else the user's
+ * default, else the server's), the key's allow-list, ranges that depend on the model, and
+ * the ordered candidates.
+ */
+export function planChat(req: ChatRequest, principal: KeyPrincipal, deps: PlanDeps): ChatPlan {
+  const model = req.model || principal.user.default_model || deps.defaultModel;
+  if (!model) throw badRequest('model: is required (no default model is configured)', 'model');
+  if (!modelAllowed(principal.allowedModels, model))
+    throw forbidden(`this API key may not use model ${model}`);
+  if (req.reasoning?.effort && req.reasoning_effort && req.reasoning.effort !== req.reasoning_effort)
+    throw badRequest('reasoning_effort: conflicts with reasoning.effort', 'reasoning_effort');
+  if (req.top_logprobs !== undefined && req.top_logprobs > 0 && req.logprobs !== true)
+    throw badRequest('top_logprobs: requires logprobs to be true', 'top_logprobs');
+  // Fallback models the key may not use are dropped rather than failing the request.
+  const models = [...new Set([model, ...(req.models ?? [])])].filter((m) =>
+    modelAllowed(principal.allowedModels, m),
+  );
+  const requestedParams = Object.keys(req).filter(
+    (k) => !NOT_PARAMS.has(k) && req[k] !== undefined && req[k] !== null,
+  );
+  const candidates = planRoute({
+    models,
+    prefs: (req.provider ?? undefined) as ProviderPrefs | undefined,
+    requestedParams,
+    targetsFor: deps.targetsFor,
+    adapterParams: deps.adapterParams,
+    health: deps.health,
+  });
+  const primary = candidates[0]!.target;
+  const maxTokens = req.max_completion_tokens ?? req.max_tokens;
+  if (maxTokens !== undefined && maxTokens >= primary.contextLength)
+    throw badRequest(
+      `max_tokens: must be below the context length of ${primary.modelId} (${primary.contextLength})`,
+      req.max_tokens !== undefined ? 'max_tokens' : 'max_completion_tokens',
+    );
+  return {
+    request: req,
+    model,
+    candidates,
+    promptTokens: countPromptTokens(req),
+    stream: req.stream === true,
+    includeUsage: req.usage?.include === true || req.stream_options?.include_usage === true,
+    excludeReasoning: req.reasoning?.exclude === true,
+    middleOut: req.transforms?.includes('middle-out') ?? false,
+  };
+}
+
+/**
+ * The request as one candidate receives it: routing fields are left for the adapter to drop,
+ * and middle-out compresses the prompt to this candidate's context when asked.
+ */
+export function requestFor(plan: ChatPlan, t: RouteTarget): ChatRequest {
+  if (!plan.middleOut) return plan.request;
+  const reserve = plan.request.max_completion_tokens ?? plan.request.max_tokens ?? 0;
+  if (plan.promptTokens + reserve < t.contextLength) return plan.request;
+  const r = applyMiddleOut(plan.request.messages, { contextLength: t.contextLength, reserveTokens: reserve });
+  if (!r.fits)
+    throw new GatewayError(400, `messages: the prompt does not fit ${t.modelId} even after middle-out`, {
+      param: 'messages',
+    });
+  return { ...plan.request, messages: r.messages };
+}
+
+/** Worst-case cost of the request over its candidates, in micro-USD, for the quota reservation. */
+export function reservationMicros(plan: ChatPlan): number {
+  let worst = 0;
+  for (const { target: t } of plan.candidates) {
+    const completion =
+      plan.request.max_completion_tokens ??
+      plan.request.max_tokens ??
+      Math.min(t.maxCompletionTokens ?? 4096, Math.max(1, t.contextLength - plan.promptTokens));
+    const usd =
+      plan.promptTokens * Number(t.pricing.prompt) +
+      completion * Number(t.pricing.completion) +
+      Number(t.pricing.request);
+    worst = Math.max(worst, usd);
+  }
+  return Math.ceil(worst * 1e6);
+}

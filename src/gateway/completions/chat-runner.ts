@@ -1,0 +1,195 @@
+import type { KeyPrincipal } from '../../access/api-keys.js';
+import type { QuotaLedger, Reservation } from '../../access/quota/quota-ledger.js';
+import type { ChatAdapter, UpstreamTarget } from '../../providers/types.js';
+import { omitReasoningFromEvent, omitReasoningFromResult } from '../chat/reasoning.js';
+import { estimateUsage } from '../chat/tokens.js';
+import type { ChatResult, ChatStreamEvent, ChatUsage } from '../chat/types.js';
+import { GatewayError, UpstreamError } from '../errors.js';
+import { costOf, costUsd } from '../registry/cost.js';
+import { type Executed, executeRoute } from '../routing/execute.js';
+import type { HealthTracker } from '../routing/health.js';
+import type { AttemptRecord, Candidate, RouteTarget } from '../routing/types.js';
+import { completeChat, openChatStream } from '../upstream/call-chat.js';
+import type { UpstreamTimeouts } from '../upstream/upstream-client.js';
+import type { RequestLogEntry } from '../usage/request-log-entry.js';
+import { type ChatPlan, requestFor, reservationMicros } from './chat-plan.js';
+
+export interface ChatRunnerDeps {
+  adapter(kind: string): ChatAdapter;
+  health: HealthTracker;
+  quota: QuotaLedger;
+  logs: { record(e: RequestLogEntry): void };
+  retry: { maxAttempts: number; retryBaseMs: number; retryMaxMs: number };
+  timeouts: UpstreamTimeouts;
+}
+
+export interface ChatContext {
+  requestId: string;
+  principal: KeyPrincipal;
+  signal: AbortSignal;
+  startedAt: number;
+}
+
+export interface ServedChat {
+  target: RouteTarget;
+  attempts: AttemptRecord[];
+}
+
+export interface StreamOpened extends ServedChat {
+  /** Events already pulled (the first one, checked for a leading error), then the rest. */
+  events: AsyncIterator<ChatStreamEvent>;
+  first: ChatStreamEvent[];
+}
+
+const upstreamTarget = (t: RouteTarget, apiKey: string): UpstreamTarget => ({
+  baseUrl: t.baseUrl,
+  apiKey,
+  upstreamModel: t.upstreamModel,
+  headers: t.settings.headers as Record<string, string> | undefined,
+  extra: t.settings,
+});
+
+/**
+ * Runs one chat request end to end around the route executor: reserves quota, calls
+ * upstreams (with retries/fallbacks), and — through `finish` — settles the quota on the
+ * actual usage and writes the request log exactly once, for the upstream that served.
+ */
+export class ChatRunner {
+  constructor(private readonly deps: ChatRunnerDeps) {}
+
+  reserve(plan: ChatPlan, ctx: ChatContext): Promise<Reservation> {
+    return this.deps.quota.reserve({
+      keyId: ctx.principal.key.id,
+      userId: ctx.principal.user.id,
+      micros: reservationMicros(plan),
+    });
+  }
+
+  private execute<T>(
+    plan: ChatPlan,
+    ctx: ChatContext,
+    call: (c: Candidate, apiKey: string) => Promise<T>,
+  ): Promise<Executed<T>> {
+    return executeRoute(plan.candidates, (c, apiKey) => call(c, apiKey), {
+      health: this.deps.health,
+      ...this.deps.retry,
+      signal: ctx.signal,
+    });
+  }
+
+  async complete(
+    plan: ChatPlan,
+    ctx: ChatContext,
+  ): Promise<{ result: ChatResult; served: ServedChat; latencyMs: number }> {
+    const ex = await this.execute(plan, ctx, (c, apiKey) =>
+      completeChat(
+        this.deps.adapter(c.target.kind),
+        requestFor(plan, c.target),
+        upstreamTarget(c.target, apiKey),
+        {
+          ...this.deps.timeouts,
+          signal: ctx.signal,
+        },
+      ),
+    );
+    const latencyMs = Date.now() - ex.startedAt;
+    const result = plan.excludeReasoning ? omitReasoningFromResult(ex.value) : ex.value;
+    this.deps.health.success(ex.candidate.healthKey, {
+      latencyMs,
+      completionTokens: result.usage?.completion_tokens,
+      durationMs: latencyMs,
+    });
+    return { result, served: { target: ex.candidate.target, attempts: ex.attempts }, latencyMs };
+  }
+
+  /**
+   * Opens a stream on the first candidate that answers 2xx and whose first event is not an
+   * error, so nothing has been written to the client when a candidate fails.
+   */
+  async open(plan: ChatPlan, ctx: ChatContext): Promise<StreamOpened> {
+    const ex = await this.execute(plan, ctx, async (c, apiKey) => {
+      const stream = await openChatStream(
+        this.deps.adapter(c.target.kind),
+        requestFor(plan, c.target),
+        upstreamTarget(c.target, apiKey),
+        { ...this.deps.timeouts, signal: ctx.signal },
+      );
+      const events = stream[Symbol.asyncIterator]();
+      const next = await events.next();
+      if (!next.done && next.value.type === 'error') throw next.value.error;
+      return { events, first: next.done ? [] : [next.value] };
+    });
+    return { ...ex.value, target: ex.candidate.target, attempts: ex.attempts };
+  }
+
+  /** Filters reasoning when excluded. */
+  shapeEvent(plan: ChatPlan, ev: ChatStreamEvent): ChatStreamEvent | null {
+    return plan.excludeReasoning ? omitReasoningFromEvent(ev) : ev;
+  }
+
+  /**
+   * Settles the reservation on what was actually used and records the request. Usage the
+   * upstream did not report is counted locally from the prompt and the generated text.
+   */
+  async finish(
+    plan: ChatPlan,
+    ctx: ChatContext,
+    reservation: Reservation,
+    o: {
+      served?: ServedChat;
+      usage?: ChatUsage;
+      completionText?: string;
+      status: number;
+      error?: unknown;
+      ttftMs?: number | null;
+      attempts?: AttemptRecord[];
+    },
+  ): Promise<{ usage: ChatUsage | undefined; costMicros: number; costUsd: number }> {
+    let usage = o.usage;
+    if (!usage && o.served && o.completionText !== undefined)
+      usage = estimateUsage(plan.request, o.completionText);
+    const model = o.served ? { pricing: o.served.target.pricing } : undefined;
+    const u = usage && {
+      prompt_tokens: usage.prompt_tokens,
+      completion_tokens: usage.completion_tokens,
+      cached_tokens: usage.prompt_tokens_details?.cached_tokens ?? 0,
+      cache_write_tokens: usage.prompt_tokens_details?.cache_write_tokens ?? 0,
+    };
+    const micros = model && u ? costOf(model, u) : 0;
+    try {
+      await this.deps.quota.settle(reservation, micros);
+    } finally {
+      const err = o.error;
+      this.deps.logs.record({
+        request_id: ctx.requestId,
+        user_id: ctx.principal.user.id,
+        key_id: ctx.principal.key.id,
+        endpoint: 'chat.completions',
+        model: o.served?.target.modelId ?? plan.model,
+        provider: o.served?.target.channelName ?? lastProvider(o.attempts),
+        channel_id: o.served?.target.channelId ?? null,
+        prompt_tokens: usage?.prompt_tokens ?? 0,
+        completion_tokens: usage?.completion_tokens ?? 0,
+        cost_micros: micros,
+        latency_ms: Date.now() - ctx.startedAt,
+        ttft_ms: o.ttftMs ?? null,
+        status: o.status,
+        error_kind:
+          err instanceof UpstreamError
+            ? err.kind
+            : err instanceof GatewayError
+              ? err.type
+              : err
+                ? 'aborted'
+                : null,
+        stream: plan.stream,
+        attempts: o.served?.attempts ?? o.attempts ?? null,
+      });
+    }
+    return { usage, costMicros: micros, costUsd: model && u ? costUsd(model, u) : 0 };
+  }
+}
+
+function lastProvider(attempts: AttemptRecord[] | undefined): string {
+  return attempts && attempts.length > 0 ? attempts[attempts.length - 1]!.provider : '';
+}

@@ -1,0 +1,81 @@
+import type { QuotaLedger } from '../../access/quota/quota-ledger.js';
+import type { Config } from '../../config/schema.js';
+import { getChatAdapter, isChatProviderKind } from '../../providers/registry.js';
+import type { Registry, Target } from '../registry/index.js';
+import { defaultUpstreamName } from '../registry/model-info.js';
+import { HealthTracker } from '../routing/health.js';
+import type { RouteTarget } from '../routing/types.js';
+import type { RequestLogEntry } from '../usage/request-log-entry.js';
+import type { PlanDeps } from './chat-plan.js';
+import { ChatRunner } from './chat-runner.js';
+
+export interface ChatServices {
+  runner: ChatRunner;
+  planDeps: PlanDeps;
+  health: HealthTracker;
+}
+
+/** Builds the chat pipeline from the registry, quota ledger and request logs. */
+export function createChatServices(
+  config: Config,
+  registry: Registry,
+  quota: QuotaLedger,
+  logs: { record(e: RequestLogEntry): void },
+): ChatServices {
+  const g = config.gateway;
+  const health = new HealthTracker({
+    failures: g.circuit_failures,
+    windowMs: g.circuit_window_ms,
+    cooldownMs: g.circuit_cooldown_ms,
+  });
+  const planDeps: PlanDeps = {
+    targetsFor(model) {
+      const m = registry.resolve(model);
+      return m
+        ? registry
+            .targetsFor(m.id, { endpoint: 'chat' })
+            .filter((t) => isChatProviderKind(t.kind))
+            .map(toRouteTarget)
+        : undefined;
+    },
+    namesOf(model) {
+      const m = registry.resolve(model);
+      return m ? [m.id, m.upstream_model, defaultUpstreamName(m.id), ...m.aliases] : [];
+    },
+    adapterParams: (kind) => (isChatProviderKind(kind) ? getChatAdapter(kind).supportedParams : undefined),
+    health,
+    defaultModel: g.default_model,
+  };
+  const runner = new ChatRunner({
+    adapter: getChatAdapter,
+    health,
+    quota,
+    logs,
+    retry: { maxAttempts: g.max_attempts, retryBaseMs: g.retry_base_ms, retryMaxMs: g.retry_max_ms },
+    timeouts: {
+      connectTimeoutMs: g.connect_timeout_ms,
+      firstByteTimeoutMs: g.first_byte_timeout_ms,
+      idleTimeoutMs: g.idle_timeout_ms,
+    },
+  });
+  return { runner, planDeps, health };
+}
+
+export function toRouteTarget(t: Target): RouteTarget {
+  return {
+    channelId: t.channelId,
+    channelName: t.channelName,
+    kind: t.kind,
+    baseUrl: t.baseUrl,
+    keys: t.keys.length > 0 ? t.keys : [''],
+    upstreamModel: t.upstreamModel,
+    priority: t.priority,
+    weight: t.weight,
+    settings: t.settings as Record<string, unknown>,
+    modelId: t.model.id,
+    contextLength: t.model.context_length,
+    maxCompletionTokens: t.model.max_completion_tokens,
+    pricing: t.model.pricing,
+    supportedParameters: t.model.supported_parameters.length > 0 ? t.model.supported_parameters : null,
+  };
+}

@@ -1,0 +1,149 @@
+import { GatewayError, UpstreamError } from '../errors.js';
+import type { HealthTracker } from './health.js';
+import type { AttemptRecord, Candidate } from './types.js';
+
+export interface ExecuteOptions {
+  health: HealthTracker;
+  /** Tries of one candidate on retryable failures (1 = no retry). */
+  maxAttempts: number;
+  retryBaseMs: number;
+  retryMaxMs: number;
+  /** Upper bound on tries across all candidates, so a long fallback list cannot run for ever. */
+  maxTotalAttempts?: number;
+  signal?: AbortSignal;
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  random?: () => number;
+}
+
+export interface Executed<T> {
+  value: T;
+  candidate: Candidate;
+  apiKey: string;
+  attempts: AttemptRecord[];
+  startedAt: number;
+}
+
+/** Failure kinds that say something about the upstream's health (not about the request). */
+const HEALTH_KINDS = new Set(['server_error', 'overloaded', 'timeout', 'connection', 'bad_response']);
+
+/**
+ * The one place where retries and fallbacks happen. Tries candidates in order; retries a
+ * candidate with exponential backoff and full jitter on retryable failures (a 429 waits its
+ * Retry-After when that is short, otherwise moves on); rotates keys on auth failures; moves to
+ * the next model on failures another model may not have (context length, a 400); stops on a
+ * content-filter block. `attempt` must not have written anything to the client when it throws:
+ * callers commit to a candidate only after it returned.
+ */
+export async function executeRoute<T>(
+  candidates: Candidate[],
+  attempt: (c: Candidate, apiKey: string, signal: AbortSignal | undefined) => Promise<T>,
+  opts: ExecuteOptions,
+): Promise<Executed<T>> {
+  const attempts: AttemptRecord[] = [];
+  const sleep = opts.sleep ?? abortableSleep;
+  const random = opts.random ?? Math.random;
+  const maxTotal = opts.maxTotalAttempts ?? 10;
+  let lastError: UpstreamError | GatewayError | undefined;
+  let skipModel: string | undefined;
+
+  for (const c of candidates) {
+    const t = c.target;
+    if (t.modelId === skipModel) continue;
+    if (!opts.health.tryAcquire(c.healthKey)) {
+      lastError ??= new GatewayError(503, `upstream ${t.channelName} is unavailable (circuit open)`);
+      continue;
+    }
+    let acquired = true;
+    try {
+      for (let i = 0; i < opts.maxAttempts; i++) {
+        const keys = opts.health.usableKeys(t.channelId, t.keys);
+        if (keys.length === 0) {
+          lastError = new UpstreamError('auth', `every key of upstream ${t.channelName} was rejected`);
+          break;
+        }
+        if (attempts.length >= maxTotal) throw finalError(lastError);
+        if (opts.signal?.aborted) throw opts.signal.reason;
+        const apiKey = keys[(i + attempts.length) % keys.length]!;
+        const started = Date.now();
+        try {
+          const value = await attempt(c, apiKey, opts.signal);
+          attempts.push({
+            model: t.modelId,
+            provider: t.channelName,
+            channel_id: t.channelId,
+            ok: true,
+            ms: Date.now() - started,
+          });
+          acquired = false; // the caller reports success/failure of the committed attempt
+          return { value, candidate: c, apiKey, attempts, startedAt: started };
+        } catch (err) {
+          if (opts.signal?.aborted) throw opts.signal.reason ?? err;
+          if (!(err instanceof UpstreamError)) throw err;
+          lastError = err;
+          attempts.push({
+            model: t.modelId,
+            provider: t.channelName,
+            channel_id: t.channelId,
+            ok: false,
+            error_kind: err.kind,
+            upstream_status: err.upstreamStatus,
+            ms: Date.now() - started,
+          });
+          if (HEALTH_KINDS.has(err.kind)) opts.health.failure(c.healthKey, err.kind);
+          if (err.kind === 'auth') {
+            opts.health.keyFailed(t.channelId, apiKey);
+            i--; // another key of the same upstream is not a retry
+            continue;
+          }
+          if (err.kind === 'content_filter') throw err;
+          if (err.kind === 'context_length' || err.kind === 'bad_request') {
+            skipModel = t.modelId;
+            break;
+          }
+          if (!err.retryable || i === opts.maxAttempts - 1) break;
+          if (opts.health.state(c.healthKey) === 'open') break;
+          const backoff = Math.min(opts.retryMaxMs, opts.retryBaseMs * 2 ** i);
+          let wait = Math.floor(random() * backoff);
+          if (err.retryAfterMs !== undefined) {
+            if (err.retryAfterMs > opts.retryMaxMs) break; // too long: try the next upstream now
+            wait = err.retryAfterMs;
+          }
+          await sleep(wait, opts.signal);
+        }
+      }
+    } finally {
+      if (acquired) opts.health.release(c.healthKey);
+    }
+  }
+  throw finalError(lastError);
+}
+
+function finalError(err: UpstreamError | GatewayError | undefined): Error {
+  return err ?? new GatewayError(503, 'no upstream could serve the request');
+}
+
+export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  if (ms <= 0) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }
+    function onAbort() {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    }
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** `x-modelgate-attempts` value: `provider/model=ok|kind[:status]` entries. */
+export function attemptsHeader(attempts: AttemptRecord[]): string {
+  return attempts
+    .map(
+      (a) =>
+        `${a.provider}/${a.model}=${a.ok ? 'ok' : `${a.error_kind}${a.upstream_status ? `:${a.upstream_status}` : ''}`}`,
+    )
+    .join(', ');
+}

@@ -1,0 +1,182 @@
+import type { UpstreamErrorKind } from '../errors.js';
+
+/**
+ * Per (upstream, model) health: rolling latency, time to first token, throughput and error
+ * rate, plus a circuit breaker. The breaker opens after `failures` failures within `windowMs`
+ * (never on one error, the complaint users have about other gateways), lets one probe through
+ * after `cooldownMs` (half-open) and closes on its success.
+ *
+ * Credentials that fail auth are set aside one by one (`keyFailed`), so a channel with several
+ * keys keeps working on the others; a channel whose keys all failed is reported as disabled.
+ */
+export type CircuitState = 'closed' | 'open' | 'half_open';
+
+export interface HealthOptions {
+  failures: number;
+  windowMs: number;
+  cooldownMs: number;
+}
+
+interface Entry {
+  failuresAt: number[];
+  openedAt: number;
+  probing: boolean;
+  state: CircuitState;
+  /** Exponentially weighted moving averages. */
+  latencyMs: number;
+  ttftMs: number;
+  tokensPerSec: number;
+  successes: number;
+  errors: number;
+  lastError: UpstreamErrorKind | null;
+  lastErrorAt: number;
+}
+
+export interface HealthSnapshot {
+  target: string;
+  state: CircuitState;
+  latency_ms: number | null;
+  ttft_ms: number | null;
+  tokens_per_sec: number | null;
+  error_rate: number;
+  requests: number;
+  last_error: UpstreamErrorKind | null;
+  last_error_at: number | null;
+}
+
+const ALPHA = 0.2;
+
+export class HealthTracker {
+  private readonly entries = new Map<string, Entry>();
+  private readonly badKeys = new Map<number, Set<string>>();
+
+  constructor(private readonly opts: HealthOptions) {}
+
+  private entry(key: string): Entry {
+    let e = this.entries.get(key);
+    if (!e) {
+      e = {
+        failuresAt: [],
+        openedAt: 0,
+        probing: false,
+        state: 'closed',
+        latencyMs: Number.NaN,
+        ttftMs: Number.NaN,
+        tokensPerSec: Number.NaN,
+        successes: 0,
+        errors: 0,
+        lastError: null,
+        lastErrorAt: 0,
+      };
+      this.entries.set(key, e);
+    }
+    return e;
+  }
+
+  /** Current state, moving open -> half_open when the cooldown has passed. */
+  state(key: string, now = Date.now()): CircuitState {
+    const e = this.entries.get(key);
+    if (!e) return 'closed';
+    if (e.state === 'open' && now - e.openedAt >= this.opts.cooldownMs) e.state = 'half_open';
+    return e.state;
+  }
+
+  /**
+   * Whether a request may go to this target now. In half-open state exactly one probe is let
+   * through until it reports back.
+   */
+  tryAcquire(key: string, now = Date.now()): boolean {
+    const s = this.state(key, now);
+    if (s === 'closed') return true;
+    if (s === 'open') return false;
+    const e = this.entry(key);
+    if (e.probing) return false;
+    e.probing = true;
+    return true;
+  }
+
+  success(
+    key: string,
+    m: { latencyMs: number; ttftMs?: number; completionTokens?: number; durationMs?: number },
+  ): void {
+    const e = this.entry(key);
+    e.successes++;
+    e.latencyMs = ewma(e.latencyMs, m.latencyMs);
+    if (m.ttftMs !== undefined) e.ttftMs = ewma(e.ttftMs, m.ttftMs);
+    if (m.completionTokens && m.durationMs && m.durationMs > 0)
+      e.tokensPerSec = ewma(e.tokensPerSec, (m.completionTokens * 1000) / m.durationMs);
+    e.failuresAt = [];
+    e.probing = false;
+    e.state = 'closed';
+  }
+
+  /** Records a failure that counts against the upstream (not a client mistake). */
+  failure(key: string, kind: UpstreamErrorKind, now = Date.now()): void {
+    const e = this.entry(key);
+    e.errors++;
+    e.lastError = kind;
+    e.lastErrorAt = now;
+    if (e.state === 'half_open') {
+      e.state = 'open';
+      e.openedAt = now;
+      e.probing = false;
+      return;
+    }
+    e.failuresAt = e.failuresAt.filter((t) => now - t < this.opts.windowMs);
+    e.failuresAt.push(now);
+    if (e.failuresAt.length >= this.opts.failures) {
+      e.state = 'open';
+      e.openedAt = now;
+    }
+  }
+
+  /** A probe that ended without a verdict (client went away) frees the half-open slot. */
+  release(key: string): void {
+    const e = this.entries.get(key);
+    if (e) e.probing = false;
+  }
+
+  keyFailed(channelId: number, apiKey: string): void {
+    let set = this.badKeys.get(channelId);
+    if (!set) this.badKeys.set(channelId, (set = new Set()));
+    set.add(apiKey);
+  }
+
+  usableKeys(channelId: number, keys: string[]): string[] {
+    const bad = this.badKeys.get(channelId);
+    return bad ? keys.filter((k) => !bad.has(k)) : keys;
+  }
+
+  /** Forget auth failures of a channel (its keys changed, or a probe succeeded). */
+  resetKeys(channelId: number): void {
+    this.badKeys.delete(channelId);
+  }
+
+  figures(key: string): { latencyMs: number; ttftMs: number; tokensPerSec: number } {
+    const e = this.entries.get(key);
+    return e
+      ? { latencyMs: e.latencyMs, ttftMs: e.ttftMs, tokensPerSec: e.tokensPerSec }
+      : { latencyMs: Number.NaN, ttftMs: Number.NaN, tokensPerSec: Number.NaN };
+  }
+
+  snapshot(now = Date.now()): HealthSnapshot[] {
+    return [...this.entries.entries()].map(([target, e]) => ({
+      target,
+      state: this.state(target, now),
+      latency_ms: num(e.latencyMs),
+      ttft_ms: num(e.ttftMs),
+      tokens_per_sec: num(e.tokensPerSec),
+      error_rate: e.successes + e.errors === 0 ? 0 : e.errors / (e.successes + e.errors),
+      requests: e.successes + e.errors,
+      last_error: e.lastError,
+      last_error_at: e.lastErrorAt ? Math.floor(e.lastErrorAt / 1000) : null,
+    }));
+  }
+
+  disabledKeys(): Array<{ channel_id: number; keys: number }> {
+    return [...this.badKeys.entries()].map(([channel_id, s]) => ({ channel_id, keys: s.size }));
+  }
+}
+
+const ewma = (prev: number, x: number) => (Number.isNaN(prev) ? x : prev + ALPHA * (x - prev));
+const num = (x: number) => (Number.isNaN(x) ? null : Math.round(x * 10) / 10);

@@ -1,0 +1,168 @@
+import { GatewayError } from '../errors.js';
+import type { HealthTracker } from './health.js';
+import type { Candidate, ProviderPrefs, RouteTarget } from './types.js';
+
+export interface PlanInput {
+  /** `model` first, then the `models` fallbacks, deduplicated. */
+  models: string[];
+  prefs: ProviderPrefs | undefined;
+  /** Parameters the request sets (for `require_parameters`). */
+  requestedParams: string[];
+  /** Upstreams that serve `model` (enabled ones), or undefined when the model is unknown. */
+  targetsFor(model: string): RouteTarget[] | undefined;
+  adapterParams(kind: string): ReadonlySet<string> | undefined;
+  health: HealthTracker;
+  random?: () => number;
+}
+
+/**
+ * The ordered candidate list for one request: model-major (every upstream of `model`, then of
+ * the first fallback model, ...), filtered by the provider preferences, ordered by `order`,
+ * `sort`, or by default priority tiers with weighted random order inside a tier. Upstreams
+ * whose circuit is open go last: they are tried only when everything else failed.
+ */
+export function planRoute(input: PlanInput): Candidate[] {
+  const prefs = input.prefs ?? {};
+  const random = input.random ?? Math.random;
+  const out: Candidate[] = [];
+  const excluded = new Set<string>();
+  let known = false;
+  for (const model of input.models) {
+    const all = input.targetsFor(model);
+    if (!all) continue;
+    known = true;
+    if (all.length === 0) excluded.add('no_enabled_upstream');
+    let ts = all.filter((t) => {
+      const why = exclusion(t, prefs, input);
+      if (why) excluded.add(why);
+      return !why;
+    });
+    ts = order(ts, prefs, input, random);
+    if (prefs.allow_fallbacks === false) {
+      ts = prefs.order?.length ? ts.filter((t) => matchesAny(t, prefs.order!)) : ts.slice(0, 1);
+    }
+    const healthy: Candidate[] = [];
+    const open: Candidate[] = [];
+    for (const t of ts) {
+      const c = { target: t, healthKey: `${t.channelId}:${t.modelId}` };
+      (input.health.state(c.healthKey) === 'open' ? open : healthy).push(c);
+    }
+    out.push(...healthy, ...open);
+  }
+  if (!known) throw new GatewayError(404, `model not found: ${input.models.join(', ')}`, { param: 'model' });
+  if (out.length === 0)
+    throw new GatewayError(
+      503,
+      excluded.size === 1 && excluded.has('no_enabled_upstream')
+        ? `no enabled upstream serves ${input.models.join(', ')}`
+        : 'no upstream satisfies the provider preferences',
+      {
+        param: 'provider',
+        metadata: { excluded_by: [...excluded] },
+      },
+    );
+  return out;
+}
+
+function exclusion(t: RouteTarget, prefs: ProviderPrefs, input: PlanInput): string | undefined {
+  if (prefs.only?.length && !matchesAny(t, prefs.only)) return 'only';
+  if (prefs.ignore?.length && matchesAny(t, prefs.ignore)) return 'ignore';
+  // Undeclared counts as "may collect": `deny` keeps only upstreams that declare they do not.
+  if (prefs.data_collection === 'deny' && t.settings.data_collection !== 'deny') return 'data_collection';
+  if (prefs.quantizations?.length) {
+    const q = typeof t.settings.quantization === 'string' ? t.settings.quantization : 'unknown';
+    if (!prefs.quantizations.includes(q)) return 'quantizations';
+  }
+  if (prefs.max_price && overPrice(t, prefs.max_price)) return 'max_price';
+  if (prefs.require_parameters) {
+    const adapter = input.adapterParams(t.kind);
+    const ok = input.requestedParams.every(
+      (p) =>
+        (adapter?.has(p) ?? false) && (t.supportedParameters === null || t.supportedParameters.includes(p)),
+    );
+    if (!ok) return 'require_parameters';
+  }
+  return undefined;
+}
+
+function overPrice(t: RouteTarget, max: NonNullable<ProviderPrefs['max_price']>): boolean {
+  const lim = (v: number | string | undefined) => (v === undefined ? Number.POSITIVE_INFINITY : Number(v));
+  // prompt/completion limits are USD per million tokens; registry prices are per token.
+  return (
+    Number(t.pricing.prompt) * 1e6 > lim(max.prompt) + 1e-9 ||
+    Number(t.pricing.completion) * 1e6 > lim(max.completion) + 1e-9 ||
+    Number(t.pricing.request) > lim(max.request) ||
+    Number(t.pricing.image) > lim(max.image)
+  );
+}
+
+/** Provider names match the upstream's name, its kind, or its declared `provider`, case-insensitively; a base slug matches `slug/variant`. */
+export function matchesAny(t: RouteTarget, names: string[]): boolean {
+  return names.some((n) =>
+    providerSlugs(t).some((s) => s === n.toLowerCase() || s.startsWith(`${n.toLowerCase()}/`)),
+  );
+}
+
+function providerSlugs(t: RouteTarget): string[] {
+  const slugs = [t.channelName.toLowerCase(), t.kind.toLowerCase()];
+  if (typeof t.settings.provider === 'string') slugs.push(t.settings.provider.toLowerCase());
+  return slugs;
+}
+
+function order(
+  ts: RouteTarget[],
+  prefs: ProviderPrefs,
+  input: PlanInput,
+  random: () => number,
+): RouteTarget[] {
+  const sortBy = typeof prefs.sort === 'string' ? prefs.sort : prefs.sort?.by;
+  if (prefs.order?.length) {
+    const rank = (t: RouteTarget) => {
+      const i = prefs.order!.findIndex((n) => matchesAny(t, [n]));
+      return i === -1 ? Number.MAX_SAFE_INTEGER : i;
+    };
+    return [...ts].sort((a, b) => rank(a) - rank(b));
+  }
+  if (sortBy === 'price')
+    return [...ts].sort((a, b) => unitPrice(a) - unitPrice(b) || b.priority - a.priority);
+  if (sortBy === 'throughput' || sortBy === 'latency') {
+    const fig = (t: RouteTarget) => input.health.figures(`${t.channelId}:${t.modelId}`);
+    const val = (t: RouteTarget) => (sortBy === 'throughput' ? -fig(t).tokensPerSec : fig(t).latencyMs);
+    // Upstreams without figures yet go after measured ones, in priority order.
+    return [...ts].sort((a, b) => nanLast(val(a), val(b)) || b.priority - a.priority);
+  }
+  return weightedTiers(ts, random);
+}
+
+const unitPrice = (t: RouteTarget) => Number(t.pricing.prompt) + Number(t.pricing.completion);
+
+function nanLast(a: number, b: number): number {
+  if (Number.isNaN(a)) return Number.isNaN(b) ? 0 : 1;
+  if (Number.isNaN(b)) return -1;
+  return a - b;
+}
+
+/** Higher priority first; inside a tier, a weighted random permutation (load balancing). */
+export function weightedTiers(ts: RouteTarget[], random: () => number): RouteTarget[] {
+  const tiers = new Map<number, RouteTarget[]>();
+  for (const t of ts) {
+    const tier = tiers.get(t.priority);
+    if (tier) tier.push(t);
+    else tiers.set(t.priority, [t]);
+  }
+  const out: RouteTarget[] = [];
+  for (const p of [...tiers.keys()].sort((a, b) => b - a)) {
+    const pool = [...tiers.get(p)!];
+    while (pool.length > 0) {
+      const total = pool.reduce((s, t) => s + Math.max(1, t.weight), 0);
+      let r = random() * total;
+      let i = 0;
+      for (; i < pool.length - 1; i++) {
+        r -= Math.max(1, pool[i]!.weight);
+        if (r < 0) break;
+      }
+      out.push(pool.splice(i, 1)[0]!);
+    }
+  }
+  return out;
+}

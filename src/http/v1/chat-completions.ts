@@ -1,0 +1,227 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Reservation } from '../../access/quota/quota-ledger.js';
+import { randomToken } from '../../access/secrets.js';
+import type { ChatRequest, ChatStreamEvent, ChatUsage } from '../../gateway/chat/types.js';
+import { type ChatPlan, planChat } from '../../gateway/completions/chat-plan.js';
+import type { ChatContext, ChatRunner, StreamOpened } from '../../gateway/completions/chat-runner.js';
+import { attemptsHeader } from '../../gateway/routing/execute.js';
+import type { Services } from '../../services.js';
+import type { App } from '../app.js';
+import { requireApiKey } from '../auth.js';
+import { toGatewayError } from '../error-handler.js';
+import { ChatRequestSchema } from '../wire/chat-request-schema.js';
+import {
+  chunkEvent,
+  DONE_EVENT,
+  type Envelope,
+  encodeCompletion,
+  encodeUsage,
+  errorEvent,
+  KEEP_ALIVE,
+  streamHead,
+  usageEvent,
+} from '../wire/openai-chat-encode.js';
+
+/** `POST /v1/chat/completions` (also under `/api/v1`, where the OpenRouter SDK looks). */
+export function registerChatRoutes(app: App, services: Services): void {
+  const opts = {
+    schema: { tags: ['chat'], body: ChatRequestSchema, security: [{ apiKey: [] }] },
+    onRequest: requireApiKey(services),
+  };
+  const handler = (request: FastifyRequest, reply: FastifyReply) =>
+    handleChat(services, request, reply, request.body as ChatRequest);
+  app.post('/v1/chat/completions', opts, handler);
+  app.post('/api/v1/chat/completions', { ...opts, schema: { ...opts.schema, hide: true } }, handler);
+}
+
+async function handleChat(
+  services: Services,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  body: ChatRequest,
+) {
+  const { runner, planDeps } = services.chat;
+  const plan = planChat(body, request.principal!, planDeps);
+  const abort = new AbortController();
+  // A client that goes away aborts the upstream call at once.
+  reply.raw.on('close', () => {
+    if (!reply.raw.writableFinished) abort.abort(new Error('client disconnected'));
+  });
+  const ctx: ChatContext = {
+    requestId: request.id,
+    principal: request.principal!,
+    signal: abort.signal,
+    startedAt: Date.now(),
+  };
+  const reservation = await runner.reserve(plan, ctx);
+  return plan.stream
+    ? streamChat(services, runner, plan, ctx, reservation, reply)
+    : completeChat(runner, plan, ctx, reservation, reply);
+}
+
+function envelope(model: string, provider: string, startedAt: number): Envelope {
+  const created = Math.floor(startedAt / 1000);
+  return { id: `gen-${created}-${randomToken(20)}`, created, model, provider };
+}
+
+async function completeChat(
+  runner: ChatRunner,
+  plan: ChatPlan,
+  ctx: ChatContext,
+  reservation: Reservation,
+  reply: FastifyReply,
+) {
+  let outcome: Awaited<ReturnType<ChatRunner['complete']>>;
+  try {
+    outcome = await runner.complete(plan, ctx);
+  } catch (err) {
+    const e = toGatewayError(err, reply.request);
+    await runner.finish(plan, ctx, reservation, {
+      status: ctx.signal.aborted ? 499 : e.status,
+      error: err,
+      attempts: attemptsOf(err),
+    });
+    throw err;
+  }
+  const { result, served } = outcome;
+  const text = result.choices.map((c) => (c.message.content ?? '') + (c.message.reasoning ?? '')).join('');
+  const bill = await runner.finish(plan, ctx, reservation, {
+    served,
+    usage: result.usage,
+    completionText: text,
+    status: 200,
+  });
+  reply.header('x-modelgate-attempts', attemptsHeader(served.attempts));
+  const env = envelope(served.target.modelId, served.target.channelName, ctx.startedAt);
+  return encodeCompletion(
+    env,
+    result,
+    bill.usage && encodeUsage(bill.usage, plan.includeUsage, bill.costUsd),
+  );
+}
+
+/**
+ * Streams Server-Sent Events. Until the first data chunk is written, failures may still fall
+ * back to other upstreams; while waiting, `: keep-alive` comments are sent every
+ * `keep_alive_interval_ms` (committing to status 200, so a total failure after that point is
+ * reported in-band). After the first data chunk nothing is retried.
+ */
+async function streamChat(
+  services: Services,
+  runner: ChatRunner,
+  plan: ChatPlan,
+  ctx: ChatContext,
+  reservation: Reservation,
+  reply: FastifyReply,
+) {
+  const res = reply.raw;
+  let committed = false;
+  let lastWrite = Date.now();
+  const commit = () => {
+    if (committed) return;
+    committed = true;
+    reply.hijack();
+    res.writeHead(200, {
+      ...(reply.getHeaders() as Record<string, string>),
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
+  };
+  const write = async (s: string) => {
+    lastWrite = Date.now();
+    if (!res.write(s) && !res.destroyed)
+      await new Promise<void>((r) => res.once('drain', r).once('close', r));
+  };
+  const interval = services.config.gateway.keep_alive_interval_ms;
+  const timer = setInterval(
+    () => {
+      if (Date.now() - lastWrite < interval || res.destroyed) return;
+      commit();
+      lastWrite = Date.now();
+      res.write(KEEP_ALIVE);
+    },
+    Math.max(50, Math.floor(interval / 2)),
+  );
+
+  let opened: StreamOpened;
+  try {
+    opened = await runner.open(plan, ctx);
+  } catch (err) {
+    clearInterval(timer);
+    const e = toGatewayError(err, reply.request);
+    await runner.finish(plan, ctx, reservation, {
+      status: ctx.signal.aborted ? 499 : e.status,
+      error: err,
+      attempts: attemptsOf(err),
+    });
+    if (!committed) throw err;
+    const head = streamHead(envelope(plan.model, '', ctx.startedAt));
+    res.end(errorEvent(head, e) + DONE_EVENT);
+    return reply;
+  }
+  reply.header('x-modelgate-attempts', attemptsHeader(opened.attempts));
+  commit();
+  const head = streamHead(envelope(opened.target.modelId, opened.target.channelName, ctx.startedAt));
+  let usage: ChatUsage | undefined;
+  let text = '';
+  let ttftMs: number | null = null;
+  let status = 200;
+  let failure: unknown;
+  const handle = async (raw: ChatStreamEvent) => {
+    const ev = runner.shapeEvent(plan, raw);
+    if (!ev) return;
+    if (ev.type === 'usage') usage = ev.usage;
+    else if (ev.type === 'error') throw ev.error;
+    else {
+      ttftMs ??= Date.now() - ctx.startedAt;
+      for (const c of ev.choices) {
+        const d = c.delta;
+        if (d.content) text += d.content;
+        if (d.reasoning) text += d.reasoning;
+        if (d.tool_calls) for (const t of d.tool_calls) text += t.function?.arguments ?? '';
+      }
+      await write(chunkEvent(head, ev.choices));
+    }
+  };
+  try {
+    for (const ev of opened.first) await handle(ev);
+    for (let n = await opened.events.next(); !n.done; n = await opened.events.next()) await handle(n.value);
+  } catch (err) {
+    failure = err;
+    status = ctx.signal.aborted ? 499 : toGatewayError(err, reply.request).status;
+  } finally {
+    clearInterval(timer);
+    if (failure !== undefined) await opened.events.return?.().catch(() => {});
+  }
+  const served = { target: opened.target, attempts: opened.attempts };
+  const bill = await runner.finish(plan, ctx, reservation, {
+    served,
+    usage,
+    completionText: text,
+    status,
+    error: failure,
+    ttftMs,
+  });
+  const durationMs = Date.now() - ctx.startedAt;
+  const key = `${opened.target.channelId}:${opened.target.modelId}`;
+  if (failure === undefined)
+    services.chat.planDeps.health.success(key, {
+      latencyMs: durationMs,
+      ttftMs: ttftMs ?? undefined,
+      completionTokens: bill.usage?.completion_tokens,
+      durationMs,
+    });
+  if (res.destroyed) return reply;
+  let tail = '';
+  if (failure !== undefined) tail += errorEvent(head, toGatewayError(failure, reply.request));
+  else if (plan.includeUsage && bill.usage)
+    tail += usageEvent(head, encodeUsage(bill.usage, true, bill.costUsd));
+  res.end(tail + DONE_EVENT);
+  return reply;
+}
+
+function attemptsOf(err: unknown) {
+  return (err as { attempts?: never })?.attempts;
+}

@@ -1,0 +1,143 @@
+import { Type } from 'typebox';
+
+/**
+ * JSON Schema of `POST /v1/chat/completions`, compiled once by Fastify's ajv. Ranges are those
+ * of interface.md §8 and decisions.md; every violation is a 400 naming the parameter. Unknown
+ * top-level fields are accepted (SDKs send newer OpenAI fields) and forwarded only where an
+ * adapter knows them.
+ */
+const Num = (opts: Parameters<typeof Type.Number>[0]) => Type.Number(opts);
+/** A string enum as `{enum}` so a bad value reads "must be one of ..." rather than an anyOf dump. */
+const StrEnum = <T extends string>(values: readonly T[]) =>
+  Type.Unsafe<T>({ type: 'string', enum: [...values] });
+const EFFORTS = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'] as const;
+const Opt = Type.Optional;
+const NullableObj = (props: Parameters<typeof Type.Object>[0]) =>
+  Type.Union([Type.Object(props, { additionalProperties: true }), Type.Null()]);
+
+const TextPart = Type.Object(
+  { type: Type.Literal('text'), text: Type.String() },
+  { additionalProperties: true },
+);
+const ImagePart = Type.Object(
+  {
+    type: Type.Literal('image_url'),
+    image_url: Type.Object(
+      { url: Type.String({ minLength: 1 }), detail: Opt(Type.String()) },
+      { additionalProperties: true },
+    ),
+  },
+  { additionalProperties: true },
+);
+const AudioPart = Type.Object(
+  {
+    type: Type.Literal('input_audio'),
+    input_audio: Type.Object({ data: Type.String(), format: Type.String() }, { additionalProperties: true }),
+  },
+  { additionalProperties: true },
+);
+const FilePart = Type.Object(
+  { type: Type.Literal('file'), file: Type.Object({}, { additionalProperties: true }) },
+  { additionalProperties: true },
+);
+const Part = Type.Union([TextPart, ImagePart, AudioPart, FilePart]);
+
+const Message = Type.Object(
+  {
+    role: StrEnum(['system', 'developer', 'user', 'assistant', 'tool']),
+    content: Opt(Type.Union([Type.String(), Type.Array(Part), Type.Null()])),
+    name: Opt(Type.String()),
+    tool_calls: Opt(Type.Array(Type.Object({}, { additionalProperties: true }))),
+    tool_call_id: Opt(Type.String()),
+  },
+  { additionalProperties: true },
+);
+
+const Tool = Type.Object(
+  {
+    type: Type.String(),
+    function: Opt(
+      Type.Object({ name: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: true }),
+    ),
+  },
+  { additionalProperties: true },
+);
+
+const Price = Type.Union([Type.Number({ minimum: 0 }), Type.String({ pattern: '^[0-9]+(\\.[0-9]+)?$' })]);
+
+export const ChatRequestSchema = Type.Object(
+  {
+    model: Opt(Type.String({ minLength: 1, maxLength: 256 })),
+    messages: Type.Array(Message, { minItems: 1 }),
+    models: Opt(Type.Array(Type.String({ minLength: 1, maxLength: 256 }), { maxItems: 10 })),
+    provider: Opt(
+      NullableObj({
+        order: Opt(Type.Array(Type.String())),
+        only: Opt(Type.Array(Type.String())),
+        ignore: Opt(Type.Array(Type.String())),
+        allow_fallbacks: Opt(Type.Boolean()),
+        require_parameters: Opt(Type.Boolean()),
+        data_collection: Opt(StrEnum(['allow', 'deny'])),
+        quantizations: Opt(Type.Array(Type.String())),
+        sort: Opt(
+          Type.Union([
+            Type.Literal('price'),
+            Type.Literal('throughput'),
+            Type.Literal('latency'),
+            Type.Object({ by: Type.String() }, { additionalProperties: true }),
+          ]),
+        ),
+        max_price: Opt(
+          Type.Object(
+            { prompt: Opt(Price), completion: Opt(Price), request: Opt(Price), image: Opt(Price) },
+            { additionalProperties: true },
+          ),
+        ),
+      }),
+    ),
+    reasoning: Opt(
+      NullableObj({
+        effort: Opt(Type.Unsafe<string | null>({ type: ['string', 'null'], enum: [...EFFORTS, null] })),
+        max_tokens: Opt(Type.Union([Type.Integer({ minimum: 0 }), Type.Null()])),
+        exclude: Opt(Type.Boolean()),
+        enabled: Opt(Type.Boolean()),
+      }),
+    ),
+    reasoning_effort: Opt(StrEnum(EFFORTS)),
+    usage: Opt(NullableObj({ include: Opt(Type.Boolean()) })),
+    transforms: Opt(Type.Array(StrEnum(['middle-out']), { maxItems: 8 })),
+    stream: Opt(Type.Boolean()),
+    stream_options: Opt(NullableObj({ include_usage: Opt(Type.Boolean()) })),
+    max_tokens: Opt(Type.Integer({ minimum: 1 })),
+    max_completion_tokens: Opt(Type.Integer({ minimum: 1 })),
+    temperature: Opt(Num({ minimum: 0, maximum: 2 })),
+    seed: Opt(Type.Integer()),
+    top_p: Opt(Num({ exclusiveMinimum: 0, maximum: 1 })),
+    top_k: Opt(Type.Integer({ minimum: 1 })),
+    frequency_penalty: Opt(Num({ minimum: -2, maximum: 2 })),
+    presence_penalty: Opt(Num({ minimum: -2, maximum: 2 })),
+    repetition_penalty: Opt(Num({ exclusiveMinimum: 0, maximum: 2 })),
+    logit_bias: Opt(Type.Record(Type.String({ pattern: '^[0-9]+$' }), Num({ minimum: -100, maximum: 100 }))),
+    logprobs: Opt(Type.Boolean()),
+    top_logprobs: Opt(Type.Integer({ minimum: 0, maximum: 20 })),
+    min_p: Opt(Num({ minimum: 0, maximum: 1 })),
+    top_a: Opt(Num({ minimum: 0, maximum: 1 })),
+    n: Opt(Type.Integer({ minimum: 1, maximum: 1 })),
+    stop: Opt(Type.Union([Type.String(), Type.Array(Type.String(), { maxItems: 4 }), Type.Null()])),
+    tools: Opt(Type.Array(Tool, { maxItems: 512 })),
+    tool_choice: Opt(
+      Type.Union([
+        Type.Literal('none'),
+        Type.Literal('auto'),
+        Type.Literal('required'),
+        Type.Object({ type: Type.String() }, { additionalProperties: true }),
+      ]),
+    ),
+    parallel_tool_calls: Opt(Type.Union([Type.Boolean(), Type.Null()])),
+    response_format: Opt(
+      Type.Object({ type: StrEnum(['text', 'json_object', 'json_schema']) }, { additionalProperties: true }),
+    ),
+    user: Opt(Type.String({ maxLength: 256 })),
+  },
+  { additionalProperties: true },
+);

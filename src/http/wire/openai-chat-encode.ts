@@ -1,0 +1,108 @@
+import type { ChatChoice, ChatDeltaChoice, ChatResult, ChatUsage } from '../../gateway/chat/types.js';
+import { defaultType, type GatewayError } from '../../gateway/errors.js';
+
+/**
+ * OpenAI/OpenRouter response shapes, written to satisfy the strictest official client
+ * (@openrouter/sdk, reference/openrouter.md §13): integer `created`, `system_fingerprint`
+ * present on completions (null allowed) but never null on chunks, `finish_reason` always
+ * present, array fields absent rather than null, usage detail objects with their sub-fields.
+ */
+export interface Envelope {
+  id: string;
+  created: number;
+  model: string;
+  provider: string;
+}
+
+export function encodeUsage(u: ChatUsage, include: boolean, costUsd: number): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    prompt_tokens: int(u.prompt_tokens),
+    completion_tokens: int(u.completion_tokens),
+    total_tokens: int(u.total_tokens ?? int(u.prompt_tokens) + int(u.completion_tokens)),
+  };
+  if (include) {
+    const pd = u.prompt_tokens_details ?? undefined;
+    const prompt: Record<string, number> = { cached_tokens: int(pd?.cached_tokens) };
+    if (pd?.cache_write_tokens) prompt.cache_write_tokens = int(pd.cache_write_tokens);
+    out.prompt_tokens_details = prompt;
+    out.completion_tokens_details = {
+      reasoning_tokens: int(u.completion_tokens_details?.reasoning_tokens ?? 0),
+    };
+    out.cost = costUsd;
+    out.is_byok = false;
+  } else {
+    const pd = u.prompt_tokens_details;
+    if (pd && typeof pd.cached_tokens === 'number')
+      out.prompt_tokens_details = { cached_tokens: int(pd.cached_tokens) };
+    const cd = u.completion_tokens_details;
+    if (cd && typeof cd.reasoning_tokens === 'number')
+      out.completion_tokens_details = { reasoning_tokens: int(cd.reasoning_tokens) };
+  }
+  return out;
+}
+
+export function encodeCompletion(
+  env: Envelope,
+  result: ChatResult,
+  usage: Record<string, unknown> | undefined,
+) {
+  return {
+    id: env.id,
+    object: 'chat.completion',
+    created: env.created,
+    model: env.model,
+    provider: env.provider,
+    system_fingerprint: typeof result.system_fingerprint === 'string' ? result.system_fingerprint : null,
+    choices: result.choices.map(cleanChoice),
+    ...(usage ? { usage } : {}),
+  };
+}
+
+function cleanChoice(c: ChatChoice): ChatChoice {
+  const m = c.message;
+  const message: Record<string, unknown> = { ...m, role: 'assistant', content: m.content ?? null };
+  for (const k of ['tool_calls', 'reasoning_details'] as const) if (message[k] == null) delete message[k];
+  return {
+    ...c,
+    index: c.index ?? 0,
+    message: message as ChatChoice['message'],
+    finish_reason: c.finish_reason ?? null,
+  };
+}
+
+const CHUNK_HEAD = (env: Envelope) =>
+  `{"id":${JSON.stringify(env.id)},"object":"chat.completion.chunk","created":${env.created},"model":${JSON.stringify(env.model)},"provider":${JSON.stringify(env.provider)}`;
+
+/** One `data:` event for a delta; the envelope prefix is built once per stream. */
+export function chunkEvent(head: string, choices: ChatDeltaChoice[]): string {
+  for (const c of choices) {
+    if (c.finish_reason === undefined) c.finish_reason = null;
+    const d = c.delta as Record<string, unknown>;
+    if (d.tool_calls === null) delete d.tool_calls;
+    if (d.reasoning_details === null) delete d.reasoning_details;
+  }
+  return `data: ${head},"choices":${JSON.stringify(choices)}}\n\n`;
+}
+
+export function streamHead(env: Envelope): string {
+  return CHUNK_HEAD(env);
+}
+
+export function usageEvent(head: string, usage: Record<string, unknown>): string {
+  return `data: ${head},"choices":[],"usage":${JSON.stringify(usage)}}\n\n`;
+}
+
+/** The in-band failure after the first byte: a final chunk with `error` and finish_reason "error". */
+export function errorEvent(head: string, e: GatewayError): string {
+  const error = {
+    code: e.status,
+    message: e.message,
+    metadata: { error_type: e.type ?? defaultType(e.status), ...(e.metadata ?? {}) },
+  };
+  return `data: ${head},"error":${JSON.stringify(error)},"choices":[{"index":0,"delta":{"content":""},"finish_reason":"error"}]}\n\n`;
+}
+
+export const DONE_EVENT = 'data: [DONE]\n\n';
+export const KEEP_ALIVE = ': keep-alive\n\n';
+
+const int = (n: unknown) => (typeof n === 'number' && Number.isFinite(n) ? Math.max(0, Math.round(n)) : 0);

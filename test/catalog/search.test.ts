@@ -1,0 +1,141 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TEST_REDIS_URL } from '../helpers/databases.js';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { createApp } from './catalog-helpers.js';
+
+let gw: TestGateway;
+let root: string;
+
+beforeAll(async () => {
+  gw = await startTestGateway({ catalog: { search_rate_per_minute: 1000 } });
+  root = await gw.login();
+  const apps = [
+    { name: 'Vector Studio Pro', description: 'mentions vector once' },
+    { name: 'Notes', author: 'Vector Labs' },
+    { name: 'Vector', short_description: 'the exact one' },
+    { name: 'Gallery', tags: 'images,vector' },
+    { name: 'My Vector Tool', description: 'name contains it' },
+    { name: 'Vector Studio', description: 'prefix match' },
+    { name: 'Unrelated', description: 'nothing to see' },
+    { name: 'Percent', description: 'saves 50% on costs', tags: 'money' },
+    { name: 'Underscore', description: 'snake_case helper' },
+    { name: 'Ünïcode Räder', description: 'Straße' },
+  ];
+  for (const a of apps) await createApp(gw, root, a);
+});
+afterAll(async () => gw?.close());
+
+const namesOf = (r: { body: { data: Array<{ name: string }> } }) => r.body.data.map((a) => a.name);
+const search = (q: string) => gw.call('GET', `/api/app/search?${q}`);
+
+describe('search', () => {
+  it('ranks exact name, then name prefix, then name, then tags, then other text', async () => {
+    const r = await search('keyword=vector');
+    expect(r.status).toBe(200);
+    expect(r.body.total).toBe(6);
+    // Within a rank: most downloaded first, then oldest id.
+    expect(namesOf(r)).toEqual([
+      'Vector',
+      'Vector Studio Pro',
+      'Vector Studio',
+      'My Vector Tool',
+      'Gallery',
+      'Notes',
+    ]);
+  });
+
+  it('is case-insensitive and requires every word to match somewhere', async () => {
+    expect(namesOf(await search('keyword=VECTOR%20studio'))).toEqual(['Vector Studio', 'Vector Studio Pro']);
+    expect(namesOf(await search('keyword=studio+pro'))).toEqual(['Vector Studio Pro']);
+    // Words may match in different fields: "labs" in author, "notes" in name.
+    expect(namesOf(await search('keyword=labs%20NOTES'))).toEqual(['Notes']);
+    expect(namesOf(await search('keyword=vector%20nothing'))).toEqual([]);
+    expect((await search('keyword=zzzz-none')).body).toMatchObject({ success: true, data: [], total: 0 });
+  });
+
+  it('matches inside words, short words and LIKE metacharacters literally', async () => {
+    expect(namesOf(await search('keyword=ecto+galler'))).toEqual(['Gallery']);
+    expect(namesOf(await search('keyword=50%25'))).toEqual(['Percent']);
+    expect(namesOf(await search('keyword=e_c'))).toEqual(['Underscore']);
+    expect(namesOf(await search('keyword=%25'))).toEqual(['Percent']);
+    expect(namesOf(await search('keyword=r%C3%A4der'))).toEqual(['Ünïcode Räder']);
+  });
+
+  it('pages results with total', async () => {
+    const p0 = await search('keyword=vector&page_size=4');
+    const p1 = await search('keyword=vector&page_size=4&p=1');
+    expect(p0.body.total).toBe(6);
+    expect(p1.body.total).toBe(6);
+    expect(namesOf(p1)).toEqual(['Gallery', 'Notes']);
+    expect(namesOf(p0)).toHaveLength(4);
+    expect((await search('keyword=vector&page_size=101')).status).toBe(400);
+  });
+
+  it('rejects a missing, empty or too long keyword naming keyword', async () => {
+    for (const q of ['', 'keyword=', 'keyword=%20%20', `keyword=${'a'.repeat(101)}`]) {
+      const r = await search(q);
+      expect(r.status, q).toBe(400);
+      expect(r.body.message).toContain('keyword');
+    }
+    expect((await search(`keyword=${'a'.repeat(100)}`)).status).toBe(200);
+  });
+});
+
+describe('search rate limit', () => {
+  it('allows the configured number per minute per client, then 429 with Retry-After', async () => {
+    const limited = await startTestGateway({
+      catalog: { search_rate_per_minute: 3 },
+      redis: { key_prefix: `t${Date.now()}${Math.random()}:` },
+    });
+    try {
+      for (let i = 0; i < 3; i++) {
+        const r = await limited.call('GET', '/api/app/search?keyword=x');
+        expect(r.status).toBe(200);
+        expect(r.headers.get('x-ratelimit-limit')).toBe('3');
+        expect(r.headers.get('x-ratelimit-remaining')).toBe(String(2 - i));
+      }
+      const r = await limited.call('GET', '/api/app/search?keyword=x');
+      expect(r.status).toBe(429);
+      expect(r.body.success).toBe(false);
+      expect(r.body.message).toMatch(/limit/);
+      const retry = Number(r.headers.get('retry-after'));
+      expect(retry).toBeGreaterThanOrEqual(1);
+      expect(retry).toBeLessThanOrEqual(60);
+      expect(r.headers.get('x-ratelimit-remaining')).toBe('0');
+      // Other routes are not limited.
+      expect((await limited.call('GET', '/api/app')).status).toBe(200);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it.runIf(TEST_REDIS_URL !== '')('is shared across instances through Redis', async () => {
+    const prefix = `t${Date.now()}${Math.random()}:`;
+    const overrides = { catalog: { search_rate_per_minute: 4 }, redis: { key_prefix: prefix } };
+    const a = await startTestGateway(overrides);
+    const b = await startTestGateway(overrides, { databaseUrl: a.databaseUrl });
+    try {
+      const statuses: number[] = [];
+      for (const g of [a, b, a, b, a, b])
+        statuses.push((await g.call('GET', '/api/app/search?keyword=x')).status);
+      expect(statuses).toEqual([200, 200, 200, 200, 429, 429]);
+    } finally {
+      await b.close();
+      await a.close();
+    }
+  });
+
+  it('keeps answering when Redis is unreachable, limiting per process', async () => {
+    const g = await startTestGateway({
+      catalog: { search_rate_per_minute: 2 },
+      redis: { url: 'redis://127.0.0.1:1/0' },
+    });
+    try {
+      const s = [];
+      for (let i = 0; i < 3; i++) s.push((await g.call('GET', '/api/app/search?keyword=x')).status);
+      expect(s).toEqual([200, 200, 429]);
+    } finally {
+      await g.close();
+    }
+  });
+});

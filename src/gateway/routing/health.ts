@@ -137,9 +137,9 @@ export class HealthTracker {
   }
 
   keyFailed(channelId: number, apiKey: string): void {
-    let set = this.badKeys.get(channelId);
-    if (!set) this.badKeys.set(channelId, (set = new Set()));
+    const set = this.badKeys.get(channelId) ?? new Set<string>();
     set.add(apiKey);
+    this.badKeys.set(channelId, set);
   }
 
   usableKeys(channelId: number, keys: string[]): string[] {

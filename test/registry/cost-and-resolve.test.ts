@@ -22,7 +22,12 @@ describe('costOf', () => {
 
   it('adds per-request and per-image prices and falls back to the prompt price without a cache price', () => {
     const m = {
-      pricing: normalizePricing({ prompt: '0.000001', completion: 0.000002, request: '0.001', image: 0.0005 }),
+      pricing: normalizePricing({
+        prompt: '0.000001',
+        completion: 0.000002,
+        request: '0.001',
+        image: 0.0005,
+      }),
     };
     // 100 * 1 + 10 * 2 + 1000 (request) + 2 * 500 (images) micro-USD; cached tokens at the prompt price
     expect(costOf(m, { prompt_tokens: 100, completion_tokens: 10, images: 2, cached_tokens: 50 })).toBe(2120);
@@ -37,7 +42,9 @@ describe('costOf', () => {
   });
 
   it('is zero for a free model', () => {
-    expect(costOf({ pricing: normalizePricing({}) }, { prompt_tokens: 5000, completion_tokens: 5000 })).toBe(0);
+    expect(costOf({ pricing: normalizePricing({}) }, { prompt_tokens: 5000, completion_tokens: 5000 })).toBe(
+      0,
+    );
   });
 });
 
@@ -73,7 +80,9 @@ describe('prices and names', () => {
   });
 
   it('layers config over defaults field by field', () => {
-    const r = new ModelRegistry(defaultModels(), [{ id: 'openai/gpt-4o', context_length: 64000, pricing: { prompt: 0.000003 } }]);
+    const r = new ModelRegistry(defaultModels(), [
+      { id: 'openai/gpt-4o', context_length: 64000, pricing: { prompt: 0.000003 } },
+    ]);
     const m = r.resolve('openai/gpt-4o')!;
     expect(m.context_length).toBe(64000);
     expect(m.pricing.prompt).toBe('0.000003');

@@ -1,0 +1,163 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+
+let gw: TestGateway;
+let root: string;
+
+beforeAll(async () => {
+  gw = await startTestGateway({ gateway: { discover_models: false } });
+  root = await gw.login();
+});
+afterAll(async () => gw?.close());
+
+const KEY = 'sk-abcdefghijklmnopqrstuvwxyz';
+
+async function create(body: Record<string, unknown>) {
+  return gw.call('POST', '/api/channel', { cookie: root, body });
+}
+
+describe('/api/channel', () => {
+  it('creates a channel with defaults per kind and answers keys masked', async () => {
+    const r = await create({
+      name: 'anthropic-main',
+      kind: 'anthropic',
+      keys: [KEY],
+      models: ['anthropic/claude-sonnet-4'],
+    });
+    expect(r.status).toBe(200);
+    expect(r.body.data).toMatchObject({
+      name: 'anthropic-main',
+      kind: 'anthropic',
+      base_url: 'https://api.anthropic.com',
+      keys: ['sk-a…wxyz'],
+      priority: 0,
+      weight: 1,
+      status: 1,
+      source: 'api',
+    });
+    expect(JSON.stringify(r.body)).not.toContain(KEY);
+    const one = await gw.call('GET', `/api/channel/${r.body.data.id}`, { cookie: root });
+    expect(one.body.data.keys).toEqual(['sk-a…wxyz']);
+    const list = await gw.call('GET', '/api/channel?p=0&page_size=10', { cookie: root });
+    expect(list.body.total).toBeGreaterThanOrEqual(1);
+    expect(JSON.stringify(list.body)).not.toContain(KEY);
+  });
+
+  it('keeps stored keys when PUT omits them or sends them masked, and adds new ones', async () => {
+    const { body } = await create({
+      name: 'keys',
+      kind: 'openai-compatible',
+      keys: [KEY, 'sk-second-key-0123456789'],
+      models: ['gpt-4o'],
+    });
+    const id = body.data.id;
+    const target = () =>
+      gw.services.registry.targetsFor('openai/gpt-4o', { endpoint: 'chat' }).find((t) => t.channelId === id)!;
+    expect(target().keys).toEqual([KEY, 'sk-second-key-0123456789']);
+
+    await gw.call('PUT', '/api/channel', { cookie: root, body: { id, priority: 5 } });
+    expect(target().keys).toEqual([KEY, 'sk-second-key-0123456789']);
+    expect(target().priority).toBe(5);
+
+    const r = await gw.call('PUT', '/api/channel', {
+      cookie: root,
+      body: { id, keys: ['sk-a…wxyz', 'sk-third-key-abcdefgh'] },
+    });
+    expect(r.status).toBe(200);
+    expect(r.body.data.keys).toEqual(['sk-a…wxyz', 'sk-t…efgh']);
+    expect(target().keys).toEqual([KEY, 'sk-third-key-abcdefgh']);
+
+    const bad = await gw.call('PUT', '/api/channel', { cookie: root, body: { id, keys: ['sk-z…zzzz'] } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.message).toMatch(/keys\[0\]/);
+  });
+
+  it('rejects bad input with a 400 naming the field', async () => {
+    const cases: Array<[Record<string, unknown>, RegExp]> = [
+      [{ name: 'x1', kind: 'nope' }, /kind/],
+      [{ name: 'x2', kind: 'openai-compatible', base_url: 'ftp://host' }, /base_url/],
+      [{ name: 'x3', kind: 'openai-compatible', base_url: 'not a url' }, /base_url/],
+      [{ name: 'x4', kind: 'openai-compatible', priority: 1.5 }, /priority/],
+      [{ name: 'x5', kind: 'openai-compatible', weight: 0 }, /weight/],
+      [{ name: 'x6', kind: 'openai-compatible', colour: 'red' }, /colour/],
+      [{ name: 'x7', kind: 'openai-compatible', settings: { data_collection: 'maybe' } }, /data_collection/],
+      [{ kind: 'openai-compatible' }, /name/],
+    ];
+    for (const [body, field] of cases) {
+      const r = await create(body);
+      expect(r.status, JSON.stringify(body)).toBe(400);
+      expect(r.body.success).toBe(false);
+      expect(r.body.message).toMatch(field);
+    }
+    expect((await create({ name: 'anthropic-main', kind: 'anthropic' })).status).toBe(409);
+  });
+
+  it('is admin-only', async () => {
+    await gw.call('POST', '/api/user', { cookie: root, body: { username: 'plain', password: 'password-1' } });
+    const user = await gw.login('plain', 'password-1');
+    expect((await gw.call('GET', '/api/channel', { cookie: user })).status).toBe(403);
+    expect((await gw.call('GET', '/api/channel')).status).toBe(401);
+    // model reads are open to any signed-in user
+    expect((await gw.call('GET', '/api/model', { cookie: user })).status).toBe(200);
+  });
+
+  it('a channel disabled via PUT leaves targetsFor at once, and comes back when enabled', async () => {
+    const { body } = await create({
+      name: 'toggle',
+      kind: 'openai-compatible',
+      base_url: 'http://127.0.0.1:9/v1',
+      models: ['toggle-model'],
+    });
+    const id = body.data.id;
+    const targets = () => gw.services.registry.targetsFor('toggle-model', { endpoint: 'chat' });
+    expect(targets().map((t) => t.channelId)).toEqual([id]);
+    expect(targets()[0]).toMatchObject({
+      upstreamModel: 'toggle-model',
+      baseUrl: 'http://127.0.0.1:9/v1',
+      keys: [],
+    });
+    await gw.call('PUT', '/api/channel', { cookie: root, body: { id, status: 2 } });
+    expect(targets()).toEqual([]);
+    await gw.call('PUT', '/api/channel', { cookie: root, body: { id, status: 1 } });
+    expect(targets()).toHaveLength(1);
+  });
+
+  it('orders targets by priority and maps model names', async () => {
+    const a = await create({
+      name: 'prio-low',
+      kind: 'openai-compatible',
+      base_url: 'http://127.0.0.1:9/v1',
+      models: ['openai/gpt-4.1'],
+      priority: 1,
+    });
+    const b = await create({
+      name: 'prio-high',
+      kind: 'openai-compatible',
+      base_url: 'http://127.0.0.1:10/v1',
+      models: ['gpt-4.1'],
+      model_mapping: { 'gpt-4.1': 'gpt-4.1-2025-04-14' },
+      priority: 9,
+    });
+    const t = gw.services.registry.targetsFor('gpt-4.1', { endpoint: 'chat' });
+    expect(t.map((x) => x.channelId)).toEqual([b.body.data.id, a.body.data.id]);
+    expect(t[0]!.upstreamModel).toBe('gpt-4.1-2025-04-14');
+    // an aggregator-style channel sends the listed id unchanged
+    expect(t[1]!.upstreamModel).toBe('openai/gpt-4.1');
+    expect(t[0]!.model.id).toBe('openai/gpt-4.1');
+    expect(gw.services.registry.targetsFor('openai/gpt-4.1', { endpoint: 'embeddings' })).toEqual([]);
+  });
+
+  it('deletes, then 404s', async () => {
+    const { body } = await create({ name: 'doomed', kind: 'jina', keys: ['jina_abcdefghijklmnop'] });
+    expect(
+      gw.services.registry.targetsFor('jinaai/jina-embeddings-v3', { endpoint: 'embeddings' }).length,
+    ).toBe(1);
+    expect(gw.services.registry.targetsFor('jinaai/jina-embeddings-v3', { endpoint: 'chat' })).toEqual([]);
+    expect((await gw.call('DELETE', `/api/channel/${body.data.id}`, { cookie: root })).status).toBe(200);
+    expect(gw.services.registry.targetsFor('jinaai/jina-embeddings-v3', { endpoint: 'embeddings' })).toEqual(
+      [],
+    );
+    expect((await gw.call('DELETE', `/api/channel/${body.data.id}`, { cookie: root })).status).toBe(404);
+    expect((await gw.call('GET', `/api/channel/${body.data.id}`, { cookie: root })).status).toBe(404);
+  });
+});

@@ -1,0 +1,197 @@
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+
+let up: FakeUpstream;
+let gw: TestGateway;
+let root: string;
+let listing: Array<Record<string, unknown>>;
+
+beforeAll(async () => {
+  // A local vLLM-style server: lists its models with max_model_len, needs no key.
+  listing = [
+    { id: 'Qwen/Qwen3-8B', object: 'model', created: 1700000000, owned_by: 'vllm', max_model_len: 32768 },
+    { id: 'gpt-4o-mini', object: 'model', created: 1700000000, owned_by: 'vllm' },
+  ];
+  up = await startFakeUpstream({ 'GET /v1/models': () => ({ json: { object: 'list', data: listing } }) });
+  gw = await startTestGateway({
+    channels: [{ name: 'local-vllm', kind: 'openai-compatible', base_url: `${up.url}/v1` }],
+  });
+  root = await gw.login();
+});
+afterAll(async () => {
+  await gw?.close();
+  await up?.close();
+});
+
+async function newKey(body: Record<string, unknown> = {}): Promise<string> {
+  const r = await gw.call('POST', '/api/key', { cookie: root, body: { name: 'k', ...body } });
+  expect(r.status).toBe(200);
+  return r.body.data.key;
+}
+
+describe('model discovery', () => {
+  it("discovers an OpenAI-compatible channel's models at start", () => {
+    expect(up.requests.some((r) => r.method === 'GET' && r.path === '/v1/models')).toBe(true);
+    const qwen = gw.services.registry.targetsFor('Qwen/Qwen3-8B', { endpoint: 'chat' });
+    expect(qwen).toHaveLength(1);
+    expect(qwen[0]).toMatchObject({ channelName: 'local-vllm', upstreamModel: 'Qwen/Qwen3-8B', keys: [] });
+    // unknown to the registry: defaults, with the listing's context window
+    expect(qwen[0]!.model).toMatchObject({
+      context_length: 32768,
+      pricing: { prompt: '0', completion: '0' },
+    });
+    // a known name is served under its registry id, with the registry's figures
+    const mini = gw.services.registry.targetsFor('openai/gpt-4o-mini', { endpoint: 'chat' });
+    expect(mini[0]).toMatchObject({ upstreamModel: 'gpt-4o-mini' });
+    expect(mini[0]!.model.context_length).toBe(128000);
+  });
+
+  it('refreshes on demand', async () => {
+    listing.push({ id: 'llama3:8b', object: 'model', owned_by: 'ollama' });
+    const ch = (await gw.call('GET', '/api/channel', { cookie: root })).body.data.find(
+      (c: any) => c.name === 'local-vllm',
+    );
+    expect(gw.services.registry.targetsFor('llama3:8b', { endpoint: 'chat' })).toEqual([]);
+    const r = await gw.call('POST', `/api/channel/${ch.id}/models/refresh`, { cookie: root });
+    expect(r.status).toBe(200);
+    expect(r.body.data).toContain('llama3:8b');
+    const t = gw.services.registry.targetsFor('llama3:8b', { endpoint: 'chat' });
+    expect(t).toHaveLength(1);
+    expect(t[0]!.model.context_length).toBe(8192);
+  });
+
+  it('tests a channel with a tiny chat request', async () => {
+    up.on('POST /v1/chat/completions', {
+      json: {
+        id: 'c1',
+        object: 'chat.completion',
+        created: 1,
+        model: 'Qwen/Qwen3-8B',
+        choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
+      },
+    });
+    const ch = (await gw.call('GET', '/api/channel', { cookie: root })).body.data.find(
+      (c: any) => c.name === 'local-vllm',
+    );
+    const r = await gw.call('POST', `/api/channel/${ch.id}/test`, {
+      cookie: root,
+      body: { model: 'Qwen/Qwen3-8B' },
+    });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({
+      success: true,
+      data: { success: true, model: 'Qwen/Qwen3-8B', message: 'ok' },
+    });
+    expect(Number.isInteger(r.body.data.latency_ms)).toBe(true);
+    const sent = up.requests.filter((q) => q.path === '/v1/chat/completions').at(-1)!;
+    expect(sent.json.model).toBe('Qwen/Qwen3-8B');
+    expect(sent.json.messages).toHaveLength(1);
+
+    up.on('POST /v1/chat/completions', { status: 401, json: { error: { message: 'bad key' } } });
+    const failed = await gw.call('POST', `/api/channel/${ch.id}/test`, { cookie: root, body: {} });
+    expect(failed.body.success).toBe(false);
+    expect(failed.body.data.success).toBe(false);
+    expect(failed.body.data.message).toBeTruthy();
+  });
+});
+
+describe('GET /v1/models', () => {
+  it('lists only servable models through the openai SDK, with integer created', async () => {
+    const client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: await newKey() });
+    const ids: string[] = [];
+    for await (const m of client.models.list()) {
+      expect(Number.isInteger(m.created)).toBe(true);
+      expect(m.object).toBe('model');
+      ids.push(m.id);
+    }
+    expect(ids).toContain('Qwen/Qwen3-8B');
+    expect(ids).toContain('openai/gpt-4o-mini');
+    // in the registry, but no channel serves it
+    expect(ids).not.toContain('anthropic/claude-sonnet-4');
+    expect(ids).not.toContain('openai/gpt-4o');
+
+    const raw = await gw.call('GET', '/v1/models', { token: await newKey() });
+    const mini = raw.body.data.find((m: any) => m.id === 'openai/gpt-4o-mini');
+    expect(mini).toMatchObject({
+      owned_by: 'openai',
+      context_length: 128000,
+      pricing: { prompt: '0.00000015', completion: '0.0000006', input_cache_read: '0.000000075' },
+      architecture: { input_modalities: ['text', 'image', 'file'], output_modalities: ['text'] },
+      top_provider: { context_length: 128000, max_completion_tokens: 16384 },
+    });
+    expect(mini.supported_parameters).toContain('tools');
+  });
+
+  it("filters by the key's allow-list, plain names included", async () => {
+    const key = await newKey({ allowed_models: ['gpt-4o-mini'] });
+    const r = await gw.call('GET', '/v1/models', { token: key });
+    expect(r.body.data.map((m: any) => m.id)).toEqual(['openai/gpt-4o-mini']);
+    const client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: key });
+    expect((await client.models.retrieve('openai/gpt-4o-mini')).id).toBe('openai/gpt-4o-mini');
+    expect((await gw.call('GET', '/v1/models/Qwen/Qwen3-8B', { token: key })).status).toBe(404);
+  });
+
+  it('answers one model by id or plain name, 404 for unknown, 401 without a key', async () => {
+    const key = await newKey();
+    const one = await gw.call('GET', '/v1/models/gpt-4o-mini', { token: key });
+    expect(one.status).toBe(200);
+    expect(one.body.id).toBe('openai/gpt-4o-mini');
+    const missing = await gw.call('GET', '/v1/models/openai/gpt-4o', { token: key });
+    expect(missing.status).toBe(404);
+    expect(missing.body.error.code).toBe(404);
+    expect((await gw.call('GET', '/v1/models')).status).toBe(401);
+  });
+});
+
+describe('/api/model', () => {
+  it('admin overrides win, and deleting the override reverts to the default', async () => {
+    const put = await gw.call('PUT', '/api/model', {
+      cookie: root,
+      body: { id: 'openai/gpt-4o-mini', context_length: 64000, pricing: { prompt: 0.000001 } },
+    });
+    expect(put.status).toBe(200);
+    expect(put.body.data).toMatchObject({ context_length: 64000, overridden: true, servable: true });
+    expect(put.body.data.pricing).toMatchObject({ prompt: '0.000001', completion: '0.0000006' });
+    expect(gw.services.registry.resolve('gpt-4o-mini')!.context_length).toBe(64000);
+
+    const del = await gw.call('DELETE', '/api/model/openai/gpt-4o-mini', { cookie: root });
+    expect(del.status).toBe(200);
+    const back = await gw.call('GET', '/api/model/openai/gpt-4o-mini', { cookie: root });
+    expect(back.body.data).toMatchObject({ context_length: 128000, overridden: false, source: 'default' });
+    expect(back.body.data.pricing.prompt).toBe('0.00000015');
+    expect((await gw.call('DELETE', '/api/model/openai/gpt-4o-mini', { cookie: root })).status).toBe(404);
+  });
+
+  it('creates new entries, names the bad field, and pages the list', async () => {
+    const created = await gw.call('POST', '/api/model', {
+      cookie: root,
+      body: {
+        id: 'acme/tiny',
+        name: 'Acme Tiny',
+        context_length: 4096,
+        pricing: { prompt: '0.000002', completion: 0 },
+      },
+    });
+    expect(created.status).toBe(200);
+    expect(created.body.data).toMatchObject({ id: 'acme/tiny', upstream_model: 'tiny', servable: false });
+    expect((await gw.call('POST', '/api/model', { cookie: root, body: { id: 'acme/tiny' } })).status).toBe(
+      409,
+    );
+    const bad = await gw.call('POST', '/api/model', {
+      cookie: root,
+      body: { id: 'acme/x', context_length: 'big' },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.message).toMatch(/context_length/);
+    const unknown = await gw.call('POST', '/api/model', { cookie: root, body: { id: 'acme/y', colour: 1 } });
+    expect(unknown.status).toBe(400);
+    const page = await gw.call('GET', '/api/model?p=0&page_size=5', { cookie: root });
+    expect(page.body.data).toHaveLength(5);
+    expect(page.body.total).toBeGreaterThan(30);
+    const servable = await gw.call('GET', '/api/model?servable=true&page_size=100', { cookie: root });
+    expect(servable.body.data.every((m: any) => m.servable)).toBe(true);
+  });
+});

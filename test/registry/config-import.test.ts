@@ -118,7 +118,12 @@ describe('config import', () => {
       },
     );
     const gw = await startGateway(config);
-    open.push({ close: async () => (await gw.stop(), await db.drop()) });
+    open.push({
+      close: async () => {
+        await gw.stop();
+        await db.drop();
+      },
+    });
     const t = gw.services.registry.targetsFor('openai/gpt-4o-mini', { endpoint: 'chat' });
     expect(t).toHaveLength(1);
     expect(t[0]).toMatchObject({

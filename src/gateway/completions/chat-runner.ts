@@ -115,8 +115,18 @@ export class ChatRunner {
         { ...this.deps.timeouts, signal: ctx.signal },
       );
       const events = stream[Symbol.asyncIterator]();
-      const next = await events.next();
-      if (!next.done && next.value.type === 'error') throw next.value.error;
+      let next: IteratorResult<ChatStreamEvent>;
+      try {
+        next = await events.next();
+      } catch (err) {
+        await events.return?.().catch(() => {});
+        throw err;
+      }
+      if (!next.done && next.value.type === 'error') {
+        // Free the upstream connection before falling back (the body may still be open).
+        await events.return?.().catch(() => {});
+        throw next.value.error;
+      }
       return { events, first: next.done ? [] : [next.value] };
     });
     return { ...ex.value, target: ex.candidate.target, attempts: ex.attempts };

@@ -26,6 +26,17 @@ export interface Executed<T> {
 /** Failure kinds that say something about the upstream's health (not about the request). */
 const HEALTH_KINDS = new Set(['server_error', 'overloaded', 'timeout', 'connection', 'bad_response']);
 
+/** Whether a failure of this kind should count against the upstream's circuit. */
+export const countsAgainstHealth = (kind: string): boolean => HEALTH_KINDS.has(kind);
+
+/** The attempt trail of a request that failed, keyed by the error `executeRoute` threw. */
+const trails = new WeakMap<object, AttemptRecord[]>();
+
+/** The attempts made before `err` was thrown by `executeRoute` (undefined for other errors). */
+export function attemptsOf(err: unknown): AttemptRecord[] | undefined {
+  return typeof err === 'object' && err !== null ? trails.get(err) : undefined;
+}
+
 /**
  * The one place where retries and fallbacks happen. Tries candidates in order; retries a
  * candidate with exponential backoff and full jitter on retryable failures (a 429 waits its
@@ -40,6 +51,21 @@ export async function executeRoute<T>(
   opts: ExecuteOptions,
 ): Promise<Executed<T>> {
   const attempts: AttemptRecord[] = [];
+  try {
+    return await runCandidates(candidates, attempt, opts, attempts);
+  } catch (err) {
+    // The trail travels with the error so the route can log it and send it in the header.
+    if (typeof err === 'object' && err !== null) trails.set(err, attempts);
+    throw err;
+  }
+}
+
+async function runCandidates<T>(
+  candidates: Candidate[],
+  attempt: (c: Candidate, apiKey: string, signal: AbortSignal | undefined) => Promise<T>,
+  opts: ExecuteOptions,
+  attempts: AttemptRecord[],
+): Promise<Executed<T>> {
   const sleep = opts.sleep ?? abortableSleep;
   const random = opts.random ?? Math.random;
   const maxTotal = opts.maxTotalAttempts ?? 10;

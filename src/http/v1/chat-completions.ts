@@ -4,7 +4,8 @@ import { randomToken } from '../../access/secrets.js';
 import type { ChatRequest, ChatStreamEvent, ChatUsage } from '../../gateway/chat/types.js';
 import { type ChatPlan, planChat } from '../../gateway/completions/chat-plan.js';
 import type { ChatContext, ChatRunner, StreamOpened } from '../../gateway/completions/chat-runner.js';
-import { attemptsHeader } from '../../gateway/routing/execute.js';
+import { UpstreamError } from '../../gateway/errors.js';
+import { attemptsHeader, attemptsOf, countsAgainstHealth } from '../../gateway/routing/execute.js';
 import type { Services } from '../../services.js';
 import type { App } from '../app.js';
 import { requireApiKey } from '../auth.js';
@@ -75,12 +76,7 @@ async function completeChat(
   try {
     outcome = await runner.complete(plan, ctx);
   } catch (err) {
-    const e = toGatewayError(err, reply.request);
-    await runner.finish(plan, ctx, reservation, {
-      status: ctx.signal.aborted ? 499 : e.status,
-      error: err,
-      attempts: attemptsOf(err),
-    });
+    await finishFailed(runner, plan, ctx, reservation, reply, err);
     throw err;
   }
   const { result, served } = outcome;
@@ -150,15 +146,10 @@ async function streamChat(
     opened = await runner.open(plan, ctx);
   } catch (err) {
     clearInterval(timer);
-    const e = toGatewayError(err, reply.request);
-    await runner.finish(plan, ctx, reservation, {
-      status: ctx.signal.aborted ? 499 : e.status,
-      error: err,
-      attempts: attemptsOf(err),
-    });
+    const e = await finishFailed(runner, plan, ctx, reservation, reply, err);
     if (!committed) throw err;
     const head = streamHead(envelope(plan.model, '', ctx.startedAt));
-    res.end(errorEvent(head, e) + DONE_EVENT);
+    if (!res.destroyed) res.end(errorEvent(head, e) + DONE_EVENT);
     return reply;
   }
   reply.header('x-modelgate-attempts', attemptsHeader(opened.attempts));
@@ -195,6 +186,11 @@ async function streamChat(
     clearInterval(timer);
     if (failure !== undefined) await opened.events.return?.().catch(() => {});
   }
+  const last = opened.attempts.at(-1);
+  if (failure instanceof UpstreamError && last) {
+    last.ok = false;
+    last.error_kind = `mid_stream_${failure.kind}`;
+  }
   const served = { target: opened.target, attempts: opened.attempts };
   const bill = await runner.finish(plan, ctx, reservation, {
     served,
@@ -205,14 +201,19 @@ async function streamChat(
     ttftMs,
   });
   const durationMs = Date.now() - ctx.startedAt;
+  const health = services.chat.health;
   const key = `${opened.target.channelId}:${opened.target.modelId}`;
   if (failure === undefined)
-    services.chat.planDeps.health.success(key, {
+    health.success(key, {
       latencyMs: durationMs,
       ttftMs: ttftMs ?? undefined,
       completionTokens: bill.usage?.completion_tokens,
       durationMs,
     });
+  // A stream cut mid-way is the upstream's failure too; a client that left says nothing about it.
+  else if (!ctx.signal.aborted && failure instanceof UpstreamError && countsAgainstHealth(failure.kind))
+    health.failure(key, failure.kind);
+  else health.release(key);
   if (res.destroyed) return reply;
   let tail = '';
   if (failure !== undefined) tail += errorEvent(head, toGatewayError(failure, reply.request));
@@ -222,6 +223,25 @@ async function streamChat(
   return reply;
 }
 
-function attemptsOf(err: unknown) {
-  return (err as { attempts?: never })?.attempts;
+/**
+ * Settles and logs a request whose route failed before anything was streamed, with the trail
+ * of attempts the route executor attached to the error, and puts that trail in the header.
+ */
+async function finishFailed(
+  runner: ChatRunner,
+  plan: ChatPlan,
+  ctx: ChatContext,
+  reservation: Reservation,
+  reply: FastifyReply,
+  err: unknown,
+) {
+  const e = toGatewayError(err, reply.request);
+  const attempts = attemptsOf(err);
+  if (attempts?.length && !reply.sent) reply.header('x-modelgate-attempts', attemptsHeader(attempts));
+  await runner.finish(plan, ctx, reservation, {
+    status: ctx.signal.aborted ? 499 : e.status,
+    error: err,
+    attempts,
+  });
+  return e;
 }

@@ -1,0 +1,86 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+
+const FIXTURES = join(import.meta.dirname, '..', 'fixtures');
+
+/** A recorded provider answer, as text (SSE files keep their exact bytes). */
+export const fixture = (path: string) => readFileSync(join(FIXTURES, path), 'utf8');
+export const fixtureJson = (path: string) => JSON.parse(fixture(path));
+
+/** SSE events split at event boundaries, so the fake writes them one by one. */
+export const sseSteps = (text: string): string[] => text.split(/(?<=\n\n)/).filter((s) => s.trim() !== '');
+
+export const sse = (chunks: unknown[], done = true) => [
+  ...chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`),
+  ...(done ? ['data: [DONE]\n\n'] : []),
+];
+
+export const oaChunk = (delta: object, finish: string | null = null, extra: object = {}) => ({
+  id: 'chatcmpl-x',
+  object: 'chat.completion.chunk',
+  created: 1700000000,
+  model: 'up-model',
+  choices: [{ index: 0, delta, finish_reason: finish, ...extra }],
+});
+
+export const oaCompletion = (content: string, usage = { prompt_tokens: 5, completion_tokens: 2 }) => ({
+  id: 'chatcmpl-1',
+  object: 'chat.completion',
+  created: 1700000000,
+  model: 'up-model',
+  choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+  usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+});
+
+export const model = (id: string, o: Record<string, unknown> = {}) => ({
+  id,
+  context_length: 100_000,
+  max_completion_tokens: 4096,
+  pricing: { prompt: '0.000001', completion: '0.000002' },
+  ...o,
+});
+
+export interface ChatGateway {
+  gw: TestGateway;
+  cookie: string;
+  key: string;
+}
+
+/** A started gateway with an admin session and one API key (`keyBody` adds limits). */
+export async function startChatGateway(
+  overrides: Record<string, unknown>,
+  keyBody: Record<string, unknown> = {},
+): Promise<ChatGateway> {
+  const gw = await startTestGateway(overrides);
+  const cookie = await gw.login();
+  const res = await gw.call('POST', '/api/key', { cookie, body: { name: 'chat', ...keyBody } });
+  if (res.status !== 200) throw new Error(`key: ${res.status} ${JSON.stringify(res.body)}`);
+  return { gw, cookie, key: res.body.data.key };
+}
+
+/** Request logs of the gateway (flushed first), newest first. */
+export async function requestLogs(c: ChatGateway, query = ''): Promise<any[]> {
+  await c.gw.services.requestLogs.flush();
+  const r = await c.gw.call('GET', `/api/log?page_size=100${query}`, { cookie: c.cookie });
+  if (r.status !== 200) throw new Error(`logs: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body.data;
+}
+
+export const userMsg = (content: string) => [{ role: 'user' as const, content }];
+
+/** POST a chat request and read the raw SSE text. */
+export async function rawStream(c: ChatGateway, body: Record<string, unknown>) {
+  const res = await fetch(`${c.gw.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${c.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ stream: true, ...body }),
+  });
+  const text = await res.text();
+  const events = text
+    .split('\n\n')
+    .filter((e) => e.startsWith('data: '))
+    .map((e) => e.slice(6));
+  const chunks = events.filter((e) => e !== '[DONE]').map((e) => JSON.parse(e));
+  return { res, text, events, chunks };
+}

@@ -70,16 +70,14 @@ function route(path: string): ReactNode {
 export function App() {
   const { path } = useLocation();
   const main = useRef<HTMLElement>(null);
-  const first = useRef(true);
+  const shown = useRef(path);
 
-  // Move focus to the new page so keyboard and screen-reader users land on its content.
-  // biome-ignore lint/correctness/useExhaustiveDependencies: runs on every path change
+  // Move focus to the new page so keyboard and screen-reader users land on its content;
+  // never on the first load, where focus belongs to the top of the document.
   useEffect(() => {
-    if (first.current) {
-      first.current = false;
-      return;
-    }
-    main.current?.focus();
+    if (shown.current === path) return;
+    shown.current = path;
+    main.current?.focus({ preventScroll: true });
   }, [path]);
 
   return (

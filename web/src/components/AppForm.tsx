@@ -113,7 +113,12 @@ export function AppForm({
       await onSave(body(values, app));
     } catch (err) {
       const path = err instanceof ApiError ? err.field : null;
-      const field = path ? [...FIELD_NAMES].find((f) => path === f || path.startsWith(`${f}_`)) : undefined;
+      // Exact names first: "author_url" must not land on "author".
+      const field = path
+        ? FIELD_NAMES.has(path)
+          ? path
+          : [...FIELD_NAMES].find((f) => path.startsWith(`${f}_`))
+        : undefined;
       if (field) {
         setErrors({ [field]: errorText(err) });
         setFormError('Please correct the highlighted field.');

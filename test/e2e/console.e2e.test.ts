@@ -1,0 +1,293 @@
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchBrowser, screenshot } from './browser.js';
+import { ANSWER, type E2EGateway, startGatewayForE2E } from './gateway.js';
+
+let gw: E2EGateway;
+let browser: Browser;
+let admin: BrowserContext;
+let page: Page;
+const pageErrors: string[] = [];
+
+const CATS = ['development', 'productivity', 'tools', 'entertainment', 'general'];
+
+/** Catalog data made through the API as an administrator, as any client would. */
+async function seed(): Promise<void> {
+  const login = await fetch(`${gw.url}/api/user/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(gw.admin),
+  });
+  expect(login.status).toBe(200);
+  const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0];
+  const create = async (app: Record<string, unknown>) => {
+    const r = await fetch(`${gw.url}/api/app`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', cookie },
+      body: JSON.stringify(app),
+    });
+    expect(r.status, await r.clone().text()).toBe(200);
+  };
+  await create({
+    name: 'Markdown Studio',
+    short_description: 'Write and preview Markdown with an AI co-writer.',
+    description: 'A desktop editor.\nIt drafts, rewrites and summarizes with any model behind the gateway.',
+    category: 'productivity',
+    version: '2.1.0',
+    author: 'Acme Labs',
+    author_url: 'https://acme.example.com',
+    download_url: 'https://downloads.example.com/markdown-studio-2.1.0.zip',
+    source_url: 'https://github.com/acme/markdown-studio',
+    documentation_url: 'https://docs.example.com/markdown-studio',
+    tags: 'editor, markdown, writing',
+    featured: true,
+  });
+  for (let i = 1; i <= 13; i++) {
+    await create({
+      name: `Sample App ${String(i).padStart(2, '0')}`,
+      short_description: `Sample application number ${i}.`,
+      category: CATS[i % CATS.length],
+      version: `1.${i}.0`,
+      author: 'Sample Co',
+      download_url: `https://downloads.example.com/sample-${i}.zip`,
+      tags: 'sample',
+      featured: i <= 3,
+    });
+  }
+}
+
+beforeAll(async () => {
+  gw = await startGatewayForE2E();
+  await seed();
+  browser = await launchBrowser();
+  admin = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  await admin.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: gw.url });
+  page = await admin.newPage();
+  page.on('pageerror', (e) => pageErrors.push(e.message));
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await gw?.close();
+});
+
+describe('console in a real browser', () => {
+  it('shows the catalog home with featured apps and is keyboard reachable', async () => {
+    await page.goto(gw.url);
+    await page.getByRole('heading', { name: 'Featured', exact: true }).waitFor();
+    const featured = page.locator('section', {
+      has: page.getByRole('heading', { name: 'Featured', exact: true }),
+    });
+    await featured.getByRole('link', { name: 'Markdown Studio' }).waitFor();
+    expect(await featured.locator('.app-card').count()).toBe(4);
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate<string>('document.activeElement?.outerHTML')).toContain('Skip to content');
+    await screenshot(page, '01-home');
+  });
+
+  it('filters by category, pages and sorts the list', async () => {
+    await page.getByRole('button', { name: 'Tools' }).click();
+    await page.waitForURL(/\/apps\?category=tools/);
+    await page.getByRole('heading', { name: 'Tools apps' }).waitFor();
+    const cats = await page.locator('.app-card .meta .badge').allTextContents();
+    expect(cats.length).toBeGreaterThan(0);
+    expect(new Set(cats)).toEqual(new Set(['tools']));
+
+    await page.getByRole('button', { name: 'All' }).click();
+    await page.getByText('Page 1 of 2').waitFor();
+    await page.getByRole('button', { name: 'Next →' }).click();
+    await page.getByText('Page 2 of 2').waitFor();
+    await page.locator('.app-card').first().waitFor();
+    expect(await page.locator('.app-card').count()).toBe(2);
+
+    await page.getByLabel('Sort by').selectOption('name asc');
+    await page.waitForURL(/order=name/);
+    await page.getByText('Page 1 of 2').waitFor();
+    await page.locator('.app-card').first().waitFor();
+    expect(await page.locator('.app-card-title a').first().textContent()).toBe('Markdown Studio');
+    await screenshot(page, '02-browse');
+  });
+
+  it('searches by keyword', async () => {
+    await page.getByLabel('Search apps').fill('markdown editor');
+    await page.getByLabel('Search apps').press('Enter');
+    await page.getByRole('heading', { name: /Results for/ }).waitFor();
+    await page.getByText('1 app', { exact: true }).waitFor();
+    expect(await page.locator('.app-card-title a').allTextContents()).toEqual(['Markdown Studio']);
+    await screenshot(page, '03-search');
+    await page.getByLabel('Search apps').fill('no-such-app-anywhere');
+    await page.getByLabel('Search apps').press('Enter');
+    await page.getByText('No apps match').waitFor();
+  });
+
+  it('shows an app and records a download', async () => {
+    await page.getByLabel('Search apps').fill('markdown');
+    await page.getByLabel('Search apps').press('Enter');
+    await page.getByRole('link', { name: 'Markdown Studio' }).click();
+    await page.getByRole('heading', { name: /Markdown Studio/ }).waitFor();
+    for (const link of ['Source code', 'Documentation', 'Author website'])
+      await page.getByRole('link', { name: new RegExp(link) }).waitFor();
+    expect(await page.getByTestId('download-count').textContent()).toBe('0');
+    await page.getByRole('button', { name: 'Download' }).click();
+    const link = page.getByRole('link', { name: 'https://downloads.example.com/markdown-studio-2.1.0.zip' });
+    await link.waitFor();
+    expect(await page.getByTestId('download-count').textContent()).toBe('1');
+    await screenshot(page, '04-app-detail');
+  });
+
+  it('signs in, refusing a wrong password first', async () => {
+    await page.getByRole('link', { name: 'Sign in' }).click();
+    await page.getByLabel('Username').fill(gw.admin.username);
+    await page.getByLabel('Password').fill('wrong password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').waitFor();
+    await screenshot(page, '05-sign-in-error');
+    await page.getByLabel('Password').fill(gw.admin.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    // Back where the visitor came from, now with the admin menu.
+    await page.getByRole('link', { name: 'Upstreams' }).waitFor();
+    await page.getByRole('heading', { name: /Markdown Studio/ }).waitFor();
+  });
+
+  it('creates, edits, hides and deletes an app, showing server validation on the field', async () => {
+    await page.getByRole('link', { name: 'Apps', exact: true }).click();
+    await page.getByRole('heading', { name: 'Apps', exact: true }).waitFor();
+    await page.getByRole('button', { name: 'New app' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByLabel('Name (required)').fill('E2E Created App');
+    await dialog.getByLabel('Short description').fill('Made by the browser test.');
+    await dialog.getByLabel('Category').selectOption('tools');
+    await dialog.getByLabel('Author URL').fill('not a url');
+    await dialog.getByRole('button', { name: 'Create app' }).click();
+    await dialog.getByText(/author_url: must be/).waitFor();
+    expect(await dialog.getByLabel('Author URL').getAttribute('aria-invalid')).toBe('true');
+    await screenshot(page, '06-admin-app-validation');
+
+    await dialog.getByLabel('Author URL').fill('https://e2e.example.com');
+    await dialog.getByLabel('Download URL').fill('https://downloads.example.com/e2e.zip');
+    await dialog.getByRole('button', { name: 'Create app' }).click();
+    await page.getByText('Created “E2E Created App”.').waitFor();
+    const row = page.getByRole('row', { name: /E2E Created App/ });
+    await row.waitFor();
+
+    await row.getByRole('button', { name: 'Edit E2E Created App' }).click();
+    await dialog.getByLabel('Name (required)').fill('E2E Edited App');
+    await dialog.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByText('Saved “E2E Edited App”.').waitFor();
+    const edited = page.getByRole('row', { name: /E2E Edited App/ });
+    await edited.getByRole('button', { name: 'Hide' }).click();
+    await edited.getByText('Hidden').waitFor();
+    await screenshot(page, '07-admin-apps');
+
+    // Hidden apps are gone for the public.
+    const anon = await browser.newContext();
+    const res = await anon.request.get(`${gw.url}/api/app/search?keyword=E2E`);
+    expect((await res.json()).total).toBe(0);
+    await anon.close();
+
+    await edited.getByRole('button', { name: 'Delete E2E Edited App' }).click();
+    await page.getByRole('dialog', { name: 'Delete app?' }).getByRole('button', { name: 'Delete' }).click();
+    await page.getByText('Deleted “E2E Edited App”.').waitFor();
+    await page.getByRole('row', { name: /E2E Edited App/ }).waitFor({ state: 'detached' });
+  });
+
+  it('creates an API key whose secret is shown once', async () => {
+    await page.getByRole('link', { name: 'API keys' }).click();
+    await page.getByRole('button', { name: 'New API key' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByLabel('Name (required)').fill('e2e key');
+    await dialog.getByLabel('Quota (USD)').fill('5');
+    await dialog.getByLabel('Requests per minute').fill('60');
+    await dialog.getByRole('button', { name: 'Create key' }).click();
+    const secret = page.getByLabel('Secret key');
+    await secret.waitFor();
+    const value = await secret.inputValue();
+    expect(value).toMatch(/^sk-/);
+    await page.getByRole('button', { name: 'Copy' }).click();
+    await page.getByText('Copied.').waitFor({ state: 'attached' });
+    expect(await page.evaluate<string>('navigator.clipboard.readText()')).toBe(value);
+    await screenshot(page, '08-key-created');
+    await page.getByRole('button', { name: 'Done' }).click();
+    const row = page.getByRole('row', { name: /e2e key/ });
+    await row.waitFor();
+    expect(await row.textContent()).not.toContain(value);
+    await screenshot(page, '09-keys');
+  });
+
+  it('streams a playground answer token by token and shows usage and cost', async () => {
+    await page.getByRole('link', { name: 'Playground', exact: true }).click();
+    // The key created in this tab is offered; the models come from /v1/models with it.
+    await page.locator(`#pg-model option[value="${gw.chatModel}"]`).waitFor({ state: 'attached' });
+    expect(await page.getByLabel('Model').inputValue()).toBe(gw.chatModel);
+    await page.getByLabel('Message').fill('Say hello');
+    await page.getByLabel('Message').press('Enter');
+
+    const answer = page.getByTestId('assistant-message').locator('.msg-text');
+    const seen = new Set<string>();
+    const full = ANSWER.join('');
+    for (let i = 0; i < 200; i++) {
+      const text = (await answer.textContent()) ?? '';
+      if (text) seen.add(text);
+      if (text === full) break;
+      await page.waitForTimeout(25);
+    }
+    expect([...seen].at(-1)).toBe(full);
+    // Partial answers were on screen before the last token arrived.
+    expect([...seen].filter((t) => t.length < full.length).length).toBeGreaterThanOrEqual(3);
+    const usage = page.getByTestId('usage');
+    await usage.waitFor();
+    expect(await usage.textContent()).toMatch(/12 in · 11 out/);
+    if (gw.kind === 'stub') expect(await usage.textContent()).toMatch(/cost \$0\.0000240/);
+    else expect(await usage.textContent()).toMatch(/cost \$/);
+    await screenshot(page, '10-playground');
+  });
+
+  it('shows logs, usage charts and the admin pages', async () => {
+    await page.getByRole('link', { name: 'Logs' }).click();
+    await page.getByRole('cell', { name: gw.chatModel }).first().waitFor();
+    await screenshot(page, '11-logs');
+
+    await page.getByRole('link', { name: 'Usage' }).click();
+    await page.getByRole('img', { name: 'Requests bar chart' }).waitFor();
+    await page.getByLabel('Group by').selectOption('model');
+    await page.getByRole('img', { name: 'Cost (USD) bar chart' }).waitFor();
+    await screenshot(page, '12-usage');
+
+    await page.getByRole('link', { name: 'Upstreams' }).click();
+    await page.getByRole('button', { name: 'Test' }).first().click();
+    await page.getByText(/^Works/).waitFor();
+    await screenshot(page, '13-upstreams');
+
+    await page.getByRole('link', { name: 'Models' }).click();
+    await page.getByText(gw.chatModel).first().waitFor();
+    await screenshot(page, '14-models');
+
+    await page.getByRole('link', { name: 'Users' }).click();
+    await page.getByRole('row', { name: new RegExp(gw.admin.username) }).waitFor();
+    await screenshot(page, '15-users');
+  });
+
+  it('fits a phone screen with a menu button', async () => {
+    const phone = await browser.newContext({
+      viewport: { width: 390, height: 844 },
+      isMobile: true,
+      hasTouch: true,
+    });
+    const p = await phone.newPage();
+    await p.goto(gw.url);
+    await p.getByRole('heading', { name: 'Featured', exact: true }).waitFor();
+    await p.locator('.app-card').first().waitFor();
+    const overflow = await p.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
+    expect(overflow).toBeLessThanOrEqual(0);
+    await screenshot(p, '16-phone-home');
+    await p.getByRole('button', { name: 'Menu' }).click();
+    await p.getByRole('link', { name: 'Browse' }).click();
+    await p.getByRole('heading', { name: 'All apps' }).waitFor();
+    await screenshot(p, '17-phone-browse');
+    await phone.close();
+  });
+
+  it('raised no uncaught errors in the page', () => {
+    expect(pageErrors).toEqual([]);
+  });
+});

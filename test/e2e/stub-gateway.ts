@@ -1,0 +1,507 @@
+/**
+ * A stand-in gateway for the console's browser tests while the real routes are being built:
+ * serves web/dist with SPA fallback and an in-memory subset of the /api and /v1 contract of
+ * shared/spec/decisions.md (envelope, session cookie, catalog rules, keys, streamed chat).
+ * It is deliberately small; the real gateway replaces it through startGatewayForE2E().
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { extname, join, normalize } from 'node:path';
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript',
+  '.css': 'text/css',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+};
+const CATEGORIES = ['development', 'productivity', 'tools', 'entertainment', 'general'];
+const URL_FIELDS = ['author_url', 'thumbnail_url', 'download_url', 'source_url', 'documentation_url'];
+const APP_FIELDS = new Set([
+  'id',
+  'name',
+  'short_description',
+  'description',
+  'category',
+  'version',
+  'author',
+  'tags',
+  'status',
+  'featured',
+  ...URL_FIELDS,
+]);
+
+type Row = Record<string, any>;
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface StubGateway {
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function startStubGateway(opts: {
+  webRoot: string;
+  admin: { username: string; password: string };
+  chatModel: string;
+  answer: string[];
+}): Promise<StubGateway> {
+  const now = () => Math.floor(Date.now() / 1000);
+  const users: Row[] = [
+    {
+      id: 1,
+      username: opts.admin.username,
+      password: opts.admin.password,
+      display_name: 'Root',
+      role: 100,
+      status: 1,
+      created_time: now(),
+    },
+  ];
+  const sessions = new Map<string, number>();
+  const apps: Row[] = [];
+  const keys: Row[] = [];
+  const logs: Row[] = [];
+  const channels: Row[] = [
+    {
+      id: 1,
+      name: 'fake upstream',
+      kind: 'openai-compatible',
+      base_url: 'http://127.0.0.1:9/v1',
+      keys: ['sk-…abcd'],
+      models: [opts.chatModel],
+      model_mapping: {},
+      priority: 0,
+      weight: 1,
+      status: 1,
+    },
+  ];
+  const models: Row[] = [
+    {
+      id: opts.chatModel,
+      name: 'Fake chat model',
+      context_length: 8192,
+      max_completion_tokens: 1024,
+      pricing: { prompt: '0.000001', completion: '0.000002', request: '0', image: '0' },
+      input_modalities: ['text'],
+      output_modalities: ['text'],
+      supported_parameters: ['temperature', 'max_tokens'],
+    },
+  ];
+  let nextId = 1;
+
+  const sessionUser = (req: IncomingMessage) => {
+    const m = /(?:^|;\s*)mg_session=([^;]+)/.exec(req.headers.cookie ?? '');
+    const id = m ? sessions.get(m[1]) : undefined;
+    return users.find((u) => u.id === id);
+  };
+  const need = (req: IncomingMessage, role = 1) => {
+    const u = sessionUser(req);
+    if (!u) throw new HttpError(401, 'not signed in');
+    if (u.role < role) throw new HttpError(403, 'administrators only');
+    return u;
+  };
+  const publicUser = ({ password: _, ...u }: Row) => u;
+  const page = (q: URLSearchParams) => {
+    const p = Number(q.get('p') ?? 0);
+    const size = Number(q.get('page_size') ?? 20);
+    if (!Number.isInteger(p) || p < 0) throw new HttpError(400, 'p: must be >= 0');
+    if (!Number.isInteger(size) || size < 1 || size > 100)
+      throw new HttpError(400, 'page_size: must be 1..100');
+    return { p, size };
+  };
+  const paged = (rows: Row[], q: URLSearchParams) => {
+    const { p, size } = page(q);
+    return { data: rows.slice(p * size, p * size + size), total: rows.length };
+  };
+  const sortApps = (rows: Row[], order: string) => {
+    const [field, dir = 'asc'] = order.split(/[ +]/);
+    if (
+      !['id', 'name', 'download_count', 'created_time', 'updated_time'].includes(field) ||
+      !['asc', 'desc'].includes(dir)
+    )
+      throw new HttpError(400, `order: unsupported "${order}"`);
+    const sign = dir === 'desc' ? -1 : 1;
+    return [...rows].sort((a, b) =>
+      a[field] < b[field] ? -sign : a[field] > b[field] ? sign : sign * (a.id - b.id),
+    );
+  };
+  const validateApp = (body: Row, creating: boolean) => {
+    for (const k of Object.keys(body))
+      if (!APP_FIELDS.has(k)) throw new HttpError(400, `${k}: unknown field`);
+    if (creating || 'name' in body) {
+      if (typeof body.name !== 'string' || !body.name.trim() || body.name.length > 128)
+        throw new HttpError(400, 'name: is required (1..128 characters)');
+    }
+    if ('category' in body && !CATEGORIES.includes(body.category))
+      throw new HttpError(400, 'category: unknown category');
+    for (const f of URL_FIELDS) {
+      const v = body[f];
+      if (v === undefined || v === '') continue;
+      let ok = false;
+      try {
+        const u = new URL(v);
+        ok = (u.protocol === 'http:' || u.protocol === 'https:') && !u.username && !u.password;
+      } catch {}
+      if (!ok) throw new HttpError(400, `${f}: must be an absolute http(s) URL`);
+    }
+  };
+  const visible = (req: IncomingMessage) => {
+    const u = sessionUser(req);
+    return u && u.role >= 10 ? apps : apps.filter((a) => a.status === 1);
+  };
+  const appById = (req: IncomingMessage, id: string) => {
+    const a = visible(req).find((x) => x.id === Number(id));
+    if (!a) throw new HttpError(404, `app ${id} not found`);
+    return a;
+  };
+
+  async function api(req: IncomingMessage, res: ServerResponse, path: string, q: URLSearchParams, body: any) {
+    const m = req.method ?? 'GET';
+    const ok = (data: unknown, total?: number, headers: Record<string, string> = {}) =>
+      send(
+        res,
+        200,
+        { success: true, message: '', data, ...(total === undefined ? {} : { total }) },
+        headers,
+      );
+    let r: RegExpExecArray | null = null;
+    const at = (re: RegExp) => {
+      r = re.exec(path);
+      return r !== null;
+    };
+
+    if (m === 'POST' && path === '/api/user/login') {
+      const u = users.find(
+        (x) => x.username === body?.username && x.password === body?.password && x.status === 1,
+      );
+      if (!u) throw new HttpError(401, 'wrong username or password');
+      const sid = randomBytes(16).toString('hex');
+      sessions.set(sid, u.id);
+      return ok(publicUser(u), undefined, {
+        'set-cookie': `mg_session=${sid}; Path=/; HttpOnly; SameSite=Strict`,
+      });
+    }
+    if (m === 'POST' && path === '/api/user/logout')
+      return ok(null, undefined, {
+        'set-cookie': 'mg_session=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict',
+      });
+    if (m === 'GET' && path === '/api/user/self') return ok(publicUser(need(req)));
+    if (path === '/api/user') {
+      need(req, 10);
+      if (m === 'GET') return ok(...(Object.values(paged(users.map(publicUser), q)) as [Row[], number]));
+      if (m === 'POST') {
+        if (!body.password || body.password.length < 8)
+          throw new HttpError(400, 'password: must have at least 8 characters');
+        const u = { id: users.length + 1, role: 1, status: 1, created_time: now(), ...body };
+        users.push(u);
+        return ok(publicUser(u));
+      }
+      if (m === 'PUT') return ok(publicUser(Object.assign(users.find((u) => u.id === body.id) ?? {}, body)));
+    }
+
+    if (m === 'GET' && path === '/api/app') {
+      let rows = visible(req);
+      const cat = q.get('category');
+      if (cat) {
+        if (!CATEGORIES.includes(cat)) throw new HttpError(400, 'category: unknown category');
+        rows = rows.filter((a) => a.category === cat);
+      }
+      if (q.get('featured') === 'true') rows = rows.filter((a) => a.featured);
+      if (q.get('status')) rows = rows.filter((a) => a.status === Number(q.get('status')));
+      const { data, total } = paged(sortApps(rows, q.get('order') ?? 'created_time desc'), q);
+      return ok(data, total);
+    }
+    if (m === 'GET' && path === '/api/app/featured') {
+      const { data, total } = paged(
+        sortApps(
+          visible(req).filter((a) => a.featured && a.status === 1),
+          'created_time desc',
+        ),
+        q,
+      );
+      return ok(data, total);
+    }
+    if (m === 'GET' && path === '/api/app/search') {
+      const keyword = (q.get('keyword') ?? '').trim().toLowerCase();
+      if (!keyword || keyword.length > 100) throw new HttpError(400, 'keyword: must be 1..100 characters');
+      const words = keyword.split(/\s+/);
+      const rows = apps.filter(
+        (a) =>
+          a.status === 1 &&
+          words.every((w) =>
+            [a.name, a.short_description, a.description, a.tags, a.author]
+              .join(' ')
+              .toLowerCase()
+              .includes(w),
+          ),
+      );
+      const { data, total } = paged(rows, q);
+      return ok(data, total);
+    }
+    if (m === 'GET' && at(/^\/api\/app\/category\/([^/]+)$/)) {
+      const { data, total } = paged(
+        visible(req).filter((a) => a.category === r![1] && a.status === 1),
+        q,
+      );
+      return ok(data, total);
+    }
+    if (m === 'POST' && at(/^\/api\/app\/download\/(\d+)$/)) {
+      const a = apps.find((x) => x.id === Number(r![1]) && x.status === 1);
+      if (!a) throw new HttpError(404, 'app not found');
+      if (!a.download_url) throw new HttpError(409, 'this app has no download');
+      a.download_count += 1;
+      return ok({ download_url: a.download_url, download_count: a.download_count });
+    }
+    if (m === 'GET' && at(/^\/api\/app\/(\d+)$/)) return ok(appById(req, r![1]));
+    if (m === 'POST' && path === '/api/app') {
+      const u = need(req, 10);
+      validateApp(body, true);
+      const a = {
+        short_description: '',
+        description: '',
+        category: 'general',
+        version: '',
+        author: '',
+        tags: '',
+        author_url: '',
+        thumbnail_url: '',
+        download_url: '',
+        source_url: '',
+        documentation_url: '',
+        status: 1,
+        featured: false,
+        ...body,
+        id: nextId++,
+        download_count: 0,
+        created_time: now() + apps.length,
+        updated_time: now(),
+        created_by: u.id,
+        updated_by: u.id,
+      };
+      apps.push(a);
+      return ok(a);
+    }
+    if (m === 'PUT' && path === '/api/app') {
+      const u = need(req, 10);
+      const a = apps.find((x) => x.id === body?.id);
+      if (!a) throw new HttpError(404, 'app not found');
+      validateApp(body, false);
+      Object.assign(a, body, { updated_time: now(), updated_by: u.id });
+      return ok(a);
+    }
+    if (m === 'DELETE' && at(/^\/api\/app\/(\d+)$/)) {
+      need(req, 10);
+      const i = apps.findIndex((x) => x.id === Number(r![1]));
+      if (i < 0) throw new HttpError(404, 'app not found');
+      apps.splice(i, 1);
+      return ok(null);
+    }
+
+    if (path === '/api/key' || path.startsWith('/api/key/')) {
+      const u = need(req);
+      const mine = keys.filter((k) => k.user_id === u.id || u.role >= 10);
+      const view = ({ secret: _, ...k }: Row) => k;
+      if (m === 'GET') {
+        const { data, total } = paged(mine.map(view), q);
+        return ok(data, total);
+      }
+      if (m === 'POST') {
+        if (!body.name) throw new HttpError(400, 'name: is required');
+        const secret = `sk-mg-${randomBytes(18).toString('hex')}`;
+        const k = {
+          expires_time: null,
+          quota_limit: null,
+          allowed_models: null,
+          rpm_limit: null,
+          tpm_limit: null,
+          ...body,
+          id: nextId++,
+          user_id: u.id,
+          key_prefix: `${secret.slice(0, 10)}…`,
+          status: 1,
+          quota_used: 0,
+          created_time: now(),
+          updated_time: now(),
+          secret,
+        };
+        keys.push(k);
+        return ok({ ...view(k), key: secret });
+      }
+      if (m === 'PUT') return ok(view(Object.assign(mine.find((k) => k.id === body.id) ?? {}, body)));
+      if (m === 'DELETE') {
+        keys.splice(
+          keys.findIndex((k) => `/api/key/${k.id}` === path),
+          1,
+        );
+        return ok(null);
+      }
+    }
+    if (path === '/api/channel' && m === 'GET') return need(req, 10) && ok(channels, channels.length);
+    if (at(/^\/api\/channel\/(\d+)\/test$/) && m === 'POST') {
+      need(req, 10);
+      return ok({ model: opts.chatModel, latency_ms: 42 });
+    }
+    if (path === '/api/model' && m === 'GET') return need(req) && ok(models, models.length);
+    if (path === '/api/log' && m === 'GET') {
+      need(req);
+      const { data, total } = paged([...logs].reverse(), q);
+      return ok(data, total);
+    }
+    if (path === '/api/log/stats' && m === 'GET') {
+      need(req);
+      const group = q.get('group') ?? 'day';
+      const buckets = new Map<string, Row>();
+      for (const l of logs) {
+        const key =
+          group === 'model'
+            ? l.model
+            : group === 'key'
+              ? String(l.key_id)
+              : new Date(l.created_time * 1000).toISOString().slice(0, 10);
+        const b = buckets.get(key) ?? {
+          bucket: key,
+          requests: 0,
+          prompt_tokens: 0,
+          completion_tokens: 0,
+          cost: 0,
+        };
+        b.requests++;
+        b.prompt_tokens += l.prompt_tokens;
+        b.completion_tokens += l.completion_tokens;
+        b.cost += l.cost;
+        buckets.set(key, b);
+      }
+      return ok([...buckets.values()]);
+    }
+    throw new HttpError(404, `no route for ${m} ${path}`);
+  }
+
+  function keyOf(req: IncomingMessage) {
+    const secret = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    const k = keys.find((x) => x.secret === secret && x.status === 1);
+    if (!k) throw Object.assign(new HttpError(401, 'invalid API key'), { v1: true });
+    return k;
+  }
+
+  async function v1(req: IncomingMessage, res: ServerResponse, path: string, body: any) {
+    const k = keyOf(req);
+    if (req.method === 'GET' && path === '/v1/models')
+      return send(res, 200, {
+        object: 'list',
+        data: models.map((m) => ({
+          id: m.id,
+          name: m.name,
+          object: 'model',
+          created: 0,
+          owned_by: 'modelgate',
+          pricing: m.pricing,
+          context_length: m.context_length,
+        })),
+      });
+    if (req.method === 'POST' && path === '/v1/chat/completions') {
+      if (body?.model !== opts.chatModel) throw new HttpError(404, `model ${body?.model} not found`);
+      const started = Date.now();
+      const id = `gen-${randomBytes(6).toString('hex')}`;
+      const base = {
+        id,
+        object: 'chat.completion.chunk',
+        created: now(),
+        model: opts.chatModel,
+        provider: 'fake',
+      };
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      res.write(': keep-alive\n\n');
+      for (const [i, piece] of opts.answer.entries()) {
+        await new Promise((r) => setTimeout(r, 120));
+        const delta = i === 0 ? { role: 'assistant', content: piece } : { content: piece };
+        res.write(
+          `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta, finish_reason: null }] })}\n\n`,
+        );
+      }
+      const usage = {
+        prompt_tokens: 12,
+        completion_tokens: opts.answer.length,
+        total_tokens: 12 + opts.answer.length,
+        cost: 0.000024,
+      };
+      res.write(
+        `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\n`,
+      );
+      res.write(`data: ${JSON.stringify({ ...base, choices: [], usage })}\n\n`);
+      res.end('data: [DONE]\n\n');
+      logs.push({
+        id: logs.length + 1,
+        created_time: now(),
+        user_id: k.user_id,
+        key_id: k.id,
+        model: opts.chatModel,
+        provider: 'fake',
+        prompt_tokens: 12,
+        completion_tokens: opts.answer.length,
+        cost: usage.cost,
+        latency_ms: Date.now() - started,
+        ttft_ms: 120,
+        status: 200,
+        error_kind: null,
+      });
+      k.quota_used += usage.cost;
+      return;
+    }
+    throw new HttpError(404, `no route for ${req.method} ${path}`);
+  }
+
+  function serveFile(res: ServerResponse, path: string) {
+    const file = normalize(join(opts.webRoot, path));
+    const inside = file.startsWith(opts.webRoot) && existsSync(file) && extname(file);
+    const target = inside ? file : join(opts.webRoot, 'index.html');
+    res.writeHead(200, { 'content-type': TYPES[extname(target)] ?? 'application/octet-stream' });
+    res.end(readFileSync(target));
+  }
+
+  const server = createServer(async (req, res) => {
+    const url = new URL(req.url ?? '/', 'http://stub');
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    let body: any;
+    try {
+      body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined;
+    } catch {
+      return send(res, 400, { success: false, message: 'body: not JSON' });
+    }
+    try {
+      if (url.pathname.startsWith('/api/')) await api(req, res, url.pathname, url.searchParams, body ?? {});
+      else if (url.pathname.startsWith('/v1/')) await v1(req, res, url.pathname, body ?? {});
+      else serveFile(res, url.pathname);
+    } catch (e) {
+      const status = e instanceof HttpError ? e.status : 500;
+      const message = e instanceof Error ? e.message : String(e);
+      if (url.pathname.startsWith('/v1/'))
+        send(res, status, { error: { code: status, message, type: 'invalid_request_error', param: null } });
+      else send(res, status, { success: false, message });
+    }
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
+
+function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(JSON.stringify(body));
+}

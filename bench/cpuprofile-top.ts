@@ -1,0 +1,110 @@
+import { readFileSync } from 'node:fs';
+import { relative } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { ROOT } from './procs.js';
+
+/**
+ * Summarizes a V8 .cpuprofile: self time by function, self time by area (our src/ folders,
+ * each node_modules package, node internals, GC), and inclusive time of our own functions.
+ * Usage: node --import tsx bench/cpuprofile-top.ts <file.cpuprofile> [rows]
+ */
+interface Node {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+interface Profile {
+  nodes: Node[];
+  samples: number[];
+  timeDeltas: number[];
+  startTime: number;
+  endTime: number;
+}
+
+export interface Row {
+  name: string;
+  ms: number;
+  share: number;
+}
+
+const rootUrl = pathToFileURL(ROOT).href;
+
+function where(url: string): string {
+  if (!url) return '';
+  if (url.startsWith('node:')) return url;
+  const p = url.startsWith(rootUrl) ? relative(ROOT, new URL(url).pathname) : url;
+  return p;
+}
+
+function area(url: string, fn: string): string {
+  if (!url) return fn.startsWith('(') ? fn : '(native)';
+  if (url.startsWith('node:')) return 'node internals';
+  const p = where(url);
+  const nm = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(p);
+  if (nm) return nm[1]!;
+  const src = /^src\/([^/]+(?:\/[^/]+)?)\//.exec(p);
+  if (src) return `src/${src[1]}`;
+  return p;
+}
+
+export function summarize(
+  file: string,
+  rows = 25,
+): { self: Row[]; areas: Row[]; inclusive: Row[]; totalMs: number } {
+  const prof = JSON.parse(readFileSync(file, 'utf8')) as Profile;
+  const byId = new Map(prof.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of prof.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const key = (n: Node) =>
+    `${n.callFrame.functionName || '(anonymous)'}  ${where(n.callFrame.url)}:${n.callFrame.lineNumber + 1}`;
+  const self = new Map<string, number>();
+  const areas = new Map<string, number>();
+  const inclusive = new Map<string, number>();
+  let total = 0;
+  for (let i = 0; i < prof.samples.length; i++) {
+    const dt = (prof.timeDeltas[i + 1] ?? prof.timeDeltas[i] ?? 0) / 1000;
+    const n = byId.get(prof.samples[i]!)!;
+    if (n.callFrame.functionName === '(idle)') continue;
+    total += dt;
+    const k = key(n);
+    self.set(k, (self.get(k) ?? 0) + dt);
+    const a = area(n.callFrame.url, n.callFrame.functionName);
+    areas.set(a, (areas.get(a) ?? 0) + dt);
+    // Inclusive time of our own code: every src/ function on the stack, once per sample.
+    const seen = new Set<string>();
+    for (let id: number | undefined = n.id; id !== undefined; id = parent.get(id)) {
+      const f = byId.get(id)!;
+      if (!where(f.callFrame.url).startsWith('src/')) continue;
+      const fk = key(f);
+      if (seen.has(fk)) continue;
+      seen.add(fk);
+      inclusive.set(fk, (inclusive.get(fk) ?? 0) + dt);
+    }
+  }
+  const top = (m: Map<string, number>) =>
+    [...m.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, rows)
+      .map(([name, ms]) => ({ name, ms: Math.round(ms), share: Math.round((ms / total) * 1000) / 10 }));
+  return { self: top(self), areas: top(areas), inclusive: top(inclusive), totalMs: Math.round(total) };
+}
+
+export function formatSummary(s: ReturnType<typeof summarize>): string {
+  const fmt = (title: string, rows: Row[]) =>
+    `${title}\n${rows.map((r) => `  ${r.share.toFixed(1).padStart(5)}%  ${String(r.ms).padStart(6)} ms  ${r.name}`).join('\n')}\n`;
+  return [
+    `busy CPU time sampled: ${s.totalMs} ms (idle excluded)\n`,
+    fmt('self time by area', s.areas),
+    fmt('self time by function', s.self),
+    fmt('inclusive time of src/ functions', s.inclusive),
+  ].join('\n');
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const file = process.argv[2];
+  if (!file) {
+    process.stderr.write('usage: node --import tsx bench/cpuprofile-top.ts <file.cpuprofile> [rows]\n');
+    process.exit(2);
+  }
+  process.stdout.write(formatSummary(summarize(file, Number(process.argv[3] ?? 25))));
+}

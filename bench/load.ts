@@ -1,0 +1,190 @@
+import { Agent, request as httpRequest } from 'node:http';
+import autocannon, { type Options, type Result } from 'autocannon';
+
+export const chatBody = (stream: boolean) =>
+  JSON.stringify({
+    model: 'bench/model',
+    messages: [
+      { role: 'system', content: 'You are a helpful assistant.' },
+      { role: 'user', content: 'Say hello in one short sentence.' },
+    ],
+    max_tokens: 64,
+    temperature: 0.2,
+    stream,
+  });
+
+export interface Target {
+  name: string;
+  url: string;
+  headers: Record<string, string>;
+}
+
+export interface LoadResult {
+  rps: number;
+  ok: number;
+  errors: number;
+  non2xx: number;
+  /** Client-side response times in ms, full precision (autocannon's histogram keeps whole ms). */
+  p50: number;
+  p99: number;
+}
+
+/** One autocannon run; latencies are taken from its per-response event, not its histogram. */
+export function cannon(
+  t: Target,
+  o: { stream: boolean; duration: number; connections: number; overallRate?: number },
+): Promise<LoadResult> {
+  const times: number[] = [];
+  const opts: Options = {
+    url: `${t.url}/v1/chat/completions`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...t.headers },
+    body: chatBody(o.stream),
+    connections: o.connections,
+    pipelining: 1,
+    duration: o.duration,
+    timeout: 30,
+    ...(o.overallRate ? { overallRate: o.overallRate } : {}),
+  };
+  return new Promise((resolve, reject) => {
+    const inst = autocannon(opts, (err: Error | null, r: Result) => {
+      if (err) return reject(err);
+      times.sort((a, b) => a - b);
+      resolve({
+        rps: r['2xx'] / r.duration,
+        ok: r['2xx'],
+        errors: r.errors + r.timeouts,
+        non2xx: r.non2xx,
+        p50: pct(times, 0.5),
+        p99: pct(times, 0.99),
+      });
+    });
+    inst.on('response', (_client: unknown, status: number, _bytes: number, ms: number) => {
+      if (status >= 200 && status < 300) times.push(ms);
+    });
+  });
+}
+
+export function pct(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
+}
+
+/**
+ * Time to first byte of streamed responses, one request at a time on a keep-alive connection,
+ * measured with hrtime from sending the request to the first body bytes.
+ */
+export async function ttfb(t: Target, count: number): Promise<{ p50: number; p99: number }> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const body = chatBody(true);
+  const times: number[] = [];
+  try {
+    for (let i = 0; i < count; i++) {
+      times.push(await oneTtfb(t, body, agent));
+    }
+  } finally {
+    agent.destroy();
+  }
+  times.sort((a, b) => a - b);
+  return { p50: pct(times, 0.5), p99: pct(times, 0.99) };
+}
+
+function oneTtfb(t: Target, body: string, agent: Agent): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const u = new URL(`${t.url}/v1/chat/completions`);
+    let start = 0n;
+    let first = 0;
+    const req = httpRequest(
+      {
+        host: u.hostname,
+        port: u.port,
+        path: u.pathname,
+        method: 'POST',
+        agent,
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+          ...t.headers,
+        },
+      },
+      (res) => {
+        if (res.statusCode !== 200) reject(new Error(`${t.name}: status ${res.statusCode}`));
+        res.on('data', () => {
+          if (!first) first = Number(process.hrtime.bigint() - start) / 1e6;
+        });
+        res.on('end', () => resolve(first));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    start = process.hrtime.bigint();
+    req.end(body);
+  });
+}
+
+/**
+ * Opens `count` streaming requests at once and resolves when every one has received its first
+ * bytes (the upstream then trickles the rest); `close()` drops them all.
+ */
+export async function openStreams(
+  t: Target,
+  count: number,
+  timeoutMs: number,
+): Promise<{ opened: number; close: () => void }> {
+  const agent = new Agent({ keepAlive: false, maxSockets: Number.POSITIVE_INFINITY });
+  const body = chatBody(true);
+  const u = new URL(`${t.url}/v1/chat/completions`);
+  const reqs: Array<ReturnType<typeof httpRequest>> = [];
+  let opened = 0;
+  let failed = 0;
+  const done = new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, timeoutMs);
+    const check = () => {
+      if (opened + failed >= count) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    for (let i = 0; i < count; i++) {
+      const req = httpRequest(
+        {
+          host: u.hostname,
+          port: u.port,
+          path: u.pathname,
+          method: 'POST',
+          agent,
+          headers: {
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(body),
+            ...t.headers,
+          },
+        },
+        (res) => {
+          let seen = false;
+          res.on('data', () => {
+            if (!seen) {
+              seen = true;
+              opened++;
+              check();
+            }
+          });
+          res.on('error', () => {});
+        },
+      );
+      req.on('error', () => {
+        failed++;
+        check();
+      });
+      req.end(body);
+      reqs.push(req);
+    }
+  });
+  await done;
+  return {
+    opened,
+    close: () => {
+      for (const r of reqs) r.destroy();
+      agent.destroy();
+    },
+  };
+}

@@ -1,0 +1,116 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export const ROOT = join(import.meta.dirname, '..');
+
+let tasksetOk: boolean | undefined;
+/** True when `taskset` exists and this machine lets us pin (containers sometimes refuse). */
+export function canPin(): boolean {
+  if (tasksetOk === undefined) {
+    try {
+      execFileSync('taskset', ['-c', '0', 'true'], { stdio: 'ignore' });
+      tasksetOk = true;
+    } catch {
+      tasksetOk = false;
+    }
+  }
+  return tasksetOk;
+}
+
+export interface Proc {
+  name: string;
+  child: ChildProcess;
+  pid: number;
+  url: string;
+  stderr: () => string;
+  stop(): Promise<void>;
+}
+
+interface StartOptions {
+  name: string;
+  /** Arguments to `node` (flags then script). */
+  args: string[];
+  env: Record<string, string>;
+  /** CPU list for taskset, e.g. "0". */
+  cpus?: string;
+  /** Regex whose first group is the listening URL, matched against stdout. */
+  ready: RegExp;
+  timeoutMs?: number;
+}
+
+/**
+ * Starts `node <args>` pinned with taskset (which execs, so the child's pid is node's own and
+ * /proc/<pid>/status is the process under test) and resolves once it prints its URL.
+ */
+export function startNode(o: StartOptions): Promise<Proc> {
+  const pin = o.cpus !== undefined && canPin();
+  const cmd = pin ? 'taskset' : process.execPath;
+  const args = pin ? ['-c', o.cpus!, process.execPath, ...o.args] : o.args;
+  const child = spawn(cmd, args, { cwd: ROOT, env: o.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stderr!.on('data', (c: Buffer) => {
+    err = (err + c.toString()).slice(-20_000);
+  });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${o.name} did not start in time:\n${out}\n${err}`));
+    }, o.timeoutMs ?? 30_000);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${o.name} exited with ${code}:\n${out}\n${err}`));
+    });
+    child.stdout!.on('data', (c: Buffer) => {
+      out += c.toString();
+      const m = o.ready.exec(out);
+      if (!m) return;
+      clearTimeout(timer);
+      child.removeAllListeners('exit');
+      child.stdout!.removeAllListeners('data');
+      child.stdout!.resume();
+      resolve({
+        name: o.name,
+        child,
+        pid: child.pid!,
+        url: m[1]!,
+        stderr: () => err,
+        stop: () => stopChild(child),
+      });
+    });
+  });
+}
+
+function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const kill = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    child.once('exit', () => {
+      clearTimeout(kill);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+/** Resident set size in MB, from /proc/<pid>/status (VmRSS). */
+export function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const m = /VmRSS:\s+(\d+)\s+kB/.exec(status);
+  return m ? Number(m[1]) / 1024 : Number.NaN;
+}
+
+/** The gateway's entry point: the build when present, else the sources through tsx. */
+export function gatewayEntry(): { args: string[]; kind: string } {
+  const built = join(ROOT, 'dist/src/cli/main.js');
+  if (existsSync(built)) return { args: [built, 'serve'], kind: 'dist' };
+  return { args: ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'serve'], kind: 'tsx' };
+}
+
+/** Only what a process needs: PATH/HOME and the bench's own settings, never stray MODELGATE_*. */
+export function cleanEnv(extra: Record<string, string>): Record<string, string> {
+  const keep: Record<string, string> = {};
+  for (const k of ['PATH', 'HOME', 'TMPDIR', 'LANG']) if (process.env[k]) keep[k] = process.env[k]!;
+  return { ...keep, NODE_ENV: 'production', ...extra };
+}

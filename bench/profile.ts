@@ -1,0 +1,42 @@
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { formatSummary, summarize } from './cpuprofile-top.js';
+import { cannon, type Target } from './load.js';
+import { ROOT } from './procs.js';
+import { startStack } from './stack.js';
+
+/**
+ * Runs the gateway with --cpu-prof, drives it at saturation (half the time non-streaming, half
+ * streaming), stops it so V8 writes the profile, and prints the top functions. The raw
+ * .cpuprofile stays in a temp dir (open it in Chrome DevTools or speedscope for a flame graph);
+ * the summary goes to bench/results/profile-latest.txt.
+ */
+export async function profile(seconds: number, connections: number): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'modelgate-prof-'));
+  const stack = await startStack({
+    withBaseline: false,
+    gatewayFlags: ['--cpu-prof', '--cpu-prof-dir', dir],
+  });
+  try {
+    const gw: Target = {
+      name: 'gateway',
+      url: stack.gateway.url,
+      headers: { authorization: `Bearer ${stack.apiKey}` },
+    };
+    const half = Math.max(1, Math.round(seconds / 2));
+    const a = await cannon(gw, { stream: false, duration: half, connections });
+    const b = await cannon(gw, { stream: true, duration: half, connections });
+    process.stderr.write(
+      `profiled load: ${a.rps.toFixed(0)} req/s non-streaming, ${b.rps.toFixed(0)} req/s streaming\n`,
+    );
+    await stack.gateway.stop();
+  } finally {
+    await stack.close();
+  }
+  const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
+  if (!file) throw new Error(`no profile written in ${dir}`);
+  const text = `profile: ${join(dir, file)}\n${formatSummary(summarize(join(dir, file), 30))}`;
+  writeFileSync(join(ROOT, 'bench/results/profile-latest.txt'), text);
+  process.stdout.write(text);
+}

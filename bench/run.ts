@@ -1,0 +1,294 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { cannon, openStreams, type Target, ttfb } from './load.js';
+import { canPin, ROOT, rssMb } from './procs.js';
+import { profile } from './profile.js';
+import { soak } from './soak.js';
+import { LOAD_CPUS, PROXY_CPUS, type Stack, startStack } from './stack.js';
+
+/**
+ * `npm run bench [-- options]`. Options (argv, or env BENCH_<NAME>):
+ *   --quick                 short runs, finishes in about a minute
+ *   --duration <s>          seconds per load run (default 10, quick 4)
+ *   --connections <n>       connections at saturation (default 50)
+ *   --rate <n>              fixed rate for the latency scenario (default 1000 req/s)
+ *   --streams <n>           concurrent open streams for the memory scenario (default 1000)
+ *   --scenarios <list>      comma list of: throughput,latency,streaming,memory (default all)
+ *   --pg                    also run everything against PostgreSQL + Redis
+ *   --soak <minutes>        memory-growth soak instead of the scenarios
+ *   --profile <seconds>     CPU-profile the gateway under load and print the top functions
+ */
+export interface Options {
+  quick: boolean;
+  duration: number;
+  warmup: number;
+  connections: number;
+  rate: number;
+  streams: number;
+  ttfbCount: number;
+  scenarios: Set<string>;
+  pg: boolean;
+  soak: number;
+  profile: number;
+}
+
+function parseOptions(argv: string[]): Options {
+  const get = (name: string): string | undefined => {
+    const i = argv.indexOf(`--${name}`);
+    if (i >= 0) return argv[i + 1] && !argv[i + 1]!.startsWith('--') ? argv[i + 1] : 'true';
+    const eq = argv.find((a) => a.startsWith(`--${name}=`));
+    if (eq) return eq.slice(name.length + 3);
+    return process.env[`BENCH_${name.toUpperCase()}`];
+  };
+  const flag = (name: string) => ['true', '1', 'yes'].includes(get(name) ?? '');
+  const num = (name: string, dflt: number) => {
+    const v = get(name);
+    const n = v === undefined ? dflt : Number(v);
+    if (!Number.isFinite(n) || n < 0) throw new Error(`--${name} must be a number`);
+    return n;
+  };
+  const quick = flag('quick');
+  return {
+    quick,
+    duration: num('duration', quick ? 4 : 10),
+    warmup: quick ? 1 : 3,
+    connections: num('connections', 50),
+    rate: num('rate', 1000),
+    streams: num('streams', 1000),
+    ttfbCount: quick ? 200 : 1000,
+    scenarios: new Set((get('scenarios') ?? 'throughput,latency,streaming,memory').split(',')),
+    pg: flag('pg'),
+    soak: num('soak', 0),
+    profile: num('profile', 0),
+  };
+}
+
+interface Figure {
+  unit: string;
+  baseline: number;
+  gateway: number;
+  /** gateway / baseline */
+  ratio: number;
+  /** Extra context: the direct-to-upstream value, or the gateway minus the upstream. */
+  [extra: string]: number | string;
+}
+
+const fig = (
+  unit: string,
+  baseline: number,
+  gateway: number,
+  extra: Record<string, number> = {},
+): Figure => ({
+  unit,
+  baseline: round(baseline),
+  gateway: round(gateway),
+  ratio: round(gateway / baseline, 3),
+  ...Object.fromEntries(Object.entries(extra).map(([k, v]) => [k, round(v)])),
+});
+const round = (n: number, d = 3) => Math.round(n * 10 ** d) / 10 ** d;
+
+function targets(s: Stack): { upstream: Target; baseline: Target; gateway: Target } {
+  return {
+    upstream: { name: 'upstream', url: `${s.upstream.url}`, headers: {} },
+    baseline: { name: 'baseline', url: s.baseline!.url, headers: {} },
+    gateway: { name: 'gateway', url: s.gateway.url, headers: { authorization: `Bearer ${s.apiKey}` } },
+  };
+}
+
+async function runScenarios(o: Options, pg: boolean): Promise<Record<string, unknown>> {
+  const stack = await startStack({ pg });
+  const t = targets(stack);
+  const figures: Record<string, Figure> = {};
+  const notes: string[] = [];
+  const log = (m: string) => process.stderr.write(`  [${stack.database}] ${m}\n`);
+  try {
+    const pair = [t.baseline, t.gateway] as const;
+    // Idle memory: after start and one sign-in/key creation, before any proxied request.
+    await sleep(500);
+    figures.rss_idle_mb = fig('MB', rssMb(stack.baseline!.pid), rssMb(stack.gateway.pid));
+    log(`idle RSS ${figures.rss_idle_mb.baseline} / ${figures.rss_idle_mb.gateway} MB`);
+
+    for (const target of pair) {
+      await cannon(target, { stream: false, duration: o.warmup, connections: 10 });
+      await cannon(target, { stream: true, duration: o.warmup, connections: 10 });
+    }
+
+    if (o.scenarios.has('throughput')) {
+      const r = [];
+      for (const target of pair)
+        r.push(await cannon(target, { stream: false, duration: o.duration, connections: o.connections }));
+      figures.rps_nonstream = fig('req/s', r[0]!.rps, r[1]!.rps);
+      log(`non-streaming ${r[0]!.rps.toFixed(0)} / ${r[1]!.rps.toFixed(0)} req/s`);
+      checkErrors(r, 'non-streaming', notes);
+    }
+
+    if (o.scenarios.has('latency')) {
+      const run = (target: Target) =>
+        cannon(target, { stream: false, duration: o.duration, connections: 20, overallRate: o.rate });
+      const up = await run(t.upstream);
+      const b = await run(t.baseline);
+      const g = await run(t.gateway);
+      // "Added" is relative to calling the upstream directly at the same rate.
+      figures.latency_p50_ms = fig('ms', b.p50, g.p50, {
+        upstream: up.p50,
+        added_gateway: g.p50 - up.p50,
+        added_baseline: b.p50 - up.p50,
+      });
+      figures.latency_p99_ms = fig('ms', b.p99, g.p99, {
+        upstream: up.p99,
+        added_gateway: g.p99 - up.p99,
+        added_baseline: b.p99 - up.p99,
+      });
+      figures.latency_achieved_rps = fig('req/s', b.rps, g.rps, { upstream: up.rps });
+      log(
+        `@${o.rate}/s p50 ${up.p50.toFixed(2)}/${b.p50.toFixed(2)}/${g.p50.toFixed(2)} p99 ${up.p99.toFixed(2)}/${b.p99.toFixed(2)}/${g.p99.toFixed(2)} ms (upstream/baseline/gateway)`,
+      );
+      checkErrors([up, b, g], 'fixed-rate', notes);
+    }
+
+    if (o.scenarios.has('streaming')) {
+      const r = [];
+      for (const target of pair)
+        r.push(await cannon(target, { stream: true, duration: o.duration, connections: o.connections }));
+      figures.rps_stream = fig('req/s', r[0]!.rps, r[1]!.rps);
+      checkErrors(r, 'streaming', notes);
+      const up = await ttfb(t.upstream, o.ttfbCount);
+      const b = await ttfb(t.baseline, o.ttfbCount);
+      const g = await ttfb(t.gateway, o.ttfbCount);
+      figures.stream_ttfb_p50_ms = fig('ms', b.p50, g.p50, {
+        upstream: up.p50,
+        added_gateway: g.p50 - up.p50,
+        added_baseline: b.p50 - up.p50,
+      });
+      figures.stream_ttfb_p99_ms = fig('ms', b.p99, g.p99, {
+        upstream: up.p99,
+        added_gateway: g.p99 - up.p99,
+        added_baseline: b.p99 - up.p99,
+      });
+      log(
+        `streaming ${r[0]!.rps.toFixed(0)} / ${r[1]!.rps.toFixed(0)} req/s; TTFB p50 ${up.p50.toFixed(2)}/${b.p50.toFixed(2)}/${g.p50.toFixed(2)} ms`,
+      );
+    }
+
+    if (o.scenarios.has('memory')) {
+      // One chunk a second: a stream stays open ~20 s, far longer than the measurement.
+      await stack.setSlow(1000);
+      const rss: number[] = [];
+      const opened: number[] = [];
+      for (const [target, pid] of [
+        [t.baseline, stack.baseline!.pid],
+        [t.gateway, stack.gateway.pid],
+      ] as const) {
+        const s = await openStreams(target, o.streams, 30_000);
+        let max = 0;
+        for (let i = 0; i < 5; i++) {
+          max = Math.max(max, rssMb(pid));
+          await sleep(200);
+        }
+        rss.push(max);
+        opened.push(s.opened);
+        s.close();
+        await sleep(1000);
+      }
+      await stack.setSlow(0);
+      figures.rss_open_streams_mb = fig('MB', rss[0]!, rss[1]!, {
+        streams_baseline: opened[0]!,
+        streams_gateway: opened[1]!,
+      });
+      if (opened.some((n) => n < o.streams))
+        notes.push(`only ${opened.join('/')} of ${o.streams} streams opened`);
+      log(`RSS with ${opened.join('/')} open streams ${rss[0]!.toFixed(0)} / ${rss[1]!.toFixed(0)} MB`);
+      await sleep(1000);
+    }
+    figures.rss_after_mb = fig('MB', rssMb(stack.baseline!.pid), rssMb(stack.gateway.pid));
+    return { database: stack.database, gateway_entry: stack.gatewayKind, figures, notes };
+  } finally {
+    await stack.close();
+  }
+}
+
+function checkErrors(
+  rs: Array<{ errors: number; non2xx: number; ok: number }>,
+  what: string,
+  notes: string[],
+) {
+  for (const r of rs) {
+    if (r.errors || r.non2xx)
+      notes.push(`${what}: ${r.errors} errors, ${r.non2xx} non-2xx of ${r.ok + r.non2xx}`);
+  }
+}
+
+function printTable(run: { database: string; figures: Record<string, Figure>; notes: string[] }) {
+  const rows = Object.entries(run.figures).map(([k, f]) => {
+    const extra = Object.entries(f)
+      .filter(([n]) => !['unit', 'baseline', 'gateway', 'ratio'].includes(n))
+      .map(([n, v]) => `${n}=${v}`)
+      .join(' ');
+    return `${k.padEnd(22)} ${String(f.baseline).padStart(10)} ${String(f.gateway).padStart(10)} ${f.unit.padEnd(6)} x${String(f.ratio).padEnd(7)} ${extra}`;
+  });
+  process.stdout.write(
+    `\n${run.database}: ${'figure'.padEnd(13)} ${'baseline'.padStart(10)} ${'gateway'.padStart(10)}        ratio\n${rows.join('\n')}\n`,
+  );
+  for (const n of run.notes) process.stdout.write(`note: ${n}\n`);
+}
+
+function machine() {
+  const c = cpus();
+  return {
+    cpu: c[0]?.model ?? 'unknown',
+    cores: c.length,
+    memory_gb: round(totalmem() / 2 ** 30, 1),
+    node: process.version,
+    pinning: canPin()
+      ? `taskset: proxy under test on CPU ${PROXY_CPUS}; fake upstream and load generator on CPU ${LOAD_CPUS}`
+      : 'none (taskset unavailable)',
+  };
+}
+
+async function main() {
+  const o = parseOptions(process.argv.slice(2));
+  const outDir = join(ROOT, 'bench/results');
+  mkdirSync(outDir, { recursive: true });
+  if (o.soak > 0) {
+    const r = await soak(o.soak, o.pg);
+    writeFileSync(
+      join(outDir, 'soak-latest.json'),
+      `${JSON.stringify({ machine: machine(), ...r }, null, 2)}\n`,
+    );
+    return;
+  }
+  if (o.profile > 0) {
+    await profile(o.profile, o.connections);
+    return;
+  }
+  const started = Date.now();
+  const runs = [];
+  for (const pg of o.pg ? [false, true] : [false]) {
+    const run = (await runScenarios(o, pg)) as {
+      database: string;
+      figures: Record<string, Figure>;
+      notes: string[];
+    };
+    printTable(run);
+    runs.push(run);
+  }
+  const out = {
+    date: new Date().toISOString(),
+    machine: machine(),
+    options: { ...o, scenarios: [...o.scenarios] },
+    seconds: round((Date.now() - started) / 1000, 1),
+    runs,
+  };
+  writeFileSync(join(outDir, 'latest.json'), `${JSON.stringify(out, null, 2)}\n`);
+  process.stdout.write(`\nwritten bench/results/latest.json (${out.seconds} s)\n`);
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,161 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { cleanEnv, gatewayEntry, type Proc, ROOT, startNode } from './procs.js';
+
+/**
+ * Core layout (the machine has 2): the process under test, gateway or baseline, gets core 0 to
+ * itself; the fake upstream and the load generator (this process) share core 1. Both proxies
+ * live on core 0 but are driven one at a time, so each has the core while it is measured.
+ */
+export const PROXY_CPUS = '0';
+export const LOAD_CPUS = '1';
+
+export interface StackOptions {
+  pg?: boolean;
+  /** Extra node flags for the gateway (e.g. --cpu-prof). */
+  gatewayFlags?: string[];
+  withBaseline?: boolean;
+}
+
+export interface Stack {
+  upstream: Proc;
+  gateway: Proc;
+  baseline?: Proc;
+  apiKey: string;
+  gatewayKind: string;
+  database: string;
+  setSlow(ms: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+const PASSWORD = `bench-${randomBytes(6).toString('hex')}`;
+
+export async function startStack(o: StackOptions = {}): Promise<Stack> {
+  const tsx = ['--import', 'tsx'];
+  const upstream = await startNode({
+    name: 'fake-upstream',
+    args: [...tsx, join(ROOT, 'bench/fake-upstream.ts')],
+    env: cleanEnv({ PORT: '0' }),
+    cpus: LOAD_CPUS,
+    ready: /listening on (http:\S+)/,
+  });
+  const cleanups: Array<() => Promise<void> | void> = [() => upstream.stop()];
+  try {
+    const db = o.pg ? await createPgDatabase() : createSqliteFile();
+    cleanups.push(db.drop);
+    const entry = gatewayEntry();
+    const env: Record<string, string> = {
+      DATABASE_URL: db.url,
+      MODELGATE_PORT: '0',
+      MODELGATE_ROOT_PASSWORD: PASSWORD,
+      MODELGATE_LOG_LEVEL: 'warn',
+      OPENAI_API_KEY: 'x',
+      OPENAI_BASE_URL: `${upstream.url}/v1`,
+      OPENAI_MODELS: 'bench/model',
+    };
+    if (o.pg) {
+      env.REDIS_URL = 'redis://127.0.0.1:6379/1';
+      env.MODELGATE_REDIS_KEY_PREFIX = `mgbench:${Date.now()}:`;
+    }
+    const gateway = await startNode({
+      name: 'gateway',
+      args: [...(o.gatewayFlags ?? []), ...entry.args],
+      env: cleanEnv(env),
+      cpus: PROXY_CPUS,
+      ready: /listening on (http:\S+)/,
+      timeoutMs: 60_000,
+    });
+    cleanups.unshift(() => gateway.stop());
+    const baseline =
+      o.withBaseline === false
+        ? undefined
+        : await startNode({
+            name: 'baseline',
+            args: [...tsx, join(ROOT, 'bench/baseline-proxy.ts')],
+            env: cleanEnv({ PORT: '0', UPSTREAM_URL: `${upstream.url}/v1` }),
+            cpus: PROXY_CPUS,
+            ready: /listening on (http:\S+)/,
+          });
+    if (baseline) cleanups.unshift(() => baseline.stop());
+    const apiKey = await createApiKey(gateway.url);
+    return {
+      upstream,
+      gateway,
+      baseline,
+      apiKey,
+      gatewayKind: entry.kind,
+      database: o.pg ? 'postgres+redis' : 'sqlite',
+      setSlow: async (ms) => {
+        const r = await fetch(`${upstream.url}/__mode`, {
+          method: 'POST',
+          body: JSON.stringify({ slow_ms: ms }),
+        });
+        await r.arrayBuffer();
+      },
+      close: () => runAll(cleanups),
+    };
+  } catch (err) {
+    await runAll(cleanups);
+    throw err;
+  }
+}
+
+async function runAll(fns: Array<() => Promise<void> | void>): Promise<void> {
+  for (const fn of fns) {
+    try {
+      await fn();
+    } catch (err) {
+      process.stderr.write(`cleanup: ${(err as Error).message}\n`);
+    }
+  }
+}
+
+/** Signs in as root and creates one API key through the HTTP API, as an operator would. */
+async function createApiKey(base: string): Promise<string> {
+  const login = await fetch(`${base}/api/user/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username: 'root', password: PASSWORD }),
+  });
+  if (!login.ok) throw new Error(`login failed: ${login.status} ${await login.text()}`);
+  await login.arrayBuffer();
+  const cookie = login.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
+  const res = await fetch(`${base}/api/key`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', cookie },
+    body: JSON.stringify({ name: 'bench', quota_limit: 1_000_000 }),
+  });
+  const json = (await res.json()) as { data?: { key?: string } };
+  if (!res.ok || !json.data?.key)
+    throw new Error(`key creation failed: ${res.status} ${JSON.stringify(json)}`);
+  return json.data.key;
+}
+
+function createSqliteFile(): { url: string; drop: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), 'modelgate-bench-'));
+  return { url: join(dir, 'bench.db'), drop: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+async function createPgDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const { default: pg } = await import('pg');
+  const admin = 'postgres://postgres@127.0.0.1:5432/postgres';
+  const name = `mgbench_${Date.now()}_${randomBytes(3).toString('hex')}`;
+  const c = new pg.Client({ connectionString: admin });
+  await c.connect();
+  await c.query(`CREATE DATABASE ${name}`);
+  await c.end();
+  return {
+    url: `postgres://postgres@127.0.0.1:5432/${name}`,
+    drop: async () => {
+      const d = new pg.Client({ connectionString: admin });
+      await d.connect();
+      await d.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await d.end();
+    },
+  };
+}

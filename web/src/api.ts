@@ -44,6 +44,12 @@ export function fieldOfMessage(message: string): string | null {
   return m ? m[1].toLowerCase().replace(/[./]/g, '_') : null;
 }
 
+/** The message without its leading field name, for display under that field. */
+export function fieldMessage(message: string): string {
+  const rest = message.replace(/^(?:body)?[/.]?[a-z_][a-z0-9_]*(?:[./][a-z0-9_]+)*:\s*/i, '');
+  return rest ? rest[0].toUpperCase() + rest.slice(1) : message;
+}
+
 async function readError(res: Response): Promise<ApiError> {
   let message = `${res.status} ${res.statusText}`.trim();
   try {

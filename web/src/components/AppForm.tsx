@@ -1,5 +1,5 @@
 import { type FormEvent, useState } from 'react';
-import { ApiError, errorText } from '../api';
+import { ApiError, errorText, fieldMessage } from '../api';
 import { type App, CATEGORIES } from '../types';
 import { ErrorBox, Field } from './ui';
 
@@ -120,7 +120,7 @@ export function AppForm({
           : [...FIELD_NAMES].find((f) => path.startsWith(`${f}_`))
         : undefined;
       if (field) {
-        setErrors({ [field]: errorText(err) });
+        setErrors({ [field]: fieldMessage(errorText(err)) });
         setFormError('Please correct the highlighted field.');
         document.getElementsByName(field)[0]?.focus();
       } else setFormError(errorText(err));

@@ -22,12 +22,6 @@ export function BarChart({
 }) {
   const id = useId();
   const max = Math.max(0, ...bars.map((b) => b.values.reduce((s, v) => s + v, 0)));
-  const row = 26;
-  const labelW = 150;
-  const valueW = 90;
-  const chartW = 600;
-  const barW = chartW - labelW - valueW;
-  const height = bars.length * row + 4;
   return (
     <figure className="chart card" aria-labelledby={`${id}-t`}>
       <figcaption id={`${id}-t`} className="chart-title">
@@ -46,42 +40,34 @@ export function BarChart({
         <p className="meta">No data for this period.</p>
       ) : (
         <>
-          <svg viewBox={`0 0 ${chartW} ${height}`} width="100%" role="img" aria-label={`${title} bar chart`}>
-            {bars.map((b, i) => {
-              const y = i * row + 2;
+          {/* Labels stay HTML so they keep their size; each bar is an SVG stretched to its cell. */}
+          <div className="bars" role="img" aria-label={`${title} bar chart`}>
+            {bars.map((b) => {
               const total = b.values.reduce((s, v) => s + v, 0);
-              let x = labelW;
+              let x = 0;
               return (
-                <g key={b.id}>
-                  <text x={labelW - 8} y={y + row / 2 + 4} textAnchor="end" className="chart-label">
-                    {b.label.length > 20 ? `${b.label.slice(0, 19)}…` : b.label}
-                  </text>
-                  <rect x={labelW} y={y + 3} width={barW} height={row - 8} className="chart-track" rx={3} />
-                  {b.values.map((v, s) => {
-                    const w = max > 0 ? (v / max) * barW : 0;
-                    const rect = (
-                      <rect
-                        key={series[s]}
-                        x={x}
-                        y={y + 3}
-                        width={w}
-                        height={row - 8}
-                        className={`chart-bar s${s}`}
-                        rx={3}
-                      >
-                        <title>{`${b.label} · ${series[s]}: ${format(v)}`}</title>
-                      </rect>
-                    );
-                    x += w;
-                    return rect;
-                  })}
-                  <text x={labelW + barW + 8} y={y + row / 2 + 4} className="chart-value">
-                    {format(total)}
-                  </text>
-                </g>
+                <div key={b.id} className="bar-row" aria-hidden="true">
+                  <span className="bar-label" title={b.label}>
+                    {b.label}
+                  </span>
+                  <svg className="bar-svg" viewBox="0 0 100 10" preserveAspectRatio="none">
+                    <rect x={0} y={0} width={100} height={10} className="chart-track" />
+                    {b.values.map((v, s) => {
+                      const w = max > 0 ? (v / max) * 100 : 0;
+                      const rect = (
+                        <rect key={series[s]} x={x} y={0} width={w} height={10} className={`chart-bar s${s}`}>
+                          <title>{`${b.label} · ${series[s]}: ${format(v)}`}</title>
+                        </rect>
+                      );
+                      x += w;
+                      return rect;
+                    })}
+                  </svg>
+                  <span className="bar-value">{format(total)}</span>
+                </div>
               );
             })}
-          </svg>
+          </div>
           <details className="chart-data">
             <summary>Show data</summary>
             <table className="table table-compact">

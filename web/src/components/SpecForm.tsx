@@ -1,5 +1,5 @@
 import { type FormEvent, useState } from 'react';
-import { ApiError, errorText } from '../api';
+import { ApiError, errorText, fieldMessage } from '../api';
 import { ErrorBox, Field } from './ui';
 
 export type FormValues = Record<string, string | boolean>;
@@ -65,7 +65,7 @@ export function SpecForm({
             fields.find((f) => f.name.startsWith(`${err.field}_`)))
           : undefined;
       if (field) {
-        setErrors({ [field.name]: errorText(err) });
+        setErrors({ [field.name]: fieldMessage(errorText(err)) });
         setFormError('Please correct the highlighted field.');
       } else setFormError(errorText(err));
     } finally {

@@ -6,6 +6,7 @@ import { UserService } from './access/users.js';
 import { CatalogService } from './catalog/catalog-service.js';
 import { seedCatalog } from './catalog/seed-apps.js';
 import type { Config } from './config/schema.js';
+import { createEmbeddingsService, type EmbeddingsService } from './gateway/embeddings/embeddings-service.js';
 import { createRegistry, type Registry } from './gateway/registry/index.js';
 import { sharedUpstreamClient } from './gateway/upstream/upstream-client.js';
 import { ApiKeysRepo } from './store/api-keys-repo.js';
@@ -36,6 +37,8 @@ export interface Services {
   readonly rateLimiter: RateLimiter;
   /** The shared Redis client, or null when `redis.url` is empty. Commands fail fast while it is down. */
   readonly redis: RedisClient | null;
+  /** The embeddings pipeline (both endpoints), with the shared SSRF-safe image fetcher. */
+  readonly embeddings: EmbeddingsService;
   /** Readiness checks beyond the database (Redis, ...), by name. */
   readonly probes: Record<string, () => Promise<void>>;
   /** Called on shutdown after the HTTP server stopped accepting and drained. */
@@ -66,10 +69,19 @@ export async function createServices(config: Config, _log?: FastifyBaseLogger): 
   });
   await registry.start();
   closers.push(() => registry.close());
+  const embeddings = createEmbeddingsService({
+    config,
+    registry,
+    quota,
+    logs: requestLogs,
+    health: chat.health,
+  });
+  closers.push(() => embeddings.close());
   return {
     config,
     database,
     registry,
+    embeddings,
     repos,
     users: new UserService(repos.users, repos.credentials, {
       sessionTtlHours: config.auth.session_ttl_hours,

@@ -80,6 +80,8 @@ export const ConfigSchema = Obj({
   }),
   gateway: Obj({
     default_model: Type.String({ default: '' }),
+    /** Model for embedding requests that name none; empty means such requests are a 400. */
+    default_embedding_model: Type.String({ default: '' }),
     connect_timeout_ms: Type.Integer({ minimum: 1, default: 10_000 }),
     first_byte_timeout_ms: Type.Integer({ minimum: 1, default: 120_000 }),
     idle_timeout_ms: Type.Integer({ minimum: 1, default: 60_000 }),

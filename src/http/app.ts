@@ -17,6 +17,7 @@ import { registerModelRoutes } from './api/model-routes.js';
 import { registerUserRoutes } from './api/user-routes.js';
 import { errorHandler, sendError } from './error-handler.js';
 import { registerOpsRoutes } from './ops-routes.js';
+import { registerEmbeddingRoutes } from './v1/embeddings-routes.js';
 import { registerModelsRoute } from './v1/models-route.js';
 import { validatorCompiler } from './validation.js';
 
@@ -33,6 +34,7 @@ const ROUTES: RouteModule[] = [
   registerChannelRoutes,
   registerModelRoutes,
   registerModelsRoute,
+  registerEmbeddingRoutes,
 ];
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;

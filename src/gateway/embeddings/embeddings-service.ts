@@ -1,0 +1,286 @@
+import { type KeyPrincipal, modelAllowed } from '../../access/api-keys.js';
+import type { QuotaLedger, Reservation } from '../../access/quota/quota-ledger.js';
+import type { Config } from '../../config/schema.js';
+import { selectEmbeddingCandidates } from '../../providers/embedding-registry.js';
+import { toRouteTarget } from '../completions/chat-wiring.js';
+import { badRequest, forbidden, GatewayError, UpstreamError, upstreamToGateway } from '../errors.js';
+import { createSafeFetcher, type SafeFetcher } from '../images/safe-fetch.js';
+import type { ModelInfo, Pricing, Registry } from '../registry/index.js';
+import { costOf } from '../registry/index.js';
+import { defaultUpstreamName, isEmbeddingModel } from '../registry/model-info.js';
+import { executeRoute } from '../routing/execute.js';
+import type { HealthTracker } from '../routing/health.js';
+import { planRoute } from '../routing/plan.js';
+import type { AttemptRecord, Candidate } from '../routing/types.js';
+import { sharedUpstreamClient, type UpstreamTimeouts } from '../upstream/upstream-client.js';
+import type { RequestLogEntry } from '../usage/request-log-entry.js';
+import { type EmbeddingSend, embedWithAdapter } from './embed-with-adapter.js';
+import type { EmbeddingTarget } from './embedding-adapter.js';
+import {
+  type EmbeddingRequest,
+  type EmbeddingResult,
+  type EmbeddingUsage,
+  partTypesOf,
+} from './embedding-request.js';
+import { estimateEmbeddingUsage, finalizeEmbeddingUsage } from './embedding-usage.js';
+import { resolveImages } from './resolve-images.js';
+
+/**
+ * One embedding request end to end, for both public endpoints: model (request, else the
+ * server default), key allow-list, images fetched and measured by our SSRF-safe fetcher,
+ * upstreams that can take the request's part types, quota reserved from our own usage
+ * estimate, route execution (the one place for retries and fallbacks), then — always, in a
+ * finally — the quota settled on the final usage and one request log written.
+ */
+export type EmbeddingEndpoint = 'embeddings' | 'multimodalembeddings';
+
+export interface EmbedContext {
+  requestId: string;
+  principal: KeyPrincipal;
+  signal: AbortSignal;
+  startedAt: number;
+  endpoint: EmbeddingEndpoint;
+}
+
+export interface EmbeddingsServiceDeps {
+  registry: Pick<Registry, 'resolve' | 'targetsFor'>;
+  quota: QuotaLedger;
+  logs: { record(e: RequestLogEntry): void };
+  health: HealthTracker;
+  /** Shared by all requests; `close` (when present) is called on shutdown. */
+  fetcher: Pick<SafeFetcher, 'fetch'> & Partial<Pick<SafeFetcher, 'close'>>;
+  send: EmbeddingSend;
+  retry: { maxAttempts: number; retryBaseMs: number; retryMaxMs: number };
+  defaultModel: string;
+}
+
+export interface Embedded {
+  result: EmbeddingResult;
+  attempts: AttemptRecord[];
+}
+
+/** The field a client error about the inputs points at, per endpoint. */
+const INPUTS_PARAM: Record<EmbeddingEndpoint, string> = {
+  embeddings: 'input',
+  multimodalembeddings: 'inputs',
+};
+
+export class EmbeddingsService {
+  constructor(private readonly deps: EmbeddingsServiceDeps) {}
+
+  async close(): Promise<void> {
+    await this.deps.fetcher.close?.();
+  }
+
+  async embed(req: EmbeddingRequest, ctx: EmbedContext): Promise<Embedded> {
+    const log: LogState = { model: req.model ?? this.deps.defaultModel, status: 500 };
+    let reservation: Reservation | undefined;
+    try {
+      const model = this.model(req, ctx.principal);
+      log.model = model.id;
+      const candidates = this.candidates(model);
+      const hasImages = partTypesOf(req).has('image');
+      if (hasImages && model.source !== 'discovered' && !model.input_modalities.includes('image'))
+        throw badRequest(
+          `${INPUTS_PARAM[ctx.endpoint]}: model ${model.id} cannot embed images (it takes ${model.input_modalities.join(', ') || 'text'})`,
+          INPUTS_PARAM[ctx.endpoint],
+        );
+      const resolved = await resolveImages(req, { fetcher: this.deps.fetcher });
+      const { usable, rejection } = selectEmbeddingCandidates(candidates, resolved);
+      if (rejection) throw new GatewayError(400, rejection.message, { param: INPUTS_PARAM[ctx.endpoint] });
+      const estimate = estimateEmbeddingUsage(resolved);
+      const images = countImages(resolved);
+      const worst = Math.max(
+        0,
+        ...usable.map((u) => embeddingMicros(u.candidate.target.pricing, estimate, images)),
+      );
+      reservation = await this.deps.quota.reserve({
+        keyId: ctx.principal.key.id,
+        userId: ctx.principal.user.id,
+        micros: worst,
+      });
+      const adapters = new Map(usable.map((u) => [u.candidate, u.adapter]));
+      const ex = await executeRoute(
+        usable.map((u) => u.candidate),
+        (c, apiKey, signal) =>
+          embedWithAdapter(adapters.get(c)!, resolved, embeddingTarget(c, apiKey), this.deps.send, {
+            signal,
+          }),
+        { health: this.deps.health, ...this.deps.retry, signal: ctx.signal },
+      ).catch((err: unknown) => {
+        log.attempts = (err as { attempts?: AttemptRecord[] })?.attempts;
+        throw err;
+      });
+      const latencyMs = Date.now() - ex.startedAt;
+      this.deps.health.success(ex.candidate.healthKey, { latencyMs, durationMs: latencyMs });
+      const usage = finalizeEmbeddingUsage(resolved, ex.value.usage);
+      const t = ex.candidate.target;
+      Object.assign(log, {
+        provider: t.channelName,
+        channelId: t.channelId,
+        attempts: ex.attempts,
+        usage,
+        micros: embeddingMicros(t.pricing, usage, images),
+        status: 200,
+      });
+      return {
+        result: { model: t.modelId, vectors: ex.value.vectors, usage, dtype: ex.value.dtype },
+        attempts: ex.attempts,
+      };
+    } catch (err) {
+      const e = clientError(err, ctx.endpoint);
+      log.status = ctx.signal.aborted ? 499 : e instanceof GatewayError ? e.status : 500;
+      log.error = err;
+      throw e;
+    } finally {
+      try {
+        if (reservation) await this.deps.quota.settle(reservation, log.micros ?? 0);
+      } finally {
+        this.record(ctx, log);
+      }
+    }
+  }
+
+  private model(req: EmbeddingRequest, principal: KeyPrincipal): ModelInfo {
+    const name = req.model ?? this.deps.defaultModel;
+    if (!name) throw badRequest('model: is required (no default embedding model is configured)', 'model');
+    const model = this.deps.registry.resolve(name);
+    if (!model) throw new GatewayError(404, `model not found: ${name}`, { param: 'model' });
+    const names = [name, model.id, model.upstream_model, defaultUpstreamName(model.id), ...model.aliases];
+    if (!names.some((n) => modelAllowed(principal.allowedModels, n)))
+      throw forbidden(`this API key may not use model ${name}`);
+    return model;
+  }
+
+  private candidates(model: ModelInfo): Candidate[] {
+    const targets = this.deps.registry.targetsFor(model.id, { endpoint: 'embeddings' });
+    if (targets.length === 0 && !isEmbeddingModel(model) && model.source !== 'discovered')
+      throw badRequest(`model: ${model.id} is not an embedding model`, 'model');
+    return planRoute({
+      models: [model.id],
+      prefs: undefined,
+      requestedParams: [],
+      targetsFor: () => targets.map(toRouteTarget),
+      adapterParams: () => undefined,
+      health: this.deps.health,
+    });
+  }
+
+  private record(ctx: EmbedContext, s: LogState): void {
+    const err = s.error;
+    this.deps.logs.record({
+      request_id: ctx.requestId,
+      user_id: ctx.principal.user.id,
+      key_id: ctx.principal.key.id,
+      endpoint: ctx.endpoint,
+      model: s.model,
+      provider: s.provider ?? lastProvider(s.attempts),
+      channel_id: s.channelId ?? null,
+      prompt_tokens: s.usage?.totalTokens ?? 0,
+      completion_tokens: 0,
+      cost_micros: s.micros ?? 0,
+      latency_ms: Date.now() - ctx.startedAt,
+      status: s.status,
+      error_kind:
+        err instanceof UpstreamError
+          ? err.kind
+          : err instanceof GatewayError
+            ? err.type
+            : err
+              ? ctx.signal.aborted
+                ? 'aborted'
+                : 'internal'
+              : null,
+      stream: false,
+      attempts: s.attempts ?? null,
+    });
+  }
+}
+
+interface LogState {
+  model: string;
+  status: number;
+  provider?: string;
+  channelId?: number;
+  attempts?: AttemptRecord[];
+  usage?: EmbeddingUsage;
+  micros?: number;
+  error?: unknown;
+}
+
+function embeddingTarget(c: Candidate, apiKey: string): EmbeddingTarget {
+  const headers = c.target.settings.headers;
+  return {
+    baseUrl: c.target.baseUrl,
+    apiKey: apiKey || undefined,
+    upstreamModel: c.target.upstreamModel,
+    headers: headers && typeof headers === 'object' ? (headers as Record<string, string>) : undefined,
+  };
+}
+
+function countImages(req: { inputs: { type: string }[][] }): number {
+  let n = 0;
+  for (const input of req.inputs) for (const p of input) if (p.type === 'image') n++;
+  return n;
+}
+
+/**
+ * Cost in micro-USD from the registry's prices: `prompt` per token of total_tokens (images
+ * count through their token equivalent), `request` per call, `image` per image. A model with
+ * an `image_pixel` price instead pays text tokens at `prompt` and each pixel at `image_pixel`.
+ */
+export function embeddingMicros(pricing: Pricing, usage: EmbeddingUsage, images: number): number {
+  const pixelPrice = Number(pricing.image_pixel ?? 0);
+  const perPixel = Number.isFinite(pixelPrice) && pixelPrice > 0;
+  const micros = costOf(
+    { pricing },
+    { prompt_tokens: perPixel ? usage.textTokens : usage.totalTokens, images, requests: 1 },
+  );
+  return perPixel ? micros + Math.round(usage.imagePixels * pixelPrice * 1e6) : micros;
+}
+
+/**
+ * Upstream failures as the client sees them; a prompt too long for the model is about the
+ * inputs, not about chat `messages`.
+ */
+function clientError(err: unknown, endpoint: EmbeddingEndpoint): unknown {
+  if (!(err instanceof UpstreamError)) return err;
+  if (err.kind === 'context_length')
+    return new GatewayError(400, `${INPUTS_PARAM[endpoint]}: ${err.message}`, {
+      param: INPUTS_PARAM[endpoint],
+      metadata: { upstream_kind: err.kind, upstream_status: err.upstreamStatus ?? null },
+    });
+  return upstreamToGateway(err);
+}
+
+function lastProvider(attempts: AttemptRecord[] | undefined): string {
+  return attempts && attempts.length > 0 ? attempts[attempts.length - 1]!.provider : '';
+}
+
+/** Builds the embeddings pipeline with one shared image fetcher; `close` releases its sockets. */
+export function createEmbeddingsService(deps: {
+  config: Config;
+  registry: Registry;
+  quota: QuotaLedger;
+  logs: { record(e: RequestLogEntry): void };
+  health: HealthTracker;
+}): EmbeddingsService {
+  const g = deps.config.gateway;
+  const fetcher = createSafeFetcher({ allowList: g.image_allow_hosts, timeoutMs: g.image_fetch_timeout_ms });
+  const timeouts: UpstreamTimeouts = {
+    connectTimeoutMs: g.connect_timeout_ms,
+    firstByteTimeoutMs: g.first_byte_timeout_ms,
+    idleTimeoutMs: g.idle_timeout_ms,
+  };
+  const client = sharedUpstreamClient();
+  return new EmbeddingsService({
+    registry: deps.registry,
+    quota: deps.quota,
+    logs: deps.logs,
+    health: deps.health,
+    fetcher,
+    send: (req, o) => client.send(req, { ...timeouts, signal: o.signal }),
+    retry: { maxAttempts: g.max_attempts, retryBaseMs: g.retry_base_ms, retryMaxMs: g.retry_max_ms },
+    defaultModel: g.default_embedding_model,
+  });
+}

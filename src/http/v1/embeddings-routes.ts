@@ -1,0 +1,78 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { EmbeddingRequest } from '../../gateway/embeddings/embedding-request.js';
+import type { EmbeddingEndpoint } from '../../gateway/embeddings/embeddings-service.js';
+import { attemptsHeader } from '../../gateway/routing/execute.js';
+import type { Services } from '../../services.js';
+import type { App } from '../app.js';
+import { requireApiKey } from '../auth.js';
+import { errorBody, type Surface, toGatewayError } from '../error-handler.js';
+import { decodeEmbeddingsRequest, encodeEmbeddingsResponse } from '../wire/openai-embeddings.js';
+import { decodeVoyageMultimodalRequest, encodeVoyageMultimodalResponse } from '../wire/voyage.js';
+
+/**
+ * `POST /v1/multimodalembeddings` (Voyage) and `POST /v1/embeddings` (OpenAI, and the voyageai
+ * SDK's `embed`), also under `/api/v1` like chat. Bodies are decoded by hand (the wire decoders
+ * name the input index in their 400s), so the routes carry no body schema. Each route has its
+ * own error handler so the body shape follows the endpoint, not the URL prefix: the Voyage one
+ * keeps its top-level `detail` under `/api/v1` too.
+ */
+interface Endpoint {
+  name: EmbeddingEndpoint;
+  path: string;
+  surface: Surface;
+  decode(body: unknown): EmbeddingRequest;
+  encode(result: Parameters<typeof encodeEmbeddingsResponse>[0], encoding: 'float' | 'base64'): unknown;
+}
+
+const ENDPOINTS: Endpoint[] = [
+  {
+    name: 'multimodalembeddings',
+    path: '/v1/multimodalembeddings',
+    surface: 'voyage',
+    decode: decodeVoyageMultimodalRequest,
+    encode: encodeVoyageMultimodalResponse,
+  },
+  {
+    name: 'embeddings',
+    path: '/v1/embeddings',
+    surface: 'openai',
+    decode: decodeEmbeddingsRequest,
+    encode: encodeEmbeddingsResponse,
+  },
+];
+
+export function registerEmbeddingRoutes(app: App, services: Services): void {
+  for (const ep of ENDPOINTS) {
+    const opts = {
+      schema: { tags: ['embeddings'], security: [{ apiKey: [] }] },
+      onRequest: requireApiKey(services),
+      bodyLimit: services.config.server.embedding_body_limit_bytes,
+      errorHandler: (err: unknown, request: FastifyRequest, reply: FastifyReply) => {
+        const e = toGatewayError(err, request);
+        if (e.retryAfter !== undefined) reply.header('retry-after', String(e.retryAfter));
+        return reply.code(e.status).type('application/json').send(errorBody(e, ep.surface));
+      },
+    };
+    const handler = (request: FastifyRequest, reply: FastifyReply) => handle(services, ep, request, reply);
+    app.post(ep.path, opts, handler);
+    app.post(`/api${ep.path}`, { ...opts, schema: { ...opts.schema, hide: true } }, handler);
+  }
+}
+
+async function handle(services: Services, ep: Endpoint, request: FastifyRequest, reply: FastifyReply) {
+  const req = ep.decode(request.body);
+  const abort = new AbortController();
+  // A client that goes away aborts the upstream call at once.
+  reply.raw.on('close', () => {
+    if (!reply.raw.writableFinished) abort.abort(new Error('client disconnected'));
+  });
+  const { result, attempts } = await services.embeddings.embed(req, {
+    requestId: request.id,
+    principal: request.principal!,
+    signal: abort.signal,
+    startedAt: Date.now(),
+    endpoint: ep.name,
+  });
+  reply.header('x-modelgate-attempts', attemptsHeader(attempts));
+  return ep.encode(result, req.encoding);
+}

@@ -1,0 +1,543 @@
+import { promises as dns } from 'node:dns';
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { countTokens } from 'gpt-tokenizer';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { VoyageAIClient, VoyageAIError } from 'voyageai';
+import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { dataUrl, makeGif, makeJpeg, makePng } from './test-images.js';
+
+/**
+ * The embeddings endpoints through a started gateway: API key auth, registry routing, the
+ * shared safe image fetcher, quota, request logs, and fake Voyage / OpenAI upstreams. Usage
+ * figures are recomputed here from the images' own dimensions (ceil(pixels / 560) per image).
+ */
+let voyageUp: FakeUpstream;
+let openaiUp: FakeUpstream;
+let imageHost: Server;
+let imagePort: number;
+let imageHits: string[] = [];
+let gw: TestGateway;
+let cookie: string;
+let key: string;
+let keyId: number;
+/** What the fake Voyage upstream reports as usage. */
+let voyageUsage: 'full' | 'none' = 'full';
+
+const vectorFor = (i: number) => [i + 0.5, -i - 0.25, 0.1];
+const VOYAGE_MM = 'voyageai/voyage-multimodal-3';
+const VOYAGE_TEXT = 'voyageai/voyage-3.5';
+const OPENAI = 'openai/text-embedding-3-small';
+const PROMPT_PRICE = 0.000001; // USD per token, so micro-USD = tokens
+const tokensOf = (pixels: number) => Math.ceil(pixels / 560);
+// Some hosts files map `vm` to 127.0.0.1: a public-looking name that is not on the allow-list.
+const vmIsLoopback = await dns
+  .lookup('vm', { family: 4 })
+  .then((a) => a.address.startsWith('127.'))
+  .catch(() => false);
+
+beforeAll(async () => {
+  voyageUp = await startFakeUpstream({
+    'POST /v1/multimodalembeddings': (r) => ({
+      json: {
+        object: 'list',
+        data: r.json.inputs.map((_: unknown, index: number) => ({
+          object: 'embedding',
+          embedding: vectorFor(index),
+          index,
+        })),
+        model: r.json.model,
+        ...(voyageUsage === 'full'
+          ? { usage: { text_tokens: 9, image_pixels: 100000, video_pixels: 0, total_tokens: 188 } }
+          : {}),
+      },
+    }),
+    'POST /v1/embeddings': (r) => ({
+      json: {
+        object: 'list',
+        data: r.json.input.map((_: unknown, index: number) => ({
+          object: 'embedding',
+          embedding: vectorFor(index),
+          index,
+        })),
+        model: r.json.model,
+        usage: { total_tokens: 12 },
+      },
+    }),
+  });
+  openaiUp = await startFakeUpstream({
+    'POST /v1/embeddings': (r) => {
+      const input: string[] = typeof r.json.input === 'string' ? [r.json.input] : r.json.input;
+      if (input.includes('TOO LONG'))
+        return {
+          status: 400,
+          json: {
+            error: {
+              message:
+                "This model's maximum context length is 8192 tokens, however you requested 9000 tokens.",
+              type: 'invalid_request_error',
+              param: null,
+              code: null,
+            },
+          },
+        };
+      return {
+        json: {
+          object: 'list',
+          data: input.map((_, index) => ({ object: 'embedding', index, embedding: vectorFor(index) })),
+          model: 'text-embedding-3-small',
+          usage: { prompt_tokens: 8, total_tokens: 8 },
+        },
+      };
+    },
+  });
+  imageHost = createServer((req, res) => {
+    imageHits.push(req.url ?? '');
+    res.writeHead(200, { 'content-type': 'image/jpeg' }).end(makeJpeg(800, 600));
+  });
+  imageHost.listen(0); // dual stack, so `localhost` reaches it over either family
+  await once(imageHost, 'listening');
+  imagePort = (imageHost.address() as AddressInfo).port;
+
+  gw = await startTestGateway({
+    gateway: {
+      discover_models: false,
+      default_embedding_model: VOYAGE_MM,
+      image_allow_hosts: ['localhost'],
+      image_fetch_timeout_ms: 2000,
+      max_attempts: 1,
+    },
+    channels: [
+      {
+        name: 'voyage',
+        kind: 'voyage',
+        base_url: `${voyageUp.url}/v1`,
+        keys: ['voyage-key'],
+        models: [VOYAGE_MM, VOYAGE_TEXT],
+      },
+      {
+        name: 'openai',
+        kind: 'openai-compatible',
+        base_url: `${openaiUp.url}/v1`,
+        keys: ['openai-key'],
+        models: [OPENAI],
+        model_mapping: { [OPENAI]: 'text-embedding-3-small' },
+      },
+    ],
+    models: [
+      { id: VOYAGE_MM, pricing: { prompt: String(PROMPT_PRICE) } },
+      { id: OPENAI, pricing: { prompt: String(PROMPT_PRICE) } },
+    ],
+  });
+  cookie = await gw.login();
+  const created = (await gw.call('POST', '/api/key', { cookie, body: { name: 'emb', quota_limit: 100 } }))
+    .body.data;
+  key = created.key;
+  keyId = created.id;
+});
+
+afterAll(async () => {
+  await gw?.close();
+  await voyageUp?.close();
+  await openaiUp?.close();
+  imageHost?.close();
+});
+
+beforeEach(() => {
+  imageHits = [];
+  voyageUsage = 'full';
+  voyageUp.requests.length = 0;
+  openaiUp.requests.length = 0;
+});
+
+const voyage = (apiKey = key) => new VoyageAIClient({ apiKey, baseUrl: `${gw.url}/v1`, maxRetries: 0 });
+const openai = () => new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+const imageUrl = (path: string) => `http://localhost:${imagePort}${path}`;
+
+async function newKey(body: Record<string, unknown>): Promise<string> {
+  return (await gw.call('POST', '/api/key', { cookie, body: { name: 'k', ...body } })).body.data.key;
+}
+
+async function failure(p: Promise<unknown>): Promise<VoyageAIError> {
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(VoyageAIError);
+  return err as VoyageAIError;
+}
+
+describe('voyageai SDK multimodalEmbed', () => {
+  it('text and images interleaved: base64 PNG and an allow-listed URL; upstream usage wins', async () => {
+    const res = await voyage().multimodalEmbed({
+      model: VOYAGE_MM,
+      inputType: 'document',
+      inputs: [
+        {
+          content: [
+            { type: 'text', text: 'a grey square' },
+            { type: 'image_base64', imageBase64: dataUrl('image/png', makePng(40, 30)) },
+            { type: 'text', text: 'and more text' },
+          ],
+        },
+        { content: [{ type: 'image_url', imageUrl: imageUrl('/photo.jpg') }] },
+      ],
+    });
+    expect(res.data?.map((d) => [d.index, d.embedding])).toEqual([
+      [0, vectorFor(0)],
+      [1, vectorFor(1)],
+    ]);
+    expect(res.model).toBe(VOYAGE_MM);
+    expect(res.usage).toMatchObject({
+      text_tokens: 9,
+      image_pixels: 100000,
+      video_pixels: 0,
+      totalTokens: 188,
+    });
+    expect(imageHits).toEqual(['/photo.jpg']);
+    const sent = voyageUp.requests[0]!;
+    expect(sent.headers.authorization).toBe('Bearer voyage-key');
+    expect(sent.json.model).toBe('voyage-multimodal-3');
+    expect(sent.json.input_type).toBe('document');
+    // The upstream receives our copy of the URL image, never the client's URL.
+    expect(sent.json.inputs[1].content[0]).toEqual({
+      type: 'image_base64',
+      image_base64: dataUrl('image/jpeg', makeJpeg(800, 600)),
+    });
+  });
+
+  it('usage computed from the images when the upstream reports none', async () => {
+    voyageUsage = 'none';
+    const text = 'The quick brown fox jumps over the lazy dog';
+    const res = await voyage().multimodalEmbed({
+      model: VOYAGE_MM,
+      inputs: [
+        {
+          content: [
+            { type: 'text', text },
+            { type: 'image_base64', imageBase64: dataUrl('image/png', makePng(40, 30)) },
+          ],
+        },
+        { content: [{ type: 'image_url', imageUrl: imageUrl('/b.jpg') }] },
+      ],
+    });
+    const textTokens = countTokens(text);
+    expect(res.usage).toMatchObject({
+      text_tokens: textTokens,
+      image_pixels: 40 * 30 + 800 * 600,
+      video_pixels: 0,
+      totalTokens: textTokens + tokensOf(40 * 30) + tokensOf(800 * 600),
+    });
+  });
+
+  it('model omitted: the configured default embedding model serves', async () => {
+    // The SDK insists on a model, so this one is sent by hand.
+    const r = await gw.call('POST', '/v1/multimodalembeddings', {
+      token: key,
+      body: { inputs: [{ content: [{ type: 'text', text: 'x' }] }], model: null },
+    });
+    expect(r.status).toBe(200);
+    expect(r.body.model).toBe(VOYAGE_MM);
+    expect(voyageUp.requests).toHaveLength(1);
+  });
+
+  it('base64 output is little-endian float32', async () => {
+    const res = await voyage().multimodalEmbed({
+      model: VOYAGE_MM,
+      encodingFormat: 'base64',
+      inputs: [{ content: [{ type: 'text', text: 'x' }] }],
+    });
+    const buf = Buffer.from(res.data![0]!.embedding as unknown as string, 'base64');
+    expect(Array.from(new Float32Array(buf.buffer, buf.byteOffset, buf.byteLength / 4))).toEqual(
+      vectorFor(0).map(Math.fround),
+    );
+  });
+});
+
+describe('voyageai SDK embed and openai SDK embeddings.create', () => {
+  it('embed: Voyage text model through /v1/embeddings', async () => {
+    const res = await voyage().embed({ model: VOYAGE_TEXT, input: ['alpha', 'beta'], inputType: 'query' });
+    expect(res.data?.map((d) => d.embedding)).toEqual([vectorFor(0), vectorFor(1)]);
+    expect(res.usage?.totalTokens).toBe(12);
+    expect(res.model).toBe(VOYAGE_TEXT);
+    expect(voyageUp.requests[0]!.json).toMatchObject({ input: ['alpha', 'beta'], input_type: 'query' });
+  });
+
+  it('float', async () => {
+    const res = await openai().embeddings.create({ model: OPENAI, input: 'one', encoding_format: 'float' });
+    expect(res.data[0]!.embedding).toEqual(vectorFor(0));
+    expect(res.model).toBe(OPENAI);
+    expect(res.usage).toEqual({ prompt_tokens: 8, total_tokens: 8 });
+    expect(openaiUp.requests[0]!.json.model).toBe('text-embedding-3-small');
+  });
+
+  it('base64 (the SDK default, decoded by the SDK) and explicit base64', async () => {
+    const res = await openai().embeddings.create({ model: OPENAI, input: ['one', 'two', 'three'] });
+    expect(res.data.map((d) => d.embedding)).toEqual([0, 1, 2].map((i) => vectorFor(i).map(Math.fround)));
+    const b = await openai().embeddings.create({ model: OPENAI, input: 'one', encoding_format: 'base64' });
+    const buf = Buffer.from(b.data[0]!.embedding as unknown as string, 'base64');
+    expect(Array.from(new Float32Array(buf.buffer, buf.byteOffset, 3))).toEqual(
+      vectorFor(0).map(Math.fround),
+    );
+  });
+
+  it('an upstream context-length error is a 400 about input, not messages', async () => {
+    const err = await openai()
+      .embeddings.create({ model: OPENAI, input: ['ok', 'TOO LONG'] })
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((err as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({ param: 'input' });
+  });
+});
+
+describe('routing and access', () => {
+  const body = (model: string) => ({ model, inputs: [{ content: [{ type: 'text', text: 'x' }] }] });
+
+  it('404 for an unknown model, with Voyage detail', async () => {
+    const r = await gw.call('POST', '/v1/multimodalembeddings', { token: key, body: body('nope/nothing') });
+    expect(r.status).toBe(404);
+    expect(r.body).toMatchObject({
+      detail: 'model not found: nope/nothing',
+      error: { code: 404, param: 'model' },
+    });
+  });
+
+  it('403 for a model outside the key allow-list; the allowed model passes', async () => {
+    const limited = await newKey({ allowed_models: ['text-embedding-3-small'] });
+    const r = await gw.call('POST', '/v1/multimodalembeddings', { token: limited, body: body(VOYAGE_MM) });
+    expect(r.status).toBe(403);
+    const ok = await gw.call('POST', '/v1/embeddings', {
+      token: limited,
+      body: { model: OPENAI, input: 'x' },
+    });
+    expect(ok.status).toBe(200);
+  });
+
+  it('401 without a key, in the endpoint body shape', async () => {
+    const r = await gw.call('POST', '/v1/multimodalembeddings', { body: body(VOYAGE_MM) });
+    expect(r.status).toBe(401);
+    expect(typeof r.body.detail).toBe('string');
+  });
+
+  it('images never reach a text-only model', async () => {
+    const r = await gw.call('POST', '/v1/multimodalembeddings', {
+      token: key,
+      body: {
+        model: OPENAI,
+        inputs: [{ content: [{ type: 'image_base64', image_base64: dataUrl('image/png', makePng(4, 4)) }] }],
+      },
+    });
+    expect(r.status).toBe(400);
+    expect(r.body.detail).toMatch(/cannot embed images/);
+    expect(openaiUp.requests).toEqual([]);
+  });
+
+  it('the /api/v1 alias answers and keeps the Voyage error shape', async () => {
+    const ok = await gw.call('POST', '/api/v1/multimodalembeddings', { token: key, body: body(VOYAGE_MM) });
+    expect(ok.status).toBe(200);
+    const bad = await gw.call('POST', '/api/v1/multimodalembeddings', {
+      token: key,
+      body: { model: VOYAGE_MM, inputs: [] },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.detail).toBe('inputs must not be empty');
+  });
+});
+
+describe('bad input: a 400 whose detail names the input', () => {
+  const png = (w: number, h: number) => dataUrl('image/png', makePng(w, h));
+  const bmp = Buffer.concat([Buffer.from('BM', 'latin1'), Buffer.alloc(60)]);
+  it.each([
+    ['empty inputs', [], /^inputs must not be empty$/],
+    [
+      'more than 1000 inputs',
+      Array.from({ length: 1001 }, () => ({ content: [{ type: 'text', text: 'x' }] })),
+      /^inputs has 1001 items, more than the limit of 1000$/,
+    ],
+    [
+      'an empty content',
+      [{ content: [{ type: 'text', text: 'ok' }] }, { content: [] }],
+      /^inputs\[1\]\.content: must not be empty$/,
+    ],
+    [
+      'an unknown part type',
+      [
+        {
+          content: [
+            { type: 'text', text: 'ok' },
+            { type: 'video_url', video_url: 'x' },
+          ],
+        },
+      ],
+      /^inputs\[0\]\.content\[1\]: unsupported part type "video_url"/,
+    ],
+    [
+      'an image over the pixel limit',
+      [
+        { content: [{ type: 'text', text: 'ok' }] },
+        { content: [{ type: 'image_base64', image_base64: dataUrl('image/gif', makeGif(5000, 4000)) }] },
+      ],
+      /^inputs\[1\]\.content\[0\]: .*16000000/,
+    ],
+    [
+      'an unsupported format',
+      [{ content: [{ type: 'image_base64', image_base64: dataUrl('image/png', bmp) }] }],
+      /^inputs\[0\]\.content\[0\]: unsupported image format/,
+    ],
+    [
+      'a non-image data URL type',
+      [
+        {
+          content: [
+            { type: 'text', text: 'ok' },
+            { type: 'image_url', image_url: dataUrl('image/bmp', bmp) },
+          ],
+        },
+      ],
+      /^inputs\[0\]\.content\[1\]: /,
+    ],
+  ])('%s', async (_name, inputs, detail) => {
+    const r = await gw.call('POST', '/v1/multimodalembeddings', {
+      token: key,
+      body: { model: VOYAGE_MM, inputs: [...(inputs as unknown[])] },
+    });
+    expect(r.status).toBe(400);
+    expect(r.body.detail).toMatch(detail);
+    expect(r.body.error).toMatchObject({ code: 400, message: r.body.detail });
+    expect(voyageUp.requests).toEqual([]);
+  });
+
+  it('an image within limits still passes (control)', async () => {
+    const r = await gw.call('POST', '/v1/multimodalembeddings', {
+      token: key,
+      body: {
+        model: VOYAGE_MM,
+        inputs: [{ content: [{ type: 'image_base64', image_base64: png(10, 10) }] }],
+      },
+    });
+    expect(r.status).toBe(200);
+  });
+
+  it.each([
+    ['a loopback literal', () => `http://127.0.0.1:${imagePort}/`],
+    ['the metadata address', () => 'http://169.254.169.254/latest/meta-data/'],
+  ])('refuses %s without connecting', async (_name, url) => {
+    const err = await failure(
+      voyage().multimodalEmbed({
+        model: VOYAGE_MM,
+        inputs: [
+          { content: [{ type: 'text', text: 'fine' }] },
+          {
+            content: [
+              { type: 'text', text: 'see' },
+              { type: 'image_url', imageUrl: url() },
+            ],
+          },
+        ],
+      }),
+    );
+    expect(err.statusCode).toBe(400);
+    expect((err.body as { detail: string }).detail).toMatch(
+      /^inputs\[1\]\.content\[1\]: refused to fetch image URL/,
+    );
+    expect(imageHits).toEqual([]);
+    expect(voyageUp.requests).toEqual([]);
+  });
+
+  it.skipIf(!vmIsLoopback)('refuses a name resolving to a loopback address without connecting', async () => {
+    const r = await gw.call('POST', '/v1/multimodalembeddings', {
+      token: key,
+      body: {
+        model: VOYAGE_MM,
+        inputs: [{ content: [{ type: 'image_url', image_url: `http://vm:${imagePort}/x.jpg` }] }],
+      },
+    });
+    expect(r.status).toBe(400);
+    expect(r.body.detail).toMatch(/^inputs\[0\]\.content\[0\]: refused to fetch image URL: vm resolves to/);
+    expect(imageHits).toEqual([]);
+  });
+
+  it('openai endpoint: the offending input index in the message and param', async () => {
+    const r = await gw.call('POST', '/v1/embeddings', {
+      token: key,
+      body: { model: OPENAI, input: ['ok', ''] },
+    });
+    expect(r.status).toBe(400);
+    expect(r.body.error).toMatchObject({ code: 400, param: 'input[1]' });
+    expect(r.body.detail).toBeUndefined();
+  });
+});
+
+describe('usage accounting', () => {
+  it('settles the quota on the actual usage and writes a request log per request', async () => {
+    const fresh = await gw.call('POST', '/api/key', { cookie, body: { name: 'acct', quota_limit: 1 } });
+    const acct = fresh.body.data;
+    voyageUsage = 'none';
+    await voyage(acct.key).multimodalEmbed({
+      model: VOYAGE_MM,
+      inputs: [{ content: [{ type: 'image_url', imageUrl: imageUrl('/c.jpg') }] }],
+    });
+    await voyage(acct.key).embed({ model: OPENAI, input: ['a', 'b'] });
+    const row = await gw.services.repos.apiKeys.byId(acct.id);
+    // 800x600 image = 858 tokens and 8 upstream-reported tokens, at 1 micro-USD per token.
+    expect(row!.quota_used_micros).toBe(tokensOf(800 * 600) + 8);
+    await gw.services.requestLogs.flush();
+    const { rows } = await gw.services.repos.logs.list({ keyId: acct.id }, 0, 10);
+    expect(
+      rows.map((r) => [r.endpoint, r.model, r.status, r.prompt_tokens, r.cost_micros, r.provider]).sort(),
+    ).toEqual(
+      [
+        ['embeddings', OPENAI, 200, 8, 8, 'openai'],
+        ['multimodalembeddings', VOYAGE_MM, 200, tokensOf(800 * 600), tokensOf(800 * 600), 'voyage'],
+      ].sort(),
+    );
+  });
+
+  it('402 when the quota is exhausted, logged, and nothing sent upstream', async () => {
+    const broke = await gw.call('POST', '/api/key', { cookie, body: { name: 'broke', quota_limit: 0 } });
+    const err = await failure(
+      voyage(broke.body.data.key).multimodalEmbed({
+        model: VOYAGE_MM,
+        inputs: [{ content: [{ type: 'text', text: 'x' }] }],
+      }),
+    );
+    expect(err.statusCode).toBe(402);
+    expect((err.body as { detail: string }).detail).toMatch(/quota exhausted/);
+    expect(voyageUp.requests).toEqual([]);
+    await gw.services.requestLogs.flush();
+    const { rows } = await gw.services.repos.logs.list({ keyId: broke.body.data.id }, 0, 10);
+    expect(rows.map((r) => [r.endpoint, r.status])).toEqual([['multimodalembeddings', 402]]);
+  });
+
+  it('logs failures of the main key too', async () => {
+    await gw.services.requestLogs.flush();
+    const { rows } = await gw.services.repos.logs.list({ keyId }, 0, 200);
+    expect(rows.some((r) => r.status === 200 && r.endpoint === 'multimodalembeddings')).toBe(true);
+    expect(rows.some((r) => r.status === 400 && r.error_kind === 'context_length')).toBe(true);
+  });
+});
+
+describe('without a default embedding model', () => {
+  it('a request without model is a 400 naming model', async () => {
+    const bare = await startTestGateway({ gateway: { discover_models: false } });
+    try {
+      const c = await bare.login();
+      const k = (await bare.call('POST', '/api/key', { cookie: c, body: { name: 'x' } })).body.data.key;
+      const r = await bare.call('POST', '/v1/multimodalembeddings', {
+        token: k,
+        body: { inputs: [{ content: [{ type: 'text', text: 'x' }] }] },
+      });
+      expect(r.status).toBe(400);
+      expect(r.body).toMatchObject({ error: { param: 'model' } });
+      expect(r.body.detail).toMatch(/^model: is required/);
+    } finally {
+      await bare.close();
+    }
+  });
+});

@@ -6,7 +6,8 @@ import { ROOT } from './procs.js';
 /**
  * Summarizes a V8 .cpuprofile: self time by function, self time by area (our src/ folders,
  * each node_modules package, node internals, GC), and inclusive time of our own functions.
- * Usage: node --import tsx bench/cpuprofile-top.ts <file.cpuprofile> [rows]
+ * Usage: node --import tsx bench/cpuprofile-top.ts <file.cpuprofile> [rows] [--callers <name>]
+ * (--callers prints the stacks, 6 frames up, that lead to functions whose name contains <name>).
  */
 interface Node {
   id: number;
@@ -100,11 +101,45 @@ export function formatSummary(s: ReturnType<typeof summarize>): string {
   ].join('\n');
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+export function callers(file: string, name: string, rows = 12): Row[] {
+  const prof = JSON.parse(readFileSync(file, 'utf8')) as Profile;
+  const byId = new Map(prof.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of prof.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const stacks = new Map<string, number>();
+  let total = 0;
+  for (let i = 0; i < prof.samples.length; i++) {
+    const dt = (prof.timeDeltas[i + 1] ?? prof.timeDeltas[i] ?? 0) / 1000;
+    const n = byId.get(prof.samples[i]!)!;
+    if (n.callFrame.functionName === '(idle)') continue;
+    total += dt;
+    if (!n.callFrame.functionName.includes(name)) continue;
+    const frames: string[] = [];
+    for (let id = parent.get(n.id); id !== undefined && frames.length < 6; id = parent.get(id)) {
+      const f = byId.get(id)!.callFrame;
+      frames.push(`${f.functionName || '(anonymous)'}@${where(f.url).replace(/^.*node_modules\//, '')}`);
+    }
+    const k = `${n.callFrame.functionName} <- ${frames.join(' <- ')}`;
+    stacks.set(k, (stacks.get(k) ?? 0) + dt);
+  }
+  return [...stacks.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, rows)
+    .map(([k, ms]) => ({ name: k, ms: Math.round(ms), share: Math.round((ms / total) * 1000) / 10 }));
+}
+
+if (process.argv[1] && import.meta.url.split('?')[0] === pathToFileURL(process.argv[1]).href) {
   const file = process.argv[2];
   if (!file) {
     process.stderr.write('usage: node --import tsx bench/cpuprofile-top.ts <file.cpuprofile> [rows]\n');
     process.exit(2);
   }
-  process.stdout.write(formatSummary(summarize(file, Number(process.argv[3] ?? 25))));
+  const c = process.argv.indexOf('--callers');
+  if (c > 0) {
+    for (const r of callers(file, process.argv[c + 1] ?? ''))
+      process.stdout.write(`${r.share.toFixed(1).padStart(5)}%  ${String(r.ms).padStart(6)} ms  ${r.name}\n`);
+  } else {
+    const rows = Number(process.argv[3]);
+    process.stdout.write(formatSummary(summarize(file, Number.isFinite(rows) && rows > 0 ? rows : 25)));
+  }
 }

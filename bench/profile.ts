@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { formatSummary, summarize } from './cpuprofile-top.js';
@@ -34,7 +34,10 @@ export async function profile(seconds: number, connections: number): Promise<voi
   } finally {
     await stack.close();
   }
-  const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
+  // V8 writes one profile per thread; the main thread's is the large one.
+  const file = readdirSync(dir)
+    .filter((f) => f.endsWith('.cpuprofile'))
+    .sort((a, b) => statSync(join(dir, b)).size - statSync(join(dir, a)).size)[0];
   if (!file) throw new Error(`no profile written in ${dir}`);
   const text = `profile: ${join(dir, file)}\n${formatSummary(summarize(join(dir, file), 30))}`;
   writeFileSync(join(ROOT, 'bench/results/profile-latest.txt'), text);

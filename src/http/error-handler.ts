@@ -25,7 +25,9 @@ export function toGatewayError(err: unknown, request: FastifyRequest): GatewayEr
 export type Surface = 'openai' | 'voyage' | 'api';
 
 export function surfaceOf(url: string): Surface {
-  if (url.startsWith('/v1/')) return url.startsWith('/v1/multimodalembeddings') ? 'voyage' : 'openai';
+  // `/api/v1/...` serves the same wire as `/v1/...` (the OpenRouter SDK's base path).
+  const path = url.startsWith('/api/v1/') ? url.slice(4) : url;
+  if (path.startsWith('/v1/')) return path.startsWith('/v1/multimodalembeddings') ? 'voyage' : 'openai';
   return 'api';
 }
 

@@ -12,6 +12,7 @@ import { GatewayError } from '../gateway/errors.js';
 import type { Services } from '../services.js';
 import { registerAppRoutes } from './api/app-routes.js';
 import { registerChannelRoutes } from './api/channel-routes.js';
+import { registerHealthRoutes } from './api/health-routes.js';
 import { registerKeyRoutes } from './api/key-routes.js';
 import { registerModelRoutes } from './api/model-routes.js';
 import { registerUserRoutes } from './api/user-routes.js';
@@ -31,6 +32,7 @@ const ROUTES: RouteModule[] = [
   registerUserRoutes,
   registerKeyRoutes,
   registerAppRoutes,
+  registerHealthRoutes,
   registerChannelRoutes,
   registerModelRoutes,
   registerModelsRoute,

@@ -424,4 +424,24 @@ describe('circuit breaker and key health', () => {
     expect(auths.filter((a) => a === 'Bearer good-key')).toHaveLength(4);
     expect(g.gw.services.chat.health.disabledKeys()).toEqual([expect.objectContaining({ keys: 1 })]);
   });
+
+  it('GET /api/channel/health lists each upstream and model with its state and figures (admin only)', async () => {
+    const r = await g.gw.call('GET', '/api/channel/health', { cookie: g.cookie });
+    expect(r.status).toBe(200);
+    expect(r.body.success).toBe(true);
+    const rows = r.body.data as any[];
+    expect(rows.map((x) => x.channel_name)).toEqual(['a', 'b', 'c']);
+    const [a, b, c2] = rows;
+    expect(a).toMatchObject({ model: 'acme/m', kind: 'openai-compatible', last_error: 'server_error' });
+    expect(['open', 'half_open']).toContain(a.state);
+    expect(a.error_rate).toBeGreaterThan(0);
+    expect(b).toMatchObject({ state: 'closed', disabled_keys: 1, keys: 2 });
+    expect(b.latency_ms).toBeGreaterThanOrEqual(0);
+    expect(b.tokens_per_sec).toBeGreaterThan(0);
+    expect(c2).toMatchObject({ state: 'closed', requests: 0, latency_ms: null });
+    // Not the `/api/channel/:id` route, and not for API keys or anonymous callers.
+    expect((await g.gw.call('GET', '/api/channel/health')).status).toBe(401);
+    expect((await g.gw.call('GET', '/api/channel/health', { token: g.key })).status).toBe(401);
+    expect((await g.gw.call('GET', '/api/channel/1', { cookie: g.cookie })).body.data.name).toBe('a');
+  });
 });

@@ -60,11 +60,20 @@ export type DownloadResult =
 export class AppsRepo {
   constructor(private readonly d: Database) {}
 
-  private filtered(f: AppFilter) {
+  /**
+   * `unindexed` writes the filters as `+column` so SQLite cannot drive the query from a
+   * column index: a search must start from the (selective) full-text match instead of
+   * walking every published row.
+   */
+  private filtered(f: AppFilter, unindexed = false) {
+    const col = (c: 'status' | 'category' | 'featured') =>
+      unindexed && this.d.dialect === 'sqlite'
+        ? sql<string | number>`+${sql.ref(c)}`
+        : sql.ref<string | number>(c);
     let q = this.d.db.selectFrom('apps');
-    if (f.status !== undefined) q = q.where('status', '=', f.status);
-    if (f.category !== undefined) q = q.where('category', '=', f.category);
-    if (f.featured !== undefined) q = q.where('featured', '=', f.featured ? 1 : 0);
+    if (f.status !== undefined) q = q.where(col('status'), '=', f.status);
+    if (f.category !== undefined) q = q.where(col('category'), '=', f.category);
+    if (f.featured !== undefined) q = q.where(col('featured'), '=', f.featured ? 1 : 0);
     return q;
   }
 
@@ -88,19 +97,27 @@ export class AppsRepo {
     return { rows, total: Number(total.n) };
   }
 
-  /** Ranked: exact name, name prefix, all words in name, all in name or tags, elsewhere. */
+  /**
+   * Ranked: exact name, name prefix, all words in name, all in name or tags, elsewhere.
+   * The total rides along as a window count so the text match runs once per request.
+   */
   async search(terms: SearchWords, f: AppFilter, offset: number, limit: number) {
-    const q = this.filtered(f).where(this.matches(terms.words));
-    const [rows, total] = await Promise.all([
-      this.ranked(q, terms).offset(offset).limit(limit).execute(),
-      q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
-    ]);
-    return { rows, total: Number(total.n) };
+    const q = this.filtered(f, true).where(this.matches(terms.words));
+    const found = await this.ranked(q, terms)
+      .select(sql<number>`count(*) over ()`.as('total_count'))
+      .offset(offset)
+      .limit(limit)
+      .execute();
+    let total = found.length > 0 ? Number(found[0]!.total_count) : 0;
+    if (found.length === 0 && offset > 0)
+      total = Number((await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+    const rows: AppRow[] = found.map(({ total_count: _, ...row }) => row);
+    return { rows, total };
   }
 
   /** The plan of the search query, for checking that the trigram index is used. */
   async explainSearch(terms: SearchWords, f: AppFilter): Promise<string> {
-    const c = this.ranked(this.filtered(f).where(this.matches(terms.words)), terms)
+    const c = this.ranked(this.filtered(f, true).where(this.matches(terms.words)), terms)
       .limit(20)
       .compile();
     const prefix = this.d.dialect === 'postgres' ? 'EXPLAIN ' : 'EXPLAIN QUERY PLAN ';
@@ -130,13 +147,20 @@ export class AppsRepo {
       const likes = words.map((w) => sql`search_doc LIKE ${`%${w.replace(/[\\%_]/g, '\\$&')}%`}`);
       return sql<SqlBool>`(${sql.join(likes, sql` AND `)})`;
     }
-    // FTS5 only serves LIKE from its trigram index without an ESCAPE clause, so LIKE
-    // metacharacters in a word become the one-character wildcard and an exact instr() check
-    // restores precision.
-    const conds = words.flatMap((w) => {
-      const like = sql`doc LIKE ${`%${w.replace(/[%_]/g, '_')}%`}`;
-      return /[%_]/.test(w) ? [like, sql`instr(lower(doc), ${w}) > 0`] : [like];
-    });
+    // Words of 3+ characters go through FTS5 MATCH: with the trigram tokenizer a quoted
+    // phrase is a case-insensitive substring match, served by the index. Shorter words have
+    // no trigram and fall back to LIKE over the FTS table. FTS5 cannot use its index for LIKE
+    // with an ESCAPE clause, so LIKE metacharacters become the one-character wildcard and an
+    // exact instr() check restores precision.
+    const long = words.filter((w) => [...w].length >= 3);
+    const conds = words
+      .filter((w) => [...w].length < 3)
+      .flatMap((w) => {
+        const like = sql`doc LIKE ${`%${w.replace(/[%_]/g, '_')}%`}`;
+        return /[%_]/.test(w) ? [like, sql`instr(lower(doc), ${w}) > 0`] : [like];
+      });
+    if (long.length > 0)
+      conds.unshift(sql`apps_fts MATCH ${long.map((w) => `"${w.replaceAll('"', '""')}"`).join(' ')}`);
     return sql<SqlBool>`id IN (SELECT rowid FROM apps_fts WHERE ${sql.join(conds, sql` AND `)})`;
   }
 

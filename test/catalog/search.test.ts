@@ -61,6 +61,15 @@ describe('search', () => {
     expect(namesOf(await search('keyword=r%C3%A4der'))).toEqual(['Ünïcode Räder']);
   });
 
+  it('treats query syntax characters as plain text', async () => {
+    for (const k of ['"vector', 'vector"', 'vec*', 'NEAR(vector)', 'vector OR notes', '^vector', "o'brien", '\\']) {
+      const r = await search(`keyword=${encodeURIComponent(k)}`);
+      expect(r.status, k).toBe(200);
+    }
+    // "OR" is a word like any other (it occurs in "Vector"), not an operator.
+    expect(namesOf(await search('keyword=vector%20OR%20notes'))).toEqual(['Notes']);
+  });
+
   it('pages results with total', async () => {
     const p0 = await search('keyword=vector&page_size=4');
     const p1 = await search('keyword=vector&page_size=4&p=1');

@@ -62,9 +62,13 @@ export async function startChatGateway(
 /** Request logs of the gateway (flushed first), newest first. */
 export async function requestLogs(c: ChatGateway, query = ''): Promise<any[]> {
   await c.gw.services.requestLogs.flush();
-  const r = await c.gw.call('GET', `/api/log?page_size=100${query}`, { cookie: c.cookie });
-  if (r.status !== 200) throw new Error(`logs: ${r.status} ${JSON.stringify(r.body)}`);
-  return r.body.data;
+  const out: any[] = [];
+  for (let p = 0; ; p++) {
+    const r = await c.gw.call('GET', `/api/log?page_size=100&p=${p}${query}`, { cookie: c.cookie });
+    if (r.status !== 200) throw new Error(`logs: ${r.status} ${JSON.stringify(r.body)}`);
+    out.push(...r.body.data);
+    if (out.length >= r.body.total || r.body.data.length === 0) return out;
+  }
 }
 
 export const userMsg = (content: string) => [{ role: 'user' as const, content }];

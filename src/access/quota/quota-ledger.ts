@@ -1,0 +1,54 @@
+import { GatewayError } from '../../gateway/errors.js';
+
+/**
+ * Spend held against a key's and its user's quota while a call runs. Settle or release it
+ * exactly once (from a `finally`); a second settle is ignored, so a double call never
+ * double-bills.
+ */
+export interface Reservation {
+  readonly keyId: number | null;
+  readonly userId: number;
+  /** Micro-USD held on both counters. */
+  readonly micros: number;
+  /** True once settled or released. */
+  readonly done: boolean;
+}
+
+export interface ReserveInput {
+  keyId: number | null;
+  userId: number;
+  /** Estimated cost in micro-USD (rounded up; at least 1, so an exhausted quota always refuses). */
+  micros: number;
+}
+
+/**
+ * Quotas are reserved before an upstream call and settled on actual usage after it.
+ * `reserve` throws a 402 GatewayError when the key's or the user's limit cannot cover the
+ * estimate (a null limit is unlimited). `settle` moves used by `actual - reserved`: it may end
+ * above the limit by at most that difference, because spend is never dropped.
+ */
+export interface QuotaLedger {
+  reserve(input: ReserveInput): Promise<Reservation>;
+  settle(reservation: Reservation, actualMicros: number): Promise<void>;
+  /** Settle with 0: the call failed before any upstream cost. */
+  release(reservation: Reservation): Promise<void>;
+}
+
+/**
+ * One spend counter per scope (API keys, users). `addSpend` must be atomic: with `enforceLimit`
+ * it adds only if `used + delta <= limit` (or there is no limit) and reports whether it did.
+ * ApiKeysRepo and UsersRepo implement it with one conditional UPDATE.
+ */
+export interface SpendCounter {
+  addSpend(id: number, delta: number, enforceLimit: boolean): Promise<boolean>;
+}
+
+export type QuotaScope = 'key' | 'user';
+
+export function quotaExhausted(scope: QuotaScope, id: number, micros: number): GatewayError {
+  const who = scope === 'key' ? `API key ${id}` : `user ${id}`;
+  const usd = micros / 1e6;
+  return new GatewayError(402, `quota exhausted: the quota of ${who} cannot cover this request ($${usd})`, {
+    metadata: { scope, needed: usd },
+  });
+}

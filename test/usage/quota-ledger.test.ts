@@ -1,0 +1,179 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MemorySpendCounter } from '../../src/access/quota/memory-spend-counter.js';
+import type { QuotaLedger } from '../../src/access/quota/quota-ledger.js';
+import { SpendLedger } from '../../src/access/quota/spend-ledger.js';
+import { GatewayError } from '../../src/gateway/errors.js';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+
+let gw: TestGateway;
+let gw2: TestGateway;
+let root: string;
+
+beforeAll(async () => {
+  gw = await startTestGateway({}, { redis: false });
+  // A second instance on the same database: the ledger must hold across instances.
+  gw2 = await startTestGateway({}, { databaseUrl: gw.databaseUrl, redis: false });
+  root = await gw.login();
+});
+afterAll(async () => {
+  await gw2?.stop();
+  await gw?.close();
+});
+
+let seq = 0;
+/** A user and one key, limits in USD (null = unlimited). */
+async function account(userLimit: number | null, keyLimit: number | null) {
+  const u = await gw.call('POST', '/api/user', {
+    cookie: root,
+    body: { username: `q${++seq}`, password: 'password-123', quota_limit: userLimit },
+  });
+  expect(u.status).toBe(200);
+  const k = await gw.call('POST', '/api/key', {
+    cookie: root,
+    body: { name: 'k', user_id: u.body.data.id, quota_limit: keyLimit },
+  });
+  expect(k.status).toBe(200);
+  return { userId: u.body.data.id as number, keyId: k.body.data.id as number };
+}
+
+const keyUsed = async (id: number) => (await gw.services.repos.apiKeys.byId(id))!.quota_used_micros;
+const userUsed = async (id: number) => (await gw.services.repos.users.byId(id))!.quota_used_micros;
+
+async function expect402(p: Promise<unknown>, scope: 'key' | 'user') {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(GatewayError);
+  expect((err as GatewayError).status).toBe(402);
+  expect((err as GatewayError).message).toMatch(/^quota exhausted: /);
+  expect((err as GatewayError).metadata?.scope).toBe(scope);
+}
+
+describe('quota ledger on the database', () => {
+  it('200 concurrent reserve/settle cycles on two instances never overspend and add up exactly', async () => {
+    const { userId, keyId } = await account(null, 0.2); // 200_000 micros
+    const limit = 200_000;
+    const ledgers: QuotaLedger[] = [gw.services.quota, gw2.services.quota];
+    let maxSeen = 0;
+    let settledSum = 0;
+    let running = true;
+    const observe = async () => {
+      maxSeen = Math.max(maxSeen, await keyUsed(keyId));
+    };
+    const sampler = (async () => {
+      // Yield to the event loop each round: on SQLite every query resolves in microtasks only.
+      while (running) {
+        await observe();
+        await new Promise((res) => setImmediate(res));
+      }
+    })();
+    const maxReserve = 3_000;
+    const outcomes = await Promise.all(
+      Array.from({ length: 200 }, async (_, i) => {
+        const ledger = ledgers[i % 2]!;
+        const reserve = 1_000 + ((i * 37) % 2_001); // 1000..3000
+        let r: Awaited<ReturnType<QuotaLedger['reserve']>>;
+        try {
+          r = await ledger.reserve({ keyId, userId, micros: reserve });
+        } catch (err) {
+          return err;
+        }
+        try {
+          await observe();
+          await new Promise((res) => setImmediate(res));
+        } finally {
+          // Mostly at or under the estimate; a few slightly over (never lose spend).
+          const actual = i % 25 === 0 ? reserve + 7 : (reserve * ((i * 13) % 10)) / 10;
+          settledSum += Math.round(actual);
+          await ledger.settle(r, actual);
+        }
+        await observe();
+        return 'ok';
+      }),
+    );
+    running = false;
+    await sampler;
+    const rejected = outcomes.filter((o) => o !== 'ok');
+    expect(rejected.length).toBeGreaterThan(0);
+    expect(rejected.length).toBeLessThan(200);
+    for (const e of rejected) {
+      expect(e).toBeInstanceOf(GatewayError);
+      expect((e as GatewayError).status).toBe(402);
+    }
+    expect(maxSeen).toBeLessThanOrEqual(limit + maxReserve);
+    expect(await keyUsed(keyId)).toBe(settledSum);
+    expect(await userUsed(userId)).toBe(settledSum);
+  });
+
+  it('refuses on the user limit and undoes the key hold', async () => {
+    const { userId, keyId } = await account(0.001, null); // user: 1000 micros
+    const r = await gw.services.quota.reserve({ keyId, userId, micros: 800 });
+    await expect402(gw.services.quota.reserve({ keyId, userId, micros: 300 }), 'user');
+    expect(await keyUsed(keyId)).toBe(800);
+    expect(await userUsed(userId)).toBe(800);
+    await gw.services.quota.release(r);
+    expect(await keyUsed(keyId)).toBe(0);
+    expect(await userUsed(userId)).toBe(0);
+  });
+
+  it('settles past the limit by the difference, then the key shows status 4 and refuses even tiny calls', async () => {
+    const { userId, keyId } = await account(null, 0.001);
+    const r = await gw.services.quota.reserve({ keyId, userId, micros: 900 });
+    await gw.services.quota.settle(r, 1_250);
+    await gw.services.quota.settle(r, 5_000); // a second settle is ignored
+    expect(await keyUsed(keyId)).toBe(1_250);
+    const k = await gw.call('GET', `/api/key/${keyId}`, { cookie: root });
+    expect(k.body.data.status).toBe(4);
+    expect(k.body.data.quota_used).toBe(0.00125);
+    await expect402(gw.services.quota.reserve({ keyId, userId, micros: 0 }), 'key');
+  });
+
+  it('a zero-estimate reservation on an exactly exhausted key is refused', async () => {
+    const { userId, keyId } = await account(null, 0.001);
+    const r = await gw.services.quota.reserve({ keyId, userId, micros: 1_000 });
+    await gw.services.quota.settle(r, 1_000);
+    await expect402(gw.services.quota.reserve({ keyId, userId, micros: 0 }), 'key');
+  });
+
+  it('spend survives a restart of every instance', async () => {
+    const { userId, keyId } = await account(null, null);
+    const r = await gw2.services.quota.reserve({ keyId, userId, micros: 500 });
+    await gw2.services.quota.settle(r, 432);
+    const gw3 = await startTestGateway({}, { databaseUrl: gw.databaseUrl, redis: false });
+    try {
+      expect((await gw3.services.repos.apiKeys.byId(keyId))!.quota_used_micros).toBe(432);
+      expect((await gw3.services.repos.users.byId(userId))!.quota_used_micros).toBe(432);
+    } finally {
+      await gw3.stop();
+    }
+  });
+
+  it('rejects a negative or non-numeric estimate as a programming error', async () => {
+    const { userId, keyId } = await account(null, null);
+    await expect(gw.services.quota.reserve({ keyId, userId, micros: -1 })).rejects.toThrow(RangeError);
+    await expect(gw.services.quota.reserve({ keyId, userId, micros: Number.NaN })).rejects.toThrow(
+      RangeError,
+    );
+  });
+});
+
+describe('quota ledger in memory', () => {
+  it('holds the same contract: limits, undo on user refusal, exact settlement', async () => {
+    const keys = new MemorySpendCounter();
+    const users = new MemorySpendCounter();
+    keys.set(1, 10_000);
+    users.set(7, 6_000);
+    const ledger = new SpendLedger(keys, users);
+    const results = await Promise.allSettled(
+      Array.from({ length: 20 }, () => ledger.reserve({ keyId: 1, userId: 7, micros: 1_000 })),
+    );
+    const held = results.filter((r) => r.status === 'fulfilled');
+    expect(held).toHaveLength(6);
+    expect(keys.used(1)).toBe(6_000);
+    for (const r of results) if (r.status === 'rejected') expect((r.reason as GatewayError).status).toBe(402);
+    for (const r of held) await ledger.settle(r.value, 250);
+    expect(keys.used(1)).toBe(1_500);
+    expect(users.used(7)).toBe(1_500);
+  });
+});

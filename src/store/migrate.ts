@@ -2,15 +2,23 @@ import { type MigrationResultSet, Migrator } from 'kysely';
 import type { Database } from './database.js';
 import { migrationsFor } from './migrations/index.js';
 
-/** Applies pending migrations. Kysely's migration lock makes concurrent starts safe. */
-export async function migrateToLatest(database: Database): Promise<string[]> {
+/**
+ * Applies pending migrations. On PostgreSQL Kysely's lock table serializes concurrent starts.
+ * SQLite has no such lock across processes: two instances starting on one fresh file can both
+ * see a migration as pending, and the loser fails on "already exists". Each migration runs in
+ * a transaction, so retrying after the winner committed finds nothing left to do.
+ */
+export async function migrateToLatest(database: Database, attempts = 5): Promise<string[]> {
   const migrator = new Migrator({
     db: database.db,
     provider: { getMigrations: async () => migrationsFor(database.dialect) },
     migrationTableName: 'mg_migrations',
     migrationLockTableName: 'mg_migrations_lock',
   });
-  const result: MigrationResultSet = await migrator.migrateToLatest();
-  if (result.error) throw result.error;
-  return (result.results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  for (let i = 1; ; i++) {
+    const result: MigrationResultSet = await migrator.migrateToLatest();
+    if (!result.error) return (result.results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+    if (i >= attempts || database.dialect !== 'sqlite') throw result.error;
+    await new Promise((r) => setTimeout(r, 100 * i + Math.random() * 100));
+  }
 }

@@ -1,5 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { ApiKeyService } from './access/api-keys.js';
+import type { QuotaLedger } from './access/quota/quota-ledger.js';
+import { SpendLedger } from './access/quota/spend-ledger.js';
 import { createRateLimiter } from './access/rate-limit/create-rate-limiter.js';
 import type { RateLimiter } from './access/rate-limit/rate-limiter.js';
 import { UserService } from './access/users.js';
@@ -9,11 +11,13 @@ import type { Config } from './config/schema.js';
 import { createEmbeddingsService, type EmbeddingsService } from './gateway/embeddings/embeddings-service.js';
 import { createRegistry, type Registry } from './gateway/registry/index.js';
 import { sharedUpstreamClient } from './gateway/upstream/upstream-client.js';
+import { RequestLogWriter } from './gateway/usage/request-log-writer.js';
 import { ApiKeysRepo } from './store/api-keys-repo.js';
 import { AppsRepo } from './store/apps-repo.js';
 import { ChannelsRepo } from './store/channels-repo.js';
 import { CredentialsRepo } from './store/credentials-repo.js';
 import { type Database, openDatabase } from './store/database.js';
+import { LogsRepo } from './store/logs-repo.js';
 import { migrateToLatest } from './store/migrate.js';
 import { ModelsRepo } from './store/models-repo.js';
 import { closeRedis, openRedis, type RedisClient } from './store/redis.js';
@@ -28,7 +32,11 @@ export interface Services {
   readonly database: Database;
   readonly users: UserService;
   readonly apiKeys: ApiKeyService;
-  readonly repos: { users: UsersRepo; apiKeys: ApiKeysRepo; credentials: CredentialsRepo };
+  readonly repos: { users: UsersRepo; apiKeys: ApiKeysRepo; credentials: CredentialsRepo; logs: LogsRepo };
+  /** Key and user quotas: reserve before an upstream call, settle after it (in a finally). */
+  readonly quota: QuotaLedger;
+  /** Request logs, buffered and written in batches; flushed by a closer on shutdown. */
+  readonly requestLogs: RequestLogWriter;
   /** Channels and models: `resolve`, `targetsFor`, `costOf` (see src/gateway/registry/index.ts). */
   readonly registry: Registry;
   /** The app catalog (src/catalog). */
@@ -53,6 +61,7 @@ export async function createServices(config: Config, _log?: FastifyBaseLogger): 
     users: new UsersRepo(database),
     apiKeys: new ApiKeysRepo(database),
     credentials: new CredentialsRepo(database),
+    logs: new LogsRepo(database),
   };
   const cacheMs = config.auth.credential_cache_ms;
   const closers: Array<() => Promise<void>> = [];
@@ -69,6 +78,13 @@ export async function createServices(config: Config, _log?: FastifyBaseLogger): 
   });
   await registry.start();
   closers.push(() => registry.close());
+  const requestLogs = new RequestLogWriter(repos.logs, {
+    flushMs: config.log.request_logs_flush_ms,
+    batch: config.log.request_logs_batch,
+    log: _log,
+  });
+  closers.push(() => requestLogs.close());
+  const quota = new SpendLedger(repos.apiKeys, repos.users);
   const embeddings = createEmbeddingsService({
     config,
     registry,
@@ -88,6 +104,8 @@ export async function createServices(config: Config, _log?: FastifyBaseLogger): 
       cacheMs,
     }),
     apiKeys: new ApiKeyService(repos.apiKeys, repos.users, cacheMs),
+    quota,
+    requestLogs,
     closers,
     catalog: new CatalogService(apps),
     rateLimiter,

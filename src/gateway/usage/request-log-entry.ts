@@ -1,0 +1,51 @@
+import type { NewRequestLogRow } from '../../store/logs-repo.js';
+
+/** One finished request, as the chat and embeddings routes report it. Columns of `request_logs`. */
+export interface RequestLogEntry {
+  /** Unix seconds; defaults to the moment `record` is called. */
+  created_time?: number;
+  request_id: string;
+  user_id: number | null;
+  key_id: number | null;
+  /** e.g. 'chat.completions', 'embeddings', 'multimodalembeddings'. */
+  endpoint: string;
+  model: string;
+  /** The upstream that served (or last failed). */
+  provider?: string;
+  channel_id?: number | null;
+  prompt_tokens?: number;
+  completion_tokens?: number;
+  cost_micros?: number;
+  latency_ms?: number;
+  ttft_ms?: number | null;
+  /** HTTP status sent to the client. */
+  status: number;
+  error_kind?: string | null;
+  stream?: boolean;
+  /** The attempt trail (upstream, status, error kind, ms...), stored as JSON. */
+  attempts?: unknown[] | null;
+}
+
+const int = (n: number | undefined) => (n !== undefined && Number.isFinite(n) ? Math.round(n) : 0);
+
+export function toLogRow(e: RequestLogEntry, now: number): NewRequestLogRow {
+  return {
+    created_time: e.created_time ?? now,
+    request_id: e.request_id.slice(0, 64),
+    user_id: e.user_id,
+    key_id: e.key_id,
+    endpoint: e.endpoint.slice(0, 64),
+    model: e.model.slice(0, 255),
+    provider: (e.provider ?? '').slice(0, 128),
+    channel_id: e.channel_id ?? null,
+    prompt_tokens: int(e.prompt_tokens),
+    completion_tokens: int(e.completion_tokens),
+    cost_micros: int(e.cost_micros),
+    latency_ms: int(e.latency_ms),
+    ttft_ms: e.ttft_ms === undefined || e.ttft_ms === null ? null : int(e.ttft_ms),
+    status: e.status,
+    error_kind: e.error_kind ? e.error_kind.slice(0, 32) : null,
+    stream: e.stream ? 1 : 0,
+    attempts: e.attempts ? JSON.stringify(e.attempts) : null,
+  };
+}

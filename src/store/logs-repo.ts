@@ -1,0 +1,110 @@
+import { type Insertable, type RawBuilder, type Selectable, sql } from 'kysely';
+import type { Database } from './database.js';
+import type { RequestLogsTable } from './schema.js';
+
+export type RequestLogRow = Selectable<RequestLogsTable>;
+export type NewRequestLogRow = Insertable<RequestLogsTable>;
+
+export interface LogFilter {
+  userId?: number;
+  keyId?: number;
+  model?: string;
+  status?: number;
+  /** Unix seconds, inclusive. */
+  from?: number;
+  /** Unix seconds, inclusive. */
+  to?: number;
+}
+
+export type StatsGroup = 'day' | 'model' | 'key';
+
+export interface StatsRow {
+  /** day: Unix seconds of the UTC day's start; model: the model id; key: the key id (or null). */
+  bucket: number | string | null;
+  requests: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  cost_micros: number;
+}
+
+// 17 columns per row: stay far below SQLite's and PostgreSQL's bound-parameter limits.
+const ROWS_PER_INSERT = 500;
+
+/** Request logs: batched inserts from RequestLogWriter, filtered reads for /api/log. */
+export class LogsRepo {
+  constructor(private readonly d: Database) {}
+
+  /** One multi-row INSERT per 500 rows. */
+  async insertMany(rows: NewRequestLogRow[]): Promise<void> {
+    for (let i = 0; i < rows.length; i += ROWS_PER_INSERT)
+      await this.d.db
+        .insertInto('request_logs')
+        .values(rows.slice(i, i + ROWS_PER_INSERT))
+        .execute();
+  }
+
+  async list(
+    filter: LogFilter,
+    offset: number,
+    limit: number,
+  ): Promise<{ rows: RequestLogRow[]; total: number }> {
+    const q = this.filtered(filter);
+    const [rows, total] = await Promise.all([
+      q
+        .selectAll()
+        .orderBy('created_time', 'desc')
+        .orderBy('id', 'desc')
+        .offset(offset)
+        .limit(limit)
+        .execute(),
+      q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+    ]);
+    return { rows, total: Number(total.n) };
+  }
+
+  async count(filter: LogFilter = {}): Promise<number> {
+    const r = await this.filtered(filter)
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    return Number(r.n);
+  }
+
+  /**
+   * Totals per bucket. Days are UTC: integer division of created_time (a bigint) by 86400 is
+   * integer division on both SQLite and PostgreSQL, so no date functions are needed.
+   */
+  async stats(group: StatsGroup, filter: LogFilter): Promise<StatsRow[]> {
+    const bucket: RawBuilder<number | string | null> =
+      group === 'day' ? sql`(created_time / 86400) * 86400` : group === 'model' ? sql`model` : sql`key_id`;
+    const rows = await this.filtered(filter)
+      .select([
+        bucket.as('bucket'),
+        (eb) => eb.fn.countAll<number>().as('requests'),
+        (eb) => eb.fn.sum<number>('prompt_tokens').as('prompt_tokens'),
+        (eb) => eb.fn.sum<number>('completion_tokens').as('completion_tokens'),
+        (eb) => eb.fn.sum<number>('cost_micros').as('cost_micros'),
+      ])
+      .groupBy(bucket)
+      .orderBy(group === 'day' ? bucket : sql`count(*)`, group === 'day' ? 'asc' : 'desc')
+      .orderBy(bucket)
+      .execute();
+    return rows.map((r) => ({
+      bucket: r.bucket === null ? null : group === 'model' ? String(r.bucket) : Number(r.bucket),
+      requests: Number(r.requests),
+      prompt_tokens: Number(r.prompt_tokens ?? 0),
+      completion_tokens: Number(r.completion_tokens ?? 0),
+      cost_micros: Number(r.cost_micros ?? 0),
+    }));
+  }
+
+  private filtered(f: LogFilter) {
+    let q = this.d.db.selectFrom('request_logs');
+    if (f.userId !== undefined) q = q.where('user_id', '=', f.userId);
+    if (f.keyId !== undefined) q = q.where('key_id', '=', f.keyId);
+    if (f.model !== undefined) q = q.where('model', '=', f.model);
+    if (f.status !== undefined) q = q.where('status', '=', f.status);
+    if (f.from !== undefined) q = q.where('created_time', '>=', f.from);
+    if (f.to !== undefined) q = q.where('created_time', '<=', f.to);
+    return q;
+  }
+}

@@ -1,0 +1,177 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { RequestLogWriter } from '../../src/gateway/usage/request-log-writer.js';
+import { openDatabase } from '../../src/store/database.js';
+import type { LogsRepo, NewRequestLogRow } from '../../src/store/logs-repo.js';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+
+let gw: TestGateway;
+beforeAll(async () => {
+  gw = await startTestGateway({}, { redis: false });
+});
+afterAll(async () => gw?.close());
+
+const entry = (i: number, tag: string) => ({
+  request_id: `${tag}-${i}`,
+  user_id: 1,
+  key_id: null,
+  endpoint: 'chat.completions',
+  model: `m-${tag}`,
+  status: 200,
+  prompt_tokens: i,
+  cost_micros: 10,
+  attempts: [{ provider: 'p', status: 200 }],
+});
+
+/** The real repository, with injected failures and a record of each batch. */
+function faultySink(repo: LogsRepo, failFirst: number) {
+  const batches: number[] = [];
+  let calls = 0;
+  const sink = {
+    failing: true,
+    async insertMany(rows: NewRequestLogRow[]) {
+      calls++;
+      if (calls <= failFirst || (failFirst < 0 && sink.failing)) throw new Error('database unavailable');
+      batches.push(rows.length);
+      await repo.insertMany(rows);
+    },
+  };
+  return { sink, batches, calls: () => calls };
+}
+
+const countModel = (model: string) => gw.services.repos.logs.count({ model });
+
+describe('request log writer', () => {
+  it('graceful shutdown writes every recorded entry', async () => {
+    const local = await startTestGateway(
+      { log: { request_logs_flush_ms: 60_000, request_logs_batch: 200 } },
+      { redis: false },
+    );
+    const n = 1234;
+    for (let i = 0; i < n; i++) local.services.requestLogs.record(entry(i, 'shutdown'));
+    // record() only buffers: nothing was written synchronously.
+    expect(local.services.requestLogs.pending).toBe(n);
+    await local.stop();
+    const db = openDatabase(local.databaseUrl);
+    try {
+      const r = await db.db
+        .selectFrom('request_logs')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('model', '=', 'm-shutdown')
+        .executeTakeFirstOrThrow();
+      expect(Number(r.n)).toBe(n);
+    } finally {
+      await db.close();
+      await local.close();
+    }
+  });
+
+  it('writes in multi-row batches of request_logs_batch, with every field stored', async () => {
+    const { sink, batches } = faultySink(gw.services.repos.logs, 0);
+    const w = new RequestLogWriter(sink, { flushMs: 60_000, batch: 200 });
+    for (let i = 0; i < 450; i++) w.record(entry(i, 'batches'));
+    await w.flush();
+    expect(batches).toEqual([200, 200, 50]);
+    expect(await countModel('m-batches')).toBe(450);
+    w.record({
+      created_time: 1_700_000_000,
+      request_id: 'full-1',
+      user_id: 1,
+      key_id: 9,
+      endpoint: 'embeddings',
+      model: 'm-full',
+      provider: 'openai',
+      channel_id: 3,
+      prompt_tokens: 11,
+      completion_tokens: 22,
+      cost_micros: 33,
+      latency_ms: 44,
+      ttft_ms: 5,
+      status: 502,
+      error_kind: 'server_error',
+      stream: true,
+      attempts: [{ channel_id: 3, error_kind: 'server_error' }],
+    });
+    await w.close();
+    const { rows } = await gw.services.repos.logs.list({ model: 'm-full' }, 0, 10);
+    expect(rows).toHaveLength(1);
+    const { id: _id, ...row } = rows[0]!;
+    expect(row).toEqual({
+      created_time: 1_700_000_000,
+      request_id: 'full-1',
+      user_id: 1,
+      key_id: 9,
+      endpoint: 'embeddings',
+      model: 'm-full',
+      provider: 'openai',
+      channel_id: 3,
+      prompt_tokens: 11,
+      completion_tokens: 22,
+      cost_micros: 33,
+      latency_ms: 44,
+      ttft_ms: 5,
+      status: 502,
+      error_kind: 'server_error',
+      stream: 1,
+      attempts: JSON.stringify([{ channel_id: 3, error_kind: 'server_error' }]),
+    });
+  });
+
+  it('flushes on its own after flush_ms, and at once when a batch is waiting', async () => {
+    const w = new RequestLogWriter(gw.services.repos.logs, { flushMs: 20, batch: 1_000 });
+    for (let i = 0; i < 7; i++) w.record(entry(i, 'timer'));
+    await vi.waitFor(async () => expect(await countModel('m-timer')).toBe(7), { timeout: 10_000 });
+    const big = new RequestLogWriter(gw.services.repos.logs, { flushMs: 3_600_000, batch: 5 });
+    for (let i = 0; i < 5; i++) big.record(entry(i, 'full-batch'));
+    await vi.waitFor(async () => expect(await countModel('m-full-batch')).toBe(5), { timeout: 10_000 });
+    await Promise.all([w.close(), big.close()]);
+  });
+
+  it('a failing database is retried with backoff and loses nothing', async () => {
+    const { sink, calls } = faultySink(gw.services.repos.logs, 3);
+    const warn = vi.fn();
+    const w = new RequestLogWriter(sink, { flushMs: 10, batch: 5, log: { warn, error: vi.fn() } });
+    for (let i = 0; i < 23; i++) w.record(entry(i, 'retry'));
+    await vi.waitFor(async () => expect(await countModel('m-retry')).toBe(23), { timeout: 15_000 });
+    expect(calls()).toBeGreaterThan(3);
+    expect(warn.mock.calls.some(([, msg]) => /flush failed; will retry/.test(msg))).toBe(true);
+    const { rows } = await gw.services.repos.logs.list({ model: 'm-retry' }, 0, 100);
+    expect(new Set(rows.map((r) => r.request_id)).size).toBe(23);
+    await w.close();
+  });
+
+  it('bounds the buffer during an outage with a clear warning, and writes what it kept', async () => {
+    const { sink } = faultySink(gw.services.repos.logs, -1);
+    const warn = vi.fn();
+    const w = new RequestLogWriter(sink, {
+      flushMs: 3_600_000,
+      batch: 100,
+      maxBuffered: 10,
+      log: { warn, error: vi.fn() },
+    });
+    for (let i = 0; i < 15; i++) w.record(entry(i, 'overflow'));
+    expect(w.pending).toBe(10);
+    const full = warn.mock.calls.filter(([, msg]) => /buffer full/.test(msg));
+    expect(full).toHaveLength(1);
+    await expect(w.flush()).rejects.toThrow('database unavailable');
+    expect(w.pending).toBe(10);
+    sink.failing = false;
+    await w.close();
+    expect(await countModel('m-overflow')).toBe(10);
+    expect(warn.mock.calls.some(([o, msg]) => /recovered/.test(msg) && o.dropped === 5)).toBe(true);
+  });
+
+  it('gives up on shutdown after a few attempts, reporting how many were lost', async () => {
+    const { sink } = faultySink(gw.services.repos.logs, -1);
+    const error = vi.fn();
+    const w = new RequestLogWriter(sink, {
+      flushMs: 10,
+      batch: 100,
+      closeAttempts: 2,
+      log: { warn: vi.fn(), error },
+    });
+    w.record(entry(0, 'lost'));
+    await w.close();
+    expect(error).toHaveBeenCalledTimes(1);
+    expect(error.mock.calls[0]![0]).toMatchObject({ lost: 1 });
+  });
+});

@@ -1,10 +1,10 @@
 /**
  * The gateway the browser tests drive. `startGatewayForE2E()` is the one seam between the
  * console's tests and whatever serves it:
- * - default: the in-memory stand-in of ./stub-gateway.ts (serves web/dist and the /api and /v1
- *   subset the pages use), so the console is testable before every backend route exists;
- * - `E2E_GATEWAY=real`: the real gateway (test/helpers/gateway.ts) with the console served,
- *   chat routed to a fake OpenAI-compatible upstream that streams `ANSWER` piece by piece.
+ * - default: the real gateway (test/helpers/gateway.ts) serving the built console, with chat
+ *   routed to a fake OpenAI-compatible upstream that streams `ANSWER` piece by piece;
+ * - `E2E_GATEWAY=stub`: the in-memory stand-in of ./stub-gateway.ts (web/dist plus the /api and
+ *   /v1 subset the pages use), to work on the console without the backend.
  * Either way the tests talk HTTP only, and create the data they need through /api.
  */
 import { fileURLToPath } from 'node:url';
@@ -37,7 +37,7 @@ export interface E2EGateway {
 const WEB_ROOT = fileURLToPath(new URL('../../web/dist/', import.meta.url));
 
 export async function startGatewayForE2E(): Promise<E2EGateway> {
-  if (process.env.E2E_GATEWAY === 'real') return startReal();
+  if (process.env.E2E_GATEWAY !== 'stub') return startReal();
   const admin = { username: 'root', password: 'e2e-root-password' };
   const stub = await startStubGateway({ webRoot: WEB_ROOT, admin, chatModel: CHAT_MODEL, answer: ANSWER });
   return { url: stub.url, admin, chatModel: CHAT_MODEL, kind: 'stub', close: stub.close };
@@ -56,7 +56,18 @@ async function startReal(): Promise<E2EGateway> {
     `data: ${JSON.stringify({ id: 'chatcmpl-e2e', object: 'chat.completion.chunk', created: 1, model: 'fake-chat', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }], usage: { prompt_tokens: 12, completion_tokens: ANSWER.length, total_tokens: 12 + ANSWER.length } })}\n\n`,
     'data: [DONE]\n\n',
   ];
-  const upstream = await startFakeUpstream({ 'POST /v1/chat/completions': { sse } });
+  const completion = {
+    id: 'chatcmpl-e2e',
+    object: 'chat.completion',
+    created: 1,
+    model: 'fake-chat',
+    choices: [{ index: 0, message: { role: 'assistant', content: ANSWER.join('') }, finish_reason: 'stop' }],
+    usage: { prompt_tokens: 12, completion_tokens: ANSWER.length, total_tokens: 12 + ANSWER.length },
+  };
+  // Streams for the playground, plain JSON for the channel test.
+  const upstream = await startFakeUpstream({
+    'POST /v1/chat/completions': (req) => (req.json?.stream ? { sse } : { json: completion }),
+  });
   const gw = await startTestGateway({ server: { serve_console: true } });
   const cookie = await gw.login();
   const must = async (method: string, path: string, body: unknown) => {

@@ -151,7 +151,7 @@ export async function startStubGateway(opts: {
         const u = new URL(v);
         ok = (u.protocol === 'http:' || u.protocol === 'https:') && !u.username && !u.password;
       } catch {}
-      if (!ok) throw new HttpError(400, `${f}: must be an absolute http(s) URL`);
+      if (!ok) throw new HttpError(400, `${f}: must be an absolute http or https URL`);
     }
   };
   const visible = (req: IncomingMessage) => {

@@ -85,6 +85,7 @@ export interface ModelPricing {
 export interface ModelEntry {
   id: string;
   name: string;
+  upstream_model?: string | null;
   context_length: number | null;
   max_completion_tokens: number | null;
   pricing: ModelPricing | null;
@@ -99,6 +100,7 @@ export interface LogRecord {
   user_id: number;
   key_id: number | null;
   model: string;
+  endpoint?: string;
   provider: string | null;
   prompt_tokens: number;
   completion_tokens: number;

@@ -80,6 +80,9 @@ export function Logs() {
           <label htmlFor="lf-status">Status</label>
           <input
             id="lf-status"
+            type="number"
+            min={100}
+            max={599}
             placeholder="e.g. 200 or 429"
             value={draft.status}
             onChange={(e) => set('status', e.target.value)}
@@ -148,7 +151,7 @@ export function Logs() {
                     <td>{formatDate(r.created_time)}</td>
                     <td>
                       <span className="mono">{r.model}</span>
-                      {r.provider && <div className="meta">{r.provider}</div>}
+                      <div className="meta">{[r.provider, r.endpoint].filter(Boolean).join(' · ')}</div>
                     </td>
                     {admin && <td>{r.user_id}</td>}
                     <td>{r.key_id ?? '—'}</td>

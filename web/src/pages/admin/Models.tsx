@@ -9,6 +9,11 @@ import type { ModelEntry } from '../../types';
 function fields(creating: boolean): FieldSpec[] {
   const list: FieldSpec[] = [
     { name: 'name', label: 'Display name', required: true },
+    {
+      name: 'upstream_model',
+      label: 'Upstream model',
+      hint: 'Name sent upstream, when it differs from the id.',
+    },
     { name: 'context_length', label: 'Context length (tokens)', type: 'number', min: 1 },
     { name: 'max_completion_tokens', label: 'Max completion tokens', type: 'number', min: 1 },
     { name: 'pricing_prompt', label: 'Prompt price (USD per token)', placeholder: '0.000003' },
@@ -33,6 +38,7 @@ function toValues(m?: ModelEntry): FormValues {
   return {
     id: m?.id ?? '',
     name: m?.name ?? '',
+    upstream_model: m?.upstream_model ?? '',
     context_length: m?.context_length ? String(m.context_length) : '',
     max_completion_tokens: m?.max_completion_tokens ? String(m.max_completion_tokens) : '',
     pricing_prompt: m?.pricing?.prompt ?? '',
@@ -51,16 +57,20 @@ function toBody(v: FormValues, m?: ModelEntry): Record<string, unknown> {
     const p = str(v[`pricing_${k}`]);
     pricing[k] = p || '0';
   }
-  return {
+  const body: Record<string, unknown> = {
     id: m ? m.id : str(v.id),
     name: str(v.name),
-    context_length: numOrNull(v.context_length),
     max_completion_tokens: numOrNull(v.max_completion_tokens),
     pricing,
     input_modalities: splitList(str(v.input_modalities)),
     output_modalities: splitList(str(v.output_modalities)),
     supported_parameters: splitList(str(v.supported_parameters)),
   };
+  // Optional on the server: left out rather than sent empty.
+  const context = numOrNull(v.context_length);
+  if (context !== null) body.context_length = context;
+  if (str(v.upstream_model)) body.upstream_model = str(v.upstream_model);
+  return body;
 }
 
 export function Models() {
@@ -84,7 +94,7 @@ export function Models() {
   async function remove() {
     if (!deleting) return;
     try {
-      await api.del(`/model/${encodeURIComponent(deleting.id)}`);
+      await api.del(`/model/${deleting.id.split('/').map(encodeURIComponent).join('/')}`);
       setNotice(`Deleted model ${deleting.id}.`);
       setDeleting(null);
       list.reload();

@@ -125,13 +125,19 @@ export function Upstreams() {
   async function test(c: Channel) {
     setTests((t) => ({ ...t, [c.id]: { busy: true, text: 'Testing…' } }));
     try {
-      const r = await api.post<{ latency_ms?: number; model?: string; message?: string } | null>(
-        `/channel/${c.id}/test`,
-      );
-      const parts = ['Works'];
+      const r = await api.post<{
+        success?: boolean;
+        latency_ms?: number;
+        model?: string;
+        message?: string;
+      } | null>(`/channel/${c.id}/test`);
+      // The call itself succeeds when the upstream fails: the verdict is in the data.
+      const ok = r?.success !== false;
+      const parts = [ok ? 'Works' : 'Failed'];
       if (r?.model) parts.push(`with ${r.model}`);
       if (typeof r?.latency_ms === 'number') parts.push(`in ${r.latency_ms} ms`);
-      setTests((t) => ({ ...t, [c.id]: { busy: false, ok: true, text: parts.join(' ') } }));
+      const text = parts.join(' ') + (r?.message ? `: ${r.message}` : '');
+      setTests((t) => ({ ...t, [c.id]: { busy: false, ok, text } }));
     } catch (e) {
       setTests((t) => ({ ...t, [c.id]: { busy: false, ok: false, text: errorText(e) } }));
     }

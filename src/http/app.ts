@@ -18,6 +18,7 @@ import { registerModelRoutes } from './api/model-routes.js';
 import { registerUserRoutes } from './api/user-routes.js';
 import { errorHandler, sendError } from './error-handler.js';
 import { registerOpsRoutes } from './ops-routes.js';
+import { registerChatRoutes } from './v1/chat-completions.js';
 import { registerEmbeddingRoutes } from './v1/embeddings-routes.js';
 import { registerModelsRoute } from './v1/models-route.js';
 import { validatorCompiler } from './validation.js';
@@ -36,6 +37,7 @@ const ROUTES: RouteModule[] = [
   registerChannelRoutes,
   registerModelRoutes,
   registerModelsRoute,
+  registerChatRoutes,
   registerEmbeddingRoutes,
 ];
 

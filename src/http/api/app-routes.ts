@@ -102,20 +102,29 @@ export function registerAppRoutes(app: App, services: Services): void {
 
   app.post('/api/app', { schema: { tags, body: CreateAppBody }, onRequest: admin }, async (request) => {
     const created = await catalog.create(request.user!.id, request.body);
-    request.log.info({ actor: request.user!.id, app_id: created.id, name: created.name }, 'app created');
+    request.log.info(
+      { actor: request.user!.id, actor_name: request.user!.username, app_id: created.id, name: created.name },
+      'app created',
+    );
     return ok(created);
   });
 
   app.put('/api/app', { schema: { tags, body: UpdateAppBody }, onRequest: admin }, async (request) => {
     const { id, ...patch } = request.body;
     const { app: updated, fields } = await catalog.update(request.user!.id, id, patch);
-    request.log.info({ actor: request.user!.id, app_id: id, fields }, 'app updated');
+    request.log.info(
+      { actor: request.user!.id, actor_name: request.user!.username, app_id: id, fields },
+      'app updated',
+    );
     return ok(updated);
   });
 
   app.delete('/api/app/:id', { schema: { tags, params: IdParams }, onRequest: admin }, async (request) => {
     await catalog.delete(request.params.id);
-    request.log.info({ actor: request.user!.id, app_id: request.params.id }, 'app deleted');
+    request.log.info(
+      { actor: request.user!.id, actor_name: request.user!.username, app_id: request.params.id },
+      'app deleted',
+    );
     return ok(null);
   });
 }

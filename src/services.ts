@@ -8,6 +8,7 @@ import { UserService } from './access/users.js';
 import { CatalogService } from './catalog/catalog-service.js';
 import { seedCatalog } from './catalog/seed-apps.js';
 import type { Config } from './config/schema.js';
+import { type ChatServices, createChatServices } from './gateway/completions/chat-wiring.js';
 import { createEmbeddingsService, type EmbeddingsService } from './gateway/embeddings/embeddings-service.js';
 import { createRegistry, type Registry } from './gateway/registry/index.js';
 import { sharedUpstreamClient } from './gateway/upstream/upstream-client.js';
@@ -45,6 +46,8 @@ export interface Services {
   readonly rateLimiter: RateLimiter;
   /** The shared Redis client, or null when `redis.url` is empty. Commands fail fast while it is down. */
   readonly redis: RedisClient | null;
+  /** The chat pipeline: planning deps, runner (execution, quota settle, logs), upstream health. */
+  readonly chat: ChatServices;
   /** The embeddings pipeline (both endpoints), with the shared SSRF-safe image fetcher. */
   readonly embeddings: EmbeddingsService;
   /** Readiness checks beyond the database (Redis, ...), by name. */
@@ -85,6 +88,7 @@ export async function createServices(config: Config, _log?: FastifyBaseLogger): 
   });
   closers.push(() => requestLogs.close());
   const quota = new SpendLedger(repos.apiKeys, repos.users);
+  const chat = createChatServices(config, registry, quota, requestLogs);
   const embeddings = createEmbeddingsService({
     config,
     registry,
@@ -97,6 +101,7 @@ export async function createServices(config: Config, _log?: FastifyBaseLogger): 
     config,
     database,
     registry,
+    chat,
     embeddings,
     repos,
     users: new UserService(repos.users, repos.credentials, {

@@ -14,6 +14,7 @@ import { registerAppRoutes } from './api/app-routes.js';
 import { registerChannelRoutes } from './api/channel-routes.js';
 import { registerHealthRoutes } from './api/health-routes.js';
 import { registerKeyRoutes } from './api/key-routes.js';
+import { registerLogRoutes } from './api/log-routes.js';
 import { registerModelRoutes } from './api/model-routes.js';
 import { registerUserRoutes } from './api/user-routes.js';
 import { errorHandler, sendError } from './error-handler.js';
@@ -39,6 +40,7 @@ const ROUTES: RouteModule[] = [
   registerModelsRoute,
   registerChatRoutes,
   registerEmbeddingRoutes,
+  registerLogRoutes,
 ];
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;

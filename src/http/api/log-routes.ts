@@ -1,0 +1,120 @@
+import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { Role } from '../../access/roles.js';
+import { badRequest, forbidden } from '../../gateway/errors.js';
+import type { Services } from '../../services.js';
+import type { LogFilter, RequestLogRow } from '../../store/logs-repo.js';
+import type { App } from '../app.js';
+import { requireUser } from '../auth.js';
+import { ok, paging } from '../envelope.js';
+import { PageQuery } from '../schemas.js';
+
+const Id = Type.Integer({ minimum: 1 });
+const Seconds = Type.Integer({ minimum: 0, maximum: 253_402_300_799 });
+const Filters = {
+  user_id: Type.Optional(Id),
+  from: Type.Optional(Seconds),
+  to: Type.Optional(Seconds),
+};
+const ListQuery = Type.Object({
+  ...PageQuery,
+  ...Filters,
+  model: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+  key_id: Type.Optional(Id),
+  status: Type.Optional(Type.Integer({ minimum: 100, maximum: 599 })),
+});
+const StatsQuery = Type.Object({
+  ...Filters,
+  group: Type.Optional(Type.Enum(['day', 'model', 'key'])),
+  model: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+  key_id: Type.Optional(Id),
+});
+
+export interface PublicLog {
+  id: number;
+  created_time: number;
+  request_id: string;
+  user_id: number | null;
+  key_id: number | null;
+  endpoint: string;
+  model: string;
+  provider: string;
+  channel_id: number | null;
+  prompt_tokens: number;
+  completion_tokens: number;
+  /** USD. */
+  cost: number;
+  latency_ms: number;
+  ttft_ms: number | null;
+  status: number;
+  error_kind: string | null;
+  stream: boolean;
+  attempts: unknown[] | null;
+}
+
+export const toPublicLog = (r: RequestLogRow): PublicLog => ({
+  id: r.id,
+  created_time: r.created_time,
+  request_id: r.request_id,
+  user_id: r.user_id,
+  key_id: r.key_id,
+  endpoint: r.endpoint,
+  model: r.model,
+  provider: r.provider,
+  channel_id: r.channel_id,
+  prompt_tokens: r.prompt_tokens,
+  completion_tokens: r.completion_tokens,
+  cost: r.cost_micros / 1e6,
+  latency_ms: r.latency_ms,
+  ttft_ms: r.ttft_ms,
+  status: r.status,
+  error_kind: r.error_kind,
+  stream: r.stream === 1,
+  attempts: r.attempts ? (JSON.parse(r.attempts) as unknown[]) : null,
+});
+
+/** Admins see every user's logs (and may filter by user_id); a user sees only their own. */
+function visibleFilter(
+  request: FastifyRequest,
+  q: { user_id?: number; from?: number; to?: number; model?: string; key_id?: number; status?: number },
+): LogFilter {
+  const user = request.user!;
+  if (q.from !== undefined && q.to !== undefined && q.from > q.to)
+    throw badRequest('from: must not be after to', 'from');
+  let userId = q.user_id;
+  if (user.role < Role.admin) {
+    if (userId !== undefined && userId !== user.id) throw forbidden("only admins can read other users' logs");
+    userId = user.id;
+  }
+  return { userId, keyId: q.key_id, model: q.model, status: q.status, from: q.from, to: q.to };
+}
+
+export function registerLogRoutes(app: App, services: Services): void {
+  const signedIn = requireUser(services, Role.user);
+  const tags = ['logs'];
+
+  app.get('/api/log', { schema: { tags, querystring: ListQuery }, onRequest: signedIn }, async (request) => {
+    const { offset, limit } = paging(request.query);
+    const { rows, total } = await services.repos.logs.list(
+      visibleFilter(request, request.query),
+      offset,
+      limit,
+    );
+    return ok(rows.map(toPublicLog), total);
+  });
+
+  app.get(
+    '/api/log/stats',
+    { schema: { tags, querystring: StatsQuery }, onRequest: signedIn },
+    async (request) => {
+      const rows = await services.repos.logs.stats(
+        request.query.group ?? 'day',
+        visibleFilter(request, request.query),
+      );
+      return ok(
+        rows.map(({ cost_micros, ...r }) => ({ ...r, cost: cost_micros / 1e6 })),
+        rows.length,
+      );
+    },
+  );
+}

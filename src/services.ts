@@ -21,6 +21,7 @@ import { type Database, openDatabase } from './store/database.js';
 import { LogsRepo } from './store/logs-repo.js';
 import { migrateToLatest } from './store/migrate.js';
 import { ModelsRepo } from './store/models-repo.js';
+import { createInvalidationBus, dropCaches, type InvalidationBus } from './store/pubsub.js';
 import { closeRedis, openRedis, type RedisClient } from './store/redis.js';
 import { UsersRepo } from './store/users-repo.js';
 
@@ -50,6 +51,8 @@ export interface Services {
   readonly chat: ChatServices;
   /** The embeddings pipeline (both endpoints), with the shared SSRF-safe image fetcher. */
   readonly embeddings: EmbeddingsService;
+  /** Cache invalidation across instances (Redis pub/sub; local only without Redis). */
+  readonly invalidation: InvalidationBus;
   /** Readiness checks beyond the database (Redis, ...), by name. */
   readonly probes: Record<string, () => Promise<void>>;
   /** Called on shutdown after the HTTP server stopped accepting and drained. */
@@ -71,6 +74,8 @@ export async function createServices(config: Config, _log?: FastifyBaseLogger): 
   const redis = config.redis.url ? await openRedis(config.redis.url, { log: _log }) : null;
   if (redis) closers.push(() => closeRedis(redis));
   const rateLimiter = createRateLimiter(redis, config.redis.key_prefix, _log);
+  const invalidation = await createInvalidationBus(redis, config.redis.key_prefix, _log);
+  closers.push(() => invalidation.close());
   const apps = new AppsRepo(database);
   if (config.catalog.seed) await seedCatalog(apps);
   const registry = createRegistry({
@@ -97,7 +102,7 @@ export async function createServices(config: Config, _log?: FastifyBaseLogger): 
     health: chat.health,
   });
   closers.push(() => embeddings.close());
-  return {
+  const services: Services = {
     config,
     database,
     registry,
@@ -115,10 +120,19 @@ export async function createServices(config: Config, _log?: FastifyBaseLogger): 
     catalog: new CatalogService(apps),
     rateLimiter,
     redis,
-    probes: redis ? { redis: async () => void (await redis.ping()) } : {},
+    // Redis down degrades (limits go per instance) but must not pull every instance out of
+    // the load balancer at once: /readyz reports it without failing.
+    probes: redis ? { redis: async () => void (await redis.ping().catch(degraded)) } : {},
+    invalidation,
     async close() {
       for (const c of closers.reverse()) await c().catch(() => {});
       await database.close();
     },
   };
+  invalidation.subscribe(dropCaches(services));
+  return services;
 }
+
+const degraded = (err: Error): never => {
+  throw Object.assign(err, { degraded: true });
+};

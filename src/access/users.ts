@@ -108,6 +108,11 @@ export class UserService {
     await this.creds.deleteSession(hash);
   }
 
+  /** Drop cached sessions and tokens (another instance changed a user or a credential). */
+  invalidate(): void {
+    this.credCache.clear();
+  }
+
   /** The enabled user behind a session cookie, or undefined. */
   async bySession(session: string): Promise<UserRow | undefined> {
     const hash = hashSecret(session);

@@ -78,6 +78,17 @@ export const ConfigSchema = Obj({
     seed: Type.Boolean({ default: true }),
     search_rate_per_minute: Type.Integer({ minimum: 0, default: 30 }),
   }),
+  limits: Obj({
+    /** Requests a minute per user across all their keys; 0 = none. Per-key limits are on the key. */
+    user_rpm: Type.Integer({ minimum: 0, default: 0 }),
+    /** Requests a minute per client address on anonymous catalog routes (not search); 0 = none. */
+    catalog_ip_rpm: Type.Integer({ minimum: 0, default: 0 }),
+  }),
+  metrics: Obj({
+    enabled: Type.Boolean({ default: true }),
+    /** When set, GET /metrics requires `Authorization: Bearer <token>`. */
+    token: Type.String({ default: '' }),
+  }),
   gateway: Obj({
     default_model: Type.String({ default: '' }),
     /** Model for embedding requests that name none; empty means such requests are a 400. */
@@ -92,6 +103,8 @@ export const ConfigSchema = Obj({
     circuit_failures: Type.Integer({ minimum: 1, default: 5 }),
     circuit_window_ms: Type.Integer({ minimum: 1, default: 60_000 }),
     circuit_cooldown_ms: Type.Integer({ minimum: 1, default: 30_000 }),
+    /** How often upstream keys set aside after a 401/403 are probed again; 0 = never. */
+    key_probe_interval_ms: Type.Integer({ minimum: 0, default: 300_000 }),
     discover_models: Type.Boolean({ default: true }),
     image_fetch_timeout_ms: Type.Integer({ minimum: 1, default: 10_000 }),
     image_allow_hosts: Type.Array(Type.String(), { default: [] }),
@@ -105,4 +118,4 @@ export type ChannelDeclaration = Static<typeof ChannelDecl>;
 export type ModelDeclaration = Static<typeof ModelDecl>;
 
 /** Paths whose values are secrets: never echoed in errors or logs. */
-export const SECRET_PATHS = new Set(['auth.root_password', 'redis.url', 'database.url']);
+export const SECRET_PATHS = new Set(['auth.root_password', 'redis.url', 'database.url', 'metrics.token']);

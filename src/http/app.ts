@@ -8,8 +8,10 @@ import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { registerLimitHooks } from '../access/limits/limit-hooks.js';
 import { GatewayError } from '../gateway/errors.js';
 import type { Services } from '../services.js';
+import { publishChanges } from '../store/pubsub.js';
 import { registerAppRoutes } from './api/app-routes.js';
 import { registerChannelRoutes } from './api/channel-routes.js';
 import { registerHealthRoutes } from './api/health-routes.js';
@@ -18,6 +20,7 @@ import { registerLogRoutes } from './api/log-routes.js';
 import { registerModelRoutes } from './api/model-routes.js';
 import { registerUserRoutes } from './api/user-routes.js';
 import { errorHandler, sendError } from './error-handler.js';
+import { registerMetrics } from './metrics.js';
 import { registerOpsRoutes } from './ops-routes.js';
 import { registerChatRoutes } from './v1/chat-completions.js';
 import { registerEmbeddingRoutes } from './v1/embeddings-routes.js';
@@ -123,6 +126,11 @@ export async function buildApp(services: Services, opts: BuildOptions = {}): Pro
   });
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  // App-wide hooks, added before the routes so every route gets them.
+  const metrics = registerMetrics(app, services);
+  registerLimitHooks(app, services, { onReject: metrics.rateLimited });
+  app.addHook('onResponse', publishChanges(services.invalidation));
 
   for (const register of [...ROUTES, ...(opts.extraRoutes ?? [])]) await register(app, services);
 

@@ -18,8 +18,10 @@ export function registerOpsRoutes(app: App, services: Services): void {
         await probe();
         checks[name] = 'ok';
       } catch (err) {
-        ready = false;
-        checks[name] = `error: ${(err as Error).message}`;
+        // A degraded dependency (Redis) is reported, but the instance still serves.
+        const soft = (err as { degraded?: boolean }).degraded === true;
+        if (!soft) ready = false;
+        checks[name] = `${soft ? 'degraded' : 'error'}: ${(err as Error).message}`;
       }
     }
     return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', checks });

@@ -12,6 +12,8 @@ export interface Database {
   readonly dialect: Dialect;
   ping(): Promise<void>;
   close(): Promise<void>;
+  /** Connection pool use (PostgreSQL only), for metrics. */
+  poolStats?(): { total: number; idle: number; waiting: number };
 }
 
 // int8 (COUNT, SUM, bigint columns) arrives as a string by default; our values stay far below 2^53.
@@ -28,7 +30,8 @@ export function openDatabase(url: string, opts: { poolSize?: number } = {}): Dat
     // An idle client losing its connection must not crash the process.
     pool.on('error', () => {});
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
-    return wrap(db, 'postgres');
+    const poolStats = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
+    return { ...wrap(db, 'postgres'), poolStats };
   }
   const file = url.replace(/^sqlite:(\/\/)?/, '');
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });

@@ -1,0 +1,125 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { GatewayError } from '../../gateway/errors.js';
+import type { Services } from '../../services.js';
+import type { RateLimitResult } from '../rate-limit/rate-limiter.js';
+import { estimatePromptTokens } from './prompt-estimate.js';
+import { type Admission, type LimitScope, RequestLimits } from './request-limits.js';
+import { tapRequestLogs } from './usage-tap.js';
+
+export interface LimitHookOptions {
+  /** Called once per refused request (metrics). */
+  onReject?: (scope: LimitScope) => void;
+}
+
+interface Pending {
+  keyId: number;
+  tpm: number;
+  charged: number;
+}
+
+/**
+ * Rate limits as app-wide hooks, so routes stay unaware of them:
+ * - API-key routes (any route whose onRequest set `request.principal`): per-key rpm/tpm and
+ *   per-user rpm, in a preHandler (after auth and body validation, before any upstream work);
+ * - public catalog routes: per client address (`limits.catalog_ip_rpm`, 0 = off; search keeps
+ *   its own stricter limit, `catalog.search_rate_per_minute`).
+ * A refusal is a 429 GatewayError, so each surface's error handler shapes the body (OpenAI or
+ * Voyage error for /v1, the envelope for /api) and sets Retry-After.
+ */
+export function registerLimitHooks(
+  app: FastifyInstance,
+  services: Services,
+  opts: LimitHookOptions = {},
+): void {
+  const { limits: cfg } = services.config;
+  const limits = new RequestLimits(services.rateLimiter, { userRpm: cfg.user_rpm });
+  const pending = new Map<string, Pending>();
+
+  // Correct the up-front prompt estimate with the usage the call reported (one extra limiter
+  // hit, only on keys with a tpm limit and only when the call used more than was charged).
+  tapRequestLogs(services.requestLogs, (e) => {
+    const p = pending.get(e.request_id);
+    if (!p) return;
+    pending.delete(e.request_id);
+    const extra = (e.prompt_tokens ?? 0) + (e.completion_tokens ?? 0) - p.charged;
+    if (extra > 0) void limits.chargeTokens(p.keyId, p.tpm, extra).catch(() => {});
+  });
+
+  app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
+    const principal = request.principal;
+    if (!principal) return;
+    const caller = {
+      keyId: principal.key.id,
+      userId: principal.user.id,
+      rpm: principal.key.rpm_limit,
+      tpm: principal.key.tpm_limit,
+    };
+    if (!limits.applies(caller)) return;
+    const prompt = caller.tpm ? estimatePromptTokens(request.body) : 0;
+    const admission = await limits.admit(caller, prompt);
+    setHeaders(reply, admission);
+    if (!admission.allowed) {
+      const denied = admission.binding!;
+      opts.onReject?.(denied.scope);
+      throw tooMany(denied.scope, denied.limit, denied.result);
+    }
+    if (caller.tpm && request.method === 'POST')
+      pending.set(request.id, {
+        keyId: caller.keyId,
+        tpm: caller.tpm,
+        charged: Math.min(caller.tpm, prompt),
+      });
+  });
+
+  app.addHook('onResponse', async (request: FastifyRequest) => {
+    if (pending.size > 0) pending.delete(request.id);
+  });
+
+  const ipRpm = cfg.catalog_ip_rpm;
+  if (ipRpm > 0) {
+    app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+      const route = request.routeOptions.url ?? '';
+      if (!route.startsWith('/api/app') || route === '/api/app/search') return;
+      // Signed-in callers (console, scripts) are not anonymous traffic.
+      if (request.headers.authorization || request.headers.cookie) return;
+      const result = await services.rateLimiter.hit(`ip:${request.ip}:catalog`, ipRpm, 60_000);
+      writeHeaders(reply, ipRpm, result);
+      if (!result.allowed) {
+        opts.onReject?.('ip_rpm');
+        throw tooMany('ip_rpm', ipRpm, result);
+      }
+    });
+  }
+}
+
+function setHeaders(reply: FastifyReply, a: Admission): void {
+  if (a.binding) writeHeaders(reply, a.binding.limit, a.binding.result);
+  // OpenAI's names, which SDKs and dashboards read, per kind of limit.
+  for (const o of a.outcomes) {
+    const kind = o.scope === 'key_tpm' ? 'tokens' : 'requests';
+    if (o.scope === 'user_rpm' && a.outcomes.some((x) => x.scope === 'key_rpm')) continue;
+    reply.header(`x-ratelimit-limit-${kind}`, String(o.limit));
+    reply.header(`x-ratelimit-remaining-${kind}`, String(o.result.remaining));
+    reply.header(`x-ratelimit-reset-${kind}`, `${Math.ceil(o.result.resetMs / 1000)}s`);
+  }
+}
+
+function writeHeaders(reply: FastifyReply, limit: number, r: RateLimitResult): void {
+  reply.header('x-ratelimit-limit', String(limit));
+  reply.header('x-ratelimit-remaining', String(r.remaining));
+  reply.header('x-ratelimit-reset', String(Math.ceil(r.resetMs / 1000)));
+}
+
+const WHAT: Record<LimitScope, string> = {
+  key_rpm: 'requests a minute for this API key',
+  key_tpm: 'tokens a minute for this API key',
+  user_rpm: 'requests a minute for this user',
+  ip_rpm: 'requests a minute per client address',
+};
+
+function tooMany(scope: LimitScope, limit: number, r: RateLimitResult): GatewayError {
+  return new GatewayError(429, `rate limit exceeded: ${limit} ${WHAT[scope]}; retry in ${r.retryAfterSec}s`, {
+    retryAfter: r.retryAfterSec,
+    metadata: { scope, limit },
+  });
+}

@@ -1,0 +1,94 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { TEST_REDIS_URL } from '../../test/helpers/databases.js';
+import { changedTopic, dropCaches, LocalInvalidationBus, RedisInvalidationBus } from './pubsub.js';
+import { closeRedis, openRedis, type RedisClient } from './redis.js';
+
+describe('changedTopic', () => {
+  it('maps successful management writes to topics', () => {
+    expect(changedTopic('PUT', '/api/key', 200)).toBe('keys');
+    expect(changedTopic('DELETE', '/api/user/:id', 200)).toBe('users');
+    expect(changedTopic('POST', '/api/channel', 200)).toBe('registry');
+    expect(changedTopic('PUT', '/api/model', 200)).toBe('registry');
+    expect(changedTopic('DELETE', '/api/app/:id', 200)).toBe('apps');
+  });
+  it('ignores reads, failures, logins, downloads and other routes', () => {
+    expect(changedTopic('GET', '/api/key', 200)).toBeUndefined();
+    expect(changedTopic('PUT', '/api/key', 400)).toBeUndefined();
+    expect(changedTopic('POST', '/api/user/login', 200)).toBeUndefined();
+    expect(changedTopic('POST', '/api/app/download/:id', 200)).toBeUndefined();
+    expect(changedTopic('POST', '/v1/chat/completions', 200)).toBeUndefined();
+    expect(changedTopic('POST', '/api/keys-other', 200)).toBeUndefined();
+  });
+});
+
+describe('dropCaches', () => {
+  it('drops key caches on user changes too', () => {
+    const calls: string[] = [];
+    const c = (n: string) => ({ invalidate: () => void calls.push(n) });
+    const h = dropCaches({ apiKeys: c('keys'), users: c('users'), registry: c('registry') });
+    h('users');
+    h('registry');
+    h('apps');
+    expect(calls).toEqual(['users', 'keys', 'registry']);
+  });
+});
+
+describe('LocalInvalidationBus', () => {
+  it('delivers to local handlers and survives a throwing one', async () => {
+    const bus = new LocalInvalidationBus();
+    const seen: string[] = [];
+    bus.subscribe(() => {
+      throw new Error('boom');
+    });
+    const off = bus.subscribe((t) => void seen.push(t));
+    bus.publish('keys');
+    off();
+    bus.publish('apps');
+    expect(seen).toEqual(['keys']);
+    await bus.close();
+  });
+});
+
+const until = async (cond: () => boolean, ms: number) => {
+  const deadline = Date.now() + ms;
+  while (!cond() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  return cond();
+};
+
+describe('RedisInvalidationBus', () => {
+  const clients: RedisClient[] = [];
+  afterAll(async () => {
+    for (const c of clients) await closeRedis(c);
+  });
+
+  it('keeps working locally when Redis refuses connections', async () => {
+    const c = await openRedis('redis://127.0.0.1:1/0', { readyTimeoutMs: 300 });
+    clients.push(c);
+    const bus = new RedisInvalidationBus(c, 'down:');
+    await bus.start(300);
+    const seen: string[] = [];
+    bus.subscribe((t) => void seen.push(t));
+    bus.publish('registry');
+    expect(seen).toEqual(['registry']);
+    await bus.close();
+  });
+
+  if (TEST_REDIS_URL) {
+    it('reaches other instances, not the sender twice', async () => {
+      const prefix = `pubsubtest:${process.pid}:${Date.now()}:`;
+      const [ca, cb] = [await openRedis(TEST_REDIS_URL), await openRedis(TEST_REDIS_URL)];
+      clients.push(ca, cb);
+      const [a, b] = [new RedisInvalidationBus(ca, prefix), new RedisInvalidationBus(cb, prefix)];
+      await Promise.all([a.start(), b.start()]);
+      const seenA: string[] = [];
+      const seenB: string[] = [];
+      a.subscribe((t) => void seenA.push(t));
+      b.subscribe((t) => void seenB.push(t));
+      a.publish('keys');
+      expect(await until(() => seenB.length > 0, 3000)).toBe(true);
+      expect(seenB).toEqual(['keys']);
+      expect(seenA).toEqual(['keys']);
+      await Promise.all([a.close(), b.close()]);
+    });
+  }
+});

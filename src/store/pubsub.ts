@@ -1,0 +1,183 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import type { RedisClient } from './redis.js';
+
+/** What changed: each instance drops the matching caches. */
+export type InvalidationTopic = 'keys' | 'users' | 'registry' | 'apps';
+
+export const INVALIDATION_TOPICS: readonly InvalidationTopic[] = ['keys', 'users', 'registry', 'apps'];
+
+export type InvalidationHandler = (topic: InvalidationTopic) => void;
+
+/**
+ * Tells every instance that cached state went stale. `publish` never throws and never waits on
+ * the network: handlers on this instance run at once, other instances hear it through Redis
+ * when it is reachable. Without Redis, or while it is down, each instance relies on its own
+ * cache TTLs (credential caches live at most 1 s, the registry polls every second).
+ */
+export interface InvalidationBus {
+  publish(topic: InvalidationTopic): void;
+  subscribe(handler: InvalidationHandler): () => void;
+  close(): Promise<void>;
+}
+
+/** One process: publish reaches this instance's handlers only. */
+export class LocalInvalidationBus implements InvalidationBus {
+  protected readonly handlers = new Set<InvalidationHandler>();
+
+  publish(topic: InvalidationTopic): void {
+    this.deliver(topic);
+  }
+
+  subscribe(handler: InvalidationHandler): () => void {
+    this.handlers.add(handler);
+    return () => this.handlers.delete(handler);
+  }
+
+  protected deliver(topic: InvalidationTopic): void {
+    for (const h of this.handlers) {
+      try {
+        h(topic);
+      } catch {
+        // A failing handler must not stop the others from dropping their caches.
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    this.handlers.clear();
+  }
+}
+
+/**
+ * Redis pub/sub on `<prefix>invalidate`. Subscribing needs its own connection; ioredis
+ * re-subscribes after a reconnect, and since messages sent while this instance was cut off are
+ * lost, a reconnect invalidates every topic locally.
+ */
+export class RedisInvalidationBus extends LocalInvalidationBus {
+  private readonly origin = randomUUID();
+  private readonly channel: string;
+  private readonly sub: RedisClient;
+  private connectedOnce = false;
+
+  constructor(
+    private readonly client: RedisClient,
+    prefix: string,
+    private readonly log?: FastifyBaseLogger,
+  ) {
+    super();
+    this.channel = `${prefix}invalidate`;
+    this.sub = client.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null, lazyConnect: true });
+    this.sub.on('error', () => {}); // the main client already reports outages
+    this.sub.on('ready', () => {
+      if (this.connectedOnce) for (const t of INVALIDATION_TOPICS) this.deliver(t);
+      this.connectedOnce = true;
+    });
+    this.sub.on('message', (channel: string, message: string) => {
+      if (channel !== this.channel) return;
+      const m = parse(message);
+      if (m && m.origin !== this.origin) this.deliver(m.topic);
+    });
+  }
+
+  /** Connects the subscriber, waiting at most `timeoutMs`; never throws (Redis may be down). */
+  async start(timeoutMs = 2000): Promise<void> {
+    const subscribed = this.sub
+      .connect()
+      .catch(() => {})
+      .then(() => this.sub.subscribe(this.channel))
+      .catch((err: Error) => this.log?.debug({ err: err.message }, 'invalidation bus: subscribe failed'));
+    const timeout = new Promise<void>((r) => setTimeout(r, timeoutMs).unref());
+    await Promise.race([subscribed, timeout]);
+  }
+
+  override publish(topic: InvalidationTopic): void {
+    this.deliver(topic);
+    if (this.client.status !== 'ready') return;
+    this.client
+      .publish(this.channel, JSON.stringify({ topic, origin: this.origin }))
+      .catch((err: Error) => this.log?.debug({ err: err.message }, 'invalidation bus: publish failed'));
+  }
+
+  override async close(): Promise<void> {
+    await super.close();
+    if (this.sub.status === 'ready') await this.sub.quit().catch(() => this.sub.disconnect());
+    else this.sub.disconnect();
+  }
+}
+
+function parse(message: string): { topic: InvalidationTopic; origin: string } | undefined {
+  try {
+    const m = JSON.parse(message) as { topic?: unknown; origin?: unknown };
+    if (typeof m.origin === 'string' && INVALIDATION_TOPICS.includes(m.topic as InvalidationTopic))
+      return { topic: m.topic as InvalidationTopic, origin: m.origin };
+  } catch {}
+  return undefined;
+}
+
+/** Redis-backed when a client is configured, else local. */
+export async function createInvalidationBus(
+  redis: RedisClient | null,
+  prefix: string,
+  log?: FastifyBaseLogger,
+): Promise<InvalidationBus> {
+  if (!redis) return new LocalInvalidationBus();
+  const bus = new RedisInvalidationBus(redis, prefix, log);
+  await bus.start();
+  return bus;
+}
+
+const CHANGE_ROUTES: Array<[prefix: string, topic: InvalidationTopic]> = [
+  ['/api/key', 'keys'],
+  ['/api/user', 'users'],
+  ['/api/channel', 'registry'],
+  ['/api/model', 'registry'],
+  ['/api/app', 'apps'],
+];
+// Writes that change nothing another instance caches (and downloads are the hot path).
+const NOT_CHANGES = new Set(['/api/user/login', '/api/app/download/:id']);
+
+/** The topic a successful management write invalidates, if any (by route template). */
+export function changedTopic(
+  method: string,
+  route: string | undefined,
+  status: number,
+): InvalidationTopic | undefined {
+  if (method === 'GET' || method === 'HEAD' || method === 'OPTIONS' || status >= 400 || !route)
+    return undefined;
+  if (NOT_CHANGES.has(route)) return undefined;
+  for (const [prefix, topic] of CHANGE_ROUTES)
+    if (route === prefix || route.startsWith(`${prefix}/`)) return topic;
+  return undefined;
+}
+
+/**
+ * An onResponse hook that publishes every successful write through the management API, so
+ * other instances drop their caches within milliseconds instead of at TTL expiry.
+ */
+export function publishChanges(bus: InvalidationBus) {
+  return async (
+    request: { method: string; routeOptions: { url?: string } },
+    reply: { statusCode: number },
+  ) => {
+    const topic = changedTopic(request.method, request.routeOptions.url, reply.statusCode);
+    if (topic) bus.publish(topic);
+  };
+}
+
+/** Caches each topic drops on this instance. */
+export function dropCaches(caches: {
+  apiKeys: { invalidate(): void };
+  users: { invalidate(): void };
+  registry: { invalidate(): void };
+}): InvalidationHandler {
+  return (topic) => {
+    if (topic === 'keys') caches.apiKeys.invalidate();
+    else if (topic === 'users') {
+      // A verified key carries its owner: a disabled user must stop their keys too.
+      caches.users.invalidate();
+      caches.apiKeys.invalidate();
+    } else if (topic === 'registry') caches.registry.invalidate();
+    // 'apps': the catalog reads the database on every request; nothing is cached yet.
+  };
+}

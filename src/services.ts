@@ -94,6 +94,7 @@ export async function createServices(config: Config, _log?: FastifyBaseLogger): 
   closers.push(() => requestLogs.close());
   const quota = new SpendLedger(repos.apiKeys, repos.users);
   const chat = createChatServices(config, registry, quota, requestLogs);
+  closers.push(async () => chat.keyProbe.stop());
   const embeddings = createEmbeddingsService({
     config,
     registry,

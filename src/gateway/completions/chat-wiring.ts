@@ -4,6 +4,7 @@ import { getChatAdapter, isChatProviderKind } from '../../providers/registry.js'
 import type { Registry, Target } from '../registry/index.js';
 import { defaultUpstreamName } from '../registry/model-info.js';
 import { HealthTracker } from '../routing/health.js';
+import { startKeyProbe } from '../routing/key-probe.js';
 import type { RouteTarget } from '../routing/types.js';
 import type { RequestLogEntry } from '../usage/request-log-entry.js';
 import type { PlanDeps } from './chat-plan.js';
@@ -13,6 +14,7 @@ export interface ChatServices {
   runner: ChatRunner;
   planDeps: PlanDeps;
   health: HealthTracker;
+  keyProbe: { stop(): void; runOnce(): Promise<number> };
 }
 
 /** Builds the chat pipeline from the registry, quota ledger and request logs. */
@@ -58,7 +60,15 @@ export function createChatServices(
       idleTimeoutMs: g.idle_timeout_ms,
     },
   });
-  return { runner, planDeps, health };
+  const keyProbe = startKeyProbe(
+    health,
+    (kind) => (isChatProviderKind(kind) ? getChatAdapter(kind) : undefined),
+    {
+      intervalMs: g.key_probe_interval_ms,
+      timeoutMs: Math.min(g.connect_timeout_ms, 10_000),
+    },
+  );
+  return { runner, planDeps, health, keyProbe };
 }
 
 export function toRouteTarget(t: Target): RouteTarget {

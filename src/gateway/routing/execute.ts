@@ -117,7 +117,7 @@ async function runCandidates<T>(
           });
           if (HEALTH_KINDS.has(err.kind)) opts.health.failure(c.healthKey, err.kind);
           if (err.kind === 'auth') {
-            opts.health.keyFailed(t.channelId, apiKey);
+            opts.health.keyFailed(t.channelId, apiKey, t);
             i--; // another key of the same upstream is not a retry
             continue;
           }

@@ -11,6 +11,14 @@ import type { UpstreamErrorKind } from '../errors.js';
  */
 export type CircuitState = 'closed' | 'open' | 'half_open';
 
+/** How to reach an upstream to probe one of its keys. */
+export interface ProbeTarget {
+  kind: string;
+  baseUrl: string;
+  upstreamModel: string;
+  settings: Record<string, unknown>;
+}
+
 export interface HealthOptions {
   failures: number;
   windowMs: number;
@@ -49,6 +57,7 @@ const ALPHA = 0.2;
 export class HealthTracker {
   private readonly entries = new Map<string, Entry>();
   private readonly badKeys = new Map<number, Set<string>>();
+  private readonly probeTargets = new Map<number, ProbeTarget>();
 
   constructor(private readonly opts: HealthOptions) {}
 
@@ -136,10 +145,28 @@ export class HealthTracker {
     if (e) e.probing = false;
   }
 
-  keyFailed(channelId: number, apiKey: string): void {
+  /** `target` is remembered so a periodic probe can ask the upstream whether the key works again. */
+  keyFailed(channelId: number, apiKey: string, target?: ProbeTarget): void {
     const set = this.badKeys.get(channelId) ?? new Set<string>();
     set.add(apiKey);
     this.badKeys.set(channelId, set);
+    if (target) this.probeTargets.set(channelId, target);
+  }
+
+  /** A set-aside key that answered a probe successfully comes back into rotation. */
+  keyRestored(channelId: number, apiKey: string): void {
+    const set = this.badKeys.get(channelId);
+    set?.delete(apiKey);
+    if (set && set.size === 0) this.badKeys.delete(channelId);
+  }
+
+  /** Keys set aside, with what is needed to probe them. */
+  setAside(): Array<{ channelId: number; keys: string[]; target: ProbeTarget | undefined }> {
+    return [...this.badKeys.entries()].map(([channelId, keys]) => ({
+      channelId,
+      keys: [...keys],
+      target: this.probeTargets.get(channelId),
+    }));
   }
 
   usableKeys(channelId: number, keys: string[]): string[] {

@@ -1,0 +1,57 @@
+import type { ChatAdapter } from '../../providers/types.js';
+import { fetchUpstreamModels } from '../upstream/call-chat.js';
+import type { HealthTracker } from './health.js';
+
+/**
+ * Upstream keys that answered 401/403 are set aside one by one (HealthTracker.keyFailed). This
+ * probe asks the upstream every `intervalMs` whether such a key works again (its cheapest
+ * authenticated call: the model listing) and puts it back into rotation when it does, so a
+ * rotated-then-restored or temporarily suspended credential needs no restart. Off when 0.
+ */
+export function startKeyProbe(
+  health: HealthTracker,
+  adapter: (kind: string) => ChatAdapter | undefined,
+  opts: { intervalMs: number; timeoutMs: number },
+): { stop(): void; runOnce(): Promise<number> } {
+  const runOnce = async (): Promise<number> => {
+    let restored = 0;
+    for (const { channelId, keys, target } of health.setAside()) {
+      const a = target && adapter(target.kind);
+      if (!target || !a?.listModels) continue;
+      for (const key of keys) {
+        try {
+          await fetchUpstreamModels(
+            a,
+            {
+              baseUrl: target.baseUrl,
+              apiKey: key,
+              upstreamModel: target.upstreamModel,
+              extra: target.settings,
+            },
+            {
+              connectTimeoutMs: opts.timeoutMs,
+              firstByteTimeoutMs: opts.timeoutMs,
+              idleTimeoutMs: opts.timeoutMs,
+            },
+          );
+          health.keyRestored(channelId, key);
+          restored++;
+        } catch {
+          // Still refused (or unreachable): stays aside until the next round.
+        }
+      }
+    }
+    return restored;
+  };
+  if (opts.intervalMs <= 0) return { stop() {}, runOnce };
+  let running = false;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = true;
+    runOnce().finally(() => {
+      running = false;
+    });
+  }, opts.intervalMs);
+  timer.unref();
+  return { stop: () => clearInterval(timer), runOnce };
+}

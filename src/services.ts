@@ -78,6 +78,12 @@ export async function createServices(config: Config, _log?: FastifyBaseLogger): 
   closers.push(() => invalidation.close());
   const apps = new AppsRepo(database);
   if (config.catalog.seed) await seedCatalog(apps);
+  const requestLogs = new RequestLogWriter(repos.logs, {
+    flushMs: config.log.request_logs_flush_ms,
+    batch: config.log.request_logs_batch,
+    log: _log,
+  });
+  closers.push(() => requestLogs.close());
   const registry = createRegistry({
     config,
     repos: { channels: new ChannelsRepo(database), models: new ModelsRepo(database) },
@@ -86,12 +92,6 @@ export async function createServices(config: Config, _log?: FastifyBaseLogger): 
   });
   await registry.start();
   closers.push(() => registry.close());
-  const requestLogs = new RequestLogWriter(repos.logs, {
-    flushMs: config.log.request_logs_flush_ms,
-    batch: config.log.request_logs_batch,
-    log: _log,
-  });
-  closers.push(() => requestLogs.close());
   const quota = new SpendLedger(repos.apiKeys, repos.users);
   const chat = createChatServices(config, registry, quota, requestLogs);
   closers.push(async () => chat.keyProbe.stop());

@@ -14,7 +14,12 @@ export class GatewayError extends Error {
   constructor(
     status: number,
     message: string,
-    opts: { type?: string; param?: string | null; metadata?: Record<string, unknown>; retryAfter?: number } = {},
+    opts: {
+      type?: string;
+      param?: string | null;
+      metadata?: Record<string, unknown>;
+      retryAfter?: number;
+    } = {},
   ) {
     super(message);
     this.name = 'GatewayError';
@@ -120,7 +125,10 @@ export function upstreamToGateway(err: UpstreamError): GatewayError {
   const retryAfter = err.retryAfterMs !== undefined ? Math.ceil(err.retryAfterMs / 1000) : undefined;
   switch (err.kind) {
     case 'rate_limited':
-      return new GatewayError(429, `upstream rate limited: ${err.message}`, { metadata: meta, retryAfter: retryAfter ?? 1 });
+      return new GatewayError(429, `upstream rate limited: ${err.message}`, {
+        metadata: meta,
+        retryAfter: retryAfter ?? 1,
+      });
     case 'timeout':
       return new GatewayError(504, `upstream timed out: ${err.message}`, { metadata: meta });
     case 'overloaded':
@@ -130,7 +138,9 @@ export function upstreamToGateway(err: UpstreamError): GatewayError {
     case 'bad_request':
       return new GatewayError(400, `upstream rejected the request: ${err.message}`, { metadata: meta });
     case 'content_filter':
-      return new GatewayError(400, `blocked by the provider's content filter: ${err.message}`, { metadata: meta });
+      return new GatewayError(400, `blocked by the provider's content filter: ${err.message}`, {
+        metadata: meta,
+      });
     default:
       return new GatewayError(502, `upstream failed: ${err.message}`, { metadata: meta });
   }

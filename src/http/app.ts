@@ -7,7 +7,7 @@ import fastifyStatic from '@fastify/static';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { registerLimitHooks } from '../access/limits/limit-hooks.js';
 import { GatewayError } from '../gateway/errors.js';
 import type { Services } from '../services.js';
@@ -37,13 +37,13 @@ const ROUTES: RouteModule[] = [
   registerUserRoutes,
   registerKeyRoutes,
   registerAppRoutes,
+  registerLogRoutes,
   registerHealthRoutes,
   registerChannelRoutes,
   registerModelRoutes,
   registerModelsRoute,
   registerChatRoutes,
   registerEmbeddingRoutes,
-  registerLogRoutes,
 ];
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -81,7 +81,8 @@ export async function buildApp(services: Services, opts: BuildOptions = {}): Pro
         : (opts.logger ?? { level: config.log.level, redact: { paths: LOG_REDACT, censor: '[redacted]' } }),
     bodyLimit: config.server.body_limit_bytes,
     trustProxy: config.server.trust_proxy,
-    disableRequestLogging: true,
+    // One `request` line per response (onResponse below) instead of Fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: false,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];

@@ -34,7 +34,8 @@ function where(url: string): string {
   if (!url) return '';
   if (url.startsWith('node:')) return url;
   const p = url.startsWith(rootUrl) ? relative(ROOT, new URL(url).pathname) : url;
-  return p;
+  // Compiled by `bench --build`: name the source file (tsc keeps line numbers close).
+  return p.replace(/^bench\/results\/build\.tmp\/(.*)\.js$/, '$1.ts');
 }
 
 function area(url: string, fn: string): string {

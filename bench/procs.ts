@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
 export const ROOT = join(import.meta.dirname, '..');
@@ -101,11 +101,52 @@ export function rssMb(pid: number): number {
   return m ? Number(m[1]) / 1024 : Number.NaN;
 }
 
-/** The gateway's entry point: the build when present, else the sources through tsx. */
-export function gatewayEntry(): { args: string[]; kind: string } {
-  const built = join(ROOT, 'dist/src/cli/main.js');
-  if (existsSync(built)) return { args: [built, 'serve'], kind: 'dist' };
-  return { args: ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'serve'], kind: 'tsx' };
+/** Where `--build` compiles the gateway and the bench's own servers (git-ignored). */
+export const BUILD_DIR = join(ROOT, 'bench/results/build.tmp');
+
+/**
+ * Compiles src/ (tsconfig.build.json) and the bench servers to plain JS in BUILD_DIR, so both
+ * proxies run as in production, without the tsx loader (which costs memory and start-up CPU).
+ */
+export function buildAll(): void {
+  rmSync(BUILD_DIR, { recursive: true, force: true });
+  const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
+  execFileSync(
+    process.execPath,
+    [tsc, '-p', 'tsconfig.build.json', '--outDir', BUILD_DIR, '--sourceMap', 'false'],
+    {
+      cwd: ROOT,
+      stdio: 'inherit',
+    },
+  );
+  const files = ['bench/baseline-proxy.ts', 'bench/fake-upstream.ts'];
+  const flags = ['--module', 'nodenext', '--target', 'es2023', '--skipLibCheck', '--types', 'node'];
+  execFileSync(process.execPath, [tsc, ...flags, '--rootDir', ROOT, '--outDir', BUILD_DIR, ...files], {
+    cwd: ROOT,
+    stdio: 'inherit',
+  });
+}
+
+/** How to run one entry point: compiled JS when built, else the TypeScript through tsx. */
+function entry(ts: string, built: boolean): string[] {
+  const js = join(BUILD_DIR, ts.replace(/\.ts$/, '.js'));
+  if (built && existsSync(js)) return [js];
+  return ['--import', 'tsx', join(ROOT, ts)];
+}
+
+export function benchServer(ts: string, built: boolean): string[] {
+  return entry(ts, built);
+}
+
+/**
+ * The gateway's entry point: `--build` output, else the project's build (dist/) when present,
+ * else the sources through tsx.
+ */
+export function gatewayEntry(built: boolean): { args: string[]; kind: string } {
+  if (built) return { args: [...entry('src/cli/main.ts', true), 'serve'], kind: 'compiled (bench --build)' };
+  const dist = join(ROOT, 'dist/src/cli/main.js');
+  if (existsSync(dist)) return { args: [dist, 'serve'], kind: 'dist' };
+  return { args: [...entry('src/cli/main.ts', false), 'serve'], kind: 'tsx' };
 }
 
 /** Only what a process needs: PATH/HOME and the bench's own settings, never stray MODELGATE_*. */

@@ -12,9 +12,16 @@ import { startStack } from './stack.js';
  * .cpuprofile stays in a temp dir (open it in Chrome DevTools or speedscope for a flame graph);
  * the summary goes to bench/results/profile-latest.txt.
  */
-export async function profile(seconds: number, connections: number): Promise<void> {
+export async function profile(
+  seconds: number,
+  connections: number,
+  pg = false,
+  built = false,
+): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'modelgate-prof-'));
   const stack = await startStack({
+    pg,
+    built,
     withBaseline: false,
     gatewayFlags: ['--cpu-prof', '--cpu-prof-dir', dir],
   });
@@ -40,6 +47,6 @@ export async function profile(seconds: number, connections: number): Promise<voi
     .sort((a, b) => statSync(join(dir, b)).size - statSync(join(dir, a)).size)[0];
   if (!file) throw new Error(`no profile written in ${dir}`);
   const text = `profile: ${join(dir, file)}\n${formatSummary(summarize(join(dir, file), 30))}`;
-  writeFileSync(join(ROOT, 'bench/results/profile-latest.txt'), text);
+  writeFileSync(join(ROOT, `bench/results/profile-${pg ? 'pg' : 'sqlite'}-latest.txt`), text);
   process.stdout.write(text);
 }

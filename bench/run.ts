@@ -2,8 +2,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { cannon, openStreams, type Target, ttfb } from './load.js';
-import { canPin, ROOT, rssMb } from './procs.js';
+import { cannon, type LoadResult, openStreams, type Target, ttfb } from './load.js';
+import { buildAll, canPin, ROOT, rssMb } from './procs.js';
 import { profile } from './profile.js';
 import { soak } from './soak.js';
 import { LOAD_CPUS, PROXY_CPUS, type Stack, startStack } from './stack.js';
@@ -11,18 +11,22 @@ import { LOAD_CPUS, PROXY_CPUS, type Stack, startStack } from './stack.js';
 /**
  * `npm run bench [-- options]`. Options (argv, or env BENCH_<NAME>):
  *   --quick                 short runs, finishes in about a minute
- *   --duration <s>          seconds per load run (default 10, quick 4)
+ *   --duration <s>          seconds per load run (default 10, quick 3)
+ *   --rounds <n>            saturation runs per proxy, alternating; the best counts (3, quick 2)
  *   --connections <n>       connections at saturation (default 50)
  *   --rate <n>              fixed rate for the latency scenario (default 1000 req/s)
  *   --streams <n>           concurrent open streams for the memory scenario (default 1000)
  *   --scenarios <list>      comma list of: throughput,latency,streaming,memory (default all)
  *   --pg                    also run everything against PostgreSQL + Redis
+ *   --build                 compile src/ and the bench servers first and run plain JS (as in
+ *                           production); without it: dist/ if present, else tsx
  *   --soak <minutes>        memory-growth soak instead of the scenarios
  *   --profile <seconds>     CPU-profile the gateway under load and print the top functions
  */
 export interface Options {
   quick: boolean;
   duration: number;
+  rounds: number;
   warmup: number;
   connections: number;
   rate: number;
@@ -30,6 +34,7 @@ export interface Options {
   ttfbCount: number;
   scenarios: Set<string>;
   pg: boolean;
+  build: boolean;
   soak: number;
   profile: number;
 }
@@ -52,7 +57,8 @@ function parseOptions(argv: string[]): Options {
   const quick = flag('quick');
   return {
     quick,
-    duration: num('duration', quick ? 4 : 10),
+    duration: num('duration', quick ? 3 : 10),
+    rounds: num('rounds', quick ? 2 : 3),
     warmup: quick ? 1 : 3,
     connections: num('connections', 50),
     rate: num('rate', 1000),
@@ -60,6 +66,7 @@ function parseOptions(argv: string[]): Options {
     ttfbCount: quick ? 200 : 1000,
     scenarios: new Set((get('scenarios') ?? 'throughput,latency,streaming,memory').split(',')),
     pg: flag('pg'),
+    build: flag('build'),
     soak: num('soak', 0),
     profile: num('profile', 0),
   };
@@ -79,13 +86,13 @@ const fig = (
   unit: string,
   baseline: number,
   gateway: number,
-  extra: Record<string, number> = {},
+  extra: Record<string, number | string> = {},
 ): Figure => ({
   unit,
   baseline: round(baseline),
   gateway: round(gateway),
   ratio: round(gateway / baseline, 3),
-  ...Object.fromEntries(Object.entries(extra).map(([k, v]) => [k, round(v)])),
+  ...Object.fromEntries(Object.entries(extra).map(([k, v]) => [k, typeof v === 'number' ? round(v) : v])),
 });
 const round = (n: number, d = 3) => Math.round(n * 10 ** d) / 10 ** d;
 
@@ -98,7 +105,7 @@ function targets(s: Stack): { upstream: Target; baseline: Target; gateway: Targe
 }
 
 async function runScenarios(o: Options, pg: boolean): Promise<Record<string, unknown>> {
-  const stack = await startStack({ pg });
+  const stack = await startStack({ pg, built: o.build });
   const t = targets(stack);
   const figures: Record<string, Figure> = {};
   const notes: string[] = [];
@@ -116,12 +123,12 @@ async function runScenarios(o: Options, pg: boolean): Promise<Record<string, unk
     }
 
     if (o.scenarios.has('throughput')) {
-      const r = [];
-      for (const target of pair)
-        r.push(await cannon(target, { stream: false, duration: o.duration, connections: o.connections }));
-      figures.rps_nonstream = fig('req/s', r[0]!.rps, r[1]!.rps);
-      log(`non-streaming ${r[0]!.rps.toFixed(0)} / ${r[1]!.rps.toFixed(0)} req/s`);
-      checkErrors(r, 'non-streaming', notes);
+      const [b, g] = await bestOf(o.rounds, pair, (target) =>
+        cannon(target, { stream: false, duration: o.duration, connections: o.connections }),
+      );
+      figures.rps_nonstream = fig('req/s', b.best, g.best, { runs_baseline: b.runs, runs_gateway: g.runs });
+      log(`non-streaming ${b.runs} / ${g.runs} req/s`);
+      checkErrors([...b.all, ...g.all], 'non-streaming', notes);
     }
 
     if (o.scenarios.has('latency')) {
@@ -149,11 +156,11 @@ async function runScenarios(o: Options, pg: boolean): Promise<Record<string, unk
     }
 
     if (o.scenarios.has('streaming')) {
-      const r = [];
-      for (const target of pair)
-        r.push(await cannon(target, { stream: true, duration: o.duration, connections: o.connections }));
-      figures.rps_stream = fig('req/s', r[0]!.rps, r[1]!.rps);
-      checkErrors(r, 'streaming', notes);
+      const [sb, sg] = await bestOf(o.rounds, pair, (target) =>
+        cannon(target, { stream: true, duration: o.duration, connections: o.connections }),
+      );
+      figures.rps_stream = fig('req/s', sb.best, sg.best, { runs_baseline: sb.runs, runs_gateway: sg.runs });
+      checkErrors([...sb.all, ...sg.all], 'streaming', notes);
       const up = await ttfb(t.upstream, o.ttfbCount);
       const b = await ttfb(t.baseline, o.ttfbCount);
       const g = await ttfb(t.gateway, o.ttfbCount);
@@ -168,7 +175,7 @@ async function runScenarios(o: Options, pg: boolean): Promise<Record<string, unk
         added_baseline: b.p99 - up.p99,
       });
       log(
-        `streaming ${r[0]!.rps.toFixed(0)} / ${r[1]!.rps.toFixed(0)} req/s; TTFB p50 ${up.p50.toFixed(2)}/${b.p50.toFixed(2)}/${g.p50.toFixed(2)} ms`,
+        `streaming ${sb.runs} / ${sg.runs} req/s; TTFB p50 ${up.p50.toFixed(2)}/${b.p50.toFixed(2)}/${g.p50.toFixed(2)} ms`,
       );
     }
 
@@ -207,6 +214,25 @@ async function runScenarios(o: Options, pg: boolean): Promise<Record<string, unk
   } finally {
     await stack.close();
   }
+}
+
+/**
+ * Runs baseline and gateway alternately `rounds` times and keeps each one's best run: on a
+ * shared machine, other work only ever lowers a figure, so the best run is the closest to the
+ * process's own capacity. Every run is kept in the results to show the noise.
+ */
+async function bestOf(
+  rounds: number,
+  pair: readonly [Target, Target],
+  run: (t: Target) => Promise<LoadResult>,
+): Promise<Array<{ best: number; runs: string; all: LoadResult[] }>> {
+  const all: LoadResult[][] = [[], []];
+  for (let i = 0; i < rounds; i++) for (const k of [0, 1] as const) all[k]!.push(await run(pair[k]));
+  return all.map((rs) => ({
+    best: Math.max(...rs.map((r) => r.rps)),
+    runs: rs.map((r) => r.rps.toFixed(0)).join(','),
+    all: rs,
+  }));
 }
 
 function checkErrors(
@@ -251,8 +277,12 @@ async function main() {
   const o = parseOptions(process.argv.slice(2));
   const outDir = join(ROOT, 'bench/results');
   mkdirSync(outDir, { recursive: true });
+  if (o.build) {
+    process.stderr.write('compiling to bench/results/build.tmp ...\n');
+    buildAll();
+  }
   if (o.soak > 0) {
-    const r = await soak(o.soak, o.pg);
+    const r = await soak(o.soak, o.pg, o.build);
     writeFileSync(
       join(outDir, 'soak-latest.json'),
       `${JSON.stringify({ machine: machine(), ...r }, null, 2)}\n`,
@@ -260,7 +290,7 @@ async function main() {
     return;
   }
   if (o.profile > 0) {
-    await profile(o.profile, o.connections);
+    await profile(o.profile, o.connections, o.pg, o.build);
     return;
   }
   const started = Date.now();

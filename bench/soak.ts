@@ -9,8 +9,8 @@ import { startStack } from './stack.js';
  * streaming request for every three non-streaming) for `minutes`, RSS sampled every 5 s.
  * Growth is the least-squares slope over the second half of the run, when heaps have settled.
  */
-export async function soak(minutes: number, pg: boolean) {
-  const stack = await startStack({ pg });
+export async function soak(minutes: number, pg: boolean, built = false) {
+  const stack = await startStack({ pg, built });
   const samples: Array<{ t: number; baseline: number; gateway: number }> = [];
   const rate = 300;
   try {

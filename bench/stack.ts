@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cleanEnv, gatewayEntry, type Proc, ROOT, startNode } from './procs.js';
+import { benchServer, cleanEnv, gatewayEntry, type Proc, startNode } from './procs.js';
 
 /**
  * Core layout (the machine has 2): the process under test, gateway or baseline, gets core 0 to
@@ -17,6 +17,8 @@ export interface StackOptions {
   /** Extra node flags for the gateway (e.g. --cpu-prof). */
   gatewayFlags?: string[];
   withBaseline?: boolean;
+  /** Run the compiled output of `buildAll()` instead of tsx. */
+  built?: boolean;
 }
 
 export interface Stack {
@@ -33,10 +35,10 @@ export interface Stack {
 const PASSWORD = `bench-${randomBytes(6).toString('hex')}`;
 
 export async function startStack(o: StackOptions = {}): Promise<Stack> {
-  const tsx = ['--import', 'tsx'];
+  const built = o.built === true;
   const upstream = await startNode({
     name: 'fake-upstream',
-    args: [...tsx, join(ROOT, 'bench/fake-upstream.ts')],
+    args: benchServer('bench/fake-upstream.ts', built),
     env: cleanEnv({ PORT: '0' }),
     cpus: LOAD_CPUS,
     ready: /listening on (http:\S+)/,
@@ -45,7 +47,7 @@ export async function startStack(o: StackOptions = {}): Promise<Stack> {
   try {
     const db = o.pg ? await createPgDatabase() : createSqliteFile();
     cleanups.push(db.drop);
-    const entry = gatewayEntry();
+    const entry = gatewayEntry(built);
     const env: Record<string, string> = {
       DATABASE_URL: db.url,
       MODELGATE_PORT: '0',
@@ -73,7 +75,7 @@ export async function startStack(o: StackOptions = {}): Promise<Stack> {
         ? undefined
         : await startNode({
             name: 'baseline',
-            args: [...tsx, join(ROOT, 'bench/baseline-proxy.ts')],
+            args: benchServer('bench/baseline-proxy.ts', built),
             env: cleanEnv({ PORT: '0', UPSTREAM_URL: `${upstream.url}/v1` }),
             cpus: PROXY_CPUS,
             ready: /listening on (http:\S+)/,

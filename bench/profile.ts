@@ -15,9 +15,9 @@ import { startStack } from './stack.js';
 export async function profile(
   seconds: number,
   connections: number,
-  pg = false,
-  built = false,
+  o: { pg?: boolean; built?: boolean; mode?: 'both' | 'stream' | 'nonstream' } = {},
 ): Promise<void> {
+  const { pg = false, built = false, mode = 'both' } = o;
   const dir = mkdtempSync(join(tmpdir(), 'modelgate-prof-'));
   const stack = await startStack({
     pg,
@@ -31,12 +31,14 @@ export async function profile(
       url: stack.gateway.url,
       headers: { authorization: `Bearer ${stack.apiKey}` },
     };
-    const half = Math.max(1, Math.round(seconds / 2));
-    const a = await cannon(gw, { stream: false, duration: half, connections });
-    const b = await cannon(gw, { stream: true, duration: half, connections });
-    process.stderr.write(
-      `profiled load: ${a.rps.toFixed(0)} req/s non-streaming, ${b.rps.toFixed(0)} req/s streaming\n`,
-    );
+    const kinds = mode === 'both' ? [false, true] : [mode === 'stream'];
+    const each = Math.max(1, Math.round(seconds / kinds.length));
+    for (const stream of kinds) {
+      const r = await cannon(gw, { stream, duration: each, connections });
+      process.stderr.write(
+        `profiled load: ${r.rps.toFixed(0)} req/s ${stream ? 'streaming' : 'non-streaming'}\n`,
+      );
+    }
     await stack.gateway.stop();
   } finally {
     await stack.close();
@@ -47,6 +49,6 @@ export async function profile(
     .sort((a, b) => statSync(join(dir, b)).size - statSync(join(dir, a)).size)[0];
   if (!file) throw new Error(`no profile written in ${dir}`);
   const text = `profile: ${join(dir, file)}\n${formatSummary(summarize(join(dir, file), 30))}`;
-  writeFileSync(join(ROOT, `bench/results/profile-${pg ? 'pg' : 'sqlite'}-latest.txt`), text);
+  writeFileSync(join(ROOT, `bench/results/profile-${pg ? 'pg' : 'sqlite'}-${mode}-latest.txt`), text);
   process.stdout.write(text);
 }

@@ -22,6 +22,7 @@ import { LOAD_CPUS, PROXY_CPUS, type Stack, startStack } from './stack.js';
  *                           production); without it: dist/ if present, else tsx
  *   --soak <minutes>        memory-growth soak instead of the scenarios
  *   --profile <seconds>     CPU-profile the gateway under load and print the top functions
+ *                           (--scenarios throughput or streaming profiles only that kind)
  */
 export interface Options {
   quick: boolean;
@@ -290,7 +291,10 @@ async function main() {
     return;
   }
   if (o.profile > 0) {
-    await profile(o.profile, o.connections, o.pg, o.build);
+    const sc = o.scenarios;
+    const mode =
+      sc.has('throughput') === sc.has('streaming') ? 'both' : sc.has('streaming') ? 'stream' : 'nonstream';
+    await profile(o.profile, o.connections, { pg: o.pg, built: o.build, mode });
     return;
   }
   const started = Date.now();

@@ -17,7 +17,8 @@ export async function migrateToLatest(database: Database, attempts = 5): Promise
   });
   for (let i = 1; ; i++) {
     const result: MigrationResultSet = await migrator.migrateToLatest();
-    if (!result.error) return (result.results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+    if (!result.error)
+      return (result.results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
     if (i >= attempts || database.dialect !== 'sqlite') throw result.error;
     await new Promise((r) => setTimeout(r, 100 * i + Math.random() * 100));
   }

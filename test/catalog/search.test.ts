@@ -62,7 +62,16 @@ describe('search', () => {
   });
 
   it('treats query syntax characters as plain text', async () => {
-    for (const k of ['"vector', 'vector"', 'vec*', 'NEAR(vector)', 'vector OR notes', '^vector', "o'brien", '\\']) {
+    for (const k of [
+      '"vector',
+      'vector"',
+      'vec*',
+      'NEAR(vector)',
+      'vector OR notes',
+      '^vector',
+      "o'brien",
+      '\\',
+    ]) {
       const r = await search(`keyword=${encodeURIComponent(k)}`);
       expect(r.status, k).toBe(200);
     }

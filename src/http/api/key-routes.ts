@@ -70,13 +70,9 @@ export function registerKeyRoutes(app: App, services: Services): void {
     return ok(toPublicKey(row));
   });
 
-  app.delete(
-    '/api/key/:id',
-    { schema: { tags, params: IdParams }, onRequest: signedIn },
-    async (request) => {
-      await services.apiKeys.delete(request.user!, request.params.id);
-      request.log.info({ actor: request.user!.id, key_id: request.params.id }, 'api key deleted');
-      return ok(null);
-    },
-  );
+  app.delete('/api/key/:id', { schema: { tags, params: IdParams }, onRequest: signedIn }, async (request) => {
+    await services.apiKeys.delete(request.user!, request.params.id);
+    request.log.info({ actor: request.user!.id, key_id: request.params.id }, 'api key deleted');
+    return ok(null);
+  });
 }

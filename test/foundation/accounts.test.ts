@@ -183,6 +183,46 @@ describe('access tokens', () => {
   });
 });
 
+describe('API keys on /v1', () => {
+  it('a key authenticates /v1 and is refused at once after being disabled, expired or deleted', async () => {
+    const k = await gw.call('POST', '/api/key', { cookie: rootCookie, body: { name: 'v1' } });
+    expect(k.body.data.key).toMatch(/^sk-[A-Za-z0-9]{48}$/);
+    const key = k.body.data.key as string;
+    const list = await gw.call('GET', '/api/key', { cookie: rootCookie });
+    expect(JSON.stringify(list.body)).not.toContain(key);
+    expect((await gw.call('GET', '/v1/models', { token: key })).status).toBe(200);
+    await gw.call('PUT', '/api/key', { cookie: rootCookie, body: { id: k.body.data.id, status: 2 } });
+    const refused = await gw.call('GET', '/v1/models', { token: key });
+    expect(refused.status).toBe(401);
+    expect(refused.body.error.code).toBe(401);
+    await gw.call('PUT', '/api/key', { cookie: rootCookie, body: { id: k.body.data.id, status: 1 } });
+    expect((await gw.call('GET', '/v1/models', { token: key })).status).toBe(200);
+    await gw.call('PUT', '/api/key', { cookie: rootCookie, body: { id: k.body.data.id, expires_time: 1 } });
+    expect((await gw.call('GET', '/v1/models', { token: key })).status).toBe(401);
+    const listed = await gw.call('GET', `/api/key/${k.body.data.id}`, { cookie: rootCookie });
+    expect(listed.body.data.status).toBe(3);
+    await gw.call('DELETE', `/api/key/${k.body.data.id}`, { cookie: rootCookie });
+    expect((await gw.call('GET', '/v1/models', { token: key })).status).toBe(401);
+  });
+
+  it("a user manages only their own keys; an admin sees everyone's", async () => {
+    await gw.call('POST', '/api/user', {
+      cookie: rootCookie,
+      body: { username: 'keyowner', password: 'keyowner-pass' },
+    });
+    const c = await gw.login('keyowner', 'keyowner-pass');
+    const mine = await gw.call('POST', '/api/key', { cookie: c, body: { name: 'mine', quota_limit: 1.5 } });
+    expect(mine.body.data).toMatchObject({ quota_limit: 1.5, quota_used: 0, status: 1 });
+    const rootKey = await gw.call('POST', '/api/key', { cookie: rootCookie, body: { name: 'roots' } });
+    expect((await gw.call('GET', `/api/key/${rootKey.body.data.id}`, { cookie: c })).status).toBe(404);
+    expect((await gw.call('DELETE', `/api/key/${rootKey.body.data.id}`, { cookie: c })).status).toBe(404);
+    const own = await gw.call('GET', '/api/key', { cookie: c });
+    expect(own.body.data.map((k: { name: string }) => k.name)).toEqual(['mine']);
+    const all = await gw.call('GET', '/api/key', { cookie: rootCookie });
+    expect(all.body.total).toBeGreaterThan(own.body.total);
+  });
+});
+
 describe('bad input', () => {
   it('malformed JSON is a 400 in the envelope', async () => {
     const r = await gw.call('POST', '/api/user/login', { rawBody: '{"username": ' });

@@ -1,6 +1,7 @@
-import { type Insertable, type Selectable, sql, type Updateable } from 'kysely';
+import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Database } from './database.js';
 import type { ApiKeysTable } from './schema.js';
+import { addSpend } from './spend.js';
 
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 
@@ -47,24 +48,8 @@ export class ApiKeysRepo {
     return { rows, total: Number(total.n) };
   }
 
-  /**
-   * Atomically adds `delta` micro-USD to a key's spend if it stays within the limit (or the
-   * key has none). One statement, so concurrent reservations on any number of instances can
-   * never overspend. Returns false when the quota cannot cover it.
-   */
-  async addSpend(id: number, delta: number, enforceLimit: boolean): Promise<boolean> {
-    let q = this.d.db
-      .updateTable('api_keys')
-      .set({ quota_used_micros: sql`quota_used_micros + ${delta}` })
-      .where('id', '=', id);
-    if (enforceLimit)
-      q = q.where((eb) =>
-        eb.or([
-          eb('quota_limit_micros', 'is', null),
-          eb(sql`quota_used_micros + ${delta}`, '<=', eb.ref('quota_limit_micros')),
-        ]),
-      );
-    const r = await q.executeTakeFirst();
-    return Number(r.numUpdatedRows) > 0;
+  /** Atomic conditional spend update; see store/spend.ts. */
+  addSpend(id: number, delta: number, enforceLimit: boolean): Promise<boolean> {
+    return addSpend(this.d, 'api_keys', id, delta, enforceLimit);
   }
 }

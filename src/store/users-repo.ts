@@ -1,6 +1,7 @@
-import { type Insertable, type Selectable, sql, type Updateable } from 'kysely';
+import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Database } from './database.js';
 import type { UsersTable } from './schema.js';
+import { addSpend } from './spend.js';
 
 export type UserRow = Selectable<UsersTable>;
 
@@ -57,23 +58,8 @@ export class UsersRepo {
     return Number(r.n);
   }
 
-  /**
-   * Atomically adds `delta` micro-USD to a user's spend if it stays within the limit (or the
-   * user has none): the users twin of ApiKeysRepo.addSpend. False when the quota cannot cover it.
-   */
-  async addSpend(id: number, delta: number, enforceLimit: boolean): Promise<boolean> {
-    let q = this.d.db
-      .updateTable('users')
-      .set({ quota_used_micros: sql`quota_used_micros + ${delta}` })
-      .where('id', '=', id);
-    if (enforceLimit)
-      q = q.where((eb) =>
-        eb.or([
-          eb('quota_limit_micros', 'is', null),
-          eb(sql`quota_used_micros + ${delta}`, '<=', eb.ref('quota_limit_micros')),
-        ]),
-      );
-    const r = await q.executeTakeFirst();
-    return Number(r.numUpdatedRows) > 0;
+  /** Atomic conditional spend update; see store/spend.ts. */
+  addSpend(id: number, delta: number, enforceLimit: boolean): Promise<boolean> {
+    return addSpend(this.d, 'users', id, delta, enforceLimit);
   }
 }

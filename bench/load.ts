@@ -17,6 +17,8 @@ export interface Target {
   name: string;
   url: string;
   headers: Record<string, string>;
+  /** The proxy's pid, to report how much of its core it used. */
+  pid?: number;
 }
 
 export interface LoadResult {

@@ -101,6 +101,14 @@ export function rssMb(pid: number): number {
   return m ? Number(m[1]) / 1024 : Number.NaN;
 }
 
+/** CPU seconds (user + system) a process has used, from /proc/<pid>/stat (100 ticks/s on Linux). */
+export function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the parenthesized command name; utime and stime are fields 14 and 15.
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100;
+}
+
 /** Where `--build` compiles the gateway and the bench's own servers (git-ignored). */
 export const BUILD_DIR = join(ROOT, 'bench/results/build.tmp');
 

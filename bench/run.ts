@@ -3,7 +3,7 @@ import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { cannon, type LoadResult, openStreams, type Target, ttfb } from './load.js';
-import { buildAll, canPin, ROOT, rssMb } from './procs.js';
+import { buildAll, canPin, cpuSeconds, ROOT, rssMb } from './procs.js';
 import { profile } from './profile.js';
 import { soak } from './soak.js';
 import { LOAD_CPUS, PROXY_CPUS, type Stack, startStack } from './stack.js';
@@ -100,8 +100,13 @@ const round = (n: number, d = 3) => Math.round(n * 10 ** d) / 10 ** d;
 function targets(s: Stack): { upstream: Target; baseline: Target; gateway: Target } {
   return {
     upstream: { name: 'upstream', url: `${s.upstream.url}`, headers: {} },
-    baseline: { name: 'baseline', url: s.baseline!.url, headers: {} },
-    gateway: { name: 'gateway', url: s.gateway.url, headers: { authorization: `Bearer ${s.apiKey}` } },
+    baseline: { name: 'baseline', url: s.baseline!.url, headers: {}, pid: s.baseline!.pid },
+    gateway: {
+      name: 'gateway',
+      url: s.gateway.url,
+      headers: { authorization: `Bearer ${s.apiKey}` },
+      pid: s.gateway.pid,
+    },
   };
 }
 
@@ -124,10 +129,17 @@ async function runScenarios(o: Options, pg: boolean): Promise<Record<string, unk
     }
 
     if (o.scenarios.has('throughput')) {
-      const [b, g] = await bestOf(o.rounds, pair, (target) =>
+      const [b, g] = await bestOf(stack.upstream.pid, o.rounds, pair, (target) =>
         cannon(target, { stream: false, duration: o.duration, connections: o.connections }),
       );
-      figures.rps_nonstream = fig('req/s', b.best, g.best, { runs_baseline: b.runs, runs_gateway: g.runs });
+      figures.rps_nonstream = fig('req/s', b.best, g.best, {
+        runs_baseline: b.runs,
+        runs_gateway: g.runs,
+        cpu_proxy_upstream_load_baseline: b.cpu,
+        cpu_proxy_upstream_load_gateway: g.cpu,
+      });
+      // CPU per request does not depend on who saturates first (proxy or load generator).
+      figures.cpu_ms_per_req_nonstream = fig('ms', b.cpuMsPerRequest, g.cpuMsPerRequest);
       log(`non-streaming ${b.runs} / ${g.runs} req/s`);
       checkErrors([...b.all, ...g.all], 'non-streaming', notes);
     }
@@ -157,11 +169,17 @@ async function runScenarios(o: Options, pg: boolean): Promise<Record<string, unk
     }
 
     if (o.scenarios.has('streaming')) {
-      const [sb, sg] = await bestOf(o.rounds, pair, (target) =>
+      const [sb, sg] = await bestOf(stack.upstream.pid, o.rounds, pair, (target) =>
         cannon(target, { stream: true, duration: o.duration, connections: o.connections }),
       );
-      figures.rps_stream = fig('req/s', sb.best, sg.best, { runs_baseline: sb.runs, runs_gateway: sg.runs });
+      figures.rps_stream = fig('req/s', sb.best, sg.best, {
+        runs_baseline: sb.runs,
+        runs_gateway: sg.runs,
+        cpu_proxy_upstream_load_baseline: sb.cpu,
+        cpu_proxy_upstream_load_gateway: sg.cpu,
+      });
       checkErrors([...sb.all, ...sg.all], 'streaming', notes);
+      figures.cpu_ms_per_req_stream = fig('ms', sb.cpuMsPerRequest, sg.cpuMsPerRequest);
       const up = await ttfb(t.upstream, o.ttfbCount);
       const b = await ttfb(t.baseline, o.ttfbCount);
       const g = await ttfb(t.gateway, o.ttfbCount);
@@ -223,17 +241,39 @@ async function runScenarios(o: Options, pg: boolean): Promise<Record<string, unk
  * process's own capacity. Every run is kept in the results to show the noise.
  */
 async function bestOf(
+  upstreamPid: number,
   rounds: number,
   pair: readonly [Target, Target],
   run: (t: Target) => Promise<LoadResult>,
-): Promise<Array<{ best: number; runs: string; all: LoadResult[] }>> {
-  const all: LoadResult[][] = [[], []];
-  for (let i = 0; i < rounds; i++) for (const k of [0, 1] as const) all[k]!.push(await run(pair[k]));
-  return all.map((rs) => ({
-    best: Math.max(...rs.map((r) => r.rps)),
-    runs: rs.map((r) => r.rps.toFixed(0)).join(','),
-    all: rs,
-  }));
+): Promise<Array<{ best: number; runs: string; cpu: string; cpuMsPerRequest: number; all: LoadResult[] }>> {
+  const all: Array<Array<LoadResult & { cpu: number; upstreamCpu: number; loadCpu: number }>> = [[], []];
+  for (let i = 0; i < rounds; i++)
+    for (const k of [0, 1] as const) {
+      const pid = pair[k].pid!;
+      const c0 = cpuSeconds(pid);
+      const u0 = cpuSeconds(upstreamPid);
+      const h0 = process.cpuUsage();
+      const t0 = performance.now();
+      const r = await run(pair[k]);
+      const secs = (performance.now() - t0) / 1000;
+      all[k]!.push({
+        ...r,
+        cpu: (cpuSeconds(pid) - c0) / secs,
+        upstreamCpu: (cpuSeconds(upstreamPid) - u0) / secs,
+        loadCpu: ((h) => h.user + h.system)(process.cpuUsage(h0)) / 1e6 / secs,
+      });
+    }
+  return all.map((rs) => {
+    const best = rs.reduce((a, b) => (b.rps > a.rps ? b : a));
+    return {
+      best: best.rps,
+      runs: rs.map((r) => r.rps.toFixed(0)).join(','),
+      // Share of a core used by the proxy / the fake upstream / the load generator in the best run.
+      cpu: [best.cpu, best.upstreamCpu, best.loadCpu].map((c) => `${Math.round(c * 100)}%`).join('/'),
+      cpuMsPerRequest: (best.cpu * 1000) / best.rps,
+      all: rs,
+    };
+  });
 }
 
 function checkErrors(

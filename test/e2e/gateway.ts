@@ -68,7 +68,8 @@ async function startReal(): Promise<E2EGateway> {
   const upstream = await startFakeUpstream({
     'POST /v1/chat/completions': (req) => (req.json?.stream ? { sse } : { json: completion }),
   });
-  const gw = await startTestGateway({ server: { serve_console: true } });
+  // Request logs are flushed in batches; a short interval makes a finished chat show on the Logs page at once.
+  const gw = await startTestGateway({ server: { serve_console: true }, log: { request_logs_flush_ms: 20 } });
   const cookie = await gw.login();
   const must = async (method: string, path: string, body: unknown) => {
     const r = await gw.call(method, path, { cookie, body });

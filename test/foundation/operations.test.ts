@@ -1,0 +1,130 @@
+import { Writable } from 'node:stream';
+import type { FastifyBaseLogger } from 'fastify';
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/load-config.js';
+import { LOG_REDACT } from '../../src/http/app.js';
+import { startGateway } from '../../src/main.js';
+import { createTestDatabase } from '../helpers/databases.js';
+import { startFakeUpstream } from '../helpers/fake-upstream.js';
+
+const PASSWORD = 'a-root-password-to-hide';
+
+function capture(): { log: FastifyBaseLogger; text(): string } {
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      lines.push(String(chunk));
+      cb();
+    },
+  });
+  const log = pino({ level: 'trace', redact: { paths: LOG_REDACT, censor: '[redacted]' } }, sink);
+  return { log: log as FastifyBaseLogger, text: () => lines.join('') };
+}
+
+async function boot(extra: Record<string, unknown> = {}) {
+  const db = await createTestDatabase();
+  const config = loadConfig(
+    {},
+    {
+      server: { host: '127.0.0.1', port: 0, serve_console: false, shutdown_grace_ms: 5000 },
+      database: { url: db.url },
+      auth: { root_password: PASSWORD },
+      catalog: { seed: false },
+      ...extra,
+    },
+  );
+  return { config, db };
+}
+
+describe('operations', () => {
+  it('writes JSON log lines with a request id and never a password, cookie or key', async () => {
+    const { config, db } = await boot();
+    const cap = capture();
+    const gw = await startGateway(config, cap.log);
+    try {
+      const login = await fetch(`${gw.url}/api/user/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ username: 'root', password: PASSWORD }),
+      });
+      const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+      const key = await fetch(`${gw.url}/api/key`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', cookie },
+        body: JSON.stringify({ name: 'logged' }),
+      }).then((r) => r.json() as Promise<{ data: { key: string } }>);
+      await fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${key.data.key}` } });
+      await fetch(`${gw.url}/api/user/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ username: 'root', password: `${PASSWORD}-wrong` }),
+      });
+      const out = cap.text();
+      const lines = out
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
+      const requests = lines.filter((l) => l.msg === 'request');
+      expect(requests.length).toBeGreaterThanOrEqual(4);
+      for (const r of requests) expect(r.reqId).toBeTruthy();
+      expect(out).not.toContain(PASSWORD);
+      expect(out).not.toContain(key.data.key);
+      expect(out).not.toContain(cookie.split('=')[1]!);
+    } finally {
+      await gw.stop();
+      await db.drop();
+    }
+  });
+
+  it('lets an in-flight request finish on shutdown, then refuses new connections', async () => {
+    const up = await startFakeUpstream({
+      'POST /v1/chat/completions': {
+        delayMs: 600,
+        json: {
+          id: 'x',
+          object: 'chat.completion',
+          created: 1,
+          model: 'm',
+          choices: [{ index: 0, message: { role: 'assistant', content: 'finished' }, finish_reason: 'stop' }],
+          usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+        },
+      },
+    });
+    const { config, db } = await boot({
+      channels: [
+        {
+          name: 'slow',
+          kind: 'openai-compatible',
+          base_url: `${up.url}/v1`,
+          keys: ['k'],
+          models: ['acme/slow'],
+        },
+      ],
+      models: [{ id: 'acme/slow', context_length: 1000 }],
+      log: { level: 'silent' },
+    });
+    const gw = await startGateway(config, capture().log);
+    try {
+      const { secret } = await gw.services.apiKeys.create((await gw.services.repos.users.byId(1))!, {
+        name: 'drain',
+      });
+      const pending = fetch(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}` },
+        body: JSON.stringify({ model: 'acme/slow', messages: [{ role: 'user', content: 'hi' }] }),
+      }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+      await new Promise((r) => setTimeout(r, 200));
+      const stopped = gw.stop();
+      const r = await pending;
+      expect(r.status).toBe(200);
+      expect(r.body.choices[0].message.content).toBe('finished');
+      await stopped;
+      await expect(fetch(`${gw.url}/healthz`)).rejects.toThrow();
+    } finally {
+      await gw.stop();
+      await up.close();
+      await db.drop();
+    }
+  });
+});

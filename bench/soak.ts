@@ -57,6 +57,29 @@ export async function soak(minutes: number, pg: boolean, built = false) {
   } finally {
     await stack.close();
   }
+  const result = {
+    minutes,
+    rate_per_process: rate,
+    database: stack.database,
+    ...soakGrowth(samples),
+    rss_first_mb: samples[0],
+    rss_last_mb: samples.at(-1),
+    samples,
+  };
+  const f = (k: 'baseline' | 'gateway') =>
+    `${k} slope ${result.growth_mb_per_min[k].toFixed(2)} MB/min, per-minute floors ${result.floor_mb_per_minute[k].join(' ')} MB`;
+  process.stdout.write(`soak ${minutes} min (second half):\n  ${f('baseline')}\n  ${f('gateway')}\n`);
+  return result;
+}
+
+type Sample = { t: number; baseline: number; gateway: number };
+
+/**
+ * RSS swings with garbage collection, so two views: the least-squares slope over the second half
+ * (when heaps have settled), and the lowest RSS in each minute, whose trend is the post-GC floor:
+ * a leak raises the floors, a sawtooth does not.
+ */
+export function soakGrowth(samples: Sample[]) {
   const half = samples.slice(Math.floor(samples.length / 2));
   const slope = (k: 'baseline' | 'gateway') => {
     const n = half.length;
@@ -66,17 +89,16 @@ export async function soak(minutes: number, pg: boolean, built = false) {
     const den = half.reduce((s, x) => s + (x.t - mt) ** 2, 0);
     return den ? (num / den) * 60 : 0;
   };
-  const result = {
-    minutes,
-    rate_per_process: rate,
-    database: stack.database,
-    growth_mb_per_min: { baseline: slope('baseline'), gateway: slope('gateway') },
-    rss_first_mb: samples[0],
-    rss_last_mb: samples.at(-1),
-    samples,
+  const floors = (k: 'baseline' | 'gateway') => {
+    const byMinute = new Map<number, number>();
+    for (const x of samples) {
+      const m = Math.floor(x.t / 60);
+      byMinute.set(m, Math.min(byMinute.get(m) ?? Number.POSITIVE_INFINITY, x[k]));
+    }
+    return [...byMinute.values()].map((v) => Math.round(v));
   };
-  process.stdout.write(
-    `soak ${minutes} min: RSS slope over the second half baseline ${result.growth_mb_per_min.baseline.toFixed(2)} MB/min, gateway ${result.growth_mb_per_min.gateway.toFixed(2)} MB/min\n`,
-  );
-  return result;
+  return {
+    growth_mb_per_min: { baseline: slope('baseline'), gateway: slope('gateway') },
+    floor_mb_per_minute: { baseline: floors('baseline'), gateway: floors('gateway') },
+  };
 }

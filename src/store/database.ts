@@ -42,7 +42,7 @@ export function openDatabase(url: string, opts: { poolSize?: number } = {}): Dat
   conn.pragma('busy_timeout = 10000');
   conn.pragma('synchronous = NORMAL');
   conn.pragma('foreign_keys = ON');
-  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: conn }) });
+  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(conn) }) });
   return wrap(db, 'sqlite');
 }
 
@@ -57,4 +57,29 @@ function wrap(db: Kysely<DB>, dialect: Dialect): Database {
       await db.destroy();
     },
   };
+}
+
+/**
+ * Kysely's SQLite driver prepares every query anew; preparing costs more than running the
+ * small statements on the request path (credential lookups, spend updates). Statements are
+ * reusable, and Kysely runs one query at a time per connection, so a cache by SQL text is safe.
+ */
+function withStatementCache(conn: SQLite.Database, max = 500): SQLite.Database {
+  const cache = new Map<string, SQLite.Statement>();
+  const prepare = (sql: string): SQLite.Statement => {
+    let stmt = cache.get(sql);
+    if (!stmt) {
+      stmt = conn.prepare(sql);
+      if (cache.size >= max) cache.delete(cache.keys().next().value as string);
+      cache.set(sql, stmt);
+    }
+    return stmt;
+  };
+  return new Proxy(conn, {
+    get(target, prop) {
+      if (prop === 'prepare') return prepare;
+      const v = Reflect.get(target, prop, target);
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  });
 }

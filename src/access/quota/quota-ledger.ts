@@ -19,6 +19,12 @@ export interface ReserveInput {
   userId: number;
   /** Estimated cost in micro-USD (rounded up; at least 1, so an exhausted quota always refuses). */
   micros: number;
+  /**
+   * False when neither the key nor the user has a limit (as last seen, at most a second ago):
+   * there is nothing to enforce, so nothing is held and settle only records the actual spend.
+   * Saves two statements per request on the common unlimited path. Default true.
+   */
+  limited?: boolean;
 }
 
 /**

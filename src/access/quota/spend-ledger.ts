@@ -22,8 +22,9 @@ export class SpendLedger implements QuotaLedger {
   async reserve(input: ReserveInput): Promise<Reservation> {
     if (!Number.isFinite(input.micros) || input.micros < 0)
       throw new RangeError(`reserve: micros must be a non-negative number, got ${input.micros}`);
-    const micros = Math.max(1, Math.ceil(input.micros));
     const { keyId, userId } = input;
+    if (input.limited === false) return { keyId, userId, micros: 0, done: false } as HeldReservation;
+    const micros = Math.max(1, Math.ceil(input.micros));
     if (keyId !== null && !(await this.keys.addSpend(keyId, micros, true)))
       throw quotaExhausted('key', keyId, micros);
     let userOk = false;

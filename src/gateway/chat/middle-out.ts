@@ -12,7 +12,7 @@
  * Tokens are counted with `tokens.ts` (o200k), so the fit is an estimate for non-OpenAI models;
  * pass `reserveTokens` (the completion budget) and leave some headroom in `contextLength`.
  */
-import { decode, encode } from 'gpt-tokenizer/encoding/o200k_base';
+import { decode, encode } from './tokenizer.js';
 import { countMessageTokens, countTextTokens } from './tokens.js';
 import type { ChatMessage, ContentPart } from './types.js';
 
@@ -40,7 +40,6 @@ export interface MiddleOutResult {
 }
 
 export const TRUNCATION_MARKER = '\n[...]\n';
-const ENCODE_OPTS = { disallowedSpecial: new Set<string>() };
 
 interface Unit {
   messages: ChatMessage[];
@@ -147,7 +146,7 @@ function textTokens(m: ChatMessage): number {
 }
 
 function cutText(text: string, keepTokens: number): string {
-  const ids = encode(text, ENCODE_OPTS);
+  const ids = encode(text);
   if (ids.length <= keepTokens) return text;
   const head = Math.ceil(keepTokens / 2);
   const tail = keepTokens - head;

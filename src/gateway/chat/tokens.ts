@@ -9,7 +9,7 @@
  * image at OpenAI's tile rate) because the bytes are not fetched here; audio and file parts count
  * a flat FILE_TOKENS each.
  */
-import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
+import { countTokens } from './tokenizer.js';
 import type { ChatMessage, ChatRequest, ChatUsage, ContentPart } from './types.js';
 
 export const IMAGE_TOKENS = 765;
@@ -17,12 +17,10 @@ export const FILE_TOKENS = 1000;
 const PER_MESSAGE = 3;
 const PER_NAME = 1;
 const REPLY_PRIMING = 3;
-// Special-token text typed by users is ordinary text for counting purposes; never throw on it.
-const ENCODE_OPTS = { disallowedSpecial: new Set<string>() };
 
 export function countTextTokens(text: string): number {
   if (text.length === 0) return 0;
-  return countTokens(text, ENCODE_OPTS);
+  return countTokens(text);
 }
 
 export function countPartTokens(part: ContentPart): number {

@@ -26,7 +26,8 @@ export interface ChatPlan {
   request: ChatRequest;
   model: string;
   candidates: Candidate[];
-  promptTokens: number;
+  /** Prompt tokens counted with the tokenizer on first use (quota estimate, middle-out). */
+  promptTokens(): number;
   stream: boolean;
   includeUsage: boolean;
   excludeReasoning: boolean;
@@ -82,7 +83,7 @@ export function planChat(req: ChatRequest, principal: KeyPrincipal, deps: PlanDe
     request: req,
     model,
     candidates,
-    promptTokens: countPromptTokens(req),
+    promptTokens: memo(() => countPromptTokens(req)),
     stream: req.stream === true,
     includeUsage: req.usage?.include === true || req.stream_options?.include_usage === true,
     excludeReasoning: req.reasoning?.exclude === true,
@@ -97,7 +98,7 @@ export function planChat(req: ChatRequest, principal: KeyPrincipal, deps: PlanDe
 export function requestFor(plan: ChatPlan, t: RouteTarget): ChatRequest {
   if (!plan.middleOut) return plan.request;
   const reserve = plan.request.max_completion_tokens ?? plan.request.max_tokens ?? 0;
-  if (plan.promptTokens + reserve < t.contextLength) return plan.request;
+  if (plan.promptTokens() + reserve < t.contextLength) return plan.request;
   const r = applyMiddleOut(plan.request.messages, { contextLength: t.contextLength, reserveTokens: reserve });
   if (!r.fits)
     throw new GatewayError(400, `messages: the prompt does not fit ${t.modelId} even after middle-out`, {
@@ -113,12 +114,20 @@ export function reservationMicros(plan: ChatPlan): number {
     const completion =
       plan.request.max_completion_tokens ??
       plan.request.max_tokens ??
-      Math.min(t.maxCompletionTokens ?? 4096, Math.max(1, t.contextLength - plan.promptTokens));
+      Math.min(t.maxCompletionTokens ?? 4096, Math.max(1, t.contextLength - plan.promptTokens()));
     const usd =
-      plan.promptTokens * Number(t.pricing.prompt) +
+      plan.promptTokens() * Number(t.pricing.prompt) +
       completion * Number(t.pricing.completion) +
       Number(t.pricing.request);
     worst = Math.max(worst, usd);
   }
   return Math.ceil(worst * 1e6);
+}
+
+function memo(fn: () => number): () => number {
+  let v: number | undefined;
+  return () => {
+    v ??= fn();
+    return v;
+  };
 }

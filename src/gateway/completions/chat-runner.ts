@@ -58,10 +58,14 @@ export class ChatRunner {
   constructor(private readonly deps: ChatRunnerDeps) {}
 
   reserve(plan: ChatPlan, ctx: ChatContext): Promise<Reservation> {
+    const { key, user } = ctx.principal;
+    const limited = key.quota_limit_micros !== null || user.quota_limit_micros !== null;
     return this.deps.quota.reserve({
-      keyId: ctx.principal.key.id,
-      userId: ctx.principal.user.id,
-      micros: reservationMicros(plan),
+      keyId: key.id,
+      userId: user.id,
+      // Counting the prompt (the tokenizer) is only worth it when a limit needs the estimate.
+      micros: limited ? reservationMicros(plan) : 0,
+      limited,
     });
   }
 

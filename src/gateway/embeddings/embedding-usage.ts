@@ -1,4 +1,4 @@
-import { countTokens } from 'gpt-tokenizer';
+import { countTokens } from '../chat/tokenizer.js';
 import type {
   EmbeddingUsage,
   ResolvedEmbeddingRequest,
@@ -13,14 +13,12 @@ import type {
  */
 export const PIXELS_PER_TOKEN = 560;
 
-const NO_SPECIAL = { disallowedSpecial: new Set<string>() };
-
 /**
  * An estimate: gpt-tokenizer's o200k encoding, not the upstream model's own tokenizer (Voyage,
  * Cohere, Jina each have theirs). Good enough for quota reservation; upstream counts replace it.
  */
 export function estimateTextTokens(text: string): number {
-  return text.length === 0 ? 0 : countTokens(text, NO_SPECIAL);
+  return countTokens(text);
 }
 
 export function imageTokens(pixels: number): number {

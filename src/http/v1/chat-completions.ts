@@ -60,9 +60,13 @@ async function handleChat(
     : completeChat(runner, plan, ctx, reservation, reply);
 }
 
+// Completion ids: a random per-process prefix and a counter, unique without per-request entropy.
+const ID_PREFIX = randomToken(12);
+let idCounter = 0;
+
 function envelope(model: string, provider: string, startedAt: number): Envelope {
   const created = Math.floor(startedAt / 1000);
-  return { id: `gen-${created}-${randomToken(20)}`, created, model, provider };
+  return { id: `gen-${created}-${ID_PREFIX}${(++idCounter).toString(36)}`, created, model, provider };
 }
 
 async function completeChat(

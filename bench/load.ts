@@ -190,3 +190,72 @@ export async function openStreams(
     },
   };
 }
+
+/**
+ * Open-loop load at a steady rate: one request every 1/rate s, whatever the responses do, on a
+ * keep-alive pool. autocannon's `overallRate` instead lets each connection send its per-second
+ * quota back to back and then wait for the next second, i.e. bursts at full speed; this pacing
+ * is what "added latency at 1,000 req/s" means. Latency counts from the scheduled send time, so
+ * a stalled process is charged for the requests it delayed (no coordinated omission).
+ */
+export async function paced(t: Target, rate: number, seconds: number): Promise<LoadResult> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 256 });
+  const body = chatBody(false);
+  const u = new URL(`${t.url}/v1/chat/completions`);
+  const headers = {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(body),
+    ...t.headers,
+  };
+  const times: number[] = [];
+  let errors = 0;
+  let non2xx = 0;
+  const total = Math.round(rate * seconds);
+  const start = process.hrtime.bigint();
+  const interval = 1e9 / rate;
+  let sent = 0;
+  const inflight: Array<Promise<void>> = [];
+  const send = (due: bigint) =>
+    new Promise<void>((resolve) => {
+      const req = httpRequest(
+        { host: u.hostname, port: u.port, path: u.pathname, method: 'POST', agent, headers },
+        (res) => {
+          res.resume();
+          res.on('end', () => {
+            if (res.statusCode === 200) times.push(Number(process.hrtime.bigint() - due) / 1e6);
+            else non2xx++;
+            resolve();
+          });
+        },
+      );
+      req.on('error', () => {
+        errors++;
+        resolve();
+      });
+      req.end(body);
+    });
+  await new Promise<void>((resolve) => {
+    const tick = () => {
+      const now = process.hrtime.bigint();
+      while (sent < total && start + BigInt(Math.round(sent * interval)) <= now) {
+        inflight.push(send(start + BigInt(Math.round(sent * interval))));
+        sent++;
+      }
+      if (sent >= total) resolve();
+      else setImmediate(tick);
+    };
+    tick();
+  });
+  await Promise.all(inflight);
+  agent.destroy();
+  times.sort((a, b) => a - b);
+  const elapsed = Number(process.hrtime.bigint() - start) / 1e9;
+  return {
+    rps: times.length / elapsed,
+    ok: times.length,
+    errors,
+    non2xx,
+    p50: pct(times, 0.5),
+    p99: pct(times, 0.99),
+  };
+}

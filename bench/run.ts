@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { cannon, type LoadResult, openStreams, type Target, ttfb } from './load.js';
+import { cannon, type LoadResult, openStreams, paced, type Target, ttfb } from './load.js';
 import { buildAll, canPin, cpuSeconds, ROOT, rssMb } from './procs.js';
 import { profile } from './profile.js';
 import { soak } from './soak.js';
@@ -166,6 +166,27 @@ async function runScenarios(o: Options, pg: boolean): Promise<Record<string, unk
         `@${o.rate}/s p50 ${up.p50.toFixed(2)}/${b.p50.toFixed(2)}/${g.p50.toFixed(2)} p99 ${up.p99.toFixed(2)}/${b.p99.toFixed(2)}/${g.p99.toFixed(2)} ms (upstream/baseline/gateway)`,
       );
       checkErrors([up, b, g], 'fixed-rate', notes);
+    }
+
+    if (o.scenarios.has('latency')) {
+      // The same rate, paced evenly (see paced() in load.ts): the figure the target is about.
+      const up = await paced(t.upstream, o.rate, o.duration);
+      const b = await paced(t.baseline, o.rate, o.duration);
+      const g = await paced(t.gateway, o.rate, o.duration);
+      figures.paced_p50_ms = fig('ms', b.p50, g.p50, {
+        upstream: up.p50,
+        added_gateway: g.p50 - up.p50,
+        added_baseline: b.p50 - up.p50,
+      });
+      figures.paced_p99_ms = fig('ms', b.p99, g.p99, {
+        upstream: up.p99,
+        added_gateway: g.p99 - up.p99,
+        added_baseline: b.p99 - up.p99,
+      });
+      log(
+        `paced @${o.rate}/s p50 ${up.p50.toFixed(2)}/${b.p50.toFixed(2)}/${g.p50.toFixed(2)} p99 ${up.p99.toFixed(2)}/${b.p99.toFixed(2)}/${g.p99.toFixed(2)} ms`,
+      );
+      checkErrors([up, b, g], 'paced', notes);
     }
 
     if (o.scenarios.has('streaming')) {

@@ -57,3 +57,21 @@ describe('token counting (o200k)', () => {
     });
   });
 });
+
+describe('promptTokenBound', () => {
+  it('is never below the tokenizer count (ASCII, accents, CJK, emoji, tools)', async () => {
+    const { countPromptTokens, promptTokenBound } = await import('./tokens.js');
+    const reqs = [
+      { messages: [{ role: 'user' as const, content: 'Hello, how are you today?' }] },
+      { messages: [{ role: 'system' as const, content: 'Réponds en français, s’il te plaît.' }] },
+      { messages: [{ role: 'user' as const, content: '東京の天気はどうですか？🌤️ 今日は' }] },
+      {
+        messages: [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'x'.repeat(5000) }] }],
+        tools: [
+          { type: 'function' as const, function: { name: 'get_weather', parameters: { type: 'object' } } },
+        ],
+      },
+    ];
+    for (const r of reqs) expect(promptTokenBound(r)).toBeGreaterThanOrEqual(countPromptTokens(r));
+  });
+});

@@ -23,10 +23,13 @@ export function countTextTokens(text: string): number {
   return countTokens(text);
 }
 
-export function countPartTokens(part: ContentPart): number {
+/** Counts the tokens of a text: the tokenizer, or a cheap bound (see promptTokenBound). */
+export type TextCounter = (text: string) => number;
+
+export function countPartTokens(part: ContentPart, count: TextCounter = countTextTokens): number {
   switch (part.type) {
     case 'text':
-      return countTextTokens(part.text);
+      return count(part.text);
     case 'image_url':
       return IMAGE_TOKENS;
     default:
@@ -34,32 +37,48 @@ export function countPartTokens(part: ContentPart): number {
   }
 }
 
-export function countContentTokens(content: ChatMessage['content']): number {
+export function countContentTokens(
+  content: ChatMessage['content'],
+  count: TextCounter = countTextTokens,
+): number {
   if (content == null) return 0;
-  if (typeof content === 'string') return countTextTokens(content);
+  if (typeof content === 'string') return count(content);
   let n = 0;
-  for (const part of content) n += countPartTokens(part);
+  for (const part of content) n += countPartTokens(part, count);
   return n;
 }
 
-export function countMessageTokens(msg: ChatMessage): number {
-  let n = PER_MESSAGE + countTextTokens(msg.role) + countContentTokens(msg.content);
-  if (msg.name) n += PER_NAME + countTextTokens(msg.name);
+export function countMessageTokens(msg: ChatMessage, count: TextCounter = countTextTokens): number {
+  let n = PER_MESSAGE + count(msg.role) + countContentTokens(msg.content, count);
+  if (msg.name) n += PER_NAME + count(msg.name);
   if (msg.tool_calls) {
     for (const call of msg.tool_calls) {
-      n += countTextTokens(call.function.name) + countTextTokens(call.function.arguments ?? '');
+      n += count(call.function?.name ?? '') + count(call.function?.arguments ?? '');
     }
   }
-  if (typeof msg.reasoning === 'string') n += countTextTokens(msg.reasoning);
+  if (typeof msg.reasoning === 'string') n += count(msg.reasoning);
   return n;
 }
 
 /** Tokens of everything the model reads: messages, tool definitions and the reply priming. */
-export function countPromptTokens(req: Pick<ChatRequest, 'messages' | 'tools'>): number {
+export function countPromptTokens(
+  req: Pick<ChatRequest, 'messages' | 'tools'>,
+  count: TextCounter = countTextTokens,
+): number {
   let n = REPLY_PRIMING;
-  for (const msg of req.messages) n += countMessageTokens(msg);
-  if (req.tools && req.tools.length > 0) n += countTextTokens(JSON.stringify(req.tools));
+  for (const msg of req.messages) n += countMessageTokens(msg, count);
+  if (req.tools && req.tools.length > 0) n += count(JSON.stringify(req.tools));
   return n;
+}
+
+/**
+ * An upper bound on the prompt's tokens without the tokenizer: a byte-level BPE token is at
+ * least one UTF-8 byte. Used for quota reservations, where over-holding for the duration of a
+ * call is harmless and settlement charges the real count; it keeps the tokenizer (CPU and
+ * ~70 MB of tables) off the request path.
+ */
+export function promptTokenBound(req: Pick<ChatRequest, 'messages' | 'tools'>): number {
+  return countPromptTokens(req, (text) => Buffer.byteLength(text, 'utf8'));
 }
 
 /** Usage to report when an upstream returned no counts: prompt counted locally, completion from the generated text. */

@@ -1,7 +1,7 @@
 import type { KeyPrincipal } from '../../access/api-keys.js';
 import { modelAllowed } from '../../access/api-keys.js';
 import { applyMiddleOut } from '../chat/middle-out.js';
-import { countPromptTokens } from '../chat/tokens.js';
+import { countPromptTokens, promptTokenBound } from '../chat/tokens.js';
 import type { ChatRequest } from '../chat/types.js';
 import { badRequest, forbidden, GatewayError } from '../errors.js';
 import type { HealthTracker } from '../routing/health.js';
@@ -109,14 +109,18 @@ export function requestFor(plan: ChatPlan, t: RouteTarget): ChatRequest {
 
 /** Worst-case cost of the request over its candidates, in micro-USD, for the quota reservation. */
 export function reservationMicros(plan: ChatPlan): number {
+  const prompt = promptTokenBound(plan.request);
   let worst = 0;
   for (const { target: t } of plan.candidates) {
     const completion =
       plan.request.max_completion_tokens ??
       plan.request.max_tokens ??
-      Math.min(t.maxCompletionTokens ?? 4096, Math.max(1, t.contextLength - plan.promptTokens()));
+      Math.min(
+        t.maxCompletionTokens ?? 4096,
+        Math.max(1, t.contextLength - Math.min(prompt, t.contextLength)),
+      );
     const usd =
-      plan.promptTokens() * Number(t.pricing.prompt) +
+      prompt * Number(t.pricing.prompt) +
       completion * Number(t.pricing.completion) +
       Number(t.pricing.request);
     worst = Math.max(worst, usd);

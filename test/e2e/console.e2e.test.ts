@@ -214,6 +214,33 @@ describe('console in a real browser', () => {
     await screenshot(page, '09-keys');
   });
 
+  it('saves account settings and creates a personal access token that works on /api', async () => {
+    // Through the menu, not a reload: the key created above lives only in this tab.
+    await page.locator('a[href="/account"]').click();
+    await page.getByRole('heading', { name: 'Account' }).waitFor();
+    const select = page.getByLabel('Default model');
+    await select.locator(`option[value="${gw.chatModel}"]`).waitFor({ state: 'attached' });
+    await select.selectOption(gw.chatModel);
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText('Settings saved.').waitFor();
+    await page.getByRole('button', { name: 'New access token' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByLabel('Name (required)').fill('e2e script');
+    await dialog.getByRole('button', { name: 'Create token' }).click();
+    const field = page.getByRole('textbox', { name: 'Access token' });
+    await field.waitFor();
+    const token = await field.inputValue();
+    expect(token).toMatch(/^mgt-/);
+    await screenshot(page, '09b-account');
+    await page.getByRole('button', { name: 'Done' }).click();
+    await page.getByRole('row', { name: /e2e script/ }).waitFor();
+    if (gw.kind !== 'stub') {
+      const self = await fetch(`${gw.url}/api/user/self`, { headers: { authorization: `Bearer ${token}` } });
+      const body = (await self.json()) as { data: { default_model: string } };
+      expect(body.data.default_model).toBe(gw.chatModel);
+    }
+  });
+
   it('streams a playground answer token by token and shows usage and cost', async () => {
     await page.getByRole('link', { name: 'Playground', exact: true }).click();
     // The key created in this tab is offered; the models come from /v1/models with it.

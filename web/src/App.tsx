@@ -13,6 +13,7 @@ const Playground = lazy(() => import('./pages/Playground').then((m) => ({ defaul
 const Keys = lazy(() => import('./pages/Keys').then((m) => ({ default: m.Keys })));
 const Logs = lazy(() => import('./pages/Logs').then((m) => ({ default: m.Logs })));
 const Usage = lazy(() => import('./pages/Usage').then((m) => ({ default: m.Usage })));
+const Account = lazy(() => import('./pages/Account').then((m) => ({ default: m.Account })));
 const AdminApps = lazy(() => import('./pages/admin/AdminApps').then((m) => ({ default: m.AdminApps })));
 const Upstreams = lazy(() => import('./pages/admin/Upstreams').then((m) => ({ default: m.Upstreams })));
 const Models = lazy(() => import('./pages/admin/Models').then((m) => ({ default: m.Models })));
@@ -49,6 +50,7 @@ function route(path: string): ReactNode {
     '/keys': <Keys />,
     '/logs': <Logs />,
     '/usage': <Usage />,
+    '/account': <Account />,
   };
   if (signedIn[path]) return <RequireUser>{signedIn[path]}</RequireUser>;
   const admin: Record<string, ReactNode> = {

@@ -77,10 +77,12 @@ export function Layout({
           <div className="nav-group nav-user">
             {user ? (
               <>
-                <span className="who">
-                  {user.display_name || user.username}{' '}
-                  <span className="badge badge-muted">{roleName(user.role)}</span>
-                </span>
+                <NavLink to="/account">
+                  <span className="who">
+                    {user.display_name || user.username}{' '}
+                    <span className="badge badge-muted">{roleName(user.role)}</span>
+                  </span>
+                </NavLink>
                 <button type="button" className="btn btn-small" onClick={signOut}>
                   Sign out
                 </button>

@@ -1,0 +1,229 @@
+import { useState } from 'react';
+import { api, errorText } from '../api';
+import { useAuth } from '../auth';
+import { type FieldSpec, type FormValues, SpecForm, str } from '../components/SpecForm';
+import { Confirm, CopyButton, Empty, ErrorBox, Modal, Notice, Spinner } from '../components/ui';
+import { formatDate, toUnix } from '../format';
+import { useAsync, useDocumentTitle } from '../hooks';
+import type { ModelEntry } from '../types';
+
+interface AccessToken {
+  id: number;
+  name: string;
+  token_prefix: string;
+  created_time: number;
+  expires_time: number | null;
+  last_used_time: number | null;
+}
+
+const PASSWORD_FIELDS: FieldSpec[] = [
+  {
+    name: 'current_password',
+    label: 'Current password',
+    type: 'password',
+    required: true,
+    autoComplete: 'current-password',
+  },
+  {
+    name: 'password',
+    label: 'New password',
+    type: 'password',
+    required: true,
+    autoComplete: 'new-password',
+    hint: 'At least 8 characters.',
+  },
+];
+
+const TOKEN_FIELDS: FieldSpec[] = [
+  { name: 'name', label: 'Name', required: true, placeholder: 'e.g. deploy script' },
+  { name: 'expires_time', label: 'Expires', type: 'datetime', hint: 'Empty means never.' },
+];
+
+/** The signed-in user's own settings and personal access tokens (for scripts calling /api). */
+export function Account() {
+  useDocumentTitle('Account');
+  const { user, refresh } = useAuth();
+  const models = useAsync(() => api.page<ModelEntry>('/model', { page_size: 100 }), []);
+  const tokens = useAsync(() => api.get<AccessToken[]>('/user/tokens'), []);
+  const [notice, setNotice] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  const [creating, setCreating] = useState(false);
+  const [created, setCreated] = useState<{ name: string; token: string } | null>(null);
+  const [revoking, setRevoking] = useState<AccessToken | null>(null);
+  if (!user) return null;
+
+  const profileFields: FieldSpec[] = [
+    { name: 'display_name', label: 'Display name' },
+    {
+      name: 'default_model',
+      label: 'Default model',
+      type: 'select',
+      hint: 'Used when a request names no model.',
+      options: [
+        ['', 'None (the server default)'],
+        ...(models.data?.items ?? []).map((m): [string, string] => [m.id, `${m.name} (${m.id})`]),
+      ],
+    },
+  ];
+
+  async function saveProfile(v: FormValues) {
+    await api.put('/user/self', { display_name: str(v.display_name), default_model: str(v.default_model) });
+    await refresh();
+    setNotice('Settings saved.');
+  }
+
+  async function changePassword(v: FormValues) {
+    await api.put('/user/self', { current_password: str(v.current_password), password: str(v.password) });
+    setNotice('Password changed.');
+  }
+
+  async function createToken(v: FormValues) {
+    const t = await api.post<AccessToken & { token: string }>('/user/tokens', {
+      name: str(v.name),
+      expires_time: toUnix(str(v.expires_time)),
+    });
+    setCreating(false);
+    setCreated({ name: t.name, token: t.token });
+    tokens.reload();
+  }
+
+  async function revoke() {
+    if (!revoking) return;
+    try {
+      await api.del(`/user/tokens/${revoking.id}`);
+      setNotice(`Revoked token “${revoking.name}”.`);
+      setRevoking(null);
+      tokens.reload();
+    } catch (e) {
+      setError(errorText(e));
+    }
+  }
+
+  return (
+    <>
+      <h1>Account</h1>
+      <Notice>{notice}</Notice>
+      <ErrorBox error={error} />
+      <section className="card account-section" aria-labelledby="profile-h">
+        <h2 id="profile-h">Profile</h2>
+        {models.loading && !models.data ? (
+          <Spinner label="Loading models…" />
+        ) : (
+          <SpecForm
+            key={`${user.id}-${models.data?.items.length ?? 0}`}
+            fields={profileFields}
+            initial={{ display_name: user.display_name ?? '', default_model: user.default_model ?? '' }}
+            submitLabel="Save settings"
+            onSubmit={saveProfile}
+          />
+        )}
+      </section>
+      <section className="card account-section" aria-labelledby="password-h">
+        <h2 id="password-h">Password</h2>
+        <SpecForm
+          fields={PASSWORD_FIELDS}
+          initial={{}}
+          submitLabel="Change password"
+          onSubmit={changePassword}
+        />
+      </section>
+      <section className="card account-section" aria-labelledby="tokens-h">
+        <div className="page-head">
+          <h2 id="tokens-h">Access tokens</h2>
+          <button type="button" className="btn btn-primary" onClick={() => setCreating(true)}>
+            New access token
+          </button>
+        </div>
+        <p className="meta">
+          For scripts that call the management API: send <code>Authorization: Bearer mgt-…</code> to{' '}
+          <code>/api</code>. They act as you; API keys (for <code>/v1</code>) are on the API keys page.
+        </p>
+        {tokens.loading && !tokens.data && <Spinner />}
+        <ErrorBox error={tokens.error} onRetry={tokens.reload} />
+        {tokens.data?.length === 0 && <Empty title="No access tokens">Create one for a script.</Empty>}
+        {!!tokens.data?.length && (
+          <div className="table-wrap">
+            <table className="table">
+              <caption className="sr-only">Your access tokens</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Created</th>
+                  <th scope="col">Expires</th>
+                  <th scope="col">
+                    <span className="sr-only">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {tokens.data.map((t) => (
+                  <tr key={t.id}>
+                    <th scope="row">
+                      {t.name}
+                      <div className="meta mono">{t.token_prefix}…</div>
+                    </th>
+                    <td>{formatDate(t.created_time)}</td>
+                    <td>{t.expires_time ? formatDate(t.expires_time) : 'Never'}</td>
+                    <td className="actions">
+                      <button
+                        type="button"
+                        className="btn btn-small btn-danger"
+                        onClick={() => setRevoking(t)}
+                      >
+                        Revoke
+                      </button>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </section>
+      <Modal title="New access token" open={creating} onClose={() => setCreating(false)}>
+        {creating && (
+          <SpecForm
+            fields={TOKEN_FIELDS}
+            initial={{ name: '', expires_time: '' }}
+            submitLabel="Create token"
+            onSubmit={createToken}
+            onCancel={() => setCreating(false)}
+          />
+        )}
+      </Modal>
+      <Modal title="Your new access token" open={created !== null} onClose={() => setCreated(null)}>
+        {created && (
+          <div className="secret">
+            <p>
+              This is the only time the token <strong>{created.name}</strong> is shown. Copy it now.
+            </p>
+            <label htmlFor="new-token">Access token</label>
+            <div className="secret-row">
+              <input
+                id="new-token"
+                readOnly
+                value={created.token}
+                className="mono"
+                onFocus={(e) => e.currentTarget.select()}
+              />
+              <CopyButton text={created.token} />
+            </div>
+            <div className="form-actions">
+              <button type="button" className="btn btn-primary" onClick={() => setCreated(null)}>
+                Done
+              </button>
+            </div>
+          </div>
+        )}
+      </Modal>
+      <Confirm
+        open={revoking !== null}
+        title="Revoke access token?"
+        message={`Scripts using “${revoking?.name ?? ''}” will be refused at once.`}
+        confirmLabel="Revoke"
+        onConfirm={revoke}
+        onCancel={() => setRevoking(null)}
+      />
+    </>
+  );
+}

@@ -14,6 +14,11 @@ export interface Database {
   close(): Promise<void>;
   /** Connection pool use (PostgreSQL only), for metrics. */
   poolStats?(): { total: number; idle: number; waiting: number };
+  /**
+   * The better-sqlite3 connection behind Kysely (SQLite only), for the few hot statements that
+   * run synchronously outside Kysely (src/store/usage-store.ts). Kysely uses the same one.
+   */
+  readonly sqlite?: SQLite.Database;
 }
 
 // int8 (COUNT, SUM, bigint columns) arrives as a string by default; our values stay far below 2^53.
@@ -43,7 +48,7 @@ export function openDatabase(url: string, opts: { poolSize?: number } = {}): Dat
   conn.pragma('synchronous = NORMAL');
   conn.pragma('foreign_keys = ON');
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(conn) }) });
-  return wrap(db, 'sqlite');
+  return { ...wrap(db, 'sqlite'), sqlite: conn };
 }
 
 function wrap(db: Kysely<DB>, dialect: Dialect): Database {

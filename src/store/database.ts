@@ -4,6 +4,7 @@ import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { DB } from './schema.js';
+import { startCheckpointer } from './sqlite-checkpointer.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -48,7 +49,17 @@ export function openDatabase(url: string, opts: { poolSize?: number } = {}): Dat
   conn.pragma('synchronous = NORMAL');
   conn.pragma('foreign_keys = ON');
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(conn) }) });
-  return { ...wrap(db, 'sqlite'), sqlite: conn };
+  const base = wrap(db, 'sqlite');
+  if (file === ':memory:') return { ...base, sqlite: conn };
+  const checkpointer = startCheckpointer(conn, file);
+  return {
+    ...base,
+    sqlite: conn,
+    async close() {
+      await checkpointer.stop();
+      await base.close();
+    },
+  };
 }
 
 function wrap(db: Kysely<DB>, dialect: Dialect): Database {

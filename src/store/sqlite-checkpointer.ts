@@ -30,6 +30,13 @@ export function startCheckpointer(
 ): { stop(): Promise<void> } {
   const worker = new Worker(WORKER, {
     eval: true,
+    // A few statements every second: the smallest heap V8 allows keeps the thread cheap.
+    resourceLimits: {
+      maxYoungGenerationSizeMb: 1,
+      maxOldGenerationSizeMb: 8,
+      codeRangeSizeMb: 4,
+      stackSizeMb: 1,
+    },
     workerData: { driver: createRequire(import.meta.url).resolve('better-sqlite3'), file, intervalMs },
   });
   worker.unref();

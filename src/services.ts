@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { ApiKeyService } from './access/api-keys.js';
+import { DeferredSettleLedger } from './access/quota/deferred-ledger.js';
 import type { QuotaLedger } from './access/quota/quota-ledger.js';
-import { SpendLedger } from './access/quota/spend-ledger.js';
 import { createRateLimiter } from './access/rate-limit/create-rate-limiter.js';
 import type { RateLimiter } from './access/rate-limit/rate-limiter.js';
 import { UserService } from './access/users.js';
@@ -23,6 +23,7 @@ import { migrateToLatest } from './store/migrate.js';
 import { ModelsRepo } from './store/models-repo.js';
 import { createInvalidationBus, dropCaches, type InvalidationBus } from './store/pubsub.js';
 import { closeRedis, openRedis, type RedisClient } from './store/redis.js';
+import { createUsageStore } from './store/usage-store.js';
 import { UsersRepo } from './store/users-repo.js';
 
 /**
@@ -35,9 +36,15 @@ export interface Services {
   readonly users: UserService;
   readonly apiKeys: ApiKeyService;
   readonly repos: { users: UsersRepo; apiKeys: ApiKeysRepo; credentials: CredentialsRepo; logs: LogsRepo };
-  /** Key and user quotas: reserve before an upstream call, settle after it (in a finally). */
+  /**
+   * Key and user quotas: reserve before an upstream call (on the database at once), settle
+   * after it (in a finally; queued and written with the request logs).
+   */
   readonly quota: QuotaLedger;
-  /** Request logs, buffered and written in batches; flushed by a closer on shutdown. */
+  /**
+   * Request logs and quota settlements, buffered and written together in batches; flushed by a
+   * closer on shutdown. `flush()` writes both now: read `quota_used` after it for exact figures.
+   */
   readonly requestLogs: RequestLogWriter;
   /** Channels and models: `resolve`, `targetsFor`, `costOf` (see src/gateway/registry/index.ts). */
   readonly registry: Registry;
@@ -92,7 +99,7 @@ export async function createServices(config: Config, _log?: FastifyBaseLogger): 
   });
   await registry.start();
   closers.push(() => registry.close());
-  const quota = new SpendLedger(repos.apiKeys, repos.users);
+  const quota = new DeferredSettleLedger(createUsageStore(database), requestLogs);
   const chat = createChatServices(config, registry, quota, requestLogs);
   closers.push(async () => chat.keyProbe.stop());
   const embeddings = createEmbeddingsService({

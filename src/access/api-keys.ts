@@ -81,10 +81,11 @@ export class ApiKeyService {
    * so a disable/delete/expiry on any instance is honoured within a second everywhere.
    */
   async verify(secret: string): Promise<KeyPrincipal> {
-    const hash = hashSecret(secret);
-    let p = this.cache.get(hash);
+    // Keyed by the secret itself: a hit skips the sha256 (it lives in this process only, like
+    // the request that carried it), and only verified keys are cached.
+    let p = this.cache.get(secret);
     if (!p) {
-      const key = await this.keys.byHash(hash);
+      const key = await this.keys.byHash(hashSecret(secret));
       if (!key) throw unauthorized('invalid API key');
       const user = await this.users.byId(key.user_id);
       if (!user) throw unauthorized('invalid API key');
@@ -93,7 +94,7 @@ export class ApiKeyService {
         user,
         allowedModels: key.allowed_models ? (JSON.parse(key.allowed_models) as string[]) : null,
       };
-      this.cache.set(hash, p);
+      this.cache.set(secret, p);
     }
     if (p.user.status !== Status.enabled) throw unauthorized('the owner of this API key is disabled');
     if (p.key.status !== KeyStatus.enabled) throw unauthorized('API key is disabled');

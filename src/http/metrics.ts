@@ -5,6 +5,7 @@ import type { LimitScope } from '../access/limits/request-limits.js';
 import { tapRequestLogs } from '../access/limits/usage-tap.js';
 import type { RequestLogEntry } from '../gateway/usage/request-log-entry.js';
 import type { Services } from '../services.js';
+import { registerEventLoopDelay } from './event-loop-metrics.js';
 
 export interface GatewayMetrics {
   readonly registry: Registry;
@@ -33,6 +34,7 @@ export function registerMetrics(app: FastifyInstance, services: Services): Gatew
   if (!processRegistry) {
     processRegistry = new Registry();
     collectDefaultMetrics({ register: processRegistry });
+    registerEventLoopDelay(processRegistry);
   }
   const registers = [register];
 

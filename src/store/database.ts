@@ -4,6 +4,7 @@ import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { DB } from './schema.js';
+import { startCheckpointer } from './sqlite-checkpointer.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -14,6 +15,11 @@ export interface Database {
   close(): Promise<void>;
   /** Connection pool use (PostgreSQL only), for metrics. */
   poolStats?(): { total: number; idle: number; waiting: number };
+  /**
+   * The better-sqlite3 connection behind Kysely (SQLite only), for the few hot statements that
+   * run synchronously outside Kysely (src/store/usage-store.ts). Kysely uses the same one.
+   */
+  readonly sqlite?: SQLite.Database;
 }
 
 // int8 (COUNT, SUM, bigint columns) arrives as a string by default; our values stay far below 2^53.
@@ -43,7 +49,17 @@ export function openDatabase(url: string, opts: { poolSize?: number } = {}): Dat
   conn.pragma('synchronous = NORMAL');
   conn.pragma('foreign_keys = ON');
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(conn) }) });
-  return wrap(db, 'sqlite');
+  const base = wrap(db, 'sqlite');
+  if (file === ':memory:') return { ...base, sqlite: conn };
+  const checkpointer = startCheckpointer(conn, file);
+  return {
+    ...base,
+    sqlite: conn,
+    async close() {
+      await checkpointer.stop();
+      await base.close();
+    },
+  };
 }
 
 function wrap(db: Kysely<DB>, dialect: Dialect): Database {

@@ -1,6 +1,7 @@
 import { type Insertable, type RawBuilder, type Selectable, sql } from 'kysely';
 import type { Database } from './database.js';
 import type { RequestLogsTable } from './schema.js';
+import { createUsageStore, type SpendDeltas, type UsageStore } from './usage-store.js';
 
 export type RequestLogRow = Selectable<RequestLogsTable>;
 export type NewRequestLogRow = Insertable<RequestLogsTable>;
@@ -27,20 +28,19 @@ export interface StatsRow {
   cost_micros: number;
 }
 
-// 17 columns per row: stay far below SQLite's and PostgreSQL's bound-parameter limits.
-const ROWS_PER_INSERT = 500;
-
 /** Request logs: batched inserts from RequestLogWriter, filtered reads for /api/log. */
 export class LogsRepo {
+  private store: UsageStore | undefined;
+
   constructor(private readonly d: Database) {}
 
-  /** One multi-row INSERT per 500 rows. */
-  async insertMany(rows: NewRequestLogRow[]): Promise<void> {
-    for (let i = 0; i < rows.length; i += ROWS_PER_INSERT)
-      await this.d.db
-        .insertInto('request_logs')
-        .values(rows.slice(i, i + ROWS_PER_INSERT))
-        .execute();
+  /**
+   * Writes `rows`, and the spend settled for them when given, in one transaction: a crash
+   * loses both or neither, so settled spend always equals the sum of logged costs.
+   */
+  insertMany(rows: NewRequestLogRow[], spend?: SpendDeltas): Promise<void> {
+    this.store ??= createUsageStore(this.d);
+    return this.store.write(rows, spend);
   }
 
   async list(

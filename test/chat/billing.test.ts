@@ -102,6 +102,8 @@ describe('quota under 200 concurrent requests', () => {
     expect(refused.length).toBeGreaterThan(0);
     for (const r of refused) expect(r.body.error.code).toBe(402);
 
+    // Settlements are written with the request logs: flush before reading the spend.
+    await c.gw.services.requestLogs.flush();
     const after = (await c.gw.call('GET', '/api/key', { cookie: c.cookie })).body.data[0];
     // One reservation: ~56 prompt tokens + 1000 completion tokens at the model's prices.
     const oneReservation = 60 * 0.000001 + 1000 * 0.000002;

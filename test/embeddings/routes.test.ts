@@ -465,10 +465,11 @@ describe('usage accounting', () => {
       inputs: [{ content: [{ type: 'image_url', imageUrl: imageUrl('/c.jpg') }] }],
     });
     await voyage(acct.key).embed({ model: OPENAI, input: ['a', 'b'] });
+    // Settlements are written with the request logs: flush before reading the spend.
+    await gw.services.requestLogs.flush();
     const row = await gw.services.repos.apiKeys.byId(acct.id);
     // 800x600 image = 858 tokens and 8 upstream-reported tokens, at 1 micro-USD per token.
     expect(row!.quota_used_micros).toBe(tokensOf(800 * 600) + 8);
-    await gw.services.requestLogs.flush();
     const { rows } = await gw.services.repos.logs.list({ keyId: acct.id }, 0, 10);
     expect(
       rows.map((r) => [r.endpoint, r.model, r.status, r.prompt_tokens, r.cost_micros, r.provider]).sort(),

@@ -36,6 +36,8 @@ async function account(userLimit: number | null, keyLimit: number | null) {
   return { userId: u.body.data.id as number, keyId: k.body.data.id as number };
 }
 
+/** Settlements are written with the request logs in batches: write them before reading spend. */
+const flushed = () => Promise.all([gw.services.requestLogs.flush(), gw2.services.requestLogs.flush()]);
 const keyUsed = async (id: number) => (await gw.services.repos.apiKeys.byId(id))!.quota_used_micros;
 const userUsed = async (id: number) => (await gw.services.repos.users.byId(id))!.quota_used_micros;
 
@@ -102,6 +104,7 @@ describe('quota ledger on the database', () => {
       expect((e as GatewayError).status).toBe(402);
     }
     expect(maxSeen).toBeLessThanOrEqual(limit + maxReserve);
+    await flushed();
     expect(await keyUsed(keyId)).toBe(settledSum);
     expect(await userUsed(userId)).toBe(settledSum);
   });
@@ -113,6 +116,7 @@ describe('quota ledger on the database', () => {
     expect(await keyUsed(keyId)).toBe(800);
     expect(await userUsed(userId)).toBe(800);
     await gw.services.quota.release(r);
+    await flushed();
     expect(await keyUsed(keyId)).toBe(0);
     expect(await userUsed(userId)).toBe(0);
   });
@@ -122,6 +126,7 @@ describe('quota ledger on the database', () => {
     const r = await gw.services.quota.reserve({ keyId, userId, micros: 900 });
     await gw.services.quota.settle(r, 1_250);
     await gw.services.quota.settle(r, 5_000); // a second settle is ignored
+    await flushed();
     expect(await keyUsed(keyId)).toBe(1_250);
     const k = await gw.call('GET', `/api/key/${keyId}`, { cookie: root });
     expect(k.body.data.status).toBe(4);
@@ -136,10 +141,26 @@ describe('quota ledger on the database', () => {
     await expect402(gw.services.quota.reserve({ keyId, userId, micros: 0 }), 'key');
   });
 
+  it('a refusal while a refund for the row is queued writes the queue and asks again', async () => {
+    const { userId, keyId } = await account(null, 0.001);
+    const r = await gw.services.quota.reserve({ keyId, userId, micros: 1_000 });
+    await gw.services.quota.settle(r, 100); // 900 back, queued with the request logs
+    expect(gw.services.requestLogs.owes('key', keyId)).toBe(true);
+    const again = await gw.services.quota.reserve({ keyId, userId, micros: 900 });
+    expect(gw.services.requestLogs.owes('key', keyId)).toBe(false);
+    expect(await keyUsed(keyId)).toBe(1_000);
+    await expect402(gw.services.quota.reserve({ keyId, userId, micros: 1 }), 'key');
+    await gw.services.quota.release(again);
+    await flushed();
+    expect(await keyUsed(keyId)).toBe(100);
+    expect(await userUsed(userId)).toBe(100);
+  });
+
   it('spend survives a restart of every instance', async () => {
     const { userId, keyId } = await account(null, null);
     const r = await gw2.services.quota.reserve({ keyId, userId, micros: 500 });
     await gw2.services.quota.settle(r, 432);
+    await flushed();
     const gw3 = await startTestGateway({}, { databaseUrl: gw.databaseUrl, redis: false });
     try {
       expect((await gw3.services.repos.apiKeys.byId(keyId))!.quota_used_micros).toBe(432);

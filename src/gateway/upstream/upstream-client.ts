@@ -143,9 +143,13 @@ export class UpstreamClient {
       body,
       async text() {
         if (consumed) throw new Error('upstream body already consumed');
-        const chunks: Uint8Array[] = [];
-        for await (const c of body) chunks.push(c);
-        return Buffer.concat(chunks).toString('utf8');
+        consumed = true;
+        // undici's own reader: no async generator turn per chunk, no Buffer.concat.
+        try {
+          return await raw.text();
+        } catch (err) {
+          throw mapNetworkError(err, signal);
+        }
       },
       async dump() {
         if (consumed) return;

@@ -1,9 +1,19 @@
 import type { NewRequestLogRow } from '../../store/logs-repo.js';
+import type { SpendDeltas, SpendScope } from '../../store/usage-store.js';
 import { type RequestLogEntry, toLogRow } from './request-log-entry.js';
 
-/** Where batches go: LogsRepo, one multi-row INSERT per batch. */
+/** Where batches go: LogsRepo, rows and the spend settled with them in one transaction. */
 export interface RequestLogSink {
-  insertMany(rows: NewRequestLogRow[]): Promise<void>;
+  insertMany(rows: NewRequestLogRow[], spend?: SpendDeltas): Promise<void>;
+}
+
+/** A settled quota delta waiting to be written, in order with the log rows around it. */
+class Settlement {
+  constructor(
+    readonly keyId: number | null,
+    readonly userId: number,
+    readonly delta: number,
+  ) {}
 }
 
 export interface RequestLogWriterOptions {
@@ -21,13 +31,20 @@ export interface RequestLogWriterOptions {
 }
 
 /**
- * Request logs, written off the request path: `record` only pushes to a buffer; batches are
- * inserted every `flushMs` or as soon as `batch` entries wait. A failing insert keeps its rows
- * and retries with exponential backoff; the buffer is bounded so a long outage costs memory
- * only up to `maxBuffered` entries (with a warning naming how many were dropped).
+ * Request logs and quota settlements, written off the request path: `record` and `settle` only
+ * push to one ordered buffer; batches are written every `flushMs` or as soon as `batch` entries
+ * wait, each batch (its rows and the settlements queued among them) in one transaction, so the
+ * settled spend equals the sum of logged costs at every commit (a request settles, then logs).
+ * Settlements commute, so summing them per row loses nothing. A failing write keeps its items
+ * and retries with exponential backoff; the log rows are bounded so a long outage costs memory
+ * only up to `maxBuffered` entries (with a warning naming how many were dropped). Settlements
+ * are never dropped: they are owed money, a few bytes each.
  */
 export class RequestLogWriter {
-  private buffer: NewRequestLogRow[] = [];
+  private buffer: Array<NewRequestLogRow | Settlement> = [];
+  private rows = 0;
+  /** Unwritten settlement totals per row, so a refused reservation can tell if credit waits. */
+  private readonly owed = { key: new Map<number, number>(), user: new Map<number, number>() };
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private failures = 0;
@@ -49,24 +66,46 @@ export class RequestLogWriter {
     };
   }
 
-  /** Entries waiting to be written (including a batch being inserted). */
+  /** Log entries waiting to be written (including a batch being inserted). */
   get pending(): number {
-    return this.buffer.length;
+    return this.rows;
   }
 
   /** Never blocks and never throws: the request is already answered. */
   record(entry: RequestLogEntry): void {
-    if (this.buffer.length >= this.maxBuffered) {
+    if (this.rows >= this.maxBuffered) {
       if (this.dropped++ === 0)
         this.log.warn(
-          { buffered: this.buffer.length, max: this.maxBuffered },
+          { buffered: this.rows, max: this.maxBuffered },
           'request log buffer full (database failing?): dropping new request logs until it drains',
         );
       return;
     }
     this.buffer.push(toLogRow(entry, Math.floor(Date.now() / 1000)));
+    this.rows++;
+    this.queued();
+  }
+
+  /**
+   * Queues `delta` micro-USD for the key (when not null) and the user, written with the next
+   * batch. Only for unconditional moves (settlements): a limit check must not wait.
+   */
+  settle(keyId: number | null, userId: number, delta: number): void {
+    if (delta === 0) return;
+    this.buffer.push(new Settlement(keyId, userId, delta));
+    if (keyId !== null) bump(this.owed.key, keyId, delta);
+    bump(this.owed.user, userId, delta);
+    this.queued();
+  }
+
+  /** Whether settled credit (a net refund) for this row waits to be written. */
+  owes(scope: SpendScope, id: number): boolean {
+    return (this.owed[scope].get(id) ?? 0) < 0;
+  }
+
+  private queued(): void {
     if (this.closed) return void this.flush().catch(() => {});
-    if (this.buffer.length >= this.opts.batch && this.failures === 0) this.kick(0);
+    if (this.rows >= this.opts.batch && this.failures === 0) this.kick(0);
     else this.kick(this.opts.flushMs);
   }
 
@@ -89,7 +128,11 @@ export class RequestLogWriter {
         await this.flush();
       } catch (err) {
         if (i >= attempts) {
-          this.log.error({ err, lost: this.buffer.length }, 'request logs could not be written on shutdown');
+          const lostSpend = this.buffer.filter((x) => x instanceof Settlement);
+          this.log.error(
+            { err, lost: this.rows, lost_settlements: lostSpend.length, lost_spend: spendOf(lostSpend) },
+            'request logs could not be written on shutdown',
+          );
           return;
         }
         await sleep(Math.min(this.maxBackoffMs, this.opts.flushMs * 2 ** i));
@@ -110,9 +153,21 @@ export class RequestLogWriter {
 
   private async drain(): Promise<void> {
     while (this.buffer.length > 0) {
-      const rows = this.buffer.slice(0, this.opts.batch);
+      // Up to `batch` rows and the settlements queued before the next row.
+      const rows: NewRequestLogRow[] = [];
+      let spend: SpendDeltas | undefined;
+      let n = 0;
+      for (; n < this.buffer.length; n++) {
+        const item = this.buffer[n]!;
+        if (item instanceof Settlement) {
+          spend ??= { keys: new Map(), users: new Map() };
+          if (item.keyId !== null) bump(spend.keys, item.keyId, item.delta);
+          bump(spend.users, item.userId, item.delta);
+        } else if (rows.length < this.opts.batch) rows.push(item);
+        else break;
+      }
       try {
-        await this.sink.insertMany(rows);
+        await this.sink.insertMany(rows, spend);
       } catch (err) {
         this.failures++;
         const wait = Math.min(this.maxBackoffMs, this.opts.flushMs * 2 ** this.failures);
@@ -124,11 +179,18 @@ export class RequestLogWriter {
         throw err;
       }
       // Only the writer removes from the front, and one drain runs at a time.
-      this.buffer.splice(0, rows.length);
+      this.buffer.splice(0, n);
+      this.rows -= rows.length;
+      if (spend) {
+        for (const [id, d] of spend.keys) bump(this.owed.key, id, -d);
+        for (const [id, d] of spend.users) bump(this.owed.user, id, -d);
+      }
       if (this.failures > 0 || this.dropped > 0)
         this.log.warn({ dropped: this.dropped }, 'request log writes recovered');
       this.failures = 0;
       this.dropped = 0;
+      // A long backlog is written a batch per event-loop turn, so requests run in between.
+      if (this.buffer.length > 0) await new Promise((r) => setImmediate(r));
     }
   }
 
@@ -143,3 +205,11 @@ export class RequestLogWriter {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function bump(m: Map<number, number>, id: number, d: number): void {
+  const v = (m.get(id) ?? 0) + d;
+  if (v === 0) m.delete(id);
+  else m.set(id, v);
+}
+
+const spendOf = (s: Settlement[]) => s.reduce((sum, x) => sum + x.delta, 0);

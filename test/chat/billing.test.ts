@@ -109,7 +109,11 @@ describe('quota under 200 concurrent requests', () => {
     const oneReservation = 60 * 0.000001 + 1000 * 0.000002;
     expect(after.quota_used).toBeLessThanOrEqual(LIMIT_USD + oneReservation);
     const logs = (await requestLogs(c)).slice(0, -logsBefore.length || undefined);
-    expect(logs).toHaveLength(served);
+    // Every request leaves one record: the served ones and the refused ones (402, no cost).
+    expect(logs).toHaveLength(200);
+    expect(logs.filter((l) => l.status === 200)).toHaveLength(served);
+    expect(logs.filter((l) => l.status === 402)).toHaveLength(refused.length);
+    for (const l of logs.filter((l) => l.status === 402)) expect(l.cost).toBe(0);
     const logged = logs.reduce((s, l) => s + Math.round(l.cost * 1e6), 0);
     expect(Math.round((after.quota_used - before) * 1e6)).toBe(logged);
     expect(logged).toBe(served * (50 * 1 + 40 * 2));

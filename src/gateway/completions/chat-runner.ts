@@ -145,6 +145,21 @@ export class ChatRunner {
    * Settles the reservation on what was actually used and records the request. Usage the
    * upstream did not report is counted locally from the prompt and the generated text.
    */
+  /** A request refused before any upstream call (quota exhausted) still leaves a log record. */
+  recordRefusal(plan: ChatPlan, ctx: ChatContext, err: unknown): void {
+    this.deps.logs.record({
+      request_id: ctx.requestId,
+      user_id: ctx.principal.user.id,
+      key_id: ctx.principal.key.id,
+      endpoint: 'chat.completions',
+      model: plan.model,
+      latency_ms: Date.now() - ctx.startedAt,
+      status: err instanceof GatewayError ? err.status : 500,
+      error_kind: err instanceof GatewayError ? err.type : 'internal',
+      stream: plan.stream,
+    });
+  }
+
   async finish(
     plan: ChatPlan,
     ctx: ChatContext,

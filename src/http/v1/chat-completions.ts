@@ -54,7 +54,13 @@ async function handleChat(
     signal: abort.signal,
     startedAt: Date.now(),
   };
-  const reservation = await runner.reserve(plan, ctx);
+  let reservation: Reservation;
+  try {
+    reservation = await runner.reserve(plan, ctx);
+  } catch (err) {
+    runner.recordRefusal(plan, ctx, err);
+    throw err;
+  }
   return plan.stream
     ? streamChat(services, runner, plan, ctx, reservation, reply)
     : completeChat(runner, plan, ctx, reservation, reply);

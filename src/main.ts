@@ -56,10 +56,10 @@ export async function startGateway(
   return { app, services, url, stop };
 }
 
-export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+export async function serve(): Promise<void> {
   let config: Config;
   try {
-    config = loadConfig(env);
+    config = loadConfig();
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`${err.message}\n`);

@@ -1,7 +1,6 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Database } from './database.js';
 import type { ApiKeysTable } from './schema.js';
-import { addSpend } from './spend.js';
 
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 
@@ -46,10 +45,5 @@ export class ApiKeysRepo {
       q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
     ]);
     return { rows, total: Number(total.n) };
-  }
-
-  /** Atomic conditional spend update; see store/spend.ts. */
-  addSpend(id: number, delta: number, enforceLimit: boolean): Promise<boolean> {
-    return addSpend(this.d, 'api_keys', id, delta, enforceLimit);
   }
 }

@@ -1,7 +1,6 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Database } from './database.js';
 import type { UsersTable } from './schema.js';
-import { addSpend } from './spend.js';
 
 export type UserRow = Selectable<UsersTable>;
 
@@ -56,10 +55,5 @@ export class UsersRepo {
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .executeTakeFirstOrThrow();
     return Number(r.n);
-  }
-
-  /** Atomic conditional spend update; see store/spend.ts. */
-  addSpend(id: number, delta: number, enforceLimit: boolean): Promise<boolean> {
-    return addSpend(this.d, 'users', id, delta, enforceLimit);
   }
 }

@@ -43,7 +43,7 @@ export interface QuotaLedger {
 /**
  * One spend counter per scope (API keys, users). `addSpend` must be atomic: with `enforceLimit`
  * it adds only if `used + delta <= limit` (or there is no limit) and reports whether it did.
- * ApiKeysRepo and UsersRepo implement it with one conditional UPDATE.
+ * MemorySpendCounter implements it; on the database the reservation is UsageStore's one step.
  */
 export interface SpendCounter {
   addSpend(id: number, delta: number, enforceLimit: boolean): Promise<boolean>;

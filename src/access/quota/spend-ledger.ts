@@ -8,10 +8,9 @@ interface HeldReservation extends Reservation {
 const RETRIES = 3;
 
 /**
- * The quota ledger over two atomic counters (keys, users). On the database (ApiKeysRepo,
- * UsersRepo) it is correct across any number of instances: each step is one conditional
- * UPDATE of one row, so concurrent reservations can never overspend. With MemorySpendCounter
- * it is the single-process in-memory version.
+ * The in-memory quota ledger (one process, with MemorySpendCounter): settles at once over two
+ * atomic counters (keys, users). The gateway itself uses DeferredSettleLedger on the database;
+ * this version keeps the QuotaLedger contract testable without storage.
  */
 export class SpendLedger implements QuotaLedger {
   constructor(

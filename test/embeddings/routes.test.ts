@@ -287,6 +287,11 @@ describe('voyageai SDK embed and openai SDK embeddings.create', () => {
       );
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
     expect((err as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({ param: 'input' });
+    // The failed request's log keeps the attempt trail.
+    await gw.services.requestLogs.flush();
+    const logs = await gw.call('GET', '/api/log?status=400&page_size=100', { cookie });
+    const failed = logs.body.data.find((l: { error_kind: string }) => l.error_kind === 'context_length');
+    expect(failed.attempts).toEqual([expect.objectContaining({ ok: false, error_kind: 'context_length' })]);
   });
 });
 

@@ -4,14 +4,14 @@ import type { ChatAdapter, UpstreamTarget } from '../../providers/types.js';
 import { omitReasoningFromEvent, omitReasoningFromResult } from '../chat/reasoning.js';
 import { estimateUsage } from '../chat/tokens.js';
 import type { ChatResult, ChatStreamEvent, ChatUsage } from '../chat/types.js';
-import { GatewayError, UpstreamError } from '../errors.js';
+import { GatewayError } from '../errors.js';
 import { costOf, costUsd } from '../registry/cost.js';
 import { type Executed, executeRoute } from '../routing/execute.js';
 import type { HealthTracker } from '../routing/health.js';
 import type { AttemptRecord, Candidate, RouteTarget } from '../routing/types.js';
 import { completeChat, openChatStream } from '../upstream/call-chat.js';
 import type { UpstreamTimeouts } from '../upstream/upstream-client.js';
-import type { RequestLogEntry } from '../usage/request-log-entry.js';
+import { errorKindOf, lastProvider, type RequestLogEntry } from '../usage/request-log-entry.js';
 import { type ChatPlan, requestFor, reservationMicros } from './chat-plan.js';
 
 export interface ChatRunnerDeps {
@@ -155,7 +155,7 @@ export class ChatRunner {
       model: plan.model,
       latency_ms: Date.now() - ctx.startedAt,
       status: err instanceof GatewayError ? err.status : 500,
-      error_kind: err instanceof GatewayError ? err.type : 'internal',
+      error_kind: errorKindOf(err, false),
       stream: plan.stream,
     });
   }
@@ -203,22 +203,11 @@ export class ChatRunner {
         latency_ms: Date.now() - ctx.startedAt,
         ttft_ms: o.ttftMs ?? null,
         status: o.status,
-        error_kind:
-          err instanceof UpstreamError
-            ? err.kind
-            : err instanceof GatewayError
-              ? err.type
-              : err
-                ? 'aborted'
-                : null,
+        error_kind: errorKindOf(err, ctx.signal.aborted),
         stream: plan.stream,
         attempts: o.served?.attempts ?? o.attempts ?? null,
       });
     }
     return { usage, costMicros: micros, costUsd: model && u ? costUsd(model, u) : 0 };
   }
-}
-
-function lastProvider(attempts: AttemptRecord[] | undefined): string {
-  return attempts && attempts.length > 0 ? attempts[attempts.length - 1]!.provider : '';
 }

@@ -8,12 +8,12 @@ import { createSafeFetcher, type SafeFetcher } from '../images/safe-fetch.js';
 import type { ModelInfo, Pricing, Registry } from '../registry/index.js';
 import { costOf } from '../registry/index.js';
 import { defaultUpstreamName, isEmbeddingModel } from '../registry/model-info.js';
-import { executeRoute } from '../routing/execute.js';
+import { attemptsOf, executeRoute } from '../routing/execute.js';
 import type { HealthTracker } from '../routing/health.js';
 import { planRoute } from '../routing/plan.js';
 import type { AttemptRecord, Candidate } from '../routing/types.js';
 import { sharedUpstreamClient, type UpstreamTimeouts } from '../upstream/upstream-client.js';
-import type { RequestLogEntry } from '../usage/request-log-entry.js';
+import { errorKindOf, lastProvider, type RequestLogEntry } from '../usage/request-log-entry.js';
 import { type EmbeddingSend, embedWithAdapter } from './embed-with-adapter.js';
 import type { EmbeddingTarget } from './embedding-adapter.js';
 import {
@@ -108,7 +108,7 @@ export class EmbeddingsService {
           }),
         { health: this.deps.health, ...this.deps.retry, signal: ctx.signal },
       ).catch((err: unknown) => {
-        log.attempts = (err as { attempts?: AttemptRecord[] })?.attempts;
+        log.attempts = attemptsOf(err);
         throw err;
       });
       const latencyMs = Date.now() - ex.startedAt;
@@ -181,16 +181,7 @@ export class EmbeddingsService {
       cost_micros: s.micros ?? 0,
       latency_ms: Date.now() - ctx.startedAt,
       status: s.status,
-      error_kind:
-        err instanceof UpstreamError
-          ? err.kind
-          : err instanceof GatewayError
-            ? err.type
-            : err
-              ? ctx.signal.aborted
-                ? 'aborted'
-                : 'internal'
-              : null,
+      error_kind: errorKindOf(err, ctx.signal.aborted),
       stream: false,
       attempts: s.attempts ?? null,
     });
@@ -251,10 +242,6 @@ function clientError(err: unknown, endpoint: EmbeddingEndpoint): unknown {
       metadata: { upstream_kind: err.kind, upstream_status: err.upstreamStatus ?? null },
     });
   return upstreamToGateway(err);
-}
-
-function lastProvider(attempts: AttemptRecord[] | undefined): string {
-  return attempts && attempts.length > 0 ? attempts[attempts.length - 1]!.provider : '';
 }
 
 /** Builds the embeddings pipeline with one shared image fetcher; `close` releases its sockets. */

@@ -1,4 +1,6 @@
 import type { NewRequestLogRow } from '../../store/logs-repo.js';
+import { GatewayError, UpstreamError } from '../errors.js';
+import type { AttemptRecord } from '../routing/types.js';
 
 /** One finished request, as the chat and embeddings routes report it. Columns of `request_logs`. */
 export interface RequestLogEntry {
@@ -48,4 +50,17 @@ export function toLogRow(e: RequestLogEntry, now: number): NewRequestLogRow {
     stream: e.stream ? 1 : 0,
     attempts: e.attempts ? JSON.stringify(e.attempts) : null,
   };
+}
+
+/** The `error_kind` of a failed request: the upstream's classified kind, our error type, or why it stopped. */
+export function errorKindOf(err: unknown, aborted: boolean): string | null {
+  if (err === undefined || err === null) return null;
+  if (err instanceof UpstreamError) return err.kind;
+  if (err instanceof GatewayError) return err.type;
+  return aborted ? 'aborted' : 'internal';
+}
+
+/** The upstream tried last, for a request that no upstream served. */
+export function lastProvider(attempts: AttemptRecord[] | undefined): string {
+  return attempts && attempts.length > 0 ? attempts[attempts.length - 1]!.provider : '';
 }

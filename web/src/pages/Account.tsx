@@ -1,8 +1,9 @@
 import { useState } from 'react';
 import { api, errorText } from '../api';
 import { useAuth } from '../auth';
+import { SecretDialog } from '../components/SecretDialog';
 import { type FieldSpec, type FormValues, SpecForm, str } from '../components/SpecForm';
-import { Confirm, CopyButton, Empty, ErrorBox, Modal, Notice, Spinner } from '../components/ui';
+import { Confirm, Empty, ErrorBox, Modal, Notice, Spinner } from '../components/ui';
 import { formatDate, toUnix } from '../format';
 import { useAsync, useDocumentTitle } from '../hooks';
 import type { ModelEntry } from '../types';
@@ -191,31 +192,12 @@ export function Account() {
           />
         )}
       </Modal>
-      <Modal title="Your new access token" open={created !== null} onClose={() => setCreated(null)}>
-        {created && (
-          <div className="secret">
-            <p>
-              This is the only time the token <strong>{created.name}</strong> is shown. Copy it now.
-            </p>
-            <label htmlFor="new-token">Access token</label>
-            <div className="secret-row">
-              <input
-                id="new-token"
-                readOnly
-                value={created.token}
-                className="mono"
-                onFocus={(e) => e.currentTarget.select()}
-              />
-              <CopyButton text={created.token} />
-            </div>
-            <div className="form-actions">
-              <button type="button" className="btn btn-primary" onClick={() => setCreated(null)}>
-                Done
-              </button>
-            </div>
-          </div>
-        )}
-      </Modal>
+      <SecretDialog
+        title="Your new access token"
+        label="Access token"
+        secret={created && { name: created.name, value: created.token }}
+        onClose={() => setCreated(null)}
+      />
       <Confirm
         open={revoking !== null}
         title="Revoke access token?"

@@ -1,17 +1,8 @@
 import { useState } from 'react';
 import { api, errorText } from '../api';
+import { SecretDialog } from '../components/SecretDialog';
 import { type FieldSpec, type FormValues, numOrNull, SpecForm, str } from '../components/SpecForm';
-import {
-  Confirm,
-  CopyButton,
-  Empty,
-  ErrorBox,
-  Modal,
-  Notice,
-  Pager,
-  Spinner,
-  StatusBadge,
-} from '../components/ui';
+import { Confirm, Empty, ErrorBox, Modal, Notice, Pager, Spinner, StatusBadge } from '../components/ui';
 import { formatDate, formatNumber, formatUsd, splitList, toLocalInput, toUnix } from '../format';
 import { useAsync, useDocumentTitle } from '../hooks';
 import { rememberKey } from '../keystore';
@@ -225,35 +216,16 @@ export function Keys() {
           />
         )}
       </Modal>
-      <Modal title="Your new API key" open={created !== null} onClose={() => setCreated(null)}>
-        {created && (
-          <div className="secret">
-            <p>
-              This is the only time the key <strong>{created.name}</strong> is shown. Copy it now and keep it
-              somewhere safe.
-            </p>
-            <label htmlFor="new-secret">Secret key</label>
-            <div className="secret-row">
-              <input
-                id="new-secret"
-                readOnly
-                value={created.key}
-                className="mono"
-                onFocus={(e) => e.currentTarget.select()}
-              />
-              <CopyButton text={created.key} />
-            </div>
-            <div className="form-actions">
-              <Link to="/playground" className="btn" onClick={() => setCreated(null)}>
-                Try it in the playground
-              </Link>
-              <button type="button" className="btn btn-primary" onClick={() => setCreated(null)}>
-                Done
-              </button>
-            </div>
-          </div>
-        )}
-      </Modal>
+      <SecretDialog
+        title="Your new API key"
+        label="Secret key"
+        secret={created && { name: created.name, value: created.key }}
+        onClose={() => setCreated(null)}
+      >
+        <Link to="/playground" className="btn" onClick={() => setCreated(null)}>
+          Try it in the playground
+        </Link>
+      </SecretDialog>
       <Confirm
         open={deleting !== null}
         title="Delete API key?"

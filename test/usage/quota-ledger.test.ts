@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DeferredSettleLedger } from '../../src/access/quota/deferred-ledger.js';
 import { MemorySpendCounter } from '../../src/access/quota/memory-spend-counter.js';
 import type { QuotaLedger } from '../../src/access/quota/quota-ledger.js';
 import { SpendLedger } from '../../src/access/quota/spend-ledger.js';
 import { GatewayError } from '../../src/gateway/errors.js';
+import { createUsageStore } from '../../src/store/usage-store.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 let gw: TestGateway;
@@ -141,19 +143,61 @@ describe('quota ledger on the database', () => {
     await expect402(gw.services.quota.reserve({ keyId, userId, micros: 0 }), 'key');
   });
 
-  it('a refusal while a refund for the row is queued writes the queue and asks again', async () => {
+  it('a refund becomes credit the next reservation takes without the database', async () => {
     const { userId, keyId } = await account(null, 0.001);
     const r = await gw.services.quota.reserve({ keyId, userId, micros: 1_000 });
-    await gw.services.quota.settle(r, 100); // 900 back, queued with the request logs
-    expect(gw.services.requestLogs.owes('key', keyId)).toBe(true);
-    const again = await gw.services.quota.reserve({ keyId, userId, micros: 900 });
+    await gw.services.quota.settle(r, 100); // 900 back: still counted on the row, as credit
     expect(gw.services.requestLogs.owes('key', keyId)).toBe(false);
+    expect(await keyUsed(keyId)).toBe(1_000);
+    const again = await gw.services.quota.reserve({ keyId, userId, micros: 900 });
     expect(await keyUsed(keyId)).toBe(1_000);
     await expect402(gw.services.quota.reserve({ keyId, userId, micros: 1 }), 'key');
     await gw.services.quota.release(again);
     await flushed();
     expect(await keyUsed(keyId)).toBe(100);
     expect(await userUsed(userId)).toBe(100);
+  });
+
+  it('a refusal gives back the credit this instance holds on the row, writes it, and asks again', async () => {
+    const { userId, keyId } = await account(null, 0.001);
+    const r = await gw.services.quota.reserve({ keyId, userId, micros: 600 });
+    await gw.services.quota.settle(r, 100); // 500 credit, the row reads 600
+    const big = await gw.services.quota.reserve({ keyId, userId, micros: 700 });
+    // 100 spent + 700 held: the credit was written back before the exact question.
+    expect(await keyUsed(keyId)).toBe(800);
+    await gw.services.quota.settle(big, 700);
+    await flushed();
+    expect(await keyUsed(keyId)).toBe(800);
+    expect(await userUsed(userId)).toBe(800);
+  });
+
+  it('a busy key leases ahead: few database reservations, the row never past its limit, exact after a write', async () => {
+    const { userId, keyId } = await account(null, 1); // 1_000_000 micros
+    let asked = 0;
+    const store = createUsageStore(gw.services.database);
+    const counting = {
+      reserve: (k: number | null, u: number, m: number) => {
+        asked++;
+        return store.reserve(k, u, m);
+      },
+    };
+    const ledger = new DeferredSettleLedger(counting, gw.services.requestLogs);
+    let spent = 0;
+    let maxSeen = 0;
+    for (let i = 0; i < 100; i++) {
+      const r = await ledger.reserve({ keyId, userId, micros: 5_000 });
+      maxSeen = Math.max(maxSeen, await keyUsed(keyId));
+      const actual = 1_000 + i;
+      spent += actual;
+      await ledger.settle(r, actual);
+    }
+    expect(asked).toBeLessThan(10);
+    expect(maxSeen).toBeLessThanOrEqual(1_000_000);
+    expect(ledger.credit).toBeGreaterThan(0);
+    await flushed();
+    expect(ledger.credit).toBe(0);
+    expect(await keyUsed(keyId)).toBe(spent);
+    expect(await userUsed(userId)).toBe(spent);
   });
 
   it('spend survives a restart of every instance', async () => {

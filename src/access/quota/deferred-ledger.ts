@@ -16,22 +16,59 @@ export interface SettlementQueue {
   /** Whether a net refund for this row is queued. */
   owes(scope: QuotaScope, id: number): boolean;
   flush(): Promise<void>;
+  /** Runs `fn` at the start of every write, before the queue is read (a last chance to queue). */
+  beforeWrite(fn: () => void): void;
+}
+
+/** Largest lease, as a multiple of the reservation that asked for it. */
+const MAX_LEASE_FACTOR = 64;
+
+/**
+ * Credit this instance has already added to a key's and its user's `quota_used` on the
+ * database and not yet given to a request. Kept per key (a key has one user); a caller
+ * without a key (a signed-in user) is kept under `-userId`.
+ */
+interface Lease {
+  keyId: number | null;
+  userId: number;
+  credit: number;
+  /** The next lease asks for `factor` times the reservation (doubles per lease, up to 64). */
+  factor: number;
+  /** Leases taken since the credit was last returned. */
+  leases: number;
 }
 
 /**
- * The quota ledger on the database, with settlements written behind. A reservation is still one
- * atomic conditional step on the database (key and user together), so limits hold across any
- * number of instances. Settlements are unconditional and commute, so they are queued and written
- * with the request logs in batches: between a settle and its write, `quota_used` still includes
- * the whole reservation, which can only refuse earlier, never overspend. A refusal while a
- * refund for that row is queued writes the queue and asks once more, so a request is refused
- * only if the quota is short once every finished call is settled, as with immediate writes.
+ * The quota ledger on the database: holds are leased in bulk, settlements written behind.
+ *
+ * **Leases.** A reservation is an atomic conditional step on the database (key and user
+ * together), so limits hold across any number of instances. Doing one per request costs a
+ * write transaction each (most of the gateway's CPU on SQLite, and its throughput ceiling on
+ * PostgreSQL), so an instance asks for more than the request needs: the surplus is local
+ * credit, already counted in `quota_used` on both rows, which the next requests of that key
+ * take without the database. A request's refund (estimate minus actual cost) goes back to the
+ * credit. All credit is returned at the start of every request-log write (every
+ * `request_logs_flush_ms`, or 200 requests), so `quota_used` reads high by at most one lease
+ * for that long, never low. A key's first lease is exactly its reservation; each further lease
+ * before the credit is returned doubles (up to 64 reservations), so only busy keys lease ahead.
+ * Near the limit the database refuses the large lease; the exact reservation is then asked for,
+ * and if that is refused too, this instance's credit for the refusing row is returned and the
+ * question asked once more, so one instance refuses only when the quota is short with
+ * everything it holds given back. Other instances' unused credit (at most one lease each, for at
+ * most one flush interval) can make a request be refused that early.
+ *
+ * **Settlements** are unconditional and commute: an overrun (actual above the estimate) is
+ * queued and written with the request logs in batches; a refund becomes credit (see above).
  */
 export class DeferredSettleLedger implements QuotaLedger {
+  private readonly leases = new Map<number, Lease>();
+
   constructor(
     private readonly store: PairReserver,
     private readonly queue: SettlementQueue,
-  ) {}
+  ) {
+    queue.beforeWrite(() => this.returnCredit());
+  }
 
   async reserve(input: ReserveInput): Promise<Reservation> {
     if (!Number.isFinite(input.micros) || input.micros < 0)
@@ -39,14 +76,35 @@ export class DeferredSettleLedger implements QuotaLedger {
     const { keyId, userId } = input;
     if (input.limited === false) return { keyId, userId, micros: 0, done: false } as HeldReservation;
     const micros = Math.max(1, Math.ceil(input.micros));
-    let refused = await this.store.reserve(keyId, userId, micros);
-    if (refused && this.queue.owes(refused, refused === 'key' ? keyId! : userId)) {
-      await this.queue.flush();
+    const lease = this.lease(keyId, userId);
+    if (lease.credit >= micros) {
+      lease.credit -= micros;
+      return { keyId, userId, micros, done: false } as HeldReservation;
+    }
+    const ask = micros * lease.factor;
+    let granted = ask;
+    let refused = await this.store.reserve(keyId, userId, ask);
+    if (refused && ask > micros) {
+      lease.factor = 1;
+      granted = micros;
       refused = await this.store.reserve(keyId, userId, micros);
     }
+    if (refused) {
+      // Give back what this instance holds on the refusing row, write it, and ask again.
+      const id = refused === 'key' ? keyId! : userId;
+      this.returnCredit(refused, id);
+      if (this.queue.owes(refused, id)) {
+        await this.queue.flush();
+        refused = await this.store.reserve(keyId, userId, micros);
+      }
+    }
     if (refused) throw quotaExhausted(refused, refused === 'key' ? keyId! : userId, micros);
-    const held: HeldReservation = { keyId, userId, micros, done: false };
-    return held;
+    // Credit may have been returned (a write started) while we waited: add to what is there now.
+    const now = this.lease(keyId, userId);
+    now.credit += granted - micros;
+    now.leases++;
+    if (granted === ask) now.factor = Math.min(MAX_LEASE_FACTOR, now.factor * 2);
+    return { keyId, userId, micros, done: false } as HeldReservation;
   }
 
   async settle(reservation: Reservation, actualMicros: number): Promise<void> {
@@ -54,11 +112,47 @@ export class DeferredSettleLedger implements QuotaLedger {
     if (held.done) return;
     held.done = true;
     const actual = Number.isFinite(actualMicros) ? Math.max(0, Math.round(actualMicros)) : 0;
+    const refund = held.micros - actual;
+    // A refund of a hold stays counted on the database: it is credit for the next request.
+    if (refund > 0) this.lease(held.keyId, held.userId).credit += refund;
     // Unconditional: the work is done, its cost is owed even past the limit.
-    this.queue.settle(held.keyId, held.userId, actual - held.micros);
+    else if (refund < 0) this.queue.settle(held.keyId, held.userId, -refund);
   }
 
   release(reservation: Reservation): Promise<void> {
     return this.settle(reservation, 0);
+  }
+
+  /** Micro-USD leased and not given to a request, summed over keys (for tests and metrics). */
+  get credit(): number {
+    let sum = 0;
+    for (const l of this.leases.values()) sum += l.credit;
+    return sum;
+  }
+
+  private lease(keyId: number | null, userId: number): Lease {
+    const k = keyId ?? -userId;
+    let l = this.leases.get(k);
+    if (!l) {
+      l = { keyId, userId, credit: 0, factor: 1, leases: 0 };
+      this.leases.set(k, l);
+    }
+    return l;
+  }
+
+  /**
+   * Queues the unused credit to be taken off `quota_used` (all of it, or only what touches one
+   * row). Keys that leased nothing since the last return start again from an exact lease.
+   */
+  private returnCredit(scope?: QuotaScope, id?: number): void {
+    for (const [k, l] of this.leases) {
+      if (scope === 'key' && l.keyId !== id) continue;
+      if (scope === 'user' && l.userId !== id) continue;
+      if (l.credit > 0) this.queue.settle(l.keyId, l.userId, -l.credit);
+      l.credit = 0;
+      if (scope) l.factor = 1;
+      else if (l.leases === 0) this.leases.delete(k);
+      l.leases = 0;
+    }
   }
 }

@@ -53,6 +53,7 @@ export class RequestLogWriter {
   private readonly maxBuffered: number;
   private readonly maxBackoffMs: number;
   private readonly log: NonNullable<RequestLogWriterOptions['log']>;
+  private readonly beforeWriteHooks: Array<() => void> = [];
 
   constructor(
     private readonly sink: RequestLogSink,
@@ -98,6 +99,11 @@ export class RequestLogWriter {
     this.queued();
   }
 
+  /** `fn` runs at the start of every write, before the buffer is read (the quota ledger returns credit). */
+  beforeWrite(fn: () => void): void {
+    this.beforeWriteHooks.push(fn);
+  }
+
   /** Whether settled credit (a net refund) for this row waits to be written. */
   owes(scope: SpendScope, id: number): boolean {
     return (this.owed[scope].get(id) ?? 0) < 0;
@@ -123,6 +129,7 @@ export class RequestLogWriter {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     const attempts = this.opts.closeAttempts ?? 5;
+    this.runBeforeWrite();
     for (let i = 1; this.buffer.length > 0 || this.running; i++) {
       try {
         await this.flush();
@@ -151,7 +158,18 @@ export class RequestLogWriter {
     this.timer.unref();
   }
 
+  private runBeforeWrite(): void {
+    for (const fn of this.beforeWriteHooks) {
+      try {
+        fn();
+      } catch (err) {
+        this.log.error({ err }, 'request log writer: a before-write hook failed');
+      }
+    }
+  }
+
   private async drain(): Promise<void> {
+    this.runBeforeWrite();
     while (this.buffer.length > 0) {
       // Up to `batch` rows and the settlements queued before the next row.
       const rows: NewRequestLogRow[] = [];

@@ -96,20 +96,25 @@ export async function buildApp(services: Services, opts: BuildOptions = {}): Pro
   app.setErrorHandler(errorHandler);
   app.decorateRequest('user', null);
   app.decorateRequest('principal', null);
-  app.addHook('onRequest', async (request, reply) => {
+  // Hot-path hooks take a callback instead of returning a promise: one microtask fewer each.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    done();
   });
-  app.addHook('onResponse', async (request, reply) => {
-    request.log.info(
-      {
-        method: request.method,
-        url: request.url,
-        status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime),
-      },
-      'request',
-    );
-  });
+  // One `request` line per response, only when the level shows it (production runs at warn).
+  if ((app.log as { isLevelEnabled?(level: string): boolean }).isLevelEnabled?.('info') ?? true)
+    app.addHook('onResponse', (request, reply, done) => {
+      request.log.info(
+        {
+          method: request.method,
+          url: request.url,
+          status: reply.statusCode,
+          ms: Math.round(reply.elapsedTime),
+        },
+        'request',
+      );
+      done();
+    });
 
   await app.register(fastifyCookie);
   await app.register(fastifySwagger, {

@@ -46,11 +46,30 @@ export function requireUser(services: Services, minRole: number = Role.user) {
   };
 }
 
-/** onRequest hook for /v1: a valid API key (`Authorization: Bearer sk-...`). */
+/**
+ * onRequest hook for /v1: a valid API key (`Authorization: Bearer sk-...`). Callback style: a
+ * key verified within the credential cache's TTL is accepted without a promise.
+ */
 export function requireApiKey(services: Services) {
-  return async (request: FastifyRequest, _reply: FastifyReply) => {
+  return (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
     const token = bearer(request) ?? (request.headers['x-api-key'] as string | undefined);
-    if (!token) throw unauthorized('missing API key: send Authorization: Bearer sk-...');
-    request.principal = await services.apiKeys.verify(token);
+    if (!token) return done(unauthorized('missing API key: send Authorization: Bearer sk-...'));
+    let cached: KeyPrincipal | undefined;
+    try {
+      cached = services.apiKeys.verifyCached(token);
+    } catch (err) {
+      return done(err as Error);
+    }
+    if (cached) {
+      request.principal = cached;
+      return done();
+    }
+    services.apiKeys.verify(token).then(
+      (p) => {
+        request.principal = p;
+        done();
+      },
+      (err: Error) => done(err),
+    );
   };
 }

@@ -111,16 +111,29 @@ export function registerMetrics(app: FastifyInstance, services: Services): Gatew
     }
   });
 
-  app.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
+  // Label sets are bounded (route templates x status codes), so the bound children are kept:
+  // prom-client then skips hashing the labels on every response.
+  const bound = new Map<
+    string,
+    { count: ReturnType<typeof httpRequests.labels>; duration: ReturnType<typeof httpDuration.labels> }
+  >();
+  app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     const route = request.routeOptions.url ?? 'unmatched';
     const status = reply.statusCode;
-    httpRequests.inc({ method: request.method, route, status });
+    const id = `${request.method} ${status} ${route}`;
+    let b = bound.get(id);
+    if (!b) {
+      b = {
+        count: httpRequests.labels({ method: request.method, route, status }),
+        duration: httpDuration.labels({ method: request.method, route, status_class: statusClass(status) }),
+      };
+      bound.set(id, b);
+    }
+    b.count.inc();
+    b.duration.observe(reply.elapsedTime / 1000);
     // The catalog search limit lives in its route; count its refusals with the others.
     if (status === 429 && route === '/api/app/search') rejections.inc({ scope: 'search_ip' });
-    httpDuration.observe(
-      { method: request.method, route, status_class: statusClass(status) },
-      reply.elapsedTime / 1000,
-    );
+    done();
   });
 
   const token = services.config.metrics.token;

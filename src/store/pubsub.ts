@@ -156,12 +156,14 @@ export function changedTopic(
  * other instances drop their caches within milliseconds instead of at TTL expiry.
  */
 export function publishChanges(bus: InvalidationBus) {
-  return async (
+  return (
     request: { method: string; routeOptions: { url?: string } },
     reply: { statusCode: number },
+    done: () => void,
   ) => {
     const topic = changedTopic(request.method, request.routeOptions.url, reply.statusCode);
     if (topic) bus.publish(topic);
+    done();
   };
 }
 

@@ -3,7 +3,7 @@ import { GatewayError } from '../../gateway/errors.js';
 import type { Services } from '../../services.js';
 import type { RateLimitResult } from '../rate-limit/rate-limiter.js';
 import { estimatePromptTokens } from './prompt-estimate.js';
-import { type Admission, type LimitScope, RequestLimits } from './request-limits.js';
+import { type Admission, type CallerLimits, type LimitScope, RequestLimits } from './request-limits.js';
 import { tapRequestLogs } from './usage-tap.js';
 
 export interface LimitHookOptions {
@@ -45,16 +45,7 @@ export function registerLimitHooks(
     if (extra > 0) void limits.chargeTokens(p.keyId, p.tpm, extra).catch(() => {});
   });
 
-  app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
-    const principal = request.principal;
-    if (!principal) return;
-    const caller = {
-      keyId: principal.key.id,
-      userId: principal.user.id,
-      rpm: principal.key.rpm_limit,
-      tpm: principal.key.tpm_limit,
-    };
-    if (!limits.applies(caller)) return;
+  const admit = async (request: FastifyRequest, reply: FastifyReply, caller: CallerLimits) => {
     const prompt = caller.tpm ? estimatePromptTokens(request.body) : 0;
     const admission = await limits.admit(caller, prompt);
     setHeaders(reply, admission);
@@ -69,10 +60,25 @@ export function registerLimitHooks(
         tpm: caller.tpm,
         charged: Math.min(caller.tpm, prompt),
       });
+  };
+
+  // Callback style: a caller without limits (the common case) passes without a promise.
+  app.addHook('preHandler', (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
+    const principal = request.principal;
+    if (!principal) return done();
+    const caller: CallerLimits = {
+      keyId: principal.key.id,
+      userId: principal.user.id,
+      rpm: principal.key.rpm_limit,
+      tpm: principal.key.tpm_limit,
+    };
+    if (!limits.applies(caller)) return done();
+    admit(request, reply, caller).then(() => done(), done);
   });
 
-  app.addHook('onResponse', async (request: FastifyRequest) => {
+  app.addHook('onResponse', (request: FastifyRequest, _reply: FastifyReply, done: () => void) => {
     if (pending.size > 0) pending.delete(request.id);
+    done();
   });
 
   const ipRpm = cfg.catalog_ip_rpm;

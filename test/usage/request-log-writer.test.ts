@@ -174,4 +174,23 @@ describe('request log writer', () => {
     expect(error).toHaveBeenCalledTimes(1);
     expect(error.mock.calls[0]![0]).toMatchObject({ lost: 1 });
   });
+  it('under a steady trickle each write carries a full batch, not the few entries of one turn', async () => {
+    const batches: number[] = [];
+    const sink = {
+      async insertMany(rows: NewRequestLogRow[]) {
+        batches.push(rows.length);
+        await new Promise((r) => setImmediate(r));
+      },
+    };
+    const w = new RequestLogWriter(sink, { flushMs: 20, batch: 200 });
+    // 3 entries per event-loop turn, like requests arriving while a write runs.
+    for (let turn = 0; turn < 400; turn++) {
+      for (let i = 0; i < 3; i++) w.record(entry(turn * 3 + i, 'trickle'));
+      await new Promise((r) => setImmediate(r));
+    }
+    await w.close();
+    expect(batches.reduce((a, b) => a + b, 0)).toBe(1_200);
+    // Full batches (200) plus a few timer-driven partial ones; writing per turn would be ~400.
+    expect(batches.length).toBeLessThanOrEqual(12);
+  });
 });

@@ -117,10 +117,15 @@ export class RequestLogWriter {
 
   /** Writes everything buffered now; rejects if the database refuses (entries are kept). */
   flush(): Promise<void> {
-    this.running ??= this.drain().finally(() => {
-      this.running = undefined;
-    });
-    return this.running;
+    // One write at a time; a flush asked for during one runs after it (a failed one included).
+    const run = (this.running ?? Promise.resolve()).catch(() => {}).then(() => this.drain());
+    this.running = run;
+    run
+      .finally(() => {
+        if (this.running === run) this.running = undefined;
+      })
+      .catch(() => {});
+    return run;
   }
 
   /** Final flush on shutdown, retrying a failing database a few times before giving up. */
@@ -170,12 +175,15 @@ export class RequestLogWriter {
 
   private async drain(): Promise<void> {
     this.runBeforeWrite();
-    while (this.buffer.length > 0) {
+    // Only what waits now: entries recorded while this runs wait for their own batch or timer,
+    // so under load every transaction carries a full batch instead of the few rows of one turn.
+    let todo = this.buffer.length;
+    while (todo > 0) {
       // Up to `batch` rows and the settlements queued before the next row.
       const rows: NewRequestLogRow[] = [];
       let spend: SpendDeltas | undefined;
       let n = 0;
-      for (; n < this.buffer.length; n++) {
+      for (; n < todo; n++) {
         const item = this.buffer[n]!;
         if (item instanceof Settlement) {
           spend ??= { keys: new Map(), users: new Map() };
@@ -198,6 +206,7 @@ export class RequestLogWriter {
       }
       // Only the writer removes from the front, and one drain runs at a time.
       this.buffer.splice(0, n);
+      todo -= n;
       this.rows -= rows.length;
       if (spend) {
         for (const [id, d] of spend.keys) bump(this.owed.key, id, -d);
@@ -208,7 +217,7 @@ export class RequestLogWriter {
       this.failures = 0;
       this.dropped = 0;
       // A long backlog is written a batch per event-loop turn, so requests run in between.
-      if (this.buffer.length > 0) await new Promise((r) => setImmediate(r));
+      if (todo > 0) await new Promise((r) => setImmediate(r));
     }
   }
 

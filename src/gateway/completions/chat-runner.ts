@@ -1,6 +1,7 @@
 import type { KeyPrincipal } from '../../access/api-keys.js';
 import type { QuotaLedger, Reservation } from '../../access/quota/quota-ledger.js';
 import type { ChatAdapter, UpstreamTarget } from '../../providers/types.js';
+import type { CancelSignal } from '../cancel.js';
 import { omitReasoningFromEvent, omitReasoningFromResult } from '../chat/reasoning.js';
 import { estimateUsage } from '../chat/tokens.js';
 import type { ChatResult, ChatStreamEvent, ChatUsage } from '../chat/types.js';
@@ -26,7 +27,7 @@ export interface ChatRunnerDeps {
 export interface ChatContext {
   requestId: string;
   principal: KeyPrincipal;
-  signal: AbortSignal;
+  signal: CancelSignal;
   startedAt: number;
 }
 

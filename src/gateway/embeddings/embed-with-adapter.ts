@@ -1,3 +1,4 @@
+import type { CancelSignal } from '../cancel.js';
 import { UpstreamError } from '../errors.js';
 import { runInBatches } from './batch-split.js';
 import {
@@ -23,11 +24,11 @@ export interface EmbeddingSendResponse {
 /** Shaped like UpstreamClient.send (src/gateway/upstream), which is what the integrator passes. */
 export type EmbeddingSend = (
   req: EmbeddingHttpRequest,
-  opts: { signal?: AbortSignal },
+  opts: { signal?: CancelSignal },
 ) => Promise<EmbeddingSendResponse>;
 
 export interface EmbedOptions {
-  signal?: AbortSignal;
+  signal?: CancelSignal;
   /** Batches in flight at once. */
   concurrency?: number;
 }

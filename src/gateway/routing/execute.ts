@@ -1,3 +1,4 @@
+import type { CancelSignal } from '../cancel.js';
 import { GatewayError, UpstreamError } from '../errors.js';
 import type { HealthTracker } from './health.js';
 import type { AttemptRecord, Candidate } from './types.js';
@@ -10,8 +11,8 @@ export interface ExecuteOptions {
   retryMaxMs: number;
   /** Upper bound on tries across all candidates, so a long fallback list cannot run for ever. */
   maxTotalAttempts?: number;
-  signal?: AbortSignal;
-  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  signal?: CancelSignal;
+  sleep?: (ms: number, signal?: CancelSignal) => Promise<void>;
   random?: () => number;
 }
 
@@ -47,7 +48,7 @@ export function attemptsOf(err: unknown): AttemptRecord[] | undefined {
  */
 export async function executeRoute<T>(
   candidates: Candidate[],
-  attempt: (c: Candidate, apiKey: string, signal: AbortSignal | undefined) => Promise<T>,
+  attempt: (c: Candidate, apiKey: string, signal: CancelSignal | undefined) => Promise<T>,
   opts: ExecuteOptions,
 ): Promise<Executed<T>> {
   const attempts: AttemptRecord[] = [];
@@ -62,7 +63,7 @@ export async function executeRoute<T>(
 
 async function runCandidates<T>(
   candidates: Candidate[],
-  attempt: (c: Candidate, apiKey: string, signal: AbortSignal | undefined) => Promise<T>,
+  attempt: (c: Candidate, apiKey: string, signal: CancelSignal | undefined) => Promise<T>,
   opts: ExecuteOptions,
   attempts: AttemptRecord[],
 ): Promise<Executed<T>> {
@@ -148,7 +149,7 @@ function finalError(err: UpstreamError | GatewayError | undefined): Error {
   return err ?? new GatewayError(503, 'no upstream could serve the request');
 }
 
-export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
+export function abortableSleep(ms: number, signal?: CancelSignal): Promise<void> {
   if (ms <= 0) return Promise.resolve();
   return new Promise((resolve, reject) => {
     const timer = setTimeout(done, ms);

@@ -9,6 +9,7 @@
  * iteration rejects with the signal's reason, not an UpstreamError: there is nothing to retry.
  */
 import { Agent, type Dispatcher } from 'undici';
+import type { CancelSignal } from '../cancel.js';
 import { UpstreamError } from '../errors.js';
 
 export interface UpstreamHttpRequest {
@@ -27,7 +28,7 @@ export interface UpstreamTimeouts {
 }
 
 export interface SendOptions extends Partial<UpstreamTimeouts> {
-  signal?: AbortSignal;
+  signal?: CancelSignal;
 }
 
 export interface UpstreamResponse {
@@ -63,7 +64,7 @@ const TIMEOUT_CODES = new Set([
 ]);
 
 /** Maps an undici/network error; returns the abort reason untouched when the caller aborted. */
-export function mapNetworkError(err: unknown, signal?: AbortSignal): unknown {
+export function mapNetworkError(err: unknown, signal?: CancelSignal): unknown {
   if (signal?.aborted) return signal.reason ?? err;
   if (err instanceof UpstreamError) return err;
   const code = (err as { code?: string })?.code ?? '';
@@ -115,7 +116,8 @@ export class UpstreamClient {
         method: req.method,
         headers: req.headers,
         body: req.body,
-        signal,
+        // undici only adds and removes an 'abort' listener: a CancelSignal does.
+        signal: signal as AbortSignal | undefined,
         headersTimeout: opts.firstByteTimeoutMs ?? d.firstByteTimeoutMs,
         bodyTimeout: opts.idleTimeoutMs ?? d.idleTimeoutMs,
       });

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Reservation } from '../../access/quota/quota-ledger.js';
 import { randomToken } from '../../access/secrets.js';
+import { ClientGone } from '../../gateway/cancel.js';
 import type { ChatRequest, ChatStreamEvent, ChatUsage } from '../../gateway/chat/types.js';
 import { type ChatPlan, planChat } from '../../gateway/completions/chat-plan.js';
 import type { ChatContext, ChatRunner, StreamOpened } from '../../gateway/completions/chat-runner.js';
@@ -43,15 +44,15 @@ async function handleChat(
 ) {
   const { runner, planDeps } = services.chat;
   const plan = planChat(body, request.principal!, planDeps);
-  const abort = new AbortController();
+  const gone = new ClientGone();
   // A client that goes away aborts the upstream call at once.
   reply.raw.on('close', () => {
-    if (!reply.raw.writableFinished) abort.abort(new Error('client disconnected'));
+    if (!reply.raw.writableFinished) gone.abort(new Error('client disconnected'));
   });
   const ctx: ChatContext = {
     requestId: request.id,
     principal: request.principal!,
-    signal: abort.signal,
+    signal: gone,
     startedAt: Date.now(),
   };
   let reservation: Reservation;

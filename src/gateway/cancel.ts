@@ -1,0 +1,40 @@
+/**
+ * What the request path needs of an abort signal: whether and why it fired, and one-shot
+ * listeners. `AbortSignal` fits; so does `ClientGone`, which costs a plain object per request
+ * instead of an AbortController and its EventTarget (about 2% of the gateway's CPU per request
+ * in profiles). undici accepts either (it only calls add/removeEventListener).
+ */
+export interface CancelSignal {
+  readonly aborted: boolean;
+  readonly reason: unknown;
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
+
+/** Fires once, when the client that made the request goes away (or `abort` is called). */
+export class ClientGone implements CancelSignal {
+  aborted = false;
+  reason: unknown = undefined;
+  private listeners: Array<() => void> | undefined;
+
+  addEventListener(_type: 'abort', listener: () => void): void {
+    if (this.aborted) return;
+    (this.listeners ??= []).push(listener);
+  }
+
+  removeEventListener(_type: 'abort', listener: () => void): void {
+    const l = this.listeners;
+    if (!l) return;
+    const i = l.indexOf(listener);
+    if (i >= 0) l.splice(i, 1);
+  }
+
+  abort(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    const l = this.listeners;
+    this.listeners = undefined;
+    if (l) for (const fn of l) fn();
+  }
+}

@@ -1,11 +1,12 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { LimitScope } from '../access/limits/request-limits.js';
 import { tapRequestLogs } from '../access/limits/usage-tap.js';
 import type { RequestLogEntry } from '../gateway/usage/request-log-entry.js';
 import type { Services } from '../services.js';
 import { registerEventLoopDelay } from './event-loop-metrics.js';
+import { HotCounter, HotHistogram, type HotMetric } from './hot-metrics.js';
 
 export interface GatewayMetrics {
   readonly registry: Registry;
@@ -36,103 +37,118 @@ export function registerMetrics(app: FastifyInstance, services: Services): Gatew
     collectDefaultMetrics({ register: processRegistry });
     registerEventLoopDelay(processRegistry);
   }
-  const registers = [register];
 
-  const httpRequests = new Counter({
-    name: 'modelgate_http_requests_total',
-    help: 'HTTP requests by method, route template and status code',
-    labelNames: ['method', 'route', 'status'] as const,
-    registers,
-  });
-  const httpDuration = new Histogram({
-    name: 'modelgate_http_request_duration_seconds',
-    help: 'HTTP request duration (to the last byte, streams included) by route and status class',
-    labelNames: ['method', 'route', 'status_class'] as const,
-    buckets: LATENCY_BUCKETS,
-    registers,
-  });
-  const upstreamDuration = new Histogram({
-    name: 'modelgate_upstream_request_duration_seconds',
-    help: 'Chat and embeddings requests, end to end, by endpoint, model and upstream',
-    labelNames: ['endpoint', 'model', 'provider', 'status_class'] as const,
-    buckets: LATENCY_BUCKETS,
-    registers,
-  });
-  const ttft = new Histogram({
-    name: 'modelgate_time_to_first_token_seconds',
-    help: 'Streamed chat: time to the first content chunk, by model and upstream',
-    labelNames: ['model', 'provider'] as const,
-    buckets: TTFT_BUCKETS,
-    registers,
-  });
-  const upstreamErrors = new Counter({
-    name: 'modelgate_upstream_errors_total',
-    help: 'Failed upstream attempts (retries and fallbacks included) by upstream and error kind',
-    labelNames: ['provider', 'kind'] as const,
-    registers,
-  });
-  const tokens = new Counter({
-    name: 'modelgate_tokens_total',
-    help: 'Tokens billed, by model and type (prompt, completion)',
-    labelNames: ['model', 'type'] as const,
-    registers,
-  });
-  const cost = new Counter({
-    name: 'modelgate_cost_usd_total',
-    help: 'Cost billed to keys, in USD, by model',
-    labelNames: ['model'] as const,
-    registers,
-  });
-  const rejections = new Counter({
-    name: 'modelgate_rate_limit_rejections_total',
-    help: 'Requests refused with 429 by a rate limit, by scope',
-    labelNames: ['scope'] as const,
-    registers,
-  });
+  // The request path's own series: recorded without prom-client's per-call label hashing.
+  const httpRequests = new HotCounter(
+    'modelgate_http_requests_total',
+    'HTTP requests by method, route template and status code',
+    ['method', 'route', 'status'],
+  );
+  const httpDuration = new HotHistogram(
+    'modelgate_http_request_duration_seconds',
+    'HTTP request duration (to the last byte, streams included) by route and status class',
+    ['method', 'route', 'status_class'],
+    LATENCY_BUCKETS,
+  );
+  const upstreamDuration = new HotHistogram(
+    'modelgate_upstream_request_duration_seconds',
+    'Chat and embeddings requests, end to end, by endpoint, model and upstream',
+    ['endpoint', 'model', 'provider', 'status_class'],
+    LATENCY_BUCKETS,
+  );
+  const ttft = new HotHistogram(
+    'modelgate_time_to_first_token_seconds',
+    'Streamed chat: time to the first content chunk, by model and upstream',
+    ['model', 'provider'],
+    TTFT_BUCKETS,
+  );
+  const upstreamErrors = new HotCounter(
+    'modelgate_upstream_errors_total',
+    'Failed upstream attempts (retries and fallbacks included) by upstream and error kind',
+    ['provider', 'kind'],
+  );
+  const tokens = new HotCounter(
+    'modelgate_tokens_total',
+    'Tokens billed, by model and type (prompt, completion)',
+    ['model', 'type'],
+  );
+  const cost = new HotCounter('modelgate_cost_usd_total', 'Cost billed to keys, in USD, by model', ['model']);
+  const rejections = new HotCounter(
+    'modelgate_rate_limit_rejections_total',
+    'Requests refused with 429 by a rate limit, by scope',
+    ['scope'],
+  );
+  const hot: HotMetric[] = [
+    httpRequests,
+    httpDuration,
+    upstreamDuration,
+    ttft,
+    upstreamErrors,
+    tokens,
+    cost,
+    rejections,
+  ];
   registerGauges(register, services);
 
   // Client-chosen model names must not mint series: unknown models are counted as "other".
   const modelLabel = (m: string) => (m && services.registry.resolve(m) ? m : 'other');
+  const byCall = new Map<
+    string,
+    {
+      duration: { observe(v: number): void };
+      ttft: { observe(v: number): void };
+      prompt: { inc(by?: number): void };
+      completion: { inc(by?: number): void };
+      cost: { inc(by?: number): void };
+    }
+  >();
   tapRequestLogs(services.requestLogs, (e: RequestLogEntry) => {
-    const model = modelLabel(e.model);
     const provider = e.provider || 'none';
-    upstreamDuration.observe(
-      { endpoint: e.endpoint, model, provider, status_class: statusClass(e.status) },
-      (e.latency_ms ?? 0) / 1000,
-    );
-    if (e.ttft_ms !== undefined && e.ttft_ms !== null) ttft.observe({ model, provider }, e.ttft_ms / 1000);
-    if (e.prompt_tokens) tokens.inc({ model, type: 'prompt' }, e.prompt_tokens);
-    if (e.completion_tokens) tokens.inc({ model, type: 'completion' }, e.completion_tokens);
-    if (e.cost_micros) cost.inc({ model }, e.cost_micros / 1e6);
+    const sc = statusClass(e.status);
+    const id = `${e.endpoint}\n${e.model}\n${provider}\n${sc}`;
+    let b = byCall.get(id);
+    if (!b) {
+      const model = modelLabel(e.model);
+      b = {
+        duration: upstreamDuration.labels({ endpoint: e.endpoint, model, provider, status_class: sc }),
+        ttft: ttft.labels({ model, provider }),
+        prompt: tokens.labels({ model, type: 'prompt' }),
+        completion: tokens.labels({ model, type: 'completion' }),
+        cost: cost.labels({ model }),
+      };
+      // Unknown client-chosen names share the "other" series but must not grow this map either.
+      if (model !== 'other' || byCall.size < 10_000) byCall.set(id, b);
+    }
+    b.duration.observe((e.latency_ms ?? 0) / 1000);
+    if (e.ttft_ms !== undefined && e.ttft_ms !== null) b.ttft.observe(e.ttft_ms / 1000);
+    if (e.prompt_tokens) b.prompt.inc(e.prompt_tokens);
+    if (e.completion_tokens) b.completion.inc(e.completion_tokens);
+    if (e.cost_micros) b.cost.inc(e.cost_micros / 1e6);
     for (const a of e.attempts ?? []) {
       const at = a as { ok?: boolean; provider?: string; error_kind?: string };
       if (at && at.ok === false)
-        upstreamErrors.inc({ provider: at.provider || provider, kind: at.error_kind || 'unknown' });
+        upstreamErrors.labels({ provider: at.provider || provider, kind: at.error_kind || 'unknown' }).inc();
     }
   });
 
-  // Label sets are bounded (route templates x status codes), so the bound children are kept:
-  // prom-client then skips hashing the labels on every response.
-  const bound = new Map<
-    string,
-    { count: ReturnType<typeof httpRequests.labels>; duration: ReturnType<typeof httpDuration.labels> }
-  >();
+  // Bounded by route templates x status codes.
+  const byResponse = new Map<string, { count: { inc(): void }; duration: { observe(v: number): void } }>();
   app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     const route = request.routeOptions.url ?? 'unmatched';
     const status = reply.statusCode;
     const id = `${request.method} ${status} ${route}`;
-    let b = bound.get(id);
+    let b = byResponse.get(id);
     if (!b) {
       b = {
         count: httpRequests.labels({ method: request.method, route, status }),
         duration: httpDuration.labels({ method: request.method, route, status_class: statusClass(status) }),
       };
-      bound.set(id, b);
+      byResponse.set(id, b);
     }
     b.count.inc();
     b.duration.observe(reply.elapsedTime / 1000);
     // The catalog search limit lives in its route; count its refusals with the others.
-    if (status === 429 && route === '/api/app/search') rejections.inc({ scope: 'search_ip' });
+    if (status === 429 && route === '/api/app/search') rejections.labels({ scope: 'search_ip' }).inc();
     done();
   });
 
@@ -142,10 +158,10 @@ export function registerMetrics(app: FastifyInstance, services: Services): Gatew
       return reply.code(401).header('www-authenticate', 'Bearer').send('unauthorized\n');
     const merged = Registry.merge([processRegistry!, register]);
     reply.header('content-type', merged.contentType);
-    return merged.metrics();
+    return (await merged.metrics()) + hot.map((m) => m.render()).join('');
   });
 
-  return { registry: register, rateLimited: (scope) => rejections.inc({ scope }) };
+  return { registry: register, rateLimited: (scope) => rejections.labels({ scope }).inc() };
 }
 
 /** Values read when scraped: circuit states, database pool, Redis link, log backlog. */

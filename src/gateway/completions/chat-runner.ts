@@ -42,13 +42,30 @@ export interface StreamOpened extends ServedChat {
   first: ChatStreamEvent[];
 }
 
-const upstreamTarget = (t: RouteTarget, apiKey: string): UpstreamTarget => ({
-  baseUrl: t.baseUrl,
-  apiKey,
-  upstreamModel: t.upstreamModel,
-  headers: t.settings.headers as Record<string, string> | undefined,
-  extra: t.settings,
-});
+/**
+ * The adapter's view of a route target with one of its keys, made once per (target, key):
+ * targets live until the registry changes, so adapters may cache what they derive from one.
+ */
+const upstreamTargets = new WeakMap<RouteTarget, Map<string, UpstreamTarget>>();
+function upstreamTarget(t: RouteTarget, apiKey: string): UpstreamTarget {
+  let byKey = upstreamTargets.get(t);
+  if (!byKey) {
+    byKey = new Map();
+    upstreamTargets.set(t, byKey);
+  }
+  let u = byKey.get(apiKey);
+  if (!u) {
+    u = {
+      baseUrl: t.baseUrl,
+      apiKey,
+      upstreamModel: t.upstreamModel,
+      headers: t.settings.headers as Record<string, string> | undefined,
+      extra: t.settings,
+    };
+    byKey.set(apiKey, u);
+  }
+  return u;
+}
 
 /**
  * Runs one chat request end to end around the route executor: reserves quota, calls

@@ -37,7 +37,7 @@ export function createChatServices(
         ? registry
             .targetsFor(m.id, { endpoint: 'chat' })
             .filter((t) => isChatProviderKind(t.kind))
-            .map(toRouteTarget)
+            .map(routeTargetOf)
         : undefined;
     },
     namesOf(model) {
@@ -69,6 +69,21 @@ export function createChatServices(
     },
   );
   return { runner, planDeps, health, keyProbe };
+}
+
+/**
+ * One RouteTarget per registry target, kept while the registry keeps that target (it makes new
+ * ones when channels or models change), so what is derived per target (the adapter's view of
+ * it, its request facts) is worked out once, not per request.
+ */
+const routeTargets = new WeakMap<Target, RouteTarget>();
+function routeTargetOf(t: Target): RouteTarget {
+  let r = routeTargets.get(t);
+  if (!r) {
+    r = toRouteTarget(t);
+    routeTargets.set(t, r);
+  }
+  return r;
 }
 
 export function toRouteTarget(t: Target): RouteTarget {

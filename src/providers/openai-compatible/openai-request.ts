@@ -83,18 +83,41 @@ export function isReasoningModel(target: UpstreamTarget): boolean {
   return typeof forced === 'boolean' ? forced : REASONING_MODEL.test(target.upstreamModel);
 }
 
+interface TargetFacts {
+  official: boolean;
+  reasoningModel: boolean;
+  allowed: ReadonlySet<string>;
+  url: string;
+}
+
+/** What a target says about every request to it, worked out once per target object. */
+const facts = new WeakMap<UpstreamTarget, TargetFacts>();
+function factsOf(target: UpstreamTarget): TargetFacts {
+  let f = facts.get(target);
+  if (!f) {
+    const extra = target.extra ?? {};
+    const official = isOfficialOpenAi(target.baseUrl);
+    const custom = Array.isArray(extra.supportedParams)
+      ? new Set(extra.supportedParams as string[])
+      : undefined;
+    f = {
+      official,
+      reasoningModel: isReasoningModel(target),
+      allowed: custom ?? (official ? OPENAI_PARAMS : OPENAI_COMPATIBLE_PARAMS),
+      url: joinUrl(target.baseUrl, 'chat/completions'),
+    };
+    facts.set(target, f);
+  }
+  return f;
+}
+
 export function buildOpenAiRequest(
   req: ChatRequest,
   target: UpstreamTarget,
   opts: { stream: boolean },
 ): UpstreamHttpRequest {
   const extra = target.extra ?? {};
-  const official = isOfficialOpenAi(target.baseUrl);
-  const reasoningModel = isReasoningModel(target);
-  const custom = Array.isArray(extra.supportedParams)
-    ? new Set(extra.supportedParams as string[])
-    : undefined;
-  const allowed = custom ?? (official ? OPENAI_PARAMS : OPENAI_COMPATIBLE_PARAMS);
+  const { official, reasoningModel, allowed, url } = factsOf(target);
 
   const body: Record<string, unknown> = { model: target.upstreamModel };
   for (const key in req) {
@@ -147,7 +170,7 @@ export function buildOpenAiRequest(
   if (target.headers) Object.assign(headers, target.headers);
   return {
     method: 'POST',
-    url: joinUrl(target.baseUrl, 'chat/completions'),
+    url,
     headers,
     body: JSON.stringify(body),
   };

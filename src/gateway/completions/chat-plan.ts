@@ -58,16 +58,15 @@ export function planChat(req: ChatRequest, principal: KeyPrincipal, deps: PlanDe
   if (req.top_logprobs !== undefined && req.top_logprobs > 0 && req.logprobs !== true)
     throw badRequest('top_logprobs: requires logprobs to be true', 'top_logprobs');
   // Fallback models the key may not use are dropped rather than failing the request.
-  const models = [...new Set([model, ...(req.models ?? [])])].filter((m) =>
-    modelAllowed(principal.allowedModels, m),
-  );
-  const requestedParams = Object.keys(req).filter(
-    (k) => !NOT_PARAMS.has(k) && req[k] !== undefined && req[k] !== null,
-  );
+  const models = req.models?.length
+    ? [...new Set([model, ...req.models])].filter((m) => modelAllowed(principal.allowedModels, m))
+    : [model];
   const candidates = planRoute({
     models,
     prefs: (req.provider ?? undefined) as ProviderPrefs | undefined,
-    requestedParams,
+    requestedParams: memo(() =>
+      Object.keys(req).filter((k) => !NOT_PARAMS.has(k) && req[k] !== undefined && req[k] !== null),
+    ),
     targetsFor: deps.targetsFor,
     adapterParams: deps.adapterParams,
     health: deps.health,
@@ -128,8 +127,8 @@ export function reservationMicros(plan: ChatPlan): number {
   return Math.ceil(worst * 1e6);
 }
 
-function memo(fn: () => number): () => number {
-  let v: number | undefined;
+function memo<T>(fn: () => T): () => T {
+  let v: T | undefined;
   return () => {
     v ??= fn();
     return v;

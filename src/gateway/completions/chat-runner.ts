@@ -92,7 +92,7 @@ export class ChatRunner {
     ctx: ChatContext,
     call: (c: Candidate, apiKey: string) => Promise<T>,
   ): Promise<Executed<T>> {
-    return executeRoute(plan.candidates, (c, apiKey) => call(c, apiKey), {
+    return executeRoute(plan.candidates, call, {
       health: this.deps.health,
       ...this.deps.retry,
       signal: ctx.signal,
@@ -103,15 +103,13 @@ export class ChatRunner {
     plan: ChatPlan,
     ctx: ChatContext,
   ): Promise<{ result: ChatResult; served: ServedChat; latencyMs: number }> {
+    const opts = { ...this.deps.timeouts, signal: ctx.signal };
     const ex = await this.execute(plan, ctx, (c, apiKey) =>
       completeChat(
         this.deps.adapter(c.target.kind),
         requestFor(plan, c.target),
         upstreamTarget(c.target, apiKey),
-        {
-          ...this.deps.timeouts,
-          signal: ctx.signal,
-        },
+        opts,
       ),
     );
     const latencyMs = Date.now() - ex.startedAt;

@@ -6,8 +6,8 @@ export interface PlanInput {
   /** `model` first, then the `models` fallbacks, deduplicated. */
   models: string[];
   prefs: ProviderPrefs | undefined;
-  /** Parameters the request sets (for `require_parameters`). */
-  requestedParams: string[];
+  /** Parameters the request sets (for `require_parameters`; only asked for then). */
+  requestedParams: string[] | (() => string[]);
   /** Upstreams that serve `model` (enabled ones), or undefined when the model is unknown. */
   targetsFor(model: string): RouteTarget[] | undefined;
   adapterParams(kind: string): ReadonlySet<string> | undefined;
@@ -32,11 +32,14 @@ export function planRoute(input: PlanInput): Candidate[] {
     if (!all) continue;
     known = true;
     if (all.length === 0) excluded.add('no_enabled_upstream');
-    let ts = all.filter((t) => {
-      const why = exclusion(t, prefs, input);
-      if (why) excluded.add(why);
-      return !why;
-    });
+    // Without preferences nothing is excluded: no filtering pass (the common request).
+    let ts = input.prefs
+      ? all.filter((t) => {
+          const why = exclusion(t, prefs, input);
+          if (why) excluded.add(why);
+          return !why;
+        })
+      : all;
     ts = order(ts, prefs, input, random);
     if (prefs.allow_fallbacks === false) {
       ts = prefs.order?.length ? ts.filter((t) => matchesAny(t, prefs.order!)) : ts.slice(0, 1);
@@ -44,7 +47,7 @@ export function planRoute(input: PlanInput): Candidate[] {
     const healthy: Candidate[] = [];
     const open: Candidate[] = [];
     for (const t of ts) {
-      const c = { target: t, healthKey: `${t.channelId}:${t.modelId}` };
+      const c = candidateOf(t);
       (input.health.state(c.healthKey) === 'open' ? open : healthy).push(c);
     }
     out.push(...healthy, ...open);
@@ -64,6 +67,17 @@ export function planRoute(input: PlanInput): Candidate[] {
   return out;
 }
 
+/** One Candidate per target object (targets live until the registry changes). */
+const candidates = new WeakMap<RouteTarget, Candidate>();
+function candidateOf(t: RouteTarget): Candidate {
+  let c = candidates.get(t);
+  if (!c) {
+    c = { target: t, healthKey: `${t.channelId}:${t.modelId}` };
+    candidates.set(t, c);
+  }
+  return c;
+}
+
 function exclusion(t: RouteTarget, prefs: ProviderPrefs, input: PlanInput): string | undefined {
   if (prefs.only?.length && !matchesAny(t, prefs.only)) return 'only';
   if (prefs.ignore?.length && matchesAny(t, prefs.ignore)) return 'ignore';
@@ -76,7 +90,9 @@ function exclusion(t: RouteTarget, prefs: ProviderPrefs, input: PlanInput): stri
   if (prefs.max_price && overPrice(t, prefs.max_price)) return 'max_price';
   if (prefs.require_parameters) {
     const adapter = input.adapterParams(t.kind);
-    const ok = input.requestedParams.every(
+    const requested =
+      typeof input.requestedParams === 'function' ? input.requestedParams() : input.requestedParams;
+    const ok = requested.every(
       (p) =>
         (adapter?.has(p) ?? false) && (t.supportedParameters === null || t.supportedParameters.includes(p)),
     );
@@ -144,6 +160,7 @@ function nanLast(a: number, b: number): number {
 
 /** Higher priority first; inside a tier, a weighted random permutation (load balancing). */
 export function weightedTiers(ts: RouteTarget[], random: () => number): RouteTarget[] {
+  if (ts.length <= 1) return ts;
   const tiers = new Map<number, RouteTarget[]>();
   for (const t of ts) {
     const tier = tiers.get(t.priority);

@@ -91,7 +91,10 @@ async function completeChat(
     throw err;
   }
   const { result, served } = outcome;
-  const text = result.choices.map((c) => (c.message.content ?? '') + (c.message.reasoning ?? '')).join('');
+  // The generated text is only needed to count usage the upstream did not report.
+  const text = result.usage
+    ? undefined
+    : result.choices.map((c) => (c.message.content ?? '') + (c.message.reasoning ?? '')).join('');
   const bill = await runner.finish(plan, ctx, reservation, {
     served,
     usage: result.usage,

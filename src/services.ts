@@ -37,7 +37,7 @@ export interface Services {
   readonly apiKeys: ApiKeyService;
   readonly repos: { users: UsersRepo; apiKeys: ApiKeysRepo; credentials: CredentialsRepo; logs: LogsRepo };
   /**
-   * Key and user quotas: reserve before an upstream call (on the database at once), settle
+   * Key and user quotas: reserve before an upstream call (on the database, leased ahead for busy keys), settle
    * after it (in a finally; queued and written with the request logs).
    */
   readonly quota: QuotaLedger;
@@ -137,7 +137,7 @@ export async function createServices(config: Config, _log?: FastifyBaseLogger): 
       await database.close();
     },
   };
-  invalidation.subscribe(dropCaches(services));
+  invalidation.subscribe(dropCaches({ ...services, quota }));
   return services;
 }
 

@@ -172,13 +172,18 @@ export function dropCaches(caches: {
   apiKeys: { invalidate(): void };
   users: { invalidate(): void };
   registry: { invalidate(): void };
+  /** The quota ledger's leased credit: a changed limit applies from the next reservation. */
+  quota?: { dropCredit(): void };
 }): InvalidationHandler {
   return (topic) => {
-    if (topic === 'keys') caches.apiKeys.invalidate();
-    else if (topic === 'users') {
+    if (topic === 'keys') {
+      caches.apiKeys.invalidate();
+      caches.quota?.dropCredit();
+    } else if (topic === 'users') {
       // A verified key carries its owner: a disabled user must stop their keys too.
       caches.users.invalidate();
       caches.apiKeys.invalidate();
+      caches.quota?.dropCredit();
     } else if (topic === 'registry') caches.registry.invalidate();
     // 'apps': the catalog reads the database on every request; nothing is cached yet.
   };

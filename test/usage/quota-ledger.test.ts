@@ -200,6 +200,22 @@ describe('quota ledger on the database', () => {
     expect(await userUsed(userId)).toBe(spent);
   });
 
+  it('a lowered limit applies at once: changing a key gives the leased credit back', async () => {
+    const { userId, keyId } = await account(null, 1);
+    for (let i = 0; i < 6; i++) {
+      const r = await gw.services.quota.reserve({ keyId, userId, micros: 10_000 });
+      await gw.services.quota.settle(r, 10_000);
+    }
+    // Busy: the last leases asked ahead, so credit is held and counted on the row.
+    expect(await keyUsed(keyId)).toBeGreaterThan(60_000);
+    const put = await gw.call('PUT', '/api/key', { cookie: root, body: { id: keyId, quota_limit: 0.065 } });
+    expect(put.status).toBe(200);
+    // 60_000 spent; a 10_000 estimate no longer fits the new limit of 65_000.
+    await expect402(gw.services.quota.reserve({ keyId, userId, micros: 10_000 }), 'key');
+    await flushed();
+    expect(await keyUsed(keyId)).toBe(60_000);
+  });
+
   it('spend survives a restart of every instance', async () => {
     const { userId, keyId } = await account(null, null);
     const r = await gw2.services.quota.reserve({ keyId, userId, micros: 500 });

@@ -123,6 +123,14 @@ export class DeferredSettleLedger implements QuotaLedger {
     return this.settle(reservation, 0);
   }
 
+  /**
+   * Gives all credit back (written with the next batch), so the next reservation of every key
+   * asks the database again: called when a key or user changed, e.g. a lowered limit.
+   */
+  dropCredit(): void {
+    this.returnCredit();
+  }
+
   /** Micro-USD leased and not given to a request, summed over keys (for tests and metrics). */
   get credit(): number {
     let sum = 0;

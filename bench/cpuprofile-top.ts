@@ -7,7 +7,8 @@ import { ROOT } from './procs.js';
  * Summarizes a V8 .cpuprofile: self time by function, self time by area (our src/ folders,
  * each node_modules package, node internals, GC), and inclusive time of our own functions.
  * Usage: node --import tsx bench/cpuprofile-top.ts <file.cpuprofile> [rows] [--callers <name>]
- * (--callers prints the stacks, 6 frames up, that lead to functions whose name contains <name>).
+ * --last-ms <ms> keeps only the profile's last milliseconds, leaving start-up out;
+ * --callers prints the stacks, 6 frames up, that lead to functions whose name contains <name>).
  */
 interface Node {
   id: number;
@@ -52,8 +53,12 @@ function area(url: string, fn: string): string {
 export function summarize(
   file: string,
   rows = 25,
+  /** Only the samples of the profile's last `lastMs` (leaves start-up and warm-up out). */
+  lastMs = Number.POSITIVE_INFINITY,
 ): { self: Row[]; areas: Row[]; inclusive: Row[]; totalMs: number } {
   const prof = JSON.parse(readFileSync(file, 'utf8')) as Profile;
+  const from = prof.endTime - lastMs * 1000;
+  let at = prof.startTime;
   const byId = new Map(prof.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
   for (const n of prof.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
@@ -65,8 +70,9 @@ export function summarize(
   let total = 0;
   for (let i = 0; i < prof.samples.length; i++) {
     const dt = (prof.timeDeltas[i + 1] ?? prof.timeDeltas[i] ?? 0) / 1000;
+    at += prof.timeDeltas[i] ?? 0;
     const n = byId.get(prof.samples[i]!)!;
-    if (n.callFrame.functionName === '(idle)') continue;
+    if (n.callFrame.functionName === '(idle)' || at < from) continue;
     total += dt;
     const k = key(n);
     self.set(k, (self.get(k) ?? 0) + dt);
@@ -141,6 +147,8 @@ if (process.argv[1] && import.meta.url.split('?')[0] === pathToFileURL(process.a
       process.stdout.write(`${r.share.toFixed(1).padStart(5)}%  ${String(r.ms).padStart(6)} ms  ${r.name}\n`);
   } else {
     const rows = Number(process.argv[3]);
-    process.stdout.write(formatSummary(summarize(file, Number.isFinite(rows) && rows > 0 ? rows : 25)));
+    const l = process.argv.indexOf('--last-ms');
+    const last = l > 0 ? Number(process.argv[l + 1]) : Number.POSITIVE_INFINITY;
+    process.stdout.write(formatSummary(summarize(file, Number.isFinite(rows) && rows > 0 ? rows : 25, last)));
   }
 }

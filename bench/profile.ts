@@ -7,39 +7,55 @@ import { ROOT } from './procs.js';
 import { startStack } from './stack.js';
 
 /**
- * Runs the gateway with --cpu-prof, drives it at saturation (half the time non-streaming, half
- * streaming), stops it so V8 writes the profile, and prints the top functions. The raw
+ * Runs the gateway (or, with `target: 'baseline'`, the baseline proxy) with --cpu-prof, warms it
+ * up for 3 s, drives it at saturation (half the time non-streaming, half streaming), stops it so
+ * V8 writes the profile, and prints the top functions of the measured window only (start-up and
+ * warm-up left out), with the requests served, so two profiles compare per request. The raw
  * .cpuprofile stays in a temp dir (open it in Chrome DevTools or speedscope for a flame graph);
- * the summary goes to bench/results/profile-latest.txt.
+ * the summary goes to bench/results/profile-<db>-<mode>-latest.txt.
  */
 export async function profile(
   seconds: number,
   connections: number,
-  o: { pg?: boolean; built?: boolean; mode?: 'both' | 'stream' | 'nonstream' } = {},
+  o: {
+    pg?: boolean;
+    built?: boolean;
+    mode?: 'both' | 'stream' | 'nonstream';
+    target?: 'gateway' | 'baseline';
+  } = {},
 ): Promise<void> {
-  const { pg = false, built = false, mode = 'both' } = o;
+  const { pg = false, built = false, mode = 'both', target = 'gateway' } = o;
   const dir = mkdtempSync(join(tmpdir(), 'modelgate-prof-'));
+  const flags = ['--cpu-prof', '--cpu-prof-dir', dir];
   const stack = await startStack({
     pg,
     built,
-    withBaseline: false,
-    gatewayFlags: ['--cpu-prof', '--cpu-prof-dir', dir],
+    withBaseline: target === 'baseline',
+    gatewayFlags: target === 'gateway' ? flags : [],
+    baselineFlags: target === 'baseline' ? flags : [],
   });
+  let served = 0;
+  let measuredMs = 0;
   try {
-    const gw: Target = {
-      name: 'gateway',
-      url: stack.gateway.url,
-      headers: { authorization: `Bearer ${stack.apiKey}` },
+    const proc = target === 'baseline' ? stack.baseline! : stack.gateway;
+    const t: Target = {
+      name: target,
+      url: proc.url,
+      headers: target === 'gateway' ? { authorization: `Bearer ${stack.apiKey}` } : {},
     };
     const kinds = mode === 'both' ? [false, true] : [mode === 'stream'];
     const each = Math.max(1, Math.round(seconds / kinds.length));
+    for (const stream of kinds) await cannon(t, { stream, duration: 3 / kinds.length, connections });
+    const started = Date.now();
     for (const stream of kinds) {
-      const r = await cannon(gw, { stream, duration: each, connections });
+      const r = await cannon(t, { stream, duration: each, connections });
+      served += r.ok;
       process.stderr.write(
         `profiled load: ${r.rps.toFixed(0)} req/s ${stream ? 'streaming' : 'non-streaming'}\n`,
       );
     }
-    await stack.gateway.stop();
+    measuredMs = Date.now() - started;
+    await proc.stop();
   } finally {
     await stack.close();
   }
@@ -48,7 +64,12 @@ export async function profile(
     .filter((f) => f.endsWith('.cpuprofile'))
     .sort((a, b) => statSync(join(dir, b)).size - statSync(join(dir, a)).size)[0];
   if (!file) throw new Error(`no profile written in ${dir}`);
-  const text = `profile: ${join(dir, file)}\n${formatSummary(summarize(join(dir, file), 30))}`;
-  writeFileSync(join(ROOT, `bench/results/profile-${pg ? 'pg' : 'sqlite'}-${mode}-latest.txt`), text);
+  const summary = summarize(join(dir, file), 30, measuredMs);
+  const text =
+    `profile: ${join(dir, file)}\n${target}, last ${(measuredMs / 1000).toFixed(1)} s: ${served} requests, ` +
+    `${((summary.totalMs * 1000) / Math.max(1, served)).toFixed(1)} µs of sampled CPU per request\n` +
+    formatSummary(summary);
+  const name = `profile-${target === 'baseline' ? 'baseline-' : ''}${pg ? 'pg' : 'sqlite'}-${mode}-latest.txt`;
+  writeFileSync(join(ROOT, 'bench/results', name), text);
   process.stdout.write(text);
 }

@@ -22,7 +22,8 @@ import { LOAD_CPUS, PROXY_CPUS, type Stack, startStack } from './stack.js';
  *                           production); without it: dist/ if present, else tsx
  *   --soak <minutes>        memory-growth soak instead of the scenarios
  *   --profile <seconds>     CPU-profile the gateway under load and print the top functions
- *                           (--scenarios throughput or streaming profiles only that kind)
+ *                           (--scenarios throughput or streaming profiles only that kind;
+ *                           --profile-baseline profiles the baseline proxy the same way)
  */
 export interface Options {
   quick: boolean;
@@ -38,6 +39,7 @@ export interface Options {
   build: boolean;
   soak: number;
   profile: number;
+  profileBaseline: boolean;
 }
 
 function parseOptions(argv: string[]): Options {
@@ -70,6 +72,7 @@ function parseOptions(argv: string[]): Options {
     build: flag('build'),
     soak: num('soak', 0),
     profile: num('profile', 0),
+    profileBaseline: flag('profile-baseline'),
   };
 }
 
@@ -355,7 +358,12 @@ async function main() {
     const sc = o.scenarios;
     const mode =
       sc.has('throughput') === sc.has('streaming') ? 'both' : sc.has('streaming') ? 'stream' : 'nonstream';
-    await profile(o.profile, o.connections, { pg: o.pg, built: o.build, mode });
+    await profile(o.profile, o.connections, {
+      pg: o.pg,
+      built: o.build,
+      mode,
+      target: o.profileBaseline ? 'baseline' : 'gateway',
+    });
     return;
   }
   const started = Date.now();

@@ -16,9 +16,15 @@ export interface StackOptions {
   pg?: boolean;
   /** Extra node flags for the gateway (e.g. --cpu-prof). */
   gatewayFlags?: string[];
+  /** Extra node flags for the baseline proxy. */
+  baselineFlags?: string[];
   withBaseline?: boolean;
   /** Run the compiled output of `buildAll()` instead of tsx. */
   built?: boolean;
+  /** Extra environment for the gateway (e.g. MODELGATE_METRICS_ENABLED=false). */
+  gatewayEnv?: Record<string, string>;
+  /** The bench key's quota in USD; null = unlimited (default 1,000,000, as production keys have one). */
+  keyQuota?: number | null;
 }
 
 export interface Stack {
@@ -61,6 +67,7 @@ export async function startStack(o: StackOptions = {}): Promise<Stack> {
       env.REDIS_URL = 'redis://127.0.0.1:6379/1';
       env.MODELGATE_REDIS_KEY_PREFIX = `mgbench:${Date.now()}:`;
     }
+    Object.assign(env, o.gatewayEnv);
     const gateway = await startNode({
       name: 'gateway',
       args: [...(o.gatewayFlags ?? []), ...entry.args],
@@ -75,13 +82,13 @@ export async function startStack(o: StackOptions = {}): Promise<Stack> {
         ? undefined
         : await startNode({
             name: 'baseline',
-            args: benchServer('bench/baseline-proxy.ts', built),
+            args: [...(o.baselineFlags ?? []), ...benchServer('bench/baseline-proxy.ts', built)],
             env: cleanEnv({ PORT: '0', UPSTREAM_URL: `${upstream.url}/v1` }),
             cpus: PROXY_CPUS,
             ready: /listening on (http:\S+)/,
           });
     if (baseline) cleanups.unshift(() => baseline.stop());
-    const apiKey = await createApiKey(gateway.url);
+    const apiKey = await createApiKey(gateway.url, o.keyQuota === undefined ? 1_000_000 : o.keyQuota);
     return {
       upstream,
       gateway,
@@ -115,7 +122,7 @@ async function runAll(fns: Array<() => Promise<void> | void>): Promise<void> {
 }
 
 /** Signs in as root and creates one API key through the HTTP API, as an operator would. */
-async function createApiKey(base: string): Promise<string> {
+async function createApiKey(base: string, quota: number | null): Promise<string> {
   const login = await fetch(`${base}/api/user/login`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -130,7 +137,7 @@ async function createApiKey(base: string): Promise<string> {
   const res = await fetch(`${base}/api/key`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', cookie },
-    body: JSON.stringify({ name: 'bench', quota_limit: 1_000_000 }),
+    body: JSON.stringify({ name: 'bench', quota_limit: quota }),
   });
   const json = (await res.json()) as { data?: { key?: string } };
   if (!res.ok || !json.data?.key)

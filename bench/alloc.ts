@@ -1,0 +1,78 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { cannon } from './load.js';
+import { buildAll } from './procs.js';
+import { startStack } from './stack.js';
+
+/**
+ * Bytes allocated per non-streaming request, by allocating function, for the baseline and the
+ * gateway (V8's sampling heap profiler, counting objects that minor and major GCs already
+ * collected). Allocation drives scavenges, which are most of the gateway's latency tail.
+ * Usage: node --import tsx bench/alloc.ts [rows=25] [--no-build]
+ */
+const rows = Number(process.argv[2]) > 0 ? Number(process.argv[2]) : 25;
+if (!process.argv.includes('--no-build')) buildAll();
+const dir = mkdtempSync(join(tmpdir(), 'modelgate-alloc-'));
+const probe = join(dir, 'probe.mjs');
+writeFileSync(
+  probe,
+  `import { Session } from 'node:inspector';
+import { writeFileSync } from 'node:fs';
+const s = new Session();
+s.connect();
+let on = false;
+process.on('SIGUSR2', () => {
+  if (!on) {
+    on = true;
+    s.post('HeapProfiler.startSampling', { samplingInterval: 1024, includeObjectsCollectedByMinorGC: true, includeObjectsCollectedByMajorGC: true });
+  } else {
+    s.post('HeapProfiler.stopSampling', (err, r) => writeFileSync(${JSON.stringify(join(dir, 'out-'))} + process.pid + '.json', JSON.stringify(r.profile)));
+  }
+});
+`,
+);
+const flags = ['--import', probe];
+const stack = await startStack({
+  built: true,
+  withBaseline: true,
+  gatewayFlags: flags,
+  baselineFlags: flags,
+});
+try {
+  const runs: Array<[string, typeof stack.gateway, Record<string, string>]> = [
+    ['baseline', stack.baseline!, {}],
+    ['gateway', stack.gateway, { authorization: `Bearer ${stack.apiKey}` }],
+  ];
+  for (const [name, p, headers] of runs) {
+    const t = { name, url: p.url, headers };
+    await cannon(t, { stream: false, duration: 3, connections: 50 }); // warm-up
+    process.kill(p.pid, 'SIGUSR2');
+    await new Promise((r) => setTimeout(r, 200));
+    const r = await cannon(t, { stream: false, duration: 4, connections: 50 });
+    process.kill(p.pid, 'SIGUSR2');
+    await new Promise((r) => setTimeout(r, 1500));
+    const prof = JSON.parse(readFileSync(join(dir, `out-${p.pid}.json`), 'utf8'));
+    const self = new Map<string, number>();
+    let total = 0;
+    const walk = (n: {
+      callFrame: { functionName: string; url: string; lineNumber: number };
+      selfSize: number;
+      children?: unknown[];
+    }) => {
+      const cf = n.callFrame;
+      const k = `${cf.functionName || '(anonymous)'}  ${String(cf.url).replace(/^.*(node_modules|build\.tmp)\//, '')}:${cf.lineNumber + 1}`;
+      self.set(k, (self.get(k) ?? 0) + n.selfSize);
+      total += n.selfSize;
+      for (const c of n.children ?? []) walk(c as typeof n);
+    };
+    walk(prof.head);
+    process.stdout.write(
+      `\n${name}: ${(total / r.ok / 1024).toFixed(1)} KB allocated per request (${r.ok} requests)\n`,
+    );
+    for (const [k, v] of [...self].sort((a, b) => b[1] - a[1]).slice(0, rows))
+      process.stdout.write(`${(v / r.ok).toFixed(0).padStart(7)} B  ${k}\n`);
+  }
+} finally {
+  await stack.close();
+}

@@ -9,7 +9,7 @@ import { startStack } from './stack.js';
  * Where the gateway's latency tail comes from at a paced 1,000 req/s: event-loop delay (1 ms
  * resolution) and garbage-collection pauses inside the gateway, next to the client-side p50/p99
  * of the gateway and the baseline in the same rounds.
- * Usage: node --import tsx bench/pauses.ts [seconds=8] [--no-build] [-- <extra node flags for the gateway>]
+ * Usage: node --import tsx bench/pauses.ts [seconds=8] [--no-build] [--pg] [-- <extra node flags for the gateway>]
  */
 const args = process.argv.slice(2);
 const dash = args.indexOf('--');

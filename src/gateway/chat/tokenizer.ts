@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { TextDecoder } from 'node:util';
 
 /**
  * The o200k tokenizer, loaded on first use: its tables hold ~15 MB, and most requests never
@@ -37,38 +36,68 @@ interface GptEncodingModule {
 
 const require = createRequire(import.meta.url);
 
+/** base64 alphabet -> 6-bit value; -1 for anything else ('=' padding ends a token). */
+const BASE64 = new Int8Array(256).fill(-1);
+for (const [i, c] of [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'].entries())
+  BASE64[c.charCodeAt(0)] = i;
+const SPACE = 32;
+const LF = 10;
+
 /**
  * A tiktoken rank file (`<base64 token> <rank>` per line) as gpt-tokenizer's rank table: at each
- * rank the token's text when its bytes are valid UTF-8 that round-trips, else its bytes.
+ * rank the token's text when its bytes are valid UTF-8 that round-trips, else its bytes. Parsed
+ * straight from the file's bytes through two scratch buffers: the only objects made are the
+ * 200,000 kept entries (per-token Buffers would leave ~40 MB of garbage behind at load).
  */
 export function readTiktokenRanks(file: string): Array<string | number[]> {
-  const text = readFileSync(file, 'latin1');
-  const utf8 = new TextDecoder('utf-8', { fatal: true });
+  const data = readFileSync(file);
+  // The longest o200k token is 128 bytes; a longer one would be a different file format.
+  const bytes = Buffer.allocUnsafe(1024);
+  const check = Buffer.allocUnsafe(4096);
   const ranks: Array<string | number[]> = [];
-  let start = 0;
-  while (start < text.length) {
-    let end = text.indexOf('\n', start);
-    if (end === -1) end = text.length;
-    const space = text.indexOf(' ', start);
-    if (space > start && space < end) {
-      const bytes = Buffer.from(text.slice(start, space), 'base64');
-      ranks[Number(text.slice(space + 1, end))] = asText(bytes, utf8) ?? [...bytes];
+  let i = 0;
+  while (i < data.length) {
+    // base64 token up to the space
+    let n = 0;
+    let acc = 0;
+    let bits = 0;
+    for (; i < data.length && data[i] !== SPACE && data[i] !== LF; i++) {
+      const v = BASE64[data[i]!]!;
+      if (v < 0) continue;
+      acc = (acc << 6) | v;
+      bits += 6;
+      if (bits >= 8) {
+        bits -= 8;
+        if (n === bytes.length) throw new Error(`${file}: token longer than ${bytes.length} bytes`);
+        bytes[n++] = (acc >> bits) & 0xff;
+      }
     }
-    start = end + 1;
+    // decimal rank up to the end of the line
+    let rank = 0;
+    let digits = 0;
+    if (data[i] === SPACE) i++;
+    for (; i < data.length && data[i] !== LF; i++) {
+      const d = data[i]! - 48;
+      if (d >= 0 && d <= 9) {
+        rank = rank * 10 + d;
+        digits++;
+      }
+    }
+    i++;
+    if (n === 0 || digits === 0) continue;
+    ranks[rank] = asText(bytes, n, check) ?? [...bytes.subarray(0, n)];
   }
   return ranks;
 }
 
-function asText(bytes: Buffer, utf8: TextDecoder): string | undefined {
-  try {
-    const s = utf8.decode(bytes);
-    // The decoder drops a leading byte-order mark; such tokens stay bytes.
-    return Buffer.byteLength(s, 'utf8') === bytes.length && Buffer.from(s, 'utf8').equals(bytes)
-      ? s
-      : undefined;
-  } catch {
-    return undefined;
-  }
+/** The token's text when its `n` bytes are UTF-8 that decodes and re-encodes to the same bytes. */
+function asText(bytes: Buffer, n: number, check: Buffer): string | undefined {
+  // gpt-tokenizer keeps tokens that start with a byte-order mark as bytes (a decoder drops it).
+  if (n >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) return undefined;
+  // toString replaces invalid sequences with U+FFFD, so they fail the round trip below.
+  const s = bytes.toString('utf8', 0, n);
+  if (check.write(s, 0, 'utf8') !== n) return undefined;
+  return check.compare(bytes, 0, n, 0, n) === 0 ? s : undefined;
 }
 
 let encoding: Encoding | undefined;

@@ -2,39 +2,33 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
 /**
- * The o200k tokenizer, loaded on first use: its tables hold ~15 MB, and most requests never
- * need them (upstreams report usage; quota reservations use a cheap bound). They are needed as
- * soon as a stream ends without usage (a client that disconnects mid-stream), middle-out runs,
- * or an embeddings upstream omits counts.
+ * o200k byte-pair encoding (GPT-4o's tokenizer), loaded on first use. The tables are needed as
+ * soon as a stream ends without usage (a client that disconnects mid-stream: in production
+ * within minutes), middle-out runs, a tokens-per-minute limit counts a prompt, or an embeddings
+ * upstream omits counts.
  *
- * The ranks are read from gpt-tokenizer's `.tiktoken` data file rather than its generated
- * module (`gpt-tokenizer/encoding/o200k_base`): that module is 2.2 MB of JavaScript array
- * literals, and V8 parsing it left ~26 MB of malloc'd parser memory resident and kept its
- * source text alive, on top of the tables themselves. The table built here is the same, entry
- * for entry (checked in tokenizer.test.ts), and goes through the library's own `GptEncoding`.
+ * The vocabulary comes from gpt-tokenizer's `data/o200k_base.tiktoken` and the pre-tokenizing
+ * regex from the same package; the tables are our own, in typed arrays (~4 MB, outside the
+ * JavaScript heap, never traced by the garbage collector). gpt-tokenizer's own encoder keeps the
+ * vocabulary as 200,000 strings plus a Map over them (~15 MB of heap), and loading its
+ * generated module made V8 parse 2.2 MB of array literals (~26 MB of parser memory left
+ * resident). Encoding follows gpt-tokenizer's `encode` token for token, including its handling
+ * of byte-order marks inside a piece (checked against it in tokenizer.test.ts). Decoding joins
+ * the tokens' bytes and reads them as UTF-8, so a cut inside a character gives U+FFFD (where
+ * gpt-tokenizer held the bytes back for its next call).
  */
-interface Encoding {
-  countTokens(text: string, opts?: { disallowedSpecial?: Set<string> }): number;
-  encode(text: string, opts?: { disallowedSpecial?: Set<string> }): number[];
-  decode(tokens: number[]): string;
-  setMergeCacheSize(size: number): void;
-}
-
-/**
- * gpt-tokenizer memoizes the merge of each distinct piece of text (roughly a word), up to
- * 100,000 entries by default: ~35 MB once a varied stream of prompts has gone through it, a
- * slow climb of a long-running process's memory. Counting this repository's docs and sources is
- * as fast with 5,000 entries as with 100,000 (and twice as slow with none); 10,000 hold ~3.5 MB.
- */
-const MERGE_CACHE_ENTRIES = 10_000;
-
-interface GptEncodingModule {
-  GptEncoding: {
-    getEncodingApi(name: string, ranks: () => Array<string | number[]>): Encoding;
-  };
-}
 
 const require = createRequire(import.meta.url);
+
+/** A tiktoken vocabulary: the bytes of every rank, and a hash index from bytes to rank. */
+export interface Vocabulary {
+  /** Every token's bytes, concatenated in rank order. */
+  readonly bytes: Uint8Array;
+  /** Rank r spans bytes[start[r] .. start[r + 1]); an unused rank spans nothing. */
+  readonly start: Uint32Array;
+  /** Open addressing: (rank + 1) of the token whose bytes hash there, 0 for empty. */
+  readonly index: Int32Array;
+}
 
 /** base64 alphabet -> 6-bit value; -1 for anything else ('=' padding ends a token). */
 const BASE64 = new Int8Array(256).fill(-1);
@@ -43,36 +37,29 @@ for (const [i, c] of [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01
 const SPACE = 32;
 const LF = 10;
 
-/**
- * A tiktoken rank file (`<base64 token> <rank>` per line) as gpt-tokenizer's rank table: at each
- * rank the token's text when its bytes are valid UTF-8 that round-trips, else its bytes. Parsed
- * straight from the file's bytes through two scratch buffers: the only objects made are the
- * 200,000 kept entries (per-token Buffers would leave ~40 MB of garbage behind at load).
- */
-export function readTiktokenRanks(file: string): Array<string | number[]> {
+/** Reads a tiktoken rank file (`<base64 token> <rank>` per line) into a Vocabulary. */
+export function readVocabulary(file: string): Vocabulary {
   const data = readFileSync(file);
-  // The longest o200k token is 128 bytes; a longer one would be a different file format.
-  const bytes = Buffer.allocUnsafe(1024);
-  const check = Buffer.allocUnsafe(4096);
-  const ranks: Array<string | number[]> = [];
+  // Decoded tokens are shorter than their base64 text, so data.length bounds the bytes.
+  const bytes = new Uint8Array(data.length);
+  const spans: number[] = [];
+  let used = 0;
+  let maxRank = -1;
   let i = 0;
   while (i < data.length) {
-    // base64 token up to the space
-    let n = 0;
+    const from = used;
     let acc = 0;
     let bits = 0;
     for (; i < data.length && data[i] !== SPACE && data[i] !== LF; i++) {
       const v = BASE64[data[i]!]!;
       if (v < 0) continue;
-      acc = (acc << 6) | v;
+      acc = ((acc << 6) | v) & 0xffffff;
       bits += 6;
       if (bits >= 8) {
         bits -= 8;
-        if (n === bytes.length) throw new Error(`${file}: token longer than ${bytes.length} bytes`);
-        bytes[n++] = (acc >> bits) & 0xff;
+        bytes[used++] = (acc >> bits) & 0xff;
       }
     }
-    // decimal rank up to the end of the line
     let rank = 0;
     let digits = 0;
     if (data[i] === SPACE) i++;
@@ -84,37 +71,253 @@ export function readTiktokenRanks(file: string): Array<string | number[]> {
       }
     }
     i++;
-    if (n === 0 || digits === 0) continue;
-    ranks[rank] = asText(bytes, n, check) ?? [...bytes.subarray(0, n)];
+    if (used === from || digits === 0) {
+      used = from;
+      continue;
+    }
+    spans.push(rank, from, used);
+    if (rank > maxRank) maxRank = rank;
   }
-  return ranks;
+  // Tokens in rank order (the file is, but a rank file need not be).
+  const order = new Uint32Array(maxRank + 2);
+  const ends = new Uint32Array(maxRank + 2);
+  const present = new Uint8Array(maxRank + 1);
+  for (let k = 0; k < spans.length; k += 3) {
+    order[spans[k]!] = spans[k + 1]!;
+    ends[spans[k]!] = spans[k + 2]!;
+    present[spans[k]!] = 1;
+  }
+  const packed = new Uint8Array(used);
+  const start = new Uint32Array(maxRank + 2);
+  let at = 0;
+  for (let r = 0; r <= maxRank; r++) {
+    start[r] = at;
+    if (!present[r]) continue;
+    packed.set(bytes.subarray(order[r]!, ends[r]!), at);
+    at += ends[r]! - order[r]!;
+  }
+  start[maxRank + 1] = at;
+  const vocab = { bytes: packed, start, index: new Int32Array(tableSize(maxRank + 1)) };
+  for (let r = 0; r <= maxRank; r++) {
+    const s = start[r]!;
+    const e = start[r + 1]!;
+    // Tokens that start with a byte-order mark are never matched (see lookupPair).
+    if (e > s && !(e - s >= 3 && packed[s] === 0xef && packed[s + 1] === 0xbb && packed[s + 2] === 0xbf))
+      insert(vocab, r);
+  }
+  return vocab;
 }
 
-/** The token's text when its `n` bytes are UTF-8 that decodes and re-encodes to the same bytes. */
-function asText(bytes: Buffer, n: number, check: Buffer): string | undefined {
-  // gpt-tokenizer keeps tokens that start with a byte-order mark as bytes (a decoder drops it).
-  if (n >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) return undefined;
-  // toString replaces invalid sequences with U+FFFD, so they fail the round trip below.
-  const s = bytes.toString('utf8', 0, n);
-  if (check.write(s, 0, 'utf8') !== n) return undefined;
-  return check.compare(bytes, 0, n, 0, n) === 0 ? s : undefined;
+function tableSize(n: number): number {
+  let size = 1;
+  while (size < n * 2.5) size <<= 1;
+  return size;
 }
 
-let encoding: Encoding | undefined;
-const load = (): Encoding => {
-  if (!encoding) {
-    const { GptEncoding } = require('gpt-tokenizer/GptEncoding') as GptEncodingModule;
-    const ranks = readTiktokenRanks(require.resolve('gpt-tokenizer/data/o200k_base.tiktoken'));
-    encoding = GptEncoding.getEncodingApi('o200k_base', () => ranks);
-    encoding.setMergeCacheSize(MERGE_CACHE_ENTRIES);
+/** FNV-1a over bytes[from..to). */
+function hash(bytes: Uint8Array, from: number, to: number): number {
+  let h = 0x811c9dc5;
+  for (let i = from; i < to; i++) h = Math.imul(h ^ bytes[i]!, 0x01000193);
+  return h >>> 0;
+}
+
+function insert(v: Vocabulary, rank: number): void {
+  const mask = v.index.length - 1;
+  let slot = hash(v.bytes, v.start[rank]!, v.start[rank + 1]!) & mask;
+  while (v.index[slot] !== 0) slot = (slot + 1) & mask;
+  v.index[slot] = rank + 1;
+}
+
+/** The rank of the token whose bytes are exactly src[from..to), or -1. */
+export function lookup(v: Vocabulary, src: Uint8Array, from: number, to: number): number {
+  const n = to - from;
+  const mask = v.index.length - 1;
+  for (let slot = hash(src, from, to) & mask; ; slot = (slot + 1) & mask) {
+    const entry = v.index[slot]!;
+    if (entry === 0) return -1;
+    const s = v.start[entry - 1]!;
+    if (v.start[entry]! - s !== n) continue;
+    let k = 0;
+    while (k < n && v.bytes[s + k] === src[from + k]) k++;
+    if (k === n) return entry - 1;
   }
-  return encoding;
+}
+
+/**
+ * The rank gpt-tokenizer finds for a run of bytes inside a piece: valid UTF-8 is decoded with a
+ * decoder that drops a leading byte-order mark and then looked up as text, so such a run maps to
+ * the token without the mark (and tokens that start with one are never found); other bytes are
+ * looked up as they are.
+ */
+function lookupPair(v: Vocabulary, src: Uint8Array, from: number, to: number): number {
+  if (to - from >= 3 && src[from] === 0xef && src[from + 1] === 0xbb && src[from + 2] === 0xbf) {
+    if (validUtf8(src, from, to)) return to - from === 3 ? -1 : lookup(v, src, from + 3, to);
+  }
+  return lookup(v, src, from, to);
+}
+
+/** Strict UTF-8: no overlong forms, surrogates or code points above U+10FFFF. */
+function validUtf8(b: Uint8Array, from: number, to: number): boolean {
+  let i = from;
+  while (i < to) {
+    const c = b[i]!;
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
+    let n: number;
+    let cp: number;
+    if (c >= 0xc2 && c <= 0xdf) {
+      n = 1;
+      cp = c & 0x1f;
+    } else if ((c & 0xf0) === 0xe0) {
+      n = 2;
+      cp = c & 0x0f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      n = 3;
+      cp = c & 0x07;
+    } else return false;
+    if (i + n >= to) return false;
+    for (let k = 1; k <= n; k++) {
+      const d = b[i + k]!;
+      if ((d & 0xc0) !== 0x80) return false;
+      cp = (cp << 6) | (d & 0x3f);
+    }
+    if (
+      (n === 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+      (n === 3 && (cp < 0x10000 || cp > 0x10ffff))
+    )
+      return false;
+    i += n + 1;
+  }
+  return true;
+}
+
+/**
+ * Byte-pair merging of one piece (src[0..n)) that is not a token as a whole: start from single
+ * bytes and keep merging the adjacent pair whose concatenation has the lowest rank (the leftmost
+ * on a tie) until no pair is a token. Appends the resulting ranks to `out` (when given) and
+ * returns how many there are.
+ */
+function mergePiece(v: Vocabulary, src: Uint8Array, n: number, out: number[] | null): number {
+  const starts: number[] = [];
+  const ranks: number[] = [];
+  const pairRank = (i: number): number => {
+    const end = starts[i + 2];
+    if (end === undefined) return Number.POSITIVE_INFINITY;
+    const r = lookupPair(v, src, starts[i]!, end);
+    return r < 0 ? Number.POSITIVE_INFINITY : r;
+  };
+  for (let i = 0; i <= n; i++) starts.push(i);
+  for (let i = 0; i <= n; i++) ranks.push(i < n - 1 ? pairRank(i) : Number.POSITIVE_INFINITY);
+  while (starts.length > 1) {
+    let lowest = Number.POSITIVE_INFINITY;
+    let at = -1;
+    for (let i = 0; i < ranks.length - 1; i++) {
+      if (ranks[i]! < lowest) {
+        lowest = ranks[i]!;
+        at = i;
+      }
+    }
+    if (at === -1) break;
+    starts.splice(at + 1, 1);
+    ranks.splice(at, 1);
+    ranks[at] = pairRank(at);
+    if (at > 0) ranks[at - 1] = pairRank(at - 1);
+  }
+  if (out)
+    for (let i = 0; i < starts.length - 1; i++) {
+      const r = lookupPair(v, src, starts[i]!, starts[i + 1]!);
+      if (r < 0) throw new Error('tokenizer: a byte has no token');
+      out.push(r);
+    }
+  return starts.length - 1;
+}
+
+/** In a `u` regex a surrogate class matches only unpaired surrogates. */
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+
+class Tokenizer {
+  private readonly scratch = Buffer.allocUnsafe(4096);
+
+  constructor(
+    private readonly vocab: Vocabulary,
+    private readonly split: RegExp,
+  ) {}
+
+  /** Appends the rank of each token of `text` to `out` (when given); returns how many. */
+  private run(text: string, out: number[] | null): number {
+    const v = this.vocab;
+    const split = this.split;
+    let count = 0;
+    split.lastIndex = 0;
+    for (let m = split.exec(text); m !== null; m = split.exec(text)) {
+      const piece = m[0];
+      // A piece longer than the scratch buffer (a long run of spaces) gets one of its own.
+      const src =
+        piece.length * 3 > this.scratch.length ? Buffer.allocUnsafe(piece.length * 3) : this.scratch;
+      // Most pieces are ASCII: their bytes are their char codes.
+      let n = 0;
+      while (n < piece.length) {
+        const c = piece.charCodeAt(n);
+        if (c >= 0x80) break;
+        src[n++] = c;
+      }
+      let whole: number;
+      if (n === piece.length) whole = lookup(v, src, 0, n);
+      else {
+        n = src.write(piece, 0, 'utf8');
+        // A piece with a lone surrogate never equals a token as a whole: its bytes carry U+FFFD.
+        whole = LONE_SURROGATE.test(piece) ? -1 : lookup(v, src, 0, n);
+      }
+      if (whole >= 0) {
+        out?.push(whole);
+        count++;
+      } else count += mergePiece(v, src, n, out);
+    }
+    return count;
+  }
+
+  count(text: string): number {
+    return this.run(text, null);
+  }
+
+  encode(text: string): number[] {
+    const out: number[] = [];
+    this.run(text, out);
+    return out;
+  }
+
+  /** The text of the tokens; bytes that do not form whole UTF-8 characters become U+FFFD. */
+  decode(tokens: number[]): string {
+    const { bytes, start } = this.vocab;
+    let size = 0;
+    for (const t of tokens) size += start[t + 1]! - start[t]!;
+    const out = Buffer.allocUnsafe(size);
+    let at = 0;
+    for (const t of tokens) {
+      if (!(t >= 0 && t < start.length - 1)) throw new Error(`tokenizer: no token ${t}`);
+      out.set(bytes.subarray(start[t]!, start[t + 1]!), at);
+      at += start[t + 1]! - start[t]!;
+    }
+    return out.toString('utf8');
+  }
+}
+
+let tokenizer: Tokenizer | undefined;
+const load = (): Tokenizer => {
+  if (!tokenizer) {
+    const { O200K_TOKEN_SPLIT_REGEX } = require('gpt-tokenizer/encodingParams/constants') as {
+      O200K_TOKEN_SPLIT_REGEX: RegExp;
+    };
+    const vocab = readVocabulary(require.resolve('gpt-tokenizer/data/o200k_base.tiktoken'));
+    tokenizer = new Tokenizer(vocab, O200K_TOKEN_SPLIT_REGEX);
+  }
+  return tokenizer;
 };
 
-// Special-token text typed by users is ordinary text for counting purposes; never throw on it.
-const PLAIN = { disallowedSpecial: new Set<string>() };
-
-export const countTokens = (text: string): number =>
-  text.length === 0 ? 0 : load().countTokens(text, PLAIN);
-export const encode = (text: string): number[] => load().encode(text, PLAIN);
+// Special-token text typed by users (`<|endoftext|>`) is ordinary text here, as it was with
+// gpt-tokenizer's `disallowedSpecial: new Set()`: counted, never rejected.
+export const countTokens = (text: string): number => (text.length === 0 ? 0 : load().count(text));
+export const encode = (text: string): number[] => load().encode(text);
 export const decode = (tokens: number[]): string => load().decode(tokens);

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
 /**
@@ -37,72 +37,101 @@ for (const [i, c] of [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01
 const SPACE = 32;
 const LF = 10;
 
-/** Reads a tiktoken rank file (`<base64 token> <rank>` per line) into a Vocabulary. */
+/**
+ * Calls `line` with each line of a file, read in 64 KB chunks: a whole-file buffer of a few MB
+ * would be malloc'd, mmap-ed by glibc and, once freed, raise glibc's mmap threshold to its size,
+ * after which the next allocations of that size stay in the heap for good.
+ */
+function eachLine(file: string, line: (buf: Buffer, from: number, to: number) => void): void {
+  const fd = openSync(file, 'r');
+  try {
+    const buf = Buffer.allocUnsafe(64 * 1024);
+    let have = 0;
+    for (;;) {
+      const got = readSync(fd, buf, have, buf.length - have, null);
+      const end = have + got;
+      let from = 0;
+      for (let i = 0; i < end; i++) {
+        if (buf[i] !== LF) continue;
+        line(buf, from, i);
+        from = i + 1;
+      }
+      if (got === 0) {
+        if (from < end) line(buf, from, end);
+        return;
+      }
+      if (from === 0 && end === buf.length) throw new Error(`${file}: line longer than ${buf.length} bytes`);
+      buf.copy(buf, 0, from, end);
+      have = end - from;
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The token's base64 text in buf[from..space) and its decimal rank after the space, or null. */
+function parseLine(buf: Buffer, from: number, to: number): { space: number; rank: number } | null {
+  let space = from;
+  while (space < to && buf[space] !== SPACE) space++;
+  if (space === from || space >= to - 1) return null;
+  let rank = 0;
+  for (let i = space + 1; i < to; i++) {
+    const d = buf[i]! - 48;
+    if (d < 0 || d > 9) {
+      if (buf[i] === 13 && i === to - 1) break; // CRLF
+      return null;
+    }
+    rank = rank * 10 + d;
+  }
+  return { space, rank };
+}
+
+/** Decodes the base64 in buf[from..to) into out at `at`; returns the number of bytes. */
+function decodeBase64(buf: Buffer, from: number, to: number, out: Uint8Array | null, at: number): number {
+  let n = 0;
+  let acc = 0;
+  let bits = 0;
+  for (let i = from; i < to; i++) {
+    const v = BASE64[buf[i]!]!;
+    if (v < 0) continue;
+    acc = ((acc << 6) | v) & 0xffffff;
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      if (out) out[at + n] = (acc >> bits) & 0xff;
+      n++;
+    }
+  }
+  return n;
+}
+
+/**
+ * Reads a tiktoken rank file (`<base64 token> <rank>` per line) into a Vocabulary, in two passes
+ * over the file (sizes, then bytes) so the only large allocations are the tables it keeps.
+ */
 export function readVocabulary(file: string): Vocabulary {
-  const data = readFileSync(file);
-  // Decoded tokens are shorter than their base64 text, so data.length bounds the bytes.
-  const bytes = new Uint8Array(data.length);
-  const spans: number[] = [];
-  let used = 0;
-  let maxRank = -1;
-  let i = 0;
-  while (i < data.length) {
-    const from = used;
-    let acc = 0;
-    let bits = 0;
-    for (; i < data.length && data[i] !== SPACE && data[i] !== LF; i++) {
-      const v = BASE64[data[i]!]!;
-      if (v < 0) continue;
-      acc = ((acc << 6) | v) & 0xffffff;
-      bits += 6;
-      if (bits >= 8) {
-        bits -= 8;
-        bytes[used++] = (acc >> bits) & 0xff;
-      }
-    }
-    let rank = 0;
-    let digits = 0;
-    if (data[i] === SPACE) i++;
-    for (; i < data.length && data[i] !== LF; i++) {
-      const d = data[i]! - 48;
-      if (d >= 0 && d <= 9) {
-        rank = rank * 10 + d;
-        digits++;
-      }
-    }
-    i++;
-    if (used === from || digits === 0) {
-      used = from;
-      continue;
-    }
-    spans.push(rank, from, used);
-    if (rank > maxRank) maxRank = rank;
-  }
-  // Tokens in rank order (the file is, but a rank file need not be).
-  const order = new Uint32Array(maxRank + 2);
-  const ends = new Uint32Array(maxRank + 2);
-  const present = new Uint8Array(maxRank + 1);
-  for (let k = 0; k < spans.length; k += 3) {
-    order[spans[k]!] = spans[k + 1]!;
-    ends[spans[k]!] = spans[k + 2]!;
-    present[spans[k]!] = 1;
-  }
-  const packed = new Uint8Array(used);
-  const start = new Uint32Array(maxRank + 2);
-  let at = 0;
-  for (let r = 0; r <= maxRank; r++) {
-    start[r] = at;
-    if (!present[r]) continue;
-    packed.set(bytes.subarray(order[r]!, ends[r]!), at);
-    at += ends[r]! - order[r]!;
-  }
-  start[maxRank + 1] = at;
-  const vocab = { bytes: packed, start, index: new Int32Array(tableSize(maxRank + 1)) };
-  for (let r = 0; r <= maxRank; r++) {
+  const lengths: number[] = [];
+  let total = 0;
+  eachLine(file, (buf, from, to) => {
+    const p = parseLine(buf, from, to);
+    if (!p) return;
+    const n = decodeBase64(buf, from, p.space, null, 0);
+    total += n - (lengths[p.rank] ?? 0);
+    lengths[p.rank] = n;
+  });
+  const start = new Uint32Array(lengths.length + 1);
+  for (let r = 0; r < lengths.length; r++) start[r + 1] = start[r]! + (lengths[r] ?? 0);
+  const bytes = new Uint8Array(total);
+  eachLine(file, (buf, from, to) => {
+    const p = parseLine(buf, from, to);
+    if (p) decodeBase64(buf, from, p.space, bytes, start[p.rank]!);
+  });
+  const vocab = { bytes, start, index: new Int32Array(tableSize(lengths.length)) };
+  for (let r = 0; r < lengths.length; r++) {
     const s = start[r]!;
     const e = start[r + 1]!;
     // Tokens that start with a byte-order mark are never matched (see lookupPair).
-    if (e > s && !(e - s >= 3 && packed[s] === 0xef && packed[s + 1] === 0xbb && packed[s + 2] === 0xbf))
+    if (e > s && !(e - s >= 3 && bytes[s] === 0xef && bytes[s + 1] === 0xbb && bytes[s + 2] === 0xbf))
       insert(vocab, r);
   }
   return vocab;

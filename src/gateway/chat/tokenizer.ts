@@ -30,7 +30,7 @@ export interface Vocabulary {
   readonly index: Int32Array;
 }
 
-/** base64 alphabet -> 6-bit value; -1 for anything else ('=' padding ends a token). */
+/** base64 alphabet -> 6-bit value; -1 for anything else (the '=' padding is skipped). */
 const BASE64 = new Int8Array(256).fill(-1);
 for (const [i, c] of [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'].entries())
   BASE64[c.charCodeAt(0)] = i;

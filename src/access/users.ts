@@ -1,7 +1,7 @@
 import { badRequest, conflict, forbidden, GatewayError, notFound, unauthorized } from '../gateway/errors.js';
 import type { CredentialsRepo } from '../store/credentials-repo.js';
 import type { UserRow, UsersRepo } from '../store/users-repo.js';
-import { hashPassword, verifyPassword } from './password.js';
+import { hashPassword, needsRehash, verifyPassword } from './password.js';
 import { Role, Status } from './roles.js';
 import { hashSecret, newAccessToken, newSessionId, nowSeconds, randomToken } from './secrets.js';
 import { TtlCache } from './ttl-cache.js';
@@ -95,6 +95,9 @@ export class UserService {
     const ok = await verifyPassword(password, user?.password_hash ?? DUMMY_HASH);
     if (!user || !ok) throw unauthorized('invalid username or password');
     if (user.status !== Status.enabled) throw unauthorized('user is disabled');
+    // Hashes made before the cost was raised are upgraded while the password is at hand.
+    if (needsRehash(user.password_hash))
+      await this.users.update(user.id, { password_hash: await hashPassword(password) });
     const { secret, hash } = newSessionId();
     const now = nowSeconds();
     const maxAge = this.opts.sessionTtlHours * 3600;
@@ -284,5 +287,6 @@ export function toMicros(usd: number | null | undefined): number | null {
   return Math.round(usd * 1e6);
 }
 
-// A valid hash of a random password: login of an unknown user costs the same as a wrong password.
-const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
+// A valid hash of a random password: login of an unknown user costs the same as a wrong password
+// (same parameters as new hashes, see password.ts).
+const DUMMY_HASH = 'scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';

@@ -19,7 +19,8 @@ export class ClientGone implements CancelSignal {
 
   addEventListener(_type: 'abort', listener: () => void): void {
     if (this.aborted) return;
-    (this.listeners ??= []).push(listener);
+    this.listeners ??= [];
+    this.listeners.push(listener);
   }
 
   removeEventListener(_type: 'abort', listener: () => void): void {

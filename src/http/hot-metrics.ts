@@ -8,11 +8,11 @@
 
 type Labels = Record<string, string | number>;
 
-const escape = (v: string | number) =>
+const escapeLabel = (v: string | number) =>
   String(v).replaceAll('\\', '\\\\').replaceAll('"', '\\"').replaceAll('\n', '\\n');
 
 function labelText(names: readonly string[], values: Labels, extra?: string): string {
-  const parts = names.map((n) => `${n}="${escape(values[n] ?? '')}"`);
+  const parts = names.map((n) => `${n}="${escapeLabel(values[n] ?? '')}"`);
   if (extra) parts.push(extra);
   return parts.length ? `{${parts.join(',')}}` : '';
 }

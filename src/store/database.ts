@@ -1,8 +1,9 @@
 import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
-import pg from 'pg';
+import type PG from 'pg';
 import type { DB } from './schema.js';
 import { startCheckpointer } from './sqlite-checkpointer.js';
 
@@ -22,9 +23,20 @@ export interface Database {
   readonly sqlite?: SQLite.Database;
 }
 
-// int8 (COUNT, SUM, bigint columns) arrives as a string by default; our values stay far below 2^53.
-pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
-pg.types.setTypeParser(1700, (v) => Number.parseFloat(v));
+/**
+ * The PostgreSQL driver, loaded on first use: a SQLite deployment (the default) never needs it.
+ * `require` keeps `openDatabase` synchronous; pg is CommonJS.
+ */
+let pgDriver: typeof PG | undefined;
+function loadPg(): typeof PG {
+  if (!pgDriver) {
+    pgDriver = createRequire(import.meta.url)('pg') as typeof PG;
+    // int8 (COUNT, SUM, bigint columns) arrives as a string by default; our values stay far below 2^53.
+    pgDriver.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
+    pgDriver.types.setTypeParser(1700, (v) => Number.parseFloat(v));
+  }
+  return pgDriver;
+}
 
 export function isPostgresUrl(url: string): boolean {
   return /^postgres(ql)?:\/\//i.test(url);
@@ -32,7 +44,7 @@ export function isPostgresUrl(url: string): boolean {
 
 export function openDatabase(url: string, opts: { poolSize?: number } = {}): Database {
   if (isPostgresUrl(url)) {
-    const pool = new pg.Pool({ connectionString: url, max: opts.poolSize ?? 10 });
+    const pool = new (loadPg().Pool)({ connectionString: url, max: opts.poolSize ?? 10 });
     // An idle client losing its connection must not crash the process.
     pool.on('error', () => {});
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });

@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 
 export type RedisClient = Redis;
 
@@ -13,6 +13,8 @@ export async function openRedis(
   url: string,
   opts: { log?: FastifyBaseLogger; readyTimeoutMs?: number } = {},
 ): Promise<RedisClient> {
+  // Loaded only when Redis is configured: most single-instance deployments never need the driver.
+  const { Redis } = await import('ioredis');
   const client = new Redis(url, {
     lazyConnect: true,
     enableOfflineQueue: false,

@@ -1,3 +1,4 @@
+import { randomBytes, scryptSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT_PASSWORD, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
@@ -68,6 +69,29 @@ describe('sign-in and sessions', () => {
     const noRole = await gw.call('PUT', '/api/user/self', { cookie: c, body: { role: 100 } });
     expect(noRole.status).toBe(400);
     expect(noRole.body.message).toContain('role');
+  });
+
+  it('upgrades a password hash made with the former, cheaper scrypt cost at sign-in', async () => {
+    await gw.call('POST', '/api/user', {
+      cookie: rootCookie,
+      body: { username: 'oldhash', password: 'password-1' },
+    });
+    const users = gw.services.repos.users;
+    const user = (await users.byUsername('oldhash'))!;
+    // The same password hashed as before the cost was raised (N = 2^14).
+    const salt = randomBytes(16);
+    const old = scryptSync('password-1', salt, 32, { N: 16384, r: 8, p: 1 });
+    await users.update(user.id, {
+      password_hash: `scrypt$16384$8$1$${salt.toString('base64')}$${old.toString('base64')}`,
+    });
+    const wrong = await gw.call('POST', '/api/user/login', {
+      body: { username: 'oldhash', password: 'password-2' },
+    });
+    expect(wrong.status).toBe(401);
+    expect((await users.byUsername('oldhash'))!.password_hash).toMatch(/^scrypt\$16384\$/);
+    await gw.login('oldhash', 'password-1');
+    expect((await users.byUsername('oldhash'))!.password_hash).toMatch(/^scrypt\$32768\$8\$1\$/);
+    await gw.login('oldhash', 'password-1');
   });
 });
 

@@ -1,6 +1,6 @@
 /**
- * Local token counting with a real tokenizer: gpt-tokenizer's o200k_base (the GPT-4o / o-series /
- * GPT-5 vocabulary). Used for quota estimates before a call, for middle-out, and for `usage` when
+ * Local token counting with a real tokenizer: o200k_base (the GPT-4o / o-series / GPT-5
+ * vocabulary, see tokenizer.ts). Used for quota estimates before a call, for middle-out, and for `usage` when
  * an upstream reports none. For non-OpenAI models it is an estimate (their tokenizers differ by a
  * few percent), which is what OpenRouter also did when a provider returned no counts.
  *
@@ -74,8 +74,8 @@ export function countPromptTokens(
 /**
  * An upper bound on the prompt's tokens without the tokenizer: a byte-level BPE token is at
  * least one UTF-8 byte. Used for quota reservations, where over-holding for the duration of a
- * call is harmless and settlement charges the real count; it keeps the tokenizer (CPU and
- * ~70 MB of tables) off the request path.
+ * call is harmless and settlement charges the real count; it keeps the tokenizer (its CPU and
+ * tables) off the request path.
  */
 export function promptTokenBound(req: Pick<ChatRequest, 'messages' | 'tools'>): number {
   return countPromptTokens(req, (text) => Buffer.byteLength(text, 'utf8'));

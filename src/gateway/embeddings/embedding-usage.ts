@@ -14,7 +14,7 @@ import type {
 export const PIXELS_PER_TOKEN = 560;
 
 /**
- * An estimate: gpt-tokenizer's o200k encoding, not the upstream model's own tokenizer (Voyage,
+ * An estimate: the o200k encoding (chat/tokenizer.ts), not the upstream model's own tokenizer (Voyage,
  * Cohere, Jina each have theirs). Good enough for quota reservation; upstream counts replace it.
  */
 export function estimateTextTokens(text: string): number {

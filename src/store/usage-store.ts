@@ -163,14 +163,33 @@ class PostgresUsageStore implements UsageStore {
                 ),
               );
       }
-      // 17 columns per row: stay far below PostgreSQL's bound-parameter limit.
-      for (let i = 0; i < rows.length; i += 500)
-        await trx
-          .insertInto('request_logs')
-          .values(rows.slice(i, i + 500))
-          .execute();
+      // Chunks of 50 rows with precompiled text: building a 200-row INSERT with Kysely (3,400
+      // values) took milliseconds of the event loop in one piece, a stall every batch.
+      for (let i = 0; i < rows.length; i += PG_LOG_CHUNK) {
+        const chunk = rows.slice(i, i + PG_LOG_CHUNK);
+        const params: unknown[] = [];
+        for (const row of chunk) for (const c of LOG_COLUMNS) params.push(row[c] ?? null);
+        await trx.executeQuery(CompiledQuery.raw(pgInsertText(chunk.length), params));
+      }
     });
   }
+}
+
+const PG_LOG_CHUNK = 50;
+const pgInsertTexts = new Map<number, string>();
+/** `INSERT INTO request_logs (...) VALUES ($1, ...), (...)` for `n` rows, built once per n. */
+function pgInsertText(n: number): string {
+  let text = pgInsertTexts.get(n);
+  if (!text) {
+    const w = LOG_COLUMNS.length;
+    const tuples = Array.from(
+      { length: n },
+      (_, r) => `(${LOG_COLUMNS.map((_, c) => `$${r * w + c + 1}`).join(', ')})`,
+    );
+    text = `INSERT INTO request_logs (${LOG_COLUMNS.join(', ')}) VALUES ${tuples.join(', ')}`;
+    pgInsertTexts.set(n, text);
+  }
+  return text;
 }
 
 /** The key's hold must not outlive a refusal by its user; a transient error is retried. */

@@ -9,7 +9,10 @@ import { startStack } from './stack.js';
  * Bytes allocated per non-streaming request, by allocating function, for the baseline and the
  * gateway (V8's sampling heap profiler, counting objects that minor and major GCs already
  * collected). Allocation drives scavenges, which are most of the gateway's latency tail.
- * Usage: node --import tsx bench/alloc.ts [rows=25] [--no-build]
+ * With --promoted, only what survived the scavenges (objects young collections did not free:
+ * promoted to the old generation, or still young at the end), which is what grows the old
+ * generation between major GCs.
+ * Usage: node --import tsx bench/alloc.ts [rows=25] [--no-build] [--promoted] [--stream]
  */
 const rows = Number(process.argv[2]) > 0 ? Number(process.argv[2]) : 25;
 if (!process.argv.includes('--no-build')) buildAll();
@@ -25,7 +28,7 @@ let on = false;
 process.on('SIGUSR2', () => {
   if (!on) {
     on = true;
-    s.post('HeapProfiler.startSampling', { samplingInterval: 1024, includeObjectsCollectedByMinorGC: true, includeObjectsCollectedByMajorGC: true });
+    s.post('HeapProfiler.startSampling', { samplingInterval: 1024, includeObjectsCollectedByMinorGC: ${!process.argv.includes('--promoted')}, includeObjectsCollectedByMajorGC: true });
   } else {
     s.post('HeapProfiler.stopSampling', (err, r) => writeFileSync(${JSON.stringify(join(dir, 'out-'))} + process.pid + '.json', JSON.stringify(r.profile)));
   }
@@ -46,10 +49,11 @@ try {
   ];
   for (const [name, p, headers] of runs) {
     const t = { name, url: p.url, headers };
-    await cannon(t, { stream: false, duration: 3, connections: 50 }); // warm-up
+    const stream = process.argv.includes('--stream');
+    await cannon(t, { stream, duration: 3, connections: 50 }); // warm-up
     process.kill(p.pid, 'SIGUSR2');
     await new Promise((r) => setTimeout(r, 200));
-    const r = await cannon(t, { stream: false, duration: 4, connections: 50 });
+    const r = await cannon(t, { stream, duration: 4, connections: 50 });
     process.kill(p.pid, 'SIGUSR2');
     await new Promise((r) => setTimeout(r, 1500));
     const prof = JSON.parse(readFileSync(join(dir, `out-${p.pid}.json`), 'utf8'));
@@ -68,7 +72,7 @@ try {
     };
     walk(prof.head);
     process.stdout.write(
-      `\n${name}: ${(total / r.ok / 1024).toFixed(1)} KB allocated per request (${r.ok} requests)\n`,
+      `\n${name}: ${(total / r.ok / 1024).toFixed(1)} KB ${process.argv.includes('--promoted') ? 'surviving scavenges' : 'allocated'} per request (${r.ok} requests)\n`,
     );
     for (const [k, v] of [...self].sort((a, b) => b[1] - a[1]).slice(0, rows))
       process.stdout.write(`${(v / r.ok).toFixed(0).padStart(7)} B  ${k}\n`);

@@ -106,4 +106,26 @@ describe('UpstreamClient', () => {
     for await (const _ of res.body) break;
     expect((await up.requests.at(-1)!.closed).completed).toBe(false);
   });
+  it('sendText reads the whole answer in one step and maps failures like send', async () => {
+    const res = await client.sendText({
+      method: 'POST',
+      url: `${up.url}/echo`,
+      headers: { 'content-type': 'application/json' },
+      body: '{"b":2}',
+    });
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.text)).toEqual({ got: { b: 2 }, ct: 'application/json' });
+    const hang = await failure(client.sendText({ method: 'GET', url: `${up.url}/hang`, headers: {} }));
+    expect(hang).toBeInstanceOf(UpstreamError);
+    expect((hang as UpstreamError).kind).toBe('timeout');
+    const reset = await failure(client.sendText({ method: 'GET', url: `${up.url}/reset`, headers: {} }));
+    expect((reset as UpstreamError).kind).toBe('connection');
+    const ac = new AbortController();
+    const reason = new Error('client disconnected');
+    const p = failure(
+      client.sendText({ method: 'GET', url: `${up.url}/hang`, headers: {} }, { signal: ac.signal }),
+    );
+    setTimeout(() => ac.abort(reason), 20);
+    expect(await p).toBe(reason);
+  });
 });

@@ -114,7 +114,9 @@ export class HealthTracker {
     if (m.ttftMs !== undefined) e.ttftMs = ewma(e.ttftMs, m.ttftMs);
     if (m.completionTokens && m.durationMs && m.durationMs > 0)
       e.tokensPerSec = ewma(e.tokensPerSec, (m.completionTokens * 1000) / m.durationMs);
-    e.failuresAt = [];
+    // Not a new array per success: this entry lives for good, a fresh young array hanging off
+    // it per request survived scavenges for nothing.
+    if (e.failuresAt.length > 0) e.failuresAt = [];
     e.probing = false;
     e.state = 'closed';
   }

@@ -25,9 +25,8 @@ export async function completeChat(
   opts: ChatCallOptions = {},
 ): Promise<ChatResult> {
   const http = adapter.buildChatRequest(req, target, { stream: false });
-  const res = await (opts.client ?? sharedUpstreamClient()).send(http, opts);
-  const body = await res.text();
-  return adapter.parseChatResponse(res.status, body, res.headers);
+  const res = await (opts.client ?? sharedUpstreamClient()).sendText(http, opts);
+  return adapter.parseChatResponse(res.status, res.text, res.headers);
 }
 
 export async function openChatStream(

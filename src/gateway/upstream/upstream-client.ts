@@ -167,6 +167,35 @@ export class UpstreamClient {
     };
   }
 
+  /**
+   * `send` then `text()` in one step, for answers read whole (non-streamed chat, listings): no
+   * body iterator or closures per request, one async frame fewer while the upstream works.
+   */
+  async sendText(
+    req: UpstreamHttpRequest,
+    opts: SendOptions = {},
+  ): Promise<{ status: number; headers: UpstreamResponse['headers']; text: string }> {
+    const d = this.defaults;
+    const signal = opts.signal;
+    if (signal?.aborted) throw signal.reason;
+    try {
+      const { origin, path } = splitUrl(req.url);
+      const res = await this.agent(opts.connectTimeoutMs ?? d.connectTimeoutMs).request({
+        origin,
+        path,
+        method: req.method,
+        headers: req.headers,
+        body: req.body,
+        signal: signal as AbortSignal | undefined,
+        headersTimeout: opts.firstByteTimeoutMs ?? d.firstByteTimeoutMs,
+        bodyTimeout: opts.idleTimeoutMs ?? d.idleTimeoutMs,
+      });
+      return { status: res.statusCode, headers: res.headers, text: await res.body.text() };
+    } catch (err) {
+      throw mapNetworkError(err, signal);
+    }
+  }
+
   async close(): Promise<void> {
     await Promise.all([...this.agents.values()].map((a) => a.close()));
     this.agents.clear();

@@ -71,11 +71,13 @@ export async function fetchUpstreamModels(
   opts: ChatCallOptions = {},
 ): Promise<string[] | undefined> {
   if (!adapter.listModels) return undefined;
-  const res = await (opts.client ?? sharedUpstreamClient()).send(adapter.listModels.request(target), opts);
-  const body = await res.text();
-  if (res.status < 200 || res.status >= 300) throw adapter.classifyError(res.status, body, res.headers);
+  const res = await (opts.client ?? sharedUpstreamClient()).sendText(
+    adapter.listModels.request(target),
+    opts,
+  );
+  if (res.status < 200 || res.status >= 300) throw adapter.classifyError(res.status, res.text, res.headers);
   try {
-    return adapter.listModels.parse(body);
+    return adapter.listModels.parse(res.text);
   } catch (cause) {
     throw new UpstreamError('bad_response', 'unparseable model list', { upstreamStatus: res.status, cause });
   }

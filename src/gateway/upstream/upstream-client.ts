@@ -103,24 +103,29 @@ export class UpstreamClient {
     return a;
   }
 
-  async send(req: UpstreamHttpRequest, opts: SendOptions = {}): Promise<UpstreamResponse> {
+  /** The undici call both readers share (not async: no frame of its own). */
+  private dispatch(req: UpstreamHttpRequest, opts: SendOptions): Promise<Dispatcher.ResponseData> {
     const d = this.defaults;
+    const { origin, path } = splitUrl(req.url);
+    return this.agent(opts.connectTimeoutMs ?? d.connectTimeoutMs).request({
+      origin,
+      path,
+      method: req.method,
+      headers: req.headers,
+      body: req.body,
+      // undici only adds and removes an 'abort' listener: a CancelSignal does.
+      signal: opts.signal as AbortSignal | undefined,
+      headersTimeout: opts.firstByteTimeoutMs ?? d.firstByteTimeoutMs,
+      bodyTimeout: opts.idleTimeoutMs ?? d.idleTimeoutMs,
+    });
+  }
+
+  async send(req: UpstreamHttpRequest, opts: SendOptions = {}): Promise<UpstreamResponse> {
     const signal = opts.signal;
     if (signal?.aborted) throw signal.reason;
     let res: Dispatcher.ResponseData;
     try {
-      const { origin, path } = splitUrl(req.url);
-      res = await this.agent(opts.connectTimeoutMs ?? d.connectTimeoutMs).request({
-        origin,
-        path,
-        method: req.method,
-        headers: req.headers,
-        body: req.body,
-        // undici only adds and removes an 'abort' listener: a CancelSignal does.
-        signal: signal as AbortSignal | undefined,
-        headersTimeout: opts.firstByteTimeoutMs ?? d.firstByteTimeoutMs,
-        bodyTimeout: opts.idleTimeoutMs ?? d.idleTimeoutMs,
-      });
+      res = await this.dispatch(req, opts);
     } catch (err) {
       throw mapNetworkError(err, signal);
     }
@@ -175,21 +180,10 @@ export class UpstreamClient {
     req: UpstreamHttpRequest,
     opts: SendOptions = {},
   ): Promise<{ status: number; headers: UpstreamResponse['headers']; text: string }> {
-    const d = this.defaults;
     const signal = opts.signal;
     if (signal?.aborted) throw signal.reason;
     try {
-      const { origin, path } = splitUrl(req.url);
-      const res = await this.agent(opts.connectTimeoutMs ?? d.connectTimeoutMs).request({
-        origin,
-        path,
-        method: req.method,
-        headers: req.headers,
-        body: req.body,
-        signal: signal as AbortSignal | undefined,
-        headersTimeout: opts.firstByteTimeoutMs ?? d.firstByteTimeoutMs,
-        bodyTimeout: opts.idleTimeoutMs ?? d.idleTimeoutMs,
-      });
+      const res = await this.dispatch(req, opts);
       return { status: res.statusCode, headers: res.headers, text: await res.body.text() };
     } catch (err) {
       throw mapNetworkError(err, signal);

@@ -76,5 +76,7 @@ export function lazyChildLogger(
   bindings: Bindings,
   opts: object,
 ): FastifyBaseLogger {
+  // A route with its own `logLevel` gets a real child: the parent's level does not decide for it.
+  if ((opts as { level?: string }).level !== undefined) return logger.child(bindings, opts);
   return new LazyChildLogger(logger, bindings, opts) as unknown as FastifyBaseLogger;
 }

@@ -6,6 +6,7 @@ import { omitReasoningFromEvent, omitReasoningFromResult } from '../chat/reasoni
 import { estimateUsage } from '../chat/tokens.js';
 import type { ChatResult, ChatStreamEvent, ChatUsage } from '../chat/types.js';
 import { GatewayError } from '../errors.js';
+import { perObject } from '../per-object.js';
 import { costOf, costUsd } from '../registry/cost.js';
 import { type Executed, executeRoute } from '../routing/execute.js';
 import type { HealthTracker } from '../routing/health.js';
@@ -46,14 +47,10 @@ export interface StreamOpened extends ServedChat {
  * The adapter's view of a route target with one of its keys, made once per (target, key):
  * targets live until the registry changes, so adapters may cache what they derive from one.
  */
-const upstreamTargets = new WeakMap<RouteTarget, Map<string, UpstreamTarget>>();
+const byKey = perObject((_t: RouteTarget) => new Map<string, UpstreamTarget>());
 function upstreamTarget(t: RouteTarget, apiKey: string): UpstreamTarget {
-  let byKey = upstreamTargets.get(t);
-  if (!byKey) {
-    byKey = new Map();
-    upstreamTargets.set(t, byKey);
-  }
-  let u = byKey.get(apiKey);
+  const keys = byKey(t);
+  let u = keys.get(apiKey);
   if (!u) {
     u = {
       baseUrl: t.baseUrl,
@@ -62,7 +59,7 @@ function upstreamTarget(t: RouteTarget, apiKey: string): UpstreamTarget {
       headers: t.settings.headers as Record<string, string> | undefined,
       extra: t.settings,
     };
-    byKey.set(apiKey, u);
+    keys.set(apiKey, u);
   }
   return u;
 }

@@ -1,6 +1,7 @@
 import type { QuotaLedger } from '../../access/quota/quota-ledger.js';
 import type { Config } from '../../config/schema.js';
 import { getChatAdapter, isChatProviderKind } from '../../providers/registry.js';
+import { perObject } from '../per-object.js';
 import type { Registry, Target } from '../registry/index.js';
 import { defaultUpstreamName } from '../registry/model-info.js';
 import { HealthTracker } from '../routing/health.js';
@@ -76,15 +77,7 @@ export function createChatServices(
  * ones when channels or models change), so what is derived per target (the adapter's view of
  * it, its request facts) is worked out once, not per request.
  */
-const routeTargets = new WeakMap<Target, RouteTarget>();
-function routeTargetOf(t: Target): RouteTarget {
-  let r = routeTargets.get(t);
-  if (!r) {
-    r = toRouteTarget(t);
-    routeTargets.set(t, r);
-  }
-  return r;
-}
+const routeTargetOf = perObject((t: Target) => toRouteTarget(t));
 
 export function toRouteTarget(t: Target): RouteTarget {
   return {

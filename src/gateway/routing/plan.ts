@@ -1,4 +1,5 @@
 import { GatewayError } from '../errors.js';
+import { perObject } from '../per-object.js';
 import type { HealthTracker } from './health.js';
 import type { Candidate, ProviderPrefs, RouteTarget } from './types.js';
 
@@ -68,15 +69,9 @@ export function planRoute(input: PlanInput): Candidate[] {
 }
 
 /** One Candidate per target object (targets live until the registry changes). */
-const candidates = new WeakMap<RouteTarget, Candidate>();
-function candidateOf(t: RouteTarget): Candidate {
-  let c = candidates.get(t);
-  if (!c) {
-    c = { target: t, healthKey: `${t.channelId}:${t.modelId}` };
-    candidates.set(t, c);
-  }
-  return c;
-}
+const candidateOf = perObject(
+  (t: RouteTarget): Candidate => ({ target: t, healthKey: `${t.channelId}:${t.modelId}` }),
+);
 
 function exclusion(t: RouteTarget, prefs: ProviderPrefs, input: PlanInput): string | undefined {
   if (prefs.only?.length && !matchesAny(t, prefs.only)) return 'only';

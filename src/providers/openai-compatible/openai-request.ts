@@ -22,6 +22,7 @@
  */
 import { effortFromBudget, resolveReasoning } from '../../gateway/chat/reasoning.js';
 import type { ChatMessage, ChatRequest } from '../../gateway/chat/types.js';
+import { perObject } from '../../gateway/per-object.js';
 import { joinUrl } from '../shared/media.js';
 import type { UpstreamHttpRequest, UpstreamTarget } from '../types.js';
 
@@ -91,25 +92,19 @@ interface TargetFacts {
 }
 
 /** What a target says about every request to it, worked out once per target object. */
-const facts = new WeakMap<UpstreamTarget, TargetFacts>();
-function factsOf(target: UpstreamTarget): TargetFacts {
-  let f = facts.get(target);
-  if (!f) {
-    const extra = target.extra ?? {};
-    const official = isOfficialOpenAi(target.baseUrl);
-    const custom = Array.isArray(extra.supportedParams)
-      ? new Set(extra.supportedParams as string[])
-      : undefined;
-    f = {
-      official,
-      reasoningModel: isReasoningModel(target),
-      allowed: custom ?? (official ? OPENAI_PARAMS : OPENAI_COMPATIBLE_PARAMS),
-      url: joinUrl(target.baseUrl, 'chat/completions'),
-    };
-    facts.set(target, f);
-  }
-  return f;
-}
+const factsOf = perObject((target: UpstreamTarget): TargetFacts => {
+  const extra = target.extra ?? {};
+  const official = isOfficialOpenAi(target.baseUrl);
+  const custom = Array.isArray(extra.supportedParams)
+    ? new Set(extra.supportedParams as string[])
+    : undefined;
+  return {
+    official,
+    reasoningModel: isReasoningModel(target),
+    allowed: custom ?? (official ? OPENAI_PARAMS : OPENAI_COMPATIBLE_PARAMS),
+    url: joinUrl(target.baseUrl, 'chat/completions'),
+  };
+});
 
 export function buildOpenAiRequest(
   req: ChatRequest,

@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
 export const ROOT = join(import.meta.dirname, '..');
@@ -107,6 +107,27 @@ export function cpuSeconds(pid: number): number {
   // Fields after the parenthesized command name; utime and stime are fields 14 and 15.
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(f[11]) + Number(f[12])) / 100;
+}
+
+/**
+ * CPU seconds used so far by every process whose command name is one of `names` (e.g. the
+ * PostgreSQL backends and Redis, which are not children of the bench and not pinned).
+ */
+export function cpuSecondsByName(names: readonly string[]): number {
+  let total = 0;
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      if (!names.includes(comm)) continue;
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      total += (Number(f[11]) + Number(f[12])) / 100;
+    } catch {
+      // the process exited between the listing and the read
+    }
+  }
+  return total;
 }
 
 /** Where `--build` compiles the gateway and the bench's own servers (git-ignored). */

@@ -200,6 +200,52 @@ describe('quota ledger on the database', () => {
     expect(await userUsed(userId)).toBe(spent);
   });
 
+  it('concurrent requests of one key wait for the lease being asked instead of each asking', async () => {
+    const { userId, keyId } = await account(null, 1);
+    let asked = 0;
+    const store = createUsageStore(gw.services.database);
+    // A round trip of a few ms, as on PostgreSQL, during which the other requests arrive.
+    const slow = {
+      reserve: async (k: number | null, u: number, m: number) => {
+        asked++;
+        await new Promise((r) => setTimeout(r, 3));
+        return store.reserve(k, u, m);
+      },
+    };
+    const ledger = new DeferredSettleLedger(slow, gw.services.requestLogs);
+    const held = await Promise.all(
+      Array.from({ length: 50 }, () => ledger.reserve({ keyId, userId, micros: 1_000 })),
+    );
+    // Leases of 1, 2, 4, ... reservations: 6 asks cover 50 (each request asking: 50).
+    expect(asked).toBeLessThanOrEqual(7);
+    expect(await keyUsed(keyId)).toBeLessThanOrEqual(1_000_000);
+    await Promise.all(held.map((r) => ledger.settle(r, 1_000)));
+    await flushed();
+    expect(ledger.credit).toBe(0);
+    expect(await keyUsed(keyId)).toBe(50_000);
+    expect(await userUsed(userId)).toBe(50_000);
+  });
+  it('a database that fails a lease fails the request that asked, and the waiting ones ask again', async () => {
+    const { userId, keyId } = await account(null, 1);
+    const store = createUsageStore(gw.services.database);
+    let calls = 0;
+    const flaky = {
+      reserve: async (k: number | null, u: number, m: number) => {
+        await new Promise((r) => setTimeout(r, 2));
+        if (++calls === 1) throw new Error('connection reset');
+        return store.reserve(k, u, m);
+      },
+    };
+    const ledger = new DeferredSettleLedger(flaky, gw.services.requestLogs);
+    const results = await Promise.allSettled(
+      Array.from({ length: 5 }, () => ledger.reserve({ keyId, userId, micros: 1_000 })),
+    );
+    expect(results.filter((r) => r.status === 'rejected')).toHaveLength(1);
+    const held = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+    await Promise.all(held.map((r) => ledger.settle(r, 1_000)));
+    await flushed();
+    expect(await keyUsed(keyId)).toBe(4_000);
+  });
   it('a lowered limit applies at once: changing a key gives the leased credit back', async () => {
     const { userId, keyId } = await account(null, 1);
     for (let i = 0; i < 6; i++) {

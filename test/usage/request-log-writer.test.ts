@@ -193,4 +193,25 @@ describe('request log writer', () => {
     // Full batches (200) plus a few timer-driven partial ones; writing per turn would be ~400.
     expect(batches.length).toBeLessThanOrEqual(12);
   });
+  it('on a slow database, what arrives during a write waits for a full batch', async () => {
+    // A write that takes a few ms (PostgreSQL's round trips and commit) while requests keep
+    // coming: the writes behind it must not each take the few entries of one millisecond.
+    const batches: number[] = [];
+    const sink = {
+      async insertMany(rows: NewRequestLogRow[]) {
+        batches.push(rows.length);
+        await new Promise((r) => setTimeout(r, 5));
+      },
+    };
+    const w = new RequestLogWriter(sink, { flushMs: 500, batch: 200 });
+    for (let turn = 0; turn < 200; turn++) {
+      for (let i = 0; i < 6; i++) w.record(entry(turn * 6 + i, 'slow'));
+      await new Promise((r) => setTimeout(r, 1));
+    }
+    await w.close();
+    expect(batches.reduce((a, b) => a + b, 0)).toBe(1_200);
+    // 1,200 entries in batches of 200: 6, plus the rest at close. A write per timer turn behind
+    // the running one gave ~100 batches of a few rows.
+    expect(batches.length).toBeLessThanOrEqual(10);
+  });
 });

@@ -36,6 +36,8 @@ interface Lease {
   factor: number;
   /** Leases taken since the credit was last returned. */
   leases: number;
+  /** A lease being asked for; reservations that find too little credit wait for it. */
+  asking?: Promise<void>;
 }
 
 /**
@@ -76,11 +78,32 @@ export class DeferredSettleLedger implements QuotaLedger {
     const { keyId, userId } = input;
     if (input.limited === false) return { keyId, userId, micros: 0, done: false } as HeldReservation;
     const micros = Math.max(1, Math.ceil(input.micros));
-    const lease = this.lease(keyId, userId);
+    let lease = this.lease(keyId, userId);
+    // A busy key's concurrent requests would each ask the database for a lease while the first
+    // ask is on its way (a round trip on PostgreSQL): they wait for it and take from its credit.
+    while (lease.credit < micros && lease.asking) {
+      await lease.asking;
+      lease = this.lease(keyId, userId);
+    }
     if (lease.credit >= micros) {
       lease.credit -= micros;
       return { keyId, userId, micros, done: false } as HeldReservation;
     }
+    let settled!: () => void;
+    const asking = new Promise<void>((r) => {
+      settled = r;
+    });
+    lease.asking = asking;
+    try {
+      return await this.ask(lease, micros, input);
+    } finally {
+      if (lease.asking === asking) lease.asking = undefined;
+      settled();
+    }
+  }
+
+  private async ask(lease: Lease, micros: number, input: ReserveInput): Promise<Reservation> {
+    const { keyId, userId } = input;
     const ask = micros * lease.factor;
     let granted = ask;
     let refused = await this.store.reserve(keyId, userId, ask);
@@ -159,7 +182,7 @@ export class DeferredSettleLedger implements QuotaLedger {
       if (l.credit > 0) this.queue.settle(l.keyId, l.userId, -l.credit);
       l.credit = 0;
       if (scope) l.factor = 1;
-      else if (l.leases === 0) this.leases.delete(k);
+      else if (l.leases === 0 && !l.asking) this.leases.delete(k);
       l.leases = 0;
     }
   }

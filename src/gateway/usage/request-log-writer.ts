@@ -111,18 +111,30 @@ export class RequestLogWriter {
 
   private queued(): void {
     if (this.closed) return void this.flush().catch(() => {});
-    if (this.rows >= this.opts.batch && this.failures === 0) this.kick(0);
-    else this.kick(this.opts.flushMs);
+    if (this.rows >= this.opts.batch && this.failures === 0) {
+      // While a write runs, its end looks again (see `flush`): a write started now would only
+      // take the few entries that came in since, a transaction per few rows on a slow database.
+      if (!this.running) this.kick(0);
+    } else this.kick(this.opts.flushMs);
   }
 
   /** Writes everything buffered now; rejects if the database refuses (entries are kept). */
   flush(): Promise<void> {
+    return this.write(false);
+  }
+
+  /** `wholeBatches`: leave a partial batch at the end for its timer (a write kicked by a full batch). */
+  private write(wholeBatches: boolean): Promise<void> {
     // One write at a time; a flush asked for during one runs after it (a failed one included).
-    const run = (this.running ?? Promise.resolve()).catch(() => {}).then(() => this.drain());
+    const run = (this.running ?? Promise.resolve()).catch(() => {}).then(() => this.drain(wholeBatches));
     this.running = run;
     run
       .finally(() => {
-        if (this.running === run) this.running = undefined;
+        if (this.running !== run) return;
+        this.running = undefined;
+        // What came in during the write: a full batch goes now, a partial one on the timer.
+        if (this.closed || this.failures > 0 || this.rows === 0) return;
+        this.kick(this.rows >= this.opts.batch ? 0 : this.opts.flushMs);
       })
       .catch(() => {});
     return run;
@@ -158,7 +170,7 @@ export class RequestLogWriter {
     if (this.timer) clearTimeout(this.timer);
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      this.flush().catch(() => {});
+      this.write(delayMs === 0).catch(() => {});
     }, delayMs);
     this.timer.unref();
   }
@@ -173,12 +185,17 @@ export class RequestLogWriter {
     }
   }
 
-  private async drain(): Promise<void> {
+  private async drain(wholeBatches: boolean): Promise<void> {
     this.runBeforeWrite();
     // Only what waits now: entries recorded while this runs wait for their own batch or timer,
     // so under load every transaction carries a full batch instead of the few rows of one turn.
     let todo = this.buffer.length;
     while (todo > 0) {
+      if (wholeBatches && this.rows < this.opts.batch) {
+        // The tail goes with the next full batch or on the timer.
+        if (this.rows > 0) this.kick(this.opts.flushMs);
+        return;
+      }
       // Up to `batch` rows and the settlements queued before the next row.
       const rows: NewRequestLogRow[] = [];
       let spend: SpendDeltas | undefined;

@@ -12,6 +12,7 @@ import { type Executed, executeRoute } from '../routing/execute.js';
 import type { HealthTracker } from '../routing/health.js';
 import type { AttemptRecord, Candidate, RouteTarget } from '../routing/types.js';
 import { completeChat, openChatStream } from '../upstream/call-chat.js';
+import type { ChatEventStream } from '../upstream/event-stream.js';
 import type { UpstreamTimeouts } from '../upstream/upstream-client.js';
 import { errorKindOf, lastProvider, type RequestLogEntry } from '../usage/request-log-entry.js';
 import { type ChatPlan, requestFor, reservationMicros } from './chat-plan.js';
@@ -38,9 +39,9 @@ export interface ServedChat {
 }
 
 export interface StreamOpened extends ServedChat {
-  /** Events already pulled (the first one, checked for a leading error), then the rest. */
-  events: AsyncIterator<ChatStreamEvent>;
+  /** The first batch of events, already read (checked for a leading error); then `events`. */
   first: ChatStreamEvent[];
+  events: ChatEventStream;
 }
 
 /**
@@ -125,26 +126,25 @@ export class ChatRunner {
    */
   async open(plan: ChatPlan, ctx: ChatContext): Promise<StreamOpened> {
     const ex = await this.execute(plan, ctx, async (c, apiKey) => {
-      const stream = await openChatStream(
+      const events = await openChatStream(
         this.deps.adapter(c.target.kind),
         requestFor(plan, c.target),
         upstreamTarget(c.target, apiKey),
         { ...this.deps.timeouts, signal: ctx.signal },
       );
-      const events = stream[Symbol.asyncIterator]();
-      let next: IteratorResult<ChatStreamEvent>;
+      let first: ChatStreamEvent[] | null;
       try {
-        next = await events.next();
+        first = await events.next();
       } catch (err) {
-        await events.return?.().catch(() => {});
+        events.cancel();
         throw err;
       }
-      if (!next.done && next.value.type === 'error') {
+      if (first !== null && first[0]!.type === 'error') {
         // Free the upstream connection before falling back (the body may still be open).
-        await events.return?.().catch(() => {});
-        throw next.value.error;
+        events.cancel();
+        throw first[0]!.error;
       }
-      return { events, first: next.done ? [] : [next.value] };
+      return { events, first: first ?? [] };
     });
     return { ...ex.value, target: ex.candidate.target, attempts: ex.attempts };
   }

@@ -3,14 +3,16 @@
  * an upstream failure (or the abort reason when the caller aborted) and never retry.
  *
  * `openChatStream` resolves once the upstream answered 2xx, before any event; a non-2xx answer
- * rejects (still nothing sent to the client, so the caller may fall back). Failures after that
- * arrive as a final `{type:'error'}` event, which can still be the first event (e.g. an Anthropic
+ * rejects (still nothing sent to the client, so the caller may fall back). Its events are read
+ * a batch at a time (`ChatEventStream.next`, or one by one with `for await`). Failures after
+ * that arrive as a final `{type:'error'}` event, which can still be the first event (e.g. an Anthropic
  * `overloaded_error` right after the 200): a caller that has not written anything yet may treat
  * a leading error event like a rejection and fall back.
  */
 import type { ChatAdapter, UpstreamTarget } from '../../providers/types.js';
-import type { ChatRequest, ChatResult, ChatStreamEvent } from '../chat/types.js';
+import type { ChatRequest, ChatResult } from '../chat/types.js';
 import { UpstreamError } from '../errors.js';
+import { type ChatEventStream, readEvents } from './event-stream.js';
 import { type SendOptions, sharedUpstreamClient, type UpstreamClient } from './upstream-client.js';
 
 export interface ChatCallOptions extends SendOptions {
@@ -34,34 +36,14 @@ export async function openChatStream(
   req: ChatRequest,
   target: UpstreamTarget,
   opts: ChatCallOptions = {},
-): Promise<AsyncIterable<ChatStreamEvent>> {
+): Promise<ChatEventStream> {
   const http = adapter.buildChatRequest(req, target, { stream: true });
   const res = await (opts.client ?? sharedUpstreamClient()).send(http, opts);
   if (res.status < 200 || res.status >= 300) {
     const body = await res.text();
     throw adapter.classifyError(res.status, body, res.headers);
   }
-  const decoder = adapter.createStreamDecoder();
-  return {
-    async *[Symbol.asyncIterator]() {
-      try {
-        for await (const chunk of res.body) {
-          const events = decoder.push(chunk);
-          for (const ev of events) {
-            yield ev;
-            if (ev.type === 'error') return;
-          }
-        }
-      } catch (err) {
-        if (err instanceof UpstreamError) {
-          yield { type: 'error', error: err };
-          return;
-        }
-        throw err;
-      }
-      yield* decoder.end();
-    },
-  };
+  return readEvents(res.raw, adapter.createStreamDecoder(), opts.signal);
 }
 
 /** Model ids the upstream lists, or undefined when the adapter has no listing. */

@@ -8,6 +8,7 @@
  * disconnected), the request and its connection are torn down at once and the pending call or body
  * iteration rejects with the signal's reason, not an UpstreamError: there is nothing to retry.
  */
+import type { Readable } from 'node:stream';
 import { Agent, type Dispatcher } from 'undici';
 import type { CancelSignal } from '../cancel.js';
 import { UpstreamError } from '../errors.js';
@@ -36,7 +37,12 @@ export interface UpstreamResponse {
   /** Lower-cased names. */
   headers: Record<string, string | string[] | undefined>;
   /** Body chunks; errors surface as UpstreamError (or the abort reason). Breaking out closes the connection. */
-  body: AsyncIterable<Uint8Array>;
+  readonly body: AsyncIterable<Uint8Array>;
+  /**
+   * The body as undici delivers it, for readers that handle its events themselves
+   * (`readEvents`); its errors are not mapped (see `mapNetworkError`).
+   */
+  readonly raw: Readable;
   /** Whole body as UTF-8 text (for non-stream answers and error bodies). */
   text(): Promise<string>;
   /** Discard the body and release the connection. */
@@ -129,47 +135,7 @@ export class UpstreamClient {
     } catch (err) {
       throw mapNetworkError(err, signal);
     }
-    const raw = res.body;
-    let consumed = false;
-    const body: AsyncIterable<Uint8Array> = {
-      async *[Symbol.asyncIterator]() {
-        consumed = true;
-        let finished = false;
-        try {
-          for await (const chunk of raw) yield chunk as Uint8Array;
-          finished = true;
-        } catch (err) {
-          throw mapNetworkError(err, signal);
-        } finally {
-          // An early break must free the socket instead of leaving the upstream generating.
-          if (!finished) raw.destroy();
-        }
-      },
-    };
-    return {
-      status: res.statusCode,
-      headers: res.headers,
-      body,
-      async text() {
-        if (consumed) throw new Error('upstream body already consumed');
-        consumed = true;
-        // undici's own reader: no async generator turn per chunk, no Buffer.concat.
-        try {
-          return await raw.text();
-        } catch (err) {
-          throw mapNetworkError(err, signal);
-        }
-      },
-      async dump() {
-        if (consumed) return;
-        consumed = true;
-        try {
-          await raw.dump();
-        } catch {
-          // the connection is being discarded anyway
-        }
-      },
-    };
+    return new Response(res, signal);
   }
 
   /**
@@ -193,6 +159,70 @@ export class UpstreamClient {
   async close(): Promise<void> {
     await Promise.all([...this.agents.values()].map((a) => a.close()));
     this.agents.clear();
+  }
+}
+
+/** An upstream answer; its body is read one way only (chunks, text, the raw stream or dumped). */
+class Response implements UpstreamResponse {
+  readonly status: number;
+  readonly headers: UpstreamResponse['headers'];
+  private consumed = false;
+
+  constructor(
+    private readonly res: Dispatcher.ResponseData,
+    private readonly signal: CancelSignal | undefined,
+  ) {
+    this.status = res.statusCode;
+    this.headers = res.headers;
+  }
+
+  private take(): Dispatcher.ResponseData['body'] {
+    if (this.consumed) throw new Error('upstream body already consumed');
+    this.consumed = true;
+    return this.res.body;
+  }
+
+  get raw(): Readable {
+    return this.take();
+  }
+
+  get body(): AsyncIterable<Uint8Array> {
+    const raw = this.take();
+    const signal = this.signal;
+    return {
+      async *[Symbol.asyncIterator]() {
+        let finished = false;
+        try {
+          for await (const chunk of raw) yield chunk as Uint8Array;
+          finished = true;
+        } catch (err) {
+          throw mapNetworkError(err, signal);
+        } finally {
+          // An early break must free the socket instead of leaving the upstream generating.
+          if (!finished) raw.destroy();
+        }
+      },
+    };
+  }
+
+  async text(): Promise<string> {
+    const raw = this.take();
+    // undici's own reader: no async generator turn per chunk, no Buffer.concat.
+    try {
+      return await raw.text();
+    } catch (err) {
+      throw mapNetworkError(err, this.signal);
+    }
+  }
+
+  async dump(): Promise<void> {
+    if (this.consumed) return;
+    this.consumed = true;
+    try {
+      await this.res.body.dump();
+    } catch {
+      // the connection is being discarded anyway
+    }
   }
 }
 

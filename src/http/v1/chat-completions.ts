@@ -139,11 +139,15 @@ async function streamChat(
       'x-accel-buffering': 'no',
     });
   };
-  const write = async (s: string) => {
-    lastWrite = Date.now();
-    if (!res.write(s) && !res.destroyed)
-      await new Promise<void>((r) => res.once('drain', r).once('close', r));
-  };
+  /** Resolves once the client has taken what is buffered (or went away). */
+  const drained = () =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        res.off('drain', done).off('close', done);
+        resolve();
+      };
+      res.on('drain', done).on('close', done);
+    });
   const interval = services.config.gateway.keep_alive_interval_ms;
   const timer = setInterval(
     () => {
@@ -185,31 +189,48 @@ async function streamChat(
   let ttftMs: number | null = null;
   let status = 200;
   let failure: unknown;
-  const handle = async (raw: ChatStreamEvent) => {
-    const ev = runner.shapeEvent(plan, raw);
-    if (!ev) return;
-    if (ev.type === 'usage') usage = ev.usage;
-    else if (ev.type === 'error') throw ev.error;
-    else {
-      ttftMs ??= Date.now() - ctx.startedAt;
-      for (const c of ev.choices) {
-        const d = c.delta;
-        if (d.content) keep(d.content);
-        if (d.reasoning) keep(d.reasoning);
-        if (d.tool_calls) for (const t of d.tool_calls) keep(t.function?.arguments ?? '');
+  let inBand: unknown;
+  /** One batch of upstream events (what one socket read delivered) as one write. */
+  const encode = (batch: ChatStreamEvent[]): string => {
+    let out = '';
+    for (const raw of batch) {
+      const ev = runner.shapeEvent(plan, raw);
+      if (!ev) continue;
+      if (ev.type === 'usage') usage = ev.usage;
+      else if (ev.type === 'error') {
+        // Deltas before it in the batch still go out first.
+        inBand = ev.error;
+        break;
+      } else {
+        ttftMs ??= Date.now() - ctx.startedAt;
+        for (const c of ev.choices) {
+          const d = c.delta;
+          if (d.content) keep(d.content);
+          if (d.reasoning) keep(d.reasoning);
+          if (d.tool_calls) for (const t of d.tool_calls) keep(t.function?.arguments ?? '');
+        }
+        out += chunkEvent(head, ev.choices);
       }
-      await write(chunkEvent(head, ev.choices));
     }
+    return out;
   };
   try {
-    for (const ev of opened.first) await handle(ev);
-    for (let n = await opened.events.next(); !n.done; n = await opened.events.next()) await handle(n.value);
+    let batch: ChatStreamEvent[] | null = opened.first;
+    while (batch !== null) {
+      const out = encode(batch);
+      if (out) {
+        lastWrite = Date.now();
+        if (!res.write(out) && !res.destroyed) await drained();
+      }
+      if (inBand !== undefined) throw inBand;
+      batch = await opened.events.next();
+    }
   } catch (err) {
     failure = err;
     status = ctx.signal.aborted ? 499 : toGatewayError(err, reply.request).status;
   } finally {
     clearInterval(timer);
-    if (failure !== undefined) await opened.events.return?.().catch(() => {});
+    if (failure !== undefined) opened.events.cancel();
   }
   const last = opened.attempts.at(-1);
   if (failure instanceof UpstreamError && last) {

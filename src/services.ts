@@ -100,6 +100,8 @@ export async function createServices(config: Config, _log?: FastifyBaseLogger): 
   await registry.start();
   closers.push(() => registry.close());
   const quota = new DeferredSettleLedger(createUsageStore(database), requestLogs);
+  // Before the request log writer's last write (closers run in reverse): it gives credit back.
+  closers.push(() => quota.idle());
   const chat = createChatServices(config, registry, quota, requestLogs);
   closers.push(async () => chat.keyProbe.stop());
   const embeddings = createEmbeddingsService({

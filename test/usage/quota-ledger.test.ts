@@ -220,10 +220,41 @@ describe('quota ledger on the database', () => {
     expect(asked).toBeLessThanOrEqual(7);
     expect(await keyUsed(keyId)).toBeLessThanOrEqual(1_000_000);
     await Promise.all(held.map((r) => ledger.settle(r, 1_000)));
+    await ledger.idle(); // a lease asked ahead in the background
     await flushed();
     expect(ledger.credit).toBe(0);
     expect(await keyUsed(keyId)).toBe(50_000);
     expect(await userUsed(userId)).toBe(50_000);
+  });
+  it('a busy key asks for its next lease before the credit runs out: requests do not wait for it', async () => {
+    const { userId, keyId } = await account(null, 10);
+    const store = createUsageStore(gw.services.database);
+    let asked = 0;
+    const slow = {
+      reserve: async (k: number | null, u: number, m: number) => {
+        asked++;
+        await new Promise((r) => setTimeout(r, 5));
+        return store.reserve(k, u, m);
+      },
+    };
+    const ledger = new DeferredSettleLedger(slow, gw.services.requestLogs);
+    let waited = 0;
+    for (let i = 0; i < 500; i++) {
+      const t0 = performance.now();
+      const r = await ledger.reserve({ keyId, userId, micros: 1_000 });
+      if (performance.now() - t0 > 3) waited++;
+      await ledger.settle(r, 1_000);
+      // ~1,000 requests a second: a lease of 64 lasts ~64 ms, a database round trip here 5.
+      await new Promise((r) => setTimeout(r, 1));
+    }
+    // Leases of 1, 2 and 4 are waited for; from 8 on the next one is asked ahead. Without that,
+    // each of the ~8 leases of 64 would be waited for as well.
+    expect(waited).toBeLessThanOrEqual(6);
+    expect(asked).toBeLessThan(20);
+    await ledger.idle();
+    await flushed();
+    expect(ledger.credit).toBe(0);
+    expect(await keyUsed(keyId)).toBe(500_000);
   });
   it('a database that fails a lease fails the request that asked, and the waiting ones ask again', async () => {
     const { userId, keyId } = await account(null, 1);

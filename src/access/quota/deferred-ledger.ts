@@ -22,6 +22,8 @@ export interface SettlementQueue {
 
 /** Largest lease, as a multiple of the reservation that asked for it. */
 const MAX_LEASE_FACTOR = 64;
+/** Leases are asked ahead (before the credit runs out) once they have grown to this factor. */
+const PREFETCH_FACTOR = 8;
 
 /**
  * Credit this instance has already added to a key's and its user's `quota_used` on the
@@ -64,6 +66,7 @@ interface Lease {
  */
 export class DeferredSettleLedger implements QuotaLedger {
   private readonly leases = new Map<number, Lease>();
+  private readonly prefetching = new Set<Promise<void>>();
 
   constructor(
     private readonly store: PairReserver,
@@ -87,6 +90,9 @@ export class DeferredSettleLedger implements QuotaLedger {
     }
     if (lease.credit >= micros) {
       lease.credit -= micros;
+      // A busy key asks for its next lease before it runs out, so no request waits for it.
+      if (lease.factor >= PREFETCH_FACTOR && !lease.asking && lease.credit < (micros * lease.factor) / 4)
+        this.prefetch(lease, micros);
       return { keyId, userId, micros, done: false } as HeldReservation;
     }
     let settled!: () => void;
@@ -100,6 +106,39 @@ export class DeferredSettleLedger implements QuotaLedger {
       if (lease.asking === asking) lease.asking = undefined;
       settled();
     }
+  }
+
+  /**
+   * Asks for the next lease in the background. A refusal or a failure changes nothing: the
+   * request that runs out of credit asks for itself (exact amount, credit given back first).
+   */
+  private prefetch(lease: Lease, micros: number): void {
+    const { keyId, userId, factor } = lease;
+    const ask = micros * factor;
+    const asking = this.store.reserve(keyId, userId, ask).then(
+      (refused) => {
+        if (refused) return;
+        const now = this.lease(keyId, userId);
+        now.credit += ask;
+        now.leases++;
+        now.factor = Math.min(MAX_LEASE_FACTOR, now.factor * 2);
+      },
+      () => {},
+    );
+    lease.asking = asking;
+    this.prefetching.add(asking);
+    void asking.then(() => {
+      this.prefetching.delete(asking);
+      if (lease.asking === asking) lease.asking = undefined;
+    });
+  }
+
+  /**
+   * Resolves once no lease is being asked for in the background. Shutdown waits for it before
+   * the last write, which gives all credit back: a lease granted after that would stay counted.
+   */
+  async idle(): Promise<void> {
+    while (this.prefetching.size > 0) await Promise.all(this.prefetching);
   }
 
   private async ask(lease: Lease, micros: number, input: ReserveInput): Promise<Reservation> {

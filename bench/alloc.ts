@@ -55,8 +55,16 @@ try {
     await new Promise((r) => setTimeout(r, 200));
     const r = await cannon(t, { stream, duration: 4, connections: 50 });
     process.kill(p.pid, 'SIGUSR2');
-    await new Promise((r) => setTimeout(r, 1500));
-    const prof = JSON.parse(readFileSync(join(dir, `out-${p.pid}.json`), 'utf8'));
+    // The profile is written when the inspector answers: wait until the file is whole.
+    let prof: any;
+    for (let waited = 0; prof === undefined; waited += 250) {
+      await new Promise((r) => setTimeout(r, 250));
+      try {
+        prof = JSON.parse(readFileSync(join(dir, `out-${p.pid}.json`), 'utf8'));
+      } catch (err) {
+        if (waited > 20_000) throw err;
+      }
+    }
     const self = new Map<string, number>();
     let total = 0;
     const walk = (n: {

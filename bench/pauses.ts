@@ -1,7 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { paced } from './load.js';
+import { cannon, paced } from './load.js';
 import { buildAll } from './procs.js';
 import { startStack } from './stack.js';
 
@@ -9,7 +9,9 @@ import { startStack } from './stack.js';
  * Where the gateway's latency tail comes from at a paced 1,000 req/s: event-loop delay (1 ms
  * resolution) and garbage-collection pauses inside the gateway, next to the client-side p50/p99
  * of the gateway and the baseline in the same rounds.
- * Usage: node --import tsx bench/pauses.ts [seconds=8] [--no-build] [--pg] [-- <extra node flags for the gateway>]
+ * `--after-load` first drives both proxies at saturation for 30 s each (non-streaming, then
+ * streaming), as the harness's scenarios before its latency one do.
+ * Usage: node --import tsx bench/pauses.ts [seconds=8] [--no-build] [--pg] [--after-load] [-- <extra node flags for the gateway>]
  */
 const args = process.argv.slice(2);
 const dash = args.indexOf('--');
@@ -37,6 +39,7 @@ process.on('SIGUSR2', () => {
 `,
 );
 const stack = await startStack({
+  pg: args.includes('--pg'),
   built: true,
   withBaseline: true,
   gatewayFlags: [...extra, '--import', probe],
@@ -48,6 +51,9 @@ try {
     headers: { authorization: `Bearer ${stack.apiKey}` },
   };
   const base = { name: 'baseline', url: stack.baseline!.url, headers: {} };
+  if (args.includes('--after-load'))
+    for (const stream of [false, true])
+      for (const t of [base, gw]) await cannon(t, { stream, duration: 15, connections: 50 });
   await paced(gw, 1000, 3); // warm-up
   for (let round = 1; round <= 2; round++) {
     const rb = await paced(base, 1000, seconds);

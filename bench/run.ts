@@ -3,10 +3,10 @@ import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { cannon, type LoadResult, openStreams, paced, type Target, ttfb } from './load.js';
-import { buildAll, canPin, cpuSeconds, ROOT, rssMb } from './procs.js';
+import { buildAll, canPin, cpuSeconds, cpuSecondsByName, ROOT, rssMb } from './procs.js';
 import { profile } from './profile.js';
 import { soak } from './soak.js';
-import { LOAD_CPUS, PROXY_CPUS, type Stack, startStack } from './stack.js';
+import { DB_SERVERS, LOAD_CPUS, PROXY_CPUS, type Stack, startStack } from './stack.js';
 
 /**
  * `npm run bench [-- options]`. Options (argv, or env BENCH_<NAME>):
@@ -142,7 +142,12 @@ async function runScenarios(o: Options, pg: boolean): Promise<Record<string, unk
         cpu_proxy_upstream_load_gateway: g.cpu,
       });
       // CPU per request does not depend on who saturates first (proxy or load generator).
-      figures.cpu_ms_per_req_nonstream = fig('ms', b.cpuMsPerRequest, g.cpuMsPerRequest);
+      figures.cpu_ms_per_req_nonstream = fig(
+        'ms',
+        b.cpuMsPerRequest,
+        g.cpuMsPerRequest,
+        pg ? { db_servers_ms_per_req_gateway: round(g.dbCpuMsPerRequest, 4) } : {},
+      );
       log(`non-streaming ${b.runs} / ${g.runs} req/s`);
       checkErrors([...b.all, ...g.all], 'non-streaming', notes);
     }
@@ -203,7 +208,12 @@ async function runScenarios(o: Options, pg: boolean): Promise<Record<string, unk
         cpu_proxy_upstream_load_gateway: sg.cpu,
       });
       checkErrors([...sb.all, ...sg.all], 'streaming', notes);
-      figures.cpu_ms_per_req_stream = fig('ms', sb.cpuMsPerRequest, sg.cpuMsPerRequest);
+      figures.cpu_ms_per_req_stream = fig(
+        'ms',
+        sb.cpuMsPerRequest,
+        sg.cpuMsPerRequest,
+        pg ? { db_servers_ms_per_req_gateway: round(sg.dbCpuMsPerRequest, 4) } : {},
+      );
       const up = await ttfb(t.upstream, o.ttfbCount);
       const b = await ttfb(t.baseline, o.ttfbCount);
       const g = await ttfb(t.gateway, o.ttfbCount);
@@ -269,13 +279,24 @@ async function bestOf(
   rounds: number,
   pair: readonly [Target, Target],
   run: (t: Target) => Promise<LoadResult>,
-): Promise<Array<{ best: number; runs: string; cpu: string; cpuMsPerRequest: number; all: LoadResult[] }>> {
-  const all: Array<Array<LoadResult & { cpu: number; upstreamCpu: number; loadCpu: number }>> = [[], []];
+): Promise<
+  Array<{
+    best: number;
+    runs: string;
+    cpu: string;
+    cpuMsPerRequest: number;
+    dbCpuMsPerRequest: number;
+    all: LoadResult[];
+  }>
+> {
+  const all: Array<Array<LoadResult & { cpu: number; upstreamCpu: number; loadCpu: number; dbCpu: number }>> =
+    [[], []];
   for (let i = 0; i < rounds; i++)
     for (const k of [0, 1] as const) {
       const pid = pair[k].pid!;
       const c0 = cpuSeconds(pid);
       const u0 = cpuSeconds(upstreamPid);
+      const d0 = cpuSecondsByName(DB_SERVERS);
       const h0 = process.cpuUsage();
       const t0 = performance.now();
       const r = await run(pair[k]);
@@ -283,6 +304,7 @@ async function bestOf(
       all[k]!.push({
         ...r,
         cpu: (cpuSeconds(pid) - c0) / secs,
+        dbCpu: (cpuSecondsByName(DB_SERVERS) - d0) / secs,
         upstreamCpu: (cpuSeconds(upstreamPid) - u0) / secs,
         loadCpu: ((h) => h.user + h.system)(process.cpuUsage(h0)) / 1e6 / secs,
       });
@@ -295,6 +317,8 @@ async function bestOf(
       // Share of a core used by the proxy / the fake upstream / the load generator in the best run.
       cpu: [best.cpu, best.upstreamCpu, best.loadCpu].map((c) => `${Math.round(c * 100)}%`).join('/'),
       cpuMsPerRequest: (best.cpu * 1000) / best.rps,
+      // PostgreSQL and Redis (and any other instance of them on the machine) during the best run.
+      dbCpuMsPerRequest: (best.dbCpu * 1000) / best.rps,
       all: rs,
     };
   });

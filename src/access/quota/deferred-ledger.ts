@@ -95,17 +95,23 @@ export class DeferredSettleLedger implements QuotaLedger {
         this.prefetch(lease, micros);
       return { keyId, userId, micros, done: false } as HeldReservation;
     }
-    let settled!: () => void;
-    const asking = new Promise<void>((r) => {
-      settled = r;
-    });
+    const asked = this.ask(lease, micros, input);
+    this.markAsking(lease, asked);
+    return asked;
+  }
+
+  /** Makes `p` the lease being asked for (until it settles): reservations short of credit wait for it. */
+  private markAsking(lease: Lease, p: Promise<unknown>): Promise<void> {
+    const asking: Promise<void> = p.then(
+      () => this.doneAsking(lease, asking),
+      () => this.doneAsking(lease, asking),
+    );
     lease.asking = asking;
-    try {
-      return await this.ask(lease, micros, input);
-    } finally {
-      if (lease.asking === asking) lease.asking = undefined;
-      settled();
-    }
+    return asking;
+  }
+
+  private doneAsking(lease: Lease, asking: Promise<void>): void {
+    if (lease.asking === asking) lease.asking = undefined;
   }
 
   /**
@@ -115,22 +121,16 @@ export class DeferredSettleLedger implements QuotaLedger {
   private prefetch(lease: Lease, micros: number): void {
     const { keyId, userId, factor } = lease;
     const ask = micros * factor;
-    const asking = this.store.reserve(keyId, userId, ask).then(
-      (refused) => {
-        if (refused) return;
-        const now = this.lease(keyId, userId);
-        now.credit += ask;
-        now.leases++;
-        now.factor = Math.min(MAX_LEASE_FACTOR, now.factor * 2);
-      },
-      () => {},
-    );
-    lease.asking = asking;
-    this.prefetching.add(asking);
-    void asking.then(() => {
-      this.prefetching.delete(asking);
-      if (lease.asking === asking) lease.asking = undefined;
+    const granted = this.store.reserve(keyId, userId, ask).then((refused) => {
+      if (refused) return;
+      const now = this.lease(keyId, userId);
+      now.credit += ask;
+      now.leases++;
+      now.factor = Math.min(MAX_LEASE_FACTOR, now.factor * 2);
     });
+    const asking = this.markAsking(lease, granted);
+    this.prefetching.add(asking);
+    void asking.then(() => this.prefetching.delete(asking));
   }
 
   /**

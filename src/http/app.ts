@@ -23,6 +23,7 @@ import { errorHandler, sendError } from './error-handler.js';
 import { lazyChildLogger } from './lazy-child-logger.js';
 import { registerMetrics } from './metrics.js';
 import { registerOpsRoutes } from './ops-routes.js';
+import { ResponseTaps } from './response-taps.js';
 import { registerChatRoutes } from './v1/chat-completions.js';
 import { registerEmbeddingRoutes } from './v1/embeddings-routes.js';
 import { registerModelsRoute } from './v1/models-route.js';
@@ -136,9 +137,11 @@ export async function buildApp(services: Services, opts: BuildOptions = {}): Pro
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   // App-wide hooks, added before the routes so every route gets them.
-  const metrics = registerMetrics(app, services);
-  registerLimitHooks(app, services, { onReject: metrics.rateLimited });
-  app.addHook('onResponse', publishChanges(services.invalidation));
+  const taps = new ResponseTaps();
+  app.addHook('onResponse', taps.hook);
+  const metrics = registerMetrics(app, services, taps);
+  registerLimitHooks(app, services, { onReject: metrics.rateLimited, taps });
+  taps.add(publishChanges(services.invalidation));
 
   for (const register of [...ROUTES, ...(opts.extraRoutes ?? [])]) await register(app, services);
 

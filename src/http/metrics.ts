@@ -7,6 +7,7 @@ import type { RequestLogEntry } from '../gateway/usage/request-log-entry.js';
 import type { Services } from '../services.js';
 import { registerEventLoopDelay } from './event-loop-metrics.js';
 import { HotCounter, HotHistogram, type HotMetric } from './hot-metrics.js';
+import type { ResponseTaps } from './response-taps.js';
 
 export interface GatewayMetrics {
   readonly registry: Registry;
@@ -28,7 +29,11 @@ let processRegistry: Registry | undefined;
  * read at scrape time. Labels are bounded: route templates, known models, channel names,
  * status classes. `metrics.token` set: the route needs `Authorization: Bearer <token>`.
  */
-export function registerMetrics(app: FastifyInstance, services: Services): GatewayMetrics {
+export function registerMetrics(
+  app: FastifyInstance,
+  services: Services,
+  taps: ResponseTaps,
+): GatewayMetrics {
   const register = new Registry();
   const noop: GatewayMetrics = { registry: register, rateLimited: () => {} };
   if (!services.config.metrics.enabled) return noop;
@@ -133,8 +138,8 @@ export function registerMetrics(app: FastifyInstance, services: Services): Gatew
 
   // Bounded by route templates x status codes.
   const byResponse = new Map<string, { count: { inc(): void }; duration: { observe(v: number): void } }>();
-  app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
-    const route = request.routeOptions.url ?? 'unmatched';
+  taps.add((request: FastifyRequest, reply: FastifyReply, template: string | undefined) => {
+    const route = template ?? 'unmatched';
     const status = reply.statusCode;
     const id = `${request.method} ${status} ${route}`;
     let b = byResponse.get(id);
@@ -149,7 +154,6 @@ export function registerMetrics(app: FastifyInstance, services: Services): Gatew
     b.duration.observe(reply.elapsedTime / 1000);
     // The catalog search limit lives in its route; count its refusals with the others.
     if (status === 429 && route === '/api/app/search') rejections.labels({ scope: 'search_ip' }).inc();
-    done();
   });
 
   const token = services.config.metrics.token;

@@ -146,24 +146,21 @@ export function changedTopic(
   if (method === 'GET' || method === 'HEAD' || method === 'OPTIONS' || status >= 400 || !route)
     return undefined;
   if (NOT_CHANGES.has(route)) return undefined;
+  if (!route.startsWith('/api/')) return undefined; // the /v1 calls: never a change
   for (const [prefix, topic] of CHANGE_ROUTES)
-    if (route === prefix || route.startsWith(`${prefix}/`)) return topic;
+    if (route.startsWith(prefix) && (route.length === prefix.length || route[prefix.length] === '/'))
+      return topic;
   return undefined;
 }
 
 /**
- * An onResponse hook that publishes every successful write through the management API, so
+ * A response tap (the app's onResponse hook) that publishes every successful write through the management API, so
  * other instances drop their caches within milliseconds instead of at TTL expiry.
  */
 export function publishChanges(bus: InvalidationBus) {
-  return (
-    request: { method: string; routeOptions: { url?: string } },
-    reply: { statusCode: number },
-    done: () => void,
-  ) => {
-    const topic = changedTopic(request.method, request.routeOptions.url, reply.statusCode);
+  return (request: { method: string }, reply: { statusCode: number }, route: string | undefined) => {
+    const topic = changedTopic(request.method, route, reply.statusCode);
     if (topic) bus.publish(topic);
-    done();
   };
 }
 

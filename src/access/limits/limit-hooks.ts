@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../../gateway/errors.js';
+import type { ResponseTaps } from '../../http/response-taps.js';
 import type { Services } from '../../services.js';
 import type { RateLimitResult } from '../rate-limit/rate-limiter.js';
 import { estimatePromptTokens } from './prompt-estimate.js';
@@ -9,6 +10,8 @@ import { tapRequestLogs } from './usage-tap.js';
 export interface LimitHookOptions {
   /** Called once per refused request (metrics). */
   onReject?: (scope: LimitScope) => void;
+  /** Where the per-response cleanup goes (the app's one onResponse hook). */
+  taps: ResponseTaps;
 }
 
 interface Pending {
@@ -26,11 +29,7 @@ interface Pending {
  * A refusal is a 429 GatewayError, so each surface's error handler shapes the body (OpenAI or
  * Voyage error for /v1, the envelope for /api) and sets Retry-After.
  */
-export function registerLimitHooks(
-  app: FastifyInstance,
-  services: Services,
-  opts: LimitHookOptions = {},
-): void {
+export function registerLimitHooks(app: FastifyInstance, services: Services, opts: LimitHookOptions): void {
   const { limits: cfg } = services.config;
   const limits = new RequestLimits(services.rateLimiter, { userRpm: cfg.user_rpm });
   const pending = new Map<string, Pending>();
@@ -76,9 +75,8 @@ export function registerLimitHooks(
     admit(request, reply, caller).then(() => done(), done);
   });
 
-  app.addHook('onResponse', (request: FastifyRequest, _reply: FastifyReply, done: () => void) => {
+  opts.taps.add((request: FastifyRequest) => {
     if (pending.size > 0) pending.delete(request.id);
-    done();
   });
 
   const ipRpm = cfg.catalog_ip_rpm;

@@ -8,7 +8,7 @@ import type { ChatResult, ChatStreamEvent, ChatUsage } from '../chat/types.js';
 import { GatewayError } from '../errors.js';
 import { perObject } from '../per-object.js';
 import { costOf, costUsd } from '../registry/cost.js';
-import { type Executed, executeRoute } from '../routing/execute.js';
+import { type Executed, type ExecuteOptions, executeRoute } from '../routing/execute.js';
 import type { HealthTracker } from '../routing/health.js';
 import type { AttemptRecord, Candidate, RouteTarget } from '../routing/types.js';
 import { completeChat, openChatStream } from '../upstream/call-chat.js';
@@ -71,7 +71,12 @@ function upstreamTarget(t: RouteTarget, apiKey: string): UpstreamTarget {
  * actual usage and writes the request log exactly once, for the upstream that served.
  */
 export class ChatRunner {
-  constructor(private readonly deps: ChatRunnerDeps) {}
+  /** Route execution's options, the same for every request (the signal goes separately). */
+  private readonly routeOptions: ExecuteOptions;
+
+  constructor(private readonly deps: ChatRunnerDeps) {
+    this.routeOptions = { health: deps.health, ...deps.retry };
+  }
 
   reserve(plan: ChatPlan, ctx: ChatContext): Promise<Reservation> {
     const { key, user } = ctx.principal;
@@ -90,24 +95,20 @@ export class ChatRunner {
     ctx: ChatContext,
     call: (c: Candidate, apiKey: string) => Promise<T>,
   ): Promise<Executed<T>> {
-    return executeRoute(plan.candidates, call, {
-      health: this.deps.health,
-      ...this.deps.retry,
-      signal: ctx.signal,
-    });
+    return executeRoute(plan.candidates, call, this.routeOptions, ctx.signal);
   }
 
   async complete(
     plan: ChatPlan,
     ctx: ChatContext,
   ): Promise<{ result: ChatResult; served: ServedChat; latencyMs: number }> {
-    const opts = { ...this.deps.timeouts, signal: ctx.signal };
     const ex = await this.execute(plan, ctx, (c, apiKey) =>
       completeChat(
         this.deps.adapter(c.target.kind),
         requestFor(plan, c.target),
         upstreamTarget(c.target, apiKey),
-        opts,
+        this.deps.timeouts,
+        ctx.signal,
       ),
     );
     const latencyMs = Date.now() - ex.startedAt;
@@ -130,7 +131,8 @@ export class ChatRunner {
         this.deps.adapter(c.target.kind),
         requestFor(plan, c.target),
         upstreamTarget(c.target, apiKey),
-        { ...this.deps.timeouts, signal: ctx.signal },
+        this.deps.timeouts,
+        ctx.signal,
       );
       let first: ChatStreamEvent[] | null;
       try {

@@ -34,12 +34,7 @@ export function createChatServices(
   const planDeps: PlanDeps = {
     targetsFor(model) {
       const m = registry.resolve(model);
-      return m
-        ? registry
-            .targetsFor(m.id, { endpoint: 'chat' })
-            .filter((t) => isChatProviderKind(t.kind))
-            .map(routeTargetOf)
-        : undefined;
+      return m ? chatTargetsOf(registry.targetsFor(m.id, CHAT)) : undefined;
     },
     namesOf(model) {
       const m = registry.resolve(model);
@@ -78,6 +73,12 @@ export function createChatServices(
  * it, its request facts) is worked out once, not per request.
  */
 const routeTargetOf = perObject((t: Target) => toRouteTarget(t));
+
+const CHAT = { endpoint: 'chat' } as const;
+/** The catalog answers with the same array until it is rebuilt: derive the route targets once. */
+const chatTargetsOf = perObject((ts: Target[]) =>
+  ts.filter((t) => isChatProviderKind(t.kind)).map(routeTargetOf),
+);
 
 export function toRouteTarget(t: Target): RouteTarget {
   return {

@@ -36,6 +36,11 @@ export interface DiscoveredModel {
 export class Catalog {
   private byModel = new Map<string, Target[]>();
   private byChannel = new Map<number, Target[]>();
+  /**
+   * `targetsFor` answers per endpoint and model id, until the next rebuild: the request path
+   * asks on every call, and the same array each time lets callers derive from it once.
+   */
+  private readonly answers = { chat: new Map<string, Target[]>(), embeddings: new Map<string, Target[]>() };
 
   constructor(private readonly registry: ModelRegistry) {}
 
@@ -71,13 +76,24 @@ export class Catalog {
       list.sort((a, b) => b.priority - a.priority || b.weight - a.weight || a.channelId - b.channelId);
     this.byModel = byModel;
     this.byChannel = byChannel;
+    this.answers.chat.clear();
+    this.answers.embeddings.clear();
   }
 
-  /** Enabled targets for a model id or unambiguous plain name, best priority first. */
+  /**
+   * Enabled targets for a model id or unambiguous plain name, best priority first. The same
+   * array until the catalog is rebuilt: callers must not change it.
+   */
   targetsFor(modelId: string, opts: { endpoint: Endpoint }): Target[] {
     const model = this.registry.resolve(modelId);
     if (!model) return [];
-    return (this.byModel.get(model.id) ?? []).filter((t) => servesEndpoint(t, opts.endpoint));
+    const answers = this.answers[opts.endpoint];
+    let list = answers.get(model.id);
+    if (!list) {
+      list = (this.byModel.get(model.id) ?? []).filter((t) => servesEndpoint(t, opts.endpoint));
+      answers.set(model.id, list);
+    }
+    return list;
   }
 
   /** Models some enabled channel serves, on any endpoint (what `/v1/models` lists). */

@@ -50,10 +50,12 @@ export async function executeRoute<T>(
   candidates: Candidate[],
   attempt: (c: Candidate, apiKey: string, signal: CancelSignal | undefined) => Promise<T>,
   opts: ExecuteOptions,
+  /** The request's signal, when `opts` is shared by all requests (overrides `opts.signal`). */
+  signal: CancelSignal | undefined = opts.signal,
 ): Promise<Executed<T>> {
   const attempts: AttemptRecord[] = [];
   try {
-    return await runCandidates(candidates, attempt, opts, attempts);
+    return await runCandidates(candidates, attempt, opts, attempts, signal);
   } catch (err) {
     // The trail travels with the error so the route can log it and send it in the header.
     if (typeof err === 'object' && err !== null) trails.set(err, attempts);
@@ -66,6 +68,7 @@ async function runCandidates<T>(
   attempt: (c: Candidate, apiKey: string, signal: CancelSignal | undefined) => Promise<T>,
   opts: ExecuteOptions,
   attempts: AttemptRecord[],
+  signal: CancelSignal | undefined,
 ): Promise<Executed<T>> {
   const sleep = opts.sleep ?? abortableSleep;
   const random = opts.random ?? Math.random;
@@ -89,11 +92,11 @@ async function runCandidates<T>(
           break;
         }
         if (attempts.length >= maxTotal) throw finalError(lastError);
-        if (opts.signal?.aborted) throw opts.signal.reason;
+        if (signal?.aborted) throw signal.reason;
         const apiKey = keys[(i + attempts.length) % keys.length]!;
         const started = Date.now();
         try {
-          const value = await attempt(c, apiKey, opts.signal);
+          const value = await attempt(c, apiKey, signal);
           attempts.push({
             model: t.modelId,
             provider: t.channelName,
@@ -104,7 +107,7 @@ async function runCandidates<T>(
           acquired = false; // the caller reports success/failure of the committed attempt
           return { value, candidate: c, apiKey, attempts, startedAt: started };
         } catch (err) {
-          if (opts.signal?.aborted) throw opts.signal.reason ?? err;
+          if (signal?.aborted) throw signal.reason ?? err;
           if (!(err instanceof UpstreamError)) throw err;
           lastError = err;
           attempts.push({
@@ -135,7 +138,7 @@ async function runCandidates<T>(
             if (err.retryAfterMs > opts.retryMaxMs) break; // too long: try the next upstream now
             wait = err.retryAfterMs;
           }
-          await sleep(wait, opts.signal);
+          await sleep(wait, signal);
         }
       }
     } finally {

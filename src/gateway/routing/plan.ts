@@ -45,6 +45,8 @@ export function planRoute(input: PlanInput): Candidate[] {
     if (prefs.allow_fallbacks === false) {
       ts = prefs.order?.length ? ts.filter((t) => matchesAny(t, prefs.order!)) : ts.slice(0, 1);
     }
+    // The common request: one model, one upstream, no fallbacks: a list made once per target.
+    if (ts.length === 1 && input.models.length === 1) return alone(candidateOf(ts[0]!));
     const healthy: Candidate[] = [];
     const open: Candidate[] = [];
     for (const t of ts) {
@@ -72,6 +74,8 @@ export function planRoute(input: PlanInput): Candidate[] {
 const candidateOf = perObject(
   (t: RouteTarget): Candidate => ({ target: t, healthKey: `${t.channelId}:${t.modelId}` }),
 );
+/** The one-candidate list of a candidate (callers never change a plan's list). */
+const alone = perObject((c: Candidate): Candidate[] => [c]);
 
 function exclusion(t: RouteTarget, prefs: ProviderPrefs, input: PlanInput): string | undefined {
   if (prefs.only?.length && !matchesAny(t, prefs.only)) return 'only';

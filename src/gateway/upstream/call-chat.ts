@@ -20,14 +20,19 @@ export interface ChatCallOptions extends SendOptions {
   client?: UpstreamClient;
 }
 
+const NOT_STREAMED = { stream: false } as const;
+const STREAMED = { stream: true } as const;
+
 export async function completeChat(
   adapter: ChatAdapter,
   req: ChatRequest,
   target: UpstreamTarget,
   opts: ChatCallOptions = {},
+  /** Overrides `opts.signal`, so `opts` can be shared by all requests. */
+  signal = opts.signal,
 ): Promise<ChatResult> {
-  const http = adapter.buildChatRequest(req, target, { stream: false });
-  const res = await (opts.client ?? sharedUpstreamClient()).sendText(http, opts);
+  const http = adapter.buildChatRequest(req, target, NOT_STREAMED);
+  const res = await (opts.client ?? sharedUpstreamClient()).sendText(http, opts, signal);
   return adapter.parseChatResponse(res.status, res.text, res.headers);
 }
 
@@ -36,14 +41,16 @@ export async function openChatStream(
   req: ChatRequest,
   target: UpstreamTarget,
   opts: ChatCallOptions = {},
+  /** Overrides `opts.signal`, so `opts` can be shared by all requests. */
+  signal = opts.signal,
 ): Promise<ChatEventStream> {
-  const http = adapter.buildChatRequest(req, target, { stream: true });
-  const res = await (opts.client ?? sharedUpstreamClient()).send(http, opts);
+  const http = adapter.buildChatRequest(req, target, STREAMED);
+  const res = await (opts.client ?? sharedUpstreamClient()).send(http, opts, signal);
   if (res.status < 200 || res.status >= 300) {
     const body = await res.text();
     throw adapter.classifyError(res.status, body, res.headers);
   }
-  return readEvents(res.raw, adapter.createStreamDecoder(), opts.signal);
+  return readEvents(res.raw, adapter.createStreamDecoder(), signal);
 }
 
 /** Model ids the upstream lists, or undefined when the adapter has no listing. */

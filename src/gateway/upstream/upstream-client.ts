@@ -110,7 +110,11 @@ export class UpstreamClient {
   }
 
   /** The undici call both readers share (not async: no frame of its own). */
-  private dispatch(req: UpstreamHttpRequest, opts: SendOptions): Promise<Dispatcher.ResponseData> {
+  private dispatch(
+    req: UpstreamHttpRequest,
+    opts: SendOptions,
+    signal: CancelSignal | undefined,
+  ): Promise<Dispatcher.ResponseData> {
     const d = this.defaults;
     const { origin, path } = splitUrl(req.url);
     return this.agent(opts.connectTimeoutMs ?? d.connectTimeoutMs).request({
@@ -120,18 +124,22 @@ export class UpstreamClient {
       headers: req.headers,
       body: req.body,
       // undici only adds and removes an 'abort' listener: a CancelSignal does.
-      signal: opts.signal as AbortSignal | undefined,
+      signal: signal as AbortSignal | undefined,
       headersTimeout: opts.firstByteTimeoutMs ?? d.firstByteTimeoutMs,
       bodyTimeout: opts.idleTimeoutMs ?? d.idleTimeoutMs,
     });
   }
 
-  async send(req: UpstreamHttpRequest, opts: SendOptions = {}): Promise<UpstreamResponse> {
-    const signal = opts.signal;
+  /** `signal` overrides `opts.signal`, so `opts` can be shared by all requests. */
+  async send(
+    req: UpstreamHttpRequest,
+    opts: SendOptions = {},
+    signal = opts.signal,
+  ): Promise<UpstreamResponse> {
     if (signal?.aborted) throw signal.reason;
     let res: Dispatcher.ResponseData;
     try {
-      res = await this.dispatch(req, opts);
+      res = await this.dispatch(req, opts, signal);
     } catch (err) {
       throw mapNetworkError(err, signal);
     }
@@ -145,11 +153,11 @@ export class UpstreamClient {
   async sendText(
     req: UpstreamHttpRequest,
     opts: SendOptions = {},
+    signal = opts.signal,
   ): Promise<{ status: number; headers: UpstreamResponse['headers']; text: string }> {
-    const signal = opts.signal;
     if (signal?.aborted) throw signal.reason;
     try {
-      const res = await this.dispatch(req, opts);
+      const res = await this.dispatch(req, opts, signal);
       return { status: res.statusCode, headers: res.headers, text: await res.body.text() };
     } catch (err) {
       throw mapNetworkError(err, signal);

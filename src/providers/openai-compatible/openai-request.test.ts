@@ -76,6 +76,16 @@ describe('OpenAI-compatible request', () => {
     const b = body(req, 'http://h/v1', 'm', { supportedParams: ['messages', 'max_tokens'] });
     expect(Object.keys(b).sort()).toEqual(['max_tokens', 'messages', 'model']);
   });
+
+  it('an allow-list naming model or stream cannot let the client override them', () => {
+    const list = { supportedParams: ['model', 'messages', 'stream', 'temperature'] };
+    const r = { ...req, model: 'client/alias', stream: true };
+    const b = body(r, 'http://h/v1', 'upstream-name', list);
+    expect(b.model).toBe('upstream-name');
+    expect(b).not.toHaveProperty('stream');
+    expect(b.temperature).toBe(0.3);
+    expect(body(r, 'http://h/v1', 'upstream-name', list, true).stream).toBe(true);
+  });
 });
 
 describe('OpenAI stream decoder', () => {

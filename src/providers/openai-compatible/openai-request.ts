@@ -106,6 +106,23 @@ const factsOf = perObject((target: UpstreamTarget): TargetFacts => {
   };
 });
 
+/**
+ * Fields the copy loop leaves to the code after it: the token limit (renamed per target), the
+ * reasoning fields (translated) and `stream` (set from `opts`). Skipping them instead of copying
+ * and deleting keeps `body` a fast-mode object: one `delete` of a property that is not the last
+ * added turns it into a dictionary, which makes `JSON.stringify` of it ~1.7x slower.
+ */
+const SET_AFTER: ReadonlySet<string> = new Set([
+  'model',
+  'messages',
+  'max_tokens',
+  'max_completion_tokens',
+  'reasoning',
+  'reasoning_effort',
+  'stream',
+]);
+const REASONING_SKIP: ReadonlySet<string> = new Set([...SET_AFTER, ...REASONING_UNSUPPORTED]);
+
 export function buildOpenAiRequest(
   req: ChatRequest,
   target: UpstreamTarget,
@@ -113,18 +130,17 @@ export function buildOpenAiRequest(
 ): UpstreamHttpRequest {
   const extra = target.extra ?? {};
   const { official, reasoningModel, allowed, url } = factsOf(target);
+  const skip = reasoningModel ? REASONING_SKIP : SET_AFTER;
 
   const body: Record<string, unknown> = { model: target.upstreamModel };
+  body.messages = plainMessages(req.messages, !official);
   for (const key in req) {
-    if (key === 'reasoning' || key === 'reasoning_effort') continue;
+    if (skip.has(key)) continue;
     const v = req[key];
     if (v !== undefined && allowed.has(key)) body[key] = v;
   }
-  body.messages = plainMessages(req.messages, !official);
 
   const limit = req.max_completion_tokens ?? req.max_tokens;
-  delete body.max_tokens;
-  delete body.max_completion_tokens;
   if (limit !== undefined) {
     const field =
       extra.maxTokensField === 'max_tokens' || extra.maxTokensField === 'max_completion_tokens'
@@ -134,7 +150,6 @@ export function buildOpenAiRequest(
           : 'max_tokens';
     body[field] = limit;
   }
-  if (reasoningModel) for (const k of REASONING_UNSUPPORTED) delete body[k];
 
   if (extra.reasoningObject === true) {
     if (req.reasoning !== undefined) body.reasoning = req.reasoning;
@@ -153,8 +168,6 @@ export function buildOpenAiRequest(
   if (opts.stream) {
     body.stream = true;
     if (extra.streamUsage !== false) body.stream_options = { include_usage: true };
-  } else {
-    delete body.stream;
   }
 
   const headers: Record<string, string> = {

@@ -2,11 +2,11 @@ import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { LimitScope } from '../access/limits/request-limits.js';
-import { tapRequestLogs } from '../access/limits/usage-tap.js';
 import type { RequestLogEntry } from '../gateway/usage/request-log-entry.js';
 import type { Services } from '../services.js';
 import { registerEventLoopDelay } from './event-loop-metrics.js';
 import { HotCounter, HotHistogram, type HotMetric } from './hot-metrics.js';
+import { KeyTree } from './key-tree.js';
 import type { ResponseTaps } from './response-taps.js';
 
 export interface GatewayMetrics {
@@ -97,21 +97,17 @@ export function registerMetrics(
 
   // Client-chosen model names must not mint series: unknown models are counted as "other".
   const modelLabel = (m: string) => (m && services.registry.resolve(m) ? m : 'other');
-  const byCall = new Map<
-    string,
-    {
-      duration: { observe(v: number): void };
-      ttft: { observe(v: number): void };
-      prompt: { inc(by?: number): void };
-      completion: { inc(by?: number): void };
-      cost: { inc(by?: number): void };
-    }
-  >();
-  tapRequestLogs(services.requestLogs, (e: RequestLogEntry) => {
+  const byCall = new KeyTree<{
+    duration: { observe(v: number): void };
+    ttft: { observe(v: number): void };
+    prompt: { inc(by?: number): void };
+    completion: { inc(by?: number): void };
+    cost: { inc(by?: number): void };
+  }>();
+  services.requestLogs.observe((e: RequestLogEntry) => {
     const provider = e.provider || 'none';
     const sc = statusClass(e.status);
-    const id = `${e.endpoint}\n${e.model}\n${provider}\n${sc}`;
-    let b = byCall.get(id);
+    let b = byCall.get(e.model, provider, sc, e.endpoint);
     if (!b) {
       const model = modelLabel(e.model);
       b = {
@@ -122,7 +118,7 @@ export function registerMetrics(
         cost: cost.labels({ model }),
       };
       // Unknown client-chosen names share the "other" series but must not grow this map either.
-      if (model !== 'other' || byCall.size < 10_000) byCall.set(id, b);
+      if (model !== 'other' || byCall.size < 10_000) byCall.set(b, e.model, provider, sc, e.endpoint);
     }
     b.duration.observe((e.latency_ms ?? 0) / 1000);
     if (e.ttft_ms !== undefined && e.ttft_ms !== null) b.ttft.observe(e.ttft_ms / 1000);
@@ -137,18 +133,17 @@ export function registerMetrics(
   });
 
   // Bounded by route templates x status codes.
-  const byResponse = new Map<string, { count: { inc(): void }; duration: { observe(v: number): void } }>();
+  const byResponse = new KeyTree<{ count: { inc(): void }; duration: { observe(v: number): void } }>();
   taps.add((request: FastifyRequest, reply: FastifyReply, template: string | undefined) => {
     const route = template ?? 'unmatched';
     const status = reply.statusCode;
-    const id = `${request.method} ${status} ${route}`;
-    let b = byResponse.get(id);
+    let b = byResponse.get(route, request.method, status);
     if (!b) {
       b = {
         count: httpRequests.labels({ method: request.method, route, status }),
         duration: httpDuration.labels({ method: request.method, route, status_class: statusClass(status) }),
       };
-      byResponse.set(id, b);
+      byResponse.set(b, route, request.method, status);
     }
     b.count.inc();
     b.duration.observe(reply.elapsedTime / 1000);

@@ -43,8 +43,8 @@ const flushed = () => Promise.all([gw.services.requestLogs.flush(), gw2.services
 const keyUsed = async (id: number) => (await gw.services.repos.apiKeys.byId(id))!.quota_used_micros;
 const userUsed = async (id: number) => (await gw.services.repos.users.byId(id))!.quota_used_micros;
 
-async function expect402(p: Promise<unknown>, scope: 'key' | 'user') {
-  const err = await p.then(
+async function expect402(p: unknown, scope: 'key' | 'user') {
+  const err = await Promise.resolve(p).then(
     () => undefined,
     (e: unknown) => e,
   );

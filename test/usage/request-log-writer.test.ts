@@ -126,6 +126,25 @@ describe('request log writer', () => {
     await Promise.all([w.close(), big.close()]);
   });
 
+  it('observers see every entry, even dropped ones, and one that throws breaks nothing', async () => {
+    const w = new RequestLogWriter(gw.services.repos.logs, {
+      flushMs: 60_000,
+      batch: 1_000,
+      maxBuffered: 3,
+      log: { warn() {}, error() {} },
+    });
+    const seen: string[] = [];
+    w.observe(() => {
+      throw new Error('observer bug');
+    });
+    w.observe((e) => seen.push(e.request_id));
+    for (let i = 0; i < 5; i++) w.record(entry(i, 'observed'));
+    expect(seen).toEqual(['observed-0', 'observed-1', 'observed-2', 'observed-3', 'observed-4']);
+    expect(w.pending).toBe(3);
+    await w.close();
+    expect(await countModel('m-observed')).toBe(3);
+  });
+
   it('a failing database is retried with backoff and loses nothing', async () => {
     const { sink, calls } = faultySink(gw.services.repos.logs, 3);
     const warn = vi.fn();

@@ -5,7 +5,6 @@ import type { Services } from '../../services.js';
 import type { RateLimitResult } from '../rate-limit/rate-limiter.js';
 import { estimatePromptTokens } from './prompt-estimate.js';
 import { type Admission, type CallerLimits, type LimitScope, RequestLimits } from './request-limits.js';
-import { tapRequestLogs } from './usage-tap.js';
 
 export interface LimitHookOptions {
   /** Called once per refused request (metrics). */
@@ -36,7 +35,8 @@ export function registerLimitHooks(app: FastifyInstance, services: Services, opt
 
   // Correct the up-front prompt estimate with the usage the call reported (one extra limiter
   // hit, only on keys with a tpm limit and only when the call used more than was charged).
-  tapRequestLogs(services.requestLogs, (e) => {
+  services.requestLogs.observe((e) => {
+    if (pending.size === 0) return; // no key with a tpm limit is in flight
     const p = pending.get(e.request_id);
     if (!p) return;
     pending.delete(e.request_id);

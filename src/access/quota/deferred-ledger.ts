@@ -75,19 +75,19 @@ export class DeferredSettleLedger implements QuotaLedger {
     queue.beforeWrite(() => this.returnCredit());
   }
 
-  async reserve(input: ReserveInput): Promise<Reservation> {
+  /** Synchronous (the reservation itself) when local credit covers it, else a promise. */
+  reserve(input: ReserveInput): Reservation | Promise<Reservation> {
     if (!Number.isFinite(input.micros) || input.micros < 0)
-      throw new RangeError(`reserve: micros must be a non-negative number, got ${input.micros}`);
+      return Promise.reject(
+        new RangeError(`reserve: micros must be a non-negative number, got ${input.micros}`),
+      );
     const { keyId, userId } = input;
     if (input.limited === false) return { keyId, userId, micros: 0, done: false } as HeldReservation;
     const micros = Math.max(1, Math.ceil(input.micros));
-    let lease = this.lease(keyId, userId);
+    const lease = this.lease(keyId, userId);
     // A busy key's concurrent requests would each ask the database for a lease while the first
     // ask is on its way (a round trip on PostgreSQL): they wait for it and take from its credit.
-    while (lease.credit < micros && lease.asking) {
-      await lease.asking;
-      lease = this.lease(keyId, userId);
-    }
+    if (lease.credit < micros && lease.asking) return this.reserveAfter(lease.asking, input);
     if (lease.credit >= micros) {
       lease.credit -= micros;
       // A busy key asks for its next lease before it runs out, so no request waits for it.
@@ -98,6 +98,11 @@ export class DeferredSettleLedger implements QuotaLedger {
     const asked = this.ask(lease, micros, input);
     this.markAsking(lease, asked);
     return asked;
+  }
+
+  private async reserveAfter(asking: Promise<void>, input: ReserveInput): Promise<Reservation> {
+    await asking;
+    return this.reserve(input);
   }
 
   /** Makes `p` the lease being asked for (until it settles): reservations short of credit wait for it. */
@@ -169,7 +174,8 @@ export class DeferredSettleLedger implements QuotaLedger {
     return { keyId, userId, micros, done: false } as HeldReservation;
   }
 
-  async settle(reservation: Reservation, actualMicros: number): Promise<void> {
+  /** Synchronous: a refund becomes credit, an overrun is queued with the request logs. */
+  settle(reservation: Reservation, actualMicros: number): void {
     const held = reservation as HeldReservation;
     if (held.done) return;
     held.done = true;
@@ -181,8 +187,8 @@ export class DeferredSettleLedger implements QuotaLedger {
     else if (refund < 0) this.queue.settle(held.keyId, held.userId, -refund);
   }
 
-  release(reservation: Reservation): Promise<void> {
-    return this.settle(reservation, 0);
+  release(reservation: Reservation): void {
+    this.settle(reservation, 0);
   }
 
   /**

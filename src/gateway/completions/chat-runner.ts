@@ -38,6 +38,24 @@ export interface ServedChat {
   attempts: AttemptRecord[];
 }
 
+/** What `finish` is told about the outcome. */
+export interface Finish {
+  served?: ServedChat;
+  usage?: ChatUsage;
+  completionText?: string;
+  status: number;
+  error?: unknown;
+  ttftMs?: number | null;
+  attempts?: AttemptRecord[];
+}
+
+/** What the request cost, for the answer's `usage`. */
+export interface Bill {
+  usage: ChatUsage | undefined;
+  costMicros: number;
+  costUsd: number;
+}
+
 export interface StreamOpened extends ServedChat {
   /** The first batch of events, already read (checked for a leading error); then `events`. */
   first: ChatStreamEvent[];
@@ -78,7 +96,8 @@ export class ChatRunner {
     this.routeOptions = { health: deps.health, ...deps.retry };
   }
 
-  reserve(plan: ChatPlan, ctx: ChatContext): Promise<Reservation> {
+  /** The reservation itself when the ledger answers at once (local credit), else a promise. */
+  reserve(plan: ChatPlan, ctx: ChatContext): Reservation | Promise<Reservation> {
     const { key, user } = ctx.principal;
     const limited = key.quota_limit_micros !== null || user.quota_limit_micros !== null;
     return this.deps.quota.reserve({
@@ -156,10 +175,6 @@ export class ChatRunner {
     return plan.excludeReasoning ? omitReasoningFromEvent(ev) : ev;
   }
 
-  /**
-   * Settles the reservation on what was actually used and records the request. Usage the
-   * upstream did not report is counted locally from the prompt and the generated text.
-   */
   /** A request refused before any upstream call (quota exhausted) still leaves a log record. */
   recordRefusal(plan: ChatPlan, ctx: ChatContext, err: unknown): void {
     this.deps.logs.record({
@@ -175,20 +190,13 @@ export class ChatRunner {
     });
   }
 
-  async finish(
-    plan: ChatPlan,
-    ctx: ChatContext,
-    reservation: Reservation,
-    o: {
-      served?: ServedChat;
-      usage?: ChatUsage;
-      completionText?: string;
-      status: number;
-      error?: unknown;
-      ttftMs?: number | null;
-      attempts?: AttemptRecord[];
-    },
-  ): Promise<{ usage: ChatUsage | undefined; costMicros: number; costUsd: number }> {
+  /**
+   * Settles the reservation on what was actually used, then records the request (in that
+   * order: the writer's batches keep settled spend equal to logged cost). Usage the upstream did
+   * not report is counted locally from the prompt and the generated text. Synchronous when the
+   * ledger settles at once (the database ledger does: it only queues), else a promise.
+   */
+  finish(plan: ChatPlan, ctx: ChatContext, reservation: Reservation, o: Finish): Bill | Promise<Bill> {
     let usage = o.usage;
     if (!usage && o.served && o.completionText !== undefined)
       usage = estimateUsage(plan.request, o.completionText);
@@ -200,29 +208,55 @@ export class ChatRunner {
       cache_write_tokens: usage.prompt_tokens_details?.cache_write_tokens ?? 0,
     };
     const micros = model && u ? costOf(model, u) : 0;
+    const bill: Bill = { usage, costMicros: micros, costUsd: model && u ? costUsd(model, u) : 0 };
+    let settled: void | Promise<void>;
     try {
-      await this.deps.quota.settle(reservation, micros);
-    } finally {
-      const err = o.error;
-      this.deps.logs.record({
-        request_id: ctx.requestId,
-        user_id: ctx.principal.user.id,
-        key_id: ctx.principal.key.id,
-        endpoint: 'chat.completions',
-        model: o.served?.target.modelId ?? plan.model,
-        provider: o.served?.target.channelName ?? lastProvider(o.attempts),
-        channel_id: o.served?.target.channelId ?? null,
-        prompt_tokens: usage?.prompt_tokens ?? 0,
-        completion_tokens: usage?.completion_tokens ?? 0,
-        cost_micros: micros,
-        latency_ms: Date.now() - ctx.startedAt,
-        ttft_ms: o.ttftMs ?? null,
-        status: o.status,
-        error_kind: errorKindOf(err, ctx.signal.aborted),
-        stream: plan.stream,
-        attempts: o.served?.attempts ?? o.attempts ?? null,
-      });
+      settled = this.deps.quota.settle(reservation, micros);
+    } catch (err) {
+      this.record(plan, ctx, o, usage, micros);
+      throw err;
     }
-    return { usage, costMicros: micros, costUsd: model && u ? costUsd(model, u) : 0 };
+    if (settled === undefined) {
+      this.record(plan, ctx, o, usage, micros);
+      return bill;
+    }
+    return settled.then(
+      () => {
+        this.record(plan, ctx, o, usage, micros);
+        return bill;
+      },
+      (err: unknown) => {
+        this.record(plan, ctx, o, usage, micros);
+        throw err;
+      },
+    );
+  }
+
+  private record(
+    plan: ChatPlan,
+    ctx: ChatContext,
+    o: Finish,
+    usage: ChatUsage | undefined,
+    micros: number,
+  ): void {
+    const err = o.error;
+    this.deps.logs.record({
+      request_id: ctx.requestId,
+      user_id: ctx.principal.user.id,
+      key_id: ctx.principal.key.id,
+      endpoint: 'chat.completions',
+      model: o.served?.target.modelId ?? plan.model,
+      provider: o.served?.target.channelName ?? lastProvider(o.attempts),
+      channel_id: o.served?.target.channelId ?? null,
+      prompt_tokens: usage?.prompt_tokens ?? 0,
+      completion_tokens: usage?.completion_tokens ?? 0,
+      cost_micros: micros,
+      latency_ms: Date.now() - ctx.startedAt,
+      ttft_ms: o.ttftMs ?? null,
+      status: o.status,
+      error_kind: errorKindOf(err, ctx.signal.aborted),
+      stream: plan.stream,
+      attempts: o.served?.attempts ?? o.attempts ?? null,
+    });
   }
 }

@@ -55,97 +55,87 @@ export async function executeRoute<T>(
 ): Promise<Executed<T>> {
   const attempts: AttemptRecord[] = [];
   try {
-    return await runCandidates(candidates, attempt, opts, attempts, signal);
+    const sleep = opts.sleep ?? abortableSleep;
+    const random = opts.random ?? Math.random;
+    const maxTotal = opts.maxTotalAttempts ?? 10;
+    let lastError: UpstreamError | GatewayError | undefined;
+    let skipModel: string | undefined;
+
+    for (const c of candidates) {
+      const t = c.target;
+      if (t.modelId === skipModel) continue;
+      if (!opts.health.tryAcquire(c.healthKey)) {
+        lastError ??= new GatewayError(503, `upstream ${t.channelName} is unavailable (circuit open)`);
+        continue;
+      }
+      let acquired = true;
+      try {
+        for (let i = 0; i < opts.maxAttempts; i++) {
+          const keys = opts.health.usableKeys(t.channelId, t.keys);
+          if (keys.length === 0) {
+            lastError = new UpstreamError('auth', `every key of upstream ${t.channelName} was rejected`);
+            break;
+          }
+          if (attempts.length >= maxTotal) throw finalError(lastError);
+          if (signal?.aborted) throw signal.reason;
+          const apiKey = keys[(i + attempts.length) % keys.length]!;
+          const started = Date.now();
+          try {
+            const value = await attempt(c, apiKey, signal);
+            attempts.push({
+              model: t.modelId,
+              provider: t.channelName,
+              channel_id: t.channelId,
+              ok: true,
+              ms: Date.now() - started,
+            });
+            acquired = false; // the caller reports success/failure of the committed attempt
+            return { value, candidate: c, apiKey, attempts, startedAt: started };
+          } catch (err) {
+            if (signal?.aborted) throw signal.reason ?? err;
+            if (!(err instanceof UpstreamError)) throw err;
+            lastError = err;
+            attempts.push({
+              model: t.modelId,
+              provider: t.channelName,
+              channel_id: t.channelId,
+              ok: false,
+              error_kind: err.kind,
+              upstream_status: err.upstreamStatus,
+              ms: Date.now() - started,
+            });
+            if (HEALTH_KINDS.has(err.kind)) opts.health.failure(c.healthKey, err.kind);
+            if (err.kind === 'auth') {
+              opts.health.keyFailed(t.channelId, apiKey, t);
+              i--; // another key of the same upstream is not a retry
+              continue;
+            }
+            if (err.kind === 'content_filter') throw err;
+            if (err.kind === 'context_length' || err.kind === 'bad_request') {
+              skipModel = t.modelId;
+              break;
+            }
+            if (!err.retryable || i === opts.maxAttempts - 1) break;
+            if (opts.health.state(c.healthKey) === 'open') break;
+            const backoff = Math.min(opts.retryMaxMs, opts.retryBaseMs * 2 ** i);
+            let wait = Math.floor(random() * backoff);
+            if (err.retryAfterMs !== undefined) {
+              if (err.retryAfterMs > opts.retryMaxMs) break; // too long: try the next upstream now
+              wait = err.retryAfterMs;
+            }
+            await sleep(wait, signal);
+          }
+        }
+      } finally {
+        if (acquired) opts.health.release(c.healthKey);
+      }
+    }
+    throw finalError(lastError);
   } catch (err) {
     // The trail travels with the error so the route can log it and send it in the header.
     if (typeof err === 'object' && err !== null) trails.set(err, attempts);
     throw err;
   }
-}
-
-async function runCandidates<T>(
-  candidates: Candidate[],
-  attempt: (c: Candidate, apiKey: string, signal: CancelSignal | undefined) => Promise<T>,
-  opts: ExecuteOptions,
-  attempts: AttemptRecord[],
-  signal: CancelSignal | undefined,
-): Promise<Executed<T>> {
-  const sleep = opts.sleep ?? abortableSleep;
-  const random = opts.random ?? Math.random;
-  const maxTotal = opts.maxTotalAttempts ?? 10;
-  let lastError: UpstreamError | GatewayError | undefined;
-  let skipModel: string | undefined;
-
-  for (const c of candidates) {
-    const t = c.target;
-    if (t.modelId === skipModel) continue;
-    if (!opts.health.tryAcquire(c.healthKey)) {
-      lastError ??= new GatewayError(503, `upstream ${t.channelName} is unavailable (circuit open)`);
-      continue;
-    }
-    let acquired = true;
-    try {
-      for (let i = 0; i < opts.maxAttempts; i++) {
-        const keys = opts.health.usableKeys(t.channelId, t.keys);
-        if (keys.length === 0) {
-          lastError = new UpstreamError('auth', `every key of upstream ${t.channelName} was rejected`);
-          break;
-        }
-        if (attempts.length >= maxTotal) throw finalError(lastError);
-        if (signal?.aborted) throw signal.reason;
-        const apiKey = keys[(i + attempts.length) % keys.length]!;
-        const started = Date.now();
-        try {
-          const value = await attempt(c, apiKey, signal);
-          attempts.push({
-            model: t.modelId,
-            provider: t.channelName,
-            channel_id: t.channelId,
-            ok: true,
-            ms: Date.now() - started,
-          });
-          acquired = false; // the caller reports success/failure of the committed attempt
-          return { value, candidate: c, apiKey, attempts, startedAt: started };
-        } catch (err) {
-          if (signal?.aborted) throw signal.reason ?? err;
-          if (!(err instanceof UpstreamError)) throw err;
-          lastError = err;
-          attempts.push({
-            model: t.modelId,
-            provider: t.channelName,
-            channel_id: t.channelId,
-            ok: false,
-            error_kind: err.kind,
-            upstream_status: err.upstreamStatus,
-            ms: Date.now() - started,
-          });
-          if (HEALTH_KINDS.has(err.kind)) opts.health.failure(c.healthKey, err.kind);
-          if (err.kind === 'auth') {
-            opts.health.keyFailed(t.channelId, apiKey, t);
-            i--; // another key of the same upstream is not a retry
-            continue;
-          }
-          if (err.kind === 'content_filter') throw err;
-          if (err.kind === 'context_length' || err.kind === 'bad_request') {
-            skipModel = t.modelId;
-            break;
-          }
-          if (!err.retryable || i === opts.maxAttempts - 1) break;
-          if (opts.health.state(c.healthKey) === 'open') break;
-          const backoff = Math.min(opts.retryMaxMs, opts.retryBaseMs * 2 ** i);
-          let wait = Math.floor(random() * backoff);
-          if (err.retryAfterMs !== undefined) {
-            if (err.retryAfterMs > opts.retryMaxMs) break; // too long: try the next upstream now
-            wait = err.retryAfterMs;
-          }
-          await sleep(wait, signal);
-        }
-      }
-    } finally {
-      if (acquired) opts.health.release(c.healthKey);
-    }
-  }
-  throw finalError(lastError);
 }
 
 function finalError(err: UpstreamError | GatewayError | undefined): Error {

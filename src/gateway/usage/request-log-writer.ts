@@ -54,6 +54,7 @@ export class RequestLogWriter {
   private readonly maxBackoffMs: number;
   private readonly log: NonNullable<RequestLogWriterOptions['log']>;
   private readonly beforeWriteHooks: Array<() => void> = [];
+  private readonly observers: Array<(entry: RequestLogEntry) => void> = [];
 
   constructor(
     private readonly sink: RequestLogSink,
@@ -72,8 +73,28 @@ export class RequestLogWriter {
     return this.rows;
   }
 
+  /**
+   * `fn` sees every recorded entry, after it is buffered (metrics, rate-limit corrections): the
+   * one place where both chat and embeddings report a finished request. Best effort: what it
+   * throws is ignored, the request is already answered.
+   */
+  observe(fn: (entry: RequestLogEntry) => void): void {
+    this.observers.push(fn);
+  }
+
   /** Never blocks and never throws: the request is already answered. */
   record(entry: RequestLogEntry): void {
+    this.buffered(entry);
+    for (const fn of this.observers) {
+      try {
+        fn(entry);
+      } catch {
+        // Metrics and limit corrections are best effort.
+      }
+    }
+  }
+
+  private buffered(entry: RequestLogEntry): void {
     if (this.rows >= this.maxBuffered) {
       if (this.dropped++ === 0)
         this.log.warn(

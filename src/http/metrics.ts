@@ -2,11 +2,11 @@ import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { LimitScope } from '../access/limits/request-limits.js';
+import { KeyTree } from '../gateway/key-tree.js';
 import type { RequestLogEntry } from '../gateway/usage/request-log-entry.js';
 import type { Services } from '../services.js';
 import { registerEventLoopDelay } from './event-loop-metrics.js';
 import { HotCounter, HotHistogram, type HotMetric } from './hot-metrics.js';
-import { KeyTree } from './key-tree.js';
 import type { ResponseTaps } from './response-taps.js';
 
 export interface GatewayMetrics {

@@ -1,5 +1,6 @@
 import type { CancelSignal } from '../cancel.js';
 import { GatewayError, UpstreamError } from '../errors.js';
+import { KeyTree } from '../key-tree.js';
 import type { HealthTracker } from './health.js';
 import type { AttemptRecord, Candidate } from './types.js';
 
@@ -160,6 +161,16 @@ export function abortableSleep(ms: number, signal?: CancelSignal): Promise<void>
 
 /** `x-modelgate-attempts` value: `provider/model=ok|kind[:status]` entries. */
 export function attemptsHeader(attempts: AttemptRecord[]): string {
+  const a = attempts.length === 1 ? attempts[0]! : undefined;
+  if (a?.ok) {
+    // The common trail, one attempt that succeeded: the same text, made once per upstream and model.
+    let h = okHeaders.get(a.provider, a.model, true);
+    if (h === undefined) {
+      h = `${a.provider}/${a.model}=ok`;
+      if (okHeaders.size < 10_000) okHeaders.set(h, a.provider, a.model, true);
+    }
+    return h;
+  }
   return attempts
     .map(
       (a) =>
@@ -167,3 +178,5 @@ export function attemptsHeader(attempts: AttemptRecord[]): string {
     )
     .join(', ');
 }
+
+const okHeaders = new KeyTree<string>();

@@ -1,5 +1,6 @@
 import type { NewRequestLogRow } from '../../store/logs-repo.js';
 import { GatewayError, UpstreamError } from '../errors.js';
+import { KeyTree } from '../key-tree.js';
 import type { AttemptRecord } from '../routing/types.js';
 
 /** One finished request, as the chat and embeddings routes report it. Columns of `request_logs`. */
@@ -48,7 +49,7 @@ export function toLogRow(e: RequestLogEntry, now: number): NewRequestLogRow {
     status: e.status,
     error_kind: e.error_kind ? e.error_kind.slice(0, 32) : null,
     stream: e.stream ? 1 : 0,
-    attempts: e.attempts ? JSON.stringify(e.attempts) : null,
+    attempts: e.attempts ? attemptsJson(e.attempts) : null,
   };
 }
 
@@ -64,3 +65,27 @@ export function errorKindOf(err: unknown, aborted: boolean): string | null {
 export function lastProvider(attempts: AttemptRecord[] | undefined): string {
   return attempts && attempts.length > 0 ? attempts[attempts.length - 1]!.provider : '';
 }
+
+/**
+ * `JSON.stringify(attempts)`, with the common trail (one attempt that succeeded) put together
+ * from a prefix made once per upstream and model: the same text, without walking the record.
+ */
+export function attemptsJson(attempts: readonly unknown[]): string {
+  const a = attempts.length === 1 ? (attempts[0] as AttemptRecord) : undefined;
+  if (
+    a === undefined ||
+    a.ok !== true ||
+    a.error_kind !== undefined ||
+    a.upstream_status !== undefined ||
+    !Number.isInteger(a.ms) ||
+    !Number.isInteger(a.channel_id)
+  )
+    return JSON.stringify(attempts);
+  let prefix = okPrefixes.get(a.provider, a.model, a.channel_id);
+  if (prefix === undefined) {
+    prefix = `[{"model":${JSON.stringify(a.model)},"provider":${JSON.stringify(a.provider)},"channel_id":${a.channel_id},"ok":true,"ms":`;
+    if (okPrefixes.size < 10_000) okPrefixes.set(prefix, a.provider, a.model, a.channel_id);
+  }
+  return `${prefix}${a.ms}}]`;
+}
+const okPrefixes = new KeyTree<string>();

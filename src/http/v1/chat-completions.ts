@@ -105,6 +105,8 @@ async function completeChat(
   });
   const bill = b instanceof Promise ? await b : b;
   reply.header('x-modelgate-attempts', attemptsHeader(served.attempts));
+  // Already JSON text: Fastify sends a string as is.
+  reply.header('content-type', 'application/json; charset=utf-8');
   const env = envelope(served.target.modelId, served.target.channelName, ctx.startedAt);
   return encodeCompletion(
     env,

@@ -1,5 +1,6 @@
 import type { ChatChoice, ChatDeltaChoice, ChatResult, ChatUsage } from '../../gateway/chat/types.js';
 import { defaultType, type GatewayError } from '../../gateway/errors.js';
+import { KeyTree } from '../../gateway/key-tree.js';
 
 /**
  * OpenAI/OpenRouter response shapes, written to satisfy the strictest official client
@@ -41,21 +42,45 @@ export function encodeUsage(u: ChatUsage, include: boolean, costUsd: number): Re
   return out;
 }
 
+/**
+ * The non-streamed answer as JSON text. The envelope's constant part (model and provider,
+ * escaped) is made once per pair, and choices that already have the strict shape go out as
+ * the upstream's parsed objects, uncopied: most answers are one such choice.
+ */
 export function encodeCompletion(
   env: Envelope,
   result: ChatResult,
   usage: Record<string, unknown> | undefined,
-) {
-  return {
-    id: env.id,
-    object: 'chat.completion',
-    created: env.created,
-    model: env.model,
-    provider: env.provider,
-    system_fingerprint: typeof result.system_fingerprint === 'string' ? result.system_fingerprint : null,
-    choices: result.choices.map(cleanChoice),
-    ...(usage ? { usage } : {}),
-  };
+): string {
+  let served = servedParts.get(env.model, env.provider, true);
+  if (served === undefined) {
+    served = `,"model":${JSON.stringify(env.model)},"provider":${JSON.stringify(env.provider)}`;
+    if (servedParts.size < 10_000) servedParts.set(served, env.model, env.provider, true);
+  }
+  const fingerprint =
+    typeof result.system_fingerprint === 'string' ? JSON.stringify(result.system_fingerprint) : 'null';
+  const choices = result.choices;
+  let clean = true;
+  for (let i = 0; i < choices.length; i++) if (!isClean(choices[i]!)) clean = false;
+  return (
+    `{"id":${JSON.stringify(env.id)},"object":"chat.completion","created":${env.created}${served}` +
+    `,"system_fingerprint":${fingerprint},"choices":${JSON.stringify(clean ? choices : choices.map(cleanChoice))}` +
+    `${usage ? `,"usage":${JSON.stringify(usage)}` : ''}}`
+  );
+}
+const servedParts = new KeyTree<string>();
+
+/** Whether a choice already has what cleanChoice would give it (so it can go out as is). */
+function isClean(c: ChatChoice): boolean {
+  const m = c.message;
+  return (
+    typeof c.index === 'number' &&
+    c.finish_reason !== undefined &&
+    m.role === 'assistant' &&
+    m.content !== undefined &&
+    m.tool_calls !== null &&
+    m.reasoning_details !== null
+  );
 }
 
 function cleanChoice(c: ChatChoice): ChatChoice {

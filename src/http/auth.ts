@@ -14,10 +14,17 @@ declare module 'fastify' {
   }
 }
 
+const BEARER = /^Bearer\s+(.+)$/i;
+/** Printable ASCII, never whitespace (`\s` also matches U+00A0 and other Latin-1 spaces). */
+const visible = (c: number) => c > 32 && c < 127;
+
 function bearer(request: FastifyRequest): string | undefined {
   const h = request.headers.authorization;
   if (!h) return undefined;
-  const m = /^Bearer\s+(.+)$/i.exec(h);
+  // The usual form, "Bearer <token>" with one space and nothing to trim, without the regex.
+  if (h.startsWith('Bearer ') && visible(h.charCodeAt(7)) && visible(h.charCodeAt(h.length - 1)))
+    return h.slice(7);
+  const m = BEARER.exec(h);
   return m ? m[1]!.trim() : undefined;
 }
 

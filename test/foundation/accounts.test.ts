@@ -215,6 +215,11 @@ describe('API keys on /v1', () => {
     const list = await gw.call('GET', '/api/key', { cookie: rootCookie });
     expect(JSON.stringify(list.body)).not.toContain(key);
     expect((await gw.call('GET', '/v1/models', { token: key })).status).toBe(200);
+    // Any case and spacing the scheme allows (the usual "Bearer <key>" takes a shortcut).
+    for (const authorization of [`bearer ${key}`, `Bearer   ${key}  `, `BEARER\t${key}`])
+      expect((await gw.call('GET', '/v1/models', { headers: { authorization } })).status).toBe(200);
+    for (const authorization of [`Bearer ${key}x`, `Bearer`, `Basic ${key}`])
+      expect((await gw.call('GET', '/v1/models', { headers: { authorization } })).status).toBe(401);
     await gw.call('PUT', '/api/key', { cookie: rootCookie, body: { id: k.body.data.id, status: 2 } });
     const refused = await gw.call('GET', '/v1/models', { token: key });
     expect(refused.status).toBe(401);

@@ -32,6 +32,7 @@ export function registerLimitHooks(app: FastifyInstance, services: Services, opt
   const { limits: cfg } = services.config;
   const limits = new RequestLimits(services.rateLimiter, { userRpm: cfg.user_rpm });
   const pending = new Map<string, Pending>();
+  const userRpm = cfg.user_rpm > 0;
 
   // Correct the up-front prompt estimate with the usage the call reported (one extra limiter
   // hit, only on keys with a tpm limit and only when the call used more than was charged).
@@ -65,6 +66,8 @@ export function registerLimitHooks(app: FastifyInstance, services: Services, opt
   app.addHook('preHandler', (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
     const principal = request.principal;
     if (!principal) return done();
+    // The common key has no limit: pass without building anything.
+    if (!principal.key.rpm_limit && !principal.key.tpm_limit && !userRpm) return done();
     const caller: CallerLimits = {
       keyId: principal.key.id,
       userId: principal.user.id,

@@ -1,4 +1,4 @@
-import { badRequest, forbidden, notFound, unauthorized } from '../gateway/errors.js';
+import { badRequest, forbidden, GatewayError, notFound, unauthorized } from '../gateway/errors.js';
 import type { ApiKeyRow, ApiKeysRepo } from '../store/api-keys-repo.js';
 import type { UserRow, UsersRepo } from '../store/users-repo.js';
 import { KeyStatus, Role, Status } from './roles.js';
@@ -76,11 +76,15 @@ function usable(p: KeyPrincipal): KeyPrincipal {
 
 export class ApiKeyService {
   private readonly cache: TtlCache<string, KeyPrincipal>;
+  /** One database lookup per secret at a time; the requests that need it meanwhile share it. */
+  private readonly lookups = new Map<string, Promise<KeyPrincipal>>();
+  /** Bumped by every change: a lookup that started before one must not cache what it read. */
+  private generation = 0;
 
   constructor(
     private readonly keys: ApiKeysRepo,
     private readonly users: UsersRepo,
-    cacheMs: number,
+    private readonly cacheMs: number,
   ) {
     this.cache = new TtlCache(cacheMs);
   }
@@ -92,29 +96,68 @@ export class ApiKeyService {
   async verify(secret: string): Promise<KeyPrincipal> {
     // Keyed by the secret itself: a hit skips the sha256 (it lives in this process only, like
     // the request that carried it), and only verified keys are cached.
-    let p = this.cache.get(secret);
-    if (!p) {
-      const key = await this.keys.byHash(hashSecret(secret));
-      if (!key) throw unauthorized('invalid API key');
-      const user = await this.users.byId(key.user_id);
-      if (!user) throw unauthorized('invalid API key');
-      p = {
-        key,
-        user,
-        allowedModels: key.allowed_models ? (JSON.parse(key.allowed_models) as string[]) : null,
-      };
-      this.cache.set(secret, p);
-    }
+    const p = this.cache.get(secret) ?? (await this.lookup(secret));
     return usable(p);
   }
 
   /**
    * `verify` without a promise when the key was verified in the last `credential_cache_ms`
-   * (the request path's common case); undefined when the database must be asked.
+   * (the request path's common case); undefined when the database must be asked. A busy key is
+   * looked up again in the background once half its time in the cache has passed, so its
+   * requests do not all find it expired at once and wait on the database (before, every request
+   * arriving during the two lookups' round trip made its own two queries).
    */
   verifyCached(secret: string): KeyPrincipal | undefined {
-    const p = this.cache.get(secret);
-    return p && usable(p);
+    const e = this.cache.entry(secret);
+    if (!e) return undefined;
+    if (e.until - Date.now() < this.cacheMs / 2 && !this.lookups.has(secret))
+      this.lookup(secret).catch((err: unknown) => {
+        // Gone: the next request verifies (and is refused) without the cache. A database error
+        // leaves the entry to expire as it would have.
+        if (err instanceof GatewayError && err.status === 401) this.cache.delete(secret);
+      });
+    return usable(e.value);
+  }
+
+  private lookup(secret: string): Promise<KeyPrincipal> {
+    const running = this.lookups.get(secret);
+    if (running) return running;
+    const generation = this.generation;
+    const done = () => {
+      if (this.lookups.get(secret) === pending) this.lookups.delete(secret);
+    };
+    const pending: Promise<KeyPrincipal> = this.read(secret).then(
+      (p) => {
+        done();
+        if (generation === this.generation) this.cache.set(secret, p);
+        return p;
+      },
+      (err: unknown) => {
+        done();
+        throw err;
+      },
+    );
+    this.lookups.set(secret, pending);
+    return pending;
+  }
+
+  private async read(secret: string): Promise<KeyPrincipal> {
+    const key = await this.keys.byHash(hashSecret(secret));
+    if (!key) throw unauthorized('invalid API key');
+    const user = await this.users.byId(key.user_id);
+    if (!user) throw unauthorized('invalid API key');
+    return {
+      key,
+      user,
+      allowedModels: key.allowed_models ? (JSON.parse(key.allowed_models) as string[]) : null,
+    };
+  }
+
+  /** Drops every cached verification and any lookup in flight (it may have read the old row). */
+  private forget(): void {
+    this.generation++;
+    this.lookups.clear();
+    this.cache.clear();
   }
 
   async create(actor: UserRow, input: KeyInput): Promise<{ row: ApiKeyRow; secret: string }> {
@@ -170,19 +213,19 @@ export class ApiKeyService {
     if (input.tpm_limit !== undefined) set.tpm_limit = input.tpm_limit;
     const row = await this.keys.update(id, set);
     if (!row) throw notFound(`API key ${id} not found`);
-    this.cache.clear();
+    this.forget();
     return row;
   }
 
   async delete(actor: UserRow, id: number): Promise<void> {
     await this.owned(actor, id);
     await this.keys.delete(id);
-    this.cache.clear();
+    this.forget();
   }
 
   /** Drop cached verifications (another instance changed a key). */
   invalidate(): void {
-    this.cache.clear();
+    this.forget();
   }
 }
 

@@ -12,13 +12,18 @@ export class TtlCache<K, V> {
   ) {}
 
   get(key: K): V | undefined {
+    return this.entry(key)?.value;
+  }
+
+  /** The live entry with its expiry (ms since the epoch), for callers that refresh ahead. */
+  entry(key: K): { readonly value: V; readonly until: number } | undefined {
     const e = this.map.get(key);
     if (!e) return undefined;
     if (e.until <= Date.now()) {
       this.map.delete(key);
       return undefined;
     }
-    return e.value;
+    return e;
   }
 
   set(key: K, value: V): void {

@@ -79,7 +79,7 @@ describe('request log writer', () => {
       key_id: 9,
       endpoint: 'embeddings',
       model: 'm-full',
-      provider: 'openai',
+      provider: 'open"ai\\ {a,b} NULL é',
       channel_id: 3,
       prompt_tokens: 11,
       completion_tokens: 22,
@@ -102,7 +102,7 @@ describe('request log writer', () => {
       key_id: 9,
       endpoint: 'embeddings',
       model: 'm-full',
-      provider: 'openai',
+      provider: 'open"ai\\ {a,b} NULL é',
       channel_id: 3,
       prompt_tokens: 11,
       completion_tokens: 22,
@@ -114,6 +114,15 @@ describe('request log writer', () => {
       stream: 1,
       attempts: JSON.stringify([{ channel_id: 3, error_kind: 'server_error' }]),
     });
+  });
+
+  it('a backlog larger than one statement is written whole, in order', async () => {
+    const w = new RequestLogWriter(gw.services.repos.logs, { flushMs: 60_000, batch: 5_000 });
+    for (let i = 0; i < 1_234; i++) w.record(entry(i, 'backlog'));
+    await w.close();
+    expect(await countModel('m-backlog')).toBe(1_234);
+    const { rows } = await gw.services.repos.logs.list({ model: 'm-backlog' }, 0, 2);
+    expect(rows.map((r) => r.request_id)).toEqual(['backlog-1233', 'backlog-1232']);
   });
 
   it('flushes on its own after flush_ms, and at once when a batch is waiting', async () => {

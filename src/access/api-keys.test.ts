@@ -9,11 +9,12 @@ const SECRET = 'sk-test-secret';
 
 /** Repositories that answer after `delayMs`, count their lookups, and can lose the key. */
 function repos(delayMs: number) {
-  const state = { keyLookups: 0, userLookups: 0, gone: false, status: 1 };
+  const state = { keyLookups: 0, userLookups: 0, gone: false, status: 1, down: false };
   const later = <T>(v: T) => new Promise<T>((r) => setTimeout(() => r(v), delayMs));
   const keys = {
     byHash(hash: string) {
       state.keyLookups++;
+      if (state.down) return Promise.reject(new Error('database unavailable'));
       const row = { id: 1, user_id: 7, status: state.status, expires_time: null, allowed_models: null };
       return later(hash === hashSecret(SECRET) && !state.gone ? (row as unknown as ApiKeyRow) : undefined);
     },
@@ -64,6 +65,22 @@ describe('API key verification cache', () => {
     const err = await svc.verify(SECRET).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(GatewayError);
     expect((err as GatewayError).status).toBe(401);
+  });
+
+  it('a background lookup failing on the database keeps the entry and pauses further ones', async () => {
+    const { keys, users, state } = repos(5);
+    const svc = new ApiKeyService(keys, users, 1_000);
+    await svc.verify(SECRET);
+    await sleep(600);
+    state.down = true;
+    expect(svc.verifyCached(SECRET)?.key.id).toBe(1); // starts a lookup, which fails
+    await sleep(10);
+    for (let i = 0; i < 20; i++) expect(svc.verifyCached(SECRET)?.key.id).toBe(1);
+    expect(state.keyLookups).toBe(2); // paused for a quarter of the cache time, not one per request
+    await sleep(260);
+    state.down = false;
+    expect(svc.verifyCached(SECRET)?.key.id).toBe(1);
+    expect(state.keyLookups).toBe(3);
   });
 
   it('a lookup in flight during a change does not cache what it read before the change', async () => {

@@ -80,6 +80,8 @@ export class ApiKeyService {
   private readonly lookups = new Map<string, Promise<KeyPrincipal>>();
   /** Bumped by every change: a lookup that started before one must not cache what it read. */
   private generation = 0;
+  /** Background lookups wait until then after one failed on a database error. */
+  private refreshPausedUntil = 0;
 
   constructor(
     private readonly keys: ApiKeysRepo,
@@ -110,11 +112,14 @@ export class ApiKeyService {
   verifyCached(secret: string): KeyPrincipal | undefined {
     const e = this.cache.entry(secret);
     if (!e) return undefined;
-    if (e.until - Date.now() < this.cacheMs / 2 && !this.lookups.has(secret))
+    const now = Date.now();
+    if (e.until - now < this.cacheMs / 2 && now >= this.refreshPausedUntil && !this.lookups.has(secret))
       this.lookup(secret).catch((err: unknown) => {
         // Gone: the next request verifies (and is refused) without the cache. A database error
-        // leaves the entry to expire as it would have.
+        // leaves the entry to expire as it would have, and background lookups pause for a while
+        // (a failing database is not asked again by every request of the second half).
         if (err instanceof GatewayError && err.status === 401) this.cache.delete(secret);
+        else this.refreshPausedUntil = Date.now() + this.cacheMs / 4;
       });
     return usable(e.value);
   }

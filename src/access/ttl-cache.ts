@@ -28,7 +28,10 @@ export class TtlCache<K, V> {
 
   set(key: K, value: V): void {
     if (this.ttlMs <= 0) return;
-    if (this.map.size >= this.maxEntries) this.map.delete(this.map.keys().next().value as K);
+    // A rewritten key moves to the end, so a full cache evicts the least recently written one
+    // (never a key refreshed all the time), and overwriting evicts nothing.
+    if (!this.map.delete(key) && this.map.size >= this.maxEntries)
+      this.map.delete(this.map.keys().next().value as K);
     this.map.set(key, { value, until: Date.now() + this.ttlMs });
   }
 

@@ -6,14 +6,17 @@ import { startStack } from './stack.js';
  * What the garbage collector does per request under saturation, from V8's own trace
  * (`--trace-gc-nvp`): scavenges and mark-compacts, their pauses, and the bytes promoted to the
  * old generation per request (what a major GC must later collect, and what RSS carries until
- * then). Usage: node --import tsx bench/gc.ts [--stream] [--baseline] [--no-build]
+ * then). `--pg` runs the gateway on PostgreSQL + Redis.
+ * Usage: node --import tsx bench/gc.ts [--stream] [--baseline] [--pg] [--no-build]
  */
 const stream = process.argv.includes('--stream');
 const base = process.argv.includes('--baseline');
+const pg = process.argv.includes('--pg');
 if (!process.argv.includes('--no-build')) buildAll();
 const flags = ['--trace-gc-nvp'];
 const stack = await startStack({
   built: true,
+  pg: pg && !base,
   withBaseline: base,
   gatewayFlags: base ? [] : flags,
   baselineFlags: base ? flags : [],

@@ -29,6 +29,12 @@ export interface LoadResult {
   /** Client-side response times in ms, full precision (autocannon's histogram keeps whole ms). */
   p50: number;
   p99: number;
+  /**
+   * Paced runs only: the generator's own worst lateness, ms between a request's scheduled time
+   * and its send. A large value means the load generator (this process: its GC, a busy core)
+   * stalled, and the latencies of that moment say nothing about the proxy.
+   */
+  lagMaxMs?: number;
 }
 
 /** One autocannon run; latencies are taken from its per-response event, not its histogram. */
@@ -234,11 +240,15 @@ export async function paced(t: Target, rate: number, seconds: number): Promise<L
       });
       req.end(body);
     });
+  let lagMaxMs = 0;
   await new Promise<void>((resolve) => {
     const tick = () => {
       const now = process.hrtime.bigint();
       while (sent < total && start + BigInt(Math.round(sent * interval)) <= now) {
-        inflight.push(send(start + BigInt(Math.round(sent * interval))));
+        const due = start + BigInt(Math.round(sent * interval));
+        const lag = Number(now - due) / 1e6;
+        if (lag > lagMaxMs) lagMaxMs = lag;
+        inflight.push(send(due));
         sent++;
       }
       if (sent >= total) resolve();
@@ -257,5 +267,6 @@ export async function paced(t: Target, rate: number, seconds: number): Promise<L
     non2xx,
     p50: pct(times, 0.5),
     p99: pct(times, 0.99),
+    lagMaxMs,
   };
 }

@@ -211,6 +211,10 @@ async function runScenarios(o: Options, pg: boolean): Promise<Record<string, unk
         rounds_upstream: each('up', 'p99'),
         rounds_baseline: each('b', 'p99'),
         rounds_gateway: each('g', 'p99'),
+        // The generator's worst send lateness per round: a large one marks a round the client spoiled.
+        rounds_lag_max_ms: rounds
+          .map((r) => [r.up, r.b, r.g].map((x) => round(x.lagMaxMs ?? 0, 1)).join('/'))
+          .join(','),
       });
       log(
         `paced @${o.rate}/s (median of ${o.rounds} rounds) p50 ${up.p50.toFixed(2)}/${b.p50.toFixed(2)}/${g.p50.toFixed(2)} p99 ${up.p99.toFixed(2)}/${b.p99.toFixed(2)}/${g.p99.toFixed(2)} ms; p99 rounds ${each('up', 'p99')} / ${each('b', 'p99')} / ${each('g', 'p99')}`,

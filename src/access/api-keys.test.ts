@@ -30,6 +30,15 @@ function repos(delayMs: number) {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** A key verified once and then left for 60% of its cache time (the second half starts refreshes). */
+async function pastHalf(cacheMs: number) {
+  const { keys, users, state } = repos(5);
+  const svc = new ApiKeyService(keys, users, cacheMs);
+  await svc.verify(SECRET);
+  await sleep(cacheMs * 0.6);
+  return { svc, state };
+}
+
 describe('API key verification cache', () => {
   it('concurrent requests for a key not in the cache share one lookup', async () => {
     const { keys, users, state } = repos(20);
@@ -41,10 +50,7 @@ describe('API key verification cache', () => {
   });
 
   it('a busy key is looked up again in the background before it expires, once', async () => {
-    const { keys, users, state } = repos(5);
-    const svc = new ApiKeyService(keys, users, 1_000);
-    await svc.verify(SECRET);
-    await sleep(600); // past half of its 1,000 ms
+    const { svc, state } = await pastHalf(1_000);
     for (let i = 0; i < 20; i++) expect(svc.verifyCached(SECRET)?.key.id).toBe(1);
     expect(state.keyLookups).toBe(2);
     // ~1,055 ms: the first entry has expired; the refreshed one (until ~1,605) still serves.
@@ -54,10 +60,7 @@ describe('API key verification cache', () => {
   });
 
   it('a background lookup that finds the key gone drops it: the next request is refused', async () => {
-    const { keys, users, state } = repos(5);
-    const svc = new ApiKeyService(keys, users, 200);
-    await svc.verify(SECRET);
-    await sleep(120);
+    const { svc, state } = await pastHalf(200);
     state.gone = true;
     expect(svc.verifyCached(SECRET)).toBeDefined(); // starts the lookup
     await sleep(30);
@@ -68,10 +71,7 @@ describe('API key verification cache', () => {
   });
 
   it('a background lookup failing on the database keeps the entry and pauses further ones', async () => {
-    const { keys, users, state } = repos(5);
-    const svc = new ApiKeyService(keys, users, 1_000);
-    await svc.verify(SECRET);
-    await sleep(600);
+    const { svc, state } = await pastHalf(1_000);
     state.down = true;
     expect(svc.verifyCached(SECRET)?.key.id).toBe(1); // starts a lookup, which fails
     await sleep(10);

@@ -21,4 +21,19 @@ describe('KeyTree', () => {
     t.set(2, 'a', 'b c', 'd');
     expect([t.get('a b', 'c', 'd'), t.get('a', 'b c', 'd')]).toEqual([1, 2]);
   });
+
+  it('take makes a value once per path and, past its limit, makes it without keeping it', () => {
+    const t = new KeyTree<string>(2);
+    let made = 0;
+    const make = (a: string, b: string) => {
+      made++;
+      return `${a}/${b}`;
+    };
+    expect([t.take(make, 'p', 'm', true), t.take(make, 'p', 'm', true)]).toEqual(['p/m', 'p/m']);
+    expect(made).toBe(1);
+    t.take(make, 'p', 'n', true);
+    expect(t.take(make, 'q', 'm', true)).toBe('q/m'); // third path: over the limit
+    t.take(make, 'q', 'm', true);
+    expect([made, t.size]).toEqual([4, 2]);
+  });
 });

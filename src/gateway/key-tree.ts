@@ -9,6 +9,22 @@ export class KeyTree<V> {
   /** Leaves stored. */
   size = 0;
 
+  /** `limit`: leaves `take` keeps at most (a bound on what client-chosen keys can grow). */
+  constructor(private readonly limit = Number.POSITIVE_INFINITY) {}
+
+  /**
+   * The value under the path, made by `make(a, b, c, d)` the first time and kept (made anew each
+   * time once `limit` leaves are stored). `make` gets the keys, so it needs no closure per call.
+   */
+  take<A, B, C, D>(make: (a: A, b: B, c: C, d: D) => V, a: A, b: B, c: C, d?: D): V {
+    let v = this.get(a, b, c, d);
+    if (v === undefined) {
+      v = make(a, b, c, d as D);
+      if (this.size < this.limit) this.set(v, a, b, c, d);
+    }
+    return v;
+  }
+
   get(a: unknown, b: unknown, c: unknown, d?: unknown): V | undefined {
     const m1 = this.root.get(a) as Map<unknown, unknown> | undefined;
     const m2 = m1?.get(b) as Map<unknown, unknown> | undefined;

@@ -1,6 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../../gateway/errors.js';
-import type { ResponseTaps } from '../../http/response-taps.js';
 import type { Services } from '../../services.js';
 import type { RateLimitResult } from '../rate-limit/rate-limiter.js';
 import { estimatePromptTokens } from './prompt-estimate.js';
@@ -9,8 +8,8 @@ import { type Admission, type CallerLimits, type LimitScope, RequestLimits } fro
 export interface LimitHookOptions {
   /** Called once per refused request (metrics). */
   onReject?: (scope: LimitScope) => void;
-  /** Where the per-response cleanup goes (the app's one onResponse hook). */
-  taps: ResponseTaps;
+  /** Where the per-response cleanup goes (the app's one onResponse hook, http/response-taps). */
+  taps: { add(tap: (request: FastifyRequest) => void): void };
 }
 
 interface Pending {

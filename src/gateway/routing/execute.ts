@@ -162,15 +162,8 @@ export function abortableSleep(ms: number, signal?: CancelSignal): Promise<void>
 /** `x-modelgate-attempts` value: `provider/model=ok|kind[:status]` entries. */
 export function attemptsHeader(attempts: AttemptRecord[]): string {
   const a = attempts.length === 1 ? attempts[0]! : undefined;
-  if (a?.ok) {
-    // The common trail, one attempt that succeeded: the same text, made once per upstream and model.
-    let h = okHeaders.get(a.provider, a.model, true);
-    if (h === undefined) {
-      h = `${a.provider}/${a.model}=ok`;
-      if (okHeaders.size < 10_000) okHeaders.set(h, a.provider, a.model, true);
-    }
-    return h;
-  }
+  // The common trail, one attempt that succeeded: the same text, made once per upstream and model.
+  if (a?.ok) return okHeaders.take(okHeader, a.provider, a.model, true);
   return attempts
     .map(
       (a) =>
@@ -179,4 +172,5 @@ export function attemptsHeader(attempts: AttemptRecord[]): string {
     .join(', ');
 }
 
-const okHeaders = new KeyTree<string>();
+const okHeaders = new KeyTree<string>(10_000);
+const okHeader = (provider: string, model: string) => `${provider}/${model}=ok`;

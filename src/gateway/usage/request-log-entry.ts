@@ -81,11 +81,8 @@ export function attemptsJson(attempts: readonly unknown[]): string {
     !Number.isInteger(a.channel_id)
   )
     return JSON.stringify(attempts);
-  let prefix = okPrefixes.get(a.provider, a.model, a.channel_id);
-  if (prefix === undefined) {
-    prefix = `[{"model":${JSON.stringify(a.model)},"provider":${JSON.stringify(a.provider)},"channel_id":${a.channel_id},"ok":true,"ms":`;
-    if (okPrefixes.size < 10_000) okPrefixes.set(prefix, a.provider, a.model, a.channel_id);
-  }
-  return `${prefix}${a.ms}}]`;
+  return `${okPrefixes.take(okPrefix, a.provider, a.model, a.channel_id)}${a.ms}}]`;
 }
-const okPrefixes = new KeyTree<string>();
+const okPrefixes = new KeyTree<string>(10_000);
+const okPrefix = (provider: string, model: string, channelId: number) =>
+  `[{"model":${JSON.stringify(model)},"provider":${JSON.stringify(provider)},"channel_id":${channelId},"ok":true,"ms":`;

@@ -52,11 +52,7 @@ export function encodeCompletion(
   result: ChatResult,
   usage: Record<string, unknown> | undefined,
 ): string {
-  let served = servedParts.get(env.model, env.provider, true);
-  if (served === undefined) {
-    served = `,"model":${JSON.stringify(env.model)},"provider":${JSON.stringify(env.provider)}`;
-    if (servedParts.size < 10_000) servedParts.set(served, env.model, env.provider, true);
-  }
+  const served = servedParts.take(servedPart, env.model, env.provider, true);
   const fingerprint =
     typeof result.system_fingerprint === 'string' ? JSON.stringify(result.system_fingerprint) : 'null';
   const choices = result.choices;
@@ -68,7 +64,9 @@ export function encodeCompletion(
     `${usage ? `,"usage":${JSON.stringify(usage)}` : ''}}`
   );
 }
-const servedParts = new KeyTree<string>();
+const servedParts = new KeyTree<string>(10_000);
+const servedPart = (model: string, provider: string) =>
+  `,"model":${JSON.stringify(model)},"provider":${JSON.stringify(provider)}`;
 
 /** Whether a choice already has what cleanChoice would give it (so it can go out as is). */
 function isClean(c: ChatChoice): boolean {

@@ -23,6 +23,7 @@ import { errorHandler, sendError } from './error-handler.js';
 import { lazyChildLogger } from './lazy-child-logger.js';
 import { registerMetrics } from './metrics.js';
 import { registerOpsRoutes } from './ops-routes.js';
+import { guardAgainstNul } from './refuse-nul.js';
 import { ResponseTaps } from './response-taps.js';
 import { registerChatRoutes } from './v1/chat-completions.js';
 import { registerEmbeddingRoutes } from './v1/embeddings-routes.js';
@@ -143,6 +144,7 @@ export async function buildApp(services: Services, opts: BuildOptions = {}): Pro
   registerLimitHooks(app, services, { onReject: metrics.rateLimited, taps });
   taps.add(publishChanges(services.invalidation));
 
+  app.addHook('onRoute', guardAgainstNul);
   for (const register of [...ROUTES, ...(opts.extraRoutes ?? [])]) await register(app, services);
 
   const webRoot = consoleRoot();

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { RequestLogWriter } from '../../src/gateway/usage/request-log-writer.js';
-import { openDatabase } from '../../src/store/database.js';
+import { isRefusedData, openDatabase } from '../../src/store/database.js';
 import type { LogsRepo, NewRequestLogRow } from '../../src/store/logs-repo.js';
+import type { SpendDeltas } from '../../src/store/usage-store.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 let gw: TestGateway;
@@ -241,5 +242,104 @@ describe('request log writer', () => {
     // 1,200 entries in batches of 200: 6, plus the rest at close. A write per timer turn behind
     // the running one gave ~100 batches of a few rows.
     expect(batches.length).toBeLessThanOrEqual(10);
+  });
+
+  it('stores what PostgreSQL text and integer columns cannot take, on both backends', async () => {
+    // A NUL in a client's model name, or an upstream's absurd usage, once failed the whole batch
+    // on PostgreSQL, and every retry of it: no request log or spend was written after it.
+    const w = new RequestLogWriter(gw.services.repos.logs, { flushMs: 60_000, batch: 200 });
+    w.record({ ...entry(0, 'nul'), request_id: 'nul-0', model: 'm-nul\u0000x', error_kind: 'a\u0000b' });
+    w.record({
+      ...entry(1, 'huge'),
+      prompt_tokens: 5e9,
+      completion_tokens: -1e12,
+      latency_ms: Number.POSITIVE_INFINITY,
+      ttft_ms: 3e10,
+      cost_micros: 1e20,
+      provider: `p${'\u0000'.repeat(200)}`,
+    });
+    await w.close();
+    expect(w.pending).toBe(0);
+    const nul = (await gw.services.repos.logs.list({ model: 'm-nul\uFFFDx' }, 0, 10)).rows;
+    expect(nul.map((r) => [r.request_id, r.error_kind])).toEqual([['nul-0', 'a\uFFFDb']]);
+    const [huge] = (await gw.services.repos.logs.list({ model: 'm-huge' }, 0, 10)).rows;
+    expect(huge).toMatchObject({
+      prompt_tokens: 2_147_483_647,
+      completion_tokens: -2_147_483_647,
+      latency_ms: 0,
+      ttft_ms: 2_147_483_647,
+      cost_micros: Number.MAX_SAFE_INTEGER,
+      provider: `p${'\uFFFD'.repeat(127)}`,
+    });
+  });
+
+  it('a batch refused for its data is written row by row: the refused row is dropped, the rest and all spend kept', async () => {
+    const written: string[] = [];
+    const spent: number[] = [];
+    let transientOnce = true;
+    const sink = {
+      async insertMany(rows: NewRequestLogRow[], spend?: SpendDeltas) {
+        if (rows.some((r) => r.model === 'poison'))
+          throw Object.assign(new Error('invalid byte sequence'), { code: '22021' });
+        // One transient failure on the first single-row write: only what is left is retried.
+        if (rows.length === 1 && transientOnce) {
+          transientOnce = false;
+          throw Object.assign(new Error('connection reset'), { code: 'ECONNRESET' });
+        }
+        written.push(...rows.map((r) => r.request_id));
+        if (spend) spent.push(...spend.users.values());
+      },
+    };
+    const error = vi.fn();
+    const w = new RequestLogWriter(sink, { flushMs: 60_000, batch: 200, log: { warn: vi.fn(), error } });
+    w.record(entry(0, 'ok'));
+    w.settle(1, 7, 100);
+    w.record({ ...entry(1, 'x'), model: 'poison' });
+    w.record(entry(2, 'ok'));
+    w.settle(null, 7, 5);
+    await expect(w.flush()).rejects.toThrow('connection reset');
+    // The spend went alone and is no longer owed; the rows wait.
+    expect(spent).toEqual([105]);
+    expect(w.pending).toBe(3);
+    await w.flush();
+    expect(w.pending).toBe(0);
+    expect(written).toEqual(['ok-0', 'ok-2']);
+    expect(spent).toEqual([105]);
+    expect(error.mock.calls.map(([, msg]) => msg)).toEqual([
+      expect.stringMatching(/batch refused by the database/),
+      expect.stringMatching(/batch refused by the database/),
+      expect.stringMatching(/row refused by the database; dropped/),
+    ]);
+    expect(error.mock.calls[2]![0]).toMatchObject({ request_id: 'x-1', model: 'poison' });
+    // Later entries go in batches again.
+    w.record(entry(3, 'ok'));
+    await w.close();
+    expect(written).toEqual(['ok-0', 'ok-2', 'ok-3']);
+  });
+});
+
+describe('isRefusedData', () => {
+  it('tells data refusals from outages on both backends', () => {
+    for (const code of [
+      '22021',
+      '22003',
+      '23502',
+      'SQLITE_CONSTRAINT_NOTNULL',
+      'SQLITE_MISMATCH',
+      'SQLITE_TOOBIG',
+    ])
+      expect([code, isRefusedData({ code })]).toEqual([code, true]);
+    for (const code of [
+      'ECONNRESET',
+      '57P01',
+      '08006',
+      '40001',
+      'SQLITE_BUSY',
+      'SQLITE_IOERR_WRITE',
+      undefined,
+      22021,
+    ])
+      expect([code, isRefusedData({ code })]).toEqual([code, false]);
+    expect(isRefusedData(null)).toBe(false);
   });
 });

@@ -29,26 +29,44 @@ export interface RequestLogEntry {
   attempts?: unknown[] | null;
 }
 
-const int = (n: number | undefined) => (n !== undefined && Number.isFinite(n) ? Math.round(n) : 0);
+/**
+ * Every row must be storable on both backends, whatever a client or an upstream sent: one row
+ * PostgreSQL refuses fails its whole batch (and the settlements written with it). So integers
+ * are clamped to their column (`integer` is 32-bit there), and text loses what PostgreSQL text
+ * cannot hold (U+0000, replaced with U+FFFD) and what its column cannot fit.
+ */
+const INT32_MAX = 2_147_483_647;
+const int = (n: number | undefined) =>
+  n !== undefined && Number.isFinite(n) ? Math.max(-INT32_MAX, Math.min(INT32_MAX, Math.round(n))) : 0;
+const bigint = (n: number | undefined) =>
+  n !== undefined && Number.isFinite(n)
+    ? Math.max(-Number.MAX_SAFE_INTEGER, Math.min(Number.MAX_SAFE_INTEGER, Math.round(n)))
+    : 0;
+/** `s` cut to `max` UTF-16 units, without NUL; the same string object in the usual case. */
+const text = (s: string, max: number) => {
+  const t = s.length > max ? s.slice(0, max) : s;
+  return t.includes('\0') ? t.replaceAll('\0', '\uFFFD') : t;
+};
 
 export function toLogRow(e: RequestLogEntry, now: number): NewRequestLogRow {
   return {
-    created_time: e.created_time ?? now,
-    request_id: e.request_id.slice(0, 64),
+    created_time: e.created_time === undefined ? now : bigint(e.created_time),
+    request_id: text(e.request_id, 64),
     user_id: e.user_id,
     key_id: e.key_id,
-    endpoint: e.endpoint.slice(0, 64),
-    model: e.model.slice(0, 255),
-    provider: (e.provider ?? '').slice(0, 128),
+    endpoint: text(e.endpoint, 64),
+    model: text(e.model, 255),
+    provider: e.provider === undefined ? '' : text(e.provider, 128),
     channel_id: e.channel_id ?? null,
     prompt_tokens: int(e.prompt_tokens),
     completion_tokens: int(e.completion_tokens),
-    cost_micros: int(e.cost_micros),
+    cost_micros: bigint(e.cost_micros),
     latency_ms: int(e.latency_ms),
     ttft_ms: e.ttft_ms === undefined || e.ttft_ms === null ? null : int(e.ttft_ms),
     status: e.status,
-    error_kind: e.error_kind ? e.error_kind.slice(0, 32) : null,
+    error_kind: e.error_kind ? text(e.error_kind, 32) : null,
     stream: e.stream ? 1 : 0,
+    // JSON escapes U+0000 (as the six characters \u0000): nothing to replace.
     attempts: e.attempts ? attemptsJson(e.attempts) : null,
   };
 }

@@ -1,3 +1,4 @@
+import { isRefusedData } from '../../store/database.js';
 import type { NewRequestLogRow } from '../../store/logs-repo.js';
 import type { SpendDeltas, SpendScope } from '../../store/usage-store.js';
 import { type RequestLogEntry, toLogRow } from './request-log-entry.js';
@@ -231,7 +232,15 @@ export class RequestLogWriter {
         else break;
       }
       try {
-        await this.sink.insertMany(rows, spend);
+        try {
+          await this.sink.insertMany(rows, spend);
+          this.buffer.splice(0, n);
+          this.rows -= rows.length;
+          if (spend) this.paid(spend);
+        } catch (err) {
+          if (!isRefusedData(err)) throw err;
+          await this.isolate(n, rows, spend, err);
+        }
       } catch (err) {
         this.failures++;
         const wait = Math.min(this.maxBackoffMs, this.opts.flushMs * 2 ** this.failures);
@@ -243,19 +252,56 @@ export class RequestLogWriter {
         throw err;
       }
       // Only the writer removes from the front, and one drain runs at a time.
-      this.buffer.splice(0, n);
       todo -= n;
-      this.rows -= rows.length;
-      if (spend) {
-        for (const [id, d] of spend.keys) bump(this.owed.key, id, -d);
-        for (const [id, d] of spend.users) bump(this.owed.user, id, -d);
-      }
       if (this.failures > 0 || this.dropped > 0)
         this.log.warn({ dropped: this.dropped }, 'request log writes recovered');
       this.failures = 0;
       this.dropped = 0;
       // A long backlog is written a batch per event-loop turn, so requests run in between.
       if (todo > 0) await new Promise((r) => setImmediate(r));
+    }
+  }
+
+  private paid(spend: SpendDeltas): void {
+    for (const [id, d] of spend.keys) bump(this.owed.key, id, -d);
+    for (const [id, d] of spend.users) bump(this.owed.user, id, -d);
+  }
+
+  /**
+   * The first `n` buffered items, refused as one batch for their data (a row no sanitizing in
+   * `toLogRow` foresaw): retrying them as they are would refuse them forever and hold back every
+   * later row and settlement. The settlements go alone first (owed money is never dropped), then
+   * each row alone; a row refused on its own is dropped and reported. What commits leaves the
+   * buffer at once, so a transient failure midway retries only the rest.
+   */
+  private async isolate(
+    n: number,
+    rows: NewRequestLogRow[],
+    spend: SpendDeltas | undefined,
+    cause: unknown,
+  ): Promise<void> {
+    this.log.error(
+      { err: cause, rows: rows.length },
+      'request log batch refused by the database; writing it row by row',
+    );
+    if (spend) {
+      await this.sink.insertMany([], spend);
+      this.paid(spend);
+      // What stays of the n items is `rows`, in order.
+      this.buffer.splice(0, n, ...rows);
+    }
+    for (const row of rows) {
+      try {
+        await this.sink.insertMany([row]);
+      } catch (err) {
+        if (!isRefusedData(err)) throw err;
+        this.log.error(
+          { err, request_id: row.request_id, model: row.model, status: row.status },
+          'request log row refused by the database; dropped',
+        );
+      }
+      this.buffer.shift();
+      this.rows--;
     }
   }
 

@@ -1,0 +1,97 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+
+// PostgreSQL text cannot hold U+0000: stored fields with one used to fail as a 500 there (and
+// be stored on SQLite), and a request log row with one blocked every later log and spend write.
+let up: FakeUpstream;
+let gw: TestGateway;
+let cookie: string;
+let key: string;
+beforeAll(async () => {
+  up = await startFakeUpstream({
+    'POST /v1/embeddings': {
+      json: {
+        object: 'list',
+        data: [{ object: 'embedding', index: 0, embedding: [0.1] }],
+        model: 'e',
+        usage: { prompt_tokens: 1, total_tokens: 1 },
+      },
+    },
+  });
+  gw = await startTestGateway(
+    {
+      log: { request_logs_flush_ms: 60_000 },
+      channels: [
+        {
+          name: 'fake',
+          kind: 'openai-compatible',
+          base_url: `${up.url}/v1`,
+          keys: ['k'],
+          models: ['acme/small'],
+        },
+      ],
+    },
+    { redis: false },
+  );
+  cookie = await gw.login();
+  key = (await gw.call('POST', '/api/key', { cookie, body: { name: 'nul' } })).body.data.key;
+});
+afterAll(async () => {
+  await gw?.close();
+  await up?.close();
+});
+
+const refused = (field: string) => ({
+  success: false,
+  message: `${field}: must not contain NUL (U+0000) characters`,
+});
+
+describe('NUL characters', () => {
+  it('the management API refuses them with a 400 naming the field, on every backend', async () => {
+    const k = await gw.call('POST', '/api/key', { cookie, body: { name: 'a\u0000b' } });
+    expect([k.status, k.body]).toEqual([400, refused('name')]);
+    const login = await gw.call('POST', '/api/user/login', {
+      body: { username: 'root\u0000', password: 'x' },
+    });
+    expect([login.status, login.body]).toEqual([400, refused('username')]);
+    const logs = await gw.call('GET', '/api/log?model=a%00b', { cookie });
+    expect([logs.status, logs.body]).toEqual([400, refused('model')]);
+    const app = await gw.call('POST', '/api/app', {
+      cookie,
+      body: { name: 'Nul', description: 'd', category: 'tools', tags: ['ok', 'x\u0000'] },
+    });
+    expect([app.status, app.body]).toEqual([400, refused('tags[1]')]);
+    // Nothing was stored, and the same requests without the NUL still work.
+    const keys = await gw.call('GET', '/api/key', { cookie });
+    expect(keys.body.data.map((x: { name: string }) => x.name)).toEqual(['nul']);
+    expect((await gw.call('POST', '/api/key', { cookie, body: { name: 'ab' } })).status).toBe(200);
+  });
+
+  it('credentials are checked first: no session is told about the field', async () => {
+    const r = await gw.call('POST', '/api/key', { body: { name: 'a\u0000b' } });
+    expect(r.status).toBe(401);
+  });
+
+  it('a model name with one is answered as usual and its request log is written', async () => {
+    const r = await gw.call('POST', '/v1/embeddings', {
+      token: key,
+      body: { model: 'nope\u0000x', input: 'hi' },
+    });
+    expect(r.status).toBe(404);
+    const ok = await gw.call('POST', '/v1/embeddings', {
+      token: key,
+      body: { model: 'acme/small', input: 'hi' },
+    });
+    expect(ok.status).toBe(200);
+    await gw.services.requestLogs.flush();
+    expect(gw.services.requestLogs.pending).toBe(0);
+    const rows = (await gw.call('GET', '/api/log?page_size=100', { cookie })).body.data;
+    expect(rows.map((x: { model: string; status: number }) => [x.model, x.status])).toEqual(
+      expect.arrayContaining([
+        ['nope\uFFFDx', 404],
+        ['acme/small', 200],
+      ]),
+    );
+  });
+});

@@ -136,6 +136,20 @@ describe('quota ledger on the database', () => {
     await expect402(gw.services.quota.reserve({ keyId, userId, micros: 0 }), 'key');
   });
 
+  it('an absurd cost (an upstream claiming 1e20 tokens) is settled clamped and blocks no later write', async () => {
+    const { userId, keyId } = await account(null, null);
+    const r = await gw.services.quota.reserve({ keyId, userId, micros: 10 });
+    await gw.services.quota.settle(r, 1e22);
+    await flushed();
+    expect(await keyUsed(keyId)).toBe(Number.MAX_SAFE_INTEGER);
+    // Later settlements are written (past 2^53 the column's own precision is the limit).
+    const other = await account(null, null);
+    const r2 = await gw.services.quota.reserve({ ...other, micros: 0 });
+    await gw.services.quota.settle(r2, 7);
+    await flushed();
+    expect(await keyUsed(other.keyId)).toBe(7);
+  });
+
   it('a zero-estimate reservation on an exactly exhausted key is refused', async () => {
     const { userId, keyId } = await account(null, 0.001);
     const r = await gw.services.quota.reserve({ keyId, userId, micros: 1_000 });

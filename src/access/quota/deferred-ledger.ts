@@ -179,7 +179,10 @@ export class DeferredSettleLedger implements QuotaLedger {
     const held = reservation as HeldReservation;
     if (held.done) return;
     held.done = true;
-    const actual = Number.isFinite(actualMicros) ? Math.max(0, Math.round(actualMicros)) : 0;
+    // Clamped: a bigint overflow on PostgreSQL would refuse the settlement, and every retry.
+    const actual = Number.isFinite(actualMicros)
+      ? Math.min(Number.MAX_SAFE_INTEGER, Math.max(0, Math.round(actualMicros)))
+      : 0;
     const refund = held.micros - actual;
     // A refund of a hold stays counted on the database: it is credit for the next request.
     if (refund > 0) this.lease(held.keyId, held.userId).credit += refund;

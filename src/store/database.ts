@@ -21,6 +21,8 @@ export interface Database {
    * run synchronously outside Kysely (src/store/usage-store.ts). Kysely uses the same one.
    */
   readonly sqlite?: SQLite.Database;
+  /** The pg pool behind Kysely (PostgreSQL only), for request-log COPY (src/store/usage-store.ts). */
+  readonly pgPool?: PG.Pool;
 }
 
 /**
@@ -49,7 +51,7 @@ export function openDatabase(url: string, opts: { poolSize?: number } = {}): Dat
     pool.on('error', () => {});
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
     const poolStats = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
-    return { ...wrap(db, 'postgres'), poolStats };
+    return { ...wrap(db, 'postgres'), poolStats, pgPool: pool };
   }
   const file = url.replace(/^sqlite:(\/\/)?/, '');
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });

@@ -3,6 +3,7 @@ import { RequestLogWriter } from '../../src/gateway/usage/request-log-writer.js'
 import { isRefusedData, openDatabase } from '../../src/store/database.js';
 import type { LogsRepo, NewRequestLogRow } from '../../src/store/logs-repo.js';
 import type { SpendDeltas } from '../../src/store/usage-store.js';
+import { onPostgres } from '../helpers/databases.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 let gw: TestGateway;
@@ -80,7 +81,7 @@ describe('request log writer', () => {
       key_id: 9,
       endpoint: 'embeddings',
       model: 'm-full',
-      provider: 'open"ai\\ {a,b} NULL é',
+      provider: 'open"ai\\ {a,b} NULL é\t\n\r\\N\\.\\t',
       channel_id: 3,
       prompt_tokens: 11,
       completion_tokens: 22,
@@ -103,7 +104,7 @@ describe('request log writer', () => {
       key_id: 9,
       endpoint: 'embeddings',
       model: 'm-full',
-      provider: 'open"ai\\ {a,b} NULL é',
+      provider: 'open"ai\\ {a,b} NULL é\t\n\r\\N\\.\\t',
       channel_id: 3,
       prompt_tokens: 11,
       completion_tokens: 22,
@@ -271,6 +272,28 @@ describe('request log writer', () => {
       cost_micros: Number.MAX_SAFE_INTEGER,
       provider: `p${'\uFFFD'.repeat(127)}`,
     });
+  });
+
+  it('a row the database refuses is dropped alone; the connection stays usable (a failed COPY on PostgreSQL)', async () => {
+    const error = vi.fn();
+    const repo = gw.services.repos.logs;
+    // Past toLogRow, as a bug would: PostgreSQL refuses 1.5 for an integer column (SQLite stores it).
+    const bad = { ...entry(1, 'refused'), request_id: 'refused-bad' };
+    const sink = {
+      insertMany: (rows: NewRequestLogRow[], spend?: SpendDeltas) =>
+        repo.insertMany(
+          rows.map((r) => (r.request_id === 'refused-bad' ? { ...r, prompt_tokens: 1.5 } : r)),
+          spend,
+        ),
+    };
+    const w = new RequestLogWriter(sink, { flushMs: 60_000, batch: 200, log: { warn: vi.fn(), error } });
+    w.record(entry(0, 'refused'));
+    w.record(bad);
+    w.record(entry(2, 'refused'));
+    await w.close();
+    const ids = (await repo.list({ model: 'm-refused' }, 0, 10)).rows.map((r) => r.request_id).sort();
+    expect(ids).toEqual(onPostgres ? ['refused-0', 'refused-2'] : ['refused-0', 'refused-2', 'refused-bad']);
+    expect(error).toHaveBeenCalledTimes(onPostgres ? 2 : 0);
   });
 
   it('a batch refused for its data is written row by row: the refused row is dropped, the rest and all spend kept', async () => {

@@ -1,5 +1,6 @@
 import { badRequest, conflict, forbidden, GatewayError, notFound, unauthorized } from '../gateway/errors.js';
 import type { CredentialsRepo } from '../store/credentials-repo.js';
+import { isUniqueViolation } from '../store/db-errors.js';
 import type { UserRow, UsersRepo } from '../store/users-repo.js';
 import { hashPassword, needsRehash, verifyPassword } from './password.js';
 import { Role, Status } from './roles.js';
@@ -172,8 +173,9 @@ export class UserService {
         created_time: now,
         updated_time: now,
       });
-    } catch {
-      throw conflict(`username: "${input.username}" is taken`);
+    } catch (err) {
+      if (isUniqueViolation(err)) throw conflict(`username: "${input.username}" is taken`);
+      throw err;
     }
   }
 
@@ -219,8 +221,9 @@ export class UserService {
     let updated: UserRow | undefined;
     try {
       updated = await this.users.update(target.id, set);
-    } catch {
-      throw conflict(`username: "${patch.username}" is taken`);
+    } catch (err) {
+      if (isUniqueViolation(err)) throw conflict(`username: "${patch.username}" is taken`);
+      throw err;
     }
     if (!updated) throw notFound(`user ${target.id} not found`);
     // Sessions and tokens resolve through the user's status, so a disabled user is locked out
@@ -280,10 +283,13 @@ function validatePassword(pw: string): void {
   if (pw.length < 8 || pw.length > 256) throw badRequest('password: must be 8..256 characters', 'password');
 }
 
+const MAX_QUOTA_USD = Math.floor(Number.MAX_SAFE_INTEGER / 1e6);
+
 export function toMicros(usd: number | null | undefined): number | null {
   if (usd === null || usd === undefined) return null;
-  if (!Number.isFinite(usd) || usd < 0)
-    throw new GatewayError(400, 'quota_limit: must be a non-negative number');
+  // Spend saturates at 2^53 - 1 micro-USD (src/store/usage-store.ts): a limit past it means nothing.
+  if (!Number.isFinite(usd) || usd < 0 || Math.round(usd * 1e6) > Number.MAX_SAFE_INTEGER)
+    throw new GatewayError(400, `quota_limit: must be a number from 0 to ${MAX_QUOTA_USD} (USD)`);
   return Math.round(usd * 1e6);
 }
 

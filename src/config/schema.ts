@@ -72,7 +72,7 @@ export const ConfigSchema = Obj({
       { default: 'info' },
     ),
     request_logs_flush_ms: Type.Integer({ minimum: 10, default: 500 }),
-    request_logs_batch: Type.Integer({ minimum: 1, default: 200 }),
+    request_logs_batch: Type.Integer({ minimum: 1, maximum: 10_000, default: 200 }),
   }),
   catalog: Obj({
     seed: Type.Boolean({ default: true }),

@@ -1,7 +1,18 @@
 import { Type } from 'typebox';
 
 /** Shared route schema pieces. */
-export const IdParams = Type.Object({ id: Type.Integer({ minimum: 1 }) });
+
+/**
+ * Integers bounded by their columns (PostgreSQL `integer` is 32-bit): past them PostgreSQL
+ * refused the statement (a 500) where SQLite answered; now both answer a 400 naming the field.
+ */
+export const INT32_MAX = 2_147_483_647;
+/** A row id (`serial` on PostgreSQL). */
+export const RowId = Type.Integer({ minimum: 1, maximum: INT32_MAX });
+/** A Unix time in seconds, up to the end of year 9999. */
+export const UnixSeconds = Type.Integer({ minimum: 0, maximum: 253_402_300_799 });
+
+export const IdParams = Type.Object({ id: RowId });
 
 export const PageQuery = {
   p: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),

@@ -113,15 +113,3 @@ function withStatementCache(conn: SQLite.Database, max = 500): SQLite.Database {
     },
   });
 }
-
-/**
- * Whether the database refused a statement for the data it carried (PostgreSQL SQLSTATE class 22
- * "data exception" or 23 "integrity constraint violation"; SQLite's constraint, type and size
- * errors), as opposed to being unreachable or failing: sending the same data again cannot succeed.
- */
-export function isRefusedData(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  if (typeof code !== 'string') return false;
-  if (code.startsWith('SQLITE_')) return /^SQLITE_(CONSTRAINT|MISMATCH|TOOBIG|RANGE)/.test(code);
-  return code.length === 5 && (code.startsWith('22') || code.startsWith('23'));
-}

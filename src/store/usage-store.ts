@@ -60,8 +60,17 @@ const LOG_COLUMNS = [
 const hold = (table: string, p: (n: number) => string) =>
   `UPDATE ${table} SET quota_used_micros = quota_used_micros + ${p(1)} WHERE id = ${p(2)}` +
   ` AND (quota_limit_micros IS NULL OR quota_used_micros + ${p(1)} <= quota_limit_micros)`;
-const add = (table: string, p: (n: number) => string) =>
-  `UPDATE ${table} SET quota_used_micros = quota_used_micros + ${p(1)} WHERE id = ${p(2)}`;
+/**
+ * Spend saturates at 2^53 - 1 micro-USD (9 billion USD): past it PostgreSQL's bigint would
+ * overflow in the end and refuse the settlement on every retry, and JavaScript numbers lose
+ * precision anyway. `least` is the dialect's two-argument minimum (LEAST / MIN).
+ */
+const add = (table: string, p: (n: number) => string, least: 'LEAST' | 'MIN') =>
+  `UPDATE ${table} SET quota_used_micros = ${least}(quota_used_micros + ${p(1)}, ${Number.MAX_SAFE_INTEGER})` +
+  ` WHERE id = ${p(2)}`;
+/** A summed delta as sent: within the saturation bound (see `add`). */
+const bounded = (d: number) =>
+  Math.max(-Number.MAX_SAFE_INTEGER, Math.min(Number.MAX_SAFE_INTEGER, Math.round(d)));
 
 class Refused extends Error {}
 
@@ -79,8 +88,8 @@ class SqliteUsageStore implements UsageStore {
     const q = (n: number) => (n === 1 ? '@d' : '@id');
     const holdKey = conn.prepare(hold('api_keys', q));
     const holdUser = conn.prepare(hold('users', q));
-    const addKey = conn.prepare(add('api_keys', q));
-    const addUser = conn.prepare(add('users', q));
+    const addKey = conn.prepare(add('api_keys', q, 'MIN'));
+    const addUser = conn.prepare(add('users', q, 'MIN'));
     const insert = conn.prepare(
       `INSERT INTO request_logs (${LOG_COLUMNS.join(', ')}) VALUES (${LOG_COLUMNS.map(() => '?').join(', ')})`,
     );
@@ -93,8 +102,8 @@ class SqliteUsageStore implements UsageStore {
     this.writeTx = conn
       .transaction((rows: readonly NewRequestLogRow[], spend?: SpendDeltas) => {
         if (spend) {
-          for (const [id, d] of spend.keys) if (d !== 0) addKey.run({ d, id });
-          for (const [id, d] of spend.users) if (d !== 0) addUser.run({ d, id });
+          for (const [id, d] of spend.keys) if (d !== 0) addKey.run({ d: bounded(d), id });
+          for (const [id, d] of spend.users) if (d !== 0) addUser.run({ d: bounded(d), id });
         }
         for (const r of rows) {
           // Separate arguments in LOG_COLUMNS order: better-sqlite3 binds 17 arguments ~3 µs
@@ -250,11 +259,10 @@ function spendText(spend: SpendDeltas): string {
     ['users', spend.users],
   ] as const)
     for (const id of [...m.keys()].sort((a, b) => a - b)) {
-      const d = m.get(id)!;
-      if (d === 0) continue;
-      if (!Number.isSafeInteger(d) || !Number.isSafeInteger(id))
-        throw new Error(`bad spend delta ${d} for ${table} ${id}`);
-      out += `${add(table, (n) => (n === 1 ? `${d}` : `${id}`))}; `;
+      const d = bounded(m.get(id)!);
+      // Numbers only (ids are integer keys of the map): nothing else can enter the text.
+      if (d === 0 || !Number.isSafeInteger(id)) continue;
+      out += `${add(table, (n) => (n === 1 ? `${d}` : `${id}`), 'LEAST')}; `;
     }
   return out;
 }
@@ -262,7 +270,7 @@ function spendText(spend: SpendDeltas): string {
 /** The key's hold must not outlive a refusal by its user; a transient error is retried. */
 async function undoKey(db: Kysely<DB>, keyId: number, micros: number): Promise<void> {
   const q = CompiledQuery.raw(
-    add('api_keys', (n) => `$${n}`),
+    add('api_keys', (n) => `$${n}`, 'LEAST'),
     [-micros, keyId],
   );
   for (let attempt = 1; ; attempt++) {

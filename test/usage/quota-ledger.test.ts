@@ -142,7 +142,13 @@ describe('quota ledger on the database', () => {
     await gw.services.quota.settle(r, 1e22);
     await flushed();
     expect(await keyUsed(keyId)).toBe(Number.MAX_SAFE_INTEGER);
-    // Later settlements are written (past 2^53 the column's own precision is the limit).
+    // Spend saturates at 2^53 - 1: a thousand such settlements would overflow bigint otherwise.
+    const r1 = await gw.services.quota.reserve({ keyId, userId, micros: 10 });
+    await gw.services.quota.settle(r1, 1e22);
+    await flushed();
+    expect(await keyUsed(keyId)).toBe(Number.MAX_SAFE_INTEGER);
+    expect(await userUsed(userId)).toBe(Number.MAX_SAFE_INTEGER);
+    // Later settlements are written.
     const other = await account(null, null);
     const r2 = await gw.services.quota.reserve({ ...other, micros: 0 });
     await gw.services.quota.settle(r2, 7);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { RequestLogWriter } from '../../src/gateway/usage/request-log-writer.js';
-import { isRefusedData, openDatabase } from '../../src/store/database.js';
+import { openDatabase } from '../../src/store/database.js';
+import { isRefusedData } from '../../src/store/db-errors.js';
 import type { LogsRepo, NewRequestLogRow } from '../../src/store/logs-repo.js';
 import type { SpendDeltas } from '../../src/store/usage-store.js';
 import { onPostgres } from '../helpers/databases.js';
@@ -272,6 +273,31 @@ describe('request log writer', () => {
       cost_micros: Number.MAX_SAFE_INTEGER,
       provider: `p${'\uFFFD'.repeat(127)}`,
     });
+  });
+
+  it('a long refused batch is split without losing or repeating its settlements', async () => {
+    // 130,000 rows in one batch: spreading them as arguments overflowed the stack, after the
+    // settlements were written and before they left the buffer, so every retry wrote them again.
+    const spent: number[] = [];
+    let rowsWritten = 0;
+    const sink = {
+      async insertMany(rows: NewRequestLogRow[], spend?: SpendDeltas) {
+        if (rows.length > 1) throw Object.assign(new Error('refused'), { code: '23514' });
+        rowsWritten += rows.length;
+        if (spend) spent.push(...spend.users.values());
+      },
+    };
+    const w = new RequestLogWriter(sink, {
+      flushMs: 60_000,
+      batch: 200_000,
+      log: { warn: vi.fn(), error: vi.fn() },
+    });
+    w.settle(null, 1, 5);
+    for (let i = 0; i < 130_000; i++) w.record(entry(i, 'long'));
+    await w.flush();
+    expect(spent).toEqual([5]);
+    expect(rowsWritten).toBe(130_000);
+    expect(w.pending).toBe(0);
   });
 
   it('a row the database refuses is dropped alone; the connection stays usable (a failed COPY on PostgreSQL)', async () => {

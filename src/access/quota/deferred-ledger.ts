@@ -83,7 +83,8 @@ export class DeferredSettleLedger implements QuotaLedger {
       );
     const { keyId, userId } = input;
     if (input.limited === false) return { keyId, userId, micros: 0, done: false } as HeldReservation;
-    const micros = Math.max(1, Math.ceil(input.micros));
+    // Bounded like spend (usage-store `add`): past it no limit can hold it anyway.
+    const micros = Math.min(Number.MAX_SAFE_INTEGER, Math.max(1, Math.ceil(input.micros)));
     const lease = this.lease(keyId, userId);
     // A busy key's concurrent requests would each ask the database for a lease while the first
     // ask is on its way (a round trip on PostgreSQL): they wait for it and take from its credit.

@@ -1,4 +1,4 @@
-import { isRefusedData } from '../../store/database.js';
+import { isRefusedData } from '../../store/db-errors.js';
 import type { NewRequestLogRow } from '../../store/logs-repo.js';
 import type { SpendDeltas, SpendScope } from '../../store/usage-store.js';
 import { type RequestLogEntry, toLogRow } from './request-log-entry.js';
@@ -286,9 +286,9 @@ export class RequestLogWriter {
     );
     if (spend) {
       await this.sink.insertMany([], spend);
+      // What stays of the n items is `rows`, in order (no spread: a batch can be long).
+      this.buffer = (rows as Array<NewRequestLogRow | Settlement>).concat(this.buffer.slice(n));
       this.paid(spend);
-      // What stays of the n items is `rows`, in order.
-      this.buffer.splice(0, n, ...rows);
     }
     for (const row of rows) {
       try {

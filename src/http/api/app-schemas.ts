@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { CATEGORIES, type Category, TEXT_LIMITS } from '../../catalog/app-fields.js';
 import { MAX_KEYWORD_LENGTH } from '../../catalog/search-keyword.js';
-import { PageQuery } from '../schemas.js';
+import { PageQuery, RowId } from '../schemas.js';
 
 /** `{enum}` rather than a union of literals, so a bad value reads "must be one of ...". */
 export const CategoryValue = Type.Unsafe<Category>({ type: 'string', enum: [...CATEGORIES] });
@@ -42,7 +42,7 @@ export const CreateAppBody = Type.Object(
 );
 
 export const UpdateAppBody = Type.Object(
-  { ...AppFields, id: Type.Integer({ minimum: 1 }), name: Type.Optional(Name) },
+  { ...AppFields, id: RowId, name: Type.Optional(Name) },
   { additionalProperties: false },
 );
 

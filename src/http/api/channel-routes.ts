@@ -5,7 +5,7 @@ import type { Services } from '../../services.js';
 import type { App } from '../app.js';
 import { requireUser } from '../auth.js';
 import { ok, paging } from '../envelope.js';
-import { IdParams, PageQuery } from '../schemas.js';
+import { IdParams, INT32_MAX, PageQuery, RowId } from '../schemas.js';
 
 const ChannelFields = {
   kind: Type.Union(
@@ -19,8 +19,8 @@ const ChannelFields = {
   }),
   models: Type.Array(Type.String({ minLength: 1, maxLength: 255 }), { maxItems: 5000 }),
   model_mapping: Type.Record(Type.String({ maxLength: 255 }), Type.String({ minLength: 1, maxLength: 255 })),
-  priority: Type.Integer(),
-  weight: Type.Integer({ minimum: 1 }),
+  priority: Type.Integer({ minimum: -INT32_MAX, maximum: INT32_MAX }),
+  weight: Type.Integer({ minimum: 1, maximum: INT32_MAX }),
   status: Type.Integer({ minimum: 1, maximum: 2 }),
   settings: Type.Record(Type.String(), Type.Unknown()),
 };
@@ -40,7 +40,7 @@ const CreateChannel = Type.Object(
 );
 const UpdateChannel = Type.Object(
   {
-    id: Type.Integer({ minimum: 1 }),
+    id: RowId,
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
     ...optional(ChannelFields),
   },

@@ -5,28 +5,25 @@ import type { Services } from '../../services.js';
 import type { App } from '../app.js';
 import { requireUser } from '../auth.js';
 import { ok, paging } from '../envelope.js';
-import { IdParams, Nullable, PageQuery } from '../schemas.js';
+import { IdParams, INT32_MAX, Nullable, PageQuery, RowId, UnixSeconds } from '../schemas.js';
 
 const KeyFields = {
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
   status: Type.Optional(Type.Integer({ minimum: 1, maximum: 2 })),
-  expires_time: Type.Optional(Nullable(Type.Integer({ minimum: 0 }))),
+  expires_time: Type.Optional(Nullable(UnixSeconds)),
   quota_limit: Type.Optional(Nullable(Type.Number({ minimum: 0 }))),
   allowed_models: Type.Optional(
     Nullable(Type.Array(Type.String({ minLength: 1, maxLength: 255 }), { maxItems: 1000 })),
   ),
-  rpm_limit: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
-  tpm_limit: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
+  rpm_limit: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: INT32_MAX }))),
+  tpm_limit: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: INT32_MAX }))),
 };
 
 const CreateKey = Type.Object(
-  { ...KeyFields, user_id: Type.Optional(Type.Integer({ minimum: 1 })) },
+  { ...KeyFields, user_id: Type.Optional(RowId) },
   { additionalProperties: false },
 );
-const UpdateKey = Type.Object(
-  { id: Type.Integer({ minimum: 1 }), ...KeyFields },
-  { additionalProperties: false },
-);
+const UpdateKey = Type.Object({ id: RowId, ...KeyFields }, { additionalProperties: false });
 
 export function registerKeyRoutes(app: App, services: Services): void {
   const signedIn = requireUser(services, Role.user);
@@ -37,7 +34,7 @@ export function registerKeyRoutes(app: App, services: Services): void {
     {
       schema: {
         tags,
-        querystring: Type.Object({ ...PageQuery, user_id: Type.Optional(Type.Integer({ minimum: 1 })) }),
+        querystring: Type.Object({ ...PageQuery, user_id: Type.Optional(RowId) }),
       },
       onRequest: signedIn,
     },

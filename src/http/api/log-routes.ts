@@ -7,10 +7,10 @@ import type { LogFilter, RequestLogRow } from '../../store/logs-repo.js';
 import type { App } from '../app.js';
 import { requireUser } from '../auth.js';
 import { ok, paging } from '../envelope.js';
-import { PageQuery } from '../schemas.js';
+import { PageQuery, RowId, UnixSeconds } from '../schemas.js';
 
-const Id = Type.Integer({ minimum: 1 });
-const Seconds = Type.Integer({ minimum: 0, maximum: 253_402_300_799 });
+const Id = RowId;
+const Seconds = UnixSeconds;
 const Filters = {
   user_id: Type.Optional(Id),
   from: Type.Optional(Seconds),

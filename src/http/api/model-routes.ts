@@ -4,7 +4,7 @@ import type { Services } from '../../services.js';
 import type { App } from '../app.js';
 import { requireUser } from '../auth.js';
 import { ok, paging } from '../envelope.js';
-import { PageQuery } from '../schemas.js';
+import { INT32_MAX, PageQuery, UnixSeconds } from '../schemas.js';
 
 const Price = Type.Union([Type.String({ pattern: '^\\s*[0-9.eE+-]+\\s*$' }), Type.Number({ minimum: 0 })]);
 const Names = Type.Array(Type.String({ minLength: 1, maxLength: 255 }), { maxItems: 200 });
@@ -13,9 +13,9 @@ const ModelFields = {
   name: Type.String({ minLength: 1, maxLength: 255 }),
   upstream_model: Type.String({ minLength: 1, maxLength: 255 }),
   aliases: Names,
-  created: Type.Integer({ minimum: 0 }),
-  context_length: Type.Integer({ minimum: 1 }),
-  max_completion_tokens: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()]),
+  created: UnixSeconds,
+  context_length: Type.Integer({ minimum: 1, maximum: INT32_MAX }),
+  max_completion_tokens: Type.Union([Type.Integer({ minimum: 1, maximum: INT32_MAX }), Type.Null()]),
   pricing: Type.Record(Type.String({ pattern: '^[a-z_0-9]{1,64}$' }), Price, {
     description: 'USD per token (prompt, completion, input_cache_read, ...), per request, per image',
   }),

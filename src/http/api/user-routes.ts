@@ -6,7 +6,7 @@ import type { Services } from '../../services.js';
 import type { App } from '../app.js';
 import { requireUser, SESSION_COOKIE } from '../auth.js';
 import { ok, paging } from '../envelope.js';
-import { IdParams, Nullable, PageQuery } from '../schemas.js';
+import { IdParams, INT32_MAX, Nullable, PageQuery, RowId, UnixSeconds } from '../schemas.js';
 
 const Login = Type.Object(
   {
@@ -21,7 +21,7 @@ const UserFields = {
   password: Type.Optional(Type.String({ minLength: 8, maxLength: 256 })),
   display_name: Type.Optional(Type.String({ maxLength: 128 })),
   email: Type.Optional(Type.String({ maxLength: 255 })),
-  role: Type.Optional(Type.Integer()),
+  role: Type.Optional(Type.Integer({ minimum: -INT32_MAX, maximum: INT32_MAX })),
   status: Type.Optional(Type.Integer({ minimum: 1, maximum: 2 })),
   default_model: Type.Optional(Type.String({ maxLength: 255 })),
   quota_limit: Type.Optional(Nullable(Type.Number({ minimum: 0 }))),
@@ -46,15 +46,12 @@ const CreateUser = Type.Object(
   },
   { additionalProperties: false },
 );
-const UpdateUser = Type.Object(
-  { id: Type.Integer({ minimum: 1 }), ...UserFields },
-  { additionalProperties: false },
-);
+const UpdateUser = Type.Object({ id: RowId, ...UserFields }, { additionalProperties: false });
 
 const CreateToken = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 128 }),
-    expires_time: Type.Optional(Nullable(Type.Integer({ minimum: 0 }))),
+    expires_time: Type.Optional(Nullable(UnixSeconds)),
   },
   { additionalProperties: false },
 );

@@ -95,3 +95,72 @@ describe('NUL characters', () => {
     );
   });
 });
+
+// PostgreSQL's `integer` is 32-bit and `bigint` 64-bit: ids, limits and times past them were a
+// 500 there (and a 404 or 200 on SQLite); a quota limit past 2^53 micro-USD a 409 "taken".
+describe('integers past their columns', () => {
+  it('are a 400 naming the field on every backend', async () => {
+    const big = 3_000_000_000;
+    const cases: Array<[string, string, unknown, RegExp]> = [
+      ['GET', `/api/app/${big}`, undefined, /^id: /],
+      ['POST', `/api/app/download/${big}`, undefined, /^id: /],
+      ['GET', `/api/key/${big}`, undefined, /^id: /],
+      ['GET', `/api/user/${big}`, undefined, /^id: /],
+      ['GET', `/api/log?key_id=${big}`, undefined, /^key_id: /],
+      ['GET', `/api/key?user_id=${big}`, undefined, /^user_id: /],
+      ['POST', '/api/key', { name: 'k', rpm_limit: big }, /^rpm_limit: /],
+      ['POST', '/api/key', { name: 'k', expires_time: 1e19 }, /^expires_time: /],
+      ['POST', '/api/key', { name: 'k', user_id: big }, /^user_id: /],
+      [
+        'POST',
+        '/api/key',
+        { name: 'k', quota_limit: 1e13 },
+        /^quota_limit: must be a number from 0 to 9007199254 \(USD\)$/,
+      ],
+      ['PUT', '/api/key', { id: big, name: 'k' }, /^id: /],
+      [
+        'POST',
+        '/api/user',
+        { username: 'fresh1', password: 'password1', quota_limit: 1e13 },
+        /^quota_limit: /,
+      ],
+      ['PUT', '/api/user', { id: 1, quota_limit: 1e13 }, /^quota_limit: /],
+      ['POST', '/api/user/tokens', { name: 't', expires_time: 1e19 }, /^expires_time: /],
+      ['POST', '/api/channel', { name: 'c', kind: 'openai-compatible', weight: big }, /^weight: /],
+    ];
+    for (const [method, path, body, message] of cases) {
+      const r = await gw.call(method, path, { cookie, body });
+      expect([method, path, r.status, r.body.message]).toEqual([
+        method,
+        path,
+        400,
+        expect.stringMatching(message),
+      ]);
+    }
+    // The largest allowed values are stored as given.
+    const k = await gw.call('POST', '/api/key', {
+      cookie,
+      body: {
+        name: 'max',
+        rpm_limit: 2_147_483_647,
+        quota_limit: 9_007_199_254,
+        expires_time: 253_402_300_799,
+      },
+    });
+    expect(k.status).toBe(200);
+    const got = (await gw.call('GET', `/api/key/${k.body.data.id}`, { cookie })).body.data;
+    expect(got).toMatchObject({
+      rpm_limit: 2_147_483_647,
+      quota_limit: 9_007_199_254,
+      expires_time: 253_402_300_799,
+    });
+  });
+
+  it('a taken username is still a 409 on both backends (only unique violations are)', async () => {
+    const taken = await gw.call('POST', '/api/user', {
+      cookie,
+      body: { username: 'root', password: 'password1' },
+    });
+    expect([taken.status, taken.body.message]).toEqual([409, 'username: "root" is taken']);
+  });
+});

@@ -3,8 +3,8 @@ import { existsSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cannon, type Target } from './load.js';
-import { buildAll, cpuSeconds, ROOT } from './procs.js';
-import { type Stack, startStack } from './stack.js';
+import { buildAll, cpuSeconds, cpuSecondsByName, ROOT } from './procs.js';
+import { DB_SERVERS, type Stack, startStack } from './stack.js';
 
 /**
  * A/B of two versions of the gateway on this machine: a git ref against the working tree, both
@@ -41,9 +41,9 @@ if (build) {
   buildAll();
 }
 
-const sides: Array<{ name: string; stack: Stack; cpu: number[]; rps: number[] }> = [
-  { name: `A ${sha}`, stack: await other.startStack({ built: true, pg }), cpu: [], rps: [] },
-  { name: 'B working tree', stack: await startStack({ built: true, pg }), cpu: [], rps: [] },
+const sides: Array<{ name: string; stack: Stack; cpu: number[]; db: number[]; rps: number[] }> = [
+  { name: `A ${sha}`, stack: await other.startStack({ built: true, pg }), cpu: [], db: [], rps: [] },
+  { name: 'B working tree', stack: await startStack({ built: true, pg }), cpu: [], db: [], rps: [] },
 ];
 const target = (s: Stack): Target => ({
   name: 'gateway',
@@ -56,8 +56,11 @@ try {
   for (let i = 0; i < rounds; i++) {
     for (const s of i % 2 === 0 ? sides : [...sides].reverse()) {
       const c0 = cpuSeconds(s.stack.gateway.pid);
+      const d0 = pg ? cpuSecondsByName(DB_SERVERS) : 0;
       const r = await cannon(target(s.stack), { stream: false, duration: 4, connections: 50 });
       s.cpu.push(((cpuSeconds(s.stack.gateway.pid) - c0) * 1000) / (r.rps * 4));
+      // The database servers (shared by both sides, driven one at a time) with --pg.
+      if (pg) s.db.push(((cpuSecondsByName(DB_SERVERS) - d0) * 1000) / (r.rps * 4));
       s.rps.push(r.rps);
     }
   }
@@ -68,9 +71,15 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 for (const s of sides)
   process.stdout.write(
     `${s.name.padEnd(18)} cpu ms/req ${s.cpu.map((x) => x.toFixed(4)).join(' ')}  median ${median(s.cpu).toFixed(4)}` +
-      `  req/s ${s.rps.map((x) => x.toFixed(0)).join(' ')}\n`,
+      `  req/s ${s.rps.map((x) => x.toFixed(0)).join(' ')}` +
+      (pg
+        ? `  db ms/req ${s.db.map((x) => x.toFixed(4)).join(' ')}  median ${median(s.db).toFixed(4)}`
+        : '') +
+      '\n',
   );
 process.stdout.write(
-  `B/A: cpu per request x${(median(sides[1]!.cpu) / median(sides[0]!.cpu)).toFixed(3)}, req/s x${(median(sides[1]!.rps) / median(sides[0]!.rps)).toFixed(3)} (medians)\n`,
+  `B/A: cpu per request x${(median(sides[1]!.cpu) / median(sides[0]!.cpu)).toFixed(3)}, req/s x${(median(sides[1]!.rps) / median(sides[0]!.rps)).toFixed(3)}` +
+    (pg ? `, database CPU per request x${(median(sides[1]!.db) / median(sides[0]!.db)).toFixed(3)}` : '') +
+    ' (medians)\n',
 );
 process.exit(0);

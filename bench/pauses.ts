@@ -11,11 +11,18 @@ import { startStack } from './stack.js';
  * of the gateway and the baseline in the same rounds.
  * `--after-load` first drives both proxies at saturation for 30 s each (non-streaming, then
  * streaming), as the harness's scenarios before its latency one do.
- * Usage: node --import tsx bench/pauses.ts [seconds=8] [--no-build] [--pg] [--after-load] [-- <extra node flags for the gateway>]
+ * `--env NAME=value` (repeatable) adds to the gateway's environment, e.g. a config setting.
+ * Usage: node --import tsx bench/pauses.ts [seconds=8] [--no-build] [--pg] [--after-load] [--env K=V] [-- <extra node flags for the gateway>]
  */
 const args = process.argv.slice(2);
 const dash = args.indexOf('--');
 const extra = dash >= 0 ? args.slice(dash + 1) : [];
+const gatewayEnv: Record<string, string> = {};
+for (let i = 0; i < (dash >= 0 ? dash : args.length); i++)
+  if (args[i] === '--env') {
+    const [k, ...v] = (args[++i] ?? '').split('=');
+    gatewayEnv[k!] = v.join('=');
+  }
 const seconds = Number(args[0] && args[0] !== '--' && !args[0].startsWith('--') ? args[0] : 8);
 if (!args.includes('--no-build')) buildAll();
 
@@ -43,6 +50,7 @@ const stack = await startStack({
   built: true,
   withBaseline: true,
   gatewayFlags: [...extra, '--import', probe],
+  gatewayEnv,
 });
 try {
   const gw = {

@@ -402,7 +402,7 @@ async function main() {
   if (o.soak > 0) {
     const r = await soak(o.soak, o.pg, o.build);
     writeFileSync(
-      join(outDir, 'soak-latest.json'),
+      join(outDir, o.pg ? 'soak-pg-latest.json' : 'soak-latest.json'),
       `${JSON.stringify({ machine: machine(), ...r }, null, 2)}\n`,
     );
     return;

@@ -47,8 +47,12 @@ export function isPostgresUrl(url: string): boolean {
 export function openDatabase(url: string, opts: { poolSize?: number } = {}): Database {
   if (isPostgresUrl(url)) {
     const pool = new (loadPg().Pool)({ connectionString: url, max: opts.poolSize ?? 10 });
-    // An idle client losing its connection must not crash the process.
+    // A client losing its connection must not crash the process: pg-pool listens for 'error' only
+    // while a client is idle, and a checked-out client (a transaction, the log COPY) whose server
+    // goes away emits 'error' with nobody listening. Its query fails on its own, and pg-pool
+    // discards a client that is no longer queryable when it is released.
     pool.on('error', () => {});
+    pool.on('connect', (client) => client.on('error', () => {}));
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
     const poolStats = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
     return { ...wrap(db, 'postgres'), poolStats, pgPool: pool };

@@ -190,7 +190,12 @@ class PostgresUsageStore implements UsageStore {
   async write(rows: readonly NewRequestLogRow[], spend?: SpendDeltas): Promise<void> {
     // Straight on a pool client (Kysely has no COPY): three round trips per batch.
     const client = await this.pool.connect();
+    // A connection that failed during the write is not rolled back (it is gone) nor given back.
     let broken: Error | undefined;
+    const lost = (err: Error) => {
+      broken ??= err;
+    };
+    client.on('error', lost);
     try {
       // The commit does not wait for the WAL flush: while a checkpoint makes fsyncs slow (after a
       // burst of writes), a synchronous commit held the key's row lock for as long, and every
@@ -206,23 +211,28 @@ class PostgresUsageStore implements UsageStore {
       // deadlock. The figures are integers checked here, so they can be part of the text.
       await client.query(spend ? `${spendText(spend)}COMMIT` : 'COMMIT');
     } catch (err) {
-      // A connection that cannot even roll back is not given back to the pool.
-      await client.query('ROLLBACK').catch((e: Error) => {
-        broken = e;
-      });
+      // A connection that cannot even roll back is not given back to the pool either.
+      if (!broken)
+        await client.query('ROLLBACK').catch((e: Error) => {
+          broken ??= e;
+        });
       throw err;
     } finally {
+      client.off('error', lost);
       client.release(broken);
     }
   }
 
   private copy(client: PG.PoolClient, rows: readonly NewRequestLogRow[]): Promise<void> {
+    // The text first: once COPY is sent, the server waits for its data (or a CopyFail).
+    const text = copyText(rows);
     return new Promise((resolve, reject) => {
       const stream = client.query(this.copyFrom(PG_COPY));
-      stream.once('error', reject);
+      stream.on('error', reject);
       // 'finish' comes once PostgreSQL has taken every row (its ReadyForQuery).
       stream.once('finish', resolve);
-      stream.end(copyText(rows));
+      // One CopyData message for the batch: PostgreSQL reads it whole before it can refuse it.
+      stream.end(text);
     });
   }
 }
@@ -260,8 +270,10 @@ function spendText(spend: SpendDeltas): string {
   ] as const)
     for (const id of [...m.keys()].sort((a, b) => a - b)) {
       const d = bounded(m.get(id)!);
-      // Numbers only (ids are integer keys of the map): nothing else can enter the text.
-      if (d === 0 || !Number.isSafeInteger(id)) continue;
+      // Only integers within ±2^53 enter the text (never in exponent form). Settlements are
+      // rounded and finite (the ledger's `settle`), so a NaN cannot arrive; if one did, refusing
+      // the batch would only repeat on every retry.
+      if (d === 0 || !Number.isSafeInteger(d) || !Number.isSafeInteger(id)) continue;
       out += `${add(table, (n) => (n === 1 ? `${d}` : `${id}`), 'LEAST')}; `;
     }
   return out;

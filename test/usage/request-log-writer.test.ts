@@ -1,4 +1,6 @@
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { toLogRow } from '../../src/gateway/usage/request-log-entry.js';
 import { RequestLogWriter } from '../../src/gateway/usage/request-log-writer.js';
 import { openDatabase } from '../../src/store/database.js';
 import { isRefusedData } from '../../src/store/db-errors.js';
@@ -321,6 +323,37 @@ describe('request log writer', () => {
     expect(ids).toEqual(onPostgres ? ['refused-0', 'refused-2'] : ['refused-0', 'refused-2', 'refused-bad']);
     expect(error).toHaveBeenCalledTimes(onPostgres ? 2 : 0);
   });
+
+  it.runIf(onPostgres)(
+    'a connection lost during a write fails that write only: no crash, and the next write goes through',
+    async () => {
+      // pg-pool does not listen for 'error' on a checked-out client: a server that went away
+      // mid-COPY (restart, failover, pg_terminate_backend) crashed the whole process.
+      const repo = gw.services.repos.logs;
+      const admin = new pg.Client({ connectionString: gw.databaseUrl });
+      await admin.connect();
+      try {
+        await admin.query('BEGIN; LOCK TABLE request_logs IN ACCESS EXCLUSIVE MODE');
+        const write = repo.insertMany([toLogRow(entry(0, 'lostconn'), 1)]).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        // The COPY waits for the lock; then its backend is terminated.
+        await vi.waitFor(async () => {
+          const r = await admin.query(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'COPY request_logs%' AND pid <> pg_backend_pid()",
+          );
+          expect(r.rowCount).toBe(1);
+        });
+        expect(await write).toBeInstanceOf(Error);
+        await admin.query('ROLLBACK');
+        await repo.insertMany([toLogRow(entry(1, 'lostconn'), 1)]);
+        expect(await countModel('m-lostconn')).toBe(1);
+      } finally {
+        await admin.end();
+      }
+    },
+  );
 
   it('a batch refused for its data is written row by row: the refused row is dropped, the rest and all spend kept', async () => {
     const written: string[] = [];

@@ -46,7 +46,14 @@ export function isPostgresUrl(url: string): boolean {
 
 export function openDatabase(url: string, opts: { poolSize?: number } = {}): Database {
   if (isPostgresUrl(url)) {
-    const pool = new (loadPg().Pool)({ connectionString: url, max: opts.poolSize ?? 10 });
+    // TCP keep-alive probes after 10 s idle: a connection whose peer vanished (a failover, a
+    // dropped NAT entry) fails instead of leaving a query, and the log writer behind it, waiting.
+    const pool = new (loadPg().Pool)({
+      connectionString: url,
+      max: opts.poolSize ?? 10,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
+    });
     // A client losing its connection must not crash the process: pg-pool listens for 'error' only
     // while a client is idle, and a checked-out client (a transaction, the log COPY) whose server
     // goes away emits 'error' with nobody listening. Its query fails on its own, and pg-pool

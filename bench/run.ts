@@ -144,6 +144,7 @@ async function runScenarios(o: Options, pg: boolean): Promise<Record<string, unk
       figures.rps_nonstream = fig('req/s', b.best, g.best, {
         runs_baseline: b.runs,
         runs_gateway: g.runs,
+        ...roundRatios(b.rps, g.rps),
         cpu_proxy_upstream_load_baseline: b.cpu,
         cpu_proxy_upstream_load_gateway: g.cpu,
       });
@@ -233,6 +234,7 @@ async function runScenarios(o: Options, pg: boolean): Promise<Record<string, unk
       figures.rps_stream = fig('req/s', sb.best, sg.best, {
         runs_baseline: sb.runs,
         runs_gateway: sg.runs,
+        ...roundRatios(sb.rps, sg.rps),
         cpu_proxy_upstream_load_baseline: sb.cpu,
         cpu_proxy_upstream_load_gateway: sg.cpu,
       });
@@ -312,6 +314,7 @@ async function bestOf(
   Array<{
     best: number;
     runs: string;
+    rps: number[];
     cpu: string;
     cpuMsPerRequest: number;
     dbCpuMsPerRequest: number;
@@ -343,6 +346,7 @@ async function bestOf(
     return {
       best: best.rps,
       runs: rs.map((r) => r.rps.toFixed(0)).join(','),
+      rps: rs.map((r) => r.rps),
       // Share of a core used by the proxy / the fake upstream / the load generator in the best run.
       cpu: [best.cpu, best.upstreamCpu, best.loadCpu].map((c) => `${Math.round(c * 100)}%`).join('/'),
       cpuMsPerRequest: (best.cpu * 1000) / best.rps,
@@ -351,6 +355,19 @@ async function bestOf(
       all: rs,
     };
   });
+}
+
+/**
+ * Gateway / baseline per round (the two runs of a round are adjacent in time, so a drift of the
+ * machine's speed mostly cancels) and their median: steadier than the ratio of the two best runs,
+ * which the noisiest single run decides.
+ */
+function roundRatios(baseline: number[], gateway: number[]) {
+  const r = baseline.map((b, i) => (b > 0 ? gateway[i]! / b : 0));
+  const sorted = [...r].sort((a, b) => a - b);
+  const mid = sorted.length / 2;
+  const median = sorted.length % 2 ? sorted[Math.floor(mid)]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  return { ratio_per_round: r.map((x) => x.toFixed(3)).join(','), ratio_median_of_rounds: round(median, 3) };
 }
 
 function checkErrors(

@@ -331,7 +331,9 @@ describe('request log writer', () => {
       // mid-COPY (restart, failover, pg_terminate_backend) crashed the whole process.
       const repo = gw.services.repos.logs;
       const admin = new pg.Client({ connectionString: gw.databaseUrl });
-      await admin.connect();
+      // Outside the locking transaction: inside one, pg_stat_activity is a snapshot taken once.
+      const killer = new pg.Client({ connectionString: gw.databaseUrl });
+      await Promise.all([admin.connect(), killer.connect()]);
       try {
         await admin.query('BEGIN; LOCK TABLE request_logs IN ACCESS EXCLUSIVE MODE');
         const write = repo.insertMany([toLogRow(entry(0, 'lostconn'), 1)]).then(
@@ -339,18 +341,21 @@ describe('request log writer', () => {
           (e: unknown) => e,
         );
         // The COPY waits for the lock; then its backend is terminated.
-        await vi.waitFor(async () => {
-          const r = await admin.query(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'COPY request_logs%' AND pid <> pg_backend_pid()",
-          );
-          expect(r.rowCount).toBe(1);
-        });
+        await vi.waitFor(
+          async () => {
+            const r = await killer.query(
+              "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'COPY request_logs%' AND pid <> pg_backend_pid()",
+            );
+            expect(r.rowCount).toBeGreaterThan(0);
+          },
+          { timeout: 15_000, interval: 20 },
+        );
         expect(await write).toBeInstanceOf(Error);
         await admin.query('ROLLBACK');
         await repo.insertMany([toLogRow(entry(1, 'lostconn'), 1)]);
         expect(await countModel('m-lostconn')).toBe(1);
       } finally {
-        await admin.end();
+        await Promise.all([admin.end(), killer.end()]);
       }
     },
   );

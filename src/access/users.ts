@@ -1,4 +1,5 @@
 import { badRequest, conflict, forbidden, GatewayError, notFound, unauthorized } from '../gateway/errors.js';
+import { MAX_EXACT } from '../store/column-bounds.js';
 import type { CredentialsRepo } from '../store/credentials-repo.js';
 import { isUniqueViolation } from '../store/db-errors.js';
 import type { UserRow, UsersRepo } from '../store/users-repo.js';
@@ -283,12 +284,12 @@ function validatePassword(pw: string): void {
   if (pw.length < 8 || pw.length > 256) throw badRequest('password: must be 8..256 characters', 'password');
 }
 
-const MAX_QUOTA_USD = Math.floor(Number.MAX_SAFE_INTEGER / 1e6);
+const MAX_QUOTA_USD = Math.floor(MAX_EXACT / 1e6);
 
 export function toMicros(usd: number | null | undefined): number | null {
   if (usd === null || usd === undefined) return null;
   // Spend saturates at 2^53 - 1 micro-USD (src/store/usage-store.ts): a limit past it means nothing.
-  if (!Number.isFinite(usd) || usd < 0 || Math.round(usd * 1e6) > Number.MAX_SAFE_INTEGER)
+  if (!Number.isFinite(usd) || usd < 0 || Math.round(usd * 1e6) > MAX_EXACT)
     throw new GatewayError(400, `quota_limit: must be a number from 0 to ${MAX_QUOTA_USD} (USD)`);
   return Math.round(usd * 1e6);
 }

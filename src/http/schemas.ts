@@ -1,12 +1,11 @@
 import { Type } from 'typebox';
+import { INT32_MAX } from '../store/column-bounds.js';
 
 /** Shared route schema pieces. */
 
-/**
- * Integers bounded by their columns (PostgreSQL `integer` is 32-bit): past them PostgreSQL
- * refused the statement (a 500) where SQLite answered; now both answer a 400 naming the field.
- */
-export const INT32_MAX = 2_147_483_647;
+// Integers bounded by their columns (src/store/column-bounds.ts): past them PostgreSQL refused
+// the statement (a 500) where SQLite stored it; now both answer a 400 naming the field.
+export { INT32_MAX };
 /** A row id (`serial` on PostgreSQL). */
 export const RowId = Type.Integer({ minimum: 1, maximum: INT32_MAX });
 /** A Unix time in seconds, up to the end of year 9999. */

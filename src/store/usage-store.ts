@@ -4,6 +4,7 @@ import { CompiledQuery, type Kysely } from 'kysely';
 import type PG from 'pg';
 import type PgCopyStreams from 'pg-copy-streams';
 import type { CopyStreamQuery } from 'pg-copy-streams';
+import { clampInt, MAX_EXACT } from './column-bounds.js';
 import type { Database } from './database.js';
 import type { NewRequestLogRow } from './logs-repo.js';
 import type { DB } from './schema.js';
@@ -66,11 +67,10 @@ const hold = (table: string, p: (n: number) => string) =>
  * precision anyway. `least` is the dialect's two-argument minimum (LEAST / MIN).
  */
 const add = (table: string, p: (n: number) => string, least: 'LEAST' | 'MIN') =>
-  `UPDATE ${table} SET quota_used_micros = ${least}(quota_used_micros + ${p(1)}, ${Number.MAX_SAFE_INTEGER})` +
+  `UPDATE ${table} SET quota_used_micros = ${least}(quota_used_micros + ${p(1)}, ${MAX_EXACT})` +
   ` WHERE id = ${p(2)}`;
 /** A summed delta as sent: within the saturation bound (see `add`). */
-const bounded = (d: number) =>
-  Math.max(-Number.MAX_SAFE_INTEGER, Math.min(Number.MAX_SAFE_INTEGER, Math.round(d)));
+const bounded = (d: number) => clampInt(d, MAX_EXACT);
 
 class Refused extends Error {}
 
@@ -249,7 +249,7 @@ const txt = (s: string | null | undefined) =>
 const num = (n: number | null | undefined) => (n === null || n === undefined ? '\\N' : `${n}`);
 
 /** The rows as COPY text, columns in LOG_COLUMNS order; NOT NULL columns take their defaults. */
-export function copyText(rows: readonly NewRequestLogRow[]): string {
+function copyText(rows: readonly NewRequestLogRow[]): string {
   let out = '';
   for (const r of rows)
     out +=
@@ -269,11 +269,10 @@ function spendText(spend: SpendDeltas): string {
     ['users', spend.users],
   ] as const)
     for (const id of [...m.keys()].sort((a, b) => a - b)) {
+      // Only integers within ±2^53 enter the text (never in exponent form); a non-finite delta
+      // (which `settle` never queues) is 0, since refusing the batch would repeat on every retry.
       const d = bounded(m.get(id)!);
-      // Only integers within ±2^53 enter the text (never in exponent form). Settlements are
-      // rounded and finite (the ledger's `settle`), so a NaN cannot arrive; if one did, refusing
-      // the batch would only repeat on every retry.
-      if (d === 0 || !Number.isSafeInteger(d) || !Number.isSafeInteger(id)) continue;
+      if (d === 0 || !Number.isSafeInteger(id)) continue;
       out += `${add(table, (n) => (n === 1 ? `${d}` : `${id}`), 'LEAST')}; `;
     }
   return out;

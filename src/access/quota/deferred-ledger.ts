@@ -1,3 +1,4 @@
+import { MAX_EXACT } from '../../store/column-bounds.js';
 import type { QuotaLedger, QuotaScope, Reservation, ReserveInput } from './quota-ledger.js';
 import { quotaExhausted } from './quota-ledger.js';
 
@@ -84,7 +85,7 @@ export class DeferredSettleLedger implements QuotaLedger {
     const { keyId, userId } = input;
     if (input.limited === false) return { keyId, userId, micros: 0, done: false } as HeldReservation;
     // Bounded like spend (usage-store `add`): past it no limit can hold it anyway.
-    const micros = Math.min(Number.MAX_SAFE_INTEGER, Math.max(1, Math.ceil(input.micros)));
+    const micros = Math.min(MAX_EXACT, Math.max(1, Math.ceil(input.micros)));
     const lease = this.lease(keyId, userId);
     // A busy key's concurrent requests would each ask the database for a lease while the first
     // ask is on its way (a round trip on PostgreSQL): they wait for it and take from its credit.
@@ -182,7 +183,7 @@ export class DeferredSettleLedger implements QuotaLedger {
     held.done = true;
     // Clamped: a bigint overflow on PostgreSQL would refuse the settlement, and every retry.
     const actual = Number.isFinite(actualMicros)
-      ? Math.min(Number.MAX_SAFE_INTEGER, Math.max(0, Math.round(actualMicros)))
+      ? Math.min(MAX_EXACT, Math.max(0, Math.round(actualMicros)))
       : 0;
     const refund = held.micros - actual;
     // A refund of a hold stays counted on the database: it is credit for the next request.

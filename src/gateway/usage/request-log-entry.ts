@@ -1,3 +1,4 @@
+import { clampInt, INT32_MAX, MAX_EXACT } from '../../store/column-bounds.js';
 import type { NewRequestLogRow } from '../../store/logs-repo.js';
 import { GatewayError, UpstreamError } from '../errors.js';
 import { KeyTree } from '../key-tree.js';
@@ -35,13 +36,8 @@ export interface RequestLogEntry {
  * are clamped to their column (`integer` is 32-bit there), and text loses what PostgreSQL text
  * cannot hold (U+0000, replaced with U+FFFD) and what its column cannot fit.
  */
-const INT32_MAX = 2_147_483_647;
-const int = (n: number | undefined) =>
-  n !== undefined && Number.isFinite(n) ? Math.max(-INT32_MAX, Math.min(INT32_MAX, Math.round(n))) : 0;
-const bigint = (n: number | undefined) =>
-  n !== undefined && Number.isFinite(n)
-    ? Math.max(-Number.MAX_SAFE_INTEGER, Math.min(Number.MAX_SAFE_INTEGER, Math.round(n)))
-    : 0;
+const int = (n: number | undefined) => clampInt(n, INT32_MAX);
+const bigint = (n: number | undefined) => clampInt(n, MAX_EXACT);
 /** `s` cut to `max` UTF-16 units, without NUL; the same string object in the usual case. */
 const text = (s: string, max: number) => {
   const t = s.length > max ? s.slice(0, max) : s;

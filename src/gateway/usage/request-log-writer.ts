@@ -232,15 +232,7 @@ export class RequestLogWriter {
         else break;
       }
       try {
-        try {
-          await this.sink.insertMany(rows, spend);
-          this.buffer.splice(0, n);
-          this.rows -= rows.length;
-          if (spend) this.paid(spend);
-        } catch (err) {
-          if (!isRefusedData(err)) throw err;
-          await this.isolate(n, rows, spend, err);
-        }
+        await this.writeBatch(n, rows, spend);
       } catch (err) {
         this.failures++;
         const wait = Math.min(this.maxBackoffMs, this.opts.flushMs * 2 ** this.failures);
@@ -260,6 +252,23 @@ export class RequestLogWriter {
       // A long backlog is written a batch per event-loop turn, so requests run in between.
       if (todo > 0) await new Promise((r) => setImmediate(r));
     }
+  }
+
+  /** Writes the first `n` buffered items (`rows` and `spend`) and takes them off the buffer. */
+  private async writeBatch(
+    n: number,
+    rows: NewRequestLogRow[],
+    spend: SpendDeltas | undefined,
+  ): Promise<void> {
+    try {
+      await this.sink.insertMany(rows, spend);
+    } catch (err) {
+      if (!isRefusedData(err)) throw err;
+      return this.isolate(n, rows, spend, err);
+    }
+    this.buffer.splice(0, n);
+    this.rows -= rows.length;
+    if (spend) this.paid(spend);
   }
 
   private paid(spend: SpendDeltas): void {

@@ -226,6 +226,50 @@ describe('request log writer', () => {
     // Full batches (200) plus a few timer-driven partial ones; writing per turn would be ~400.
     expect(batches.length).toBeLessThanOrEqual(12);
   });
+  it('rowsPerWrite slices a batch into transactions an event-loop turn apart, spend kept with its rows', async () => {
+    // SQLite's writes block the event loop: a 200-row transaction held every request arriving
+    // meanwhile for ~2 ms. Slices let requests run between them; each carries the settlements
+    // queued before its rows, so no commit logs a cost whose settlement is not written.
+    const writes: Array<{ rows: string[]; spend: number }> = [];
+    let turns = 0;
+    let counting = true;
+    const tick = () => {
+      if (!counting) return;
+      turns++;
+      setImmediate(tick);
+    };
+    const sink = {
+      async insertMany(rows: NewRequestLogRow[], spend?: SpendDeltas) {
+        writes.push({
+          rows: rows.map((r) => r.request_id ?? ''),
+          spend: spend ? [...spend.users.values()].reduce((a, b) => a + b, 0) : 0,
+        });
+      },
+    };
+    const w = new RequestLogWriter(sink, { flushMs: 60_000, batch: 200, rowsPerWrite: 50 });
+    for (let i = 0; i < 230; i++) {
+      w.settle(1, 1, 10);
+      w.record(entry(i, 'sliced'));
+    }
+    setImmediate(tick);
+    // A full batch was kicked: only whole batches go now (200 rows in 4 slices), the 30-row tail
+    // waits for its timer.
+    await vi.waitFor(() => expect(writes.length).toBe(4), { timeout: 2000 });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(writes.map((x) => x.rows.length)).toEqual([50, 50, 50, 50]);
+    expect(w.pending).toBe(30);
+    // Settlement i was queued before row i; a slice takes the settlements queued before the row
+    // that ends it, so the first also carries row 50's: every settlement once, in order.
+    expect(writes.map((x) => x.spend)).toEqual([510, 500, 500, 500]);
+    expect(writes.flatMap((x) => x.rows)).toEqual(Array.from({ length: 200 }, (_, i) => `sliced-${i}`));
+    // Requests ran between the slices: the slices were not written in one synchronous run.
+    expect(turns).toBeGreaterThanOrEqual(3);
+    counting = false;
+    await w.close();
+    expect(writes.map((x) => x.rows.length)).toEqual([50, 50, 50, 50, 30]);
+    expect(writes.at(-1)!.spend).toBe(290);
+    expect(writes.reduce((a, x) => a + x.spend, 0)).toBe(2_300);
+  });
   it('on a slow database, what arrives during a write waits for a full batch', async () => {
     // A write that takes a few ms (PostgreSQL's round trips and commit) while requests keep
     // coming: the writes behind it must not each take the few entries of one millisecond.

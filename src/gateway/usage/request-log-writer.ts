@@ -22,6 +22,12 @@ export interface RequestLogWriterOptions {
   flushMs: number;
   /** Flush at once when this many entries wait (log.request_logs_batch). */
   batch: number;
+  /**
+   * Most rows per transaction (default `batch`); a batch is written as several transactions, an
+   * event-loop turn apart. For a synchronous driver (SQLite), whose write blocks the event loop,
+   * so that a request arriving during a flush waits for a slice of it, not the whole batch.
+   */
+  rowsPerWrite?: number;
   /** Entries held at most while the database is failing; beyond it new entries are dropped. */
   maxBuffered?: number;
   /** Longest wait between retries of a failing flush. */
@@ -210,15 +216,18 @@ export class RequestLogWriter {
   private async drain(wholeBatches: boolean): Promise<void> {
     this.runBeforeWrite();
     // Only what waits now: entries recorded while this runs wait for their own batch or timer,
-    // so under load every transaction carries a full batch instead of the few rows of one turn.
+    // so under load every write carries full batches instead of the few rows of one turn.
     let todo = this.buffer.length;
+    // Kicked by a full batch: whole batches only; the tail goes with the next one or on the timer.
+    let rowsLeft = wholeBatches ? this.rows - (this.rows % this.opts.batch) : Number.POSITIVE_INFINITY;
+    const perWrite = Math.max(1, Math.min(this.opts.rowsPerWrite ?? this.opts.batch, this.opts.batch));
     while (todo > 0) {
-      if (wholeBatches && this.rows < this.opts.batch) {
-        // The tail goes with the next full batch or on the timer.
+      if (rowsLeft <= 0) {
         if (this.rows > 0) this.kick(this.opts.flushMs);
         return;
       }
-      // Up to `batch` rows and the settlements queued before the next row.
+      // Up to `perWrite` rows and the settlements queued before the next row.
+      const limit = Math.min(perWrite, rowsLeft);
       const rows: NewRequestLogRow[] = [];
       let spend: SpendDeltas | undefined;
       let n = 0;
@@ -228,7 +237,7 @@ export class RequestLogWriter {
           spend ??= { keys: new Map(), users: new Map() };
           if (item.keyId !== null) bump(spend.keys, item.keyId, item.delta);
           bump(spend.users, item.userId, item.delta);
-        } else if (rows.length < this.opts.batch) rows.push(item);
+        } else if (rows.length < limit) rows.push(item);
         else break;
       }
       try {
@@ -245,11 +254,13 @@ export class RequestLogWriter {
       }
       // Only the writer removes from the front, and one drain runs at a time.
       todo -= n;
+      rowsLeft -= rows.length;
       if (this.failures > 0 || this.dropped > 0)
         this.log.warn({ dropped: this.dropped }, 'request log writes recovered');
       this.failures = 0;
       this.dropped = 0;
-      // A long backlog is written a batch per event-loop turn, so requests run in between.
+      // A long backlog (or a batch in slices) is written one transaction per event-loop turn,
+      // so requests run in between.
       if (todo > 0) await new Promise((r) => setImmediate(r));
     }
   }

@@ -2,11 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { benchServer, cleanEnv, gatewayEntry, type Proc, startNode } from './procs.js';
+import { benchServer, cleanEnv, gatewayEntry, type Proc, pinSelf, startNode } from './procs.js';
 
 /**
  * Core layout (the machine has 2): the process under test, gateway or baseline, gets core 0 to
- * itself; the fake upstream and the load generator (this process) share core 1. Both proxies
+ * itself; the fake upstream and the load generator (this process, pinned by `startStack`)
+ * share core 1. Both proxies
  * live on core 0 but are driven one at a time, so each has the core while it is measured.
  * With PostgreSQL + Redis, the database servers are not pinned: pinned to core 1 they starve
  * the load generator (the gateway then measures ~30% below its capacity), on core 0 they would
@@ -48,6 +49,7 @@ const PASSWORD = `bench-${randomBytes(6).toString('hex')}`;
 
 export async function startStack(o: StackOptions = {}): Promise<Stack> {
   const built = o.built === true;
+  pinSelf(LOAD_CPUS);
   const upstream = await startNode({
     name: 'fake-upstream',
     args: benchServer('bench/fake-upstream.ts', built),

@@ -29,8 +29,6 @@ export interface LoadResult {
   /** Client-side response times in ms, full precision (autocannon's histogram keeps whole ms). */
   p50: number;
   p99: number;
-  /** Paced runs only. */
-  p999?: number;
   /**
    * Paced runs only: the generator's own worst lateness, ms between a request's scheduled time
    * and its send. A large value means the load generator (this process: its GC, a busy core)
@@ -279,7 +277,6 @@ export async function paced(t: Target, rate: number, seconds: number): Promise<L
     non2xx,
     p50: pct(times, 0.5),
     p99: pct(times, 0.99),
-    p999: pct(times, 0.999),
     lagMaxMs,
   };
 }

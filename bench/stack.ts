@@ -7,8 +7,8 @@ import { benchServer, cleanEnv, gatewayEntry, type Proc, pinSelf, startNode } fr
 /**
  * Core layout (the machine has 2): the process under test, gateway or baseline, gets core 0 to
  * itself; the fake upstream and the load generator (this process, pinned by `startStack`)
- * share core 1. Both proxies
- * live on core 0 but are driven one at a time, so each has the core while it is measured.
+ * share core 1. Both proxies live on core 0 but are driven one at a time, so each has the core
+ * while it is measured.
  * With PostgreSQL + Redis, the database servers are not pinned: pinned to core 1 they starve
  * the load generator (the gateway then measures ~30% below its capacity), on core 0 they would
  * take the gateway's. They float, taking CPU from both; their CPU per request is reported on its

@@ -59,6 +59,8 @@ export class RequestLogWriter {
   private closed = false;
   private readonly maxBuffered: number;
   private readonly maxBackoffMs: number;
+  /** Rows per transaction: `rowsPerWrite`, within 1..batch. */
+  private readonly perWrite: number;
   private readonly log: NonNullable<RequestLogWriterOptions['log']>;
   private readonly beforeWriteHooks: Array<() => void> = [];
   private readonly observers: Array<(entry: RequestLogEntry) => void> = [];
@@ -69,6 +71,7 @@ export class RequestLogWriter {
   ) {
     this.maxBuffered = opts.maxBuffered ?? Math.max(100_000, opts.batch * 20);
     this.maxBackoffMs = opts.maxBackoffMs ?? 30_000;
+    this.perWrite = Math.max(1, Math.min(opts.rowsPerWrite ?? opts.batch, opts.batch));
     this.log = opts.log ?? {
       warn: (o, m) => console.warn(m, o),
       error: (o, m) => console.error(m, o),
@@ -220,14 +223,13 @@ export class RequestLogWriter {
     let todo = this.buffer.length;
     // Kicked by a full batch: whole batches only; the tail goes with the next one or on the timer.
     let rowsLeft = wholeBatches ? this.rows - (this.rows % this.opts.batch) : Number.POSITIVE_INFINITY;
-    const perWrite = Math.max(1, Math.min(this.opts.rowsPerWrite ?? this.opts.batch, this.opts.batch));
     while (todo > 0) {
       if (rowsLeft <= 0) {
         if (this.rows > 0) this.kick(this.opts.flushMs);
         return;
       }
       // Up to `perWrite` rows and the settlements queued before the next row.
-      const limit = Math.min(perWrite, rowsLeft);
+      const limit = Math.min(this.perWrite, rowsLeft);
       const rows: NewRequestLogRow[] = [];
       let spend: SpendDeltas | undefined;
       let n = 0;

@@ -249,33 +249,70 @@ describe('quota ledger on the database', () => {
   it('a busy key asks for its next lease before the credit runs out: requests do not wait for it', async () => {
     const { userId, keyId } = await account(null, 10);
     const store = createUsageStore(gw.services.database);
+    // Time here is counted in requests, not milliseconds, so the figures below are exact on any
+    // machine: the database answers a lease (on the real database) two requests after it was
+    // asked, or at once when a request waits for it. (Timed with sleeps, a loaded CI machine
+    // made requests wait that the mechanism had not made wait.)
+    const ROUND_TRIP = 2;
+    const inFlight: { left: number; answer: () => void; answered: Promise<unknown> }[] = [];
     let asked = 0;
     const slow = {
-      reserve: async (k: number | null, u: number, m: number) => {
+      reserve: (k: number | null, u: number, m: number) => {
         asked++;
-        await new Promise((r) => setTimeout(r, 5));
-        return store.reserve(k, u, m);
+        const result = store.reserve(k, u, m);
+        let answer!: () => void;
+        const gate = new Promise<void>((open) => {
+          answer = open;
+        });
+        const answered = gate.then(() => result);
+        inFlight.push({ left: ROUND_TRIP, answer, answered });
+        return answered;
       },
     };
-    const ledger = new DeferredSettleLedger(slow, gw.services.requestLogs);
+    // Credit is returned at the start of each request-log write, on a timer: that would make the
+    // next request wait too, as often as the timer fired during the loop. Here it is returned
+    // once, at the end.
+    let returnCredit = () => {};
+    const queue = {
+      settle: gw.services.requestLogs.settle.bind(gw.services.requestLogs),
+      owes: gw.services.requestLogs.owes.bind(gw.services.requestLogs),
+      flush: gw.services.requestLogs.flush.bind(gw.services.requestLogs),
+      beforeWrite: (fn: () => void) => {
+        returnCredit = fn;
+      },
+    };
+    const ledger = new DeferredSettleLedger(slow, queue);
+    const answer = async (due: typeof inFlight) => {
+      for (const a of due) {
+        inFlight.splice(inFlight.indexOf(a), 1);
+        a.answer();
+      }
+      await Promise.all(due.map((a) => a.answered));
+      await new Promise((r) => setImmediate(r)); // the ledger's own continuations run
+    };
     let waited = 0;
     for (let i = 0; i < 500; i++) {
-      // A reservation that waits for the database is a promise; one from credit is not. (Timing
-      // it instead, > 3 ms, also counted GC pauses and a loaded machine's scheduling.)
+      // A reservation that waits for the database is a promise; one from credit is not.
       const pending = ledger.reserve({ keyId, userId, micros: 1_000 });
-      if (pending instanceof Promise) waited++;
-      const r = await pending;
-      await ledger.settle(r, 1_000);
-      // ~1,000 requests a second: a lease of 64 lasts ~64 ms, a database round trip here 5.
-      await new Promise((r) => setTimeout(r, 1));
+      if (pending instanceof Promise) {
+        waited++;
+        await answer([...inFlight]);
+      }
+      ledger.settle(await pending, 1_000);
+      // One request's time passes.
+      for (const a of inFlight) a.left--;
+      await answer(inFlight.filter((a) => a.left <= 0));
     }
-    // Leases of 1, 2 and 4 are waited for; from 8 on the next one is asked ahead. Without that,
-    // each of the ~8 leases of 64 would be waited for as well.
-    expect(waited).toBeLessThanOrEqual(6);
+    // Leases of 1, 2 and 4 are waited for; from 8 on the next one is asked ahead (with a quarter
+    // of the lease left). Without that, each lease (13 in all) would be waited for.
+    expect(waited).toBe(3);
+    expect(asked).toBeGreaterThanOrEqual(13);
     expect(asked).toBeLessThan(20);
+    await answer([...inFlight]);
     await ledger.idle();
-    await flushed();
+    returnCredit();
     expect(ledger.credit).toBe(0);
+    await flushed();
     expect(await keyUsed(keyId)).toBe(500_000);
   });
   it('a database that fails a lease fails the request that asked, and the waiting ones ask again', async () => {

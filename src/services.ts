@@ -24,7 +24,6 @@ import { ModelsRepo } from './store/models-repo.js';
 import { createInvalidationBus, dropCaches, type InvalidationBus } from './store/pubsub.js';
 import { closeRedis, openRedis, type RedisClient } from './store/redis.js';
 import { createUsageStore } from './store/usage-store.js';
-
 import { UsersRepo } from './store/users-repo.js';
 
 /** Rows per SQLite transaction when a request-log batch is written (see RequestLogWriter). */
@@ -72,7 +71,11 @@ export interface Services {
 }
 
 export async function createServices(config: Config, _log?: FastifyBaseLogger): Promise<Services> {
-  const database = openDatabase(config.database.url, { poolSize: config.database.pool_size });
+  const database = openDatabase(config.database.url, {
+    poolSize: config.database.pool_size,
+    statementTimeoutMs: config.database.statement_timeout_ms,
+    connectTimeoutMs: config.database.connect_timeout_ms,
+  });
   await migrateToLatest(database);
   const repos = {
     users: new UsersRepo(database),

@@ -54,6 +54,13 @@ export const ConfigSchema = Obj({
     /** A file path (SQLite) or a postgres:// URL. */
     url: Type.String({ default: './data/modelgate.db' }),
     pool_size: Type.Integer({ minimum: 1, default: 10 }),
+    /**
+     * PostgreSQL: the server cancels a statement running (or waiting for a lock) longer than this;
+     * 0 = the server's own setting. Migrations run without it.
+     */
+    statement_timeout_ms: Type.Integer({ minimum: 0, maximum: 2_147_483_647, default: 30_000 }),
+    /** PostgreSQL: how long a query waits for a pool connection (or a new one to open); 0 = forever. */
+    connect_timeout_ms: Type.Integer({ minimum: 0, maximum: 2_147_483_647, default: 10_000 }),
   }),
   redis: Obj({
     url: Type.String({ default: '' }),

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { defaultType, GatewayError, UpstreamError, upstreamToGateway } from '../gateway/errors.js';
+import { isDatabaseTimeout } from '../store/db-errors.js';
 import { validationError } from './validation.js';
 
 /** Turns any thrown error into a GatewayError; unknown errors become a 500 with the request id. */
@@ -17,6 +18,16 @@ export function toGatewayError(err: unknown, request: FastifyRequest): GatewayEr
           ? 'body: request body is too large'
           : fe.message;
     return new GatewayError(status, message);
+  }
+  if (isDatabaseTimeout(err)) {
+    // A statement cancelled by database.statement_timeout_ms (a lock held too long, an overloaded
+    // server) or no pool connection within database.connect_timeout_ms: the service, not the input.
+    request.log.error({ err }, 'database timeout');
+    return new GatewayError(
+      503,
+      `database timeout: the database did not answer in time, try again later (request id ${request.id})`,
+      { retryAfter: 1 },
+    );
   }
   request.log.error({ err }, 'internal error');
   return new GatewayError(500, `internal error (request id ${request.id})`, { type: 'server_error' });

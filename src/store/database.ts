@@ -23,6 +23,11 @@ export interface Database {
   readonly sqlite?: SQLite.Database;
   /** The pg pool behind Kysely (PostgreSQL only), for request-log COPY (src/store/usage-store.ts). */
   readonly pgPool?: PG.Pool;
+  /**
+   * PostgreSQL only: the same database on a one-connection pool of its own without the statement
+   * timeout, for migrations (src/store/migrate.ts). The caller closes it.
+   */
+  untimed?(): Database;
 }
 
 /**
@@ -44,8 +49,27 @@ export function isPostgresUrl(url: string): boolean {
   return /^postgres(ql)?:\/\//i.test(url);
 }
 
-export function openDatabase(url: string, opts: { poolSize?: number } = {}): Database {
+export interface DatabaseOptions {
+  poolSize?: number;
+  /**
+   * PostgreSQL: `statement_timeout` of every pool connection (sent when it opens), in ms. A
+   * statement running or waiting for a lock longer fails with SQLSTATE 57014 instead of holding
+   * its request (and a pool connection) forever. 0 = the server's setting. Default 30 s.
+   */
+  statementTimeoutMs?: number;
+  /**
+   * PostgreSQL: how long a query waits for a pool connection, or for a new one to open, before it
+   * fails (`connectionTimeoutMillis`); 0 = forever. Default 10 s.
+   */
+  connectTimeoutMs?: number;
+}
+
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
+export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+
+export function openDatabase(url: string, opts: DatabaseOptions = {}): Database {
   if (isPostgresUrl(url)) {
+    const statementTimeout = opts.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
     // TCP keep-alive probes after 10 s idle: a connection whose peer vanished (a failover, a
     // dropped NAT entry) fails instead of leaving a query, and the log writer behind it, waiting.
     const pool = new (loadPg().Pool)({
@@ -53,6 +77,9 @@ export function openDatabase(url: string, opts: { poolSize?: number } = {}): Dat
       max: opts.poolSize ?? 10,
       keepAlive: true,
       keepAliveInitialDelayMillis: 10_000,
+      // A startup parameter: set on the server for the connection's life, no extra round trip.
+      statement_timeout: statementTimeout > 0 ? statementTimeout : false,
+      connectionTimeoutMillis: opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
     });
     // A client losing its connection must not crash the process: pg-pool listens for 'error' only
     // while a client is idle, and a checked-out client (a transaction, the log COPY) whose server
@@ -62,7 +89,19 @@ export function openDatabase(url: string, opts: { poolSize?: number } = {}): Dat
     pool.on('connect', (client) => client.on('error', () => {}));
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
     const poolStats = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
-    return { ...wrap(db, 'postgres'), poolStats, pgPool: pool };
+    // Migrations may rightly run long (DDL on a large table, waiting for another instance's
+    // migration lock): they get a pool of their own without the statement timeout.
+    const untimed = () => {
+      const d = openDatabase(url, { ...opts, poolSize: 1, statementTimeoutMs: 0 });
+      // Explicitly 0, not just not sent: a timeout set on the role or database (as behind
+      // PgBouncer, docs/configuration.md) would apply otherwise. Queued before any query of the
+      // client; if it fails, the migration runs under the server's setting.
+      d.pgPool!.on('connect', (client) => {
+        client.query('SET statement_timeout = 0').catch(() => {});
+      });
+      return d;
+    };
+    return { ...wrap(db, 'postgres'), poolStats, pgPool: pool, untimed };
   }
   const file = url.replace(/^sqlite:(\/\/)?/, '');
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });

@@ -9,6 +9,18 @@ import { migrationsFor } from './migrations/index.js';
  * a transaction, so retrying after the winner committed finds nothing left to do.
  */
 export async function migrateToLatest(database: Database, attempts = 5): Promise<string[]> {
+  // PostgreSQL: not under the pool's statement timeout (database.statement_timeout_ms). A migration
+  // may rebuild a large table, and a second instance starting meanwhile waits for the first's
+  // migration lock as long as that takes; either cancelled midway would stop the start.
+  const untimed = database.untimed?.();
+  try {
+    return await migrate(untimed ?? database, attempts);
+  } finally {
+    await untimed?.close();
+  }
+}
+
+async function migrate(database: Database, attempts: number): Promise<string[]> {
   const migrator = new Migrator({
     db: database.db,
     provider: { getMigrations: async () => migrationsFor(database.dialect) },

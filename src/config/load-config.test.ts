@@ -70,6 +70,31 @@ describe('loadConfig', () => {
     });
   });
 
+  it('sets the PostgreSQL statement and connection timeouts (30 s and 10 s by default) from the environment', () => {
+    expect(loadConfig({}).database).toMatchObject({
+      statement_timeout_ms: 30_000,
+      connect_timeout_ms: 10_000,
+    });
+    const c = loadConfig({
+      MODELGATE_DATABASE_STATEMENT_TIMEOUT_MS: '5000',
+      MODELGATE_DATABASE_CONNECT_TIMEOUT_MS: '0',
+    });
+    expect(c.database).toMatchObject({ statement_timeout_ms: 5000, connect_timeout_ms: 0 });
+    expect(() => loadConfig({ MODELGATE_DATABASE_STATEMENT_TIMEOUT_MS: '-1' })).toThrow(
+      /database\.statement_timeout_ms/,
+    );
+  });
+
+  it('refuses a model price above 9007199254 USD per unit (docs/quotas.md)', () => {
+    const models = [{ id: 'a/b', pricing: { prompt: '0.000001', completion: 1e300 } }];
+    expect(() => loadConfig({}, { models })).toThrow(
+      /models\.0\.pricing\.completion: must be a number from 0 to 9007199254 \(USD per unit\)/,
+    );
+    expect(
+      loadConfig({}, { models: [{ id: 'a/b', pricing: { request: '9007199254' } }] }).models,
+    ).toHaveLength(1);
+  });
+
   it('reports an unreadable file', () => {
     expect(() => loadConfig({ MODELGATE_CONFIG: '/nonexistent/x.yaml' })).toThrow(/nonexistent/);
   });

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Value } from 'typebox/value';
 import { parse as parseYaml } from 'yaml';
+import { priceBoundProblems } from '../gateway/registry/model-info.js';
 import { type ChannelDeclaration, type Config, ConfigSchema, SECRET_PATHS } from './schema.js';
 
 export class ConfigError extends Error {
@@ -64,6 +65,8 @@ export function loadConfig(env: Env = process.env, overrides: unknown = undefine
     const what = extra ? `unknown setting(s) ${extra.join(', ')}` : e.message;
     problems.push(SECRET_PATHS.has(path) ? `${path}: invalid value (hidden)` : `${path}: ${what}`);
   }
+  for (const [i, m] of (Array.isArray(withDefaults.models) ? withDefaults.models : []).entries())
+    problems.push(...priceBoundProblems(m?.pricing ?? {}, `models.${i}.pricing`));
   if (problems.length > 0) throw new ConfigError(problems);
   return withDefaults;
 }

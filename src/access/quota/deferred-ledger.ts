@@ -78,7 +78,8 @@ export class DeferredSettleLedger implements QuotaLedger {
 
   /** Synchronous (the reservation itself) when local credit covers it, else a promise. */
   reserve(input: ReserveInput): Reservation | Promise<Reservation> {
-    if (!Number.isFinite(input.micros) || input.micros < 0)
+    // +Infinity (an estimate at an absurd price) saturates below, like any amount past the bound.
+    if (Number.isNaN(input.micros) || input.micros < 0)
       return Promise.reject(
         new RangeError(`reserve: micros must be a non-negative number, got ${input.micros}`),
       );
@@ -182,9 +183,9 @@ export class DeferredSettleLedger implements QuotaLedger {
     if (held.done) return;
     held.done = true;
     // Clamped: a bigint overflow on PostgreSQL would refuse the settlement, and every retry.
-    const actual = Number.isFinite(actualMicros)
-      ? Math.min(MAX_EXACT, Math.max(0, Math.round(actualMicros)))
-      : 0;
+    const actual = Number.isNaN(actualMicros)
+      ? 0
+      : Math.min(MAX_EXACT, Math.max(0, Math.round(actualMicros)));
     const refund = held.micros - actual;
     // A refund of a hold stays counted on the database: it is credit for the next request.
     if (refund > 0) this.lease(held.keyId, held.userId).credit += refund;

@@ -1,3 +1,4 @@
+import { MAX_EXACT } from '../../store/column-bounds.js';
 import type { QuotaLedger, Reservation, ReserveInput, SpendCounter } from './quota-ledger.js';
 import { quotaExhausted } from './quota-ledger.js';
 
@@ -19,11 +20,12 @@ export class SpendLedger implements QuotaLedger {
   ) {}
 
   async reserve(input: ReserveInput): Promise<Reservation> {
-    if (!Number.isFinite(input.micros) || input.micros < 0)
+    // +Infinity (an estimate at an absurd price) saturates at the largest spend, like the database's.
+    if (Number.isNaN(input.micros) || input.micros < 0)
       throw new RangeError(`reserve: micros must be a non-negative number, got ${input.micros}`);
     const { keyId, userId } = input;
     if (input.limited === false) return { keyId, userId, micros: 0, done: false } as HeldReservation;
-    const micros = Math.max(1, Math.ceil(input.micros));
+    const micros = Math.min(MAX_EXACT, Math.max(1, Math.ceil(input.micros)));
     if (keyId !== null && !(await this.keys.addSpend(keyId, micros, true)))
       throw quotaExhausted('key', keyId, micros);
     let userOk = false;
@@ -42,7 +44,9 @@ export class SpendLedger implements QuotaLedger {
     const held = reservation as HeldReservation;
     if (held.done) return;
     held.done = true;
-    const actual = Number.isFinite(actualMicros) ? Math.max(0, Math.round(actualMicros)) : 0;
+    const actual = Number.isNaN(actualMicros)
+      ? 0
+      : Math.min(MAX_EXACT, Math.max(0, Math.round(actualMicros)));
     const delta = actual - held.micros;
     if (delta === 0) return;
     // Unconditional: the work is done, its cost is owed even past the limit.

@@ -2,6 +2,7 @@ import { type KeyPrincipal, modelAllowed } from '../../access/api-keys.js';
 import type { QuotaLedger, Reservation } from '../../access/quota/quota-ledger.js';
 import type { Config } from '../../config/schema.js';
 import { selectEmbeddingCandidates } from '../../providers/embedding-registry.js';
+import { MAX_EXACT } from '../../store/column-bounds.js';
 import { toRouteTarget } from '../completions/chat-wiring.js';
 import { badRequest, forbidden, GatewayError, UpstreamError, upstreamToGateway } from '../errors.js';
 import { createSafeFetcher, type SafeFetcher } from '../images/safe-fetch.js';
@@ -227,7 +228,8 @@ export function embeddingMicros(pricing: Pricing, usage: EmbeddingUsage, images:
     { pricing },
     { prompt_tokens: perPixel ? usage.textTokens : usage.totalTokens, images, requests: 1 },
   );
-  return perPixel ? micros + Math.round(usage.imagePixels * pixelPrice * 1e6) : micros;
+  // Saturated like costOf (2^53 - 1 micro-USD): an absurd stored pixel price must not make it Infinity.
+  return perPixel ? Math.min(MAX_EXACT, micros + Math.round(usage.imagePixels * pixelPrice * 1e6)) : micros;
 }
 
 /**

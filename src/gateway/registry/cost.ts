@@ -1,3 +1,4 @@
+import { MAX_EXACT } from '../../store/column-bounds.js';
 import type { ModelInfo, Pricing } from './model-info.js';
 
 export interface Usage {
@@ -17,15 +18,31 @@ export interface Usage {
 // without the binary rounding that would make 1000 tokens cost 150.00000000000003 micro-USD.
 const PICO_PER_USD = 1e12;
 const PICO_PER_MICRO = 1e6;
+/**
+ * Costs saturate at the largest spend the quota columns hold, 2^53 - 1 micro-USD (9 billion USD;
+ * src/store/column-bounds.ts). Admin prices are bounded below it (MAX_PRICE_USD), but a price
+ * stored before that bound (1e300 USD per token) made the cost Infinity: the reservation threw
+ * (a 500 for every request of a key with a quota) and the settlement billed 0.
+ */
+const MAX_PICO = MAX_EXACT * PICO_PER_MICRO;
 
 function pico(price: string | undefined): number {
   if (!price) return 0;
   const n = Number(price);
-  return Number.isFinite(n) && n > 0 ? Math.round(n * PICO_PER_USD) : 0;
+  // Bounded, so that a count of 0 times an absurd price is 0, not NaN.
+  return Number.isFinite(n) && n > 0 ? Math.min(MAX_PICO, Math.round(n * PICO_PER_USD)) : 0;
 }
 
-/** Exact cost in pico-USD; cached and cache-write tokens fall back to the prompt price when unpriced. */
+/**
+ * Cost in pico-USD, exact for real prices and saturated at 2^53 - 1 micro-USD; cached and
+ * cache-write tokens fall back to the prompt price when unpriced.
+ */
 export function costPico(pricing: Pricing, usage: Usage): number {
+  const total = unboundedPico(pricing, usage);
+  return total < MAX_PICO ? total : Number.isNaN(total) ? 0 : MAX_PICO;
+}
+
+function unboundedPico(pricing: Pricing, usage: Usage): number {
   const prompt = Math.max(0, usage.prompt_tokens ?? 0);
   const cached = Math.min(prompt, Math.max(0, usage.cached_tokens ?? 0));
   const written = Math.min(prompt - cached, Math.max(0, usage.cache_write_tokens ?? 0));
@@ -47,9 +64,9 @@ export function costPico(pricing: Pricing, usage: Usage): number {
  * nearest micro-USD. Use `costUsd` for the `usage.cost` figure returned to clients.
  */
 export function costOf(model: Pick<ModelInfo, 'pricing'>, usage: Usage): number {
-  return Math.round(costPico(model.pricing, usage) / PICO_PER_MICRO);
+  return Math.min(MAX_EXACT, Math.round(costPico(model.pricing, usage) / PICO_PER_MICRO));
 }
 
 export function costUsd(model: Pick<ModelInfo, 'pricing'>, usage: Usage): number {
-  return costPico(model.pricing, usage) / PICO_PER_USD;
+  return Math.min(MAX_EXACT / PICO_PER_MICRO, costPico(model.pricing, usage) / PICO_PER_USD);
 }

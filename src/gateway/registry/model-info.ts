@@ -1,3 +1,5 @@
+import { MAX_EXACT } from '../../store/column-bounds.js';
+
 /**
  * The registry entry for one model, in the field names of OpenRouter's model object so
  * `/v1/models` can return it almost as is. Prices are decimal strings of USD per unit.
@@ -63,8 +65,26 @@ export function normalizePrice(v: string | number, field = 'price'): string {
   if (!Number.isFinite(n) || n < 0 || (typeof v === 'string' && v.trim() === ''))
     throw new RangeError(`${field}: must be a non-negative number or numeric string`);
   if (n === 0) return '0';
+  // From 1e21 on toFixed answers in exponent form ("1e+300"), which the zero stripping below
+  // would cut to "1e+3"; such a number is an integer, written out in full.
+  if (n >= 1e21) return BigInt(n).toString();
   const fixed = n.toFixed(15).replace(/0+$/, '').replace(/\.$/, '');
   return fixed === '0' ? n.toExponential() : fixed;
+}
+
+/**
+ * The largest price an admin may set, in USD per unit (token, request, image, pixel): the largest
+ * quota, 2^53 - 1 micro-USD (docs/quotas.md). One unit priced above it would cost more than any
+ * quota or spend column can hold; no real price comes near (the dearest tokens cost about
+ * 0.0006 USD). Costs still saturate at 2^53 - 1 micro-USD for prices stored before the bound.
+ */
+export const MAX_PRICE_USD = Math.floor(MAX_EXACT / 1e6);
+
+/** One message per price above MAX_PRICE_USD, each naming its field under `prefix`. */
+export function priceBoundProblems(pricing: Record<string, unknown>, prefix = 'pricing'): string[] {
+  return Object.entries(pricing)
+    .filter(([, v]) => Number(v) > MAX_PRICE_USD)
+    .map(([k]) => `${prefix}.${k}: must be a number from 0 to ${MAX_PRICE_USD} (USD per unit)`);
 }
 
 export function normalizePricing(p: Record<string, string | number> | undefined, base?: Pricing): Pricing {

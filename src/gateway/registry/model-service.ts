@@ -1,5 +1,11 @@
 import { badRequest, conflict, notFound } from '../errors.js';
-import { type ModelInfo, type ModelInput, mergeModel, normalizePricing } from './model-info.js';
+import {
+  type ModelInfo,
+  type ModelInput,
+  mergeModel,
+  normalizePricing,
+  priceBoundProblems,
+} from './model-info.js';
 import type { RegistryState } from './registry-state.js';
 
 export interface ModelView extends ModelInfo {
@@ -59,8 +65,11 @@ export class ModelService {
       // Only the fields sent are stored, so later default-file updates still show through the rest.
       const pricing = input.pricing ? normalizePricing(input.pricing) : undefined;
       clean = { ...input };
-      if (input.pricing && pricing)
+      if (input.pricing && pricing) {
         clean.pricing = Object.fromEntries(Object.keys(input.pricing).map((k) => [k, pricing[k] ?? '0']));
+        const [tooHigh] = priceBoundProblems(clean.pricing);
+        if (tooHigh) throw new RangeError(tooHigh);
+      }
       mergeModel(undefined, clean, 'admin');
     } catch (err) {
       throw badRequest((err as Error).message, 'pricing');

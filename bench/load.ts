@@ -210,9 +210,16 @@ export async function openStreams(
  * moment each request is written, not from its due time, so the timer's own lateness (up to a
  * millisecond, worse when the generator's core is busy) is not charged to the target. Sends never
  * wait for responses, so a stalled target is still charged for every request it delayed (no
- * coordinated omission); `lagMaxMs` is the generator's worst lateness.
+ * coordinated omission); `lagMaxMs` is the generator's worst lateness. `samples`, when given,
+ * receives every answered request as [epoch ms of its write (performance.timeOrigin-based, µs
+ * precision), latency ms, status].
  */
-export async function paced(t: Target, rate: number, seconds: number): Promise<LoadResult> {
+export async function paced(
+  t: Target,
+  rate: number,
+  seconds: number,
+  samples?: Array<[number, number, number]>,
+): Promise<LoadResult> {
   const agent = new Agent({ keepAlive: true, maxSockets: 256 });
   const body = chatBody(false);
   const u = new URL(`${t.url}/v1/chat/completions`);
@@ -232,13 +239,16 @@ export async function paced(t: Target, rate: number, seconds: number): Promise<L
   const send = () =>
     new Promise<void>((resolve) => {
       let from = 0n;
+      let wall = 0;
       const req = httpRequest(
         { host: u.hostname, port: u.port, path: u.pathname, method: 'POST', agent, headers },
         (res) => {
           res.resume();
           res.on('end', () => {
-            if (res.statusCode === 200) times.push(Number(process.hrtime.bigint() - from) / 1e6);
+            const ms = Number(process.hrtime.bigint() - from) / 1e6;
+            if (res.statusCode === 200) times.push(ms);
             else non2xx++;
+            samples?.push([wall, ms, res.statusCode ?? 0]);
             resolve();
           });
         },
@@ -248,6 +258,7 @@ export async function paced(t: Target, rate: number, seconds: number): Promise<L
         resolve();
       });
       from = process.hrtime.bigint();
+      if (samples) wall = performance.timeOrigin + performance.now();
       req.end(body);
     });
   let lagMaxMs = 0;

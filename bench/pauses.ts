@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cannon, paced } from './load.js';
-import { buildAll } from './procs.js';
+import { buildAll, probeArgs } from './procs.js';
 import { startStack } from './stack.js';
 
 /**
@@ -14,16 +14,7 @@ import { startStack } from './stack.js';
  * `--env NAME=value` (repeatable) adds to the gateway's environment, e.g. a config setting.
  * Usage: node --import tsx bench/pauses.ts [seconds=8] [--no-build] [--pg] [--after-load] [--env K=V] [-- <extra node flags for the gateway>]
  */
-const args = process.argv.slice(2);
-const dash = args.indexOf('--');
-const extra = dash >= 0 ? args.slice(dash + 1) : [];
-const gatewayEnv: Record<string, string> = {};
-for (let i = 0; i < (dash >= 0 ? dash : args.length); i++)
-  if (args[i] === '--env') {
-    const [k, ...v] = (args[++i] ?? '').split('=');
-    gatewayEnv[k!] = v.join('=');
-  }
-const seconds = Number(args[0] && args[0] !== '--' && !args[0].startsWith('--') ? args[0] : 8);
+const { own: args, extra, gatewayEnv, seconds } = probeArgs(process.argv.slice(2), 8);
 if (!args.includes('--no-build')) buildAll();
 
 const dir = mkdtempSync(join(tmpdir(), 'modelgate-pauses-'));
@@ -37,7 +28,7 @@ const gcs = [];
 new PerformanceObserver((l) => { for (const e of l.getEntries()) gcs.push([e.detail?.kind ?? 0, e.duration]); }).observe({ entryTypes: ['gc'] });
 process.on('SIGUSR2', () => {
   const ms = (n) => Math.round(n / 1e4) / 100;
-  const kinds = { 1: 'scavenge', 2: 'mark-compact', 4: 'incremental', 8: 'weak-callbacks' };
+  const kinds = { 1: 'scavenge', 2: 'minor-mark-compact', 4: 'mark-compact', 8: 'incremental', 16: 'weak-callbacks' };
   const gc = {};
   for (const [k, d] of gcs) { const g = (gc[kinds[k] ?? k] ??= { n: 0, ms: 0, max_ms: 0 }); g.n++; g.ms = Math.round((g.ms + d) * 100) / 100; g.max_ms = Math.max(g.max_ms, Math.round(d * 100) / 100); }
   process.stderr.write('PAUSES ' + JSON.stringify({ loop_delay_ms: { p50: ms(h.percentile(50)), p99: ms(h.percentile(99)), p999: ms(h.percentile(99.9)), max: ms(h.max) }, gc }) + '\\n');

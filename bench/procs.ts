@@ -199,3 +199,25 @@ export function cleanEnv(extra: Record<string, string>): Record<string, string> 
   for (const k of ['PATH', 'HOME', 'TMPDIR', 'LANG']) if (process.env[k]) keep[k] = process.env[k]!;
   return { ...keep, NODE_ENV: 'production', ...extra };
 }
+
+/**
+ * The command line of the probe tools (pauses.ts, tail.ts): `[seconds] [options] [-- node flags]`.
+ * `own` is what comes before `--`, `extra` the node flags for the gateway after it, `gatewayEnv`
+ * the repeatable `--env NAME=value`, `seconds` the leading number (or `defaultSeconds`).
+ */
+export function probeArgs(
+  argv: readonly string[],
+  defaultSeconds: number,
+): { own: string[]; extra: string[]; gatewayEnv: Record<string, string>; seconds: number } {
+  const dash = argv.indexOf('--');
+  const own = dash >= 0 ? argv.slice(0, dash) : [...argv];
+  const extra = dash >= 0 ? argv.slice(dash + 1) : [];
+  const gatewayEnv: Record<string, string> = {};
+  for (let i = 0; i < own.length; i++)
+    if (own[i] === '--env') {
+      const [k, ...v] = (own[++i] ?? '').split('=');
+      gatewayEnv[k!] = v.join('=');
+    }
+  const seconds = Number(own[0] && !own[0].startsWith('--') ? own[0] : defaultSeconds);
+  return { own, extra, gatewayEnv, seconds };
+}

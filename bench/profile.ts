@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { formatSummary, summarize } from './cpuprofile-top.js';
-import { cannon, type Target } from './load.js';
+import { cannon, paced, type Target } from './load.js';
 import { ROOT } from './procs.js';
 import { startStack } from './stack.js';
 
@@ -13,6 +13,8 @@ import { startStack } from './stack.js';
  * warm-up left out), with the requests served, so two profiles compare per request. The raw
  * .cpuprofile stays in a temp dir (open it in Chrome DevTools or speedscope for a flame graph);
  * the summary goes to bench/results/profile-<db>-<mode>-latest.txt.
+ * Mode 'paced' drives non-streaming requests at an even `rate` per second instead (paced() in
+ * load.ts), the latency scenario's load.
  */
 export async function profile(
   seconds: number,
@@ -20,8 +22,9 @@ export async function profile(
   o: {
     pg?: boolean;
     built?: boolean;
-    mode?: 'both' | 'stream' | 'nonstream';
+    mode?: 'both' | 'stream' | 'nonstream' | 'paced';
     target?: 'gateway' | 'baseline';
+    rate?: number;
   } = {},
 ): Promise<void> {
   const { pg = false, built = false, mode = 'both', target = 'gateway' } = o;
@@ -45,16 +48,26 @@ export async function profile(
     };
     const kinds = mode === 'both' ? [false, true] : [mode === 'stream'];
     const each = Math.max(1, Math.round(seconds / kinds.length));
-    for (const stream of kinds) await cannon(t, { stream, duration: 3 / kinds.length, connections });
-    const started = Date.now();
-    for (const stream of kinds) {
-      const r = await cannon(t, { stream, duration: each, connections });
+    if (mode === 'paced') {
+      const rate = o.rate ?? 1000;
+      await paced(t, rate, 3);
+      const started = Date.now();
+      const r = await paced(t, rate, seconds);
       served += r.ok;
-      process.stderr.write(
-        `profiled load: ${r.rps.toFixed(0)} req/s ${stream ? 'streaming' : 'non-streaming'}\n`,
-      );
+      measuredMs = Date.now() - started;
+      process.stderr.write(`profiled load: paced ${rate} req/s, p99 ${r.p99.toFixed(2)} ms\n`);
+    } else {
+      for (const stream of kinds) await cannon(t, { stream, duration: 3 / kinds.length, connections });
+      const started = Date.now();
+      for (const stream of kinds) {
+        const r = await cannon(t, { stream, duration: each, connections });
+        served += r.ok;
+        process.stderr.write(
+          `profiled load: ${r.rps.toFixed(0)} req/s ${stream ? 'streaming' : 'non-streaming'}\n`,
+        );
+      }
+      measuredMs = Date.now() - started;
     }
-    measuredMs = Date.now() - started;
     await proc.stop();
   } finally {
     await stack.close();

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { GatewayError } from '../gateway/errors.js';
 import type { ApiKeyRow, ApiKeysRepo } from '../store/api-keys-repo.js';
 import type { UsersRepo } from '../store/users-repo.js';
@@ -29,17 +29,29 @@ function repos(delayMs: number) {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/**
+ * Cache ages are read from `Date.now()`, which these tests move by hand (it stands still
+ * otherwise), so they do not depend on how late a timer fires on a loaded machine. The lookups'
+ * own delays and `sleep` use real timers: waiting for a lookup ages no cache entry.
+ */
+const advance = (ms: number) => vi.setSystemTime(Date.now() + ms);
 
 /** A key verified once and then left for 60% of its cache time (the second half starts refreshes). */
 async function pastHalf(cacheMs: number) {
   const { keys, users, state } = repos(5);
   const svc = new ApiKeyService(keys, users, cacheMs);
   await svc.verify(SECRET);
-  await sleep(cacheMs * 0.6);
+  advance(cacheMs * 0.6);
   return { svc, state };
 }
 
 describe('API key verification cache', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
   it('concurrent requests for a key not in the cache share one lookup', async () => {
     const { keys, users, state } = repos(20);
     const svc = new ApiKeyService(keys, users, 1_000);
@@ -53,8 +65,10 @@ describe('API key verification cache', () => {
     const { svc, state } = await pastHalf(1_000);
     for (let i = 0; i < 20; i++) expect(svc.verifyCached(SECRET)?.key.id).toBe(1);
     expect(state.keyLookups).toBe(2);
-    // ~1,055 ms: the first entry has expired; the refreshed one (until ~1,605) still serves.
-    await sleep(450);
+    await sleep(30); // the background lookup answers (5 ms)
+    // 1,050 ms: the first entry has expired; the refreshed one (until 1,600) still serves, and
+    // is not yet past its own half.
+    advance(450);
     expect(svc.verifyCached(SECRET)?.key.id).toBe(1);
     expect(state.keyLookups).toBe(2);
   });
@@ -77,7 +91,7 @@ describe('API key verification cache', () => {
     await sleep(10);
     for (let i = 0; i < 20; i++) expect(svc.verifyCached(SECRET)?.key.id).toBe(1);
     expect(state.keyLookups).toBe(2); // paused for a quarter of the cache time, not one per request
-    await sleep(260);
+    advance(260);
     state.down = false;
     expect(svc.verifyCached(SECRET)?.key.id).toBe(1);
     expect(state.keyLookups).toBe(3);

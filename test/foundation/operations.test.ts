@@ -114,7 +114,8 @@ describe('operations', () => {
         headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}` },
         body: JSON.stringify({ model: 'acme/slow', messages: [{ role: 'user', content: 'hi' }] }),
       }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
-      await new Promise((r) => setTimeout(r, 200));
+      // In flight: the gateway has forwarded it (the upstream answers 600 ms later).
+      await expect.poll(() => up.requests.length, { timeout: 5_000, interval: 10 }).toBe(1);
       const stopped = gw.stop();
       const r = await pending;
       expect(r.status).toBe(200);

@@ -26,7 +26,7 @@ beforeAll(async () => {
     'GET /two-reads': {
       sse: [
         delta('a') + delta('b') + delta('c'),
-        { delayMs: 30 },
+        { delayMs: 200 }, // a pause no stall of this process should bridge
         delta('d', 'stop') + usage,
         'data: [DONE]\n\n',
       ],

@@ -361,7 +361,8 @@ describe('circuit breaker and key health', () => {
         first_byte_timeout_ms: 300,
         circuit_failures: 2,
         circuit_window_ms: 10_000,
-        circuit_cooldown_ms: 400,
+        // Long enough for the calls a test makes while the circuit is open, on a loaded machine.
+        circuit_cooldown_ms: 1_500,
       },
     });
   });
@@ -386,7 +387,7 @@ describe('circuit breaker and key health', () => {
       .snapshot()
       .find((s) => s.target.endsWith(':acme/m') && s.state !== 'closed');
     expect(open?.state).toBe('open');
-    await new Promise((r) => setTimeout(r, 450));
+    await new Promise((r) => setTimeout(r, 1_600));
     ups.a.on(ROUTE, answer('a'));
     // Half-open: one probe goes through; it succeeds and closes the circuit.
     expect((await call()).body.provider).toBe('a');
@@ -398,7 +399,7 @@ describe('circuit breaker and key health', () => {
     ups.a.on(ROUTE, E500);
     await call();
     await call();
-    await new Promise((r) => setTimeout(r, 450));
+    await new Promise((r) => setTimeout(r, 1_600));
     const n = ups.a.requests.length;
     expect((await call()).body.provider).toBe('b');
     expect(ups.a.requests.length).toBe(n + 1);

@@ -46,7 +46,8 @@ describe.skipIf(!onPostgres)('PostgreSQL statement timeout', () => {
   });
 
   it('a query that gets no pool connection within connect_timeout_ms fails instead of waiting', async () => {
-    const d = openDatabase(t.url, { poolSize: 1, connectTimeoutMs: 200 });
+    // 1 s: the same bound also covers opening `held` (a new backend, slower on a loaded machine).
+    const d = openDatabase(t.url, { poolSize: 1, connectTimeoutMs: 1_000 });
     const held = await d.pgPool!.connect();
     try {
       const t0 = Date.now();
@@ -115,7 +116,8 @@ describe.skipIf(!onPostgres)('a request waiting on a database lock', () => {
     up = await startFakeUpstream({ 'POST /v1/chat/completions': { json: oaCompletion('ok') } });
     c = await startChatGateway(
       {
-        database: { statement_timeout_ms: 300 },
+        // Every query of this gateway has it, set-up included: 1 s, not less, for a loaded machine.
+        database: { statement_timeout_ms: 1_000 },
         channels: [
           {
             name: 'up',

@@ -24,6 +24,12 @@ const variants: Array<{
   { name: 'baseline proxy' },
   { name: 'production (key with quota)' },
   { name: 'semi-space 32 MB', flags: ['--max-semi-space-size=32'] },
+  { name: 'V8 --optimize-for-size', flags: ['--optimize-for-size'] },
+  {
+    name: 'V8 semi-space 8, heap growing 50%',
+    flags: ['--max-semi-space-size=8', '--heap-growing-percent=50'],
+  },
+  { name: 'V8 heap growing 50%', flags: ['--heap-growing-percent=50'] },
   { name: 'unlimited key', quota: null },
   { name: 'unlimited key, metrics off', quota: null, env: { MODELGATE_METRICS_ENABLED: 'false' } },
 ];

@@ -7,13 +7,14 @@ import { startStack } from './stack.js';
  * (`--trace-gc-nvp`): scavenges and mark-compacts, their pauses, and the bytes promoted to the
  * old generation per request (what a major GC must later collect, and what RSS carries until
  * then). `--pg` runs the gateway on PostgreSQL + Redis.
- * Usage: node --import tsx bench/gc.ts [--stream] [--baseline] [--pg] [--no-build]
+ * Usage: node --import tsx bench/gc.ts [--stream] [--baseline] [--pg] [--no-build] [-- <node flags for the proxy>]
  */
 const stream = process.argv.includes('--stream');
 const base = process.argv.includes('--baseline');
 const pg = process.argv.includes('--pg');
 if (!process.argv.includes('--no-build')) buildAll();
-const flags = ['--trace-gc-nvp'];
+const dash = process.argv.indexOf('--');
+const flags = ['--trace-gc-nvp', ...(dash >= 0 ? process.argv.slice(dash + 1) : [])];
 const stack = await startStack({
   built: true,
   pg: pg && !base,

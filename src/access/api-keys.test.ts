@@ -31,8 +31,8 @@ function repos(delayMs: number) {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /**
  * Cache ages are read from `Date.now()`, which these tests move by hand (it stands still
- * otherwise), so they do not depend on how late a timer fires on a loaded machine. The lookups'
- * own delays and `sleep` use real timers: waiting for a lookup ages no cache entry.
+ * otherwise), so no cache entry ages while a test waits, however late a timer fires on a loaded
+ * machine. The lookups' own delays and `sleep` use real timers.
  */
 const advance = (ms: number) => vi.setSystemTime(Date.now() + ms);
 
@@ -65,7 +65,10 @@ describe('API key verification cache', () => {
     const { svc, state } = await pastHalf(1_000);
     for (let i = 0; i < 20; i++) expect(svc.verifyCached(SECRET)?.key.id).toBe(1);
     expect(state.keyLookups).toBe(2);
-    await sleep(30); // the background lookup answers (5 ms)
+    // The background lookup (key, then user, 5 ms each) lands: the user timer is queued before
+    // the 30 ms one, so it fires (and its continuation runs) first however late both are.
+    await vi.waitFor(() => expect(state.userLookups).toBe(2));
+    await sleep(30);
     // 1,050 ms: the first entry has expired; the refreshed one (until 1,600) still serves, and
     // is not yet past its own half.
     advance(450);

@@ -26,7 +26,7 @@ beforeAll(async () => {
     'GET /two-reads': {
       sse: [
         delta('a') + delta('b') + delta('c'),
-        { delayMs: 200 }, // a pause no stall of this process should bridge
+        { delayMs: 200 }, // a pause a stall of this process (which also runs the upstream) is unlikely to bridge
         delta('d', 'stop') + usage,
         'data: [DONE]\n\n',
       ],

@@ -12,7 +12,7 @@ import { startStack } from './stack.js';
  * With --promoted, only what survived the scavenges (objects young collections did not free:
  * promoted to the old generation, or still young at the end), which is what grows the old
  * generation between major GCs.
- * Usage: node --import tsx bench/alloc.ts [rows=25] [--no-build] [--promoted] [--stream]
+ * Usage: node --import tsx bench/alloc.ts [rows=25] [--no-build] [--promoted] [--stream] [-- <node flags for both proxies>]
  */
 const rows = Number(process.argv[2]) > 0 ? Number(process.argv[2]) : 25;
 if (!process.argv.includes('--no-build')) buildAll();
@@ -35,7 +35,8 @@ process.on('SIGUSR2', () => {
 });
 `,
 );
-const flags = ['--import', probe];
+const dash = process.argv.indexOf('--');
+const flags = ['--import', probe, ...(dash >= 0 ? process.argv.slice(dash + 1) : [])];
 const stack = await startStack({
   built: true,
   withBaseline: true,

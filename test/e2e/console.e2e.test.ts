@@ -247,20 +247,24 @@ describe('console in a real browser', () => {
     await page.locator(`#pg-model option[value="${gw.chatModel}"]`).waitFor({ state: 'attached' });
     expect(await page.getByLabel('Model').inputValue()).toBe(gw.chatModel);
     await page.getByLabel('Message').fill('Say hello');
+    // Every text the answer shows is recorded in the page as it renders (polling it from here,
+    // a round trip per look, could miss partial answers on a loaded machine).
+    await page.evaluate(`(() => {
+      window.__answers = [];
+      new MutationObserver(() => {
+        const t = document.querySelector('[data-testid="assistant-message"] .msg-text')?.textContent ?? '';
+        if (t && window.__answers.at(-1) !== t) window.__answers.push(t);
+      }).observe(document.body, { subtree: true, childList: true, characterData: true });
+    })()`);
     await page.getByLabel('Message').press('Enter');
 
     const answer = page.getByTestId('assistant-message').locator('.msg-text');
-    const seen = new Set<string>();
     const full = ANSWER.join('');
-    for (let i = 0; i < 200; i++) {
-      const text = (await answer.textContent()) ?? '';
-      if (text) seen.add(text);
-      if (text === full) break;
-      await page.waitForTimeout(25);
-    }
-    expect([...seen].at(-1)).toBe(full);
+    await expect.poll(() => answer.textContent(), { timeout: 15_000 }).toBe(full);
+    const seen = (await page.evaluate('window.__answers')) as string[];
+    expect(seen.at(-1)).toBe(full);
     // Partial answers were on screen before the last token arrived.
-    expect([...seen].filter((t) => t.length < full.length).length).toBeGreaterThanOrEqual(3);
+    expect(seen.filter((t) => t.length < full.length).length).toBeGreaterThanOrEqual(3);
     const usage = page.getByTestId('usage');
     await usage.waitFor();
     expect(await usage.textContent()).toMatch(/12 in · 11 out/);

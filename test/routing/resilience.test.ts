@@ -151,8 +151,9 @@ describe('retries and fallbacks (non-stream)', () => {
     const t0 = Date.now();
     const r = await chat({ provider: { only: ['a'] } });
     expect(r.status).toBe(504);
-    // undici's first-byte timer ticks coarsely (about 0.5 s), hence the loose bound.
-    expect(Date.now() - t0).toBeLessThan(4500);
+    // Three timeouts of 300 ms on undici's coarse (~0.5 s) timer take 1.5-3 s; the loose bound
+    // only tells a timeout from a hang, on a loaded machine too.
+    expect(Date.now() - t0).toBeLessThan(10_000);
     expect(r.headers.get('x-modelgate-attempts')).toMatch(/^a\/acme\/m=timeout(, a\/acme\/m=timeout){2}$/);
     const fb = await chat();
     expect(fb.body.provider).toBe('b');

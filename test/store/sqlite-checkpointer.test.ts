@@ -53,7 +53,9 @@ describe('SQLite checkpoint worker lifetime', () => {
 
   it('runs only while there are writes to checkpoint: starts after enough changes, exits when idle', async () => {
     const db = setup();
-    const c = startCheckpointer(db.conn, db.file, { intervalMs: 50, startAfterChanges: 100, idleChecks: 3 });
+    // 20 idle checks of 50 ms: a worker lives ~1 s, which a 20 ms poll cannot miss however
+    // loaded the machine.
+    const c = startCheckpointer(db.conn, db.file, { intervalMs: 50, startAfterChanges: 100, idleChecks: 20 });
     try {
       expect(db.conn.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
       db.write(50);
@@ -86,8 +88,7 @@ describe('SQLite checkpoint worker lifetime', () => {
       await expect
         .poll(() => db.conn.pragma('wal_autocheckpoint', { simple: true }), { timeout: 5000, interval: 20 })
         .toBe(1000);
-      await new Promise((r) => setTimeout(r, 200));
-      expect(c.running).toBe(false);
+      await expect.poll(() => c.running, { timeout: 5000, interval: 20 }).toBe(false);
     } finally {
       await c.stop();
       db.conn.close();

@@ -47,8 +47,18 @@ export async function startGateway(
       const grace = config.server.shutdown_grace_ms;
       const timer = setTimeout(() => app.server.closeAllConnections?.(), grace);
       timer.unref();
-      await app.close();
-      clearTimeout(timer);
+      // close() ends the keep-alive connections idle at that moment; one still serving a request
+      // turns idle once it is answered and would hold the stop until the grace ran out (a client
+      // that sends more on it gets a 503 with `Connection: close`). So idle ones are closed as
+      // they appear.
+      const idle = setInterval(() => app.server.closeIdleConnections?.(), 50);
+      idle.unref();
+      try {
+        await app.close();
+      } finally {
+        clearInterval(idle);
+        clearTimeout(timer);
+      }
       await services.close();
     })();
     return stopping;

@@ -77,7 +77,7 @@ describe('operations', () => {
     }
   });
 
-  it('lets an in-flight request finish on shutdown, then refuses new connections', async () => {
+  it('lets an in-flight request finish on shutdown, then refuses new connections, without waiting out the grace', async () => {
     const up = await startFakeUpstream({
       'POST /v1/chat/completions': {
         delayMs: 600,
@@ -103,6 +103,9 @@ describe('operations', () => {
       ],
       models: [{ id: 'acme/slow', context_length: 1000 }],
       log: { level: 'silent' },
+      // A grace the stop must not wait out: the client's keep-alive connection turns idle once
+      // answered, and is closed then.
+      server: { host: '127.0.0.1', port: 0, serve_console: false, shutdown_grace_ms: 60_000 },
     });
     const gw = await startGateway(config, capture().log);
     try {
@@ -120,7 +123,11 @@ describe('operations', () => {
       const r = await pending;
       expect(r.status).toBe(200);
       expect(r.body.choices[0].message.content).toBe('finished');
-      await stopped;
+      const outcome = await Promise.race([
+        stopped.then(() => 'stopped'),
+        new Promise((res) => setTimeout(() => res('still stopping after 20 s'), 20_000).unref()),
+      ]);
+      expect(outcome).toBe('stopped');
       await expect(fetch(`${gw.url}/healthz`)).rejects.toThrow();
     } finally {
       await gw.stop();

@@ -1,3 +1,5 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
 import { pino } from 'pino';
 import { ConfigError, loadConfig } from './config/load-config.js';
@@ -28,6 +30,12 @@ export async function startGateway(
   const services = await createServices(config, log);
   const boot = await services.users.bootstrapRoot(config.auth.root_password);
   const app = await buildApp(services, { logger: log });
+  // Open connections, so a stop can close each keep-alive connection after its last answer.
+  const sockets = new Set<Socket>();
+  app.server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
   await app.listen({ host: config.server.host, port: config.server.port });
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.server.port;
@@ -47,16 +55,18 @@ export async function startGateway(
       const grace = config.server.shutdown_grace_ms;
       const timer = setTimeout(() => app.server.closeAllConnections?.(), grace);
       timer.unref();
-      // close() ends the keep-alive connections idle at that moment; one still serving a request
-      // turns idle once it is answered and would hold the stop until the grace ran out (a client
-      // that sends more on it gets a 503 with `Connection: close`). So idle ones are closed as
-      // they appear.
-      const idle = setInterval(() => app.server.closeIdleConnections?.(), 50);
-      idle.unref();
+      // close() ends the keep-alive connections idle at that moment. One still serving a request
+      // would stay open, idle, once it is answered, and hold the stop until the grace ran out:
+      // each is closed after its answer instead (answered with `Connection: close` where the
+      // headers are not sent yet), and so is any connection a request reaches while stopping.
+      app.server.on('request', (_req: IncomingMessage, res: ServerResponse) => closeAfter(res));
+      for (const socket of sockets) {
+        const res = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+        if (res) closeAfter(res);
+      }
       try {
         await app.close();
       } finally {
-        clearInterval(idle);
         clearTimeout(timer);
       }
       await services.close();
@@ -64,6 +74,18 @@ export async function startGateway(
     return stopping;
   };
   return { app, services, url, stop };
+}
+
+/**
+ * Ends the response's connection once the response is sent: `destroySoon` writes what is still
+ * queued first (an idle-connection sweep would cut a slow reader's tail).
+ */
+function closeAfter(res: ServerResponse): void {
+  if (!res.headersSent) res.shouldKeepAlive = false;
+  const socket = res.socket;
+  if (!socket) return;
+  if (res.writableFinished) socket.destroySoon();
+  else res.once('finish', () => socket.destroySoon());
 }
 
 export async function serve(): Promise<void> {

@@ -116,20 +116,27 @@ describe('operations', () => {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}` },
         body: JSON.stringify({ model: 'acme/slow', messages: [{ role: 'user', content: 'hi' }] }),
-      }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+      }).then(async (r) => ({
+        status: r.status,
+        connection: r.headers.get('connection'),
+        body: (await r.json()) as any,
+      }));
       // In flight: the gateway has forwarded it (the upstream answers 600 ms later).
       await expect.poll(() => up.requests.length, { timeout: 5_000, interval: 10 }).toBe(1);
       const stopped = gw.stop();
       const r = await pending;
       expect(r.status).toBe(200);
       expect(r.body.choices[0].message.content).toBe('finished');
+      // Answered after the stop began: the client is told not to reuse the connection.
+      expect(r.connection).toBe('close');
       const outcome = await Promise.race([
         stopped.then(() => 'stopped'),
-        new Promise((res) => setTimeout(() => res('still stopping after 20 s'), 20_000).unref()),
+        new Promise((res) => setTimeout(() => res('still stopping after 5 s'), 5_000).unref()),
       ]);
       expect(outcome).toBe('stopped');
       await expect(fetch(`${gw.url}/healthz`)).rejects.toThrow();
     } finally {
+      gw.app.server.closeAllConnections(); // a failed run does not wait out the grace
       await gw.stop();
       await up.close();
       await db.drop();

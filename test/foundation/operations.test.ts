@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load-config.js';
 import { LOG_REDACT } from '../../src/http/app.js';
 import { startGateway } from '../../src/main.js';
+import { oaChunk, sse } from '../chat/chat-helpers.js';
 import { createTestDatabase } from '../helpers/databases.js';
 import { startFakeUpstream } from '../helpers/fake-upstream.js';
 
@@ -137,6 +138,56 @@ describe('operations', () => {
       await expect(fetch(`${gw.url}/healthz`)).rejects.toThrow();
     } finally {
       gw.app.server.closeAllConnections(); // a failed run does not wait out the grace
+      await gw.stop();
+      await up.close();
+      await db.drop();
+    }
+  });
+
+  it('lets a stream in flight finish on shutdown: every event and [DONE], and the stop ends with it', async () => {
+    const events = sse([
+      oaChunk({ role: 'assistant', content: 'one ' }),
+      oaChunk({ content: 'two ' }),
+      oaChunk({ content: 'three' }, 'stop'),
+    ]);
+    // Stop begins after the first event; the rest trickle in 300 ms apart.
+    const up = await startFakeUpstream({
+      'POST /v1/chat/completions': {
+        sse: [events[0]!, { delayMs: 300 }, events[1]!, { delayMs: 300 }, ...events.slice(2)],
+      },
+    });
+    const { config, db } = await boot({
+      channels: [
+        { name: 's', kind: 'openai-compatible', base_url: `${up.url}/v1`, keys: ['k'], models: ['acme/s'] },
+      ],
+      models: [{ id: 'acme/s', context_length: 1000 }],
+      log: { level: 'silent' },
+      server: { host: '127.0.0.1', port: 0, serve_console: false, shutdown_grace_ms: 60_000 },
+    });
+    const gw = await startGateway(config, capture().log);
+    try {
+      const { secret } = await gw.services.apiKeys.create((await gw.services.repos.users.byId(1))!, {
+        name: 'drain',
+      });
+      const res = await fetch(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}` },
+        body: JSON.stringify({ model: 'acme/s', messages: [{ role: 'user', content: 'hi' }], stream: true }),
+      });
+      const reader = res.body!.getReader();
+      let text = new TextDecoder().decode((await reader.read()).value);
+      const stopped = gw.stop();
+      for (let r = await reader.read(); !r.done; r = await reader.read())
+        text += new TextDecoder().decode(r.value);
+      expect(text).toContain('"content":"three"');
+      expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true);
+      const outcome = await Promise.race([
+        stopped.then(() => 'stopped'),
+        new Promise((r) => setTimeout(() => r('still stopping after 5 s'), 5_000).unref()),
+      ]);
+      expect(outcome).toBe('stopped');
+    } finally {
+      gw.app.server.closeAllConnections();
       await gw.stop();
       await up.close();
       await db.drop();

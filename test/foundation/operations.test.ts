@@ -81,7 +81,7 @@ describe('operations', () => {
   it('lets an in-flight request finish on shutdown, then refuses new connections, without waiting out the grace', async () => {
     const up = await startFakeUpstream({
       'POST /v1/chat/completions': {
-        delayMs: 600,
+        delayMs: 2_000, // long enough that the stop surely begins while it is in flight
         json: {
           id: 'x',
           object: 'chat.completion',
@@ -122,7 +122,7 @@ describe('operations', () => {
         connection: r.headers.get('connection'),
         body: (await r.json()) as any,
       }));
-      // In flight: the gateway has forwarded it (the upstream answers 600 ms later).
+      // In flight: the gateway has forwarded it (the upstream answers 2 s later).
       await expect.poll(() => up.requests.length, { timeout: 5_000, interval: 10 }).toBe(1);
       const stopped = gw.stop();
       const r = await pending;

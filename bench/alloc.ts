@@ -1,8 +1,7 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cannon } from './load.js';
-import { buildAll } from './procs.js';
+import { buildAll, writeProbe } from './procs.js';
 import { startStack } from './stack.js';
 
 /**
@@ -16,11 +15,9 @@ import { startStack } from './stack.js';
  */
 const rows = Number(process.argv[2]) > 0 ? Number(process.argv[2]) : 25;
 if (!process.argv.includes('--no-build')) buildAll();
-const dir = mkdtempSync(join(tmpdir(), 'modelgate-alloc-'));
-const probe = join(dir, 'probe.mjs');
-writeFileSync(
-  probe,
-  `import { Session } from 'node:inspector';
+const { dir, probe } = writeProbe(
+  'alloc',
+  (dir) => `import { Session } from 'node:inspector';
 import { writeFileSync } from 'node:fs';
 const s = new Session();
 s.connect();

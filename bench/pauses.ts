@@ -1,8 +1,5 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { cannon, paced } from './load.js';
-import { buildAll, probeArgs } from './procs.js';
+import { buildAll, GC_KINDS, probeArgs, writeProbe } from './procs.js';
 import { startStack } from './stack.js';
 
 /**
@@ -17,18 +14,16 @@ import { startStack } from './stack.js';
 const { own: args, extra, gatewayEnv, seconds } = probeArgs(process.argv.slice(2), 8);
 if (!args.includes('--no-build')) buildAll();
 
-const dir = mkdtempSync(join(tmpdir(), 'modelgate-pauses-'));
-const probe = join(dir, 'probe.mjs');
-writeFileSync(
-  probe,
-  `import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
+const { probe } = writeProbe(
+  'pauses',
+  () => `import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 const h = monitorEventLoopDelay({ resolution: 1 });
 h.enable();
 const gcs = [];
 new PerformanceObserver((l) => { for (const e of l.getEntries()) gcs.push([e.detail?.kind ?? 0, e.duration]); }).observe({ entryTypes: ['gc'] });
 process.on('SIGUSR2', () => {
   const ms = (n) => Math.round(n / 1e4) / 100;
-  const kinds = { 1: 'scavenge', 2: 'minor-mark-compact', 4: 'mark-compact', 8: 'incremental', 16: 'weak-callbacks' };
+  const kinds = ${JSON.stringify(GC_KINDS)};
   const gc = {};
   for (const [k, d] of gcs) { const g = (gc[kinds[k] ?? k] ??= { n: 0, ms: 0, max_ms: 0 }); g.n++; g.ms = Math.round((g.ms + d) * 100) / 100; g.max_ms = Math.max(g.max_ms, Math.round(d * 100) / 100); }
   process.stderr.write('PAUSES ' + JSON.stringify({ loop_delay_ms: { p50: ms(h.percentile(50)), p99: ms(h.percentile(99)), p999: ms(h.percentile(99.9)), max: ms(h.max) }, gc }) + '\\n');

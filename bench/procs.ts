@@ -1,5 +1,6 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 export const ROOT = join(import.meta.dirname, '..');
@@ -220,4 +221,24 @@ export function probeArgs(
     }
   const seconds = Number(own[0] && !own[0].startsWith('--') ? own[0] : defaultSeconds);
   return { own, extra, gatewayEnv, seconds };
+}
+
+/** perf_hooks.constants.NODE_PERFORMANCE_GC_* as the probes name them (2 is V8's minor mark-compact). */
+export const GC_KINDS: Readonly<Record<number, string>> = {
+  1: 'scavenge',
+  2: 'minor-mark-compact',
+  4: 'mark-compact',
+  8: 'incremental',
+  16: 'weak-callbacks',
+};
+
+/**
+ * A probe for a proxy to preload (`--import <probe>`): an ES module written into a fresh temp
+ * directory, which `source` may use for its output files.
+ */
+export function writeProbe(name: string, source: (dir: string) => string): { dir: string; probe: string } {
+  const dir = mkdtempSync(join(tmpdir(), `modelgate-${name}-`));
+  const probe = join(dir, 'probe.mjs');
+  writeFileSync(probe, source(dir));
+  return { dir, probe };
 }

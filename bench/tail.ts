@@ -1,8 +1,7 @@
-import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cannon, paced } from './load.js';
-import { buildAll, probeArgs } from './procs.js';
+import { buildAll, GC_KINDS, probeArgs, writeProbe } from './procs.js';
 import { startStack } from './stack.js';
 
 /**
@@ -23,11 +22,9 @@ const ti = own.indexOf('--threshold');
 const threshold = ti >= 0 ? Number(own[ti + 1]) : 3;
 if (!own.includes('--no-build')) buildAll();
 
-const dir = mkdtempSync(join(tmpdir(), 'modelgate-tail-'));
-const probe = join(dir, 'probe.mjs');
-writeFileSync(
-  probe,
-  `import { PerformanceObserver, performance } from 'node:perf_hooks';
+const { dir, probe } = writeProbe(
+  'tail',
+  (dir) => `import { PerformanceObserver, performance } from 'node:perf_hooks';
 import { writeFileSync } from 'node:fs';
 const now = () => performance.timeOrigin + performance.now();
 let gcs = [], blocks = [];
@@ -61,14 +58,6 @@ type Ev = [number, number, number?];
 /** The gateway's loop blocks of every round (wall ms, duration) and the probe's clock pair. */
 const gatewayBlocks: Ev[] = [];
 let gatewayMono: [number, number] | undefined;
-/** perf_hooks.constants.NODE_PERFORMANCE_GC_* (2 is V8's minor mark-compact). */
-const KINDS: Record<number, string> = {
-  1: 'scavenge',
-  2: 'minor-mark-compact',
-  4: 'mark-compact',
-  8: 'incremental',
-  16: 'weak',
-};
 try {
   const gw = {
     name: 'gateway',
@@ -111,7 +100,7 @@ try {
       for (const [s, ms] of slow) {
         const g = overlaps(got!.gcs, s, s + ms);
         const k = g.length
-          ? [...new Set(g.map(([, , kind]) => KINDS[kind!] ?? String(kind)))].join('+')
+          ? [...new Set(g.map(([, , kind]) => GC_KINDS[kind!] ?? String(kind)))].join('+')
           : overlaps(got!.blocks, s, s + ms).length
             ? 'loop block, no GC'
             : 'neither';
@@ -119,7 +108,7 @@ try {
       }
       const gcBy: Record<string, { n: number; ms: number; max: number }> = {};
       for (const [, d, kind] of got!.gcs) {
-        const name = KINDS[kind!] ?? String(kind);
+        const name = GC_KINDS[kind!] ?? String(kind);
         const g = gcBy[name] ?? { n: 0, ms: 0, max: 0 };
         gcBy[name] = g;
         g.n++;

@@ -64,8 +64,8 @@ export interface DatabaseOptions {
   connectTimeoutMs?: number;
 }
 
-export const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
-export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
+const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 
 export function openDatabase(url: string, opts: DatabaseOptions = {}): Database {
   if (isPostgresUrl(url)) {

@@ -1,4 +1,4 @@
-import { MAX_EXACT } from '../../store/column-bounds.js';
+import { clampSpend, MAX_EXACT } from '../../store/column-bounds.js';
 import type { QuotaLedger, QuotaScope, Reservation, ReserveInput } from './quota-ledger.js';
 import { quotaExhausted } from './quota-ledger.js';
 
@@ -183,9 +183,7 @@ export class DeferredSettleLedger implements QuotaLedger {
     if (held.done) return;
     held.done = true;
     // Clamped: a bigint overflow on PostgreSQL would refuse the settlement, and every retry.
-    const actual = Number.isNaN(actualMicros)
-      ? 0
-      : Math.min(MAX_EXACT, Math.max(0, Math.round(actualMicros)));
+    const actual = clampSpend(actualMicros);
     const refund = held.micros - actual;
     // A refund of a hold stays counted on the database: it is credit for the next request.
     if (refund > 0) this.lease(held.keyId, held.userId).credit += refund;

@@ -1,4 +1,4 @@
-import { MAX_EXACT } from '../../store/column-bounds.js';
+import { clampSpend, MAX_EXACT } from '../../store/column-bounds.js';
 import type { QuotaLedger, Reservation, ReserveInput, SpendCounter } from './quota-ledger.js';
 import { quotaExhausted } from './quota-ledger.js';
 
@@ -44,9 +44,7 @@ export class SpendLedger implements QuotaLedger {
     const held = reservation as HeldReservation;
     if (held.done) return;
     held.done = true;
-    const actual = Number.isNaN(actualMicros)
-      ? 0
-      : Math.min(MAX_EXACT, Math.max(0, Math.round(actualMicros)));
+    const actual = clampSpend(actualMicros);
     const delta = actual - held.micros;
     if (delta === 0) return;
     // Unconditional: the work is done, its cost is owed even past the limit.

@@ -7,7 +7,7 @@ import { LOG_REDACT } from '../../src/http/app.js';
 import { startGateway } from '../../src/main.js';
 import { oaChunk, sse } from '../chat/chat-helpers.js';
 import { createTestDatabase } from '../helpers/databases.js';
-import { startFakeUpstream } from '../helpers/fake-upstream.js';
+import { type FakeRoutes, startFakeUpstream } from '../helpers/fake-upstream.js';
 
 const PASSWORD = 'a-root-password-to-hide';
 
@@ -79,68 +79,35 @@ describe('operations', () => {
   });
 
   it('lets an in-flight request finish on shutdown, then refuses new connections, without waiting out the grace', async () => {
-    const up = await startFakeUpstream({
-      'POST /v1/chat/completions': {
-        delayMs: 2_000, // long enough that the stop surely begins while it is in flight
-        json: {
-          id: 'x',
-          object: 'chat.completion',
-          created: 1,
-          model: 'm',
-          choices: [{ index: 0, message: { role: 'assistant', content: 'finished' }, finish_reason: 'stop' }],
-          usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
-        },
+    const d = await drainSetup({
+      delayMs: 2_000, // long enough that the stop surely begins while it is in flight
+      json: {
+        id: 'x',
+        object: 'chat.completion',
+        created: 1,
+        model: 'm',
+        choices: [{ index: 0, message: { role: 'assistant', content: 'finished' }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
       },
     });
-    const { config, db } = await boot({
-      channels: [
-        {
-          name: 'slow',
-          kind: 'openai-compatible',
-          base_url: `${up.url}/v1`,
-          keys: ['k'],
-          models: ['acme/slow'],
-        },
-      ],
-      models: [{ id: 'acme/slow', context_length: 1000 }],
-      log: { level: 'silent' },
-      // A grace the stop must not wait out: the client's keep-alive connection turns idle once
-      // answered, and is closed then.
-      server: { host: '127.0.0.1', port: 0, serve_console: false, shutdown_grace_ms: 60_000 },
-    });
-    const gw = await startGateway(config, capture().log);
     try {
-      const { secret } = await gw.services.apiKeys.create((await gw.services.repos.users.byId(1))!, {
-        name: 'drain',
-      });
-      const pending = fetch(`${gw.url}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}` },
-        body: JSON.stringify({ model: 'acme/slow', messages: [{ role: 'user', content: 'hi' }] }),
-      }).then(async (r) => ({
+      const pending = d.chat(false).then(async (r) => ({
         status: r.status,
         connection: r.headers.get('connection'),
         body: (await r.json()) as any,
       }));
       // In flight: the gateway has forwarded it (the upstream answers 2 s later).
-      await expect.poll(() => up.requests.length, { timeout: 5_000, interval: 10 }).toBe(1);
-      const stopped = gw.stop();
+      await expect.poll(() => d.up.requests.length, { timeout: 5_000, interval: 10 }).toBe(1);
+      const stopped = d.gw.stop();
       const r = await pending;
       expect(r.status).toBe(200);
       expect(r.body.choices[0].message.content).toBe('finished');
       // Answered after the stop began: the client is told not to reuse the connection.
       expect(r.connection).toBe('close');
-      const outcome = await Promise.race([
-        stopped.then(() => 'stopped'),
-        new Promise((res) => setTimeout(() => res('still stopping after 5 s'), 5_000).unref()),
-      ]);
-      expect(outcome).toBe('stopped');
-      await expect(fetch(`${gw.url}/healthz`)).rejects.toThrow();
+      expect(await within5s(stopped)).toBe('stopped');
+      await expect(fetch(`${d.gw.url}/healthz`)).rejects.toThrow();
     } finally {
-      gw.app.server.closeAllConnections(); // a failed run does not wait out the grace
-      await gw.stop();
-      await up.close();
-      await db.drop();
+      await d.close();
     }
   });
 
@@ -151,46 +118,64 @@ describe('operations', () => {
       oaChunk({ content: 'three' }, 'stop'),
     ]);
     // Stop begins after the first event; the rest trickle in 300 ms apart.
-    const up = await startFakeUpstream({
-      'POST /v1/chat/completions': {
-        sse: [events[0]!, { delayMs: 300 }, events[1]!, { delayMs: 300 }, ...events.slice(2)],
-      },
+    const d = await drainSetup({
+      sse: [events[0]!, { delayMs: 300 }, events[1]!, { delayMs: 300 }, ...events.slice(2)],
     });
-    const { config, db } = await boot({
-      channels: [
-        { name: 's', kind: 'openai-compatible', base_url: `${up.url}/v1`, keys: ['k'], models: ['acme/s'] },
-      ],
-      models: [{ id: 'acme/s', context_length: 1000 }],
-      log: { level: 'silent' },
-      server: { host: '127.0.0.1', port: 0, serve_console: false, shutdown_grace_ms: 60_000 },
-    });
-    const gw = await startGateway(config, capture().log);
     try {
-      const { secret } = await gw.services.apiKeys.create((await gw.services.repos.users.byId(1))!, {
-        name: 'drain',
-      });
-      const res = await fetch(`${gw.url}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}` },
-        body: JSON.stringify({ model: 'acme/s', messages: [{ role: 'user', content: 'hi' }], stream: true }),
-      });
-      const reader = res.body!.getReader();
+      const reader = (await d.chat(true)).body!.getReader();
       let text = new TextDecoder().decode((await reader.read()).value);
-      const stopped = gw.stop();
+      const stopped = d.gw.stop();
       for (let r = await reader.read(); !r.done; r = await reader.read())
         text += new TextDecoder().decode(r.value);
       expect(text).toContain('"content":"three"');
       expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true);
-      const outcome = await Promise.race([
-        stopped.then(() => 'stopped'),
-        new Promise((r) => setTimeout(() => r('still stopping after 5 s'), 5_000).unref()),
-      ]);
-      expect(outcome).toBe('stopped');
+      expect(await within5s(stopped)).toBe('stopped');
     } finally {
-      gw.app.server.closeAllConnections();
-      await gw.stop();
-      await up.close();
-      await db.drop();
+      await d.close();
     }
   });
 });
+
+/**
+ * A gateway whose one upstream answers chat with `route`, with a shutdown grace (60 s) no stop
+ * may wait out, and an API key: `chat` sends one request, `close` tears it all down (connections
+ * first, so a failed run does not wait out the grace).
+ */
+async function drainSetup(route: FakeRoutes[string]) {
+  const up = await startFakeUpstream({ 'POST /v1/chat/completions': route });
+  const { config, db } = await boot({
+    channels: [
+      { name: 'up', kind: 'openai-compatible', base_url: `${up.url}/v1`, keys: ['k'], models: ['acme/m'] },
+    ],
+    models: [{ id: 'acme/m', context_length: 1000 }],
+    log: { level: 'silent' },
+    server: { host: '127.0.0.1', port: 0, serve_console: false, shutdown_grace_ms: 60_000 },
+  });
+  const gw = await startGateway(config, capture().log);
+  const close = async () => {
+    gw.app.server.closeAllConnections();
+    await gw.stop();
+    await up.close();
+    await db.drop();
+  };
+  try {
+    const user = (await gw.services.repos.users.byId(1))!;
+    const { secret } = await gw.services.apiKeys.create(user, { name: 'drain' });
+    const chat = (stream: boolean) =>
+      fetch(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}` },
+        body: JSON.stringify({ model: 'acme/m', messages: [{ role: 'user', content: 'hi' }], stream }),
+      });
+    return { up, gw, chat, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+const within5s = (stopped: Promise<void>) =>
+  Promise.race([
+    stopped.then(() => 'stopped'),
+    new Promise((r) => setTimeout(() => r('still stopping after 5 s'), 5_000).unref()),
+  ]);

@@ -53,6 +53,8 @@ interface StartOptions {
   /** Regex whose first group is the listening URL, matched against stdout. */
   ready: RegExp;
   timeoutMs?: number;
+  /** A command that runs node, before it (e.g. valgrind and its options); it must exec node in place. */
+  wrap?: string[];
 }
 
 /**
@@ -61,9 +63,9 @@ interface StartOptions {
  */
 export function startNode(o: StartOptions): Promise<Proc> {
   const pin = o.cpus !== undefined && canPin();
-  const cmd = pin ? 'taskset' : process.execPath;
-  const args = pin ? ['-c', o.cpus!, process.execPath, ...o.args] : o.args;
-  const child = spawn(cmd, args, { cwd: ROOT, env: o.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const node = [...(o.wrap ?? []), process.execPath, ...o.args];
+  const [cmd, ...args] = pin ? ['taskset', '-c', o.cpus!, ...node] : node;
+  const child = spawn(cmd!, args, { cwd: ROOT, env: o.env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stderr!.on('data', (c: Buffer) => {

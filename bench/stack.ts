@@ -25,6 +25,11 @@ export interface StackOptions {
   gatewayFlags?: string[];
   /** Extra node flags for the baseline proxy. */
   baselineFlags?: string[];
+  /** A command that runs the gateway's or the baseline's node (valgrind, for `instructions.ts`). */
+  gatewayWrap?: string[];
+  baselineWrap?: string[];
+  /** How long a proxy may take to print its address (default 60 s for the gateway, 30 s for the baseline). */
+  startTimeoutMs?: number;
   withBaseline?: boolean;
   /** Run the compiled output of `buildAll()` instead of tsx. */
   built?: boolean;
@@ -82,7 +87,8 @@ export async function startStack(o: StackOptions = {}): Promise<Stack> {
       env: cleanEnv(env),
       cpus: PROXY_CPUS,
       ready: /listening on (http:\S+)/,
-      timeoutMs: 60_000,
+      timeoutMs: o.startTimeoutMs ?? 60_000,
+      wrap: o.gatewayWrap,
     });
     cleanups.unshift(() => gateway.stop());
     const baseline =
@@ -94,6 +100,8 @@ export async function startStack(o: StackOptions = {}): Promise<Stack> {
             env: cleanEnv({ PORT: '0', UPSTREAM_URL: `${upstream.url}/v1` }),
             cpus: PROXY_CPUS,
             ready: /listening on (http:\S+)/,
+            timeoutMs: o.startTimeoutMs ?? 30_000,
+            wrap: o.baselineWrap,
           });
     if (baseline) cleanups.unshift(() => baseline.stop());
     const apiKey = await createApiKey(gateway.url, o.keyQuota === undefined ? 1_000_000 : o.keyQuota);

@@ -1,0 +1,172 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import autocannon, { type Result } from 'autocannon';
+import { chatBody } from './load.js';
+import { buildAll } from './procs.js';
+import { startStack } from './stack.js';
+
+/**
+ * Instructions per request, counted by valgrind (callgrind) in the proxy under test: the one
+ * CPU figure this shared machine cannot move. Wall-clock CPU per request of the same build moves
+ * by 1.5x between 2 s windows here (bench/run.ts's rounds), while an instruction count repeats
+ * within a few percent, so a change of a few percent on the request path can be told from noise.
+ * Instructions are not time (cache misses, branch mispredictions and syscalls' kernel side are
+ * not in them), so this complements the saturation figures, never replaces them.
+ *
+ * Each proxy in turn runs under `valgrind --tool=callgrind` (all its threads: V8's compiler and
+ * GC helpers, libuv's pool, the SQLite checkpointer); the fake upstream and the load generator
+ * run natively. After a warm-up, each window zeroes the counters, sends a fixed number of
+ * requests over 10 connections and dumps: Ir of the window / its requests. Windows differ by
+ * what V8 does in them (a major GC, a late re-optimization), so the median is the figure.
+ *
+ * Usage: node --import tsx bench/instructions.ts [--requests 3000] [--windows 3]
+ *   [--warmup 8000] [--stream] [--pg] [--only baseline|gateway] [--no-build] [--objects]
+ * (`--objects` also splits the last window by where the instructions ran: JIT code ('???'),
+ * the node binary, libc, better-sqlite3, ...). Takes ~2 minutes per proxy; needs valgrind.
+ */
+const arg = (name: string, dflt: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : dflt;
+};
+const requests = arg('requests', 3000);
+const windows = arg('windows', 3);
+const warmup = arg('warmup', 8000);
+const stream = process.argv.includes('--stream');
+const pg = process.argv.includes('--pg');
+const objects = process.argv.includes('--objects');
+const onlyAt = process.argv.indexOf('--only');
+const only = onlyAt > 0 ? process.argv[onlyAt + 1] : undefined;
+const CONNECTIONS = 10;
+
+if (!process.argv.includes('--no-build')) buildAll();
+
+/** `n` requests over CONNECTIONS connections; the count of 2xx answers. */
+function send(url: string, headers: Record<string, string>, n: number): Promise<Result> {
+  return new Promise((resolve, reject) => {
+    autocannon(
+      {
+        url: `${url}/v1/chat/completions`,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: chatBody(stream),
+        connections: CONNECTIONS,
+        amount: n,
+        timeout: 120,
+      },
+      (err: Error | null, r: Result) => (err ? reject(err) : resolve(r)),
+    );
+  });
+}
+
+/** Self Ir by ELF object ("???" is code without a file: V8's JIT and its builtins' copies). */
+function byObject(file: string): Map<string, number> {
+  const names = new Map<string, string>();
+  const name = (v: string) => {
+    const m = /^\((\d+)\)(?: (.*))?$/.exec(v);
+    if (!m) return v;
+    if (m[2] !== undefined) names.set(m[1]!, m[2]);
+    return names.get(m[1]!) ?? v;
+  };
+  const out = new Map<string, number>();
+  let ob = '';
+  let afterCalls = false;
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    if (line.startsWith('ob=')) ob = name(line.slice(3));
+    else if (line.startsWith('cob=')) name(line.slice(4));
+    else if (line.startsWith('calls=')) afterCalls = true;
+    else if (/^[+-]?\d/.test(line)) {
+      // The line after calls= is the call's inclusive cost, not the caller's own.
+      if (!afterCalls) {
+        const ir = Number(line.split(' ')[1] ?? 0);
+        const short = ob.split('/').pop() ?? ob;
+        out.set(short, (out.get(short) ?? 0) + ir);
+      }
+      afterCalls = false;
+    }
+  }
+  return out;
+}
+
+function summary(file: string): number {
+  const m = /^summary: (\d+)/m.exec(readFileSync(file, 'utf8'));
+  if (!m) throw new Error(`no summary in ${file}`);
+  return Number(m[1]);
+}
+
+async function measure(which: 'baseline' | 'gateway'): Promise<number[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'modelgate-callgrind-'));
+  const wrap = [
+    'valgrind',
+    '--tool=callgrind',
+    `--callgrind-out-file=${join(dir, 'cg.%p')}`,
+    // V8 writes and rewrites machine code: without this valgrind runs stale translations.
+    '--smc-check=all-non-file',
+    '--dump-instr=no',
+    '--dump-line=no',
+    '--quiet',
+  ];
+  const stack = await startStack({
+    pg,
+    built: true,
+    withBaseline: which === 'baseline',
+    ...(which === 'baseline' ? { baselineWrap: wrap } : { gatewayWrap: wrap }),
+    startTimeoutMs: 600_000,
+  });
+  try {
+    const p = which === 'baseline' ? stack.baseline! : stack.gateway;
+    const headers: Record<string, string> =
+      which === 'gateway' ? { authorization: `Bearer ${stack.apiKey}` } : {};
+    const w = await send(p.url, headers, warmup);
+    if (w['2xx'] < warmup) process.stderr.write(`${which}: warm-up got ${w['2xx']} of ${warmup} answers\n`);
+    const perRequest: number[] = [];
+    let last = '';
+    for (let i = 0; i < windows; i++) {
+      execFileSync('callgrind_control', ['-z', String(p.pid)], { stdio: 'ignore' });
+      const r = await send(p.url, headers, requests);
+      const before = readdirSync(dir).length;
+      execFileSync('callgrind_control', [`--dump=window${i}`, String(p.pid)], { stdio: 'ignore' });
+      for (let t = 0; readdirSync(dir).length === before && t < 600; t++) await sleep(100);
+      await sleep(500); // the dump is written in one go, but let it finish
+      const files = readdirSync(dir)
+        .filter((f) => /^cg\.\d+\.\d+$/.test(f))
+        .sort((a, b) => Number(a.split('.').pop()) - Number(b.split('.').pop()));
+      last = join(dir, files.at(-1)!);
+      const ok = r['2xx'];
+      if (ok !== requests || r.errors || r.timeouts)
+        process.stderr.write(
+          `${which}: window ${i}: ${ok} answers, ${r.errors} errors, ${r.timeouts} timeouts\n`,
+        );
+      perRequest.push(summary(last) / ok);
+    }
+    if (objects) {
+      const rows = [...byObject(last)].sort((a, b) => b[1] - a[1]);
+      const total = rows.reduce((s, [, v]) => s + v, 0);
+      for (const [ob, ir] of rows.slice(0, 12))
+        process.stdout.write(
+          `  ${which} ${ob.padEnd(34)} ${((ir / total) * 100).toFixed(1).padStart(5)}%  ${Math.round(ir / requests).toLocaleString('en')} Ir/req\n`,
+        );
+    }
+    return perRequest;
+  } finally {
+    await stack.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const kIr = (x: number) => `${(x / 1000).toFixed(1)}k`;
+const results: Partial<Record<'baseline' | 'gateway', number>> = {};
+for (const which of ['baseline', 'gateway'] as const) {
+  if (only && only !== which) continue;
+  const xs = await measure(which);
+  results[which] = median(xs);
+  process.stdout.write(
+    `${which.padEnd(8)} ${stream ? 'streaming' : 'non-streaming'}${pg ? ' (PostgreSQL + Redis)' : ''}: ` +
+      `${kIr(median(xs))} instructions per request (windows: ${xs.map(kIr).join(', ')})\n`,
+  );
+}
+if (results.baseline && results.gateway)
+  process.stdout.write(`ratio gateway / baseline: ${(results.gateway / results.baseline).toFixed(3)}\n`);

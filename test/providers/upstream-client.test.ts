@@ -4,6 +4,7 @@
  */
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ClientGone } from '../../src/gateway/cancel.js';
 import { UpstreamError } from '../../src/gateway/errors.js';
 import { UpstreamClient } from '../../src/gateway/upstream/upstream-client.js';
 import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
@@ -127,5 +128,62 @@ describe('UpstreamClient', () => {
     );
     setTimeout(() => ac.abort(reason), 20);
     expect(await p).toBe(reason);
+  });
+
+  it('sendText joins a body split inside a UTF-8 character, and maps a stall or a cut in the body', async () => {
+    // Raw HTTP, so the two chunks split the two bytes of "é" between them.
+    const e = Buffer.from('é');
+    const srv = createServer((sock) => {
+      sock.once('data', () => {
+        sock.write('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n');
+        sock.write(Buffer.concat([Buffer.from('8\r\n{"a":"x'), e.subarray(0, 1), Buffer.from('\r\n')]));
+        setTimeout(() => {
+          sock.write(Buffer.concat([Buffer.from('3\r\n'), e.subarray(1), Buffer.from('"}\r\n0\r\n\r\n')]));
+        }, 50);
+      });
+    });
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+    const port = (srv.address() as { port: number }).port;
+    try {
+      const res = await client.sendText({ method: 'GET', url: `http://127.0.0.1:${port}/`, headers: {} });
+      expect(res.text).toBe('{"a":"xé"}');
+      expect(res.headers['content-type']).toBe('application/json');
+    } finally {
+      await client.close();
+      await new Promise<void>((r) => srv.close(() => r()));
+    }
+    const stall = await failure(client.sendText({ method: 'GET', url: `${up.url}/stall`, headers: {} }));
+    expect((stall as UpstreamError).kind).toBe('timeout');
+    const cut = await failure(client.sendText({ method: 'GET', url: `${up.url}/cut`, headers: {} }));
+    expect((cut as UpstreamError).kind).toBe('connection');
+  });
+
+  it('sendText: a client gone mid-body closes the upstream connection; a settled call leaves no listener', async () => {
+    const gone = new ClientGone();
+    const p = failure(client.sendText({ method: 'GET', url: `${up.url}/stall`, headers: {} }, {}, gone));
+    while (up.requests.at(-1)?.path !== '/stall') await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, 30)); // the first chunk is in: the abort lands mid-body
+    const reason = new Error('client disconnected');
+    gone.abort(reason);
+    expect(await p).toBe(reason);
+    expect((await up.requests.at(-1)!.closed).completed).toBe(false);
+    // Already gone before the call: rejected without a request.
+    const before = up.requests.length;
+    expect(
+      await failure(client.sendText({ method: 'GET', url: `${up.url}/ok`, headers: {} }, {}, gone)),
+    ).toBe(reason);
+    expect(up.requests.length).toBe(before);
+    // Each settled call (answer, timeout, reset) removes the listener it added.
+    const live = new Set<() => void>();
+    const signal = {
+      aborted: false,
+      reason: undefined,
+      addEventListener: (_t: 'abort', l: () => void) => void live.add(l),
+      removeEventListener: (_t: 'abort', l: () => void) => void live.delete(l),
+    };
+    await client.sendText({ method: 'GET', url: `${up.url}/ok`, headers: {} }, {}, signal);
+    await failure(client.sendText({ method: 'GET', url: `${up.url}/hang`, headers: {} }, {}, signal));
+    await failure(client.sendText({ method: 'GET', url: `${up.url}/reset`, headers: {} }, {}, signal));
+    expect(live.size).toBe(0);
   });
 });

@@ -147,26 +147,111 @@ export class UpstreamClient {
   }
 
   /**
-   * `send` then `text()` in one step, for answers read whole (non-streamed chat, listings): no
-   * body iterator or closures per request, one async frame fewer while the upstream works.
+   * The status, headers and whole body as text, for answers read whole (non-streamed chat,
+   * listings). Through undici's dispatch API with one handler object: `request()` + `text()`
+   * would add, per call, an AsyncResource, a Readable for the body with its nextTick-driven
+   * state machine, and the promise chain that drains it (see docs/performance.md, session 9).
+   * Timeouts, aborts and errors behave as `send` then `text()`.
    */
-  async sendText(
+  sendText(
     req: UpstreamHttpRequest,
     opts: SendOptions = {},
     signal = opts.signal,
   ): Promise<{ status: number; headers: UpstreamResponse['headers']; text: string }> {
-    if (signal?.aborted) throw signal.reason;
-    try {
-      const res = await this.dispatch(req, opts, signal);
-      return { status: res.statusCode, headers: res.headers, text: await res.body.text() };
-    } catch (err) {
-      throw mapNetworkError(err, signal);
-    }
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    const d = this.defaults;
+    const { origin, path } = splitUrl(req.url);
+    return new Promise((resolve, reject) => {
+      const handler = new TextHandler(resolve, reject, signal);
+      try {
+        this.agent(opts.connectTimeoutMs ?? d.connectTimeoutMs).dispatch(
+          {
+            origin,
+            path,
+            method: req.method,
+            headers: req.headers,
+            body: req.body,
+            headersTimeout: opts.firstByteTimeoutMs ?? d.firstByteTimeoutMs,
+            bodyTimeout: opts.idleTimeoutMs ?? d.idleTimeoutMs,
+          },
+          handler,
+        );
+      } catch (err) {
+        handler.onResponseError(undefined, err as Error);
+      }
+    });
   }
 
   async close(): Promise<void> {
     await Promise.all([...this.agents.values()].map((a) => a.close()));
     this.agents.clear();
+  }
+}
+
+type TextAnswer = { status: number; headers: UpstreamResponse['headers']; text: string };
+
+/**
+ * Collects one answer for `sendText`. Settles exactly once: with the body at its end, or with
+ * the mapped error (the abort reason when the caller's signal fired).
+ */
+class TextHandler implements Dispatcher.DispatchHandler {
+  private status = 0;
+  private headers: UpstreamResponse['headers'] = {};
+  private first: Buffer | undefined;
+  private rest: Buffer[] | undefined;
+  private controller: Dispatcher.DispatchController | undefined;
+  private settled = false;
+  private readonly onAbort: (() => void) | undefined;
+
+  constructor(
+    private readonly resolve: (a: TextAnswer) => void,
+    private readonly reject: (err: unknown) => void,
+    private readonly signal: CancelSignal | undefined,
+  ) {
+    if (signal) {
+      this.onAbort = () => this.controller?.abort((signal.reason as Error) ?? new Error('aborted'));
+      signal.addEventListener('abort', this.onAbort, { once: true });
+    }
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.signal?.aborted) controller.abort((this.signal.reason as Error) ?? new Error('aborted'));
+  }
+
+  onResponseStart(
+    _c: Dispatcher.DispatchController,
+    status: number,
+    headers: UpstreamResponse['headers'],
+  ): void {
+    if (status < 200) return; // 1xx: informational, the answer follows
+    this.status = status;
+    this.headers = headers;
+  }
+
+  onResponseData(_c: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.first === undefined) this.first = chunk;
+    else if (this.rest) this.rest.push(chunk);
+    else this.rest = [this.first, chunk];
+  }
+
+  onResponseEnd(): void {
+    if (this.settle()) return;
+    const body = this.rest ? Buffer.concat(this.rest) : this.first;
+    this.resolve({ status: this.status, headers: this.headers, text: body ? body.toString('utf8') : '' });
+  }
+
+  onResponseError(_c: Dispatcher.DispatchController | undefined, err: Error): void {
+    if (this.settle()) return;
+    this.reject(mapNetworkError(err, this.signal));
+  }
+
+  /** Marks the answer settled and detaches from the signal; true if it already was. */
+  private settle(): boolean {
+    if (this.settled) return true;
+    this.settled = true;
+    if (this.onAbort) this.signal!.removeEventListener('abort', this.onAbort);
+    return false;
   }
 }
 

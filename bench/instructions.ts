@@ -23,20 +23,25 @@ import { startStack } from './stack.js';
  * what V8 does in them (a major GC, a late re-optimization), so the median is the figure.
  *
  * Usage: node --import tsx bench/instructions.ts [--requests 3000] [--windows 3]
- *   [--warmup 8000] [--stream] [--pg] [--only baseline|gateway] [--no-build] [--objects]
- * (`--objects` also splits the last window by where the instructions ran: JIT code ('???'),
- * the node binary, libc, better-sqlite3, ...). Takes ~2 minutes per proxy; needs valgrind.
+ *   [--warmup 20000] [--stream] [--pg] [--only baseline|gateway] [--no-build] [--objects]
+ *   [--functions <n>]
+ * `--objects` also splits the last window by where the instructions ran: JIT code ('???'), the
+ * node binary (V8's builtins, interpreter, compiler and GC, and Node's C++), libc,
+ * better-sqlite3; `--functions <n>` lists its n costliest functions. Needs valgrind; takes
+ * ~6 minutes for the baseline and ~15 for the gateway with the default 20,000 warm-up requests
+ * (with fewer, the gateway's windows still fall as V8 optimizes: 8,000 left it ~15% high).
  */
 const arg = (name: string, dflt: number) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? Number(process.argv[i + 1]) : dflt;
 };
 const requests = arg('requests', 3000);
-const windows = arg('windows', 3);
-const warmup = arg('warmup', 8000);
+const windows = arg('windows', 5);
+const warmup = arg('warmup', 20000);
 const stream = process.argv.includes('--stream');
 const pg = process.argv.includes('--pg');
 const objects = process.argv.includes('--objects');
+const functions = arg('functions', 0);
 const onlyAt = process.argv.indexOf('--only');
 const only = onlyAt > 0 ? process.argv[onlyAt + 1] : undefined;
 const CONNECTIONS = 10;
@@ -61,33 +66,43 @@ function send(url: string, headers: Record<string, string>, n: number): Promise<
   });
 }
 
-/** Self Ir by ELF object ("???" is code without a file: V8's JIT and its builtins' copies). */
-function byObject(file: string): Map<string, number> {
-  const names = new Map<string, string>();
-  const name = (v: string) => {
+/**
+ * Self Ir of the dump by ELF object ("???" is code without a file: V8's JIT output) and by
+ * function (object:function; V8's builtins and interpreter handlers are named, JIT code is not).
+ */
+function selfCosts(file: string): { objects: Map<string, number>; functions: Map<string, number> } {
+  // Compressed names: "(id) name" the first time, "(id)" after; objects and functions apart.
+  const tables = { ob: new Map<string, string>(), fn: new Map<string, string>() };
+  const name = (kind: 'ob' | 'fn', v: string) => {
     const m = /^\((\d+)\)(?: (.*))?$/.exec(v);
     if (!m) return v;
-    if (m[2] !== undefined) names.set(m[1]!, m[2]);
-    return names.get(m[1]!) ?? v;
+    if (m[2] !== undefined) tables[kind].set(m[1]!, m[2]);
+    return tables[kind].get(m[1]!) ?? v;
   };
-  const out = new Map<string, number>();
+  const objects = new Map<string, number>();
+  const functions = new Map<string, number>();
   let ob = '';
+  let fn = '';
   let afterCalls = false;
   for (const line of readFileSync(file, 'utf8').split('\n')) {
-    if (line.startsWith('ob=')) ob = name(line.slice(3));
-    else if (line.startsWith('cob=')) name(line.slice(4));
+    if (line.startsWith('ob=')) ob = name('ob', line.slice(3));
+    else if (line.startsWith('fn=')) fn = name('fn', line.slice(3));
+    else if (line.startsWith('cob=')) name('ob', line.slice(4));
+    else if (line.startsWith('cfn=')) name('fn', line.slice(4));
     else if (line.startsWith('calls=')) afterCalls = true;
     else if (/^[+-]?\d/.test(line)) {
       // The line after calls= is the call's inclusive cost, not the caller's own.
       if (!afterCalls) {
         const ir = Number(line.split(' ')[1] ?? 0);
         const short = ob.split('/').pop() ?? ob;
-        out.set(short, (out.get(short) ?? 0) + ir);
+        objects.set(short, (objects.get(short) ?? 0) + ir);
+        const f = `${short}:${fn}`;
+        functions.set(f, (functions.get(f) ?? 0) + ir);
       }
       afterCalls = false;
     }
   }
-  return out;
+  return { objects, functions };
 }
 
 function summary(file: string): number {
@@ -141,13 +156,20 @@ async function measure(which: 'baseline' | 'gateway'): Promise<number[]> {
         );
       perRequest.push(summary(last) / ok);
     }
-    if (objects) {
-      const rows = [...byObject(last)].sort((a, b) => b[1] - a[1]);
-      const total = rows.reduce((s, [, v]) => s + v, 0);
-      for (const [ob, ir] of rows.slice(0, 12))
-        process.stdout.write(
-          `  ${which} ${ob.padEnd(34)} ${((ir / total) * 100).toFixed(1).padStart(5)}%  ${Math.round(ir / requests).toLocaleString('en')} Ir/req\n`,
-        );
+    if (objects || functions) {
+      const costs = selfCosts(last);
+      const print = (m: Map<string, number>, n: number) => {
+        const rows = [...m].sort((a, b) => b[1] - a[1]);
+        const total = rows.reduce((s, [, v]) => s + v, 0);
+        for (const [k, ir] of rows.slice(0, n))
+          process.stdout.write(
+            `  ${which} ${((ir / total) * 100).toFixed(1).padStart(5)}% ${Math.round(ir / requests)
+              .toLocaleString('en')
+              .padStart(8)} Ir/req  ${k.slice(0, 110)}\n`,
+          );
+      };
+      if (objects) print(costs.objects, 12);
+      if (functions) print(costs.functions, functions);
     }
     return perRequest;
   } finally {

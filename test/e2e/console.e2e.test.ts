@@ -251,17 +251,21 @@ describe('console in a real browser', () => {
     // a round trip per look, could miss partial answers on a loaded machine).
     await page.evaluate(`(() => {
       window.__answers = [];
-      new MutationObserver(() => {
+      window.__answersObserver = new MutationObserver(() => {
         const t = document.querySelector('[data-testid="assistant-message"] .msg-text')?.textContent ?? '';
         if (t && window.__answers.at(-1) !== t) window.__answers.push(t);
-      }).observe(document.body, { subtree: true, childList: true, characterData: true });
+      });
+      window.__answersObserver.observe(document.body, { subtree: true, childList: true, characterData: true });
     })()`);
     await page.getByLabel('Message').press('Enter');
 
     const answer = page.getByTestId('assistant-message').locator('.msg-text');
     const full = ANSWER.join('');
     await expect.poll(() => answer.textContent(), { timeout: 15_000 }).toBe(full);
-    const seen = (await page.evaluate('window.__answers')) as string[];
+    // Stop recording: the later steps of this page need no observer on every change.
+    const seen = (await page.evaluate(
+      '(window.__answersObserver.disconnect(), window.__answers)',
+    )) as string[];
     expect(seen.at(-1)).toBe(full);
     // Partial answers were on screen before the last token arrived.
     expect(seen.filter((t) => t.length < full.length).length).toBeGreaterThanOrEqual(3);

@@ -89,6 +89,16 @@ describe('SQLite checkpoint worker lifetime', () => {
         .poll(() => db.conn.pragma('wal_autocheckpoint', { simple: true }), { timeout: 5000, interval: 20 })
         .toBe(1000);
       await expect.poll(() => c.running, { timeout: 5000, interval: 20 }).toBe(false);
+      // And it stays down: more than enough writes to start a worker, then ten poll intervals
+      // watched every 5 ms (a worker that respawned would run for tens of ms before failing).
+      db.write(50);
+      let seen = false;
+      for (const end = Date.now() + 500; Date.now() < end; ) {
+        seen ||= c.running;
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      expect(seen).toBe(false);
+      expect(db.conn.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
     } finally {
       await c.stop();
       db.conn.close();

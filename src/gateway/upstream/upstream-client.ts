@@ -49,6 +49,13 @@ export interface UpstreamResponse {
   dump(): Promise<void>;
 }
 
+/** A whole answer read by `sendText`. */
+export interface TextAnswer {
+  status: number;
+  headers: UpstreamResponse['headers'];
+  text: string;
+}
+
 export interface UpstreamClientOptions {
   /** Max connections per origin (undefined = unlimited, undici's default). */
   connectionsPerOrigin?: number;
@@ -109,15 +116,20 @@ export class UpstreamClient {
     return a;
   }
 
-  /** The undici call both readers share (not async: no frame of its own). */
-  private dispatch(
+  /** The Agent for these options (one per connect timeout). */
+  private agentFor(opts: SendOptions): Agent {
+    return this.agent(opts.connectTimeoutMs ?? this.defaults.connectTimeoutMs);
+  }
+
+  /** What undici is asked, for both readers: `request()` also takes the signal, `dispatch()` not. */
+  private options(
     req: UpstreamHttpRequest,
     opts: SendOptions,
-    signal: CancelSignal | undefined,
-  ): Promise<Dispatcher.ResponseData> {
+    signal?: CancelSignal,
+  ): Dispatcher.RequestOptions {
     const d = this.defaults;
     const { origin, path } = splitUrl(req.url);
-    return this.agent(opts.connectTimeoutMs ?? d.connectTimeoutMs).request({
+    return {
       origin,
       path,
       method: req.method,
@@ -127,7 +139,7 @@ export class UpstreamClient {
       signal: signal as AbortSignal | undefined,
       headersTimeout: opts.firstByteTimeoutMs ?? d.firstByteTimeoutMs,
       bodyTimeout: opts.idleTimeoutMs ?? d.idleTimeoutMs,
-    });
+    };
   }
 
   /** `signal` overrides `opts.signal`, so `opts` can be shared by all requests. */
@@ -139,7 +151,7 @@ export class UpstreamClient {
     if (signal?.aborted) throw signal.reason;
     let res: Dispatcher.ResponseData;
     try {
-      res = await this.dispatch(req, opts, signal);
+      res = await this.agentFor(opts).request(this.options(req, opts, signal));
     } catch (err) {
       throw mapNetworkError(err, signal);
     }
@@ -153,32 +165,10 @@ export class UpstreamClient {
    * state machine, and the promise chain that drains it (see docs/performance.md, session 9).
    * Timeouts, aborts and errors behave as `send` then `text()`.
    */
-  sendText(
-    req: UpstreamHttpRequest,
-    opts: SendOptions = {},
-    signal = opts.signal,
-  ): Promise<{ status: number; headers: UpstreamResponse['headers']; text: string }> {
+  sendText(req: UpstreamHttpRequest, opts: SendOptions = {}, signal = opts.signal): Promise<TextAnswer> {
     if (signal?.aborted) return Promise.reject(signal.reason);
-    const d = this.defaults;
-    const { origin, path } = splitUrl(req.url);
     return new Promise((resolve, reject) => {
-      const handler = new TextHandler(resolve, reject, signal);
-      try {
-        this.agent(opts.connectTimeoutMs ?? d.connectTimeoutMs).dispatch(
-          {
-            origin,
-            path,
-            method: req.method,
-            headers: req.headers,
-            body: req.body,
-            headersTimeout: opts.firstByteTimeoutMs ?? d.firstByteTimeoutMs,
-            bodyTimeout: opts.idleTimeoutMs ?? d.idleTimeoutMs,
-          },
-          handler,
-        );
-      } catch (err) {
-        handler.onResponseError(undefined, err as Error);
-      }
+      this.agentFor(opts).dispatch(this.options(req, opts), new TextHandler(resolve, reject, signal));
     });
   }
 
@@ -187,8 +177,6 @@ export class UpstreamClient {
     this.agents.clear();
   }
 }
-
-type TextAnswer = { status: number; headers: UpstreamResponse['headers']; text: string };
 
 /**
  * Collects one answer for `sendText`. Settles exactly once: with the body at its end, or with
@@ -209,14 +197,19 @@ class TextHandler implements Dispatcher.DispatchHandler {
     private readonly signal: CancelSignal | undefined,
   ) {
     if (signal) {
-      this.onAbort = () => this.controller?.abort((signal.reason as Error) ?? new Error('aborted'));
+      this.onAbort = () => this.abort();
       signal.addEventListener('abort', this.onAbort, { once: true });
     }
   }
 
+  /** Aborts the request with the signal's reason, once undici has started it. */
+  private abort(): void {
+    this.controller?.abort((this.signal!.reason as Error) ?? new Error('aborted'));
+  }
+
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.controller = controller;
-    if (this.signal?.aborted) controller.abort((this.signal.reason as Error) ?? new Error('aborted'));
+    if (this.signal?.aborted) this.abort();
   }
 
   onResponseStart(
@@ -241,7 +234,7 @@ class TextHandler implements Dispatcher.DispatchHandler {
     this.resolve({ status: this.status, headers: this.headers, text: body ? body.toString('utf8') : '' });
   }
 
-  onResponseError(_c: Dispatcher.DispatchController | undefined, err: Error): void {
+  onResponseError(_c: Dispatcher.DispatchController, err: Error): void {
     if (this.settle()) return;
     this.reject(mapNetworkError(err, this.signal));
   }

@@ -1,8 +1,17 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { benchServer, buildAll, cleanEnv, ROOT, startNode } from './procs.js';
+import {
+  benchServer,
+  buildAll,
+  callgrind,
+  callgrindTotal,
+  cleanEnv,
+  numberArg,
+  ROOT,
+  startNode,
+} from './procs.js';
 
 /**
  * Instructions per upstream call of the client alone (`bench/client-loop.mjs`), counted by
@@ -13,12 +22,8 @@ import { benchServer, buildAll, cleanEnv, ROOT, startNode } from './procs.js';
  * start-up. Two processes at a time (the machine's two cores); the fake upstream runs natively.
  * Usage: node --import tsx bench/client-instructions.ts [--calls 4000] [--more 10000] [--no-build]
  */
-const arg = (name: string, dflt: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : dflt;
-};
-const calls = arg('calls', 4000);
-const more = arg('more', 10_000);
+const calls = numberArg('calls', 4000);
+const more = numberArg('more', 10_000);
 if (!process.argv.includes('--no-build')) buildAll();
 
 const upstream = await startNode({
@@ -32,13 +37,8 @@ const dir = mkdtempSync(join(tmpdir(), 'modelgate-cg-client-'));
 /** Total Ir of one run of the loop under callgrind. */
 function count(mode: string, n: number): Promise<number> {
   const out = join(dir, `${mode}-${n}.cg`);
-  const args = [
-    '--tool=callgrind',
-    `--callgrind-out-file=${out}`,
-    '--smc-check=all-non-file',
-    '--dump-instr=no',
-    '--dump-line=no',
-    '--quiet',
+  const [cmd, ...args] = [
+    ...callgrind(out),
     process.execPath,
     join(ROOT, 'bench/client-loop.mjs'),
     mode,
@@ -46,11 +46,13 @@ function count(mode: string, n: number): Promise<number> {
     upstream.url,
   ];
   return new Promise((resolve, reject) => {
-    execFile('valgrind', args, (err, _stdout, stderr) => {
+    execFile(cmd!, args, (err, _stdout, stderr) => {
       if (err) return reject(new Error(`${mode} ${n}: ${err.message}\n${stderr}`));
-      const m = /^summary: (\d+)/m.exec(readFileSync(out, 'utf8'));
-      if (!m) return reject(new Error(`no summary in ${out}`));
-      resolve(Number(m[1]));
+      try {
+        resolve(callgrindTotal(out));
+      } catch (e) {
+        reject(e);
+      }
     });
   });
 }

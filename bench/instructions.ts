@@ -3,9 +3,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import autocannon, { type Result } from 'autocannon';
-import { chatBody } from './load.js';
-import { buildAll } from './procs.js';
+import { cannon, type Target } from './load.js';
+import { buildAll, callgrind, callgrindTotal, numberArg } from './procs.js';
 import { startStack } from './stack.js';
 
 /**
@@ -22,49 +21,27 @@ import { startStack } from './stack.js';
  * requests over 10 connections and dumps: Ir of the window / its requests. Windows differ by
  * what V8 does in them (a major GC, a late re-optimization), so the median is the figure.
  *
- * Usage: node --import tsx bench/instructions.ts [--requests 3000] [--windows 3]
+ * Usage: node --import tsx bench/instructions.ts [--requests 3000] [--windows 5]
  *   [--warmup 20000] [--stream] [--pg] [--only baseline|gateway] [--no-build] [--objects]
  *   [--functions <n>]
  * `--objects` also splits the last window by where the instructions ran: JIT code ('???'), the
  * node binary (V8's builtins, interpreter, compiler and GC, and Node's C++), libc,
  * better-sqlite3; `--functions <n>` lists its n costliest functions. Needs valgrind; takes
- * ~6 minutes for the baseline and ~15 for the gateway with the default 20,000 warm-up requests
+ * ~6 minutes for the baseline and ~17 for the gateway with the default 20,000 warm-up requests
  * (with fewer, the gateway's windows still fall as V8 optimizes: 8,000 left it ~15% high).
  */
-const arg = (name: string, dflt: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : dflt;
-};
-const requests = arg('requests', 3000);
-const windows = arg('windows', 5);
-const warmup = arg('warmup', 20000);
+const requests = numberArg('requests', 3000);
+const windows = numberArg('windows', 5);
+const warmup = numberArg('warmup', 20000);
 const stream = process.argv.includes('--stream');
 const pg = process.argv.includes('--pg');
 const objects = process.argv.includes('--objects');
-const functions = arg('functions', 0);
+const functions = numberArg('functions', 0);
 const onlyAt = process.argv.indexOf('--only');
 const only = onlyAt > 0 ? process.argv[onlyAt + 1] : undefined;
 const CONNECTIONS = 10;
 
 if (!process.argv.includes('--no-build')) buildAll();
-
-/** `n` requests over CONNECTIONS connections; the count of 2xx answers. */
-function send(url: string, headers: Record<string, string>, n: number): Promise<Result> {
-  return new Promise((resolve, reject) => {
-    autocannon(
-      {
-        url: `${url}/v1/chat/completions`,
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...headers },
-        body: chatBody(stream),
-        connections: CONNECTIONS,
-        amount: n,
-        timeout: 120,
-      },
-      (err: Error | null, r: Result) => (err ? reject(err) : resolve(r)),
-    );
-  });
-}
 
 /**
  * Self Ir of the dump by ELF object ("???" is code without a file: V8's JIT output) and by
@@ -105,24 +82,9 @@ function selfCosts(file: string): { objects: Map<string, number>; functions: Map
   return { objects, functions };
 }
 
-function summary(file: string): number {
-  const m = /^summary: (\d+)/m.exec(readFileSync(file, 'utf8'));
-  if (!m) throw new Error(`no summary in ${file}`);
-  return Number(m[1]);
-}
-
 async function measure(which: 'baseline' | 'gateway'): Promise<number[]> {
   const dir = mkdtempSync(join(tmpdir(), 'modelgate-callgrind-'));
-  const wrap = [
-    'valgrind',
-    '--tool=callgrind',
-    `--callgrind-out-file=${join(dir, 'cg.%p')}`,
-    // V8 writes and rewrites machine code: without this valgrind runs stale translations.
-    '--smc-check=all-non-file',
-    '--dump-instr=no',
-    '--dump-line=no',
-    '--quiet',
-  ];
+  const wrap = callgrind(join(dir, 'cg.%p'));
   const stack = await startStack({
     pg,
     built: true,
@@ -132,15 +94,18 @@ async function measure(which: 'baseline' | 'gateway'): Promise<number[]> {
   });
   try {
     const p = which === 'baseline' ? stack.baseline! : stack.gateway;
-    const headers: Record<string, string> =
-      which === 'gateway' ? { authorization: `Bearer ${stack.apiKey}` } : {};
-    const w = await send(p.url, headers, warmup);
-    if (w['2xx'] < warmup) process.stderr.write(`${which}: warm-up got ${w['2xx']} of ${warmup} answers\n`);
+    const t: Target = {
+      name: which,
+      url: p.url,
+      headers: which === 'gateway' ? { authorization: `Bearer ${stack.apiKey}` } : {},
+    };
+    const w = await cannon(t, { stream, amount: warmup, connections: CONNECTIONS });
+    if (w.ok < warmup) process.stderr.write(`${which}: warm-up got ${w.ok} of ${warmup} answers\n`);
     const perRequest: number[] = [];
     let last = '';
     for (let i = 0; i < windows; i++) {
       execFileSync('callgrind_control', ['-z', String(p.pid)], { stdio: 'ignore' });
-      const r = await send(p.url, headers, requests);
+      const r = await cannon(t, { stream, amount: requests, connections: CONNECTIONS });
       const before = readdirSync(dir).length;
       execFileSync('callgrind_control', [`--dump=window${i}`, String(p.pid)], { stdio: 'ignore' });
       for (let t = 0; readdirSync(dir).length === before && t < 600; t++) await sleep(100);
@@ -149,12 +114,9 @@ async function measure(which: 'baseline' | 'gateway'): Promise<number[]> {
         .filter((f) => /^cg\.\d+\.\d+$/.test(f))
         .sort((a, b) => Number(a.split('.').pop()) - Number(b.split('.').pop()));
       last = join(dir, files.at(-1)!);
-      const ok = r['2xx'];
-      if (ok !== requests || r.errors || r.timeouts)
-        process.stderr.write(
-          `${which}: window ${i}: ${ok} answers, ${r.errors} errors, ${r.timeouts} timeouts\n`,
-        );
-      perRequest.push(summary(last) / ok);
+      if (r.ok !== requests || r.errors)
+        process.stderr.write(`${which}: window ${i}: ${r.ok} answers, ${r.errors} errors or timeouts\n`);
+      perRequest.push(callgrindTotal(last) / r.ok);
     }
     if (objects || functions) {
       const costs = selfCosts(last);

@@ -37,10 +37,13 @@ export interface LoadResult {
   lagMaxMs?: number;
 }
 
-/** One autocannon run; latencies are taken from its per-response event, not its histogram. */
+/**
+ * One autocannon run, for `duration` seconds or, given `amount`, until that many requests are
+ * answered; latencies are taken from its per-response event, not its histogram.
+ */
 export function cannon(
   t: Target,
-  o: { stream: boolean; duration: number; connections: number; overallRate?: number },
+  o: { stream: boolean; duration?: number; amount?: number; connections: number; overallRate?: number },
 ): Promise<LoadResult> {
   const times: number[] = [];
   const opts: Options = {
@@ -50,7 +53,7 @@ export function cannon(
     body: chatBody(o.stream),
     connections: o.connections,
     pipelining: 1,
-    duration: o.duration,
+    ...(o.amount ? { amount: o.amount } : { duration: o.duration }),
     timeout: 30,
     ...(o.overallRate ? { overallRate: o.overallRate } : {}),
   };

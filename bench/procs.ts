@@ -244,3 +244,31 @@ export function writeProbe(name: string, source: (dir: string) => string): { dir
   writeFileSync(probe, source(dir));
   return { dir, probe };
 }
+
+/** The number after `--<name>` on the command line, or `dflt`. */
+export function numberArg(name: string, dflt: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : dflt;
+}
+
+/**
+ * valgrind's command line for counting a node process's instructions with callgrind, output to
+ * `outFile` (`%p` is the pid). V8 writes and rewrites machine code: without
+ * `--smc-check=all-non-file` valgrind would run stale translations.
+ */
+export const callgrind = (outFile: string): string[] => [
+  'valgrind',
+  '--tool=callgrind',
+  `--callgrind-out-file=${outFile}`,
+  '--smc-check=all-non-file',
+  '--dump-instr=no',
+  '--dump-line=no',
+  '--quiet',
+];
+
+/** Total instructions (Ir) a callgrind dump counted. */
+export function callgrindTotal(file: string): number {
+  const m = /^summary: (\d+)/m.exec(readFileSync(file, 'utf8'));
+  if (!m) throw new Error(`no summary in ${file}`);
+  return Number(m[1]);
+}

@@ -116,6 +116,40 @@ describe('o200k tokenizer', () => {
     }
   });
 
+  it('merges long pieces (no space for hundreds of bytes) like gpt-tokenizer', () => {
+    let seed = 7;
+    const rnd = (n: number) => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return seed % n;
+    };
+    const texts = [
+      'x'.repeat(5000),
+      'ab'.repeat(1500),
+      'aaab'.repeat(700),
+      'é'.repeat(900),
+      '日本語'.repeat(400),
+    ];
+    for (let k = 0; k < 40; k++) {
+      const letters = ['a', 'b', 'z', 'Q', 'é', 'ж', '日', 'in', 'the', '́'].slice(0, 2 + rnd(8));
+      let text = '';
+      for (let n = 300 + rnd(3000); n > 0; n--) text += letters[rnd(letters.length)];
+      texts.push(text);
+    }
+    // A base64 blob pasted as text: letters with digits and / + in between.
+    texts.push(Buffer.from(Array.from({ length: 6000 }, () => rnd(256))).toString('base64'));
+    for (const text of texts) expect(encode(text), text.slice(0, 40)).toEqual(reference.encode(text, PLAIN));
+  });
+
+  it('counts a megabyte-long piece without quadratic work, windows of 64 KiB each merged alone', () => {
+    // The scanning merge needed ~10^12 steps for this (the test would time out).
+    const text = 'x'.repeat(1 << 20);
+    const n = countTokens(text);
+    const window = countTokens('x'.repeat(64 * 1024));
+    expect(n).toBe(window * 16);
+    expect(window).toBe(reference.encode('x'.repeat(64 * 1024), PLAIN).length);
+    expect(decode(encode(text))).toBe(text);
+  });
+
   it('decodes to the original text', () => {
     // Every edge case but lone surrogates (not valid UTF-16, so not representable in UTF-8).
     // Byte-order marks survive too (gpt-tokenizer's own decode drops a leading one).

@@ -1,13 +1,15 @@
 /**
- * `readEvents`: a streamed upstream answer read a batch at a time, against a loopback fake
- * whose writes set the socket reads. Batching, the end, cuts, stalls, error chunks, cancel and
- * the caller's abort.
+ * `openEvents`: a streamed upstream answer decoded as it arrives and read a batch at a time,
+ * against a loopback fake whose writes set the socket reads. Batching, the end, cuts, stalls,
+ * error chunks, non-2xx bodies, backpressure, cancel and the caller's abort.
  */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClientGone } from '../../src/gateway/cancel.js';
 import type { ChatStreamEvent } from '../../src/gateway/chat/types.js';
 import { UpstreamError } from '../../src/gateway/errors.js';
-import { readEvents } from '../../src/gateway/upstream/event-stream.js';
+import { openEvents } from '../../src/gateway/upstream/event-stream.js';
 import { UpstreamClient } from '../../src/gateway/upstream/upstream-client.js';
 import { OpenAiStreamDecoder } from '../../src/providers/openai-compatible/openai-response.js';
 import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
@@ -46,6 +48,18 @@ beforeAll(async () => {
       ],
     },
     'GET /long': { sse: [delta('a'), { delayMs: 2_000 }, delta('b', 'stop'), 'data: [DONE]\n\n'] },
+    'GET /denied': {
+      status: 429,
+      headers: { 'retry-after': '3' },
+      json: { error: { message: 'slow down' } },
+    },
+    'GET /reset': { reset: true },
+    'GET /hang': { hang: true },
+    // One event longer than the high-water mark (a big tool-call argument, an inline image).
+    'GET /big-event': { sse: [delta('a'), delta('y'.repeat(200_000), 'stop'), 'data: [DONE]\n\n'] },
+    'GET /garbage': {
+      sse: [delta('a'), { delayMs: 20 }, 'data: {not json\n\n', { delayMs: 2_000 }, 'data: [DONE]\n\n'],
+    },
   });
 });
 afterAll(async () => {
@@ -53,9 +67,16 @@ afterAll(async () => {
   await up.close();
 });
 
-async function open(path: string, signal?: ClientGone) {
-  const res = await client.send({ method: 'GET', url: up.url + path, headers: {} }, { signal });
-  return readEvents(res.raw, new OpenAiStreamDecoder(), signal);
+async function open(path: string, signal?: ClientGone, base = up.url) {
+  const res = await openEvents(
+    client,
+    { method: 'GET', url: base + path, headers: {} },
+    new OpenAiStreamDecoder(),
+    {},
+    signal,
+  );
+  if (!res.events) throw new Error(`status ${res.status}: ${res.text}`);
+  return res.events;
 }
 
 async function batches(path: string): Promise<ChatStreamEvent[][]> {
@@ -68,7 +89,7 @@ async function batches(path: string): Promise<ChatStreamEvent[][]> {
 const text = (evs: ChatStreamEvent[]) =>
   evs.map((e) => (e.type === 'delta' ? e.choices.map((c) => c.delta.content ?? '').join('') : '')).join('');
 
-describe('readEvents', () => {
+describe('openEvents', () => {
   it('delivers what one socket read carries as one batch, then null at the end', async () => {
     const bs = await batches('/two-reads');
     expect(bs.map(text)).toEqual(['abc', 'd']);
@@ -137,4 +158,176 @@ describe('readEvents', () => {
     }
     expect((await req.closed).completed).toBe(false);
   });
+
+  it('events that arrived before a cut are delivered before its error event', async () => {
+    const s = await open('/cut');
+    await new Promise((r) => setTimeout(r, 150)); // the cut comes 20 ms after 'a'
+    const evs: ChatStreamEvent[] = [];
+    for (let b = await s.next(); b !== null; b = await s.next()) evs.push(...b);
+    expect(text(evs)).toBe('a');
+    expect(evs.map((e) => e.type)).toEqual(['delta', 'error']);
+  });
+
+  it('a non-2xx answer resolves with its status, headers and whole body, and no events', async () => {
+    const res = await openEvents(
+      client,
+      { method: 'GET', url: `${up.url}/denied`, headers: {} },
+      new OpenAiStreamDecoder(),
+      {},
+      undefined,
+    );
+    expect(res.events).toBeUndefined();
+    expect(res.status).toBe(429);
+    expect(res.headers['retry-after']).toBe('3');
+    expect(JSON.parse(res.text!)).toEqual({ error: { message: 'slow down' } });
+  });
+
+  it('a connection that fails before the head rejects with a connection UpstreamError', async () => {
+    await expect(open('/reset')).rejects.toMatchObject({ kind: 'connection' });
+  });
+
+  it('an upstream that never answers rejects with a timeout; an abort while waiting rejects with its reason', async () => {
+    await expect(open('/hang')).rejects.toMatchObject({ kind: 'timeout' });
+    const gone = new ClientGone();
+    const pending = open('/hang', gone);
+    await new Promise((r) => setTimeout(r, 50));
+    const reason = new Error('client disconnected');
+    gone.abort(reason);
+    await expect(pending).rejects.toBe(reason);
+    const already = new ClientGone();
+    already.abort(reason);
+    const before = up.requests.length;
+    await expect(open('/hang', already)).rejects.toBe(reason);
+    expect(up.requests.length).toBe(before);
+  });
+
+  it('no abort listener is left once a stream ended, failed or was cancelled', async () => {
+    for (const [path, cancel] of [
+      ['/two-reads', false],
+      ['/cut', false],
+      ['/long', true],
+    ] as const) {
+      const gone = new ClientGone();
+      const s = await open(path, gone);
+      if (cancel) {
+        await s.next();
+        s.cancel();
+      } else for (let b = await s.next(); b !== null; b = await s.next());
+      expect((gone as unknown as { listeners?: unknown[] }).listeners ?? []).toHaveLength(0);
+    }
+  });
+});
+
+describe('openEvents, more', () => {
+  it('an event longer than the high-water mark arriving while the reader is busy is delivered whole', async () => {
+    const s = await open('/big-event');
+    await new Promise((r) => setTimeout(r, 200)); // the reader does not ask: the stream pauses mid-event
+    const evs: ChatStreamEvent[] = [];
+    for (let b = await s.next(); b !== null; b = await s.next()) evs.push(...b);
+    expect(text(evs)).toBe(`a${'y'.repeat(200_000)}`);
+  });
+
+  it('a stream read to its end leaves its connection for the next call; a cancelled one does not', async () => {
+    const one = new UpstreamClient({ connectionsPerOrigin: 1, defaults: { idleTimeoutMs: 5_000 } });
+    const read = async (path: string, cancel = false) => {
+      const res = await openEvents(
+        one,
+        { method: 'GET', url: up.url + path, headers: {} },
+        new OpenAiStreamDecoder(),
+        {},
+        undefined,
+      );
+      const port = up.requests.at(-1)!.remotePort;
+      if (cancel) {
+        await res.events!.next();
+        res.events!.cancel();
+        await up.requests.at(-1)!.closed;
+      } else for (let b = await res.events!.next(); b !== null; b = await res.events!.next());
+      return port;
+    };
+    try {
+      const first = await read('/two-reads');
+      expect(await read('/two-reads')).toBe(first);
+      expect(await read('/long', true)).toBe(first);
+      expect(await read('/two-reads')).not.toBe(first);
+    } finally {
+      await one.close();
+    }
+  });
+
+  it('an unparseable chunk is a final bad_response error event and frees the connection', async () => {
+    const evs: ChatStreamEvent[] = [];
+    const s = await open('/garbage');
+    const req = up.requests.at(-1)!;
+    for (let b = await s.next(); b !== null; b = await s.next()) evs.push(...b);
+    expect(evs.map((e) => e.type)).toEqual(['delta', 'error']);
+    expect((evs[1] as { error: UpstreamError }).error.kind).toBe('bad_response');
+    expect((await req.closed).completed).toBe(false);
+  });
+
+  it('a second next() while one is pending rejects; the first still resolves', async () => {
+    const s = await open('/long');
+    await s.next();
+    const first = s.next();
+    await expect(s.next()).rejects.toThrow(/pending/);
+    // The idle timeout (300 ms) comes before the upstream's next event (2 s).
+    expect((await first)!.map((e) => e.type)).toEqual(['error']);
+    s.cancel();
+  });
+
+  it('an unparseable upstream URL rejects with a connection UpstreamError and leaves no listener', async () => {
+    const gone = new ClientGone();
+    const opened = openEvents(
+      client,
+      { method: 'GET', url: 'http://[bad', headers: {} },
+      new OpenAiStreamDecoder(),
+      {},
+      gone,
+    );
+    await expect(opened).rejects.toMatchObject({ kind: 'connection' });
+    expect((gone as unknown as { listeners?: unknown[] }).listeners ?? []).toHaveLength(0);
+  });
+});
+
+describe('openEvents backpressure', () => {
+  // 64 MiB of 1 KiB events, far more than the socket buffers of loopback hold.
+  const EVENT = delta('x'.repeat(1000));
+  const TOTAL = Math.ceil((64 * 1024 * 1024) / EVENT.length);
+  let server: Server;
+  let written = 0;
+  let base = '';
+  beforeAll(async () => {
+    server = createServer(async (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      written = 0;
+      for (let i = 0; i < TOTAL; i++) {
+        written += EVENT.length;
+        if (!res.write(EVENT)) await new Promise((r) => res.once('drain', r));
+        if (res.destroyed) return;
+      }
+      res.end('data: [DONE]\n\n');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+  it('a reader that does not ask pauses the upstream; reading on delivers every event in order', async () => {
+    const s = await open('/', undefined, base);
+    // Wait until the upstream's writes stop moving: the socket was paused.
+    let last = -1;
+    while (written !== last) {
+      last = written;
+      await new Promise((r) => setTimeout(r, 300));
+    }
+    expect(written).toBeLessThan((TOTAL * EVENT.length) / 2);
+    let n = 0;
+    for (let b = await s.next(); b !== null; b = await s.next()) {
+      for (const ev of b) {
+        expect(ev.type).toBe('delta');
+        n++;
+      }
+    }
+    expect(n).toBe(TOTAL);
+  }, 30_000);
 });

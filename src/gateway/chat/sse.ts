@@ -11,6 +11,9 @@ export interface SseEvent {
   id: string | undefined;
 }
 
+/** TextDecoder's options for a chunk of a longer text, made once. */
+const STREAM = { stream: true } as const;
+
 export class SseDecoder {
   private buf = '';
   private dataLines: string[] = [];
@@ -25,7 +28,7 @@ export class SseDecoder {
   comments = 0;
 
   push(chunk: string | Uint8Array): SseEvent[] {
-    let text = typeof chunk === 'string' ? chunk : this.utf8.decode(chunk, { stream: true });
+    let text = typeof chunk === 'string' ? chunk : this.utf8.decode(chunk, STREAM);
     if (text.length === 0) return [];
     if (this.skipLeadingLf) {
       this.skipLeadingLf = false;

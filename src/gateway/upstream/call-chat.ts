@@ -12,7 +12,7 @@
 import type { ChatAdapter, UpstreamTarget } from '../../providers/types.js';
 import type { ChatRequest, ChatResult } from '../chat/types.js';
 import { UpstreamError } from '../errors.js';
-import { type ChatEventStream, readEvents } from './event-stream.js';
+import { type ChatEventStream, openEvents } from './event-stream.js';
 import { type SendOptions, sharedUpstreamClient, type UpstreamClient } from './upstream-client.js';
 
 export interface ChatCallOptions extends SendOptions {
@@ -45,12 +45,10 @@ export async function openChatStream(
   signal = opts.signal,
 ): Promise<ChatEventStream> {
   const http = adapter.buildChatRequest(req, target, STREAMED);
-  const res = await (opts.client ?? sharedUpstreamClient()).send(http, opts, signal);
-  if (res.status < 200 || res.status >= 300) {
-    const body = await res.text();
-    throw adapter.classifyError(res.status, body, res.headers);
-  }
-  return readEvents(res.raw, adapter.createStreamDecoder(), signal);
+  const client = opts.client ?? sharedUpstreamClient();
+  const res = await openEvents(client, http, adapter.createStreamDecoder(), opts, signal);
+  if (res.events === undefined) throw adapter.classifyError(res.status, res.text, res.headers);
+  return res.events;
 }
 
 /** Model ids the upstream lists, or undefined when the adapter has no listing. */

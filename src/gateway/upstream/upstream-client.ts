@@ -8,7 +8,6 @@
  * disconnected), the request and its connection are torn down at once and the pending call or body
  * iteration rejects with the signal's reason, not an UpstreamError: there is nothing to retry.
  */
-import type { Readable } from 'node:stream';
 import { Agent, type Dispatcher } from 'undici';
 import type { CancelSignal } from '../cancel.js';
 import { UpstreamError } from '../errors.js';
@@ -38,11 +37,6 @@ export interface UpstreamResponse {
   headers: Record<string, string | string[] | undefined>;
   /** Body chunks; errors surface as UpstreamError (or the abort reason). Breaking out closes the connection. */
   readonly body: AsyncIterable<Uint8Array>;
-  /**
-   * The body as undici delivers it, for readers that handle its events themselves
-   * (`readEvents`); its errors are not mapped (see `mapNetworkError`).
-   */
-  readonly raw: Readable;
   /** Whole body as UTF-8 text (for non-stream answers and error bodies). */
   text(): Promise<string>;
   /** Discard the body and release the connection. */
@@ -167,9 +161,25 @@ export class UpstreamClient {
    */
   sendText(req: UpstreamHttpRequest, opts: SendOptions = {}, signal = opts.signal): Promise<TextAnswer> {
     if (signal?.aborted) return Promise.reject(signal.reason);
-    return new Promise((resolve, reject) => {
-      this.agentFor(opts).dispatch(this.options(req, opts), new TextHandler(resolve, reject, signal));
-    });
+    return new Promise((resolve, reject) =>
+      this.dispatch(req, opts, new TextHandler(resolve, reject, signal)),
+    );
+  }
+
+  /**
+   * Sends `req` with `handler` reading the answer through undici's dispatch API (`sendText`,
+   * `openEvents`). The handler owns aborts: the signal is not passed to undici here.
+   */
+  dispatch(req: UpstreamHttpRequest, opts: SendOptions, handler: Dispatcher.DispatchHandler): void {
+    let options: Dispatcher.RequestOptions;
+    try {
+      options = this.options(req, opts);
+    } catch (err) {
+      // An unparseable URL: the handler settles with a connection error, as undici's own would.
+      handler.onResponseError?.(undefined as never, err as Error);
+      return;
+    }
+    this.agentFor(opts).dispatch(options, handler);
   }
 
   async close(): Promise<void> {
@@ -266,10 +276,6 @@ class Response implements UpstreamResponse {
     if (this.consumed) throw new Error('upstream body already consumed');
     this.consumed = true;
     return this.res.body;
-  }
-
-  get raw(): Readable {
-    return this.take();
   }
 
   get body(): AsyncIterable<Uint8Array> {

@@ -247,8 +247,14 @@ export function writeProbe(name: string, source: (dir: string) => string): { dir
 
 /** The number after `--<name>` on the command line, or `dflt`. */
 export function numberArg(name: string, dflt: number): number {
+  const v = stringArg(name);
+  return v === undefined ? dflt : Number(v);
+}
+
+/** The value after `--name` on the command line, if given. */
+export function stringArg(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : dflt;
+  return i > 0 ? process.argv[i + 1] : undefined;
 }
 
 /**

@@ -34,7 +34,7 @@ async function report(label: string) {
   );
 }
 try {
-  const t = { name: 'gateway', url: stack.gateway.url, headers: { authorization: `Bearer ${stack.apiKey}` } };
+  const t = stack.target('gateway');
   await report('idle');
   if (process.argv.includes('--load')) {
     for (let i = 0; i < 4; i++) await cannon(t, { stream: false, duration: 8, connections: 50 });

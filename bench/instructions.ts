@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { cannon, type Target } from './load.js';
+import { cannon } from './load.js';
 import { buildAll, callgrind, callgrindTotal, numberArg } from './procs.js';
 import { startStack } from './stack.js';
 
@@ -94,11 +94,7 @@ async function measure(which: 'baseline' | 'gateway'): Promise<number[]> {
   });
   try {
     const p = which === 'baseline' ? stack.baseline! : stack.gateway;
-    const t: Target = {
-      name: which,
-      url: p.url,
-      headers: which === 'gateway' ? { authorization: `Bearer ${stack.apiKey}` } : {},
-    };
+    const t = stack.target(which);
     const w = await cannon(t, { stream, amount: warmup, connections: CONNECTIONS });
     if (w.ok < warmup) process.stderr.write(`${which}: warm-up got ${w.ok} of ${warmup} answers\n`);
     const perRequest: number[] = [];

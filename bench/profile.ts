@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { formatSummary, summarize } from './cpuprofile-top.js';
-import { cannon, paced, type Target } from './load.js';
+import { cannon, paced } from './load.js';
 import { ROOT } from './procs.js';
 import { startStack } from './stack.js';
 
@@ -41,11 +41,7 @@ export async function profile(
   let measuredMs = 0;
   try {
     const proc = target === 'baseline' ? stack.baseline! : stack.gateway;
-    const t: Target = {
-      name: target,
-      url: proc.url,
-      headers: target === 'gateway' ? { authorization: `Bearer ${stack.apiKey}` } : {},
-    };
+    const t = stack.target(target);
     const kinds = mode === 'both' ? [false, true] : [mode === 'stream'];
     const each = Math.max(1, Math.round(seconds / kinds.length));
     if (mode === 'paced') {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Target } from './load.js';
 import { benchServer, cleanEnv, gatewayEntry, type Proc, pinSelf, startNode } from './procs.js';
 
 /**
@@ -46,6 +47,8 @@ export interface Stack {
   apiKey: string;
   gatewayKind: string;
   database: string;
+  /** The load generator's view of a proxy: its URL, and the API key for the gateway. */
+  target(which: 'gateway' | 'baseline'): Target;
   setSlow(ms: number): Promise<void>;
   close(): Promise<void>;
 }
@@ -112,6 +115,13 @@ export async function startStack(o: StackOptions = {}): Promise<Stack> {
       apiKey,
       gatewayKind: entry.kind,
       database: o.pg ? 'postgres+redis' : 'sqlite',
+      target: (which) => {
+        const p = which === 'gateway' ? gateway : baseline;
+        if (!p) throw new Error('the stack was started without a baseline');
+        const headers: Record<string, string> =
+          which === 'gateway' ? { authorization: `Bearer ${apiKey}` } : {};
+        return { name: which, url: p.url, headers };
+      },
       setSlow: async (ms) => {
         const r = await fetch(`${upstream.url}/__mode`, {
           method: 'POST',

@@ -6,6 +6,7 @@ import { UpstreamError } from '../errors.js';
 import {
   mapNetworkError,
   type SendOptions,
+  SignalledHandler,
   type UpstreamClient,
   type UpstreamHttpRequest,
 } from './upstream-client.js';
@@ -73,9 +74,8 @@ enum Phase {
   ErrorBody,
 }
 
-class EventsHandler implements Dispatcher.DispatchHandler, ChatEventStream {
+class EventsHandler extends SignalledHandler implements ChatEventStream {
   private phase = Phase.Head;
-  private controller: Dispatcher.DispatchController | undefined;
   private status = 0;
   private headers: UpstreamHeaders = {};
   /** Until `openEvents` resolved or rejected. */
@@ -98,7 +98,6 @@ class EventsHandler implements Dispatcher.DispatchHandler, ChatEventStream {
   /** The last batch was returned, or the reader cancelled. */
   private over = false;
   private waiter: { resolve(v: ChatStreamEvent[] | null): void; reject(e: unknown): void } | undefined;
-  private readonly onAbort: (() => void) | undefined;
   /** A settle is queued for the end of the current socket read. */
   private flushing = false;
   private readonly flush = () => {
@@ -110,21 +109,13 @@ class EventsHandler implements Dispatcher.DispatchHandler, ChatEventStream {
     resolve: (o: OpenedEvents) => void,
     reject: (err: unknown) => void,
     private readonly decoder: StreamDecoder,
-    private readonly signal: CancelSignal | undefined,
+    signal: CancelSignal | undefined,
   ) {
+    super(signal);
     this.opening = { resolve, reject };
-    if (signal) {
-      this.onAbort = () => this.controller?.abort((signal.reason as Error) ?? new Error('aborted'));
-      signal.addEventListener('abort', this.onAbort, { once: true });
-    }
   }
 
   // ---- undici's side ----
-
-  onRequestStart(controller: Dispatcher.DispatchController): void {
-    this.controller = controller;
-    if (this.signal?.aborted) this.onAbort!();
-  }
 
   onResponseStart(_c: Dispatcher.DispatchController, status: number, headers: UpstreamHeaders): void {
     if (status < 200) return; // 1xx: informational, the answer follows
@@ -335,10 +326,6 @@ class EventsHandler implements Dispatcher.DispatchHandler, ChatEventStream {
     if (this.finished) return;
     this.finished = true;
     this.controller?.abort(new Error('upstream stream cancelled'));
-  }
-
-  private detach(): void {
-    if (this.onAbort) this.signal!.removeEventListener('abort', this.onAbort);
   }
 }
 

@@ -189,37 +189,48 @@ export class UpstreamClient {
 }
 
 /**
- * Collects one answer for `sendText`. Settles exactly once: with the body at its end, or with
- * the mapped error (the abort reason when the caller's signal fired).
+ * What every handler given to `UpstreamClient.dispatch` shares: the caller's signal aborts the
+ * request (at once, or as soon as undici starts it), and `detach` drops the listener once the
+ * answer is settled.
  */
-class TextHandler implements Dispatcher.DispatchHandler {
-  private status = 0;
-  private headers: UpstreamResponse['headers'] = {};
-  private first: Buffer | undefined;
-  private rest: Buffer[] | undefined;
-  private controller: Dispatcher.DispatchController | undefined;
-  private settled = false;
+export abstract class SignalledHandler implements Dispatcher.DispatchHandler {
+  protected controller: Dispatcher.DispatchController | undefined;
   private readonly onAbort: (() => void) | undefined;
 
-  constructor(
-    private readonly resolve: (a: TextAnswer) => void,
-    private readonly reject: (err: unknown) => void,
-    private readonly signal: CancelSignal | undefined,
-  ) {
+  constructor(protected readonly signal: CancelSignal | undefined) {
     if (signal) {
-      this.onAbort = () => this.abort();
+      this.onAbort = () => this.controller?.abort((signal.reason as Error) ?? new Error('aborted'));
       signal.addEventListener('abort', this.onAbort, { once: true });
     }
   }
 
-  /** Aborts the request with the signal's reason, once undici has started it. */
-  private abort(): void {
-    this.controller?.abort((this.signal!.reason as Error) ?? new Error('aborted'));
-  }
-
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.controller = controller;
-    if (this.signal?.aborted) this.abort();
+    if (this.signal?.aborted) this.onAbort!();
+  }
+
+  protected detach(): void {
+    if (this.onAbort) this.signal!.removeEventListener('abort', this.onAbort);
+  }
+}
+
+/**
+ * Collects one answer for `sendText`. Settles exactly once: with the body at its end, or with
+ * the mapped error (the abort reason when the caller's signal fired).
+ */
+class TextHandler extends SignalledHandler {
+  private status = 0;
+  private headers: UpstreamResponse['headers'] = {};
+  private first: Buffer | undefined;
+  private rest: Buffer[] | undefined;
+  private settled = false;
+
+  constructor(
+    private readonly resolve: (a: TextAnswer) => void,
+    private readonly reject: (err: unknown) => void,
+    signal: CancelSignal | undefined,
+  ) {
+    super(signal);
   }
 
   onResponseStart(
@@ -253,12 +264,12 @@ class TextHandler implements Dispatcher.DispatchHandler {
   private settle(): boolean {
     if (this.settled) return true;
     this.settled = true;
-    if (this.onAbort) this.signal!.removeEventListener('abort', this.onAbort);
+    this.detach();
     return false;
   }
 }
 
-/** An upstream answer; its body is read one way only (chunks, text, the raw stream or dumped). */
+/** An upstream answer; its body is read one way only (chunks, text, or dumped). */
 class Response implements UpstreamResponse {
   readonly status: number;
   readonly headers: UpstreamResponse['headers'];

@@ -75,6 +75,7 @@ export async function createServices(config: Config, _log?: FastifyBaseLogger): 
     poolSize: config.database.pool_size,
     statementTimeoutMs: config.database.statement_timeout_ms,
     connectTimeoutMs: config.database.connect_timeout_ms,
+    sqliteCacheMb: config.database.sqlite_cache_mb,
   });
   await migrateToLatest(database);
   const repos = {

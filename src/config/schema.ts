@@ -61,6 +61,11 @@ export const ConfigSchema = Obj({
     statement_timeout_ms: Type.Integer({ minimum: 0, maximum: 2_147_483_647, default: 30_000 }),
     /** PostgreSQL: how long a query waits for a pool connection (or a new one to open); 0 = forever. */
     connect_timeout_ms: Type.Integer({ minimum: 0, maximum: 2_147_483_647, default: 10_000 }),
+    /**
+     * SQLite: the page cache of the gateway's connection, in MB (`cache_size`). The request log's
+     * inserts touch only the right edge of its b-trees; other reads come from the OS's page cache.
+     */
+    sqlite_cache_mb: Type.Integer({ minimum: 1, maximum: 65_536, default: 2 }),
   }),
   redis: Obj({
     url: Type.String({ default: '' }),

@@ -62,10 +62,17 @@ export interface DatabaseOptions {
    * fails (`connectionTimeoutMillis`); 0 = forever. Default 10 s.
    */
   connectTimeoutMs?: number;
+  /**
+   * SQLite: the connection's page cache in MB (`PRAGMA cache_size`). Default 2, SQLite's own
+   * default; better-sqlite3 builds SQLite with 16, which a gateway writing request logs fills
+   * with pages of the log table it will not read again (docs/performance.md, Session 11).
+   */
+  sqliteCacheMb?: number;
 }
 
 const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
 const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+const DEFAULT_SQLITE_CACHE_MB = 2;
 
 export function openDatabase(url: string, opts: DatabaseOptions = {}): Database {
   if (isPostgresUrl(url)) {
@@ -112,6 +119,7 @@ export function openDatabase(url: string, opts: DatabaseOptions = {}): Database 
   conn.pragma('busy_timeout = 10000');
   conn.pragma('synchronous = NORMAL');
   conn.pragma('foreign_keys = ON');
+  conn.pragma(`cache_size = ${-Math.round((opts.sqliteCacheMb ?? DEFAULT_SQLITE_CACHE_MB) * 1024)}`);
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(conn) }) });
   const base = wrap(db, 'sqlite');
   if (file === ':memory:') return { ...base, sqlite: conn };

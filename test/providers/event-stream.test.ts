@@ -201,7 +201,10 @@ describe('openEvents', () => {
     expect(up.requests.length).toBe(before);
   });
 
-  it('no abort listener is left once a stream ended, failed or was cancelled', async () => {
+  it('no abort listener, controller or raw header buffer is held once a stream ended, failed or was cancelled', async () => {
+    // undici keeps a finished request's handler referenced for a while: what it still holds then
+    // is promoted to the old generation (2.8 KB per stream instead of 1.3, performance.md).
+    type Inside = { controller?: { rawHeaders?: unknown } };
     for (const [path, cancel] of [
       ['/two-reads', false],
       ['/cut', false],
@@ -209,11 +212,14 @@ describe('openEvents', () => {
     ] as const) {
       const gone = new ClientGone();
       const s = await open(path, gone);
+      // The parsed headers are ours; the raw ones are views of a socket read, held as long as the stream.
+      expect((s as unknown as Inside).controller?.rawHeaders).toBeNull();
       if (cancel) {
         await s.next();
         s.cancel();
       } else for (let b = await s.next(); b !== null; b = await s.next());
       expect((gone as unknown as { listeners?: unknown[] }).listeners ?? []).toHaveLength(0);
+      expect((s as unknown as Inside).controller).toBeUndefined();
     }
   });
 });

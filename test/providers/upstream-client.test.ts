@@ -3,7 +3,8 @@
  * refused connections and aborts, each mapped to the UpstreamError kind route execution expects.
  */
 import { createServer } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Dispatcher } from 'undici';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ClientGone } from '../../src/gateway/cancel.js';
 import { UpstreamError } from '../../src/gateway/errors.js';
 import { UpstreamClient } from '../../src/gateway/upstream/upstream-client.js';
@@ -185,5 +186,44 @@ describe('UpstreamClient', () => {
     await failure(client.sendText({ method: 'GET', url: `${up.url}/hang`, headers: {} }, {}, signal));
     await failure(client.sendText({ method: 'GET', url: `${up.url}/reset`, headers: {} }, {}, signal));
     expect(live.size).toBe(0);
+  });
+
+  it('sendText: a settled handler holds nothing but its signal', async () => {
+    // undici keeps a finished request's handler referenced for a while, longer than the request
+    // lasts: whatever it holds then (the controller with the raw header buffers, the caller's
+    // promise with the answer) is promoted to the old generation. Holding them was 2.2 KB
+    // promoted per request instead of 0.2 (performance.md, Session 11).
+    const handlers: Dispatcher.DispatchHandler[] = [];
+    const controllers: Dispatcher.DispatchController[] = [];
+    const dispatch = client.dispatch.bind(client);
+    const spy = vi.spyOn(client, 'dispatch').mockImplementation((req, opts, handler) => {
+      handlers.push(handler);
+      const start = handler.onRequestStart!.bind(handler);
+      handler.onRequestStart = (c, context) => {
+        controllers.push(c);
+        start(c, context);
+      };
+      dispatch(req, opts, handler);
+    });
+    try {
+      const gone = new ClientGone();
+      const ok = await client.sendText({ method: 'GET', url: `${up.url}/ok`, headers: {} }, {}, gone);
+      expect(JSON.parse(ok.text)).toEqual({ ok: true });
+      await failure(client.sendText({ method: 'GET', url: `${up.url}/hang`, headers: {} }, {}, gone));
+      await failure(client.sendText({ method: 'GET', url: `${up.url}/cut`, headers: {} }, {}, gone));
+      expect(handlers).toHaveLength(3);
+      for (const h of handlers) {
+        const held = Object.entries(h)
+          .filter(([k]) => k !== 'onRequestStart') // the test's own wrapper
+          .filter(([, v]) => (typeof v === 'object' && v !== null) || typeof v === 'function')
+          .map(([k]) => k)
+          .sort();
+        // onAbort is the handler's own listener closure (it refers to the handler only).
+        expect(held).toEqual(['onAbort', 'signal']);
+      }
+      expect(controllers.map((c) => c.rawHeaders ?? null)).toEqual([null, null, null]);
+    } finally {
+      spy.mockRestore();
+    }
   });
 });

@@ -117,7 +117,8 @@ class EventsHandler extends SignalledHandler implements ChatEventStream {
 
   // ---- undici's side ----
 
-  onResponseStart(_c: Dispatcher.DispatchController, status: number, headers: UpstreamHeaders): void {
+  onResponseStart(c: Dispatcher.DispatchController, status: number, headers: UpstreamHeaders): void {
+    SignalledHandler.dropRawHeaders(c);
     if (status < 200) return; // 1xx: informational, the answer follows
     this.status = status;
     this.headers = headers;
@@ -152,7 +153,7 @@ class EventsHandler extends SignalledHandler implements ChatEventStream {
 
   onResponseEnd(): void {
     this.finished = true;
-    this.detach();
+    this.release();
     if (this.phase === Phase.ErrorBody) {
       const o = this.opening!;
       this.opening = undefined;
@@ -174,7 +175,7 @@ class EventsHandler extends SignalledHandler implements ChatEventStream {
   onResponseError(_c: Dispatcher.DispatchController, err: Error): void {
     if (this.finished) return;
     this.finished = true;
-    this.detach();
+    this.release();
     if (this.opening) {
       const o = this.opening;
       this.opening = undefined;
@@ -322,10 +323,11 @@ class EventsHandler extends SignalledHandler implements ChatEventStream {
 
   /** Tears the request down (the connection is not reused) unless undici is done with it. */
   private abort(): void {
-    this.detach();
+    const c = this.controller;
+    this.release();
     if (this.finished) return;
     this.finished = true;
-    this.controller?.abort(new Error('upstream stream cancelled'));
+    c?.abort(new Error('upstream stream cancelled'));
   }
 }
 

@@ -1,26 +1,28 @@
 import { cannon } from './load.js';
-import { buildAll } from './procs.js';
+import { buildAll, probeArgs } from './procs.js';
 import { startStack } from './stack.js';
 
 /**
  * What the garbage collector does per request under saturation, from V8's own trace
  * (`--trace-gc-nvp`): scavenges and mark-compacts, their pauses, and the bytes promoted to the
  * old generation per request (what a major GC must later collect, and what RSS carries until
- * then). `--pg` runs the gateway on PostgreSQL + Redis.
- * Usage: node --import tsx bench/gc.ts [--stream] [--baseline] [--pg] [--no-build] [-- <node flags for the proxy>]
+ * then). `--pg` runs the gateway on PostgreSQL + Redis; `--env NAME=value` (repeatable) adds to
+ * the gateway's environment, e.g. a config setting.
+ * Usage: node --import tsx bench/gc.ts [--stream] [--baseline] [--pg] [--env K=V] [--no-build] [-- <node flags for the proxy>]
  */
-const stream = process.argv.includes('--stream');
-const base = process.argv.includes('--baseline');
-const pg = process.argv.includes('--pg');
-if (!process.argv.includes('--no-build')) buildAll();
-const dash = process.argv.indexOf('--');
-const flags = ['--trace-gc-nvp', ...(dash >= 0 ? process.argv.slice(dash + 1) : [])];
+const { own, extra, gatewayEnv } = probeArgs(process.argv.slice(2), 5);
+const stream = own.includes('--stream');
+const base = own.includes('--baseline');
+const pg = own.includes('--pg');
+if (!own.includes('--no-build')) buildAll();
+const flags = ['--trace-gc-nvp', ...extra];
 const stack = await startStack({
   built: true,
   pg: pg && !base,
   withBaseline: base,
   gatewayFlags: base ? [] : flags,
   baselineFlags: base ? flags : [],
+  gatewayEnv,
 });
 try {
   const p = base ? stack.baseline! : stack.gateway;

@@ -1,21 +1,28 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { cannon, openStreams } from './load.js';
-import { buildAll, rssMb } from './procs.js';
+import { buildAll, rssByMapping, rssMb } from './procs.js';
 import { startStack } from './stack.js';
 
 /**
- * Where the gateway's memory is: RSS and V8's heap spaces (used / committed, from its own
- * /metrics) idle, after saturation load (`--load`: 32 s non-streaming then 32 s streaming, as
- * the harness's scenarios before its memory one), and with 1,000 open streams.
- * Usage: node --import tsx bench/heap.ts [--load] [--no-build] [node flags for the gateway...]
+ * Where a proxy's memory is: RSS by kind of mapping (file, glibc's brk heap, V8's pages, other
+ * anonymous memory) and, for the gateway, V8's heap spaces (used / committed, from its own
+ * /metrics), idle, after saturation load (`--load`: 32 s non-streaming then 32 s streaming, as
+ * the harness's scenarios before its memory one), and with 1,000 open streams. `--baseline`
+ * measures the baseline proxy the same way (RSS only: it has no /metrics).
+ * Usage: node --import tsx bench/heap.ts [--load] [--baseline] [--no-build] [node flags for the proxy...]
  */
-const flags = process.argv
-  .slice(2)
-  .filter((a) => a.startsWith('--') && !['--load', '--no-build'].includes(a));
+const OWN = ['--load', '--no-build', '--baseline'];
+const flags = process.argv.slice(2).filter((a) => a.startsWith('--') && !OWN.includes(a));
+const which = process.argv.includes('--baseline') ? 'baseline' : 'gateway';
 if (!process.argv.includes('--no-build')) buildAll();
-const stack = await startStack({ built: true, gatewayFlags: flags });
+const stack = await startStack({
+  built: true,
+  ...(which === 'gateway' ? { gatewayFlags: flags } : { baselineFlags: flags }),
+});
+const pid = (which === 'gateway' ? stack.gateway : stack.baseline!).pid;
 const mb = (b: string) => (Number(b) / 2 ** 20).toFixed(1);
-async function report(label: string) {
+async function heapSpaces(): Promise<string> {
+  if (which !== 'gateway') return '';
   const text = await (await fetch(`${stack.gateway.url}/metrics`)).text();
   const space = (kind: string) =>
     new Map(
@@ -29,12 +36,19 @@ async function report(label: string) {
     .map((s) => `${s} ${mb(used.get(s) ?? '0')}/${mb(total.get(s) ?? '0')}`)
     .join('  ');
   const external = /nodejs_external_memory_bytes (\d+)/.exec(text)?.[1] ?? '0';
+  return ` | heap used/committed MB: ${spaces}  external ${mb(external)}`;
+}
+async function report(label: string) {
+  const where = Object.entries(rssByMapping(pid))
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, v]) => `${k} ${v.toFixed(1)}`)
+    .join('  ');
   process.stdout.write(
-    `${label.padEnd(18)} RSS ${rssMb(stack.gateway.pid).toFixed(0).padStart(4)} MB | heap used/committed MB: ${spaces}  external ${mb(external)}\n`,
+    `${label.padEnd(18)} RSS ${rssMb(pid).toFixed(0).padStart(4)} MB${await heapSpaces()}\n${''.padEnd(18)} RSS by mapping MB: ${where}\n`,
   );
 }
 try {
-  const t = stack.target('gateway');
+  const t = stack.target(which);
   await report('idle');
   if (process.argv.includes('--load')) {
     for (let i = 0; i < 4; i++) await cannon(t, { stream: false, duration: 8, connections: 50 });
@@ -45,7 +59,7 @@ try {
   const s = await openStreams(t, 1000, 30_000);
   let max = 0;
   for (let i = 0; i < 5; i++) {
-    max = Math.max(max, rssMb(stack.gateway.pid));
+    max = Math.max(max, rssMb(pid));
     await sleep(200);
   }
   await report(`${s.opened} streams`);

@@ -119,6 +119,38 @@ export function rssMb(pid: number): number {
   return m ? Number(m[1]) / 1024 : Number.NaN;
 }
 
+/**
+ * Where a process's resident memory is, from /proc/<pid>/smaps: file-backed pages (the node
+ * binary, libraries), the brk heap (glibc's main arena), 64 MB anonymous reservations (glibc's
+ * per-thread arenas), 256 KB anonymous mappings (V8's heap pages) and the rest. MB each.
+ */
+export function rssByMapping(pid: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  let kind = '';
+  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+    const head = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (head) {
+      const kb = (Number.parseInt(head[2]!, 16) - Number.parseInt(head[1]!, 16)) / 1024;
+      const name = head[3]!;
+      kind = name.startsWith('/')
+        ? 'file'
+        : name === '[heap]'
+          ? 'brk'
+          : name
+            ? 'other'
+            : kb === 65536
+              ? 'arena'
+              : kb === 256
+                ? 'v8page'
+                : 'anon';
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    if (rss) out[kind] = (out[kind] ?? 0) + Number(rss[1]) / 1024;
+  }
+  return out;
+}
+
 /** CPU seconds (user + system) a process has used, from /proc/<pid>/stat (100 ticks/s on Linux). */
 export function cpuSeconds(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');

@@ -49,6 +49,11 @@ export const ConfigSchema = Obj({
     trust_proxy: Type.Boolean({ default: false }),
     shutdown_grace_ms: Type.Integer({ minimum: 0, default: 15_000 }),
     serve_console: Type.Boolean({ default: true }),
+    /**
+     * V8 lets the old generation grow by this share of what survived the last major GC before
+     * the next one (`--heap-growing-percent`); 0 = V8's own factor, up to 300% on a large machine.
+     */
+    heap_growing_percent: Type.Integer({ minimum: 0, maximum: 300, default: 50 }),
   }),
   database: Obj({
     /** A file path (SQLite) or a postgres:// URL. */

@@ -120,9 +120,10 @@ export function rssMb(pid: number): number {
 }
 
 /**
- * Where a process's resident memory is, from /proc/<pid>/smaps: file-backed pages (the node
- * binary, libraries), the brk heap (glibc's main arena), 64 MB anonymous reservations (glibc's
- * per-thread arenas), 256 KB anonymous mappings (V8's heap pages) and the rest. MB each.
+ * Where a process's resident memory is, from /proc/<pid>/smaps, in MB by kind of mapping:
+ * `file` (the node binary, libraries), `brk` (glibc's main malloc heap), `v8page` (V8's 256 KB
+ * heap pages), `anon` (other anonymous memory: threads' malloc arenas, stacks) and `other`
+ * (named pseudo-mappings such as [stack]).
  */
 export function rssByMapping(pid: number): Record<string, number> {
   const out: Record<string, number> = {};
@@ -130,25 +131,20 @@ export function rssByMapping(pid: number): Record<string, number> {
   for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
     const head = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
     if (head) {
-      const kb = (Number.parseInt(head[2]!, 16) - Number.parseInt(head[1]!, 16)) / 1024;
-      const name = head[3]!;
-      kind = name.startsWith('/')
-        ? 'file'
-        : name === '[heap]'
-          ? 'brk'
-          : name
-            ? 'other'
-            : kb === 65536
-              ? 'arena'
-              : kb === 256
-                ? 'v8page'
-                : 'anon';
+      kind = mappingKind(head[3]!, Number.parseInt(head[2]!, 16) - Number.parseInt(head[1]!, 16));
       continue;
     }
     const rss = /^Rss:\s+(\d+) kB/.exec(line);
     if (rss) out[kind] = (out[kind] ?? 0) + Number(rss[1]) / 1024;
   }
   return out;
+}
+
+function mappingKind(name: string, bytes: number): string {
+  if (name.startsWith('/')) return 'file';
+  if (name === '[heap]') return 'brk';
+  if (name) return 'other';
+  return bytes === 256 * 1024 ? 'v8page' : 'anon';
 }
 
 /** CPU seconds (user + system) a process has used, from /proc/<pid>/stat (100 ticks/s on Linux). */

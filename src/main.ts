@@ -96,10 +96,9 @@ function closeAfter(res: ServerResponse): void {
  * 4x the live heap committed on a large machine, RSS over 220 MB with 1,000 open streams; at 50%
  * 175 MB, for 2 more major GCs per 5 s at saturation (docs/performance.md, Session 11).
  */
-export function applyHeapGrowing(percent: number, execArgv: readonly string[] = process.execArgv): boolean {
-  if (percent === 0 || execArgv.some((a) => a.startsWith('--heap-growing-percent'))) return false;
+export function applyHeapGrowing(percent: number, execArgv: readonly string[] = process.execArgv): void {
+  if (percent === 0 || execArgv.some((a) => a.startsWith('--heap-growing-percent'))) return;
   setFlagsFromString(`--heap-growing-percent=${percent}`);
-  return true;
 }
 
 export async function serve(): Promise<void> {

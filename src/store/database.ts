@@ -119,7 +119,7 @@ export function openDatabase(url: string, opts: DatabaseOptions = {}): Database 
   conn.pragma('busy_timeout = 10000');
   conn.pragma('synchronous = NORMAL');
   conn.pragma('foreign_keys = ON');
-  conn.pragma(`cache_size = ${-Math.round((opts.sqliteCacheMb ?? DEFAULT_SQLITE_CACHE_MB) * 1024)}`);
+  conn.pragma(`cache_size = ${-(opts.sqliteCacheMb ?? DEFAULT_SQLITE_CACHE_MB) * 1024}`);
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(conn) }) });
   const base = wrap(db, 'sqlite');
   if (file === ':memory:') return { ...base, sqlite: conn };

@@ -201,6 +201,44 @@ describe('openEvents', () => {
     expect(up.requests.length).toBe(before);
   });
 
+  it('a client gone while its stream waits for a connection rejects at once; the request is never sent', async () => {
+    const one = new UpstreamClient({
+      connectionsPerOrigin: 1,
+      defaults: { connectTimeoutMs: 1000, firstByteTimeoutMs: 10_000, idleTimeoutMs: 10_000 },
+    });
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms, 'still waiting'));
+    const openOn = (path: string, signal?: ClientGone) =>
+      openEvents(
+        one,
+        { method: 'GET', url: up.url + path, headers: {} },
+        new OpenAiStreamDecoder(),
+        {},
+        signal,
+      );
+    try {
+      const holder = new ClientGone();
+      const sent = up.requests.length;
+      const busy = openOn('/hang', holder).catch((e: unknown) => e);
+      while (up.requests.length === sent) await sleep(5);
+      const before = up.requests.length;
+      const gone = new ClientGone();
+      const queued = openOn('/two-reads', gone).catch((e: unknown) => e);
+      await sleep(20);
+      const reason = new Error('client disconnected');
+      gone.abort(reason);
+      expect(await Promise.race([queued, sleep(2_000)])).toBe(reason);
+      holder.abort(new Error('done'));
+      await busy;
+      const res = await openOn('/two-reads');
+      let n = 0;
+      for await (const _ of res.events!) n++;
+      expect(n).toBeGreaterThan(0);
+      expect(up.requests.slice(before).map((r) => r.path)).toEqual(['/two-reads']);
+    } finally {
+      await one.close();
+    }
+  });
+
   it('no abort listener, controller or raw header buffer is held once a stream ended, failed or was cancelled', async () => {
     // undici keeps a finished request's handler referenced for a while: what it still holds then
     // is promoted to the old generation (2.8 KB per stream instead of 1.3, performance.md).

@@ -188,6 +188,40 @@ describe('UpstreamClient', () => {
     expect(live.size).toBe(0);
   });
 
+  it('a client gone while its request waits for a connection rejects at once; the request is never sent', async () => {
+    // One connection per origin, held by a hanging call: the next call waits in undici's queue,
+    // where undici has not started it and an abort has no controller to reach.
+    const one = new UpstreamClient({
+      connectionsPerOrigin: 1,
+      defaults: { connectTimeoutMs: 1000, firstByteTimeoutMs: 10_000, idleTimeoutMs: 10_000 },
+    });
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms, 'still waiting'));
+    try {
+      const holder = new AbortController();
+      const sent = up.requests.length;
+      const busy = failure(
+        one.sendText({ method: 'GET', url: `${up.url}/hang`, headers: {} }, { signal: holder.signal }),
+      );
+      while (up.requests.length === sent) await sleep(5);
+      const before = up.requests.length;
+      const gone = new ClientGone();
+      const queued = failure(one.sendText({ method: 'GET', url: `${up.url}/ok`, headers: {} }, {}, gone));
+      await sleep(20);
+      const reason = new Error('client disconnected');
+      gone.abort(reason);
+      // Settled now, not when the connection frees (here: never, until the holder gives up).
+      expect(await Promise.race([queued, sleep(2_000)])).toBe(reason);
+      holder.abort();
+      await busy;
+      // undici then starts the queued request, which is torn down before it is written.
+      const ok = await one.sendText({ method: 'GET', url: `${up.url}/ok`, headers: {} });
+      expect(JSON.parse(ok.text)).toEqual({ ok: true });
+      expect(up.requests.slice(before).map((r) => r.path)).toEqual(['/ok']);
+    } finally {
+      await one.close();
+    }
+  });
+
   it('sendText: a settled handler holds nothing but its signal', async () => {
     // undici keeps a finished request's handler referenced for a while, longer than the request
     // lasts: whatever it holds then (the controller with the raw header buffers, the caller's

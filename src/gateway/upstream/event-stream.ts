@@ -187,6 +187,15 @@ class EventsHandler extends SignalledHandler implements ChatEventStream {
     this.settle();
   }
 
+  protected abortedBeforeStart(reason: unknown): void {
+    // Only `opening` can be pending: no events exist before undici started the request.
+    const o = this.opening;
+    this.opening = undefined;
+    this.over = true;
+    this.release();
+    o?.reject(reason);
+  }
+
   // ---- the reader's side ----
 
   next(): Promise<ChatStreamEvent[] | null> {

@@ -190,8 +190,13 @@ export class UpstreamClient {
 
 /**
  * What every handler given to `UpstreamClient.dispatch` shares: the caller's signal aborts the
- * request (at once, or as soon as undici starts it), and `release` drops the listener and the
- * controller once undici is done.
+ * request, and `release` drops the listener and the controller once undici is done.
+ *
+ * An abort before undici started the request (it waits in the queue for a connection: the
+ * origin's pool is at `connectionsPerOrigin`, or the connection is still being made) settles
+ * the caller at once through `abortedBeforeStart`, instead of when a connection frees or the
+ * connect times out; undici then tears the request down as it starts it, before a byte is
+ * written, and what it reports after that is ignored.
  */
 export abstract class SignalledHandler implements Dispatcher.DispatchHandler {
   protected controller: Dispatcher.DispatchController | undefined;
@@ -199,15 +204,26 @@ export abstract class SignalledHandler implements Dispatcher.DispatchHandler {
 
   constructor(protected readonly signal: CancelSignal | undefined) {
     if (signal) {
-      this.onAbort = () => this.controller?.abort((signal.reason as Error) ?? new Error('aborted'));
+      this.onAbort = () => {
+        const c = this.controller;
+        if (c) c.abort(abortReason(signal));
+        else this.abortedBeforeStart(signal.reason ?? abortReason(signal));
+      };
       signal.addEventListener('abort', this.onAbort, { once: true });
     }
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
+    if (this.signal?.aborted) {
+      // Settled already (abortedBeforeStart): the controller is not kept.
+      controller.abort(abortReason(this.signal));
+      return;
+    }
     this.controller = controller;
-    if (this.signal?.aborted) this.onAbort!();
   }
+
+  /** The caller's signal fired while undici had not started the request: settle the caller now. */
+  protected abstract abortedBeforeStart(reason: unknown): void;
 
   /**
    * Once undici will call nothing more: detaches from the signal and lets go of the controller.
@@ -226,6 +242,10 @@ export abstract class SignalledHandler implements Dispatcher.DispatchHandler {
   protected static dropRawHeaders(c: Dispatcher.DispatchController): void {
     c.rawHeaders = null;
   }
+}
+
+function abortReason(signal: CancelSignal): Error {
+  return (signal.reason as Error) ?? new Error('aborted');
 }
 
 /**
@@ -281,6 +301,10 @@ class TextHandler extends SignalledHandler {
 
   onResponseError(_c: Dispatcher.DispatchController, err: Error): void {
     this.settle()?.reject(mapNetworkError(err, this.signal));
+  }
+
+  protected abortedBeforeStart(reason: unknown): void {
+    this.settle()?.reject(reason);
   }
 
   /** The caller's promise to settle, the first time only; drops what the handler held. */

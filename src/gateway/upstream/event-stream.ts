@@ -188,12 +188,14 @@ class EventsHandler extends SignalledHandler implements ChatEventStream {
   }
 
   protected abortedBeforeStart(reason: unknown): void {
-    // Only `opening` can be pending: no events exist before undici started the request.
+    // Only `opening` can be pending: no events exist before undici started the request. Without
+    // it the stream already ended and was released (a listener that ran late): nothing to do.
     const o = this.opening;
+    if (!o) return;
     this.opening = undefined;
     this.over = true;
     this.release();
-    o?.reject(reason);
+    o.reject(reason);
   }
 
   // ---- the reader's side ----

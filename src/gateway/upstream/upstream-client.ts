@@ -207,7 +207,7 @@ export abstract class SignalledHandler implements Dispatcher.DispatchHandler {
       this.onAbort = () => {
         const c = this.controller;
         if (c) c.abort(abortReason(signal));
-        else this.abortedBeforeStart(signal.reason ?? abortReason(signal));
+        else this.abortedBeforeStart(abortReason(signal));
       };
       signal.addEventListener('abort', this.onAbort, { once: true });
     }

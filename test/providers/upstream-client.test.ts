@@ -188,38 +188,61 @@ describe('UpstreamClient', () => {
     expect(live.size).toBe(0);
   });
 
-  it('a client gone while its request waits for a connection rejects at once; the request is never sent', async () => {
-    // One connection per origin, held by a hanging call: the next call waits in undici's queue,
-    // where undici has not started it and an abort has no controller to reach.
-    const one = new UpstreamClient({
-      connectionsPerOrigin: 1,
-      defaults: { connectTimeoutMs: 1000, firstByteTimeoutMs: 10_000, idleTimeoutMs: 10_000 },
-    });
-    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms, 'still waiting'));
-    try {
-      const holder = new AbortController();
-      const sent = up.requests.length;
-      const busy = failure(
-        one.sendText({ method: 'GET', url: `${up.url}/hang`, headers: {} }, { signal: holder.signal }),
-      );
-      while (up.requests.length === sent) await sleep(5);
-      const before = up.requests.length;
-      const gone = new ClientGone();
-      const queued = failure(one.sendText({ method: 'GET', url: `${up.url}/ok`, headers: {} }, {}, gone));
-      await sleep(20);
-      const reason = new Error('client disconnected');
-      gone.abort(reason);
-      // Settled now, not when the connection frees (here: never, until the holder gives up).
-      expect(await Promise.race([queued, sleep(2_000)])).toBe(reason);
-      holder.abort();
-      await busy;
-      // undici then starts the queued request, which is torn down before it is written.
-      const ok = await one.sendText({ method: 'GET', url: `${up.url}/ok`, headers: {} });
-      expect(JSON.parse(ok.text)).toEqual({ ok: true });
-      expect(up.requests.slice(before).map((r) => r.path)).toEqual(['/ok']);
-    } finally {
-      await one.close();
-    }
+  // Both readers: sendText (a dispatch handler, session 12) and send (undici's request(), whose own
+  // abort only acts once undici starts the request).
+  const readers = {
+    sendText: async (
+      c: UpstreamClient,
+      path: string,
+      opts: { signal?: AbortSignal } = {},
+      gone?: ClientGone,
+    ) => (await c.sendText({ method: 'GET', url: `${up.url}${path}`, headers: {} }, opts, gone)).text,
+    send: async (c: UpstreamClient, path: string, opts: { signal?: AbortSignal } = {}, gone?: ClientGone) =>
+      (await c.send({ method: 'GET', url: `${up.url}${path}`, headers: {} }, opts, gone)).text(),
+  };
+  it.each(Object.keys(readers) as Array<keyof typeof readers>)(
+    '%s: a client gone while its request waits for a connection rejects at once; the request is never sent',
+    async (name) => {
+      const read = readers[name];
+      // One connection per origin, held by a hanging call: the next call waits in undici's queue,
+      // where undici has not started it and an abort has no controller to reach.
+      const one = new UpstreamClient({
+        connectionsPerOrigin: 1,
+        defaults: { connectTimeoutMs: 1000, firstByteTimeoutMs: 10_000, idleTimeoutMs: 10_000 },
+      });
+      const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms, 'still waiting'));
+      try {
+        const holder = new AbortController();
+        const sent = up.requests.length;
+        const busy = failure(read(one, '/hang', { signal: holder.signal }));
+        while (up.requests.length === sent) await sleep(5);
+        const before = up.requests.length;
+        const gone = new ClientGone();
+        const queued = failure(read(one, '/ok', {}, gone));
+        await sleep(20);
+        const reason = new Error('client disconnected');
+        gone.abort(reason);
+        // Settled now, not when the connection frees (here: never, until the holder gives up).
+        expect(await Promise.race([queued, sleep(2_000)])).toBe(reason);
+        holder.abort();
+        await busy;
+        // undici then starts the queued request, which is torn down before it is written.
+        expect(JSON.parse(await read(one, '/ok'))).toEqual({ ok: true });
+        expect(up.requests.slice(before).map((r) => r.path)).toEqual(['/ok']);
+      } finally {
+        await one.close();
+      }
+    },
+  );
+
+  it('send: an answer with a signal that never fires leaves no listener of ours on it', async () => {
+    const gone = new ClientGone();
+    const listeners = () => (gone as unknown as { listeners?: unknown[] }).listeners?.length ?? 0;
+    const res = await client.send({ method: 'GET', url: `${up.url}/ok`, headers: {} }, {}, gone);
+    expect(JSON.parse(await res.text())).toEqual({ ok: true });
+    // undici drops its own listener when the body closes, a turn after the last byte.
+    await new Promise((r) => setImmediate(r));
+    expect(listeners()).toBe(0);
   });
 
   it('sendText: a settled handler holds nothing but its signal', async () => {

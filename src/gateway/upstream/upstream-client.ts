@@ -145,7 +145,8 @@ export class UpstreamClient {
     if (signal?.aborted) throw signal.reason;
     let res: Dispatcher.ResponseData;
     try {
-      res = await this.agentFor(opts).request(this.options(req, opts, signal));
+      const pending = this.agentFor(opts).request(this.options(req, opts, signal));
+      res = await (signal ? untilAborted(pending, signal) : pending);
     } catch (err) {
       throw mapNetworkError(err, signal);
     }
@@ -246,6 +247,43 @@ export abstract class SignalledHandler implements Dispatcher.DispatchHandler {
 
 function abortReason(signal: CancelSignal): Error {
   return (signal.reason as Error) ?? new Error('aborted');
+}
+
+/**
+ * `request()`'s answer, or the abort reason as soon as `signal` fires. undici's request() only
+ * acts on an abort once it has started the request: one waiting in the queue (the origin at
+ * `connectionsPerOrigin`) or for a connection still being made would keep the caller until a
+ * connection frees or the connect times out (10 s). undici still tears it down when it starts
+ * it (the signal is aborted by then); what it reports after the abort is dropped, and an answer
+ * that won the race by a hair has its body destroyed so the connection is not left unread.
+ */
+function untilAborted(
+  pending: Promise<Dispatcher.ResponseData>,
+  signal: CancelSignal,
+): Promise<Dispatcher.ResponseData> {
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    const onAbort = () => {
+      if (settled) return;
+      settled = true;
+      reject(abortReason(signal));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    pending.then(
+      (res) => {
+        signal.removeEventListener('abort', onAbort);
+        if (settled) return void res.body.destroy();
+        settled = true;
+        resolve(res);
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        if (settled) return;
+        settled = true;
+        reject(err);
+      },
+    );
+  });
 }
 
 /**

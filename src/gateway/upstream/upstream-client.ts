@@ -254,8 +254,9 @@ function abortReason(signal: CancelSignal): Error {
  * acts on an abort once it has started the request: one waiting in the queue (the origin at
  * `connectionsPerOrigin`) or for a connection still being made would keep the caller until a
  * connection frees or the connect times out (10 s). undici still tears it down when it starts
- * it (the signal is aborted by then); what it reports after the abort is dropped, and an answer
- * that won the race by a hair has its body destroyed so the connection is not left unread.
+ * it (the signal is aborted by then); what it reports after the abort is dropped. An answer
+ * whose headers came just before the abort has its body destroyed by undici's own listener
+ * (added first, so it runs first); the `destroy` here only makes sure.
  */
 function untilAborted(
   pending: Promise<Dispatcher.ResponseData>,

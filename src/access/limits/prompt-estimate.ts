@@ -1,4 +1,4 @@
-import { countPromptTokens, countTextTokens } from '../../gateway/chat/tokens.js';
+import { boundedCounter, countPromptTokens, type TextCounter } from '../../gateway/chat/tokens.js';
 import type { ChatRequest } from '../../gateway/chat/types.js';
 
 // Image payloads are not text: they are charged by the upstream's own counts after the call.
@@ -6,27 +6,28 @@ const SKIP = new Set(['image_url', 'image_base64', 'url', 'input_audio', 'file']
 
 /**
  * Tokens a request's input will cost, counted before the call for tokens-per-minute limits:
- * the chat prompt, or the text of embedding inputs. Cheap and approximate by design; the
- * actual usage corrects it afterwards.
+ * the chat prompt, or the text of embedding inputs. Cheap and approximate by design (a bounded
+ * counter: a body of megabytes costs no more than ~128 K characters of tokenizing); the actual
+ * usage corrects it afterwards.
  */
-export function estimatePromptTokens(body: unknown): number {
+export function estimatePromptTokens(body: unknown, count: TextCounter = boundedCounter()): number {
   if (!body || typeof body !== 'object') return 0;
   const b = body as Record<string, unknown>;
   if (Array.isArray(b.messages)) {
     try {
-      return countPromptTokens(b as unknown as ChatRequest);
+      return countPromptTokens(b as unknown as ChatRequest, count);
     } catch {
-      return textTokens(b.messages);
+      return textTokens(b.messages, count);
     }
   }
-  return textTokens(b.input) + textTokens(b.inputs);
+  return textTokens(b.input, count) + textTokens(b.inputs, count);
 }
 
-function textTokens(v: unknown, depth = 0): number {
-  if (typeof v === 'string') return countTextTokens(v);
+function textTokens(v: unknown, count: TextCounter, depth = 0): number {
+  if (typeof v === 'string') return count(v);
   if (depth > 6 || !v || typeof v !== 'object') return 0;
   let n = 0;
-  if (Array.isArray(v)) for (const x of v) n += textTokens(x, depth + 1);
-  else for (const [k, x] of Object.entries(v)) if (!SKIP.has(k)) n += textTokens(x, depth + 1);
+  if (Array.isArray(v)) for (const x of v) n += textTokens(x, count, depth + 1);
+  else for (const [k, x] of Object.entries(v)) if (!SKIP.has(k)) n += textTokens(x, count, depth + 1);
   return n;
 }

@@ -1,4 +1,5 @@
 import { countTokens } from '../chat/tokenizer.js';
+import { boundedCounter, type TextCounter } from '../chat/tokens.js';
 import type {
   EmbeddingUsage,
   ResolvedEmbeddingRequest,
@@ -25,12 +26,19 @@ export function imageTokens(pixels: number): number {
   return Math.ceil(pixels / PIXELS_PER_TOKEN);
 }
 
-function partTextTokens(p: ResolvedPart): number {
-  return p.type === 'text' ? estimateTextTokens(p.text) : p.type === 'tokens' ? p.tokens.length : 0;
+function partTextTokens(p: ResolvedPart, count: TextCounter): number {
+  return p.type === 'text' ? count(p.text) : p.type === 'tokens' ? p.tokens.length : 0;
 }
 
-/** Our own figures for a resolved request; use it to reserve quota before the upstream call. */
-export function estimateEmbeddingUsage(req: ResolvedEmbeddingRequest): EmbeddingUsage {
+/**
+ * Our own figures for a resolved request; use it to reserve quota before the upstream call.
+ * Text is counted with a bounded counter (chat/tokens.ts): exact up to ~128 K characters per
+ * request, sampled beyond, so a batch of megabytes does not hold the event loop for seconds.
+ */
+export function estimateEmbeddingUsage(
+  req: ResolvedEmbeddingRequest,
+  count: TextCounter = boundedCounter(),
+): EmbeddingUsage {
   let textTokens = 0;
   let imagePixels = 0;
   let imageTokenSum = 0;
@@ -39,7 +47,7 @@ export function estimateEmbeddingUsage(req: ResolvedEmbeddingRequest): Embedding
       if (p.type === 'image') {
         imagePixels += p.image.pixels;
         imageTokenSum += imageTokens(p.image.pixels);
-      } else textTokens += partTextTokens(p);
+      } else textTokens += partTextTokens(p, count);
     }
   }
   return {
@@ -51,12 +59,15 @@ export function estimateEmbeddingUsage(req: ResolvedEmbeddingRequest): Embedding
   };
 }
 
-/** Final usage: the upstream's fields where reported, ours elsewhere. */
+/**
+ * Final usage: the upstream's fields where reported, ours elsewhere. `ours` is the estimate
+ * made for the reservation, when there is one (the text is not counted twice).
+ */
 export function finalizeEmbeddingUsage(
   req: ResolvedEmbeddingRequest,
   upstream: UpstreamEmbeddingUsage | undefined,
+  ours: EmbeddingUsage = estimateEmbeddingUsage(req),
 ): EmbeddingUsage {
-  const ours = estimateEmbeddingUsage(req);
   const u = upstream ?? {};
   const textTokens = u.textTokens ?? ours.textTokens;
   const imagePixels = u.imagePixels ?? ours.imagePixels;

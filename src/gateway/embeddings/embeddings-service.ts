@@ -114,7 +114,7 @@ export class EmbeddingsService {
       });
       const latencyMs = Date.now() - ex.startedAt;
       this.deps.health.success(ex.candidate.healthKey, { latencyMs, durationMs: latencyMs });
-      const usage = finalizeEmbeddingUsage(resolved, ex.value.usage);
+      const usage = finalizeEmbeddingUsage(resolved, ex.value.usage, estimate);
       const t = ex.candidate.target;
       Object.assign(log, {
         provider: t.channelName,

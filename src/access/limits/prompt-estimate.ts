@@ -1,4 +1,9 @@
-import { boundedCounter, countPromptTokens, type TextCounter } from '../../gateway/chat/tokens.js';
+import {
+  collectInto,
+  countPromptTokens,
+  sampledTokens,
+  type TextCounter,
+} from '../../gateway/chat/tokens.js';
 import type { ChatRequest } from '../../gateway/chat/types.js';
 
 // Image payloads are not text: they are charged by the upstream's own counts after the call.
@@ -6,21 +11,26 @@ const SKIP = new Set(['image_url', 'image_base64', 'url', 'input_audio', 'file']
 
 /**
  * Tokens a request's input will cost, counted before the call for tokens-per-minute limits:
- * the chat prompt, or the text of embedding inputs. Cheap and approximate by design (a bounded
- * counter: a body of megabytes costs no more than ~128 K characters of tokenizing); the actual
- * usage corrects it afterwards.
+ * the chat prompt, or the text of embedding inputs. Cheap and approximate by design (a body of
+ * megabytes is sampled, `sampledTokens`); the actual usage corrects it afterwards.
  */
-export function estimatePromptTokens(body: unknown, count: TextCounter = boundedCounter()): number {
+export function estimatePromptTokens(body: unknown): number {
   if (!body || typeof body !== 'object') return 0;
   const b = body as Record<string, unknown>;
   if (Array.isArray(b.messages)) {
+    let texts: string[] = [];
+    let framing: number;
     try {
-      return countPromptTokens(b as unknown as ChatRequest, count);
+      framing = countPromptTokens(b as unknown as ChatRequest, collectInto(texts));
     } catch {
-      return textTokens(b.messages, count);
+      texts = [];
+      framing = textTokens(b.messages, collectInto(texts));
     }
+    return framing + sampledTokens(texts);
   }
-  return textTokens(b.input, count) + textTokens(b.inputs, count);
+  const texts: string[] = [];
+  const count = collectInto(texts);
+  return textTokens(b.input, count) + textTokens(b.inputs, count) + sampledTokens(texts);
 }
 
 function textTokens(v: unknown, count: TextCounter, depth = 0): number {

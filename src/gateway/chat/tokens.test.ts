@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import {
-  boundedCounter,
   countMessageTokens,
   countPromptTokens,
   countTextTokens,
   estimateUsage,
   IMAGE_TOKENS,
+  SAMPLE_WINDOW,
+  sampledTokens,
   TOKENIZE_BUDGET_CHARS,
 } from './tokens.js';
 
@@ -21,19 +22,36 @@ function metered() {
   return m;
 }
 
-/** Deterministic text: English-like words, or (`symbols`) a mix that costs ~1 token per 1.4 chars. */
-function text(chars: number, symbols = false): string {
-  const words = ['gateway', 'token', 'the', 'upstream', 'counts', 'a', 'model', 'request', 'of', 'billing'];
-  let s = '';
-  let seed = 7;
-  while (s.length < chars) {
-    seed = (seed * 1103515245 + 12345) % 2147483648;
-    s += symbols
-      ? String.fromCharCode(33 + (seed % 90))
-      : `${words[seed % words.length]}${seed % 11 === 0 ? '.\n' : ' '}`;
-  }
-  return s.slice(0, chars);
+/** A seeded uniform [0, 1) generator (mulberry32), so sampled estimates are the same every run. */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
 }
+
+/** Text that never repeats: English-like words, or (`symbols`) printable symbols (~0.7 tokens a character). */
+function text(chars: number, symbols: boolean, seed = 1): string {
+  const words = ['gateway', 'token', 'the', 'upstream', 'counts', 'a', 'model', 'request', 'of', 'billing'];
+  const r = seeded(seed);
+  const out: string[] = [];
+  let n = 0;
+  while (n < chars) {
+    const piece = symbols
+      ? String.fromCharCode(33 + Math.floor(r() * 90))
+      : `${words[Math.floor(r() * words.length)]}${r() < 0.1 ? '.\n' : ' '}`;
+    out.push(piece);
+    n += piece.length;
+  }
+  return out.join('').slice(0, chars);
+}
+
+const off = (estimate: number, exact: number) => Math.abs(estimate - exact) / exact;
+const exactSum = (texts: string[]) => texts.reduce((n, t) => n + countTextTokens(t), 0);
 
 describe('token counting (o200k)', () => {
   it('counts text with the real tokenizer', () => {
@@ -102,48 +120,62 @@ describe('promptTokenBound', () => {
     ];
     for (const r of reqs) expect(promptTokenBound(r)).toBeGreaterThanOrEqual(countPromptTokens(r));
   });
+});
 
-  it('a bounded counter is exact within its budget', () => {
+describe('sampled estimates (sampledTokens)', () => {
+  it('counts texts exactly while they fit the budget', () => {
     const m = metered();
-    const count = boundedCounter(TOKENIZE_BUDGET_CHARS, m.count);
-    const t = text(50_000);
-    expect(count(t)).toBe(countTextTokens(t));
-    expect(count('hello world')).toBe(2);
-    expect(m.chars).toBe(50_000 + 11);
+    const texts = [text(40_000, false), 'hello world', text(20_000, true)];
+    expect(sampledTokens(texts, { exact: m.count })).toBe(exactSum(texts));
+    expect(m.chars).toBe(60_011);
   });
 
-  it('a bounded counter samples what does not fit its budget: close, and never more work than the budget', () => {
-    for (const symbols of [false, true]) {
-      const big = text(3_000_000, symbols);
-      const exact = countTextTokens(big);
+  it('samples what is over the budget: close to the exact count, and never more work than the budget', () => {
+    // English, then symbols: a sample taken only near the start would read ~0.2 tokens a character.
+    const mixed = [text(1_500_000, false), text(1_500_000, true, 2)];
+    const big = [text(700_000, true, 3)];
+    const many = Array.from({ length: 40 }, (_, i) => text(100_000, i % 2 === 0, 10 + i));
+    const tiny = Array.from({ length: 30_000 }, (_, i) => text(100, i % 3 === 0, 100 + i));
+    for (const [i, texts] of [mixed, big, many, tiny].entries()) {
       const m = metered();
-      const estimate = boundedCounter(TOKENIZE_BUDGET_CHARS, m.count)(big);
-      expect(Math.abs(estimate - exact) / exact).toBeLessThan(0.03);
+      const estimate = sampledTokens(texts, { exact: m.count, random: seeded(i + 1) });
+      expect(off(estimate, exactSum(texts))).toBeLessThan(0.03);
       expect(m.chars).toBeLessThanOrEqual(TOKENIZE_BUDGET_CHARS);
     }
-    // Many small texts past the budget: scaled at the ratio seen, without tokenizing them.
-    const m = metered();
-    const count = boundedCounter(TOKENIZE_BUDGET_CHARS, m.count);
-    const small = text(100);
-    let total = 0;
-    for (let i = 0; i < 20_000; i++) total += count(small);
-    const exact = countTextTokens(small) * 20_000;
-    expect(Math.abs(total - exact) / exact).toBeLessThan(0.03);
-    expect(m.chars).toBeLessThanOrEqual(TOKENIZE_BUDGET_CHARS);
+  });
+
+  it('a sample cannot be steered: cheap text where windows might fall, or first, changes nothing', () => {
+    // Cheap runs ("aaaa": ~1 token per 16 characters here) at the start of every stratum and in
+    // the middle of it, among random symbols; and cheap texts first, the costly ones after.
+    const strata = TOKENIZE_BUDGET_CHARS / SAMPLE_WINDOW;
+    const len = 1_000_000;
+    const W = SAMPLE_WINDOW;
+    const symbols = text(len, true, 4);
+    let planted = '';
+    for (let s = 0; s < strata; s++) {
+      const from = Math.floor((s * len) / strata);
+      const to = Math.floor(((s + 1) * len) / strata);
+      const mid = Math.floor((from + to) / 2);
+      planted += 'a'.repeat(W) + symbols.slice(from + W, mid) + 'a'.repeat(W) + symbols.slice(mid + W, to);
+    }
+    const first = [...Array.from({ length: 4 }, () => 'a'.repeat(40_000)), text(2_000_000, true, 5)];
+    for (const [i, texts] of [[planted], first].entries()) {
+      const exact = exactSum(texts);
+      for (let seed = 1; seed <= 5; seed++)
+        expect(off(sampledTokens(texts, { random: seeded(seed * 7 + i) }), exact)).toBeLessThan(0.1);
+    }
   });
 
   it('estimates the usage of a huge prompt within the budget, the completion exactly', () => {
     const m = metered();
-    const prompt = text(2_000_000, true);
-    const completion = text(3_000);
-    const u = estimateUsage(
-      { messages: [{ role: 'user', content: prompt }] },
-      completion,
-      boundedCounter(undefined, m.count),
-    );
+    const messages = [
+      { role: 'system' as const, content: text(3_000, false) },
+      { role: 'user' as const, content: text(2_000_000, true, 6) },
+    ];
+    const completion = text(3_000, false, 7);
+    const u = estimateUsage({ messages }, completion, { exact: m.count, random: seeded(3) });
     expect(u.completion_tokens).toBe(countTextTokens(completion));
-    const exact = countPromptTokens({ messages: [{ role: 'user', content: prompt }] });
-    expect(Math.abs(u.prompt_tokens - exact) / exact).toBeLessThan(0.03);
-    expect(m.chars).toBeLessThanOrEqual(TOKENIZE_BUDGET_CHARS);
+    expect(off(u.prompt_tokens, countPromptTokens({ messages }))).toBeLessThan(0.03);
+    expect(m.chars).toBeLessThanOrEqual(2 * TOKENIZE_BUDGET_CHARS);
   });
 });

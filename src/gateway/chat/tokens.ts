@@ -27,63 +27,80 @@ export function countTextTokens(text: string): number {
 export type TextCounter = (text: string) => number;
 
 /**
- * Characters one bounded counter tokenizes in all (see `boundedCounter`): about 7 ms of the
- * event loop for English text and 30 ms for the worst (random symbols, CJK) on the bench
- * machine, where a whole 1 MB prompt takes 55-230 ms and a 10 MB body (the chat body limit)
- * seconds.
+ * Characters one estimate tokenizes at most (see `sampledTokens`): about 7 ms of the event loop
+ * for English text and 30 ms for the worst (random symbols, CJK) on the bench machine, where a
+ * whole 1 MB prompt takes 55-230 ms and a 10 MB body (the chat body limit) seconds.
  */
 export const TOKENIZE_BUDGET_CHARS = 128 * 1024;
-/** A sampled text is counted in windows this long, spread evenly over it. */
-const SAMPLE_WINDOW = 2048;
-/** At most this many characters of one text are sampled. */
-const SAMPLE_MAX = 32 * 1024;
+/**
+ * A sample is `budget / SAMPLE_WINDOW` windows. Short windows make many strata, which keeps the
+ * estimate close when the texts alternate between cheap and costly at a scale of strata (256
+ * here: 40 texts of 100 K characters, English and symbols in turn, read within ~3%); each
+ * window's cut words cost ~1 token more, under 1% at this length.
+ */
+export const SAMPLE_WINDOW = 512;
+
+export interface SampleOptions {
+  budget?: number;
+  /** The exact counter (tests meter it). */
+  exact?: TextCounter;
+  /** Uniform in [0, 1) (tests seed it). */
+  random?: () => number;
+}
 
 /**
- * A counter for estimates (usage an upstream did not report, tokens-per-minute limits,
- * embedding reservations) whose cost is bounded per request, however large the request: the
- * tokenizer runs synchronously, and a prompt of megabytes, counted whole, would hold every other
- * request on the instance for as long. Texts are counted exactly until `budget` characters have
- * been tokenized (every ordinary request stays within it); a text that does not fit what is left
- * is counted in evenly spaced windows and scaled to its length (within ~2% on uniform text);
- * once the budget is spent, further texts are scaled at the ratio of tokens to characters seen
- * so far in this request. Use one counter per request.
+ * The tokens of `texts` together, for estimates (usage an upstream did not report,
+ * tokens-per-minute limits, embedding reservations), at a cost bounded however large the
+ * request: the tokenizer runs synchronously, and a prompt of megabytes counted whole would hold
+ * every other request on the instance for as long. Up to `budget` characters in all they are
+ * counted exactly (every ordinary request). Beyond, the texts are taken as one run of characters
+ * cut into `budget / SAMPLE_WINDOW` equal strata, one window is counted at a random place in
+ * each (running on into the next texts when one ends, each text's piece counted on its own),
+ * and the total is scaled by characters: a stratified random sample, unbiased whatever the texts
+ * hold. Random places matter: at fixed ones, a client (who decides the prompt, and can make its
+ * usage ours to estimate by disconnecting mid-stream) could put cheap text exactly there.
  */
-export function boundedCounter(
-  budget: number = TOKENIZE_BUDGET_CHARS,
-  exact: TextCounter = countTextTokens,
-): TextCounter {
-  let left = budget;
-  let seenChars = 0;
-  let seenTokens = 0;
+export function sampledTokens(texts: readonly string[], o: SampleOptions = {}): number {
+  const budget = o.budget ?? TOKENIZE_BUDGET_CHARS;
+  const exact = o.exact ?? countTextTokens;
+  let total = 0;
+  for (const t of texts) total += t.length;
+  if (total <= budget) {
+    let n = 0;
+    for (const t of texts) n += exact(t);
+    return n;
+  }
+  const random = o.random ?? Math.random;
+  const windows = Math.max(1, Math.floor(budget / SAMPLE_WINDOW));
+  // total > budget >= windows * SAMPLE_WINDOW: each stratum is longer than a window, and a
+  // window ends before the next stratum starts.
+  const stratum = total / windows;
+  let tokens = 0;
+  let sampled = 0;
+  let i = 0; // the text holding the window's start
+  let base = 0; // where text i starts in the run
+  for (let w = 0; w < windows; w++) {
+    const at = Math.floor(w * stratum + random() * (stratum - SAMPLE_WINDOW));
+    while (base + texts[i]!.length <= at) base += texts[i++]!.length;
+    let need = SAMPLE_WINDOW;
+    let from = at - base;
+    for (let j = i; need > 0 && j < texts.length; j++, from = 0) {
+      const t = texts[j]!;
+      const piece = t.slice(from, Math.min(t.length, from + need));
+      if (piece.length === 0) continue;
+      tokens += exact(piece);
+      sampled += piece.length;
+      need -= piece.length;
+    }
+  }
+  return Math.max(1, Math.round((tokens * total) / sampled));
+}
+
+/** A TextCounter that only collects its texts (and counts 0), for `sampledTokens` afterwards. */
+export function collectInto(texts: string[]): TextCounter {
   return (text) => {
-    const len = text.length;
-    if (len === 0) return 0;
-    if (len <= left) {
-      const n = exact(text);
-      left -= len;
-      seenChars += len;
-      seenTokens += n;
-      return n;
-    }
-    const windows = Math.floor(Math.min(left, SAMPLE_MAX) / SAMPLE_WINDOW);
-    if (windows > 0) {
-      // len > left >= windows * SAMPLE_WINDOW: the windows fit inside the text without overlap.
-      const step = windows > 1 ? (len - SAMPLE_WINDOW) / (windows - 1) : 0;
-      let tokens = 0;
-      for (let i = 0; i < windows; i++) {
-        const from = Math.floor(i * step);
-        tokens += exact(text.slice(from, from + SAMPLE_WINDOW));
-      }
-      const sampled = windows * SAMPLE_WINDOW;
-      left -= sampled;
-      seenChars += sampled;
-      seenTokens += tokens;
-      return Math.max(1, Math.round((tokens * len) / sampled));
-    }
-    left = 0;
-    // Nothing seen yet only with a budget below one window: ~4 characters a token.
-    const ratio = seenChars > 0 ? seenTokens / seenChars : 0.25;
-    return Math.max(1, Math.round(len * ratio));
+    if (text.length > 0) texts.push(text);
+    return 0;
   };
 }
 
@@ -144,15 +161,15 @@ export function promptTokenBound(req: Pick<ChatRequest, 'messages' | 'tools'>): 
 
 /**
  * Usage to report when an upstream returned no counts: prompt counted locally, completion from
- * the generated text, both with one bounded counter (the completion first: it is billed at the
- * higher price, and it is counted exactly unless it alone exceeds the budget).
+ * the generated text, each exact up to TOKENIZE_BUDGET_CHARS and sampled beyond (`sampledTokens`).
  */
 export function estimateUsage(
   req: Pick<ChatRequest, 'messages' | 'tools'>,
   completionText: string,
-  count: TextCounter = boundedCounter(),
+  o: SampleOptions = {},
 ): ChatUsage {
-  const completion = count(completionText);
-  const prompt = countPromptTokens(req, count);
+  const completion = sampledTokens([completionText], o);
+  const texts: string[] = [];
+  const prompt = countPromptTokens(req, collectInto(texts)) + sampledTokens(texts, o);
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
 }

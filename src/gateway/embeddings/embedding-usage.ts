@@ -1,5 +1,5 @@
 import { countTokens } from '../chat/tokenizer.js';
-import { boundedCounter, type TextCounter } from '../chat/tokens.js';
+import { type SampleOptions, sampledTokens } from '../chat/tokens.js';
 import type {
   EmbeddingUsage,
   ResolvedEmbeddingRequest,
@@ -26,20 +26,14 @@ export function imageTokens(pixels: number): number {
   return Math.ceil(pixels / PIXELS_PER_TOKEN);
 }
 
-function partTextTokens(p: ResolvedPart, count: TextCounter): number {
-  return p.type === 'text' ? count(p.text) : p.type === 'tokens' ? p.tokens.length : 0;
-}
-
 /**
  * Our own figures for a resolved request; use it to reserve quota before the upstream call.
- * Text is counted with a bounded counter (chat/tokens.ts): exact up to ~128 K characters per
- * request, sampled beyond, so a batch of megabytes does not hold the event loop for seconds.
+ * The text is counted exactly up to TOKENIZE_BUDGET_CHARS and sampled beyond (chat/tokens.ts
+ * `sampledTokens`), so a batch of megabytes does not hold the event loop for seconds.
  */
-export function estimateEmbeddingUsage(
-  req: ResolvedEmbeddingRequest,
-  count: TextCounter = boundedCounter(),
-): EmbeddingUsage {
-  let textTokens = 0;
+export function estimateEmbeddingUsage(req: ResolvedEmbeddingRequest, o: SampleOptions = {}): EmbeddingUsage {
+  const texts: string[] = [];
+  let given = 0; // inputs sent as token ids
   let imagePixels = 0;
   let imageTokenSum = 0;
   for (const input of req.inputs) {
@@ -47,9 +41,11 @@ export function estimateEmbeddingUsage(
       if (p.type === 'image') {
         imagePixels += p.image.pixels;
         imageTokenSum += imageTokens(p.image.pixels);
-      } else textTokens += partTextTokens(p, count);
+      } else if (p.type === 'text') texts.push(p.text);
+      else if (p.type === 'tokens') given += p.tokens.length;
     }
   }
+  const textTokens = given + sampledTokens(texts, o);
   return {
     textTokens,
     imagePixels,

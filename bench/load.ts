@@ -1,4 +1,6 @@
+import { spawn } from 'node:child_process';
 import { Agent, request as httpRequest } from 'node:http';
+import { join } from 'node:path';
 import autocannon, { type Options, type Result } from 'autocannon';
 
 export const chatBody = (stream: boolean) =>
@@ -216,8 +218,44 @@ export async function openStreams(
  * coordinated omission); `lagMaxMs` is the generator's worst lateness. `samples`, when given,
  * receives every answered request as [epoch ms of its write (performance.timeOrigin-based, µs
  * precision), latency ms, status].
+ *
+ * It runs in a process of its own (`bench/paced-child.ts`, started per run, on this process's
+ * cores): in the harness, after the saturation scenarios, the generator's heap went through a
+ * mark-compact every ~3 s during the paced rounds (5-8 ms pauses plus incremental steps), each
+ * one a stall charged to whichever target was being measured (session 13).
  */
 export async function paced(
+  t: Target,
+  rate: number,
+  seconds: number,
+  samples?: Array<[number, number, number]>,
+): Promise<LoadResult> {
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      join(import.meta.dirname, 'paced-child.ts'),
+      JSON.stringify({ t, rate, seconds, samples: !!samples }),
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (c: string) => {
+    out += c;
+  });
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', resolve);
+  });
+  if (code !== 0) throw new Error(`paced generator exited with ${code}`);
+  const got = JSON.parse(out) as { result: LoadResult; samples?: Array<[number, number, number]> };
+  if (samples && got.samples) for (const x of got.samples) samples.push(x);
+  return got.result;
+}
+
+/** `paced()`'s generator itself, in the calling process (the child runs it). */
+export async function pacedHere(
   t: Target,
   rate: number,
   seconds: number,

@@ -28,6 +28,8 @@ export interface ChatPlan {
   candidates: Candidate[];
   /** Prompt tokens counted with the tokenizer on first use (quota estimate, middle-out). */
   promptTokens(): number;
+  /** An upper bound on promptTokens() without the tokenizer (promptTokenBound: UTF-8 bytes). */
+  promptBound(): number;
   stream: boolean;
   includeUsage: boolean;
   excludeReasoning: boolean;
@@ -83,6 +85,7 @@ export function planChat(req: ChatRequest, principal: KeyPrincipal, deps: PlanDe
     model,
     candidates,
     promptTokens: memo(() => countPromptTokens(req)),
+    promptBound: memo(() => promptTokenBound(req)),
     stream: req.stream === true,
     includeUsage: req.usage?.include === true || req.stream_options?.include_usage === true,
     excludeReasoning: req.reasoning?.exclude === true,
@@ -97,6 +100,9 @@ export function planChat(req: ChatRequest, principal: KeyPrincipal, deps: PlanDe
 export function requestFor(plan: ChatPlan, t: RouteTarget): ChatRequest {
   if (!plan.middleOut) return plan.request;
   const reserve = plan.request.max_completion_tokens ?? plan.request.max_tokens ?? 0;
+  // The bound (bytes, no tokenizer) settles a prompt that clearly fits; only one that may not is
+  // counted, and middle-out, which cuts token-exact, counts what it keeps anyway.
+  if (plan.promptBound() + reserve < t.contextLength) return plan.request;
   if (plan.promptTokens() + reserve < t.contextLength) return plan.request;
   const r = applyMiddleOut(plan.request.messages, { contextLength: t.contextLength, reserveTokens: reserve });
   if (!r.fits)
@@ -108,7 +114,7 @@ export function requestFor(plan: ChatPlan, t: RouteTarget): ChatRequest {
 
 /** Worst-case cost of the request over its candidates, in micro-USD, for the quota reservation. */
 export function reservationMicros(plan: ChatPlan): number {
-  const prompt = promptTokenBound(plan.request);
+  const prompt = plan.promptBound();
   let worst = 0;
   for (const { target: t } of plan.candidates) {
     const completion =

@@ -5,9 +5,10 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { VoyageAIClient, VoyageAIError } from 'voyageai';
+import { countTextTokens } from '../../src/gateway/chat/tokens.js';
 import { type EmbeddingSend, embedWithAdapter } from '../../src/gateway/embeddings/embed-with-adapter.js';
 import type { EmbeddingRequest } from '../../src/gateway/embeddings/embedding-request.js';
-import { estimateTextTokens, finalizeEmbeddingUsage } from '../../src/gateway/embeddings/embedding-usage.js';
+import { finalizeEmbeddingUsage } from '../../src/gateway/embeddings/embedding-usage.js';
 import { resolveImages } from '../../src/gateway/embeddings/resolve-images.js';
 import { createSafeFetcher, type Resolver } from '../../src/gateway/images/safe-fetch.js';
 import { UpstreamClient } from '../../src/gateway/upstream/upstream-client.js';
@@ -175,7 +176,7 @@ describe('voyageai SDK', () => {
       ],
     });
     const pixels = 1000 * 700 + 800 * 600;
-    const tokens = estimateTextTokens(text);
+    const tokens = countTextTokens(text);
     expect(res.usage).toMatchObject({
       text_tokens: tokens,
       image_pixels: pixels,

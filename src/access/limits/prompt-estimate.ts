@@ -1,6 +1,6 @@
 import {
   collectInto,
-  countPromptTokens,
+  sampledPromptTokens,
   sampledTokens,
   type TextCounter,
 } from '../../gateway/chat/tokens.js';
@@ -18,15 +18,12 @@ export function estimatePromptTokens(body: unknown): number {
   if (!body || typeof body !== 'object') return 0;
   const b = body as Record<string, unknown>;
   if (Array.isArray(b.messages)) {
-    let texts: string[] = [];
-    let framing: number;
     try {
-      framing = countPromptTokens(b as unknown as ChatRequest, collectInto(texts));
+      return sampledPromptTokens(b as unknown as ChatRequest);
     } catch {
-      texts = [];
-      framing = textTokens(b.messages, collectInto(texts));
+      const texts: string[] = [];
+      return textTokens(b.messages, collectInto(texts)) + sampledTokens(texts);
     }
-    return framing + sampledTokens(texts);
   }
   const texts: string[] = [];
   const count = collectInto(texts);

@@ -104,6 +104,15 @@ export function collectInto(texts: string[]): TextCounter {
   };
 }
 
+/** `countPromptTokens` with the texts estimated together by `sampledTokens` (the framing exact). */
+export function sampledPromptTokens(
+  req: Pick<ChatRequest, 'messages' | 'tools'>,
+  o: SampleOptions = {},
+): number {
+  const texts: string[] = [];
+  return countPromptTokens(req, collectInto(texts)) + sampledTokens(texts, o);
+}
+
 export function countPartTokens(part: ContentPart, count: TextCounter = countTextTokens): number {
   switch (part.type) {
     case 'text':
@@ -169,7 +178,6 @@ export function estimateUsage(
   o: SampleOptions = {},
 ): ChatUsage {
   const completion = sampledTokens([completionText], o);
-  const texts: string[] = [];
-  const prompt = countPromptTokens(req, collectInto(texts)) + sampledTokens(texts, o);
+  const prompt = sampledPromptTokens(req, o);
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
 }

@@ -1,9 +1,7 @@
-import { countTokens } from '../chat/tokenizer.js';
 import { type SampleOptions, sampledTokens } from '../chat/tokens.js';
 import type {
   EmbeddingUsage,
   ResolvedEmbeddingRequest,
-  ResolvedPart,
   UpstreamEmbeddingUsage,
 } from './embedding-request.js';
 
@@ -14,21 +12,14 @@ import type {
  */
 export const PIXELS_PER_TOKEN = 560;
 
-/**
- * An estimate: the o200k encoding (chat/tokenizer.ts), not the upstream model's own tokenizer (Voyage,
- * Cohere, Jina each have theirs). Good enough for quota reservation; upstream counts replace it.
- */
-export function estimateTextTokens(text: string): number {
-  return countTokens(text);
-}
-
 export function imageTokens(pixels: number): number {
   return Math.ceil(pixels / PIXELS_PER_TOKEN);
 }
 
 /**
  * Our own figures for a resolved request; use it to reserve quota before the upstream call.
- * The text is counted exactly up to TOKENIZE_BUDGET_CHARS and sampled beyond (chat/tokens.ts
+ * An estimate: the o200k encoding (chat/tokenizer.ts), not the upstream model's own tokenizer
+ * (Voyage, Cohere, Jina each have theirs); upstream counts replace it. The text is counted exactly up to TOKENIZE_BUDGET_CHARS and sampled beyond (chat/tokens.ts
  * `sampledTokens`), so a batch of megabytes does not hold the event loop for seconds.
  */
 export function estimateEmbeddingUsage(req: ResolvedEmbeddingRequest, o: SampleOptions = {}): EmbeddingUsage {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { metered, seeded, text } from '../../../test/helpers/texts.js';
 import { applyMiddleOut, TRUNCATION_MARKER } from './middle-out.js';
-import { countMessageTokens } from './tokens.js';
+import { countMessageTokens, measureMessages, TOKENIZE_BUDGET_CHARS } from './tokens.js';
 import type { ChatMessage } from './types.js';
 
 const turn = (i: number, words = 50): ChatMessage => ({
@@ -83,5 +84,93 @@ describe('middle-out', () => {
       contextLength: 50,
     });
     expect(r.fits).toBe(false);
+  });
+
+  describe('a prompt of megabytes (counts sampled, work bounded)', () => {
+    /** At most the first measurement and MAX_MEASURES more, each within the budget. */
+    const maxWork = 5 * (TOKENIZE_BUDGET_CHARS + 4 * 1024);
+    const run = (msgs: ChatMessage[], contextLength: number, seed = 7) => {
+      const meter = metered();
+      const sample = { exact: meter.count, random: seeded(seed) };
+      const r = applyMiddleOut(msgs, { contextLength, sample });
+      return { r, work: meter.chars, exact: total(r.messages) };
+    };
+    const lastOf = (s: string) => s.slice(-40);
+
+    it('drops turns from the middle of 300 long turns until what is kept fits, counted exactly', () => {
+      const msgs: ChatMessage[] = [
+        system,
+        ...Array.from({ length: 300 }, (_, i) => ({
+          role: i % 2 === 0 ? ('user' as const) : ('assistant' as const),
+          content: text(10_000, i % 3 === 0, i + 1),
+        })),
+      ];
+      const longest = Math.max(...msgs.map((m) => countMessageTokens(m)));
+      for (const contextLength of [20_000, 60_000]) {
+        const { r, work, exact } = run(msgs, contextLength);
+        expect(r.fits).toBe(true);
+        expect(r.truncated).toBe(0);
+        expect(exact).toBeLessThanOrEqual(contextLength);
+        // Estimates may remove one turn more than exact counts would, not more.
+        const counted = applyMiddleOut(msgs, { contextLength, sample: { budget: Infinity } });
+        expect(exact).toBeGreaterThanOrEqual(total(counted.messages) - longest);
+        expect(r.messages[0]).toBe(system);
+        expect(r.messages[1]).toBe(msgs[1]);
+        expect(r.messages.at(-1)).toBe(msgs.at(-1));
+        expect(work).toBeLessThanOrEqual(maxWork);
+      }
+    });
+
+    it('cuts one text of 3 MB in its middle to fit, keeping both ends', () => {
+      for (const symbols of [false, true]) {
+        const body = `START ${text(3_000_000, symbols, 3)} END`;
+        const long: ChatMessage = { role: 'user', content: body };
+        // A 20 K window keeps under the budget (measured exactly at the end); a 200 K one keeps
+        // more than the budget's characters, so its fit is a sampled measurement with a margin.
+        for (const contextLength of [20_000, 200_000]) {
+          const { r, work, exact } = run([system, long], contextLength);
+          expect(r.fits).toBe(true);
+          expect(r.truncated).toBe(1);
+          expect(exact).toBeLessThanOrEqual(contextLength);
+          expect(exact).toBeGreaterThan(contextLength * 0.9);
+          const kept = r.messages[1]!.content as string;
+          expect(kept.startsWith('START ')).toBe(true);
+          expect(kept.endsWith(`${lastOf(body)}`)).toBe(true);
+          expect(kept).toContain(TRUNCATION_MARKER);
+          expect(work).toBeLessThanOrEqual(maxWork);
+        }
+      }
+    });
+
+    it('never splits a surrogate pair where it cuts', () => {
+      const emoji = '\u{1F600}\u{1F680}x'.repeat(200_000);
+      for (const contextLength of [5_001, 5_002, 5_003]) {
+        const r = applyMiddleOut([{ role: 'user', content: emoji }], { contextLength });
+        const kept = r.messages[0]!.content as string;
+        expect(r.fits).toBe(true);
+        expect(Buffer.from(kept, 'utf8').toString('utf8')).toBe(kept);
+      }
+    });
+
+    it('measures each message near its exact count, and sums closer still', () => {
+      const msgs = Array.from({ length: 60 }, (_, i) => turn(i, 0)).map((m, i) => ({
+        ...m,
+        content: text(i % 7 === 0 ? 200_000 : 5_000, i % 2 === 0, i + 11),
+      }));
+      const m = measureMessages(msgs, { random: seeded(5) });
+      expect(m.exact).toBe(false);
+      const exact = msgs.map((x) => countMessageTokens(x));
+      const off = (a: number, b: number) => Math.abs(a - b) / b;
+      expect(
+        off(
+          m.tokens.reduce((a, b) => a + b, 0),
+          total(msgs),
+        ),
+      ).toBeLessThan(0.03);
+      // The long ones draw many windows of their own.
+      msgs.forEach((_, i) => {
+        if (i % 7 === 0) expect(off(m.tokens[i]!, exact[i]!)).toBeLessThan(0.1);
+      });
+    });
   });
 });

@@ -61,22 +61,44 @@ export interface SampleOptions {
  * usage ours to estimate by disconnecting mid-stream) could put cheap text exactly there.
  */
 export function sampledTokens(texts: readonly string[], o: SampleOptions = {}): number {
-  const budget = o.budget ?? TOKENIZE_BUDGET_CHARS;
-  const exact = o.exact ?? countTextTokens;
+  let tokens = 0;
+  let counted = 0;
+  const exact = countOrSample(texts, o, (_, n, chars) => {
+    tokens += n;
+    counted += chars;
+  });
+  if (exact) return tokens;
+  return Math.max(1, Math.round((tokens * charsOf(texts)) / counted));
+}
+
+function charsOf(texts: readonly string[]): number {
   let total = 0;
   for (const t of texts) total += t.length;
+  return total;
+}
+
+/**
+ * The counting behind `sampledTokens` and `measureMessages`: every text exactly when they hold
+ * at most `budget` characters in all (returns true), else the stratified random sample described
+ * there (returns false). `onCount(i, tokens, chars)` receives each counted piece of text i.
+ */
+function countOrSample(
+  texts: readonly string[],
+  o: SampleOptions,
+  onCount: (i: number, tokens: number, chars: number) => void,
+): boolean {
+  const budget = o.budget ?? TOKENIZE_BUDGET_CHARS;
+  const exact = o.exact ?? countTextTokens;
+  const total = charsOf(texts);
   if (total <= budget) {
-    let n = 0;
-    for (const t of texts) n += exact(t);
-    return n;
+    for (let i = 0; i < texts.length; i++) onCount(i, exact(texts[i]!), texts[i]!.length);
+    return true;
   }
   const random = o.random ?? Math.random;
   const windows = Math.max(1, Math.floor(budget / SAMPLE_WINDOW));
   // total > budget >= windows * SAMPLE_WINDOW: each stratum is longer than a window, and a
   // window ends before the next stratum starts.
   const stratum = total / windows;
-  let tokens = 0;
-  let sampled = 0;
   let i = 0; // the text holding the window's start
   let base = 0; // where text i starts in the run
   for (let w = 0; w < windows; w++) {
@@ -88,12 +110,76 @@ export function sampledTokens(texts: readonly string[], o: SampleOptions = {}): 
       const t = texts[j]!;
       const piece = t.slice(from, Math.min(t.length, from + need));
       if (piece.length === 0) continue;
-      tokens += exact(piece);
-      sampled += piece.length;
+      onCount(j, exact(piece), piece.length);
       need -= piece.length;
     }
   }
-  return Math.max(1, Math.round((tokens * total) / sampled));
+  return false;
+}
+
+/** Token counts per message (see `measureMessages`). */
+export interface MessageCounts {
+  /** Tokens of each message, framing included. */
+  tokens: number[];
+  /** Of which the text parts of its content: what middle-out can cut. */
+  text: number[];
+  /** Counted whole (true), or estimated from a sample. */
+  exact: boolean;
+}
+
+/**
+ * Tokens per message at the cost of one `sampledTokens` over the whole conversation, for
+ * middle-out: exact when the texts hold at most `budget` characters, else each message's text
+ * is estimated from the sample's windows that fell in it, scaled by its characters. A window's
+ * worth of the conversation's overall rate is mixed in, so a message that drew little or nothing
+ * of the sample (a short one among megabytes) takes the overall rate, and one that drew much
+ * its own. The sum is as unbiased as `sampledTokens`; single messages are rougher.
+ */
+export function measureMessages(messages: readonly ChatMessage[], o: SampleOptions = {}): MessageCounts {
+  const texts: string[] = [];
+  /** For each text, its slot: 2i for message i's content text parts, 2i + 1 for the rest. */
+  const slotOf: number[] = [];
+  const fixed = messages.map((m, i) => {
+    const into =
+      (slot: number): TextCounter =>
+      (text) => {
+        if (text.length > 0) {
+          texts.push(text);
+          slotOf.push(slot);
+        }
+        return 0;
+      };
+    return countMessageTokens(m, into(2 * i + 1), into(2 * i));
+  });
+  const slots = 2 * messages.length;
+  const chars = new Array<number>(slots).fill(0);
+  for (let k = 0; k < texts.length; k++) chars[slotOf[k]!]! += texts[k]!.length;
+  const tokens = new Array<number>(slots).fill(0);
+  const counted = new Array<number>(slots).fill(0);
+  const exact = countOrSample(texts, o, (k, n, c) => {
+    tokens[slotOf[k]!]! += n;
+    counted[slotOf[k]!]! += c;
+  });
+  let slot = tokens;
+  if (!exact) {
+    let allTokens = 0;
+    let allCounted = 0;
+    for (let s = 0; s < slots; s++) {
+      allTokens += tokens[s]!;
+      allCounted += counted[s]!;
+    }
+    const rate = allTokens / allCounted;
+    slot = tokens.map((n, s) =>
+      chars[s] === 0
+        ? 0
+        : Math.max(1, Math.round((chars[s]! * (n + rate * SAMPLE_WINDOW)) / (counted[s]! + SAMPLE_WINDOW))),
+    );
+  }
+  return {
+    tokens: fixed.map((f, i) => f + slot[2 * i]! + slot[2 * i + 1]!),
+    text: fixed.map((_, i) => slot[2 * i]!),
+    exact,
+  };
 }
 
 /** A TextCounter that only collects its texts (and counts 0), for `sampledTokens` afterwards. */
@@ -135,8 +221,13 @@ export function countContentTokens(
   return n;
 }
 
-export function countMessageTokens(msg: ChatMessage, count: TextCounter = countTextTokens): number {
-  let n = PER_MESSAGE + count(msg.role) + countContentTokens(msg.content, count);
+/** `content` counts the text parts of the message's content (default: `count`). */
+export function countMessageTokens(
+  msg: ChatMessage,
+  count: TextCounter = countTextTokens,
+  content: TextCounter = count,
+): number {
+  let n = PER_MESSAGE + count(msg.role) + countContentTokens(msg.content, content);
   if (msg.name) n += PER_NAME + count(msg.name);
   if (msg.tool_calls) {
     for (const call of msg.tool_calls) {
@@ -156,6 +247,22 @@ export function countPromptTokens(
   for (const msg of req.messages) n += countMessageTokens(msg, count);
   if (req.tools && req.tools.length > 0) n += count(JSON.stringify(req.tools));
   return n;
+}
+
+/** A prompt as middle-out needs it: its messages measured, and the tokens outside them. */
+export interface PromptCounts {
+  messages: MessageCounts;
+  /** Tool definitions and the reply priming. */
+  overhead: number;
+}
+
+/** `measureMessages` for the messages; the tool definitions by `sampledTokens`. */
+export function measurePrompt(
+  req: Pick<ChatRequest, 'messages' | 'tools'>,
+  o: SampleOptions = {},
+): PromptCounts {
+  const tools = req.tools && req.tools.length > 0 ? sampledTokens([JSON.stringify(req.tools)], o) : 0;
+  return { messages: measureMessages(req.messages, o), overhead: REPLY_PRIMING + tools };
 }
 
 /**

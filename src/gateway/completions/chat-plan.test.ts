@@ -1,23 +1,23 @@
 import { describe, expect, it, vi } from 'vitest';
-import { countPromptTokens, promptTokenBound } from '../chat/tokens.js';
+import { countPromptTokens, measurePrompt, promptTokenBound } from '../chat/tokens.js';
 import type { ChatRequest } from '../chat/types.js';
 import type { RouteTarget } from '../routing/types.js';
 import { type ChatPlan, requestFor } from './chat-plan.js';
 
 function planOf(req: ChatRequest) {
-  const promptTokens = vi.fn(() => countPromptTokens(req));
+  const promptCounts = vi.fn(() => measurePrompt(req));
   const plan = {
     request: req,
     model: 'm',
     candidates: [],
-    promptTokens,
+    promptCounts,
     promptBound: () => promptTokenBound(req),
     stream: false,
     includeUsage: false,
     excludeReasoning: false,
     middleOut: true,
   } as unknown as ChatPlan;
-  return { plan, promptTokens };
+  return { plan, promptCounts };
 }
 const target = (contextLength: number) => ({ contextLength, modelId: 'm' }) as unknown as RouteTarget;
 
@@ -35,18 +35,18 @@ describe('requestFor with middle-out', () => {
   };
 
   it('a prompt whose byte bound fits is sent as is, without the tokenizer', () => {
-    const { plan, promptTokens } = planOf(req);
+    const { plan, promptCounts } = planOf(req);
     expect(requestFor(plan, target(100_000))).toBe(req);
-    expect(promptTokens).not.toHaveBeenCalled();
+    expect(promptCounts).not.toHaveBeenCalled();
   });
 
   it('one over the bound but within the context by count is counted, and sent as is', () => {
-    const { plan, promptTokens } = planOf(req);
+    const { plan, promptCounts } = planOf(req);
     const exact = countPromptTokens(req);
     const bound = promptTokenBound(req);
     expect(bound).toBeGreaterThan(exact + 200);
     expect(requestFor(plan, target(exact + 150))).toBe(req);
-    expect(promptTokens).toHaveBeenCalledOnce();
+    expect(promptCounts).toHaveBeenCalledOnce();
   });
 
   it('one over the context is cut from the middle', () => {
@@ -55,5 +55,21 @@ describe('requestFor with middle-out', () => {
     expect(out.messages.length).toBeLessThan(req.messages.length);
     expect(out.messages[0]).toEqual(req.messages[0]);
     expect(out.messages.at(-1)).toEqual(req.messages.at(-1));
+  });
+
+  it('counts the tool definitions against the context when cutting', () => {
+    const tools = [
+      {
+        type: 'function' as const,
+        function: { name: 'lookup', description: words(300), parameters: { type: 'object', properties: {} } },
+      },
+    ];
+    const withTools: ChatRequest = { ...req, tools };
+    const context = countPromptTokens(withTools) - 50;
+    const out = requestFor(planOf(withTools).plan, target(context));
+    expect(out.messages.length).toBeLessThan(req.messages.length);
+    expect(countPromptTokens(out) + 100).toBeLessThanOrEqual(context);
+    // Without the tools the messages alone would have fitted.
+    expect(requestFor(planOf(req).plan, target(context))).toBe(req);
   });
 });

@@ -1,7 +1,7 @@
 import type { KeyPrincipal } from '../../access/api-keys.js';
 import { modelAllowed } from '../../access/api-keys.js';
 import { applyMiddleOut } from '../chat/middle-out.js';
-import { countPromptTokens, promptTokenBound } from '../chat/tokens.js';
+import { measurePrompt, type PromptCounts, promptTokenBound } from '../chat/tokens.js';
 import type { ChatRequest } from '../chat/types.js';
 import { badRequest, forbidden, GatewayError } from '../errors.js';
 import type { HealthTracker } from '../routing/health.js';
@@ -26,9 +26,9 @@ export interface ChatPlan {
   request: ChatRequest;
   model: string;
   candidates: Candidate[];
-  /** Prompt tokens counted with the tokenizer on first use (quota estimate, middle-out). */
-  promptTokens(): number;
-  /** An upper bound on promptTokens() without the tokenizer (promptTokenBound: UTF-8 bytes). */
+  /** The prompt measured for middle-out on first use (`measurePrompt`: bounded cost). */
+  promptCounts(): PromptCounts;
+  /** An upper bound on the prompt's tokens without the tokenizer (promptTokenBound: UTF-8 bytes). */
   promptBound(): number;
   stream: boolean;
   includeUsage: boolean;
@@ -84,7 +84,7 @@ export function planChat(req: ChatRequest, principal: KeyPrincipal, deps: PlanDe
     request: req,
     model,
     candidates,
-    promptTokens: memo(() => countPromptTokens(req)),
+    promptCounts: memo(() => measurePrompt(req)),
     promptBound: memo(() => promptTokenBound(req)),
     stream: req.stream === true,
     includeUsage: req.usage?.include === true || req.stream_options?.include_usage === true,
@@ -100,15 +100,20 @@ export function planChat(req: ChatRequest, principal: KeyPrincipal, deps: PlanDe
 export function requestFor(plan: ChatPlan, t: RouteTarget): ChatRequest {
   if (!plan.middleOut) return plan.request;
   const reserve = plan.request.max_completion_tokens ?? plan.request.max_tokens ?? 0;
-  // The bound (bytes, no tokenizer) settles a prompt that clearly fits; only one that may not is
-  // counted, and middle-out, which cuts token-exact, counts what it keeps anyway.
+  // The bound (bytes, no tokenizer) settles a prompt that clearly fits; one that may not is
+  // measured once for all candidates (bounded cost), and middle-out goes by those counts.
   if (plan.promptBound() + reserve < t.contextLength) return plan.request;
-  if (plan.promptTokens() + reserve < t.contextLength) return plan.request;
-  const r = applyMiddleOut(plan.request.messages, { contextLength: t.contextLength, reserveTokens: reserve });
+  const counts = plan.promptCounts();
+  const r = applyMiddleOut(
+    plan.request.messages,
+    { contextLength: t.contextLength, reserveTokens: reserve, overheadTokens: counts.overhead },
+    counts.messages,
+  );
   if (!r.fits)
     throw new GatewayError(400, `messages: the prompt does not fit ${t.modelId} even after middle-out`, {
       param: 'messages',
     });
+  if (r.removed === 0 && r.truncated === 0) return plan.request;
   return { ...plan.request, messages: r.messages };
 }
 

@@ -1,0 +1,85 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TRUNCATION_MARKER } from '../../src/gateway/chat/middle-out.js';
+import { countPromptTokens } from '../../src/gateway/chat/tokens.js';
+import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
+import { text } from '../helpers/texts.js';
+import { type ChatGateway, model, oaCompletion, startChatGateway } from './chat-helpers.js';
+
+// `transforms: ["middle-out"]` end to end: what the upstream receives.
+let up: FakeUpstream;
+let c: ChatGateway;
+const CONTEXT = 8_000;
+
+beforeAll(async () => {
+  up = await startFakeUpstream({ 'POST /v1/chat/completions': { json: oaCompletion('ok') } });
+  c = await startChatGateway({
+    channels: [
+      {
+        name: 'up',
+        kind: 'openai-compatible',
+        base_url: `${up.url}/v1`,
+        keys: ['k'],
+        models: ['acme/short'],
+      },
+    ],
+    models: [model('acme/short', { context_length: CONTEXT, max_completion_tokens: 1000 })],
+  });
+});
+afterAll(async () => {
+  await c?.gw.close();
+  await up?.close();
+});
+
+const chat = (body: Record<string, unknown>) =>
+  c.gw.call('POST', '/v1/chat/completions', { token: c.key, body: { model: 'acme/short', ...body } });
+
+describe('middle-out through the gateway', () => {
+  const system = { role: 'system', content: 'You are terse.' };
+  const turns = Array.from({ length: 40 }, (_, i) => ({
+    role: i % 2 === 0 ? 'user' : 'assistant',
+    content: `turn ${i}: ${text(2_000, false, i + 1)}`,
+  }));
+
+  it('sends the upstream a conversation cut from the middle to fit with max_tokens', async () => {
+    const messages = [system, ...turns];
+    const r = await chat({ messages, max_tokens: 500, transforms: ['middle-out'] });
+    expect(r.status).toBe(200);
+    const sent = up.requests.at(-1)!.json;
+    expect(sent.messages.length).toBeLessThan(messages.length);
+    expect(sent.messages[0]).toEqual(system);
+    expect(sent.messages[1]).toEqual(turns[0]);
+    expect(sent.messages.at(-1)).toEqual(turns.at(-1));
+    expect(countPromptTokens(sent) + 500).toBeLessThanOrEqual(CONTEXT);
+    expect(sent.transforms).toBeUndefined();
+  });
+
+  it('without the transform the conversation goes as it is', async () => {
+    await chat({ messages: [system, ...turns], max_tokens: 500 });
+    expect(up.requests.at(-1)!.json.messages).toHaveLength(turns.length + 1);
+  });
+
+  it('cuts a 4 MB message in its middle, keeping both ends', async () => {
+    const body = `BEGIN ${text(4_000_000, true, 9)} FINIS`;
+    const r = await chat({ messages: [system, { role: 'user', content: body }], transforms: ['middle-out'] });
+    expect(r.status).toBe(200);
+    const sent = up.requests.at(-1)!.json;
+    const kept: string = sent.messages[1].content;
+    expect(kept.startsWith('BEGIN ')).toBe(true);
+    expect(kept.endsWith(' FINIS')).toBe(true);
+    expect(kept).toContain(TRUNCATION_MARKER);
+    expect(countPromptTokens(sent)).toBeLessThanOrEqual(CONTEXT);
+    expect(countPromptTokens(sent)).toBeGreaterThan(CONTEXT * 0.8);
+  });
+
+  it('a system prompt alone over the context is a 400 naming messages', async () => {
+    const before = up.requests.length;
+    const r = await chat({
+      messages: [{ role: 'system', content: text(60_000, false, 4) }, turns[0]],
+      transforms: ['middle-out'],
+    });
+    expect(r.status).toBe(400);
+    expect(r.body.error.param).toBe('messages');
+    expect(r.body.error.message).toMatch(/does not fit/);
+    expect(up.requests.length).toBe(before);
+  });
+});

@@ -142,6 +142,18 @@ describe('middle-out', () => {
       }
     });
 
+    it('removes from fifty thousand short messages, keeping both ends', () => {
+      // At this scale the quadratic removal this replaced (each removal scanning the turns left) took
+      // 25 s; this takes milliseconds. The result must still fit and keep both ends.
+      const msgs = Array.from({ length: 50_000 }, (_, i) => turn(i, 2));
+      const { r, work, exact } = run(msgs, 4_000);
+      expect(r.fits).toBe(true);
+      expect(exact).toBeLessThanOrEqual(4_000);
+      expect(r.messages[0]).toBe(msgs[0]);
+      expect(r.messages.at(-1)).toBe(msgs.at(-1));
+      expect(work).toBeLessThanOrEqual(maxWork);
+    });
+
     it('never splits a surrogate pair where it cuts', () => {
       const emoji = '\u{1F600}\u{1F680}x'.repeat(200_000);
       for (const contextLength of [5_001, 5_002, 5_003]) {

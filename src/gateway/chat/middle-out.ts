@@ -107,10 +107,19 @@ export function applyMiddleOut(
   let count = messages.length;
   let removed = 0;
 
+  // The removable turns, in order. Taking the middle one of those left each time keeps the
+  // removed ones one run, cand[lo, hi), whose next neighbour to go is the middle of the rest:
+  // O(1) a removal (a prompt may hold a hundred thousand short messages).
+  const cand = turnIdx.filter((i) => !keep[i]);
+  let lo = Math.floor(cand.length / 2);
+  let hi = lo;
   const removeMiddle = (): boolean => {
-    const cand = turnIdx.filter((i) => alive[i] && !keep[i]);
-    if (cand.length === 0) return false;
-    const i = cand[Math.floor(cand.length / 2)]!;
+    const left = cand.length - (hi - lo);
+    if (left === 0) return false;
+    const k = Math.floor(left / 2);
+    const i = cand[k < lo ? k : k + hi - lo]!;
+    if (k < lo) lo = k;
+    else hi = k + hi - lo + 1;
     alive[i] = false;
     total -= unitTokens(units[i]!);
     count -= units[i]!.members.length;

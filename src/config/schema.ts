@@ -114,6 +114,11 @@ export const ConfigSchema = Obj({
     first_byte_timeout_ms: Type.Integer({ minimum: 1, default: 120_000 }),
     idle_timeout_ms: Type.Integer({ minimum: 1, default: 60_000 }),
     keep_alive_interval_ms: Type.Integer({ minimum: 100, default: 15_000 }),
+    /**
+     * A streaming client that leaves what was written for it untaken this long is disconnected
+     * (its upstream request ends; logged 499, billed for what was generated); 0 = never.
+     */
+    client_stall_ms: Type.Integer({ minimum: 0, default: 120_000 }),
     max_attempts: Type.Integer({ minimum: 1, default: 3 }),
     retry_base_ms: Type.Integer({ minimum: 0, default: 200 }),
     retry_max_ms: Type.Integer({ minimum: 0, default: 5_000 }),

@@ -2,12 +2,13 @@
  * A streaming client that stops reading: the gateway must stop reading the upstream (backpressure
  * end to end: client socket → SSE route → upstream event reader → upstream socket) instead of
  * buffering the upstream's whole answer, must not count the pause against the upstream's idle
- * timeout, and must carry on when the client reads again.
+ * timeout, and must carry on when the client reads again; one that takes nothing for
+ * `gateway.client_stall_ms` is disconnected.
  */
 import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ChatGateway, model, oaChunk, startChatGateway } from './chat-helpers.js';
+import { type ChatGateway, model, oaChunk, requestLogs, startChatGateway } from './chat-helpers.js';
 
 // ~4 KiB events, far more of them than any socket buffers hold: only what is pulled is written.
 // Words, so that counting the text the client got (the upstream reports no usage) stays cheap.
@@ -19,6 +20,8 @@ let upstream: Server;
 let written = 0;
 let upstreamClosed: Promise<void> = Promise.resolve();
 let c: ChatGateway;
+/** The same upstream behind a gateway that disconnects a client stalled for 1 s. */
+let strict: ChatGateway;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -71,23 +74,42 @@ beforeAll(async () => {
     models: [model('acme/m')],
     gateway: { idle_timeout_ms: 500, keep_alive_interval_ms: 60_000 },
   });
+  strict = await startChatGateway({
+    channels: [
+      {
+        name: 'up',
+        kind: 'openai-compatible',
+        base_url: `http://127.0.0.1:${port}/v1`,
+        keys: ['k'],
+        models: ['acme/m'],
+      },
+    ],
+    models: [model('acme/m')],
+    gateway: { idle_timeout_ms: 500, keep_alive_interval_ms: 60_000, client_stall_ms: 1_000 },
+  });
 });
 afterAll(async () => {
   await c?.gw.close();
+  await strict?.gw.close();
   upstream.closeAllConnections();
   await new Promise<void>((r) => upstream.close(() => r()));
 });
 
+/** Opens a stream through `gw` and returns the response unread. */
+function openStream(gw: ChatGateway): Promise<IncomingMessage> {
+  return new Promise<IncomingMessage>((resolve, reject) => {
+    const req = request(`${gw.gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json' },
+    });
+    req.on('response', resolve).on('error', reject);
+    req.end(JSON.stringify({ model: 'acme/m', stream: true, messages: [{ role: 'user', content: 'hi' }] }));
+  });
+}
+
 describe('a streaming client that stops reading', () => {
   it('pauses the upstream (bounded buffering), past the idle timeout, and resumes when the client reads', async () => {
-    const res = await new Promise<IncomingMessage>((resolve, reject) => {
-      const req = request(`${c.gw.url}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${c.key}`, 'content-type': 'application/json' },
-      });
-      req.on('response', resolve).on('error', reject);
-      req.end(JSON.stringify({ model: 'acme/m', stream: true, messages: [{ role: 'user', content: 'hi' }] }));
-    });
+    const res = await openStream(c);
     expect(res.statusCode).toBe(200);
     res.pause();
     const paused = await untilStill(300);
@@ -113,4 +135,25 @@ describe('a streaming client that stops reading', () => {
     expect(JSON.parse(first.slice('data: '.length)).choices[0].delta.content).toBe(CONTENT);
     await upstreamClosed;
   }, 60_000);
+
+  it('is disconnected after client_stall_ms, ending its upstream request, logged 499', async () => {
+    const res = await openStream(strict);
+    expect(res.statusCode).toBe(200);
+    res.pause();
+    await untilStill(300);
+    // The client is still connected and never reads: the gateway lets the upstream go...
+    await upstreamClosed;
+    const [log] = await requestLogs(strict);
+    expect(log.status).toBe(499);
+    expect(log.completion_tokens).toBeGreaterThan(0);
+    // ...and closes the connection: reading on, the client finds the stream cut short.
+    let body = '';
+    res.setEncoding('utf8').on('data', (s: string) => {
+      body += s;
+    });
+    const closed = new Promise<void>((r) => res.socket.once('close', () => r()));
+    res.resume();
+    await closed;
+    expect(body).not.toContain('[DONE]');
+  }, 30_000);
 });

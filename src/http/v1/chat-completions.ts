@@ -144,10 +144,17 @@ async function streamChat(
       'x-accel-buffering': 'no',
     });
   };
-  /** Resolves once the client has taken what is buffered (or went away). */
+  const stallMs = services.config.gateway.client_stall_ms;
+  /**
+   * Resolves once the client has taken what is buffered (or went away). One that takes nothing
+   * for `client_stall_ms` is disconnected: a client that opens a stream and never reads would
+   * otherwise hold its upstream request, and a connection of the upstream's pool, for good.
+   */
   const drained = () =>
     new Promise<void>((resolve) => {
+      const stall = stallMs > 0 ? setTimeout(() => res.destroy(), stallMs) : undefined;
       const done = () => {
+        clearTimeout(stall);
         res.off('drain', done).off('close', done);
         resolve();
       };
@@ -271,6 +278,12 @@ async function streamChat(
   else if (plan.includeUsage && bill.usage)
     tail += usageEvent(head, encodeUsage(bill.usage, true, bill.costUsd));
   res.end(tail + DONE_EVENT);
+  // The last bytes too: a client that never takes them would keep the socket.
+  if (stallMs > 0 && !res.writableFinished) {
+    const stall = setTimeout(() => res.destroy(), stallMs);
+    const clear = () => clearTimeout(stall);
+    res.once('finish', clear).once('close', clear);
+  }
   return reply;
 }
 

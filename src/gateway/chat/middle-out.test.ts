@@ -154,9 +154,11 @@ describe('middle-out', () => {
       expect(work).toBeLessThanOrEqual(maxWork);
     });
 
-    it('never splits a surrogate pair where it cuts', () => {
+    it('never splits a surrogate pair where it cuts, token-exact or in proportion', () => {
       const emoji = '\u{1F600}\u{1F680}x'.repeat(200_000);
-      for (const contextLength of [5_001, 5_002, 5_003]) {
+      // Small contexts cut token-exact; large ones keep more than a token-exact side may
+      // encode, and cut at characters in proportion.
+      for (const contextLength of [5_001, 5_002, 5_003, 150_001, 150_002, 150_003]) {
         const r = applyMiddleOut([{ role: 'user', content: emoji }], { contextLength });
         const kept = r.messages[0]!.content as string;
         expect(r.fits).toBe(true);
@@ -183,6 +185,102 @@ describe('middle-out', () => {
       msgs.forEach((_, i) => {
         if (i % 7 === 0) expect(off(m.tokens[i]!, exact[i]!)).toBeLessThan(0.1);
       });
+    });
+
+    /** CJK text: ~1 token a character, where the helper's words are ~0.2. */
+    const cjk = (n: number, seed: number) => {
+      const r = seeded(seed);
+      let out = '';
+      for (let i = 0; i < n; i++) out += String.fromCharCode(0x4e00 + Math.floor(r() * 20_000));
+      return out;
+    };
+
+    it('a long cheap message beside short dense turns: what it says fits does (estimates in groups)', () => {
+      // The short turns draw few windows of their own; at the long message's rate they read a
+      // fifth of their tokens and the prompt "fitted" at several times the context.
+      for (const [long, short] of [
+        [' '.repeat(600_000), (i: number) => cjk(2_000, i)],
+        [text(600_000, false, 3), (i: number) => text(2_500, true, i)],
+      ] as const) {
+        const msgs: ChatMessage[] = [system, { role: 'user', content: long }];
+        for (let i = 0; i < 100; i++)
+          msgs.push({ role: i % 2 ? 'user' : 'assistant', content: short(i + 10) });
+        const contextLength = Math.floor(total(msgs) * 0.7);
+        for (const seed of [1, 2]) {
+          const { r, exact } = run(msgs, contextLength, seed);
+          expect(r.fits).toBe(true);
+          expect(exact).toBeLessThanOrEqual(contextLength * 1.01);
+          expect(exact).toBeGreaterThan(contextLength * 0.9);
+        }
+      }
+    });
+
+    it('after removals by estimate, measures what is kept and removes on by that', () => {
+      // Short turns alike in length: dense ones at both ends, cheap ones between. All are
+      // estimated at their group's rate, so the kept ends read a third of their tokens; only
+      // a measurement of what is kept shows it.
+      const msgs: ChatMessage[] = [system];
+      for (let i = 0; i < 240; i++) {
+        const dense = i < 20 || i >= 220;
+        msgs.push({
+          role: i % 2 ? 'assistant' : 'user',
+          content: dense ? cjk(2_000, i + 1) : text(2_000, false, i + 1),
+        });
+      }
+      const contextLength = 40_000;
+      const { r, exact } = run(msgs, contextLength);
+      expect(r.fits).toBe(true);
+      expect(r.truncated).toBe(0);
+      expect(exact).toBeLessThanOrEqual(contextLength);
+      expect(exact).toBeGreaterThan(contextLength - 2_500);
+      expect(r.messages[1]).toBe(msgs[1]);
+      expect(r.messages.at(-1)).toBe(msgs.at(-1));
+    });
+
+    it('cuts a text denser at its ends than in its middle to fit, token-exact while small', () => {
+      const side = (seed: number) => [cjk(1_000, seed), text(3_000, true, seed), text(10_000, false, seed)];
+      const body = side(1).join('') + ' '.repeat(256_000) + side(2).reverse().join('');
+      const msgs: ChatMessage[] = [system, { role: 'user', content: body }];
+      for (const contextLength of [3_000, 5_000, 8_000]) {
+        for (const sample of [{ random: seeded(3) }, { budget: Infinity }]) {
+          const r = applyMiddleOut(msgs, { contextLength, sample });
+          expect(r.fits).toBe(true);
+          expect(total(r.messages)).toBeLessThanOrEqual(contextLength);
+          expect(total(r.messages)).toBeGreaterThan(contextLength * 0.95);
+        }
+      }
+    });
+
+    it('cuts content of many short text parts as one text, with one marker, images in place', () => {
+      const image = { type: 'image_url' as const, image_url: { url: 'https://example.com/a.png' } };
+      const content = Array.from({ length: 2_000 }, (_, i) =>
+        i === 1_500 ? image : { type: 'text' as const, text: text(20, false, i + 1) },
+      );
+      const msgs: ChatMessage[] = [system, { role: 'user', content }];
+      const contextLength = Math.floor(total(msgs) / 2);
+      const r = applyMiddleOut(msgs, { contextLength });
+      expect(r.fits).toBe(true);
+      expect(total(r.messages)).toBeLessThanOrEqual(contextLength);
+      expect(total(r.messages)).toBeGreaterThan(contextLength * 0.95);
+      const parts = r.messages[1]!.content as typeof content;
+      expect(parts.filter((p) => p.type === 'text' && p.text.includes(TRUNCATION_MARKER))).toHaveLength(1);
+      expect(parts[0]).toEqual(content[0]);
+      expect(parts.at(-1)).toEqual(content.at(-1));
+      expect(parts).toContainEqual(image);
+    });
+
+    it('removes a tool call and its results together from the middle', () => {
+      const call: ChatMessage = {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }],
+      };
+      const result: ChatMessage = { role: 'tool', tool_call_id: 'c1', content: 'x '.repeat(400) };
+      const msgs = [turn(0), turn(1), turn(2), call, result, turn(5), turn(6), turn(7)];
+      const r = applyMiddleOut(msgs, { contextLength: total(msgs) - 100 });
+      expect(r.removed).toBe(2);
+      expect(r.messages).not.toContain(call);
+      expect(r.messages).not.toContain(result);
     });
   });
 });

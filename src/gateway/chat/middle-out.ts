@@ -19,7 +19,14 @@
  * at most one budget of tokenizing, and there are at most MAX_MEASURES, however large the
  * prompt. A prompt whose kept text is within the budget is checked exactly.
  */
-import { countTextTokens, type MessageCounts, measureMessages, type SampleOptions } from './tokens.js';
+import { decode, encode } from './tokenizer.js';
+import {
+  countTextTokens,
+  type MessageCounts,
+  measureMessages,
+  type SampleOptions,
+  TOKENIZE_BUDGET_CHARS,
+} from './tokens.js';
 import type { ChatMessage, ContentPart } from './types.js';
 
 export interface MiddleOutOptions {
@@ -157,19 +164,28 @@ export function applyMiddleOut(
     if (total <= limit()) break;
   }
 
-  // Cutting texts: at character positions planned from the counts, then measured.
+  // Cutting texts: to token targets planned from the counts, then measured.
   const kept = keptIndices();
   const original = kept.map((i) => messages[i]!);
+  const originalText = kept.map((i) => text[i]!);
   let out = original;
-  const cut = new Map<number, number>(); // index in out -> fraction of its text kept
+  const cut = new Map<number, number>(); // index in out -> tokens of its text to keep
   while (total > limit() && measures < MAX_MEASURES) {
-    const textNow = kept.map((i) => text[i]!);
-    const fractions = plannedCuts(original, textNow, cut, total - limit());
-    if (fractions.size === 0) break;
-    for (const [i, f] of fractions) cut.set(i, f);
+    const targets = plannedCuts(
+      original,
+      kept.map((i) => text[i]!),
+      cut,
+      total - limit(),
+    );
+    if (targets.size === 0) break;
+    let exactChars = TOKENIZE_BUDGET_CHARS; // what this round may encode for token-exact cuts
+    for (const [i, target] of targets) cut.set(i, target);
     out = original.map((m, i) => {
-      const f = cut.get(i);
-      return f === undefined ? m : { ...m, content: cutContent(m.content, f) };
+      const target = cut.get(i);
+      if (target === undefined) return m;
+      const r = cutContent(m.content, target, originalText[i]!, exactChars);
+      exactChars -= r.encoded;
+      return { ...m, content: r.content };
     });
     measure(kept, out);
   }
@@ -183,10 +199,11 @@ export function applyMiddleOut(
 }
 
 /**
- * Which texts to cut, and to what fraction of their original characters, to remove `excess`
- * tokens (plus a marker per newly cut text): the longest non-system texts first. `cut` holds
- * the fractions of earlier rounds; a later round aims 10% past the excess, since the earlier
- * one's idea of where the tokens lie was already short.
+ * How many tokens of each text to keep, to remove `excess` tokens (plus a marker per newly cut
+ * text): the longest non-system texts first. `cut` holds the targets of earlier rounds, and
+ * `text` the tokens measured since (marker included): a text that came out denser than planned
+ * gets a target scaled by what it should have measured over what it did, and a later round
+ * aims 2% past the excess.
  */
 function plannedCuts(
   messages: readonly ChatMessage[],
@@ -195,7 +212,7 @@ function plannedCuts(
   excess: number,
 ): Map<number, number> {
   const marker = countTextTokens(TRUNCATION_MARKER);
-  let remaining = cut.size > 0 ? Math.ceil(excess * 1.1) + 1 : excess;
+  let remaining = cut.size > 0 ? Math.ceil(excess * 1.02) + 1 : excess;
   const order = messages
     .map((m, i) => ({ i, n: isSystem(m) ? -1 : text[i]! }))
     .filter((x) => x.n > marker)
@@ -204,34 +221,130 @@ function plannedCuts(
   for (const { i, n } of order) {
     if (remaining <= 0) break;
     const before = cut.get(i);
-    const cost = before === undefined ? marker : 0;
-    const target = Math.max(0, n - remaining - cost);
-    out.set(i, ((before ?? 1) * target) / n);
-    remaining -= n - target - cost;
+    if (before === undefined) {
+      const target = Math.max(0, n - remaining - marker);
+      out.set(i, target);
+      remaining -= n - target - marker;
+    } else {
+      const now = Math.max(1, n - marker);
+      const want = Math.max(0, now - remaining);
+      out.set(i, Math.floor((before * want) / now));
+      remaining -= now - want;
+    }
   }
   return out;
 }
 
+/** Characters a token-exact cut encodes at most on each side; beyond, cuts are proportional. */
+const EXACT_SIDE_CHARS = 32 * 1024;
+
 /**
- * Keeps `fraction` of the text's characters, half from each end, around the marker; never
- * splits a surrogate pair.
+ * Keeps `target` tokens of the content's text, half from its start and half from its end, and
+ * puts one marker between. The text parts count as one text: parts wholly inside the cut go,
+ * other parts (images) stay in place. Each side is found token-exact by encoding a piece of the
+ * text a little longer than the side should be (its length guessed from `tokens`, the text's
+ * count), while the pieces fit EXACT_SIDE_CHARS and `exactChars`; otherwise in proportion to
+ * the characters. `encoded` is what the tokenizer was given.
  */
-function cutText(text: string, fraction: number): string {
-  const keep = Math.floor(text.length * fraction);
-  if (keep >= text.length) return text;
-  let head = Math.ceil(keep / 2);
-  let tail = text.length - (keep - head);
-  if (head > 0 && isHighSurrogate(text.charCodeAt(head - 1))) head--;
-  if (tail < text.length && isLowSurrogate(text.charCodeAt(tail))) tail++;
-  return text.slice(0, head) + TRUNCATION_MARKER + text.slice(tail);
+function cutContent(
+  content: ChatMessage['content'],
+  target: number,
+  tokens: number,
+  exactChars: number,
+): { content: ChatMessage['content']; encoded: number } {
+  if (content == null) return { content, encoded: 0 };
+  const whole = typeof content === 'string' ? content : textOf(content);
+  const perToken = whole.length / Math.max(1, tokens);
+  const headTokens = Math.ceil(target / 2);
+  const head = sideChars(whole, headTokens, perToken, exactChars, 'head');
+  const tail = sideChars(whole, target - headTokens, perToken, exactChars - head.encoded, 'tail');
+  const encoded = head.encoded + tail.encoded;
+  if (head.chars + tail.chars >= whole.length) return { content, encoded };
+  return { content: cutAt(content, head.chars, whole.length - tail.chars), encoded };
+}
+
+function textOf(parts: readonly ContentPart[]): string {
+  let s = '';
+  for (const p of parts) if (p.type === 'text') s += p.text;
+  return s;
+}
+
+/** Characters from one end of `text` that hold `n` tokens (see cutContent). */
+function sideChars(
+  text: string,
+  n: number,
+  perToken: number,
+  exactChars: number,
+  side: 'head' | 'tail',
+): { chars: number; encoded: number } {
+  if (n <= 0) return { chars: 0, encoded: 0 };
+  const cap = Math.min(text.length, EXACT_SIDE_CHARS);
+  let encoded = 0;
+  for (let c = Math.min(cap, Math.ceil(n * perToken * 1.25) + 32); encoded + c <= exactChars; ) {
+    const piece = side === 'head' ? text.slice(0, c) : text.slice(text.length - c);
+    const ids = encode(piece);
+    encoded += c;
+    // One token more than needed: the piece's last (or first) token may be a cut word.
+    if (ids.length > n + 1 || c === text.length) {
+      if (ids.length <= n) return { chars: c, encoded };
+      const kept = decode(side === 'head' ? ids.slice(0, n) : ids.slice(ids.length - n));
+      return { chars: withoutPartialChar(kept, side), encoded };
+    }
+    if (c === cap) break;
+    c = Math.min(cap, c * 2);
+  }
+  return { chars: Math.min(text.length, Math.round(n * perToken)), encoded };
+}
+
+/**
+ * The length of a decoded side without a character its tokens held only part of (decoded as
+ * U+FFFD at the cut end).
+ */
+function withoutPartialChar(s: string, side: 'head' | 'tail'): number {
+  let n = s.length;
+  if (side === 'head') while (n > 0 && s.charCodeAt(n - 1) === 0xfffd) n--;
+  else for (let i = 0; i < s.length && s.charCodeAt(i) === 0xfffd; i++) n--;
+  return n;
+}
+
+/**
+ * The content with the characters of its text from `from` to `to` (counted over its text parts
+ * in order) replaced by the marker; never splits a surrogate pair.
+ */
+function cutAt(content: string | ContentPart[], from: number, to: number): string | ContentPart[] {
+  if (typeof content === 'string') {
+    const [a, b] = safeCut(content, from, to);
+    return content.slice(0, a) + TRUNCATION_MARKER + content.slice(b);
+  }
+  // The one part holding `to` gets the marker (after what it keeps before the cut, if anything).
+  const out: ContentPart[] = [];
+  let pos = 0;
+  for (const p of content) {
+    if (p.type !== 'text') {
+      out.push(p);
+      continue;
+    }
+    const start = pos;
+    pos += p.text.length;
+    if (pos <= from || start >= to) {
+      out.push(p); // wholly kept
+      continue;
+    }
+    const [a, b] = safeCut(p.text, Math.max(0, from - start), Math.min(p.text.length, to - start));
+    if (pos >= to) out.push({ ...p, text: p.text.slice(0, a) + TRUNCATION_MARKER + p.text.slice(b) });
+    else if (a > 0) out.push({ ...p, text: p.text.slice(0, a) }); // the cut starts here
+  }
+  return out;
+}
+
+/** `from` and `to` moved outwards (the cut made smaller) so neither splits a surrogate pair. */
+function safeCut(s: string, from: number, to: number): [number, number] {
+  let a = from;
+  let b = to;
+  if (a > 0 && a < s.length && isHighSurrogate(s.charCodeAt(a - 1))) a--;
+  if (b > 0 && b < s.length && isLowSurrogate(s.charCodeAt(b))) b++;
+  return [a, Math.max(a, b)];
 }
 
 const isHighSurrogate = (c: number) => c >= 0xd800 && c <= 0xdbff;
 const isLowSurrogate = (c: number) => c >= 0xdc00 && c <= 0xdfff;
-
-/** Every text part shrinks by the same fraction, so images and their captions stay in place. */
-function cutContent(content: ChatMessage['content'], fraction: number): ChatMessage['content'] {
-  if (typeof content === 'string') return cutText(content, fraction);
-  if (!Array.isArray(content)) return content;
-  return content.map((p): ContentPart => (p.type === 'text' ? { ...p, text: cutText(p.text, fraction) } : p));
-}

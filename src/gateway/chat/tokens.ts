@@ -129,11 +129,8 @@ export interface MessageCounts {
 
 /**
  * Tokens per message at the cost of one `sampledTokens` over the whole conversation, for
- * middle-out: exact when the texts hold at most `budget` characters, else each message's text
- * is estimated from the sample's windows that fell in it, scaled by its characters. A window's
- * worth of the conversation's overall rate is mixed in, so a message that drew little or nothing
- * of the sample (a short one among megabytes) takes the overall rate, and one that drew much
- * its own. The sum is as unbiased as `sampledTokens`; single messages are rougher.
+ * middle-out: exact when the texts hold at most `budget` characters, else estimated from the
+ * sample (`pooledEstimates`).
  */
 export function measureMessages(messages: readonly ChatMessage[], o: SampleOptions = {}): MessageCounts {
   const texts: string[] = [];
@@ -161,20 +158,7 @@ export function measureMessages(messages: readonly ChatMessage[], o: SampleOptio
     counted[slotOf[k]!]! += c;
   });
   let slot = tokens;
-  if (!exact) {
-    let allTokens = 0;
-    let allCounted = 0;
-    for (let s = 0; s < slots; s++) {
-      allTokens += tokens[s]!;
-      allCounted += counted[s]!;
-    }
-    const rate = allTokens / allCounted;
-    slot = tokens.map((n, s) =>
-      chars[s] === 0
-        ? 0
-        : Math.max(1, Math.round((chars[s]! * (n + rate * SAMPLE_WINDOW)) / (counted[s]! + SAMPLE_WINDOW))),
-    );
-  }
+  if (!exact) slot = pooledEstimates(chars, tokens, counted, o.budget ?? TOKENIZE_BUDGET_CHARS);
   return {
     tokens: fixed.map((f, i) => f + slot[2 * i]! + slot[2 * i + 1]!),
     text: fixed.map((_, i) => slot[2 * i]!),
@@ -247,6 +231,45 @@ export function countPromptTokens(
   for (const msg of req.messages) n += countMessageTokens(msg, count);
   if (req.tools && req.tools.length > 0) n += count(JSON.stringify(req.tools));
   return n;
+}
+
+/**
+ * Per-slot token estimates from a stratified sample (`counted` characters of slot s held
+ * `tokens[s]`), as one stratified estimate in two groups: a slot of two strata or more (sure to
+ * hold a window) is estimated at its own rate; the short ones, most of which drew no window,
+ * at the rate their group sampled, since a long message's rate says nothing about them (a
+ * megabyte of spaces next to CJK turns). Each slot's own windows are mixed with its group's
+ * rate at the weight of one window, so one window does not decide a short slot alone. The sum
+ * is unbiased as the groups' ratio estimates are; a single short slot is only its group's
+ * average, and middle-out measures what it keeps on its own again.
+ */
+function pooledEstimates(
+  chars: readonly number[],
+  tokens: readonly number[],
+  counted: readonly number[],
+  budget: number,
+): number[] {
+  let total = 0;
+  for (const c of chars) total += c;
+  const long = (2 * total) / Math.max(1, Math.floor(budget / SAMPLE_WINDOW));
+  const group = { long: { tokens: 0, counted: 0 }, short: { tokens: 0, counted: 0 } };
+  chars.forEach((c, s) => {
+    const g = c >= long ? group.long : group.short;
+    g.tokens += tokens[s]!;
+    g.counted += counted[s]!;
+  });
+  const all = (group.long.tokens + group.short.tokens) / (group.long.counted + group.short.counted);
+  const rate = (g: { tokens: number; counted: number }) => (g.counted > 0 ? g.tokens / g.counted : all);
+  const longRate = rate(group.long);
+  const shortRate = rate(group.short);
+  return chars.map((c, s) => {
+    if (c === 0) return 0;
+    const prior = c >= long ? longRate : shortRate;
+    return Math.max(
+      1,
+      Math.round((c * (tokens[s]! + prior * SAMPLE_WINDOW)) / (counted[s]! + SAMPLE_WINDOW)),
+    );
+  });
 }
 
 /** A prompt as middle-out needs it: its messages measured, and the tokens outside them. */

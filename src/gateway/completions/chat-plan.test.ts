@@ -72,4 +72,14 @@ describe('requestFor with middle-out', () => {
     // Without the tools the messages alone would have fitted.
     expect(requestFor(planOf(req).plan, target(context))).toBe(req);
   });
+
+  it('cuts once per context length, however many attempts', () => {
+    const { plan, promptCounts } = planOf(req);
+    const small = target(countPromptTokens(req) - 200);
+    const first = requestFor(plan, small);
+    expect(requestFor(plan, small)).toBe(first);
+    expect(requestFor(plan, { ...small, modelId: 'other' } as RouteTarget)).toBe(first);
+    expect(promptCounts).toHaveBeenCalledOnce();
+    expect(requestFor(plan, target(countPromptTokens(req) - 300))).not.toBe(first);
+  });
 });

@@ -93,6 +93,9 @@ export function planChat(req: ChatRequest, principal: KeyPrincipal, deps: PlanDe
   };
 }
 
+/** Middle-out's result per plan and context length: retries and fallbacks of one size reuse it. */
+const cuts = new WeakMap<ChatPlan, Map<number, ChatRequest | null>>();
+
 /**
  * The request as one candidate receives it: routing fields are left for the adapter to drop,
  * and middle-out compresses the prompt to this candidate's context when asked.
@@ -103,16 +106,32 @@ export function requestFor(plan: ChatPlan, t: RouteTarget): ChatRequest {
   // The bound (bytes, no tokenizer) settles a prompt that clearly fits; one that may not is
   // measured once for all candidates (bounded cost), and middle-out goes by those counts.
   if (plan.promptBound() + reserve < t.contextLength) return plan.request;
-  const counts = plan.promptCounts();
-  const r = applyMiddleOut(
-    plan.request.messages,
-    { contextLength: t.contextLength, reserveTokens: reserve, overheadTokens: counts.overhead },
-    counts.messages,
-  );
-  if (!r.fits)
+  let byContext = cuts.get(plan);
+  if (!byContext) {
+    byContext = new Map();
+    cuts.set(plan, byContext);
+  }
+  let r = byContext.get(t.contextLength);
+  if (r === undefined) {
+    r = middleOut(plan, t.contextLength, reserve);
+    byContext.set(t.contextLength, r);
+  }
+  if (r === null)
     throw new GatewayError(400, `messages: the prompt does not fit ${t.modelId} even after middle-out`, {
       param: 'messages',
     });
+  return r;
+}
+
+/** The request cut to `contextLength`; null when even what middle-out must keep does not fit. */
+function middleOut(plan: ChatPlan, contextLength: number, reserve: number): ChatRequest | null {
+  const counts = plan.promptCounts();
+  const r = applyMiddleOut(
+    plan.request.messages,
+    { contextLength, reserveTokens: reserve, overheadTokens: counts.overhead },
+    counts.messages,
+  );
+  if (!r.fits) return null;
   if (r.removed === 0 && r.truncated === 0) return plan.request;
   return { ...plan.request, messages: r.messages };
 }

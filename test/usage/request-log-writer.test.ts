@@ -121,6 +121,43 @@ describe('request log writer', () => {
     });
   });
 
+  it('stores every field of every row whether written ten to a statement or alone', async () => {
+    // 23 rows: two statements of ten on SQLite, then three alone; one COPY on PostgreSQL.
+    const full = (i: number) => ({
+      created_time: 1_700_000_000 + i,
+      request_id: `every-${i}`,
+      user_id: 1,
+      key_id: i % 2 ? 9 + i : null,
+      endpoint: i % 3 ? 'chat.completions' : 'embeddings',
+      model: 'm-every',
+      provider: `p${i}`,
+      channel_id: i % 4 ? i : null,
+      prompt_tokens: 100 + i,
+      completion_tokens: 200 + i,
+      cost_micros: 300 + i,
+      latency_ms: 400 + i,
+      ttft_ms: i % 5 ? 500 + i : null,
+      status: i % 6 ? 200 : 502,
+      error_kind: i % 6 ? null : `kind-${i}`,
+      stream: i % 2 === 0,
+      attempts: i % 7 ? null : [{ channel_id: i }],
+    });
+    const w = new RequestLogWriter(gw.services.repos.logs, { flushMs: 60_000, batch: 200 });
+    for (let i = 0; i < 23; i++) w.record(full(i));
+    await w.close();
+    const { rows } = await gw.services.repos.logs.list({ model: 'm-every' }, 0, 50);
+    expect(rows).toHaveLength(23);
+    const stored = new Map(rows.map(({ id: _id, ...r }) => [r.request_id, r]));
+    for (let i = 0; i < 23; i++) {
+      const e = full(i);
+      expect(stored.get(e.request_id)).toEqual({
+        ...e,
+        stream: e.stream ? 1 : 0,
+        attempts: e.attempts === null ? null : JSON.stringify(e.attempts),
+      });
+    }
+  });
+
   it('a backlog larger than one statement is written whole, in order', async () => {
     const w = new RequestLogWriter(gw.services.repos.logs, { flushMs: 60_000, batch: 5_000 });
     for (let i = 0; i < 1_234; i++) w.record(entry(i, 'backlog'));

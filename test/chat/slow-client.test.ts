@@ -61,32 +61,22 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
   const port = (upstream.address() as AddressInfo).port;
-  c = await startChatGateway({
-    channels: [
-      {
-        name: 'up',
-        kind: 'openai-compatible',
-        base_url: `http://127.0.0.1:${port}/v1`,
-        keys: ['k'],
-        models: ['acme/m'],
-      },
-    ],
-    models: [model('acme/m')],
-    gateway: { idle_timeout_ms: 500, keep_alive_interval_ms: 60_000 },
-  });
-  strict = await startChatGateway({
-    channels: [
-      {
-        name: 'up',
-        kind: 'openai-compatible',
-        base_url: `http://127.0.0.1:${port}/v1`,
-        keys: ['k'],
-        models: ['acme/m'],
-      },
-    ],
-    models: [model('acme/m')],
-    gateway: { idle_timeout_ms: 500, keep_alive_interval_ms: 60_000, client_stall_ms: 1_000 },
-  });
+  const gateway = (limits: Record<string, number>) =>
+    startChatGateway({
+      channels: [
+        {
+          name: 'up',
+          kind: 'openai-compatible',
+          base_url: `http://127.0.0.1:${port}/v1`,
+          keys: ['k'],
+          models: ['acme/m'],
+        },
+      ],
+      models: [model('acme/m')],
+      gateway: { idle_timeout_ms: 500, keep_alive_interval_ms: 60_000, ...limits },
+    });
+  c = await gateway({});
+  strict = await gateway({ client_stall_ms: 1_000 });
 });
 afterAll(async () => {
   await c?.gw.close();

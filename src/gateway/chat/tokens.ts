@@ -63,11 +63,11 @@ export interface SampleOptions {
 export function sampledTokens(texts: readonly string[], o: SampleOptions = {}): number {
   let tokens = 0;
   let counted = 0;
-  const exact = countOrSample(texts, o, (_, n, chars) => {
+  const stratum = countOrSample(texts, o, (_, n, chars) => {
     tokens += n;
     counted += chars;
   });
-  if (exact) return tokens;
+  if (stratum === null) return tokens;
   return Math.max(1, Math.round((tokens * charsOf(texts)) / counted));
 }
 
@@ -79,20 +79,21 @@ function charsOf(texts: readonly string[]): number {
 
 /**
  * The counting behind `sampledTokens` and `measureMessages`: every text exactly when they hold
- * at most `budget` characters in all (returns true), else the stratified random sample described
- * there (returns false). `onCount(i, tokens, chars)` receives each counted piece of text i.
+ * at most `budget` characters in all (returns null), else the stratified random sample described
+ * there (returns the strata's length). `onCount(i, tokens, chars)` receives each counted piece
+ * of text i.
  */
 function countOrSample(
   texts: readonly string[],
   o: SampleOptions,
   onCount: (i: number, tokens: number, chars: number) => void,
-): boolean {
+): number | null {
   const budget = o.budget ?? TOKENIZE_BUDGET_CHARS;
   const exact = o.exact ?? countTextTokens;
   const total = charsOf(texts);
   if (total <= budget) {
     for (let i = 0; i < texts.length; i++) onCount(i, exact(texts[i]!), texts[i]!.length);
-    return true;
+    return null;
   }
   const random = o.random ?? Math.random;
   const windows = Math.max(1, Math.floor(budget / SAMPLE_WINDOW));
@@ -114,7 +115,7 @@ function countOrSample(
       need -= piece.length;
     }
   }
-  return false;
+  return stratum;
 }
 
 /** Token counts per message (see `measureMessages`). */
@@ -153,16 +154,15 @@ export function measureMessages(messages: readonly ChatMessage[], o: SampleOptio
   for (let k = 0; k < texts.length; k++) chars[slotOf[k]!]! += texts[k]!.length;
   const tokens = new Array<number>(slots).fill(0);
   const counted = new Array<number>(slots).fill(0);
-  const exact = countOrSample(texts, o, (k, n, c) => {
+  const stratum = countOrSample(texts, o, (k, n, c) => {
     tokens[slotOf[k]!]! += n;
     counted[slotOf[k]!]! += c;
   });
-  let slot = tokens;
-  if (!exact) slot = pooledEstimates(chars, tokens, counted, o.budget ?? TOKENIZE_BUDGET_CHARS);
+  const slot = stratum === null ? tokens : pooledEstimates(chars, tokens, counted, 2 * stratum);
   return {
     tokens: fixed.map((f, i) => f + slot[2 * i]! + slot[2 * i + 1]!),
     text: fixed.map((_, i) => slot[2 * i]!),
-    exact,
+    exact: stratum === null,
   };
 }
 
@@ -235,8 +235,8 @@ export function countPromptTokens(
 
 /**
  * Per-slot token estimates from a stratified sample (`counted` characters of slot s held
- * `tokens[s]`), as one stratified estimate in two groups: a slot of two strata or more (sure to
- * hold a window) is estimated at its own rate; the short ones, most of which drew no window,
+ * `tokens[s]`), as one stratified estimate in two groups: a slot of `long` characters or more
+ * (two strata: sure to hold a window) is estimated at its own rate; the short ones, most of which drew no window,
  * at the rate their group sampled, since a long message's rate says nothing about them (a
  * megabyte of spaces next to CJK turns). Each slot's own windows are mixed with its group's
  * rate at the weight of one window, so one window does not decide a short slot alone. The sum
@@ -247,11 +247,8 @@ function pooledEstimates(
   chars: readonly number[],
   tokens: readonly number[],
   counted: readonly number[],
-  budget: number,
+  long: number,
 ): number[] {
-  let total = 0;
-  for (const c of chars) total += c;
-  const long = (2 * total) / Math.max(1, Math.floor(budget / SAMPLE_WINDOW));
   const group = { long: { tokens: 0, counted: 0 }, short: { tokens: 0, counted: 0 } };
   chars.forEach((c, s) => {
     const g = c >= long ? group.long : group.short;

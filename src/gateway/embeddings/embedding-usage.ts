@@ -19,8 +19,9 @@ export function imageTokens(pixels: number): number {
 /**
  * Our own figures for a resolved request; use it to reserve quota before the upstream call.
  * An estimate: the o200k encoding (chat/tokenizer.ts), not the upstream model's own tokenizer
- * (Voyage, Cohere, Jina each have theirs); upstream counts replace it. The text is counted exactly up to TOKENIZE_BUDGET_CHARS and sampled beyond (chat/tokens.ts
- * `sampledTokens`), so a batch of megabytes does not hold the event loop for seconds.
+ * (Voyage, Cohere, Jina each have theirs); upstream counts replace it. The text is counted
+ * exactly up to TOKENIZE_BUDGET_CHARS and sampled beyond (chat/tokens.ts `sampledTokens`), so a
+ * batch of megabytes does not hold the event loop for seconds.
  */
 export function estimateEmbeddingUsage(req: ResolvedEmbeddingRequest, o: SampleOptions = {}): EmbeddingUsage {
   const texts: string[] = [];

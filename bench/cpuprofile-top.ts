@@ -15,7 +15,7 @@ interface Node {
   callFrame: { functionName: string; url: string; lineNumber: number };
   children?: number[];
 }
-interface Profile {
+export interface Profile {
   nodes: Node[];
   samples: number[];
   timeDeltas: number[];
@@ -31,7 +31,7 @@ export interface Row {
 
 const rootUrl = pathToFileURL(ROOT).href;
 
-function where(url: string): string {
+export function where(url: string): string {
   if (!url) return '';
   if (url.startsWith('node:')) return url;
   const p = url.startsWith(rootUrl) ? relative(ROOT, new URL(url).pathname) : url;
@@ -39,7 +39,7 @@ function where(url: string): string {
   return p.replace(/^bench\/results\/build\.tmp\/(.*)\.js$/, '$1.ts');
 }
 
-function area(url: string, fn: string): string {
+export function area(url: string, fn: string): string {
   if (!url) return fn.startsWith('(') ? fn : '(native)';
   if (url.startsWith('node:')) return 'node internals';
   const p = where(url);

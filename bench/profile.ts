@@ -2,6 +2,7 @@ import { mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { formatSummary, summarize } from './cpuprofile-top.js';
+import { writeFlame } from './flamegraph.js';
 import { cannon, paced } from './load.js';
 import { ROOT } from './procs.js';
 import { startStack } from './stack.js';
@@ -11,8 +12,9 @@ import { startStack } from './stack.js';
  * up for 3 s, drives it at saturation (half the time non-streaming, half streaming), stops it so
  * V8 writes the profile, and prints the top functions of the measured window only (start-up and
  * warm-up left out), with the requests served, so two profiles compare per request. The raw
- * .cpuprofile stays in a temp dir (open it in Chrome DevTools or speedscope for a flame graph);
- * the summary goes to bench/results/profile-<db>-<mode>-latest.txt.
+ * .cpuprofile stays in a temp dir (Chrome DevTools and speedscope open it); the summary goes to
+ * bench/results/profile-<db>-<mode>-latest.txt and a flame graph of the same window to
+ * bench/results/flame-<db>-<mode>-latest.svg (`flamegraph.ts`; any browser shows it).
  * Mode 'paced' drives non-streaming requests at an even `rate` per second instead (paced() in
  * load.ts), the latency scenario's load.
  */
@@ -78,7 +80,12 @@ export async function profile(
     `profile: ${join(dir, file)}\n${target}, last ${(measuredMs / 1000).toFixed(1)} s: ${served} requests, ` +
     `${((summary.totalMs * 1000) / Math.max(1, served)).toFixed(1)} µs of sampled CPU per request\n` +
     formatSummary(summary);
-  const name = `profile-${target === 'baseline' ? 'baseline-' : ''}${pg ? 'pg' : 'sqlite'}-${mode}-latest.txt`;
-  writeFileSync(join(ROOT, 'bench/results', name), text);
-  process.stdout.write(text);
+  const stem = `${target === 'baseline' ? 'baseline-' : ''}${pg ? 'pg' : 'sqlite'}-${mode}`;
+  writeFileSync(join(ROOT, 'bench/results', `profile-${stem}-latest.txt`), text);
+  const flame = join(ROOT, 'bench/results', `flame-${stem}-latest.svg`);
+  writeFlame(join(dir, file), flame, {
+    lastMs: measuredMs,
+    title: `${target}, ${pg ? 'PostgreSQL + Redis' : 'SQLite'}, ${mode}: ${served} requests in the last ${(measuredMs / 1000).toFixed(1)} s`,
+  });
+  process.stdout.write(`${text}flame graph: ${flame}\n`);
 }

@@ -1,4 +1,5 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { classifyByStatus } from '../../src/gateway/embeddings/classify-upstream-error.js';
 import { type EmbeddingSend, embedWithAdapter } from '../../src/gateway/embeddings/embed-with-adapter.js';
 import { adapterRejection, type EmbeddingTarget } from '../../src/gateway/embeddings/embedding-adapter.js';
 import type { ResolvedEmbeddingRequest } from '../../src/gateway/embeddings/embedding-request.js';
@@ -276,6 +277,67 @@ describe('cohere', () => {
   });
 });
 
+describe('cohere usage', () => {
+  it('takes billed image_tokens as its own count, and a count of images as nothing', async () => {
+    const billed: Record<string, unknown>[] = [
+      { input_tokens: 5, images: 2 },
+      { input_tokens: 5, images: 2, image_tokens: 100 },
+    ];
+    fake = await startFakeUpstream(() => {
+      const body = structuredClone(fixture('cohere', 'embed-response.json')) as { meta: object };
+      body.meta = { billed_units: billed.shift() };
+      return { body };
+    });
+    const onlyImages = await embedWithAdapter(
+      cohereEmbeddingAdapter,
+      mixed,
+      target(fake.baseUrl, 'embed-v4.0'),
+      send,
+    );
+    expect(onlyImages.usage).toEqual({ textTokens: 5, totalTokens: undefined });
+    // 5 text tokens, then ceil(5000 / 560) + ceil(600 / 560) for the two images.
+    expect(finalizeEmbeddingUsage(mixed, onlyImages.usage)).toMatchObject({ textTokens: 5, totalTokens: 16 });
+    const tokens = await embedWithAdapter(
+      cohereEmbeddingAdapter,
+      mixed,
+      target(fake.baseUrl, 'embed-v4.0'),
+      send,
+    );
+    expect(finalizeEmbeddingUsage(mixed, tokens.usage)).toMatchObject({ totalTokens: 105 });
+  });
+});
+
+describe('vectors that are not vectors', () => {
+  const one = request([[{ type: 'text', text: 'hello' }]]);
+  const NAN_AND_ONE = Buffer.from(new Float32Array([Number.NaN, 1]).buffer).toString('base64');
+  it.each([
+    ['an overflowing number', '[1e999]'],
+    ['a null', '[0.5, null]'],
+    ['an empty array', '[]'],
+    ['NaN in float32 base64', JSON.stringify(NAN_AND_ONE)],
+    ['base64 of two bytes', '"AAA"'],
+    ['empty base64', '""'],
+  ])('%s is a bad upstream answer (502), never passed on', async (_name, embedding) => {
+    const body = `{"data":[{"object":"embedding","embedding":${embedding},"index":0}],"usage":{"prompt_tokens":1,"total_tokens":1}}`;
+    fake = await startFakeUpstream(() => ({ body }));
+    const err = await failure(
+      embedWithAdapter(openaiEmbeddingAdapter, one, target(fake.baseUrl, 'x', '/v1'), send),
+    );
+    expect(err.kind).toBe('bad_response');
+    expect(err.message).toMatch(/vector of finite numbers/);
+  });
+
+  it('in a Cohere answer too', async () => {
+    fake = await startFakeUpstream(() => ({
+      body: '{"embeddings":{"float":[[0.1],[1e999]]},"meta":{"billed_units":{"input_tokens":2}}}',
+    }));
+    const err = await failure(
+      embedWithAdapter(cohereEmbeddingAdapter, texts, target(fake.baseUrl, 'x'), send),
+    );
+    expect(err.kind).toBe('bad_response');
+  });
+});
+
 describe('openai-compatible', () => {
   it('sends text only, orders vectors by index, and reads prompt_tokens', async () => {
     fake = await startFakeUpstream(() => ({ body: fixture('openai-embeddings', 'response.json') }));
@@ -379,5 +441,24 @@ describe('registry', () => {
     expect(some.usable.map((u) => u.adapter)).toEqual([voyageMultimodalAdapter]);
     expect(selectEmbeddingCandidates(textOnly, texts).usable).toHaveLength(2);
     expect(selectEmbeddingCandidates([], texts).rejection).toBeNull();
+  });
+});
+
+describe('upstream error classification', () => {
+  it('tells an unknown model from a bad input that mentions the model', () => {
+    const kind = (message: string) => classifyByStatus('voyage', 400, message, {}).kind;
+    for (const m of [
+      'The model `text-embedding-4` does not exist or you do not have access to it.',
+      "model 'embed-v9.0' not found, make sure the correct model ID was used",
+      'Model voyage-xyz is not supported.',
+      'Invalid model: jina-nope',
+      'unknown model "x"',
+    ])
+      expect(kind(m), m).toBe('not_found');
+    for (const m of [
+      "Request to model 'voyage-multimodal-3' failed. Invalid input: the image is invalid.",
+      'Invalid input: text too long for this model. Please shorten it.',
+    ])
+      expect(kind(m), m).not.toBe('not_found');
   });
 });

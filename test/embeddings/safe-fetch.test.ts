@@ -30,6 +30,9 @@ beforeAll(async () => {
       res.write(Buffer.alloc(64 * 1024));
       return void res.end(Buffer.alloc(64 * 1024));
     }
+    // Locations no URL parser accepts: the image host's mistake, a 400, never a crash.
+    if (req.url === '/bad-location/1') return void res.writeHead(302, { location: 'http://[::1' }).end();
+    if (req.url === '/bad-location/2') return void res.writeHead(302, { location: 'https://' }).end();
     if (req.url === '/hang') return; // never answers
     res.writeHead(404).end();
   });
@@ -100,6 +103,8 @@ describe('createSafeFetcher', () => {
       'http://[fd00::1]/',
       'http://[::ffff:127.0.0.1]/',
       'http://[::ffff:a9fe:a9fe]/',
+      'http://[::7f00:1]/',
+      'http://[::a9fe:a9fe]/',
       'file:///etc/passwd',
       'ftp://example.com/x.png',
     ]) {
@@ -130,6 +135,15 @@ describe('createSafeFetcher', () => {
     expect((await byName.fetch(`http://public.example:${port}/img.png`)).bytes.equals(png)).toBe(true);
     await refusal(byName.fetch(`http://127.0.0.1:${port}/img.png`));
     await byName.close();
+  });
+
+  it('answers a redirect to an invalid URL as a fetch error', async () => {
+    const f = createSafeFetcher({ resolve: resolver, allowList: ['127.0.0.1'] });
+    for (const n of [1, 2]) {
+      const err = await refusal(f.fetch(`http://127.0.0.1:${port}/bad-location/${n}`));
+      expect(err.message).toMatch(/redirected to an invalid URL/);
+    }
+    await f.close();
   });
 
   it('re-checks every redirect hop', async () => {
@@ -170,6 +184,10 @@ describe('createAddressPolicy', () => {
     expect(p.check('fc00::1')).toMatch(/private/);
     expect(p.check('100.127.255.255')).toMatch(/carrier-grade/);
     expect(p.check('::')).toMatch(/unspecified/);
+    // The deprecated IPv4-compatible form (::/96) and the rest of the reserved ::/8.
+    expect(p.check('::7f00:1')).toMatch(/reserved/);
+    expect(p.check('::a9fe:a9fe')).toMatch(/reserved/);
+    expect(p.check('ff::1')).toMatch(/reserved/);
     expect(() => createAddressPolicy(['not a host!'])).toThrow(/invalid/);
   });
 });

@@ -17,6 +17,9 @@ export function classifyByStatus(
   return new UpstreamError(kind ?? kindFor(status, message), text, { upstreamStatus: status, retryAfterMs });
 }
 
+const UNKNOWN_MODEL =
+  /\bmodel\b(?:(?!\.\s)[^\n]){0,100}?\b(?:not found|unknown|invalid|does not exist|not exist|not supported|not available)\b|\b(?:unknown|invalid|unsupported) model\b/i;
+
 function kindFor(status: number, message: string): UpstreamErrorKind {
   if (status === 429) return 'rate_limited';
   if (status === 401 || status === 403) return 'auth';
@@ -25,10 +28,9 @@ function kindFor(status: number, message: string): UpstreamErrorKind {
   if (status === 408 || status === 504) return 'timeout';
   if (status === 503 || status === 529 || status === 502) return 'overloaded';
   if (status >= 500) return 'server_error';
-  // Model names appear in "unknown model" messages from every provider we speak to.
-  if (/model/i.test(message) && /(not found|unknown|invalid|not exist|not supported)/i.test(message)) {
-    return 'not_found';
-  }
+  // "unknown model" messages from every provider we speak to; the model and the complaint in one
+  // clause, so "Request to model 'x' failed. Invalid input: ..." stays the client's bad request.
+  if (UNKNOWN_MODEL.test(message)) return 'not_found';
   if (/(context|token).*(length|limit|exceed)|too long|too many tokens/i.test(message))
     return 'context_length';
   return 'bad_request';

@@ -1,5 +1,5 @@
 import { UpstreamError } from '../errors.js';
-import { decodeFloat32Base64 } from './vector-codec.js';
+import { decodeFloat32Base64, isVector } from './vector-codec.js';
 
 /**
  * Reads the `{data: [{embedding, index}], usage}` list that OpenAI, Voyage and Jina all
@@ -18,10 +18,10 @@ export function parseEmbeddingList(
     const index = typeof item?.index === 'number' ? item.index : pos;
     const emb = item?.embedding;
     const vector = typeof emb === 'string' ? decodeFloat32Base64(emb) : emb;
-    if (!Array.isArray(vector) || !vector.every((x) => typeof x === 'number')) {
+    if (!isVector(vector)) {
       throw new UpstreamError(
         'bad_response',
-        `${provider} answered data[${pos}] without a numeric embedding`,
+        `${provider} answered data[${pos}] without a vector of finite numbers`,
       );
     }
     if (!Number.isInteger(index) || index < 0 || index >= data.length || vectors[index]) {

@@ -15,9 +15,18 @@ export function encodeVectorBase64(vector: readonly number[], dtype: EmbeddingDt
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
 }
 
-export function decodeFloat32Base64(data: string): number[] {
+/** float32 little-endian base64, or undefined when the bytes are not whole float32 values. */
+export function decodeFloat32Base64(data: string): number[] | undefined {
   const buf = Buffer.from(data, 'base64');
+  if (buf.length === 0 || buf.length % 4 !== 0) return undefined;
   const out: number[] = new Array(buf.length >> 2);
   for (let i = 0; i < out.length; i++) out[i] = buf.readFloatLE(i * 4);
   return out;
+}
+
+/** An upstream's vector as a client may get it: a non-empty array of finite numbers. */
+export function isVector(v: unknown): v is number[] {
+  if (!Array.isArray(v) || v.length === 0) return false;
+  for (const x of v) if (typeof x !== 'number' || !Number.isFinite(x)) return false;
+  return true;
 }

@@ -4,8 +4,9 @@ import ipaddr from 'ipaddr.js';
  * Which network addresses the gateway may fetch client-supplied URLs from. Only globally
  * routable unicast is allowed by default: anything ipaddr.js classifies otherwise (private,
  * loopback, link-local incl. 169.254.169.254 metadata, CGNAT, unique-local, multicast,
- * unspecified, reserved, and IPv6 forms that embed IPv4 like 6to4/NAT64) is refused, because
- * those reach the gateway's own network rather than the internet.
+ * unspecified, reserved (IPv6 ::/8 too), and IPv6 forms that embed IPv4 like 6to4/NAT64 or the
+ * IPv4-compatible ::7f00:1) is refused, because those reach the gateway's own network rather
+ * than the internet.
  */
 export interface AddressPolicy {
   /** A reason when the address is refused, null when it may be connected to. */
@@ -54,6 +55,10 @@ export function createAddressPolicy(allowList: readonly string[] = []): AddressP
           : parsed;
       if (inAllowedCidr(ip) || inAllowedCidr(parsed)) return null;
       const range = ip.range();
+      // ::/8 is reserved; it holds the deprecated IPv4-compatible form (::7f00:1 for 127.0.0.1),
+      // which ipaddr.js calls unicast. No global address lives there.
+      if (range === 'unicast' && ip.kind() === 'ipv6' && (ip as ipaddr.IPv6).parts[0]! < 0x100)
+        return `address ${ip.toString()} is ${describe('reserved')}`;
       return range === 'unicast' ? null : `address ${ip.toString()} is ${describe(range)}`;
     },
   };

@@ -83,7 +83,7 @@ export function createSafeFetcher(opts: SafeFetchOptions = {}): SafeFetcher {
         if (hop >= maxRedirects)
           throw new ImageFetchError(`image URL redirected more than ${maxRedirects} times`);
         const location = Array.isArray(res.headers.location) ? res.headers.location[0] : res.headers.location;
-        url = parseHttpUrl(new URL(location, url).toString());
+        url = parseHttpUrl(resolveLocation(location, url));
         continue;
       }
       if (res.statusCode < 200 || res.statusCode >= 300) {
@@ -102,6 +102,15 @@ export function createSafeFetcher(opts: SafeFetchOptions = {}): SafeFetcher {
   }
 
   return { fetch: fetchImage, close: () => agent.close() };
+}
+
+/** A redirect's target; a Location no URL parser accepts is the image host's fault (400). */
+function resolveLocation(location: string, base: URL): string {
+  try {
+    return new URL(location, base).toString();
+  } catch {
+    throw new ImageFetchError('image URL redirected to an invalid URL');
+  }
 }
 
 function parseHttpUrl(raw: string): URL {

@@ -8,6 +8,7 @@ import {
 } from '../../gateway/embeddings/embedding-adapter.js';
 import type { EmbeddingDtype, ResolvedPart } from '../../gateway/embeddings/embedding-request.js';
 import { count } from '../../gateway/embeddings/parse-embedding-list.js';
+import { isVector } from '../../gateway/embeddings/vector-codec.js';
 import { UpstreamError } from '../../gateway/errors.js';
 import { imageToDataUrl } from '../../gateway/images/image-data.js';
 
@@ -53,15 +54,14 @@ export const cohereEmbeddingAdapter: EmbeddingAdapter = {
     const embeddings = (body as { embeddings?: Record<string, unknown> })?.embeddings;
     const dtype = req ? effectiveDtype(this, req) : 'float';
     const vectors = embeddings?.[dtype];
-    if (
-      !Array.isArray(vectors) ||
-      !vectors.every((v) => Array.isArray(v) && v.every((x) => typeof x === 'number'))
-    ) {
+    if (!Array.isArray(vectors) || !vectors.every(isVector)) {
       throw new UpstreamError('bad_response', `cohere answered without embeddings.${dtype}`);
     }
     const billed = (body as { meta?: { billed_units?: Record<string, unknown> } }).meta?.billed_units ?? {};
     const textTokens = count(billed, 'input_tokens');
-    const imageTokens = count(billed, 'image_tokens') ?? count(billed, 'images');
+    // `images` is the number of images billed, not tokens: without `image_tokens` the images
+    // are counted as pixels / 560 like everywhere else.
+    const imageTokens = count(billed, 'image_tokens');
     return {
       vectors: vectors as number[][],
       usage: {

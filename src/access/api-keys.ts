@@ -1,4 +1,5 @@
 import { badRequest, forbidden, GatewayError, notFound, unauthorized } from '../gateway/errors.js';
+import { charLength } from '../http/char-length.js';
 import type { ApiKeyRow, ApiKeysRepo } from '../store/api-keys-repo.js';
 import type { UserRow, UsersRepo } from '../store/users-repo.js';
 import { KeyStatus, Role, Status } from './roles.js';
@@ -234,15 +235,22 @@ export class ApiKeyService {
   }
 }
 
-/** Whether `model` passes a key's allow-list; entries may end in `*` as a prefix wildcard. */
-export function modelAllowed(allowed: string[] | null, model: string): boolean {
+/**
+ * Whether a model passes a key's allow-list; entries may end in `*` as a prefix wildcard. A
+ * model goes by several names (the name asked for, its registry id, its upstream name, its
+ * aliases): it passes when any of them does, so chat, embeddings and `/v1/models` agree.
+ */
+export function modelAllowed(allowed: string[] | null, names: string | readonly string[]): boolean {
   if (!allowed) return true;
-  return allowed.some((a) => (a.endsWith('*') ? model.startsWith(a.slice(0, -1)) : a === model));
+  const all = typeof names === 'string' ? [names] : names;
+  return allowed.some((a) =>
+    a.endsWith('*') ? all.some((n) => n.startsWith(a.slice(0, -1))) : all.includes(a),
+  );
 }
 
 function validName(name: string): string {
   const n = name.trim();
-  if (n.length < 1 || n.length > 128) throw badRequest('name: must be 1..128 characters', 'name');
+  if (n.length < 1 || charLength(n) > 128) throw badRequest('name: must be 1..128 characters', 'name');
   return n;
 }
 

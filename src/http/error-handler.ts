@@ -51,7 +51,7 @@ export function errorBody(e: GatewayError, surface: Surface): unknown {
       message: e.message,
       type: e.type ?? defaultType(e.status),
       param: e.param,
-      ...(e.metadata ? { metadata: e.metadata } : {}),
+      metadata: e.metadata ?? {},
     },
   };
   if (surface === 'voyage') body.detail = e.message;

@@ -83,6 +83,16 @@ describe.each(providerCases)('$name adapter contract', (pc) => {
     pc.validate(lastRequest(), false);
   });
 
+  it('an answer without usage has none, so the gateway counts it instead of billing zero', async () => {
+    const answer = JSON.parse(fixture(pc.fixtures, 'chat.json'));
+    delete answer.usage;
+    delete answer.usageMetadata;
+    up.on(pc.route(pc.model, false), { json: answer });
+    const result = await completeChat(pc.adapter, base, target(), { client });
+    expect(result.choices[0].message.content).toBe(pc.text);
+    expect(result.usage).toBeUndefined();
+  });
+
   it('streaming: role first, text, one finish reason, then usage; chunked at every few bytes', async () => {
     const sse = fixture(pc.fixtures, 'chat-stream.sse');
     const pieces: string[] = [];
@@ -213,6 +223,13 @@ describe.each(providerCases)('$name adapter contract', (pc) => {
     expect(ds[0].delta.role).toBe('assistant');
     expect(ds.map((d) => d.delta.reasoning ?? '').join('')).toBe(pc.reasoning.stream);
     expect(ds.map((d) => d.delta.content ?? '').join('')).toBe(pc.reasoning.streamContent);
+    // Reported by Gemini, counted from the thinking text for Anthropic (the OpenAI-compatible
+    // fixture, a llama.cpp server, reports no reasoning count).
+    const usage = pc.name === 'openai-compatible' ? undefined : events.find((e) => e.type === 'usage');
+    if (usage)
+      expect(
+        usage?.type === 'usage' && usage.usage.completion_tokens_details?.reasoning_tokens,
+      ).toBeGreaterThan(0);
     if (pc.reasoning.signature) {
       const details = ds.flatMap((d) => d.delta.reasoning_details ?? []);
       expect(details.map((d) => d.signature ?? d.data ?? '').join('')).toContain(pc.reasoning.signature);

@@ -91,7 +91,10 @@ describe('model discovery', () => {
     expect(sent.json.messages).toHaveLength(1);
 
     up.on('POST /v1/chat/completions', { status: 401, json: { error: { message: 'bad key' } } });
-    const failed = await gw.call('POST', `/api/channel/${ch.id}/test`, { cookie: root, body: {} });
+    // The body is optional: none at all tests the channel's first model.
+    const failed = await gw.call('POST', `/api/channel/${ch.id}/test`, { cookie: root });
+    expect(failed.status).toBe(200);
+    expect((await gw.call('POST', '/api/channel/99999/test', { cookie: root })).status).toBe(404);
     expect(failed.body.success).toBe(false);
     expect(failed.body.data.success).toBe(false);
     expect(failed.body.data.message).toBeTruthy();
@@ -132,6 +135,25 @@ describe('GET /v1/models', () => {
     const client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: key });
     expect((await client.models.retrieve('openai/gpt-4o-mini')).id).toBe('openai/gpt-4o-mini');
     expect((await gw.call('GET', '/v1/models/Qwen/Qwen3-8B', { token: key })).status).toBe(404);
+    // Chat by the model's full id passes the same allow-list entry.
+    const chat = await gw.call('POST', '/v1/chat/completions', {
+      token: key,
+      body: { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'x' }] },
+    });
+    expect(chat.status).not.toBe(403);
+  });
+
+  it('a wildcard entry admits the same models in /v1/models as in chat', async () => {
+    const key = await newKey({ allowed_models: ['openai/gpt-4o*'] });
+    const ids = (await gw.call('GET', '/v1/models', { token: key })).body.data.map((m: any) => m.id);
+    expect(ids).toContain('openai/gpt-4o-mini');
+    expect(ids.every((id: string) => id.startsWith('openai/gpt-4o'))).toBe(true);
+    expect((await gw.call('GET', '/v1/models/openai/gpt-4o-mini', { token: key })).status).toBe(200);
+    const other = await gw.call('POST', '/v1/chat/completions', {
+      token: key,
+      body: { model: 'Qwen/Qwen3-8B', messages: [{ role: 'user', content: 'x' }] },
+    });
+    expect(other.status).toBe(403);
   });
 
   it('answers one model by id or plain name, 404 for unknown, 401 without a key', async () => {
@@ -188,6 +210,19 @@ describe('/api/model', () => {
     expect(bad.body.message).toMatch(/context_length/);
     const unknown = await gw.call('POST', '/api/model', { cookie: root, body: { id: 'acme/y', colour: 1 } });
     expect(unknown.status).toBe(400);
+    // Price keys outside the pattern, and values of the wrong type under any key.
+    for (const pricing of [
+      { Prompt: { x: 1 } },
+      { Prompt: 1 },
+      { '': 1 },
+      { ['p'.repeat(65)]: 1 },
+      { prompt: null },
+    ]) {
+      const r = await gw.call('POST', '/api/model', { cookie: root, body: { id: 'acme/z', pricing } });
+      expect(r.status, JSON.stringify(pricing)).toBe(400);
+      expect(r.body.message).toMatch(/^pricing/);
+      expect(r.body.message).not.toMatch(/trim|undefined|null \(reading/);
+    }
     const page = await gw.call('GET', '/api/model?p=0&page_size=5', { cookie: root });
     expect(page.body.data).toHaveLength(5);
     expect(page.body.total).toBeGreaterThan(30);

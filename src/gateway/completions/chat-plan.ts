@@ -53,16 +53,15 @@ export interface PlanDeps {
 export function planChat(req: ChatRequest, principal: KeyPrincipal, deps: PlanDeps): ChatPlan {
   const model = req.model || principal.user.default_model || deps.defaultModel;
   if (!model) throw badRequest('model: is required (no default model is configured)', 'model');
-  if (!modelAllowed(principal.allowedModels, model))
-    throw forbidden(`this API key may not use model ${model}`);
+  const allowed = principal.allowedModels;
+  const mayUse = (m: string) => !allowed || modelAllowed(allowed, [m, ...deps.namesOf(m)]);
+  if (!mayUse(model)) throw forbidden(`this API key may not use model ${model}`);
   if (req.reasoning?.effort && req.reasoning_effort && req.reasoning.effort !== req.reasoning_effort)
     throw badRequest('reasoning_effort: conflicts with reasoning.effort', 'reasoning_effort');
   if (req.top_logprobs !== undefined && req.top_logprobs > 0 && req.logprobs !== true)
     throw badRequest('top_logprobs: requires logprobs to be true', 'top_logprobs');
   // Fallback models the key may not use are dropped rather than failing the request.
-  const models = req.models?.length
-    ? [...new Set([model, ...req.models])].filter((m) => modelAllowed(principal.allowedModels, m))
-    : [model];
+  const models = req.models?.length ? [...new Set([model, ...req.models])].filter(mayUse) : [model];
   const candidates = planRoute({
     models,
     prefs: (req.provider ?? undefined) as ProviderPrefs | undefined,

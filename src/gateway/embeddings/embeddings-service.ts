@@ -148,7 +148,7 @@ export class EmbeddingsService {
     const model = this.deps.registry.resolve(name);
     if (!model) throw new GatewayError(404, `model not found: ${name}`, { param: 'model' });
     const names = [name, model.id, model.upstream_model, defaultUpstreamName(model.id), ...model.aliases];
-    if (!names.some((n) => modelAllowed(principal.allowedModels, n)))
+    if (!modelAllowed(principal.allowedModels, names))
       throw forbidden(`this API key may not use model ${name}`);
     return model;
   }

@@ -28,7 +28,9 @@
  * row every second and reload, or reload at once on `registry.invalidate()` (for a Redis
  * pub/sub hook). Key allow-lists: `isAllowed(model, allowedModels)`.
  */
+
 import type { FastifyBaseLogger } from 'fastify';
+import { modelAllowed } from '../../access/api-keys.js';
 import type { Config } from '../../config/schema.js';
 import type { UpstreamTarget } from '../../providers/types.js';
 import type { ChannelsRepo } from '../../store/channels-repo.js';
@@ -122,11 +124,16 @@ export function toUpstreamTarget(t: Target, apiKey = t.keys[0] ?? ''): UpstreamT
 }
 
 /**
- * A key's allow-list admits a model when it names its id, its upstream name or its slug
- * (so `gpt-4o-mini` admits `openai/gpt-4o-mini`). null means every model.
+ * A key's allow-list admits a model when it names (or, ending in `*`, prefixes) its id, its
+ * upstream name, its slug or an alias (so `gpt-4o-mini` admits `openai/gpt-4o-mini`, and
+ * `openai/*` all of OpenAI's). null means every model. The same rule as chat and embeddings.
  */
 export function isAllowed(model: ModelInfo, allowed: string[] | null): boolean {
   if (!allowed) return true;
-  const names = new Set([model.id, model.upstream_model, defaultUpstreamName(model.id), ...model.aliases]);
-  return allowed.some((a) => names.has(a));
+  return modelAllowed(allowed, [
+    model.id,
+    model.upstream_model,
+    defaultUpstreamName(model.id),
+    ...model.aliases,
+  ]);
 }

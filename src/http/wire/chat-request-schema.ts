@@ -1,4 +1,4 @@
-import { Type } from 'typebox';
+import { type TSchema, Type } from 'typebox';
 
 /**
  * JSON Schema of `POST /v1/chat/completions`, compiled once by Fastify's ajv. Ranges are those
@@ -37,8 +37,37 @@ const AudioPart = Type.Object(
   { additionalProperties: true },
 );
 const FilePart = Type.Object(
-  { type: Type.Literal('file'), file: Type.Object({}, { additionalProperties: true }) },
+  {
+    type: Type.Literal('file'),
+    file: Type.Object(
+      { filename: Opt(Type.String()), file_data: Opt(Type.String()), file_id: Opt(Type.String()) },
+      { additionalProperties: true },
+    ),
+  },
   { additionalProperties: true },
+);
+/** `{name}` of a function, as tools, tool calls and a named tool_choice carry it. */
+const FunctionName = (props: Parameters<typeof Type.Object>[0] = {}) =>
+  Type.Object(
+    { name: Type.String({ minLength: 1, maxLength: 64 }), ...props },
+    { additionalProperties: true },
+  );
+/**
+ * Objects whose `type` says which member carries the rest: with no type or type "function",
+ * `function` is required and checked; other types (OpenAI's "custom" tools, "allowed_tools")
+ * pass as they are, for the upstreams that know them.
+ */
+const FunctionTyped = (fn: TSchema, props: Parameters<typeof Type.Object>[0] = {}) =>
+  Type.Unsafe<Record<string, unknown>>({
+    ...Type.Object({ type: Opt(Type.String()), function: Opt(fn), ...props }, { additionalProperties: true }),
+    if: { properties: { type: { not: { const: 'function' } } }, required: ['type'] },
+    else: { required: ['function'] },
+  });
+const ToolCall = FunctionTyped(
+  FunctionName({
+    arguments: Opt(Type.Union([Type.String(), Type.Object({}, { additionalProperties: true })])),
+  }),
+  { id: Opt(Type.String()) },
 );
 const Part = Type.Union([TextPart, ImagePart, AudioPart, FilePart]);
 
@@ -47,21 +76,19 @@ const Message = Type.Object(
     role: StrEnum(['system', 'developer', 'user', 'assistant', 'tool']),
     content: Opt(Type.Union([Type.String(), Type.Array(Part), Type.Null()])),
     name: Opt(Type.String()),
-    tool_calls: Opt(Type.Array(Type.Object({}, { additionalProperties: true }))),
+    tool_calls: Opt(Type.Array(ToolCall)),
     tool_call_id: Opt(Type.String()),
-  },
-  { additionalProperties: true },
-);
-
-const Tool = Type.Object(
-  {
-    type: Type.String(),
-    function: Opt(
-      Type.Object({ name: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: true }),
+    reasoning_details: Opt(
+      Type.Union([
+        Type.Array(Type.Object({ type: Opt(Type.String()) }, { additionalProperties: true })),
+        Type.Null(),
+      ]),
     ),
   },
   { additionalProperties: true },
 );
+
+const Tool = FunctionTyped(FunctionName());
 
 const Price = Type.Union([Type.Number({ minimum: 0 }), Type.String({ pattern: '^[0-9]+(\\.[0-9]+)?$' })]);
 
@@ -117,7 +144,12 @@ export const ChatRequestSchema = Type.Object(
     frequency_penalty: Opt(Num({ minimum: -2, maximum: 2 })),
     presence_penalty: Opt(Num({ minimum: -2, maximum: 2 })),
     repetition_penalty: Opt(Num({ exclusiveMinimum: 0, maximum: 2 })),
-    logit_bias: Opt(Type.Record(Type.String({ pattern: '^[0-9]+$' }), Num({ minimum: -100, maximum: 100 }))),
+    // Keys are token ids; any other key is refused, so no value escapes the range check.
+    logit_bias: Opt(
+      Type.Record(Type.String({ pattern: '^[0-9]{1,10}$' }), Num({ minimum: -100, maximum: 100 }), {
+        additionalProperties: false,
+      }),
+    ),
     logprobs: Opt(Type.Boolean()),
     top_logprobs: Opt(Type.Integer({ minimum: 0, maximum: 20 })),
     min_p: Opt(Num({ minimum: 0, maximum: 1 })),
@@ -130,12 +162,28 @@ export const ChatRequestSchema = Type.Object(
         Type.Literal('none'),
         Type.Literal('auto'),
         Type.Literal('required'),
-        Type.Object({ type: Type.String() }, { additionalProperties: true }),
+        FunctionTyped(FunctionName()),
       ]),
     ),
     parallel_tool_calls: Opt(Type.Union([Type.Boolean(), Type.Null()])),
     response_format: Opt(
-      Type.Object({ type: StrEnum(['text', 'json_object', 'json_schema']) }, { additionalProperties: true }),
+      Type.Unsafe<Record<string, unknown>>({
+        ...Type.Object(
+          {
+            type: StrEnum(['text', 'json_object', 'json_schema']),
+            json_schema: Opt(
+              Type.Object(
+                { name: Opt(Type.String()), schema: Opt(Type.Object({}, { additionalProperties: true })) },
+                { additionalProperties: true },
+              ),
+            ),
+          },
+          { additionalProperties: true },
+        ),
+        // (if/else rather than if/then: an object with a `then` key is a thenable.)
+        if: { properties: { type: { not: { const: 'json_schema' } } } },
+        else: { required: ['json_schema'] },
+      }),
     ),
     user: Opt(Type.String({ maxLength: 256 })),
   },

@@ -12,6 +12,7 @@
  */
 import type { ChatMessage, ContentPart, ReasoningDetail } from '../../gateway/chat/types.js';
 import { parseDataUrl } from '../shared/media.js';
+import { argumentsObject, functionCalls } from '../shared/tools.js';
 
 export type AnthropicBlock = Record<string, unknown> & { type: string };
 export interface AnthropicMessage {
@@ -93,16 +94,6 @@ export function reasoningToBlocks(details: ReasoningDetail[] | undefined): Anthr
   return out;
 }
 
-function parseArguments(args: string): unknown {
-  if (!args || args.trim() === '') return {};
-  try {
-    const v = JSON.parse(args);
-    return v !== null && typeof v === 'object' && !Array.isArray(v) ? v : { value: v };
-  } catch {
-    return {};
-  }
-}
-
 export function toAnthropicMessages(messages: ChatMessage[]): {
   system: AnthropicBlock[];
   messages: AnthropicMessage[];
@@ -133,12 +124,12 @@ export function toAnthropicMessages(messages: ChatMessage[]): {
       }
       case 'assistant': {
         const blocks = [...reasoningToBlocks(m.reasoning_details), ...contentToBlocks(m.content)];
-        for (const call of m.tool_calls ?? []) {
+        for (const call of functionCalls(m.tool_calls)) {
           blocks.push({
             type: 'tool_use',
             id: call.id,
             name: call.function.name,
-            input: parseArguments(call.function.arguments),
+            input: argumentsObject(call.function.arguments),
           });
         }
         push('assistant', blocks);

@@ -106,6 +106,8 @@ describe('Anthropic thinking round trip from a stream', () => {
         completion_tokens: 9,
         total_tokens: 14,
         prompt_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },
+        // Anthropic reports no thinking count: the thinking text streamed is counted.
+        completion_tokens_details: { reasoning_tokens: 8 },
       },
     });
   });

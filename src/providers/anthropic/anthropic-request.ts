@@ -19,6 +19,7 @@
 import { reasoningBudget, resolveReasoning } from '../../gateway/chat/reasoning.js';
 import type { ChatRequest } from '../../gateway/chat/types.js';
 import { joinUrl } from '../shared/media.js';
+import { functionTools } from '../shared/tools.js';
 import type { UpstreamHttpRequest, UpstreamTarget } from '../types.js';
 import { toAnthropicMessages } from './anthropic-messages.js';
 
@@ -78,16 +79,17 @@ export function buildAnthropicRequest(
   if (req.user) body.metadata = { user_id: req.user };
 
   let toolChoice: Record<string, unknown> | undefined;
-  if (req.tools && req.tools.length > 0) {
-    body.tools = req.tools.map((t) => ({
+  const fns = functionTools(req);
+  if (fns.tools.length > 0) {
+    body.tools = fns.tools.map((t) => ({
       name: t.function.name,
       ...(t.function.description ? { description: t.function.description } : {}),
       input_schema: t.function.parameters ?? { type: 'object', properties: {} },
     }));
-    const tc = req.tool_choice;
+    const tc = fns.choice;
     if (tc === 'none') toolChoice = { type: 'none' };
     else if (tc === 'required') toolChoice = { type: 'any' };
-    else if (typeof tc === 'object') toolChoice = { type: 'tool', name: tc.function.name };
+    else if (tc === 'tool') toolChoice = { type: 'tool', name: fns.name };
     else if (tc === 'auto' || req.parallel_tool_calls === false) toolChoice = { type: 'auto' };
     if (toolChoice && toolChoice.type !== 'none' && req.parallel_tool_calls === false) {
       toolChoice.disable_parallel_tool_use = true;

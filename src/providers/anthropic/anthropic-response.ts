@@ -4,9 +4,10 @@
  * Usage: prompt_tokens = input_tokens + cache_read_input_tokens + cache_creation_input_tokens
  * (Anthropic's input_tokens excludes cached tokens; OpenAI's prompt_tokens includes them), with
  * cached_tokens = cache reads and cache_write_tokens = cache writes. Anthropic does not report
- * thinking tokens separately, so reasoning_tokens is counted locally from the thinking text.
+ * thinking tokens separately, so reasoning_tokens is counted locally from the thinking text
+ * (exactly up to 128 K characters, by a sample beyond: see tokens.ts).
  */
-import { countTextTokens } from '../../gateway/chat/tokens.js';
+import { sampledTokens } from '../../gateway/chat/tokens.js';
 import type {
   AssistantMessage,
   ChatResult,
@@ -133,6 +134,9 @@ export function parseAnthropicResponse(status: number, body: string, headers: Up
   if (calls.length > 0) message.tool_calls = calls;
   return {
     choices: [{ index: 0, message, finish_reason: mapStopReason(parsed.stop_reason), logprobs: null }],
-    usage: toChatUsage(parsed.usage ?? {}, reasoning !== null ? countTextTokens(reasoning) : undefined),
+    // No usage in the answer: none here, so the gateway counts the prompt and the answer itself.
+    usage: parsed.usage
+      ? toChatUsage(parsed.usage, reasoning !== null ? sampledTokens([reasoning]) : undefined)
+      : undefined,
   };
 }

@@ -12,6 +12,7 @@
  * - `event: error` after the 200 -> an error event classified by its type (overloaded_error -> 529).
  */
 import { SseDecoder } from '../../gateway/chat/sse.js';
+import { sampledTokens } from '../../gateway/chat/tokens.js';
 import type { ChatDelta, ChatStreamEvent, FinishReason } from '../../gateway/chat/types.js';
 import { UpstreamError } from '../../gateway/errors.js';
 import { excerpt } from '../shared/classify-failure.js';
@@ -30,6 +31,8 @@ export class AnthropicStreamDecoder implements StreamDecoder {
   private readonly toolHasArgs = new Set<number>();
   private nextTool = 0;
   private usage: AnthropicUsage = {};
+  /** Thinking text so far: Anthropic does not report thinking tokens, so they are counted here. */
+  private readonly thoughts: string[] = [];
   private sawUsage = false;
   private finish: FinishReason | null = null;
   private ended = false;
@@ -137,7 +140,10 @@ export class AnthropicStreamDecoder implements StreamDecoder {
       case 'message_stop':
         this.ended = true;
         this.delta(out, {}, this.finish ?? 'stop');
-        if (this.sawUsage) out.push({ type: 'usage', usage: toChatUsage(this.usage) });
+        if (this.sawUsage) {
+          const reasoning = this.thoughts.length > 0 ? sampledTokens(this.thoughts) : undefined;
+          out.push({ type: 'usage', usage: toChatUsage(this.usage, reasoning) });
+        }
         break;
       case 'error':
         this.ended = true;
@@ -150,6 +156,7 @@ export class AnthropicStreamDecoder implements StreamDecoder {
   }
 
   private thinking(out: ChatStreamEvent[], index: number, text: string): void {
+    this.thoughts.push(text);
     this.delta(out, {
       reasoning: text,
       reasoning_details: [{ type: 'reasoning.text', text, format: ANTHROPIC_FORMAT, index }],

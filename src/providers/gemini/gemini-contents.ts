@@ -12,6 +12,7 @@
  */
 import type { ChatMessage, ContentPart } from '../../gateway/chat/types.js';
 import { guessMediaType, parseDataUrl } from '../shared/media.js';
+import { argumentsObject, functionCalls } from '../shared/tools.js';
 
 export const GEMINI_FORMAT = 'google-gemini-v1';
 
@@ -53,15 +54,6 @@ function textOf(content: ChatMessage['content']): string {
   if (content == null) return '';
   if (typeof content === 'string') return content;
   return content.map((p) => (p.type === 'text' ? p.text : '')).join('');
-}
-
-function toObject(args: string): Record<string, unknown> {
-  try {
-    const v = JSON.parse(args || '{}');
-    return v !== null && typeof v === 'object' && !Array.isArray(v) ? v : { value: v };
-  } catch {
-    return {};
-  }
 }
 
 export function toGeminiContents(messages: ChatMessage[]): {
@@ -106,10 +98,10 @@ export function toGeminiContents(messages: ChatMessage[]): {
           (d) => d.format === GEMINI_FORMAT && d.type === 'reasoning.encrypted' && d.data,
         );
         const parts = contentParts(m.content);
-        for (const call of m.tool_calls ?? []) {
+        for (const call of functionCalls(m.tool_calls)) {
           callNames.set(call.id, call.function.name);
           const part: GeminiPart = {
-            functionCall: { name: call.function.name, args: toObject(call.function.arguments) },
+            functionCall: { name: call.function.name, args: argumentsObject(call.function.arguments) },
           };
           const sig = sigs.find((s) => s.id === call.id);
           if (sig) part.thoughtSignature = sig.data;

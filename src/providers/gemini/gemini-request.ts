@@ -16,6 +16,7 @@
 import { reasoningBudget, resolveReasoning } from '../../gateway/chat/reasoning.js';
 import type { ChatRequest } from '../../gateway/chat/types.js';
 import { joinUrl } from '../shared/media.js';
+import { functionTools } from '../shared/tools.js';
 import type { UpstreamHttpRequest, UpstreamTarget } from '../types.js';
 import { toGeminiContents } from './gemini-contents.js';
 
@@ -97,21 +98,22 @@ export function buildGeminiRequest(
   }
   if (Object.keys(gen).length > 0) body.generationConfig = gen;
 
-  if (req.tools && req.tools.length > 0) {
+  const fns = functionTools(req);
+  if (fns.tools.length > 0) {
     body.tools = [
       {
-        functionDeclarations: req.tools.map((t) => ({
+        functionDeclarations: fns.tools.map((t) => ({
           name: t.function.name,
           ...(t.function.description ? { description: t.function.description } : {}),
           ...(t.function.parameters ? { parametersJsonSchema: t.function.parameters } : {}),
         })),
       },
     ];
-    const tc = req.tool_choice;
+    const tc = fns.choice;
     if (tc === 'none') body.toolConfig = { functionCallingConfig: { mode: 'NONE' } };
     else if (tc === 'required') body.toolConfig = { functionCallingConfig: { mode: 'ANY' } };
-    else if (typeof tc === 'object') {
-      body.toolConfig = { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: [tc.function.name] } };
+    else if (tc === 'tool') {
+      body.toolConfig = { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: [fns.name] } };
     } else if (tc === 'auto') body.toolConfig = { functionCallingConfig: { mode: 'AUTO' } };
   }
 

@@ -154,7 +154,8 @@ export function parseGeminiResponse(status: number, body: string, headers: Upstr
         logprobs: null,
       };
     }),
-    usage: toChatUsage(parsed.usageMetadata ?? {}),
+    // No usageMetadata: none here, so the gateway counts the prompt and the answer itself.
+    usage: parsed.usageMetadata ? toChatUsage(parsed.usageMetadata) : undefined,
   };
 }
 

@@ -58,8 +58,13 @@ export function parseOpenAiResponse(status: number, body: string, headers: Upstr
     });
   }
   for (const c of parsed.choices) {
-    const m = c.message;
-    if (m && m.reasoning === undefined && typeof m.reasoning_content === 'string') {
+    const m = c?.message;
+    if (m === null || typeof m !== 'object') {
+      throw new UpstreamError('bad_response', `upstream choice has no message: ${excerpt(body)}`, {
+        upstreamStatus: status,
+      });
+    }
+    if (m.reasoning === undefined && typeof m.reasoning_content === 'string') {
       m.reasoning = m.reasoning_content;
       delete m.reasoning_content;
     }

@@ -1,0 +1,199 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
+import { type ChatGateway, fixtureJson, model, oaCompletion, startChatGateway } from './chat-helpers.js';
+
+/**
+ * Whatever a client sends is a 400 naming the field or a served request, never a 500, on every
+ * kind of upstream: the request builders translate what the schema let through, so every shape
+ * the schema accepts must be one they can translate. And whatever an upstream answers is a
+ * served request or a 502, never a 500.
+ */
+let up: FakeUpstream;
+let c: ChatGateway;
+let openaiAnswer: () => { status?: number; json?: unknown; body?: string } = () => ({
+  json: oaCompletion('fine'),
+});
+
+beforeAll(async () => {
+  up = await startFakeUpstream({
+    'POST /v1/chat/completions': () => openaiAnswer(),
+    'POST /v1/messages': () => ({ json: fixtureJson('anthropic/chat.json') }),
+    'POST /v1beta/models/gemini-2.5-flash:generateContent': () => ({ json: fixtureJson('gemini/chat.json') }),
+  });
+  c = await startChatGateway({
+    channels: [
+      { name: 'oa', kind: 'openai-compatible', base_url: `${up.url}/v1`, keys: ['k'], models: ['t/oa'] },
+      {
+        name: 'an',
+        kind: 'anthropic',
+        base_url: up.url,
+        keys: ['k'],
+        models: ['t/an'],
+        model_mapping: { 't/an': 'claude-sonnet-4-5' },
+      },
+      {
+        name: 'ge',
+        kind: 'gemini',
+        base_url: up.url,
+        keys: ['k'],
+        models: ['t/ge'],
+        model_mapping: { 't/ge': 'gemini-2.5-flash' },
+      },
+    ],
+    models: [model('t/oa'), model('t/an'), model('t/ge')],
+    gateway: { retry_base_ms: 1, max_attempts: 1 },
+  });
+});
+afterAll(async () => {
+  await c?.gw.close();
+  await up?.close();
+});
+
+const chat = (body: Record<string, unknown>) =>
+  c.gw.call('POST', '/v1/chat/completions', { token: c.key, body });
+const user = { role: 'user', content: 'x' };
+const assistant = (extra: Record<string, unknown>) => ({ role: 'assistant', content: null, ...extra });
+const call = (fn: unknown) => ({ id: 'call_1', type: 'function', function: fn });
+
+describe.each(['t/oa', 't/an', 't/ge'])('%s', (id) => {
+  it.each<[string, Record<string, unknown>, string]>([
+    ['a tool call without a function', { messages: [user, assistant({ tool_calls: [{}] })] }, 'function'],
+    ['a tool call without a name', { messages: [user, assistant({ tool_calls: [call({})] })] }, 'name'],
+    [
+      'tool call arguments that are a number',
+      { messages: [user, assistant({ tool_calls: [call({ name: 'f', arguments: 5 })] })] },
+      'arguments',
+    ],
+    [
+      'reasoning_details that is an object',
+      { messages: [user, assistant({ reasoning_details: {} })] },
+      'reasoning_details',
+    ],
+    [
+      'reasoning_details holding null',
+      { messages: [user, assistant({ reasoning_details: [null] })] },
+      'reasoning_details',
+    ],
+    ['a function tool without its function', { messages: [user], tools: [{ type: 'function' }] }, 'function'],
+    [
+      'a named tool_choice without the name',
+      {
+        messages: [user],
+        tools: [{ type: 'function', function: { name: 'f' } }],
+        tool_choice: { type: 'function' },
+      },
+      'tool_choice',
+    ],
+    [
+      'file_data that is a number',
+      { messages: [{ role: 'user', content: [{ type: 'file', file: { file_data: 5 } }] }] },
+      'messages.0.content.0',
+    ],
+    [
+      'json_schema without its schema object',
+      { messages: [user], response_format: { type: 'json_schema' } },
+      'json_schema',
+    ],
+    ['a logit_bias key that is not a token id', { messages: [user], logit_bias: { abc: 500 } }, 'logit_bias'],
+  ])('%s is a 400 naming the field', async (_name, body, field) => {
+    const r = await chat({ model: id, ...body });
+    expect(r.status, JSON.stringify(r.body)).toBe(400);
+    expect(r.body.error.message).toContain(field);
+    expect(r.body.error.metadata).toEqual(expect.any(Object));
+  });
+
+  it.each<[string, Record<string, unknown>]>([
+    [
+      'tool call arguments as an object',
+      {
+        messages: [
+          user,
+          assistant({ tool_calls: [call({ name: 'f', arguments: { a: 1 } })] }),
+          { role: 'tool', tool_call_id: 'call_1', content: '1' },
+        ],
+      },
+    ],
+    [
+      'a custom tool call in history',
+      {
+        messages: [
+          user,
+          assistant({ tool_calls: [{ id: 'c', type: 'custom', custom: { name: 'g', input: 'x' } }] }),
+        ],
+      },
+    ],
+    [
+      'a custom tool',
+      {
+        messages: [user],
+        tools: [
+          { type: 'custom', custom: { name: 'g' } },
+          { type: 'function', function: { name: 'f' } },
+        ],
+      },
+    ],
+    [
+      'tool_choice allowed_tools',
+      {
+        messages: [user],
+        tools: [{ type: 'function', function: { name: 'f' } }],
+        tool_choice: {
+          type: 'allowed_tools',
+          allowed_tools: { mode: 'required', tools: [{ type: 'function', function: { name: 'f' } }] },
+        },
+      },
+    ],
+    [
+      'a named tool_choice',
+      {
+        messages: [user],
+        tools: [{ type: 'function', function: { name: 'f' } }],
+        tool_choice: { type: 'function', function: { name: 'f' } },
+      },
+    ],
+  ])('%s is served', async (_name, body) => {
+    const r = await chat({ model: id, ...body });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+  });
+
+  it('a body nested past 128 levels is a 400 naming where', async () => {
+    // Written by hand: JSON.stringify itself cannot write what the gateway must refuse.
+    const deep = `${'['.repeat(20_000)}1${']'.repeat(20_000)}`;
+    const res = await fetch(`${c.gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${c.key}`, 'content-type': 'application/json' },
+      body: `{"model":"${id}","messages":[{"role":"user","content":"x"}],"metadata":{"x":${deep}}}`,
+    });
+    const r = { status: res.status, body: (await res.json()) as any };
+    expect(r.status).toBe(400);
+    expect(r.body.error.message).toMatch(/^metadata\.x(\.0)+: nested more than 128 levels/);
+    let ok: unknown = 1;
+    for (let i = 0; i < 100; i++) ok = { a: ok };
+    expect(
+      (
+        await chat({
+          model: id,
+          messages: [user],
+          tools: [{ type: 'function', function: { name: 'f', parameters: ok } }],
+        })
+      ).status,
+    ).toBe(200);
+  });
+});
+
+describe('an upstream answer that is not a completion', () => {
+  it.each([
+    ['a choice without a message', { choices: [{ index: 0, finish_reason: 'stop' }] }],
+    ['a null choice', { choices: [null] }],
+    ['a null message', { choices: [{ index: 0, message: null, finish_reason: 'stop' }] }],
+  ])('%s is a 502', async (_name, json) => {
+    openaiAnswer = () => ({ json });
+    try {
+      const r = await chat({ model: 't/oa', messages: [user] });
+      expect(r.status).toBe(502);
+      expect(r.body.error.code).toBe(502);
+    } finally {
+      openaiAnswer = () => ({ json: oaCompletion('fine') });
+    }
+  });
+});

@@ -1,4 +1,5 @@
 import { badRequest } from '../gateway/errors.js';
+import { charLength } from '../http/char-length.js';
 import {
   type Category,
   MAX_TAG_LENGTH,
@@ -55,7 +56,7 @@ export function normalizeApp(input: AppInput): AppValues {
     const v = input[field];
     if (v === undefined) continue;
     const text = field === 'description' ? v : v.trim();
-    if (text.length > TEXT_LIMITS[field])
+    if (charLength(text) > TEXT_LIMITS[field])
       throw badRequest(`${field}: must be at most ${TEXT_LIMITS[field]} characters`, field);
     out[field] = text;
   }
@@ -76,8 +77,13 @@ export function normalizeApp(input: AppInput): AppValues {
 export function normalizeUrl(field: string, value: string | null): string {
   const v = (value ?? '').trim();
   if (v === '') return '';
-  if (v.length > MAX_URL_LENGTH)
+  if (charLength(v) > MAX_URL_LENGTH)
     throw badRequest(`${field}: must be at most ${MAX_URL_LENGTH} characters`, field);
+  // The URL parser repairs "http:x.com", "http:/x.com" and backslashes; the link is stored as
+  // written, so what is stored must already be the URL it parses to.
+  if (!/^https?:\/\//i.test(v) && /^https?:/i.test(v))
+    throw badRequest(`${field}: must be an absolute http or https URL (scheme://host/...)`, field);
+  if (v.includes('\\')) throw badRequest(`${field}: must not contain backslashes`, field);
   let url: URL;
   try {
     url = new URL(v);
@@ -89,7 +95,9 @@ export function normalizeUrl(field: string, value: string | null): string {
   if (!url.hostname) throw badRequest(`${field}: must name a host`, field);
   // Credentials in a public catalog link would leak them to every visitor.
   if (url.username || url.password) throw badRequest(`${field}: must not contain credentials`, field);
-  if (/\s/.test(v)) throw badRequest(`${field}: must not contain whitespace`, field);
+  // Whitespace, control and invisible format characters (zero-width spaces, bidi marks).
+  if (/[\s\p{Cc}\p{Cf}]/u.test(v))
+    throw badRequest(`${field}: must not contain whitespace or invisible characters`, field);
   return v;
 }
 
@@ -105,7 +113,7 @@ export function normalizeTags(value: string | string[] | null): string {
     if (raw.includes(',')) throw badRequest('tags: a tag must not contain a comma', 'tags');
     const tag = raw.trim().replace(/\s+/g, ' ');
     if (tag === '') continue;
-    if (tag.length > MAX_TAG_LENGTH)
+    if (charLength(tag) > MAX_TAG_LENGTH)
       throw badRequest(`tags: each tag must be at most ${MAX_TAG_LENGTH} characters`, 'tags');
     const key = tag.toLowerCase();
     if (seen.has(key)) continue;

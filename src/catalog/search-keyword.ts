@@ -1,4 +1,5 @@
 import { badRequest } from '../gateway/errors.js';
+import { charLength } from '../http/char-length.js';
 
 export const MAX_KEYWORD_LENGTH = 100;
 const MAX_WORDS = 10;
@@ -12,7 +13,7 @@ export interface SearchTerms {
 
 export function parseKeyword(keyword: string | undefined): SearchTerms {
   if (keyword === undefined) throw badRequest('keyword: is required', 'keyword');
-  if (keyword.length > MAX_KEYWORD_LENGTH)
+  if (charLength(keyword) > MAX_KEYWORD_LENGTH)
     throw badRequest(`keyword: must be at most ${MAX_KEYWORD_LENGTH} characters`, 'keyword');
   const all = keyword.toLowerCase().split(/\s+/).filter(Boolean);
   if (all.length === 0) throw badRequest('keyword: must not be empty', 'keyword');

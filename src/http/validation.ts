@@ -1,4 +1,4 @@
-import { Ajv, type ErrorObject } from 'ajv';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 import { badRequest } from '../gateway/errors.js';
@@ -21,9 +21,56 @@ const coercing = addFormats(
 );
 
 export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart }) => {
-  const ajv = httpPart === 'body' ? strict : coercing;
-  return ajv.compile(schema as object) as any;
+  if (httpPart === 'body') return strict.compile(schema as object) as any;
+  return decimalsOnly(schema as JsonSchema, coercing.compile(schema as object));
 };
+
+interface JsonSchema {
+  type?: string | string[];
+  properties?: Record<string, JsonSchema>;
+  anyOf?: JsonSchema[];
+}
+
+const INTEGER = /^-?[0-9]+$/;
+const NUMBER = /^-?[0-9]+(?:\.[0-9]+)?$/;
+
+/**
+ * Ajv coerces query and path text the way JavaScript's Number() does, so `0x10`, `1e2`, `0b1`,
+ * ` 1` and the empty string would be read as numbers. Numbers in a URL are plain decimals: any
+ * other spelling is refused here, before ajv coerces, with the error ajv would give for a word.
+ */
+function decimalsOnly(schema: JsonSchema, validate: ValidateFunction): ValidateFunction {
+  const numeric: [string, RegExp, string][] = [];
+  for (const [name, prop] of Object.entries(schema.properties ?? {})) {
+    const types = [prop, ...(prop.anyOf ?? [])].flatMap((p) => p.type ?? []);
+    if (types.includes('integer')) numeric.push([name, INTEGER, 'integer']);
+    else if (types.includes('number')) numeric.push([name, NUMBER, 'number']);
+  }
+  if (numeric.length === 0) return validate;
+  const check = ((data: unknown) => {
+    if (data !== null && typeof data === 'object') {
+      for (const [name, pattern, type] of numeric) {
+        const v = (data as Record<string, unknown>)[name];
+        if (typeof v === 'string' && !pattern.test(v)) {
+          check.errors = [
+            {
+              keyword: 'type',
+              instancePath: `/${name}`,
+              schemaPath: '',
+              params: { type },
+              message: `must be ${type}`,
+            },
+          ];
+          return false;
+        }
+      }
+    }
+    const ok = validate(data);
+    check.errors = validate.errors;
+    return ok;
+  }) as ValidateFunction;
+  return check;
+}
 
 /** One readable sentence for the first validation problem, naming the field. */
 export function describeAjvError(

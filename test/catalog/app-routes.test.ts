@@ -128,6 +128,13 @@ describe('validation', () => {
       'documentation_url',
     ],
     ['too long URL', { name: 'x', author_url: `https://example.com/${'a'.repeat(2040)}` }, 'author_url'],
+    // Forms the URL parser would repair into another URL than the one stored.
+    ['URL without //', { name: 'x', download_url: 'http:example.com' }, 'download_url'],
+    ['URL with one /', { name: 'x', download_url: 'http:/example.com' }, 'download_url'],
+    ['URL with backslashes', { name: 'x', download_url: 'https:\\\\x.com' }, 'download_url'],
+    ['URL hiding a host', { name: 'x', download_url: 'http://x.com\\@evil.com' }, 'download_url'],
+    ['URL with a zero-width space', { name: 'x', download_url: 'http://x.com/\u200b' }, 'download_url'],
+    ['name of 129 emoji', { name: '😀'.repeat(129) }, 'name'],
     ['too many tags', { name: 'x', tags: Array.from({ length: 21 }, (_, i) => `t${i}`).join(',') }, 'tags'],
     ['status out of range', { name: 'x', status: 3 }, 'status'],
     ['featured not boolean', { name: 'x', featured: 'yes' }, 'featured'],
@@ -153,6 +160,13 @@ describe('validation', () => {
     expect((await gw.call('GET', `/api/app/${app.id}`)).body.data.version).toBe('1.0');
   });
 
+  it('counts characters, not UTF-16 units', async () => {
+    const app = await createApp(gw, root, { name: '😀'.repeat(128), author: '𝔸'.repeat(100) });
+    expect(app.name).toBe('😀'.repeat(128));
+    const r = await gw.call('GET', `/api/app/search?keyword=${encodeURIComponent('😀'.repeat(60))}`);
+    expect(r.status).toBe(200);
+  });
+
   it('accepts exactly 20 tags and a 2048-character URL', async () => {
     const url = `https://example.com/${'a'.repeat(2048 - 'https://example.com/'.length)}`;
     const tags = Array.from({ length: 20 }, (_, i) => `t${i}`);
@@ -162,7 +176,15 @@ describe('validation', () => {
   });
 
   it('non-integer and unknown ids', async () => {
-    for (const p of ['/api/app/abc', '/api/app/1.5', '/api/app/0', '/api/app/-3']) {
+    // Only plain decimals are ids: JavaScript's other spellings of 1 are not.
+    const spellings = ['0x1', '1e0', '0b1', '0o1', '1.0', '+1', '%201', '1%20'];
+    for (const p of [
+      '/api/app/abc',
+      '/api/app/1.5',
+      '/api/app/0',
+      '/api/app/-3',
+      ...spellings.map((s) => `/api/app/${s}`),
+    ]) {
       const r = await gw.call('GET', p);
       expect(r.status, p).toBe(400);
       expect(r.body.message).toContain('id');
@@ -170,6 +192,8 @@ describe('validation', () => {
     expect((await gw.call('GET', '/api/app/987654')).status).toBe(404);
     expect((await gw.call('POST', '/api/app/download/abc')).status).toBe(400);
     expect((await gw.call('DELETE', '/api/app/abc', { cookie: root })).status).toBe(400);
+    expect((await gw.call('DELETE', '/api/app/0x1', { cookie: root })).status).toBe(400);
+    expect((await gw.call('POST', '/api/app/download/0x1')).status).toBe(400);
   });
 });
 

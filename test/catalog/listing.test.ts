@@ -79,7 +79,19 @@ describe('list', () => {
   });
 
   it('rejects bad paging values', async () => {
-    for (const q of ['p=-1', 'p=1.5', 'p=x', 'page_size=0', 'page_size=101', 'page_size=abc']) {
+    for (const q of [
+      'p=-1',
+      'p=1.5',
+      'p=x',
+      'p=0x1',
+      'p=1e2',
+      'p=%20',
+      'p=',
+      'page_size=0',
+      'page_size=101',
+      'page_size=abc',
+      'page_size=1e1',
+    ]) {
       const r = await gw.call('GET', `/api/app?${q}`);
       expect(r.status, q).toBe(400);
       expect(r.body.message).toContain(q.split('=')[0]);

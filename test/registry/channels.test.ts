@@ -82,6 +82,7 @@ describe('/api/channel', () => {
       [{ name: 'x6', kind: 'openai-compatible', colour: 'red' }, /colour/],
       [{ name: 'x7', kind: 'openai-compatible', settings: { data_collection: 'maybe' } }, /data_collection/],
       [{ kind: 'openai-compatible' }, /name/],
+      [{ name: 'x8', kind: 'openai-compatible', model_mapping: { ['m'.repeat(256)]: 'x' } }, /model_mapping/],
     ];
     for (const [body, field] of cases) {
       const r = await create(body);
@@ -90,6 +91,15 @@ describe('/api/channel', () => {
       expect(r.body.message).toMatch(field);
     }
     expect((await create({ name: 'anthropic-main', kind: 'anthropic' })).status).toBe(409);
+    // Deeper than any recursive walk should be asked to go (settings are stored as JSON text);
+    // written by hand, as JSON.stringify cannot write it either.
+    const deep = `${'['.repeat(5000)}${']'.repeat(5000)}`;
+    const r = await gw.call('POST', '/api/channel', {
+      cookie: root,
+      rawBody: `{"name":"x9","kind":"anthropic","settings":{"x":${deep}}}`,
+    });
+    expect(r.status).toBe(400);
+    expect(r.body.message).toMatch(/^settings\.x(\.0)+: nested more than 128 levels/);
   });
 
   it('is admin-only', async () => {

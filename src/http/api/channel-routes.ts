@@ -18,7 +18,9 @@ const ChannelFields = {
     description: 'write-only; answers show them masked, and masked values sent back keep the stored key',
   }),
   models: Type.Array(Type.String({ minLength: 1, maxLength: 255 }), { maxItems: 5000 }),
-  model_mapping: Type.Record(Type.String({ maxLength: 255 }), Type.String({ minLength: 1, maxLength: 255 })),
+  model_mapping: Type.Record(Type.String(), Type.String({ minLength: 1, maxLength: 255 }), {
+    propertyNames: { minLength: 1, maxLength: 255 },
+  }),
   priority: Type.Integer({ minimum: -INT32_MAX, maximum: INT32_MAX }),
   weight: Type.Integer({ minimum: 1, maximum: INT32_MAX }),
   status: Type.Integer({ minimum: 1, maximum: 2 }),
@@ -46,8 +48,9 @@ const UpdateChannel = Type.Object(
   },
   { additionalProperties: false },
 );
-const TestBody = Type.Optional(
-  Type.Object({ model: Type.Optional(Type.String({ minLength: 1 })) }, { additionalProperties: false }),
+const TestBody = Type.Object(
+  { model: Type.Optional(Type.String({ minLength: 1 })) },
+  { additionalProperties: false },
 );
 
 /** `/api/channel`: upstreams, admin only. Keys are masked in every answer and never logged. */
@@ -98,7 +101,15 @@ export function registerChannelRoutes(app: App, services: Services): void {
 
   app.post(
     '/api/channel/:id/test',
-    { schema: { tags, params: IdParams, body: TestBody }, onRequest: admin },
+    {
+      schema: { tags, params: IdParams, body: TestBody },
+      onRequest: admin,
+      // The body is optional: no body reads as `{}` (the schema would refuse undefined).
+      preValidation: (request, _reply, done) => {
+        request.body ??= {};
+        done();
+      },
+    },
     async (request) => {
       const result = await channels.test(request.params.id, request.body?.model);
       return { success: result.success, message: result.success ? '' : result.message, data: result };

@@ -55,7 +55,9 @@ export function normalizeApp(input: AppInput): AppValues {
   for (const field of ['name', 'short_description', 'description', 'version', 'author'] as const) {
     const v = input[field];
     if (v === undefined) continue;
-    const text = field === 'description' ? v : v.trim();
+    // Names are matched whole by search ("exact name" ranks first), so their inner runs of
+    // whitespace are one space; other short fields are trimmed; the description is kept as is.
+    const text = field === 'description' ? v : field === 'name' ? v.trim().replace(/\s+/g, ' ') : v.trim();
     if (charLength(text) > TEXT_LIMITS[field])
       throw badRequest(`${field}: must be at most ${TEXT_LIMITS[field]} characters`, field);
     out[field] = text;

@@ -135,7 +135,7 @@ export class AppsRepo {
     const all = (parts: ReturnType<typeof sql>[]) => sql.join(parts, sql` AND `);
     const rank = sql<number>`CASE
       WHEN lower(name) = ${terms.phrase} THEN 0
-      WHEN substr(lower(name), 1, ${sql.lit(terms.phrase.length)}) = ${terms.phrase} THEN 1
+      WHEN substr(lower(name), 1, ${sql.lit([...terms.phrase].length)}) = ${terms.phrase} THEN 1
       WHEN ${all(terms.words.map(inName))} THEN 2
       WHEN ${all(terms.words.map(inNameOrTags))} THEN 3
       ELSE 4 END`;
@@ -149,16 +149,10 @@ export class AppsRepo {
     }
     // Words of 3+ characters go through FTS5 MATCH: with the trigram tokenizer a quoted
     // phrase is a case-insensitive substring match, served by the index. Shorter words have
-    // no trigram and fall back to LIKE over the FTS table. FTS5 cannot use its index for LIKE
-    // with an ESCAPE clause, so LIKE metacharacters become the one-character wildcard and an
-    // exact instr() check restores precision.
+    // no trigram and scan the FTS table with instr() over lower(doc) (JavaScript's lower(),
+    // see database.ts; LIKE would fold ASCII letters only).
     const long = words.filter((w) => [...w].length >= 3);
-    const conds = words
-      .filter((w) => [...w].length < 3)
-      .flatMap((w) => {
-        const like = sql`doc LIKE ${`%${w.replace(/[%_]/g, '_')}%`}`;
-        return /[%_]/.test(w) ? [like, sql`instr(lower(doc), ${w}) > 0`] : [like];
-      });
+    const conds = words.filter((w) => [...w].length < 3).map((w) => sql`instr(lower(doc), ${w}) > 0`);
     if (long.length > 0)
       conds.unshift(sql`apps_fts MATCH ${long.map((w) => `"${w.replaceAll('"', '""')}"`).join(' ')}`);
     return sql<SqlBool>`id IN (SELECT rowid FROM apps_fts WHERE ${sql.join(conds, sql` AND `)})`;

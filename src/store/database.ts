@@ -120,6 +120,11 @@ export function openDatabase(url: string, opts: DatabaseOptions = {}): Database 
   conn.pragma('synchronous = NORMAL');
   conn.pragma('foreign_keys = ON');
   conn.pragma(`cache_size = ${-(opts.sqliteCacheMb ?? DEFAULT_SQLITE_CACHE_MB) * 1024}`);
+  // SQLite's own lower() folds ASCII only ('Über' stays 'Über'); PostgreSQL's folds every
+  // letter. The same queries must match the same rows on both, so lower() is JavaScript's.
+  conn.function('lower', { deterministic: true }, (s: unknown) =>
+    typeof s === 'string' ? s.toLowerCase() : s,
+  );
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(conn) }) });
   const base = wrap(db, 'sqlite');
   if (file === ':memory:') return { ...base, sqlite: conn };

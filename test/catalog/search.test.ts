@@ -20,6 +20,13 @@ beforeAll(async () => {
     { name: 'Percent', description: 'saves 50% on costs', tags: 'money' },
     { name: 'Underscore', description: 'snake_case helper' },
     { name: 'Ünïcode Räder', description: 'Straße' },
+    // Each pair: the one that must rank first is created second, so ids alone would put it last.
+    { name: 'Mentions', description: 'about ärger here' },
+    { name: 'Ärger' },
+    { name: 'x 𝔸lp' },
+    { name: '𝔸lpha' },
+    { name: 'Zeta Studio Plus' },
+    { name: 'Zeta  Studio' },
   ];
   for (const a of apps) await createApp(gw, root, a);
 });
@@ -59,6 +66,16 @@ describe('search', () => {
     expect(namesOf(await search('keyword=e_c'))).toEqual(['Underscore']);
     expect(namesOf(await search('keyword=%25'))).toEqual(['Percent']);
     expect(namesOf(await search('keyword=r%C3%A4der'))).toEqual(['Ünïcode Räder']);
+  });
+
+  it('folds case and ranks beyond ASCII, on every backend', async () => {
+    expect(namesOf(await search(`keyword=${encodeURIComponent('ÄR')}`))).toEqual(['Ärger', 'Mentions']);
+    expect(namesOf(await search(`keyword=${encodeURIComponent('ün')}`))).toEqual(['Ünïcode Räder']);
+    expect(namesOf(await search(`keyword=${encodeURIComponent('ärger')}`))).toEqual(['Ärger', 'Mentions']);
+    // A name prefix of characters outside the BMP (two UTF-16 units each).
+    expect(namesOf(await search(`keyword=${encodeURIComponent('𝔸lp')}`))).toEqual(['𝔸lpha', 'x 𝔸lp']);
+    // Names are stored with inner whitespace collapsed, so the exact name ranks first.
+    expect(namesOf(await search('keyword=zeta+studio'))).toEqual(['Zeta Studio', 'Zeta Studio Plus']);
   });
 
   it('treats query syntax characters as plain text', async () => {

@@ -105,6 +105,13 @@ const oa = () => new OpenAI({ baseURL: `${c.gw.url}/v1`, apiKey: c.key, maxRetri
 const or = () =>
   new OpenRouter({ apiKey: c.key, serverURL: `${c.gw.url}/api/v1`, retryConfig: { strategy: 'none' } });
 
+it('@openrouter/sdk lists the models beside chat, under /api/v1', async () => {
+  const r = (await or().models.list()) as any;
+  const data = r.data ?? r.result?.data;
+  expect(data.map((m: { id: string }) => m.id).sort()).toEqual(['anthropic/claude-x', 'google/gem']);
+  expect(data[0].contextLength ?? data[0].context_length).toBeGreaterThan(0);
+});
+
 describe.each([
   ['anthropic/claude-x', () => an],
   ['google/gem', () => ge],

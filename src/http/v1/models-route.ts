@@ -1,3 +1,4 @@
+import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { notFound } from '../../gateway/errors.js';
 import { isAllowed, type ModelInfo } from '../../gateway/registry/index.js';
@@ -32,6 +33,10 @@ export function toWireModel(m: ModelInfo) {
     },
     per_request_limits: null,
     supported_parameters: [...m.supported_parameters],
+    // Required (nullable) by @openrouter/sdk's strict Model schema.
+    default_parameters: null,
+    supported_voices: null,
+    links: { details: `/v1/models/${m.id}` },
   };
 }
 
@@ -40,14 +45,18 @@ export function registerModelsRoute(app: App, services: Services): void {
   const auth = requireApiKey(services);
   const tags = ['models'];
 
-  app.get('/v1/models', { schema: { tags }, onRequest: auth }, async (request) => {
+  const list = async (request: FastifyRequest) => {
     const allowed = request.principal!.allowedModels;
     const data = services.registry
       .servableModels()
       .filter((m) => isAllowed(m, allowed))
       .map(toWireModel);
-    return { object: 'list', data };
-  });
+    // One page: `links.next` and `total_count` as OpenRouter's paged list carries them.
+    return { object: 'list', data, links: { next: null }, total_count: data.length };
+  };
+  app.get('/v1/models', { schema: { tags }, onRequest: auth }, list);
+  // Also where the OpenRouter SDK looks, beside chat (`serverURL: <gateway>/api/v1`).
+  app.get('/api/v1/models', { schema: { tags, hide: true }, onRequest: auth }, list);
 
   app.get(
     '/v1/models/*',

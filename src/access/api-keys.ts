@@ -1,6 +1,6 @@
 import { badRequest, forbidden, GatewayError, notFound, unauthorized } from '../gateway/errors.js';
-import { charLength } from '../http/char-length.js';
 import type { ApiKeyRow, ApiKeysRepo } from '../store/api-keys-repo.js';
+import { charLength } from '../store/column-bounds.js';
 import type { UserRow, UsersRepo } from '../store/users-repo.js';
 import { KeyStatus, Role, Status } from './roles.js';
 import { hashSecret, newApiKey, nowSeconds } from './secrets.js';

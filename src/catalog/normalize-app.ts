@@ -1,5 +1,5 @@
 import { badRequest } from '../gateway/errors.js';
-import { charLength } from '../http/char-length.js';
+import { charLength } from '../store/column-bounds.js';
 import {
   type Category,
   MAX_TAG_LENGTH,

@@ -1,5 +1,5 @@
 import { badRequest } from '../gateway/errors.js';
-import { charLength } from '../http/char-length.js';
+import { charLength } from '../store/column-bounds.js';
 
 export const MAX_KEYWORD_LENGTH = 100;
 const MAX_WORDS = 10;

@@ -9,7 +9,7 @@ import fastifySwaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { registerLimitHooks } from '../access/limits/limit-hooks.js';
-import { badRequest, GatewayError } from '../gateway/errors.js';
+import { GatewayError } from '../gateway/errors.js';
 import type { Services } from '../services.js';
 import { publishChanges } from '../store/pubsub.js';
 import { registerAppRoutes } from './api/app-routes.js';
@@ -22,7 +22,6 @@ import { registerUserRoutes } from './api/user-routes.js';
 import { errorHandler, sendError } from './error-handler.js';
 import { lazyChildLogger } from './lazy-child-logger.js';
 import { registerMetrics } from './metrics.js';
-import { MAX_JSON_DEPTH, tooDeep } from './nesting.js';
 import { registerOpsRoutes } from './ops-routes.js';
 import { guardAgainstNul } from './refuse-nul.js';
 import { ResponseTaps } from './response-taps.js';
@@ -104,19 +103,6 @@ export async function buildApp(services: Services, opts: BuildOptions = {}): Pro
   // Hot-path hooks take a callback instead of returning a promise: one microtask fewer each.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
-    done();
-  });
-  // A body nested deep enough to overflow a recursive walk later is refused before anything
-  // walks it (see nesting.ts).
-  app.addHook('preValidation', (request, _reply, done) => {
-    const body = request.body;
-    if (body !== null && typeof body === 'object') {
-      const where = tooDeep(body);
-      if (where !== undefined)
-        return done(
-          badRequest(`${where || 'body'}: nested more than ${MAX_JSON_DEPTH} levels`, where || null),
-        );
-    }
     done();
   });
   // One `request` line per response, only when the level shows it (production runs at warn).

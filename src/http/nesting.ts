@@ -3,14 +3,15 @@
  * a value recursively (JSON.stringify of an upstream request, a stored setting, a schema
  * compiler) overflows the stack somewhere past a few thousand levels, which would be a 500 for
  * something the client sent. No request of any API we serve needs more than a few dozen
- * (tool parameter schemas are the deepest), so bodies are refused well before that.
+ * (tool parameter schemas are the deepest), so bodies are refused well before that: the check
+ * runs in every body validator (validation.ts), before anything else walks the body. Routes
+ * without a body schema (embeddings) pick known fields out of the body and never walk the rest.
  */
 export const MAX_JSON_DEPTH = 128;
 
-/** The path (`a.b.0.c`) of the first value nested deeper than `max` levels, or undefined. */
-export function tooDeep(value: unknown, max = MAX_JSON_DEPTH): string | undefined {
-  const path = deeper(value, max);
-  return path?.reverse().join('.');
+/** The path (`['a', 'b', '0']`) of the first value nested deeper than `max` levels, or undefined. */
+export function tooDeep(value: unknown, max = MAX_JSON_DEPTH): string[] | undefined {
+  return deeper(value, max)?.reverse();
 }
 
 // Recursion is bounded by `max`; the path is put together only on the way out of a failure.

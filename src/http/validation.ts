@@ -2,6 +2,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 import { badRequest } from '../gateway/errors.js';
+import { MAX_JSON_DEPTH, tooDeep } from './nesting.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
@@ -21,7 +22,7 @@ const coercing = addFormats(
 );
 
 export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart }) => {
-  if (httpPart === 'body') return strict.compile(schema as object) as any;
+  if (httpPart === 'body') return boundedDepth(strict.compile(schema as object)) as any;
   return decimalsOnly(schema as JsonSchema, coercing.compile(schema as object));
 };
 
@@ -64,6 +65,29 @@ function decimalsOnly(schema: JsonSchema, validate: ValidateFunction): ValidateF
           return false;
         }
       }
+    }
+    const ok = validate(data);
+    check.errors = validate.errors;
+    return ok;
+  }) as ValidateFunction;
+  return check;
+}
+
+/** A body nested past MAX_JSON_DEPTH is refused before the schema (or anything after it) walks it. */
+function boundedDepth(validate: ValidateFunction): ValidateFunction {
+  const check = ((data: unknown) => {
+    const path = tooDeep(data);
+    if (path !== undefined) {
+      check.errors = [
+        {
+          keyword: 'maxDepth',
+          instancePath: path.map((p) => `/${p}`).join(''),
+          schemaPath: '',
+          params: { limit: MAX_JSON_DEPTH },
+          message: `nested more than ${MAX_JSON_DEPTH} levels`,
+        },
+      ];
+      return false;
     }
     const ok = validate(data);
     check.errors = validate.errors;

@@ -3,7 +3,7 @@ import type { Config } from '../../config/schema.js';
 import { getChatAdapter, isChatProviderKind } from '../../providers/registry.js';
 import { perObject } from '../per-object.js';
 import type { Registry, Target } from '../registry/index.js';
-import { defaultUpstreamName } from '../registry/model-info.js';
+import { modelNames } from '../registry/model-info.js';
 import { HealthTracker } from '../routing/health.js';
 import { startKeyProbe } from '../routing/key-probe.js';
 import type { RouteTarget } from '../routing/types.js';
@@ -38,7 +38,7 @@ export function createChatServices(
     },
     namesOf(model) {
       const m = registry.resolve(model);
-      return m ? [m.id, m.upstream_model, defaultUpstreamName(m.id), ...m.aliases] : [];
+      return m ? modelNames(m) : [];
     },
     adapterParams: (kind) => (isChatProviderKind(kind) ? getChatAdapter(kind).supportedParams : undefined),
     health,

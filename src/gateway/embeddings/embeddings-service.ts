@@ -8,7 +8,7 @@ import { badRequest, forbidden, GatewayError, UpstreamError, upstreamToGateway }
 import { createSafeFetcher, type SafeFetcher } from '../images/safe-fetch.js';
 import type { ModelInfo, Pricing, Registry } from '../registry/index.js';
 import { costOf } from '../registry/index.js';
-import { defaultUpstreamName, isEmbeddingModel } from '../registry/model-info.js';
+import { isEmbeddingModel, modelNames } from '../registry/model-info.js';
 import { attemptsOf, executeRoute } from '../routing/execute.js';
 import type { HealthTracker } from '../routing/health.js';
 import { planRoute } from '../routing/plan.js';
@@ -147,8 +147,7 @@ export class EmbeddingsService {
     if (!name) throw badRequest('model: is required (no default embedding model is configured)', 'model');
     const model = this.deps.registry.resolve(name);
     if (!model) throw new GatewayError(404, `model not found: ${name}`, { param: 'model' });
-    const names = [name, model.id, model.upstream_model, defaultUpstreamName(model.id), ...model.aliases];
-    if (!modelAllowed(principal.allowedModels, names))
+    if (!modelAllowed(principal.allowedModels, [name, ...modelNames(model)]))
       throw forbidden(`this API key may not use model ${name}`);
     return model;
   }

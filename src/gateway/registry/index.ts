@@ -40,7 +40,7 @@ import type { Endpoint, Target } from './catalog.js';
 import { ChannelService } from './channel-service.js';
 import { costOf, type Usage } from './cost.js';
 import { defaultModels } from './default-models.js';
-import { defaultUpstreamName, type ModelInfo, type ModelInput } from './model-info.js';
+import { type ModelInfo, type ModelInput, modelNames } from './model-info.js';
 import { ModelRegistry } from './model-registry.js';
 import { ModelService } from './model-service.js';
 import { RegistryState } from './registry-state.js';
@@ -130,10 +130,5 @@ export function toUpstreamTarget(t: Target, apiKey = t.keys[0] ?? ''): UpstreamT
  */
 export function isAllowed(model: ModelInfo, allowed: string[] | null): boolean {
   if (!allowed) return true;
-  return modelAllowed(allowed, [
-    model.id,
-    model.upstream_model,
-    defaultUpstreamName(model.id),
-    ...model.aliases,
-  ]);
+  return modelAllowed(allowed, modelNames(model));
 }

@@ -21,8 +21,23 @@ const coercing = addFormats(
   new Ajv({ allErrors: false, coerceTypes: true, useDefaults: true, removeAdditional: false, strict: false }),
 );
 
+/** Body normalizers by schema object: see `prepareBody`. */
+const preparers = new WeakMap<object, (body: unknown) => void>();
+
+/**
+ * Registers `prepare` to run on a body after the depth check and before `schema` validates it,
+ * inside the same validator (no extra hook on the request path). It may rewrite the body in
+ * place, as ajv's own defaults do. Returns `schema` so it can wrap a schema's declaration.
+ */
+export function prepareBody<T extends object>(schema: T, prepare: (body: unknown) => void): T {
+  preparers.set(schema, prepare);
+  return schema;
+}
+
 export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart }) => {
-  if (httpPart === 'body') return boundedDepth(strict.compile(schema as object)) as any;
+  if (httpPart === 'body') {
+    return boundedDepth(strict.compile(schema as object), preparers.get(schema as object)) as any;
+  }
   return decimalsOnly(schema as JsonSchema, coercing.compile(schema as object));
 };
 
@@ -74,7 +89,7 @@ function decimalsOnly(schema: JsonSchema, validate: ValidateFunction): ValidateF
 }
 
 /** A body nested past MAX_JSON_DEPTH is refused before the schema (or anything after it) walks it. */
-function boundedDepth(validate: ValidateFunction): ValidateFunction {
+function boundedDepth(validate: ValidateFunction, prepare?: (body: unknown) => void): ValidateFunction {
   const check = ((data: unknown) => {
     const path = tooDeep(data);
     if (path !== undefined) {
@@ -89,6 +104,7 @@ function boundedDepth(validate: ValidateFunction): ValidateFunction {
       ];
       return false;
     }
+    if (prepare) prepare(data);
     const ok = validate(data);
     check.errors = validate.errors;
     return ok;

@@ -156,6 +156,58 @@ describe.each(['t/oa', 't/an', 't/ge'])('%s', (id) => {
     expect(r.status, JSON.stringify(r.body)).toBe(200);
   });
 
+  it('explicit nulls for optional fields are "not given": served, and no null reaches the upstream', async () => {
+    const before = up.requests.length;
+    const r = await chat({
+      model: id,
+      messages: [
+        { role: 'system', content: 's', name: null },
+        user,
+        // What a Python SDK message dumped back into the history looks like.
+        assistant({ content: 'a', tool_calls: null, refusal: null, audio: null, function_call: null }),
+        { role: 'user', content: 'y', tool_call_id: null, reasoning_details: null },
+      ],
+      temperature: null,
+      top_p: null,
+      max_tokens: null,
+      max_completion_tokens: null,
+      frequency_penalty: null,
+      presence_penalty: null,
+      seed: null,
+      stop: null,
+      n: null,
+      logit_bias: null,
+      logprobs: null,
+      top_logprobs: null,
+      tools: null,
+      tool_choice: null,
+      parallel_tool_calls: null,
+      response_format: null,
+      user: null,
+      reasoning_effort: null,
+      stream: null,
+      stream_options: null,
+      provider: { order: null, allow_fallbacks: null, sort: null },
+      reasoning: { effort: null, max_tokens: null, exclude: null },
+      usage: { include: null },
+      models: null,
+      transforms: null,
+    });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const sent = up.requests.slice(before).map((q) => q.body);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]).not.toContain('null');
+  });
+
+  it('null stays a mistake for model and messages', async () => {
+    const noModel = await chat({ model: null, messages: [user] });
+    expect(noModel.status).toBe(400);
+    expect(noModel.body.error.message).toContain('model');
+    const noMessages = await chat({ model: id, messages: null });
+    expect(noMessages.status).toBe(400);
+    expect(noMessages.body.error.message).toContain('messages');
+  });
+
   it('a body nested past 128 levels is a 400 naming where', async () => {
     // Written by hand: JSON.stringify itself cannot write what the gateway must refuse.
     const deep = `${'['.repeat(20_000)}1${']'.repeat(20_000)}`;

@@ -1,4 +1,5 @@
 import { type TSchema, Type } from 'typebox';
+import { prepareBody } from '../validation.js';
 
 /**
  * JSON Schema of `POST /v1/chat/completions`, compiled once by Fastify's ajv. Ranges are those
@@ -92,100 +93,138 @@ const Tool = FunctionTyped(FunctionName());
 
 const Price = Type.Union([Type.Number({ minimum: 0 }), Type.String({ pattern: '^[0-9]+(\\.[0-9]+)?$' })]);
 
-export const ChatRequestSchema = Type.Object(
-  {
-    model: Opt(Type.String({ minLength: 1, maxLength: 256 })),
-    messages: Type.Array(Message, { minItems: 1 }),
-    models: Opt(Type.Array(Type.String({ minLength: 1, maxLength: 256 }), { maxItems: 10 })),
-    provider: Opt(
-      NullableObj({
-        order: Opt(Type.Array(Type.String())),
-        only: Opt(Type.Array(Type.String())),
-        ignore: Opt(Type.Array(Type.String())),
-        allow_fallbacks: Opt(Type.Boolean()),
-        require_parameters: Opt(Type.Boolean()),
-        data_collection: Opt(StrEnum(['allow', 'deny'])),
-        quantizations: Opt(Type.Array(Type.String())),
-        sort: Opt(
-          Type.Union([
-            Type.Literal('price'),
-            Type.Literal('throughput'),
-            Type.Literal('latency'),
-            Type.Object({ by: Type.String() }, { additionalProperties: true }),
-          ]),
-        ),
-        max_price: Opt(
-          Type.Object(
-            { prompt: Opt(Price), completion: Opt(Price), request: Opt(Price), image: Opt(Price) },
+export const ChatRequestSchema = prepareBody(
+  Type.Object(
+    {
+      model: Opt(Type.String({ minLength: 1, maxLength: 256 })),
+      messages: Type.Array(Message, { minItems: 1 }),
+      models: Opt(Type.Array(Type.String({ minLength: 1, maxLength: 256 }), { maxItems: 10 })),
+      provider: Opt(
+        NullableObj({
+          order: Opt(Type.Array(Type.String())),
+          only: Opt(Type.Array(Type.String())),
+          ignore: Opt(Type.Array(Type.String())),
+          allow_fallbacks: Opt(Type.Boolean()),
+          require_parameters: Opt(Type.Boolean()),
+          data_collection: Opt(StrEnum(['allow', 'deny'])),
+          quantizations: Opt(Type.Array(Type.String())),
+          sort: Opt(
+            Type.Union([
+              Type.Literal('price'),
+              Type.Literal('throughput'),
+              Type.Literal('latency'),
+              Type.Object({ by: Type.String() }, { additionalProperties: true }),
+            ]),
+          ),
+          max_price: Opt(
+            Type.Object(
+              { prompt: Opt(Price), completion: Opt(Price), request: Opt(Price), image: Opt(Price) },
+              { additionalProperties: true },
+            ),
+          ),
+        }),
+      ),
+      reasoning: Opt(
+        NullableObj({
+          effort: Opt(Type.Unsafe<string | null>({ type: ['string', 'null'], enum: [...EFFORTS, null] })),
+          max_tokens: Opt(Type.Union([Type.Integer({ minimum: 0 }), Type.Null()])),
+          exclude: Opt(Type.Boolean()),
+          enabled: Opt(Type.Boolean()),
+        }),
+      ),
+      reasoning_effort: Opt(StrEnum(EFFORTS)),
+      usage: Opt(NullableObj({ include: Opt(Type.Boolean()) })),
+      transforms: Opt(Type.Array(StrEnum(['middle-out']), { maxItems: 8 })),
+      stream: Opt(Type.Boolean()),
+      stream_options: Opt(NullableObj({ include_usage: Opt(Type.Boolean()) })),
+      max_tokens: Opt(Type.Integer({ minimum: 1 })),
+      max_completion_tokens: Opt(Type.Integer({ minimum: 1 })),
+      temperature: Opt(Num({ minimum: 0, maximum: 2 })),
+      seed: Opt(Type.Integer()),
+      top_p: Opt(Num({ exclusiveMinimum: 0, maximum: 1 })),
+      top_k: Opt(Type.Integer({ minimum: 1 })),
+      frequency_penalty: Opt(Num({ minimum: -2, maximum: 2 })),
+      presence_penalty: Opt(Num({ minimum: -2, maximum: 2 })),
+      repetition_penalty: Opt(Num({ exclusiveMinimum: 0, maximum: 2 })),
+      // Keys are token ids; any other key is refused, so no value escapes the range check.
+      logit_bias: Opt(
+        Type.Record(Type.String({ pattern: '^[0-9]{1,10}$' }), Num({ minimum: -100, maximum: 100 }), {
+          additionalProperties: false,
+        }),
+      ),
+      logprobs: Opt(Type.Boolean()),
+      top_logprobs: Opt(Type.Integer({ minimum: 0, maximum: 20 })),
+      min_p: Opt(Num({ minimum: 0, maximum: 1 })),
+      top_a: Opt(Num({ minimum: 0, maximum: 1 })),
+      n: Opt(Type.Integer({ minimum: 1, maximum: 1 })),
+      stop: Opt(Type.Union([Type.String(), Type.Array(Type.String(), { maxItems: 4 }), Type.Null()])),
+      tools: Opt(Type.Array(Tool, { maxItems: 512 })),
+      tool_choice: Opt(
+        Type.Union([
+          Type.Literal('none'),
+          Type.Literal('auto'),
+          Type.Literal('required'),
+          FunctionTyped(FunctionName()),
+        ]),
+      ),
+      parallel_tool_calls: Opt(Type.Union([Type.Boolean(), Type.Null()])),
+      response_format: Opt(
+        Type.Unsafe<Record<string, unknown>>({
+          ...Type.Object(
+            {
+              type: StrEnum(['text', 'json_object', 'json_schema']),
+              json_schema: Opt(
+                Type.Object(
+                  { name: Opt(Type.String()), schema: Opt(Type.Object({}, { additionalProperties: true })) },
+                  { additionalProperties: true },
+                ),
+              ),
+            },
             { additionalProperties: true },
           ),
-        ),
-      }),
-    ),
-    reasoning: Opt(
-      NullableObj({
-        effort: Opt(Type.Unsafe<string | null>({ type: ['string', 'null'], enum: [...EFFORTS, null] })),
-        max_tokens: Opt(Type.Union([Type.Integer({ minimum: 0 }), Type.Null()])),
-        exclude: Opt(Type.Boolean()),
-        enabled: Opt(Type.Boolean()),
-      }),
-    ),
-    reasoning_effort: Opt(StrEnum(EFFORTS)),
-    usage: Opt(NullableObj({ include: Opt(Type.Boolean()) })),
-    transforms: Opt(Type.Array(StrEnum(['middle-out']), { maxItems: 8 })),
-    stream: Opt(Type.Boolean()),
-    stream_options: Opt(NullableObj({ include_usage: Opt(Type.Boolean()) })),
-    max_tokens: Opt(Type.Integer({ minimum: 1 })),
-    max_completion_tokens: Opt(Type.Integer({ minimum: 1 })),
-    temperature: Opt(Num({ minimum: 0, maximum: 2 })),
-    seed: Opt(Type.Integer()),
-    top_p: Opt(Num({ exclusiveMinimum: 0, maximum: 1 })),
-    top_k: Opt(Type.Integer({ minimum: 1 })),
-    frequency_penalty: Opt(Num({ minimum: -2, maximum: 2 })),
-    presence_penalty: Opt(Num({ minimum: -2, maximum: 2 })),
-    repetition_penalty: Opt(Num({ exclusiveMinimum: 0, maximum: 2 })),
-    // Keys are token ids; any other key is refused, so no value escapes the range check.
-    logit_bias: Opt(
-      Type.Record(Type.String({ pattern: '^[0-9]{1,10}$' }), Num({ minimum: -100, maximum: 100 }), {
-        additionalProperties: false,
-      }),
-    ),
-    logprobs: Opt(Type.Boolean()),
-    top_logprobs: Opt(Type.Integer({ minimum: 0, maximum: 20 })),
-    min_p: Opt(Num({ minimum: 0, maximum: 1 })),
-    top_a: Opt(Num({ minimum: 0, maximum: 1 })),
-    n: Opt(Type.Integer({ minimum: 1, maximum: 1 })),
-    stop: Opt(Type.Union([Type.String(), Type.Array(Type.String(), { maxItems: 4 }), Type.Null()])),
-    tools: Opt(Type.Array(Tool, { maxItems: 512 })),
-    tool_choice: Opt(
-      Type.Union([
-        Type.Literal('none'),
-        Type.Literal('auto'),
-        Type.Literal('required'),
-        FunctionTyped(FunctionName()),
-      ]),
-    ),
-    parallel_tool_calls: Opt(Type.Union([Type.Boolean(), Type.Null()])),
-    response_format: Opt(
-      Type.Unsafe<Record<string, unknown>>({
-        ...Type.Object(
-          {
-            type: StrEnum(['text', 'json_object', 'json_schema']),
-            json_schema: Opt(
-              Type.Object(
-                { name: Opt(Type.String()), schema: Opt(Type.Object({}, { additionalProperties: true })) },
-                { additionalProperties: true },
-              ),
-            ),
-          },
-          { additionalProperties: true },
-        ),
-        // (if/else rather than if/then: an object with a `then` key is a thenable.)
-        if: { properties: { type: { not: { const: 'json_schema' } } } },
-        else: { required: ['json_schema'] },
-      }),
-    ),
-    user: Opt(Type.String({ maxLength: 256 })),
-  },
-  { additionalProperties: true },
+          // (if/else rather than if/then: an object with a `then` key is a thenable.)
+          if: { properties: { type: { not: { const: 'json_schema' } } } },
+          else: { required: ['json_schema'] },
+        }),
+      ),
+      user: Opt(Type.String({ maxLength: 256 })),
+    },
+    { additionalProperties: true },
+  ),
+  nullMeansAbsent,
 );
+
+/** Objects inside the request whose null members also mean "not given". */
+const NULLABLE_MEMBERS = ['provider', 'reasoning', 'usage', 'stream_options'] as const;
+
+/**
+ * `null` for an optional field means "not given", as OpenAI's and OpenRouter's own types declare
+ * (`temperature: number | null`, `tool_calls?: ... | null`): clients built on them (LangChain,
+ * LiteLLM, a Python SDK message dumped back into the history) send explicit nulls. They are
+ * removed before the schema checks the body, so everything after it sees one spelling of absent
+ * and no null reaches an upstream that would refuse it. Kept: `model` and `messages` (a null there
+ * is a mistake, and the schema says so) and a message's `content` (null beside tool calls).
+ */
+export function nullMeansAbsent(body: unknown): void {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return;
+  const b = body as Record<string, unknown>;
+  for (const key in b) {
+    if (b[key] === null && key !== 'model' && key !== 'messages') delete b[key];
+  }
+  for (const key of NULLABLE_MEMBERS) {
+    const v = b[key];
+    if (v !== undefined) dropNulls(v);
+  }
+  const messages = b.messages;
+  if (Array.isArray(messages)) {
+    for (const m of messages) dropNulls(m, 'content');
+  }
+}
+
+function dropNulls(value: unknown, keep?: string): void {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return;
+  const o = value as Record<string, unknown>;
+  for (const key in o) {
+    if (o[key] === null && key !== keep) delete o[key];
+  }
+}

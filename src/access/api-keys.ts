@@ -5,7 +5,7 @@ import type { UserRow, UsersRepo } from '../store/users-repo.js';
 import { KeyStatus, Role, Status } from './roles.js';
 import { hashSecret, newApiKey, nowSeconds } from './secrets.js';
 import { TtlCache } from './ttl-cache.js';
-import { toMicros } from './users.js';
+import { notExpired, toMicros } from './users.js';
 
 export interface KeyInput {
   name?: string;
@@ -170,10 +170,13 @@ export class ApiKeyService {
     const ownerId = input.user_id ?? actor.id;
     if (ownerId !== actor.id) {
       if (actor.role < Role.admin) throw forbidden('cannot create keys for another user');
-      if (!(await this.users.byId(ownerId))) throw notFound(`user ${ownerId} not found`);
+      const owner = await this.users.byId(ownerId);
+      if (!owner) throw notFound(`user ${ownerId} not found`);
+      checkManages(actor, owner.role);
     }
-    const { secret, hash, prefix } = newApiKey();
     const now = nowSeconds();
+    notExpired(input.expires_time, now);
+    const { secret, hash, prefix } = newApiKey();
     const row = await this.keys.insert({
       user_id: ownerId,
       name: validName(input.name ?? 'default'),
@@ -201,12 +204,27 @@ export class ApiKeyService {
   }
 
   list(actor: UserRow, userId: number | undefined, offset: number, limit: number) {
+    if (actor.role < Role.admin && userId !== undefined && userId !== actor.id)
+      throw forbidden("only admins can list other users' keys");
     const filter = actor.role >= Role.admin ? { userId } : { userId: actor.id };
     return this.keys.list(filter, offset, limit);
   }
 
+  /**
+   * A key the actor may change: `owned`, and when it is another user's, one whose role is below
+   * the actor's (root manages everyone), the rule user management applies to the user itself.
+   */
+  private async managed(actor: UserRow, id: number): Promise<ApiKeyRow> {
+    const key = await this.owned(actor, id);
+    if (key.user_id !== actor.id && actor.role < Role.root) {
+      const owner = await this.users.byId(key.user_id);
+      if (owner) checkManages(actor, owner.role);
+    }
+    return key;
+  }
+
   async update(actor: UserRow, id: number, input: KeyInput): Promise<ApiKeyRow> {
-    await this.owned(actor, id);
+    await this.managed(actor, id);
     if (input.user_id !== undefined) throw badRequest('user_id: a key cannot change owner', 'user_id');
     const set: Record<string, unknown> = { updated_time: nowSeconds() };
     if (input.name !== undefined) set.name = validName(input.name);
@@ -224,7 +242,7 @@ export class ApiKeyService {
   }
 
   async delete(actor: UserRow, id: number): Promise<void> {
-    await this.owned(actor, id);
+    await this.managed(actor, id);
     await this.keys.delete(id);
     this.forget();
   }
@@ -246,6 +264,12 @@ export function modelAllowed(allowed: string[] | null, names: string | readonly 
   return allowed.some((a) =>
     a.endsWith('*') ? all.some((n) => n.startsWith(a.slice(0, -1))) : all.includes(a),
   );
+}
+
+/** Another user's keys are managed only by a higher role (root manages everyone). */
+function checkManages(actor: UserRow, ownerRole: number): void {
+  if (ownerRole >= actor.role && actor.role < Role.root)
+    throw forbidden('cannot manage the keys of a user whose role is not below yours');
 }
 
 function validName(name: string): string {

@@ -187,13 +187,12 @@ export class UserService {
     if (target.id !== actor.id && target.role >= actor.role && actor.role < Role.root)
       throw forbidden('cannot change a user whose role is not below yours');
     if (patch.role !== undefined) this.checkRoleChange(actor, patch.role);
+    // Whether the target is a root is decided again by the write itself (usersRepo), so a
+    // concurrent change between this read and the write cannot leave no enabled root.
     const losesRoot =
-      target.role >= Role.root &&
-      ((patch.role !== undefined && patch.role < Role.root) ||
-        (patch.status !== undefined && patch.status !== Status.enabled));
-    if (losesRoot && (await this.users.countRoots()) <= 1)
-      throw conflict('cannot demote or disable the last root');
-    return this.applyPatch(target, patch);
+      (patch.role !== undefined && patch.role < Role.root) ||
+      (patch.status !== undefined && patch.status !== Status.enabled);
+    return this.applyPatch(target, patch, losesRoot);
   }
 
   /** A user's own settings. The role and status are not self-service. */
@@ -206,7 +205,7 @@ export class UserService {
     return this.applyPatch(user, own);
   }
 
-  private async applyPatch(target: UserRow, patch: UserPatch): Promise<UserRow> {
+  private async applyPatch(target: UserRow, patch: UserPatch, losesRoot = false): Promise<UserRow> {
     const set: Record<string, unknown> = { updated_time: nowSeconds() };
     if (patch.username !== undefined && patch.username !== target.username) {
       validateUsername(patch.username);
@@ -219,13 +218,16 @@ export class UserService {
     for (const k of ['display_name', 'email', 'role', 'status', 'default_model'] as const)
       if (patch[k] !== undefined) set[k] = patch[k];
     if (patch.quota_limit !== undefined) set.quota_limit_micros = toMicros(patch.quota_limit);
-    let updated: UserRow | undefined;
+    let updated: UserRow | undefined | 'last-root';
     try {
-      updated = await this.users.update(target.id, set);
+      updated = losesRoot
+        ? await this.users.updateKeepingARoot(target.id, set)
+        : await this.users.update(target.id, set);
     } catch (err) {
       if (isUniqueViolation(err)) throw conflict(`username: "${patch.username}" is taken`);
       throw err;
     }
+    if (updated === 'last-root') throw conflict('cannot demote or disable the last root');
     if (!updated) throw notFound(`user ${target.id} not found`);
     // Sessions and tokens resolve through the user's status, so a disabled user is locked out
     // as soon as the cache forgets them: now on this instance, within its TTL elsewhere.
@@ -239,13 +241,14 @@ export class UserService {
     if (target.id === actor.id) throw conflict('cannot delete yourself');
     if (target.role >= actor.role && actor.role < Role.root)
       throw forbidden('cannot delete a user whose role is not below yours');
-    if (target.role >= Role.root && (await this.users.countRoots()) <= 1)
-      throw conflict('cannot delete the last root');
-    await this.users.delete(id);
+    const deleted = await this.users.deleteKeepingARoot(id);
+    if (deleted === 'last-root') throw conflict('cannot delete the last root');
+    if (!deleted) throw notFound(`user ${id} not found`);
     this.credCache.clear();
   }
 
   async createToken(user: UserRow, name: string, expiresTime: number | null) {
+    notExpired(expiresTime);
     const { secret, hash, prefix } = newAccessToken();
     const row = await this.creds.createToken({
       user_id: user.id,
@@ -297,3 +300,12 @@ export function toMicros(usd: number | null | undefined): number | null {
 // A valid hash of a random password: login of an unknown user costs the same as a wrong password
 // (same parameters as new hashes, see password.ts).
 const DUMMY_HASH = 'scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
+
+/**
+ * A new key or token that has already expired could never be used: refused, naming the field.
+ * (An update may set a past time: that is how a key is expired at once.)
+ */
+export function notExpired(expires: number | null | undefined, now = nowSeconds()): void {
+  if (expires !== undefined && expires !== null && expires <= now)
+    throw badRequest('expires_time: must be in the future (unix seconds), or null for never', 'expires_time');
+}

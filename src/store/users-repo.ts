@@ -1,6 +1,6 @@
-import type { Insertable, Selectable, Updateable } from 'kysely';
+import type { ExpressionBuilder, Insertable, Kysely, Selectable, Updateable } from 'kysely';
 import type { Database } from './database.js';
-import type { UsersTable } from './schema.js';
+import type { DB, UsersTable } from './schema.js';
 
 export type UserRow = Selectable<UsersTable>;
 
@@ -29,6 +29,58 @@ export class UsersRepo {
     return Number(r.numDeletedRows) > 0;
   }
 
+  /**
+   * `update`, unless the row is an enabled root and no other enabled root would be left:
+   * `'last-root'` then. The check and the write are one statement, and on PostgreSQL the enabled
+   * roots are locked first in the same transaction, so two roots disabling each other at the same
+   * moment cannot both pass (each statement re-reads after the other's commit). SQLite runs one
+   * statement at a time on one connection, which makes the statement alone enough there.
+   */
+  async updateKeepingARoot(
+    id: number,
+    patch: Updateable<UsersTable>,
+  ): Promise<UserRow | undefined | 'last-root'> {
+    const row = await this.keepingARoot((db) =>
+      db
+        .updateTable('users')
+        .set(patch)
+        .where('id', '=', id)
+        .where((eb) => anotherRootOrNotOne(eb, id))
+        .returningAll()
+        .executeTakeFirst(),
+    );
+    if (row) return row;
+    return (await this.byId(id)) ? 'last-root' : undefined;
+  }
+
+  /** `delete`, with the same guard as `updateKeepingARoot`. */
+  async deleteKeepingARoot(id: number): Promise<boolean | 'last-root'> {
+    const r = await this.keepingARoot((db) =>
+      db
+        .deleteFrom('users')
+        .where('id', '=', id)
+        .where((eb) => anotherRootOrNotOne(eb, id))
+        .executeTakeFirst(),
+    );
+    if (Number(r.numDeletedRows) > 0) return true;
+    return (await this.byId(id)) ? 'last-root' : false;
+  }
+
+  private keepingARoot<T>(write: (db: Kysely<DB>) => Promise<T>): Promise<T> {
+    if (this.d.dialect !== 'postgres') return write(this.d.db);
+    return this.d.db.transaction().execute(async (trx) => {
+      await trx
+        .selectFrom('users')
+        .select('id')
+        .where('role', '>=', 100)
+        .where('status', '=', 1)
+        .orderBy('id')
+        .forUpdate()
+        .execute();
+      return write(trx);
+    });
+  }
+
   async list(offset: number, limit: number, keyword?: string): Promise<{ rows: UserRow[]; total: number }> {
     let q = this.d.db.selectFrom('users');
     if (keyword) q = q.where('username', 'like', `%${keyword.replace(/[%_\\]/g, '')}%`);
@@ -39,16 +91,6 @@ export class UsersRepo {
     return { rows, total: Number(total.n) };
   }
 
-  async countRoots(): Promise<number> {
-    const r = await this.d.db
-      .selectFrom('users')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('role', '>=', 100)
-      .where('status', '=', 1)
-      .executeTakeFirstOrThrow();
-    return Number(r.n);
-  }
-
   async count(): Promise<number> {
     const r = await this.d.db
       .selectFrom('users')
@@ -56,4 +98,20 @@ export class UsersRepo {
       .executeTakeFirstOrThrow();
     return Number(r.n);
   }
+}
+
+/** The row is not an enabled root, or another enabled root exists. */
+function anotherRootOrNotOne(eb: ExpressionBuilder<DB, 'users'>, id: number) {
+  return eb.or([
+    eb('users.role', '<', 100),
+    eb('users.status', '<>', 1),
+    eb.exists(
+      eb
+        .selectFrom('users as other')
+        .select('other.id')
+        .where('other.role', '>=', 100)
+        .where('other.status', '=', 1)
+        .where('other.id', '<>', id),
+    ),
+  ]);
 }

@@ -249,6 +249,72 @@ describe('API keys on /v1', () => {
     expect(own.body.data.map((k: { name: string }) => k.name)).toEqual(['mine']);
     const all = await gw.call('GET', '/api/key', { cookie: rootCookie });
     expect(all.body.total).toBeGreaterThan(own.body.total);
+    // Another user's keys: a plain user is told no, as for logs, rather than shown their own.
+    const others = await gw.call('GET', '/api/key?user_id=1', { cookie: c });
+    expect(others.status).toBe(403);
+    expect((await gw.call('GET', `/api/key?user_id=${mine.body.data.user_id}`, { cookie: c })).status).toBe(
+      200,
+    );
+  });
+
+  it('an admin manages the keys of users below them, not of root or other admins', async () => {
+    await gw.call('POST', '/api/user', {
+      cookie: rootCookie,
+      body: { username: 'keyadmin', password: 'keyadmin-pass', role: 10 },
+    });
+    const u = await gw.call('POST', '/api/user', {
+      cookie: rootCookie,
+      body: { username: 'keyuser', password: 'keyuser-pass' },
+    });
+    const admin = await gw.login('keyadmin', 'keyadmin-pass');
+    const rootKey = await gw.call('POST', '/api/key', { cookie: rootCookie, body: { name: 'root-only' } });
+    const id = rootKey.body.data.id;
+    // Seen, not changed: the rule user management applies to root itself.
+    expect((await gw.call('GET', `/api/key/${id}`, { cookie: admin })).status).toBe(200);
+    expect((await gw.call('PUT', '/api/key', { cookie: admin, body: { id, status: 2 } })).status).toBe(403);
+    expect((await gw.call('DELETE', `/api/key/${id}`, { cookie: admin })).status).toBe(403);
+    const forRoot = await gw.call('POST', '/api/key', { cookie: admin, body: { name: 'x', user_id: 1 } });
+    expect(forRoot.status).toBe(403);
+    expect((await gw.call('GET', `/api/key/${id}`, { cookie: rootCookie })).body.data.status).toBe(1);
+    // A user below the admin: created, changed and deleted.
+    const k = await gw.call('POST', '/api/key', {
+      cookie: admin,
+      body: { name: 'for-user', user_id: u.body.data.id },
+    });
+    expect(k.status).toBe(200);
+    const kid = k.body.data.id;
+    expect((await gw.call('PUT', '/api/key', { cookie: admin, body: { id: kid, status: 2 } })).status).toBe(
+      200,
+    );
+    expect((await gw.call('DELETE', `/api/key/${kid}`, { cookie: admin })).status).toBe(200);
+  });
+
+  it('a key or token cannot be created already expired; an update may expire a key at once', async () => {
+    const past = Math.floor(Date.now() / 1000) - 10;
+    const k = await gw.call('POST', '/api/key', {
+      cookie: rootCookie,
+      body: { name: 'old', expires_time: past },
+    });
+    expect(k.status).toBe(400);
+    expect(k.body.message).toContain('expires_time');
+    const t = await gw.call('POST', '/api/user/tokens', {
+      cookie: rootCookie,
+      body: { name: 'old', expires_time: past },
+    });
+    expect(t.status).toBe(400);
+    expect(t.body.message).toContain('expires_time');
+    const future = past + 3600;
+    const ok = await gw.call('POST', '/api/key', {
+      cookie: rootCookie,
+      body: { name: 'new', expires_time: future },
+    });
+    expect(ok.status).toBe(200);
+    const expire = await gw.call('PUT', '/api/key', {
+      cookie: rootCookie,
+      body: { id: ok.body.data.id, expires_time: past },
+    });
+    expect(expire.status).toBe(200);
+    expect(expire.body.data.status).toBe(3);
   });
 });
 

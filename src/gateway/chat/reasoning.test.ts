@@ -19,6 +19,11 @@ describe('reasoning', () => {
     expect(resolveReasoning({ reasoning: { enabled: false, effort: 'high' } })).toMatchObject({
       enabled: false,
     });
+    // A zero budget is reasoning off, whatever else is asked.
+    expect(resolveReasoning({ reasoning: { max_tokens: 0 } })).toMatchObject({ enabled: false });
+    expect(resolveReasoning({ reasoning: { max_tokens: 0, effort: 'high' } })).toMatchObject({
+      enabled: false,
+    });
     expect(resolveReasoning({ reasoning: { max_tokens: 3000 } })).toMatchObject({
       enabled: true,
       budget: 3000,

@@ -38,7 +38,9 @@ export function resolveReasoning(
   const budget = r?.max_tokens ?? undefined;
   if (!r && effort === undefined) return undefined;
   const exclude = r?.exclude === true;
-  if (r?.enabled === false || effort === 'none')
+  // A budget of zero tokens is reasoning off: no provider can think in none (Anthropic's
+  // minimum is 1024, Gemini reads 0 as off, OpenAI's efforts have no zero but "none").
+  if (r?.enabled === false || effort === 'none' || budget === 0)
     return { enabled: false, effort: 'none', budget: undefined, exclude };
   if (effort !== undefined || budget !== undefined) return { enabled: true, effort, budget, exclude };
   if (r?.enabled === true) return { enabled: true, effort: 'medium', budget: undefined, exclude };

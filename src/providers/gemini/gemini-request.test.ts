@@ -52,6 +52,9 @@ describe('Gemini request', () => {
       includeThoughts: true,
       thinkingLevel: 'high',
     });
+    expect(build({ messages: q, reasoning: { max_tokens: 0 } }).generationConfig.thinkingConfig).toEqual({
+      thinkingBudget: 0,
+    });
     expect(build({ messages: q, reasoning: { effort: 'none' } }).generationConfig.thinkingConfig).toEqual({
       thinkingBudget: 0,
     });

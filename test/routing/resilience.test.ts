@@ -284,19 +284,29 @@ describe('streams', () => {
       ],
     });
     const before = (await requestLogs(c)).length;
-    const r = await rawStream(c, { model: 'acme/m', messages: userMsg('hi'), models: ['acme/fb'] });
+    const r = await rawStream(c, {
+      model: 'acme/m',
+      messages: userMsg('hi'),
+      models: ['acme/fb'],
+      stream_options: { include_usage: true },
+    });
     expect(r.res.status).toBe(200);
     expect(r.events.at(-1)).toBe('[DONE]');
-    const last = r.chunks.at(-1);
+    // The error, then what the part served was billed, as asked for.
+    const last = r.chunks.at(-2);
     expect(last.choices[0].finish_reason).toBe('error');
     expect(last.error.code).toBe(502);
+    const usage = r.chunks.at(-1);
+    expect(usage.choices).toEqual([]);
+    expect(usage.usage.completion_tokens).toBeGreaterThan(0);
     expect(r.chunks.map((ch) => ch.choices[0]?.delta?.content ?? '').join('')).toBe('partial');
     expect(counts()).toMatchObject({ a: 1, b: 0, c: 0, d: 0 });
     const logs = await requestLogs(c);
     expect(logs.length).toBe(before + 1);
     expect(logs[0]).toMatchObject({ status: 502, provider: 'a', stream: true });
-    expect(logs[0].completion_tokens).toBeGreaterThan(0);
+    expect(logs[0].completion_tokens).toBe(usage.usage.completion_tokens);
     expect(logs[0].cost).toBeGreaterThan(0);
+    expect(logs[0].cost).toBeCloseTo(usage.usage.cost, 9);
     expect(logs[0].attempts.at(-1)).toMatchObject({
       provider: 'a',
       ok: false,

@@ -275,8 +275,9 @@ async function streamChat(
   if (res.destroyed) return reply;
   let tail = '';
   if (failure !== undefined) tail += errorEvent(head, toGatewayError(failure, reply.request));
-  else if (plan.includeUsage && bill.usage)
-    tail += usageEvent(head, encodeUsage(bill.usage, true, bill.costUsd));
+  // A stream cut mid-way is billed for what was generated: a client that asked for usage gets
+  // that figure too, as the last event before [DONE], after the error.
+  if (plan.includeUsage && bill.usage) tail += usageEvent(head, encodeUsage(bill.usage, true, bill.costUsd));
   res.end(tail + DONE_EVENT);
   // The last bytes too: a client that never takes them would keep the socket.
   if (stallMs > 0 && !res.writableFinished) {

@@ -95,6 +95,7 @@ describe.each(['t/oa', 't/an', 't/ge'])('%s', (id) => {
       'json_schema',
     ],
     ['a logit_bias key that is not a token id', { messages: [user], logit_bias: { abc: 500 } }, 'logit_bias'],
+    ['a sort that is not one', { messages: [user], provider: { sort: { by: 'bogus' } } }, 'sort'],
   ])('%s is a 400 naming the field', async (_name, body, field) => {
     const r = await chat({ model: id, ...body });
     expect(r.status, JSON.stringify(r.body)).toBe(400);
@@ -149,6 +150,13 @@ describe.each(['t/oa', 't/an', 't/ge'])('%s', (id) => {
         messages: [user],
         tools: [{ type: 'function', function: { name: 'f' } }],
         tool_choice: { type: 'function', function: { name: 'f' } },
+      },
+    ],
+    [
+      'a price spelled ".5", and a sort object',
+      {
+        messages: [user],
+        provider: { max_price: { request: '.5', prompt: '1000.' }, sort: { by: 'price' } },
       },
     ],
   ])('%s is served', async (_name, body) => {

@@ -91,7 +91,12 @@ const Message = Type.Object(
 
 const Tool = FunctionTyped(FunctionName());
 
-const Price = Type.Union([Type.Number({ minimum: 0 }), Type.String({ pattern: '^[0-9]+(\\.[0-9]+)?$' })]);
+// A price as a number or a decimal string ("1", "0.5", ".5", "1."), USD per million tokens.
+const Price = Type.Union([
+  Type.Number({ minimum: 0 }),
+  Type.String({ pattern: '^(?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)$' }),
+]);
+const SORTS = ['price', 'throughput', 'latency'] as const;
 
 export const ChatRequestSchema = prepareBody(
   Type.Object(
@@ -113,7 +118,10 @@ export const ChatRequestSchema = prepareBody(
               Type.Literal('price'),
               Type.Literal('throughput'),
               Type.Literal('latency'),
-              Type.Object({ by: Type.String() }, { additionalProperties: true }),
+              Type.Object(
+                { by: StrEnum(SORTS), partition: Opt(StrEnum(['model', 'none'])) },
+                { additionalProperties: true },
+              ),
             ]),
           ),
           max_price: Opt(

@@ -8,13 +8,22 @@
 import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ChatGateway, model, oaChunk, requestLogs, startChatGateway } from './chat-helpers.js';
+import {
+  type ChatGateway,
+  model,
+  oaChunk,
+  oaCompletion,
+  requestLogs,
+  startChatGateway,
+} from './chat-helpers.js';
 
 // ~4 KiB events, far more of them than any socket buffers hold: only what is pulled is written.
 // Words, so that counting the text the client got (the upstream reports no usage) stays cheap.
 const CONTENT = 'lorem ipsum dolor sit amet '.repeat(150);
 const EVENT = `data: ${JSON.stringify(oaChunk({ content: CONTENT }))}\n\n`;
 const MAX_EVENTS = 100_000; // ~400 MB
+// A non-streamed answer larger than both loopback sockets' buffers (a few MB each) hold.
+const BIG_COMPLETION = JSON.stringify(oaCompletion('lorem ipsum dolor sit amet '.repeat(1_200_000)));
 
 let upstream: Server;
 let written = 0;
@@ -47,8 +56,15 @@ async function untilStill(quietMs: number): Promise<number> {
 
 beforeAll(async () => {
   upstream = createServer((req, res) => {
-    req.resume();
+    let body = '';
+    req.setEncoding('utf8').on('data', (s: string) => {
+      body += s;
+    });
     req.on('end', async () => {
+      if (!body.includes('"stream":true')) {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(BIG_COMPLETION);
+        return;
+      }
       written = 0;
       upstreamClosed = new Promise((r) => res.on('close', () => r()));
       res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -145,5 +161,45 @@ describe('a streaming client that stops reading', () => {
     res.resume();
     await closed;
     expect(body).not.toContain('[DONE]');
+  }, 30_000);
+});
+
+describe('a client that does not read a non-streamed answer', () => {
+  /** Sends a non-streamed request through `gw`, leaves the answer unread for `pauseMs`, then reads. */
+  async function readLate(gw: ChatGateway, pauseMs: number) {
+    const res = await new Promise<IncomingMessage>((resolve, reject) => {
+      const req = request(`${gw.gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json' },
+      });
+      req.on('response', resolve).on('error', reject);
+      req.end(JSON.stringify({ model: 'acme/m', messages: [{ role: 'user', content: 'hi' }] }));
+    });
+    expect(res.statusCode).toBe(200);
+    res.pause();
+    await sleep(pauseMs);
+    let got = 0;
+    const outcome = new Promise<string>((resolve) => {
+      res.on('data', (b: Buffer) => {
+        got += b.length;
+      });
+      res.on('end', () => resolve('whole'));
+      res.on('error', () => resolve('cut'));
+      res.socket.once('close', () => resolve('cut'));
+    });
+    res.resume();
+    return { outcome: await outcome, got, length: Number(res.headers['content-length']) };
+  }
+
+  it('is disconnected after client_stall_ms when the rest did not fit its socket', async () => {
+    const r = await readLate(strict, 2_000);
+    expect(r.length).toBeGreaterThan(BIG_COMPLETION.length);
+    expect(r.outcome).toBe('cut');
+    expect(r.got).toBeLessThan(r.length);
+  }, 30_000);
+
+  it('gets the whole answer when it reads within client_stall_ms', async () => {
+    const r = await readLate(c, 2_000);
+    expect(r).toMatchObject({ outcome: 'whole', got: r.length });
   }, 30_000);
 });

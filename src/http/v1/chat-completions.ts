@@ -10,6 +10,7 @@ import { attemptsHeader, attemptsOf, countsAgainstHealth } from '../../gateway/r
 import type { Services } from '../../services.js';
 import type { App } from '../app.js';
 import { requireApiKey } from '../auth.js';
+import { disconnectIfNotTaken } from '../client-stall.js';
 import { toGatewayError } from '../error-handler.js';
 import { ChatRequestSchema } from '../wire/chat-request-schema.js';
 import {
@@ -66,7 +67,7 @@ async function handleChat(
   }
   return plan.stream
     ? streamChat(services, runner, plan, ctx, reservation, reply)
-    : completeChat(runner, plan, ctx, reservation, reply);
+    : completeChat(services, runner, plan, ctx, reservation, reply);
 }
 
 // Completion ids: a random per-process prefix and a counter, unique without per-request entropy.
@@ -79,6 +80,7 @@ function envelope(model: string, provider: string, startedAt: number): Envelope 
 }
 
 async function completeChat(
+  services: Services,
   runner: ChatRunner,
   plan: ChatPlan,
   ctx: ChatContext,
@@ -108,11 +110,11 @@ async function completeChat(
   // Already JSON text: Fastify sends a string as is.
   reply.header('content-type', 'application/json; charset=utf-8');
   const env = envelope(served.target.modelId, served.target.channelName, ctx.startedAt);
-  return encodeCompletion(
-    env,
-    result,
-    bill.usage && encodeUsage(bill.usage, plan.includeUsage, bill.costUsd),
+  reply.send(
+    encodeCompletion(env, result, bill.usage && encodeUsage(bill.usage, plan.includeUsage, bill.costUsd)),
   );
+  disconnectIfNotTaken(reply.raw, services.config.gateway.client_stall_ms);
+  return reply;
 }
 
 /**
@@ -280,11 +282,7 @@ async function streamChat(
   if (plan.includeUsage && bill.usage) tail += usageEvent(head, encodeUsage(bill.usage, true, bill.costUsd));
   res.end(tail + DONE_EVENT);
   // The last bytes too: a client that never takes them would keep the socket.
-  if (stallMs > 0 && !res.writableFinished) {
-    const stall = setTimeout(() => res.destroy(), stallMs);
-    const clear = () => clearTimeout(stall);
-    res.once('finish', clear).once('close', clear);
-  }
+  disconnectIfNotTaken(res, stallMs);
   return reply;
 }
 

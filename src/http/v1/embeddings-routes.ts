@@ -5,6 +5,7 @@ import { attemptsHeader } from '../../gateway/routing/execute.js';
 import type { Services } from '../../services.js';
 import type { App } from '../app.js';
 import { requireApiKey } from '../auth.js';
+import { disconnectIfNotTaken } from '../client-stall.js';
 import { errorBody, type Surface, toGatewayError } from '../error-handler.js';
 import { decodeEmbeddingsRequest, encodeEmbeddingsResponse } from '../wire/openai-embeddings.js';
 import { decodeVoyageMultimodalRequest, encodeVoyageMultimodalResponse } from '../wire/voyage.js';
@@ -74,5 +75,7 @@ async function handle(services: Services, ep: Endpoint, request: FastifyRequest,
     endpoint: ep.name,
   });
   reply.header('x-modelgate-attempts', attemptsHeader(attempts));
-  return ep.encode(result, req.encoding);
+  reply.send(ep.encode(result, req.encoding));
+  disconnectIfNotTaken(reply.raw, services.config.gateway.client_stall_ms);
+  return reply;
 }

@@ -116,7 +116,8 @@ export const ConfigSchema = Obj({
     keep_alive_interval_ms: Type.Integer({ minimum: 100, default: 15_000 }),
     /**
      * A streaming client that leaves what was written for it untaken this long is disconnected
-     * (its upstream request ends; logged 499, billed for what was generated); 0 = never.
+     * (its upstream request ends; logged 499, billed for what was generated); so is a client that
+     * frees no room in its full socket for this long after a non-streamed answer; 0 = never.
      */
     client_stall_ms: Type.Integer({ minimum: 0, default: 120_000 }),
     max_attempts: Type.Integer({ minimum: 1, default: 3 }),

@@ -77,6 +77,8 @@ describe('/api/channel', () => {
       [{ name: 'x1', kind: 'nope' }, /kind/],
       [{ name: 'x2', kind: 'openai-compatible', base_url: 'ftp://host' }, /base_url/],
       [{ name: 'x3', kind: 'openai-compatible', base_url: 'not a url' }, /base_url/],
+      [{ name: 'x4', kind: 'openai-compatible', base_url: 'https://u:secret@host/v1' }, /credentials/],
+      [{ name: 'x5', kind: 'openai-compatible', base_url: 'https://token@host/v1' }, /credentials/],
       [{ name: 'x4', kind: 'openai-compatible', priority: 1.5 }, /priority/],
       [{ name: 'x5', kind: 'openai-compatible', weight: 0 }, /weight/],
       [{ name: 'x6', kind: 'openai-compatible', colour: 'red' }, /colour/],

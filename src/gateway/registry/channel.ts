@@ -113,6 +113,12 @@ export function validateChannel(
     throw badRequest(`kind: must be one of ${CHANNEL_KINDS.join(', ')}`, 'kind');
   const baseUrl = (input.base_url?.trim() || defaultBaseUrl(input.kind)).replace(/\/+$/, '');
   if (!isHttpUrl(baseUrl)) throw badRequest('base_url: must be an absolute http(s) URL', 'base_url');
+  // The HTTP client would not send them, and the URL is shown in the console and the logs.
+  if (hasCredentials(baseUrl))
+    throw badRequest(
+      'base_url: must not carry credentials (user:password@); put API keys in keys and other headers in settings.headers',
+      'base_url',
+    );
   for (const [field, n] of [
     ['priority', input.priority ?? 0],
     ['weight', input.weight ?? 1],
@@ -152,6 +158,11 @@ function validateSettings(s: Record<string, unknown>): ChannelSettings {
   )
     throw badRequest('settings.headers: must map header names to strings', 'settings.headers');
   return s as ChannelSettings;
+}
+
+function hasCredentials(s: string): boolean {
+  const u = new URL(s);
+  return u.username !== '' || u.password !== '';
 }
 
 function isHttpUrl(s: string): boolean {

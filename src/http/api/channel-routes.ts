@@ -12,7 +12,11 @@ const ChannelFields = {
     CHANNEL_KINDS.map((k) => Type.Literal(k)),
     { description: 'upstream wire format' },
   ),
-  base_url: Type.String({ maxLength: 2048, description: 'default per kind when empty' }),
+  base_url: Type.String({
+    maxLength: 2048,
+    description:
+      'default per kind when empty; no credentials in it (keys go in keys, other headers in settings.headers)',
+  }),
   keys: Type.Array(Type.String({ minLength: 1, maxLength: 4096 }), {
     maxItems: 100,
     description: 'write-only; answers show them masked, and masked values sent back keep the stored key',

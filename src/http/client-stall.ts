@@ -3,8 +3,10 @@ import type { ServerResponse } from 'node:http';
 /**
  * Call right after a response's last bytes were handed to Node (`res.end`, `reply.send`). When
  * the client's socket did not take them all (its buffers are full: the client stopped reading),
- * a client that takes nothing more for `ms` is disconnected; one that keeps reading, however
- * slowly, is not. Without this a client that never reads, still connected, keeps its socket and
+ * a client that frees no room in it for `ms` is disconnected; each period with progress starts
+ * another. Progress shows only as room freed in this socket, so a reader has to take about a
+ * socket's buffers' worth (a few MB) per period. Without this a client that never reads, still
+ * connected, keeps its socket and
  * the unsent part of the answer (megabytes for an embeddings answer) for good. The usual case,
  * where the kernel took everything, costs a property read. `ms` is `gateway.client_stall_ms`;
  * 0 = never.

@@ -8,6 +8,7 @@
 import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { postAndReadLate } from '../helpers/read-late.js';
 import {
   type ChatGateway,
   model,
@@ -165,34 +166,17 @@ describe('a streaming client that stops reading', () => {
 });
 
 describe('a client that does not read a non-streamed answer', () => {
-  /** Sends a non-streamed request through `gw`, leaves the answer unread for `pauseMs`, then reads. */
-  async function readLate(gw: ChatGateway, pauseMs: number) {
-    const res = await new Promise<IncomingMessage>((resolve, reject) => {
-      const req = request(`${gw.gw.url}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json' },
-      });
-      req.on('response', resolve).on('error', reject);
-      req.end(JSON.stringify({ model: 'acme/m', messages: [{ role: 'user', content: 'hi' }] }));
-    });
-    expect(res.statusCode).toBe(200);
-    res.pause();
-    await sleep(pauseMs);
-    let got = 0;
-    const outcome = new Promise<string>((resolve) => {
-      res.on('data', (b: Buffer) => {
-        got += b.length;
-      });
-      res.on('end', () => resolve('whole'));
-      res.on('error', () => resolve('cut'));
-      res.socket.once('close', () => resolve('cut'));
-    });
-    res.resume();
-    return { outcome: await outcome, got, length: Number(res.headers['content-length']) };
-  }
+  const readLate = (gw: ChatGateway, pauseMs: number) =>
+    postAndReadLate(
+      `${gw.gw.url}/v1/chat/completions`,
+      gw.key,
+      { model: 'acme/m', messages: [{ role: 'user', content: 'hi' }] },
+      pauseMs,
+    );
 
   it('is disconnected after client_stall_ms when the rest did not fit its socket', async () => {
     const r = await readLate(strict, 2_000);
+    expect(r.status).toBe(200);
     expect(r.length).toBeGreaterThan(BIG_COMPLETION.length);
     expect(r.outcome).toBe('cut');
     expect(r.got).toBeLessThan(r.length);
@@ -200,6 +184,6 @@ describe('a client that does not read a non-streamed answer', () => {
 
   it('gets the whole answer when it reads within client_stall_ms', async () => {
     const r = await readLate(c, 2_000);
-    expect(r).toMatchObject({ outcome: 'whole', got: r.length });
+    expect(r).toMatchObject({ status: 200, outcome: 'whole', got: r.length });
   }, 30_000);
 });

@@ -3,10 +3,10 @@
  * answer its socket could not hold within `gateway.client_stall_ms` is disconnected, instead of
  * keeping the connection and megabytes of vectors in the gateway for good.
  */
-import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { postAndReadLate } from '../helpers/read-late.js';
 
 const INPUTS = 512;
 const DIMS = 2048; // 512 x 2048 floats: ~20 MB of JSON, more than both loopback sockets hold
@@ -53,47 +53,24 @@ afterAll(async () => {
 });
 
 /** Asks for the vectors, leaves the answer unread for `pauseMs`, then reads what arrives. */
-async function readLate(pauseMs: number) {
-  const res = await new Promise<import('node:http').IncomingMessage>((resolve, reject) => {
-    const req = request(`${gw.url}/v1/embeddings`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    });
-    req.on('response', resolve).on('error', reject);
-    req.end(
-      JSON.stringify({
-        model: 'openai/text-embedding-3-small',
-        input: Array.from({ length: INPUTS }, (_, i) => `text ${i}`),
-      }),
-    );
-  });
-  expect(res.statusCode).toBe(200);
-  res.pause();
-  await sleep(pauseMs);
-  let got = 0;
-  const outcome = new Promise<string>((resolve) => {
-    res.on('data', (b: Buffer) => {
-      got += b.length;
-    });
-    res.on('end', () => resolve('whole'));
-    res.on('error', () => resolve('cut'));
-    res.socket.once('close', () => resolve('cut'));
-  });
-  res.resume();
-  return { outcome: await outcome, got, length: Number(res.headers['content-length']) };
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const readLate = (pauseMs: number) =>
+  postAndReadLate(
+    `${gw.url}/v1/embeddings`,
+    key,
+    { model: 'openai/text-embedding-3-small', input: Array.from({ length: INPUTS }, (_, i) => `text ${i}`) },
+    pauseMs,
+  );
 
 describe('an embeddings client that does not read its answer', () => {
   it('gets it whole when it reads within client_stall_ms', async () => {
     const r = await readLate(200);
     expect(r.length).toBeGreaterThan(16 * 1024 * 1024);
-    expect(r).toMatchObject({ outcome: 'whole', got: r.length });
+    expect(r).toMatchObject({ status: 200, outcome: 'whole', got: r.length });
   }, 30_000);
 
   it('is disconnected after client_stall_ms when the rest did not fit its socket', async () => {
     const r = await readLate(2_000);
+    expect(r.status).toBe(200);
     expect(r.outcome).toBe('cut');
     expect(r.got).toBeLessThan(r.length);
   }, 30_000);

@@ -230,14 +230,35 @@ export async function paced(
   seconds: number,
   samples?: Array<[number, number, number]>,
 ): Promise<LoadResult> {
+  const got = await inChild<{ result: LoadResult; samples?: Array<[number, number, number]> }>({
+    t,
+    rate,
+    seconds,
+    samples: !!samples,
+  });
+  if (samples && got.samples) for (const x of got.samples) samples.push(x);
+  return got.result;
+}
+
+/**
+ * The same paced load, interleaved: `slices` slices of `sliceSeconds` at `rate` per target, the
+ * targets in turn (direct upstream, baseline, gateway, direct upstream, ...), so a stall of the
+ * machine that lasts seconds lands on each target alike instead of deciding one target's round;
+ * each target's percentiles are over all its slices. One generator process for the whole run.
+ */
+export async function interleaved(
+  targets: Target[],
+  rate: number,
+  sliceSeconds: number,
+  slices: number,
+): Promise<LoadResult[]> {
+  return (await inChild<{ results: LoadResult[] }>({ targets, rate, sliceSeconds, slices })).results;
+}
+
+async function inChild<T>(arg: object): Promise<T> {
   const child = spawn(
     process.execPath,
-    [
-      '--import',
-      'tsx',
-      join(import.meta.dirname, 'paced-child.ts'),
-      JSON.stringify({ t, rate, seconds, samples: !!samples }),
-    ],
+    ['--import', 'tsx', join(import.meta.dirname, 'paced-child.ts'), JSON.stringify(arg)],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
   let out = '';
@@ -249,9 +270,7 @@ export async function paced(
     child.once('exit', resolve);
   });
   if (code !== 0) throw new Error(`paced generator exited with ${code}`);
-  const got = JSON.parse(out) as { result: LoadResult; samples?: Array<[number, number, number]> };
-  if (samples && got.samples) for (const x of got.samples) samples.push(x);
-  return got.result;
+  return JSON.parse(out) as T;
 }
 
 /** `paced()`'s generator itself, in the calling process (the child runs it). */
@@ -261,24 +280,57 @@ export async function pacedHere(
   seconds: number,
   samples?: Array<[number, number, number]>,
 ): Promise<LoadResult> {
-  const agent = new Agent({ keepAlive: true, maxSockets: 256 });
-  const body = chatBody(false);
-  const u = new URL(`${t.url}/v1/chat/completions`);
-  const headers = {
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(body),
-    ...t.headers,
-  };
-  const times: number[] = [];
-  let errors = 0;
-  let non2xx = 0;
-  const total = Math.round(rate * seconds);
+  const gen = new PacedTarget(t);
   const start = process.hrtime.bigint();
-  const interval = 1e9 / rate;
-  let sent = 0;
-  const inflight: Array<Promise<void>> = [];
-  const send = () =>
-    new Promise<void>((resolve) => {
+  await gen.slice(rate, seconds, samples);
+  return gen.result(Number(process.hrtime.bigint() - start) / 1e9);
+}
+
+/**
+ * `interleaved()`'s generator, in the calling process: `slices` slices of `sliceSeconds` per
+ * target, the targets taken in turn (a, b, c, a, b, c, ...), each slice's requests answered
+ * before the next slice starts.
+ */
+export async function interleavedHere(
+  targets: Target[],
+  rate: number,
+  sliceSeconds: number,
+  slices: number,
+): Promise<LoadResult[]> {
+  const gens = targets.map((t) => new PacedTarget(t));
+  const busy = gens.map(() => 0);
+  for (let i = 0; i < slices * gens.length; i++) {
+    const k = i % gens.length;
+    const s = process.hrtime.bigint();
+    await gens[k]!.slice(rate, sliceSeconds);
+    busy[k]! += Number(process.hrtime.bigint() - s) / 1e9;
+  }
+  return gens.map((g, k) => g.result(busy[k]!));
+}
+
+/** Open-loop sends to one target on its own keep-alive pool; latencies kept across slices. */
+class PacedTarget {
+  private readonly agent = new Agent({ keepAlive: true, maxSockets: 256 });
+  private readonly body = chatBody(false);
+  private readonly u: URL;
+  private readonly headers: Record<string, string | number>;
+  private readonly times: number[] = [];
+  private errors = 0;
+  private non2xx = 0;
+  private lagMaxMs = 0;
+
+  constructor(t: Target) {
+    this.u = new URL(`${t.url}/v1/chat/completions`);
+    this.headers = {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(this.body),
+      ...t.headers,
+    };
+  }
+
+  private send(samples?: Array<[number, number, number]>): Promise<void> {
+    const { u, agent, headers } = this;
+    return new Promise<void>((resolve) => {
       let from = 0n;
       let wall = 0;
       const req = httpRequest(
@@ -287,48 +339,60 @@ export async function pacedHere(
           res.resume();
           res.on('end', () => {
             const ms = Number(process.hrtime.bigint() - from) / 1e6;
-            if (res.statusCode === 200) times.push(ms);
-            else non2xx++;
+            if (res.statusCode === 200) this.times.push(ms);
+            else this.non2xx++;
             samples?.push([wall, ms, res.statusCode ?? 0]);
             resolve();
           });
         },
       );
       req.on('error', () => {
-        errors++;
+        this.errors++;
         resolve();
       });
       from = process.hrtime.bigint();
       if (samples) wall = performance.timeOrigin + performance.now();
-      req.end(body);
+      req.end(this.body);
     });
-  let lagMaxMs = 0;
-  await new Promise<void>((resolve) => {
-    const tick = () => {
-      const now = process.hrtime.bigint();
-      while (sent < total && start + BigInt(Math.round(sent * interval)) <= now) {
-        const due = start + BigInt(Math.round(sent * interval));
-        const lag = Number(now - due) / 1e6;
-        if (lag > lagMaxMs) lagMaxMs = lag;
-        inflight.push(send());
-        sent++;
-      }
-      if (sent >= total) resolve();
-      else setTimeout(tick, 0);
+  }
+
+  /** `rate` req/s for `seconds`, sleeping on a 1 ms timer between sends; resolves once all are answered. */
+  async slice(rate: number, seconds: number, samples?: Array<[number, number, number]>): Promise<void> {
+    const total = Math.round(rate * seconds);
+    const start = process.hrtime.bigint();
+    const interval = 1e9 / rate;
+    let sent = 0;
+    const inflight: Array<Promise<void>> = [];
+    await new Promise<void>((resolve) => {
+      const tick = () => {
+        const now = process.hrtime.bigint();
+        while (sent < total && start + BigInt(Math.round(sent * interval)) <= now) {
+          const due = start + BigInt(Math.round(sent * interval));
+          const lag = Number(now - due) / 1e6;
+          if (lag > this.lagMaxMs) this.lagMaxMs = lag;
+          inflight.push(this.send(samples));
+          sent++;
+        }
+        if (sent >= total) resolve();
+        else setTimeout(tick, 0);
+      };
+      tick();
+    });
+    await Promise.all(inflight);
+  }
+
+  /** Totals over every slice; `elapsed`: seconds spent sending to this target. */
+  result(elapsed: number): LoadResult {
+    this.agent.destroy();
+    const times = this.times.sort((a, b) => a - b);
+    return {
+      rps: times.length / elapsed,
+      ok: times.length,
+      errors: this.errors,
+      non2xx: this.non2xx,
+      p50: pct(times, 0.5),
+      p99: pct(times, 0.99),
+      lagMaxMs: this.lagMaxMs,
     };
-    tick();
-  });
-  await Promise.all(inflight);
-  agent.destroy();
-  times.sort((a, b) => a - b);
-  const elapsed = Number(process.hrtime.bigint() - start) / 1e9;
-  return {
-    rps: times.length / elapsed,
-    ok: times.length,
-    errors,
-    non2xx,
-    p50: pct(times, 0.5),
-    p99: pct(times, 0.99),
-    lagMaxMs,
-  };
+  }
 }

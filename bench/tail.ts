@@ -14,12 +14,15 @@ import { startStack } from './stack.js';
  * run, each of its loop blocks is broken down by what its main thread was doing meanwhile:
  * '(idle)' and '(program)' samples there mean the thread was not running JavaScript (another
  * thread or process had the core, or the process was not scheduled).
- * Usage: node --import tsx bench/tail.ts [seconds=10] [--no-build] [--pg] [--after-load] [--threshold ms=3]
+ * Usage: node --import tsx bench/tail.ts [seconds=10] [--no-build] [--pg] [--after-load] [--threshold ms=3] [--block-ms ms=2.5]
  *   [--cpu-prof] [--env K=V] [-- <extra node flags for the gateway>]
  */
 const { own, extra, gatewayEnv, seconds } = probeArgs(process.argv.slice(2), 10);
 const ti = own.indexOf('--threshold');
 const threshold = ti >= 0 ? Number(own[ti + 1]) : 3;
+const bi = own.indexOf('--block-ms');
+/** A 1 ms interval timer firing this late marks a loop block (the timer's own slack is ~0.1-0.3 ms). */
+const blockMs = bi >= 0 ? Number(own[bi + 1]) : 2.5;
 if (!own.includes('--no-build')) buildAll();
 
 const { dir, probe } = writeProbe(
@@ -32,7 +35,7 @@ new PerformanceObserver((l) => { for (const e of l.getEntries()) gcs.push([perfo
 // The monotonic clock (V8's profile timestamps, µs) at a known wall time, to map one onto the other.
 const mono = [now(), Number(process.hrtime.bigint() / 1000n)];
 let last = now();
-setInterval(() => { const t = now(); if (t - last > 2.5) blocks.push([last, t - last]); last = t; }, 1).unref();
+setInterval(() => { const t = now(); if (t - last > ${blockMs}) blocks.push([last, t - last]); last = t; }, 1).unref();
 process.on('SIGUSR2', () => {
   writeFileSync(${JSON.stringify(dir)} + '/out-' + process.pid + '.json', JSON.stringify({ gcs, blocks, mono }));
   gcs = []; blocks = [];
@@ -122,7 +125,7 @@ try {
           .join(', ');
       process.stdout.write(
         `round ${round} ${t.name}: p50 ${r.p50.toFixed(2)} p99 ${r.p99.toFixed(2)} ms; > ${threshold} ms: ${slow.length} of ${samples.length} ${JSON.stringify(cause)}\n` +
-          `  gc: ${fmt(gcBy)}\n  loop blocks > 2.5 ms: ${blocks.length}, longest ${blocks
+          `  gc: ${fmt(gcBy)}\n  loop blocks > ${blockMs} ms: ${blocks.length}, longest ${blocks
             .slice(0, 8)
             .map((d) => d.toFixed(1))
             .join(' ')}\n`,
@@ -185,7 +188,7 @@ function explainBlocks(blocks: Ev[], [wall0, mono0]: [number, number]): void {
       );
   }
   process.stdout.write(
-    `\ngateway loop blocks > 2.5 ms: ${blocks.length}, ${total} samples (100 µs) inside them; by function:\n`,
+    `\ngateway loop blocks > ${blockMs} ms: ${blocks.length}, ${total} samples (100 µs) inside them; by function:\n`,
   );
   for (const [k, n] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 25))
     process.stdout.write(`${((100 * n) / Math.max(1, total)).toFixed(1).padStart(6)}%  ${k}\n`);

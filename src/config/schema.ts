@@ -49,6 +49,8 @@ export const ConfigSchema = Obj({
     trust_proxy: Type.Boolean({ default: false }),
     shutdown_grace_ms: Type.Integer({ minimum: 0, default: 15_000 }),
     serve_console: Type.Boolean({ default: true }),
+    /** The built console to serve; empty = the one built into this install (web/dist). */
+    console_dir: Type.String({ default: '' }),
     /**
      * V8 lets the old generation grow by this share of what survived the last major GC before
      * the next one (`--heap-growing-percent`); 0 = V8's own factor, up to 300% on a large machine.

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyCookie from '@fastify/cookie';
 import fastifyStatic from '@fastify/static';
@@ -147,26 +147,49 @@ export async function buildApp(services: Services, opts: BuildOptions = {}): Pro
   app.addHook('onRoute', guardAgainstNul);
   for (const register of [...ROUTES, ...(opts.extraRoutes ?? [])]) await register(app, services);
 
-  const webRoot = consoleRoot();
-  if (config.server.serve_console && webRoot) {
-    await app.register(fastifyStatic, { root: webRoot, wildcard: false, maxAge: '1h', immutable: false });
+  const webRoot = config.server.serve_console ? consoleRoot(config.server.console_dir) : undefined;
+  if (webRoot) {
+    await app.register(fastifyStatic, {
+      root: webRoot,
+      wildcard: false,
+      cacheControl: false,
+      setHeaders: (res, path) => res.setHeader('cache-control', consoleCaching(relative(webRoot, path))),
+    });
   }
   app.setNotFoundHandler((request, reply) => {
     const url = request.url;
-    if (webRoot && request.method === 'GET' && !url.startsWith('/api/') && !url.startsWith('/v1/'))
-      return reply.header('cache-control', 'no-cache').sendFile('index.html');
+    // Every other GET is a page of the console (its router decides), except a missing build
+    // file: an old page asking for a chunk a redeploy replaced must get a 404 it can act on,
+    // not index.html as JavaScript (and cached).
+    if (webRoot && request.method === 'GET' && !/^\/(?:api|v1|assets)\//.test(url))
+      return reply.sendFile('index.html');
     return sendError(reply, new GatewayError(404, `no route for ${request.method} ${url.split('?')[0]}`));
   });
   return app;
 }
 
-/** The built console (web/dist), if present. */
-function consoleRoot(): string | undefined {
-  let dir = dirname(fileURLToPath(import.meta.url));
+/** The built console: `dir` when set, else web/dist of this install, if present. */
+function consoleRoot(dir: string): string | undefined {
+  if (dir) {
+    if (!existsSync(join(dir, 'index.html'))) throw new Error(`server.console_dir: no index.html in ${dir}`);
+    return dir;
+  }
+  let here = dirname(fileURLToPath(import.meta.url));
   for (let i = 0; i < 5; i++) {
-    const candidate = join(dir, 'web', 'dist');
+    const candidate = join(here, 'web', 'dist');
     if (existsSync(join(candidate, 'index.html'))) return candidate;
-    dir = dirname(dir);
+    here = dirname(here);
   }
   return undefined;
+}
+
+/**
+ * Build files under assets/ carry a content hash in their names, so they never change: cached
+ * for a year. index.html names the current ones and must be asked for again every time, or a
+ * browser keeps loading chunks a redeploy removed. Anything else (icons) for an hour.
+ */
+export function consoleCaching(path: string): string {
+  if (/^assets[\\/]/.test(path)) return 'public, max-age=31536000, immutable';
+  if (path.endsWith('.html')) return 'no-cache';
+  return 'public, max-age=3600';
 }

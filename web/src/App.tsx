@@ -1,4 +1,4 @@
-import { lazy, type ReactNode, Suspense, useEffect, useRef } from 'react';
+import { Component, lazy, type ReactNode, Suspense, useEffect, useRef } from 'react';
 import { isAdmin, useAuth } from './auth';
 import { Layout } from './components/Layout';
 import { Empty, Spinner } from './components/ui';
@@ -6,7 +6,7 @@ import { AppDetail } from './pages/AppDetail';
 import { Home } from './pages/Home';
 import { SearchPage } from './pages/SearchPage';
 import { SignIn } from './pages/SignIn';
-import { Link, match, useLocation } from './router';
+import { Link, match, signInHref, useLocation } from './router';
 
 // Signed-in pages load on demand so a visitor of the catalog never downloads them.
 const Playground = lazy(() => import('./pages/Playground').then((m) => ({ default: m.Playground })));
@@ -21,14 +21,13 @@ const Users = lazy(() => import('./pages/admin/Users').then((m) => ({ default: m
 
 function RequireUser({ admin, children }: { admin?: boolean; children: ReactNode }) {
   const { user, loading } = useAuth();
-  const { path } = useLocation();
+  const location = useLocation();
   if (loading) return <Spinner label="Checking your session…" />;
   if (!user) {
     return (
       <Empty title="Sign in required">
         <p>
-          This page is for signed-in users.{' '}
-          <Link to={`/login?next=${encodeURIComponent(path)}`}>Sign in</Link>
+          This page is for signed-in users. <Link to={signInHref(location)}>Sign in</Link>
         </p>
       </Empty>
     );
@@ -69,6 +68,28 @@ function route(path: string): ReactNode {
   );
 }
 
+/**
+ * A page that failed to load or render (a chunk a redeploy removed, a network error) shows
+ * what happened and a reload instead of a blank page. Keyed by path: another page starts clean.
+ */
+class PageBoundary extends Component<{ children: ReactNode }, { failed: boolean }> {
+  state = { failed: false };
+  static getDerivedStateFromError() {
+    return { failed: true };
+  }
+  render() {
+    if (!this.state.failed) return this.props.children;
+    return (
+      <Empty title="This page could not be loaded">
+        <p>The console may have been updated, or the connection dropped.</p>
+        <button type="button" className="btn btn-primary" onClick={() => window.location.reload()}>
+          Reload
+        </button>
+      </Empty>
+    );
+  }
+}
+
 export function App() {
   const { path } = useLocation();
   const main = useRef<HTMLElement>(null);
@@ -84,7 +105,9 @@ export function App() {
 
   return (
     <Layout mainRef={main}>
-      <Suspense fallback={<Spinner label="Loading page…" />}>{route(path)}</Suspense>
+      <PageBoundary key={path}>
+        <Suspense fallback={<Spinner label="Loading page…" />}>{route(path)}</Suspense>
+      </PageBoundary>
     </Layout>
   );
 }

@@ -61,10 +61,13 @@ async function readError(res: Response): Promise<ApiError> {
   }
   if (res.status === 429) {
     const retry = res.headers.get('Retry-After');
-    if (retry) message = `${message} (retry in ${retry}s)`;
+    if (retry && !/retry in/i.test(message)) message = `${message} (retry in ${retry}s)`;
   }
   return new ApiError(res.status, message, fieldOfMessage(message));
 }
+
+/** Dispatched on window when a call answers 401: the auth provider forgets the user. */
+export const SIGNED_OUT = 'modelgate:signed-out';
 
 async function request<T>(method: string, path: string, body?: unknown): Promise<Envelope<T>> {
   let res: Response;
@@ -81,7 +84,12 @@ async function request<T>(method: string, path: string, body?: unknown): Promise
   } catch {
     throw new ApiError(0, 'Network error: the gateway could not be reached.');
   }
-  if (!res.ok) throw await readError(res);
+  if (!res.ok) {
+    // The session ended (expired, signed out in another tab, revoked): the console must stop
+    // showing a signed-in user, whatever page made the call.
+    if (res.status === 401 && !path.startsWith('/user/login')) window.dispatchEvent(new Event(SIGNED_OUT));
+    throw await readError(res);
+  }
   let env: Envelope<T>;
   try {
     env = (await res.json()) as Envelope<T>;

@@ -1,5 +1,5 @@
 import { createContext, type ReactNode, useCallback, useContext, useEffect, useState } from 'react';
-import { ApiError, api } from './api';
+import { ApiError, api, SIGNED_OUT } from './api';
 import { ROLE, type User } from './types';
 
 interface AuthState {
@@ -30,6 +30,12 @@ export function AuthProvider({ children }: { children: ReactNode }) {
   useEffect(() => {
     void refresh();
   }, [refresh]);
+
+  useEffect(() => {
+    const gone = () => setUser(null);
+    window.addEventListener(SIGNED_OUT, gone);
+    return () => window.removeEventListener(SIGNED_OUT, gone);
+  }, []);
 
   const login = useCallback(async (username: string, password: string) => {
     const u = await api.post<User>('/user/login', { username, password });

@@ -37,6 +37,28 @@ export function useLocation(): Location {
   return { path: url.pathname, query: url.searchParams };
 }
 
+/** The sign-in page, coming back to this page (its query included) once signed in. */
+export function signInHref(loc: Location): string {
+  const q = loc.query.toString();
+  return `/login?next=${encodeURIComponent(q ? `${loc.path}?${q}` : loc.path)}`;
+}
+
+/**
+ * Where a `next` parameter may send the browser: a page of this origin only. Parsed as the
+ * browser would (`/\\evil.example` is another host to it), never taken as written.
+ */
+export function localTarget(next: string | null, fallback = '/'): string {
+  if (!next?.startsWith('/')) return fallback;
+  let url: URL;
+  try {
+    url = new URL(next, window.location.origin);
+  } catch {
+    return fallback;
+  }
+  if (url.origin !== window.location.origin || url.pathname === '/login') return fallback;
+  return url.pathname + url.search + url.hash;
+}
+
 /** Matches "/app/:id" against a path; returns params or null. */
 export function match(pattern: string, path: string): Record<string, string> | null {
   const p = pattern.split('/').filter(Boolean);

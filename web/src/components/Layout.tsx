@@ -1,6 +1,6 @@
 import { type ReactNode, type RefObject, useEffect, useState } from 'react';
 import { isAdmin, roleName, useAuth } from '../auth';
-import { Link, navigate, useLocation } from '../router';
+import { Link, navigate, signInHref, useLocation } from '../router';
 
 function NavLink({ to, children }: { to: string; children: ReactNode }) {
   const { path } = useLocation();
@@ -20,7 +20,8 @@ export function Layout({
   mainRef: RefObject<HTMLElement | null>;
 }) {
   const { user, logout } = useAuth();
-  const { path } = useLocation();
+  const location = useLocation();
+  const { path } = location;
   const [open, setOpen] = useState(false);
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: close the phone menu after navigating
@@ -88,7 +89,7 @@ export function Layout({
                 </button>
               </>
             ) : (
-              <Link to={`/login?next=${encodeURIComponent(path)}`} className="btn btn-primary btn-small">
+              <Link to={signInHref(location)} className="btn btn-primary btn-small">
                 Sign in
               </Link>
             )}

@@ -1,4 +1,5 @@
-import { type ReactNode, useEffect, useId, useRef } from 'react';
+import { type ReactNode, useEffect, useId, useRef, useState } from 'react';
+import { errorText } from '../api';
 
 export function Spinner({ label = 'Loading…' }: { label?: string }) {
   return (
@@ -145,13 +146,16 @@ export function Modal({
   );
 }
 
+/**
+ * A confirmation dialog for a destructive call. `onConfirm` runs once at a time (a double click
+ * sends one request) and its error is shown in the dialog; each opening starts without the last
+ * one's error. It closes itself only through the page (on success the page clears `open`).
+ */
 export function Confirm({
   open,
   title,
   message,
   confirmLabel = 'Delete',
-  busy,
-  error,
   onConfirm,
   onCancel,
 }: {
@@ -159,11 +163,29 @@ export function Confirm({
   title: string;
   message: ReactNode;
   confirmLabel?: string;
-  busy?: boolean;
-  error?: string | null;
-  onConfirm(): void;
+  onConfirm(): Promise<unknown>;
   onCancel(): void;
 }) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const running = useRef(false);
+  useEffect(() => {
+    if (open) setError(null);
+  }, [open]);
+  async function confirm() {
+    if (running.current) return;
+    running.current = true;
+    setBusy(true);
+    setError(null);
+    try {
+      await onConfirm();
+    } catch (e) {
+      setError(errorText(e));
+    } finally {
+      running.current = false;
+      setBusy(false);
+    }
+  }
   return (
     <Modal title={title} open={open} onClose={onCancel}>
       <p>{message}</p>
@@ -172,7 +194,7 @@ export function Confirm({
         <button type="button" className="btn" onClick={onCancel}>
           Cancel
         </button>
-        <button type="button" className="btn btn-danger" disabled={busy} onClick={onConfirm}>
+        <button type="button" className="btn btn-danger" disabled={busy} onClick={confirm}>
           {busy ? 'Working…' : confirmLabel}
         </button>
       </div>

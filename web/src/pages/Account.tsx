@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { api, errorText } from '../api';
+import { api } from '../api';
 import { useAuth } from '../auth';
 import { SecretDialog } from '../components/SecretDialog';
 import { type FieldSpec, type FormValues, SpecForm, str } from '../components/SpecForm';
@@ -47,7 +47,6 @@ export function Account() {
   const models = useAsync(() => api.page<ModelEntry>('/model', { page_size: 100 }), []);
   const tokens = useAsync(() => api.get<AccessToken[]>('/user/tokens'), []);
   const [notice, setNotice] = useState('');
-  const [error, setError] = useState<string | null>(null);
   const [creating, setCreating] = useState(false);
   const [created, setCreated] = useState<{ name: string; token: string } | null>(null);
   const [revoking, setRevoking] = useState<AccessToken | null>(null);
@@ -90,21 +89,16 @@ export function Account() {
 
   async function revoke() {
     if (!revoking) return;
-    try {
-      await api.del(`/user/tokens/${revoking.id}`);
-      setNotice(`Revoked token “${revoking.name}”.`);
-      setRevoking(null);
-      tokens.reload();
-    } catch (e) {
-      setError(errorText(e));
-    }
+    await api.del(`/user/tokens/${revoking.id}`);
+    setNotice(`Revoked token “${revoking.name}”.`);
+    setRevoking(null);
+    tokens.reload();
   }
 
   return (
     <>
       <h1>Account</h1>
       <Notice>{notice}</Notice>
-      <ErrorBox error={error} />
       <section className="card account-section" aria-labelledby="profile-h">
         <h2 id="profile-h">Profile</h2>
         {models.loading && !models.data ? (

@@ -1,5 +1,6 @@
 import { useState } from 'react';
 import { api, errorText } from '../api';
+import { isAdmin, useAuth } from '../auth';
 import { SecretDialog } from '../components/SecretDialog';
 import { type FieldSpec, type FormValues, numOrNull, SpecForm, str } from '../components/SpecForm';
 import { Confirm, Empty, ErrorBox, Modal, Notice, Pager, Spinner, StatusBadge } from '../components/ui';
@@ -75,8 +76,16 @@ function Quota({ k }: { k: ApiKey }) {
 
 export function Keys() {
   useDocumentTitle('API keys');
+  const { user } = useAuth();
   const [page, setPage] = useState(0);
-  const list = useAsync(() => api.page<ApiKey>('/key', { p: page, page_size: PAGE_SIZE }), [page]);
+  // The page is the user's own keys; an administrator may list everyone's (the API's default
+  // for them), shown with their owners so no one mistakes another user's key for their own.
+  const [everyone, setEveryone] = useState(false);
+  const list = useAsync(
+    () =>
+      api.page<ApiKey>('/key', { p: page, page_size: PAGE_SIZE, user_id: everyone ? undefined : user?.id }),
+    [page, everyone, user?.id],
+  );
   const [editing, setEditing] = useState<ApiKey | 'new' | null>(null);
   const [deleting, setDeleting] = useState<ApiKey | null>(null);
   const [created, setCreated] = useState<{ name: string; key: string } | null>(null);
@@ -100,6 +109,7 @@ export function Keys() {
 
   async function toggle(k: ApiKey) {
     setError(null);
+    setNotice('');
     try {
       await api.put('/key', { id: k.id, status: k.status === 2 ? 1 : 2 });
       setNotice(`Key “${k.name}” ${k.status === 2 ? 'enabled' : 'disabled'}.`);
@@ -111,14 +121,10 @@ export function Keys() {
 
   async function remove() {
     if (!deleting) return;
-    try {
-      await api.del(`/key/${deleting.id}`);
-      setNotice(`Deleted key “${deleting.name}”.`);
-      setDeleting(null);
-      list.reload();
-    } catch (e) {
-      setError(errorText(e));
-    }
+    await api.del(`/key/${deleting.id}`);
+    setNotice(`Deleted key “${deleting.name}”.`);
+    setDeleting(null);
+    list.reload();
   }
 
   return (
@@ -133,6 +139,20 @@ export function Keys() {
         Use a key as <code>Authorization: Bearer sk-…</code> on <code>/v1</code>. Try one in the{' '}
         <Link to="/playground">playground</Link>.
       </p>
+      {isAdmin(user) && (
+        <div className="field-check">
+          <input
+            id="keys-everyone"
+            type="checkbox"
+            checked={everyone}
+            onChange={(e) => {
+              setEveryone(e.target.checked);
+              setPage(0);
+            }}
+          />
+          <label htmlFor="keys-everyone">Show every user's keys</label>
+        </div>
+      )}
       <Notice>{notice}</Notice>
       <ErrorBox error={error} />
       {list.loading && !list.data && <Spinner />}
@@ -143,10 +163,11 @@ export function Keys() {
       {!!list.data?.items.length && (
         <div className="table-wrap">
           <table className="table">
-            <caption className="sr-only">Your API keys</caption>
+            <caption className="sr-only">{everyone ? "Every user's API keys" : 'Your API keys'}</caption>
             <thead>
               <tr>
                 <th scope="col">Name</th>
+                {everyone && <th scope="col">Owner</th>}
                 <th scope="col">Status</th>
                 <th scope="col">Quota</th>
                 <th scope="col">Limits</th>
@@ -166,6 +187,7 @@ export function Keys() {
                       <div className="meta">Models: {k.allowed_models.join(', ')}</div>
                     ) : null}
                   </th>
+                  {everyone && <td>{k.user_id === user?.id ? 'You' : `User #${k.user_id}`}</td>}
                   <td>
                     <StatusBadge status={k.status} />
                   </td>
@@ -179,15 +201,30 @@ export function Keys() {
                   </td>
                   <td>{expiry(k) ? formatDate(expiry(k)) : 'Never'}</td>
                   <td className="actions">
-                    <button type="button" className="btn btn-small" onClick={() => setEditing(k)}>
+                    <button
+                      type="button"
+                      className="btn btn-small"
+                      aria-label={`Edit ${k.name}`}
+                      onClick={() => setEditing(k)}
+                    >
                       Edit
                     </button>
                     {(k.status === 1 || k.status === 2) && (
-                      <button type="button" className="btn btn-small" onClick={() => toggle(k)}>
+                      <button
+                        type="button"
+                        className="btn btn-small"
+                        aria-label={`${k.status === 2 ? 'Enable' : 'Disable'} ${k.name}`}
+                        onClick={() => toggle(k)}
+                      >
                         {k.status === 2 ? 'Enable' : 'Disable'}
                       </button>
                     )}
-                    <button type="button" className="btn btn-small btn-danger" onClick={() => setDeleting(k)}>
+                    <button
+                      type="button"
+                      className="btn btn-small btn-danger"
+                      aria-label={`Delete ${k.name}`}
+                      onClick={() => setDeleting(k)}
+                    >
                       Delete
                     </button>
                   </td>
@@ -230,7 +267,6 @@ export function Keys() {
         open={deleting !== null}
         title="Delete API key?"
         message={`Requests using “${deleting?.name ?? ''}” will be refused at once.`}
-        error={error}
         onConfirm={remove}
         onCancel={() => setDeleting(null)}
       />

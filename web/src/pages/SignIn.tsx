@@ -3,14 +3,13 @@ import { errorText } from '../api';
 import { useAuth } from '../auth';
 import { ErrorBox, Field } from '../components/ui';
 import { useDocumentTitle } from '../hooks';
-import { navigate, useLocation } from '../router';
+import { localTarget, navigate, useLocation } from '../router';
 
 export function SignIn() {
   useDocumentTitle('Sign in');
   const { login, user } = useAuth();
   const { query } = useLocation();
-  const next = query.get('next');
-  const target = next?.startsWith('/') && !next.startsWith('//') && next !== '/login' ? next : '/';
+  const target = localTarget(query.get('next'));
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
   const [busy, setBusy] = useState(false);

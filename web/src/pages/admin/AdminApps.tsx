@@ -22,7 +22,6 @@ export function AdminApps() {
   );
   const [editing, setEditing] = useState<App | null | 'new'>(null);
   const [deleting, setDeleting] = useState<App | null>(null);
-  const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [notice, setNotice] = useState('');
 
@@ -45,6 +44,7 @@ export function AdminApps() {
 
   async function patch(app: App, change: Partial<App>, what: string) {
     setError(null);
+    setNotice('');
     try {
       await api.put('/app', { id: app.id, ...change });
       setNotice(`${app.name}: ${what}.`);
@@ -56,18 +56,10 @@ export function AdminApps() {
 
   async function remove() {
     if (!deleting) return;
-    setBusy(true);
-    setError(null);
-    try {
-      await api.del(`/app/${deleting.id}`);
-      setNotice(`Deleted “${deleting.name}”.`);
-      setDeleting(null);
-      list.reload();
-    } catch (e) {
-      setError(errorText(e));
-    } finally {
-      setBusy(false);
-    }
+    await api.del(`/app/${deleting.id}`);
+    setNotice(`Deleted “${deleting.name}”.`);
+    setDeleting(null);
+    list.reload();
   }
 
   return (
@@ -213,8 +205,6 @@ export function AdminApps() {
             count.
           </>
         }
-        busy={busy}
-        error={error}
         onConfirm={remove}
         onCancel={() => setDeleting(null)}
       />

@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { api, errorText } from '../../api';
+import { api } from '../../api';
 import { type FieldSpec, type FormValues, numOrNull, SpecForm, str } from '../../components/SpecForm';
 import { Confirm, Empty, ErrorBox, Modal, Notice, Spinner } from '../../components/ui';
 import { formatNumber, perMillion, splitList } from '../../format';
@@ -79,7 +79,6 @@ export function Models() {
   const [editing, setEditing] = useState<ModelEntry | 'new' | null>(null);
   const [deleting, setDeleting] = useState<ModelEntry | null>(null);
   const [notice, setNotice] = useState('');
-  const [error, setError] = useState<string | null>(null);
   const current = editing === 'new' ? undefined : (editing ?? undefined);
 
   async function save(v: FormValues) {
@@ -93,14 +92,10 @@ export function Models() {
 
   async function remove() {
     if (!deleting) return;
-    try {
-      await api.del(`/model/${deleting.id.split('/').map(encodeURIComponent).join('/')}`);
-      setNotice(`Deleted model ${deleting.id}.`);
-      setDeleting(null);
-      list.reload();
-    } catch (e) {
-      setError(errorText(e));
-    }
+    await api.del(`/model/${deleting.id.split('/').map(encodeURIComponent).join('/')}`);
+    setNotice(`Deleted model ${deleting.id}.`);
+    setDeleting(null);
+    list.reload();
   }
 
   return (
@@ -113,7 +108,6 @@ export function Models() {
       </div>
       <p className="meta">The registry behind /v1/models: limits and prices used for validation and cost.</p>
       <Notice>{notice}</Notice>
-      <ErrorBox error={error} />
       {list.loading && !list.data && <Spinner />}
       <ErrorBox error={list.error} onRetry={list.reload} />
       {list.data?.items.length === 0 && (
@@ -184,7 +178,6 @@ export function Models() {
         open={deleting !== null}
         title="Delete model?"
         message={`${deleting?.id ?? ''} will disappear from /v1/models.`}
-        error={error}
         onConfirm={remove}
         onCancel={() => setDeleting(null)}
       />

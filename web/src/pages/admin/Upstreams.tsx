@@ -155,14 +155,10 @@ export function Upstreams() {
 
   async function remove() {
     if (!deleting) return;
-    try {
-      await api.del(`/channel/${deleting.id}`);
-      setNotice(`Deleted upstream “${deleting.name}”.`);
-      setDeleting(null);
-      list.reload();
-    } catch (e) {
-      setError(errorText(e));
-    }
+    await api.del(`/channel/${deleting.id}`);
+    setNotice(`Deleted upstream “${deleting.name}”.`);
+    setDeleting(null);
+    list.reload();
   }
 
   const current = editing === 'new' ? undefined : (editing ?? undefined);
@@ -268,7 +264,6 @@ export function Upstreams() {
         open={deleting !== null}
         title="Delete upstream?"
         message={`Requests will no longer be routed to “${deleting?.name ?? ''}”.`}
-        error={error}
         onConfirm={remove}
         onCancel={() => setDeleting(null)}
       />

@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { api, errorText } from '../../api';
+import { api } from '../../api';
 import { roleName, useAuth } from '../../auth';
 import { type FieldSpec, type FormValues, SpecForm, str } from '../../components/SpecForm';
 import { Confirm, Empty, ErrorBox, Modal, Notice, Pager, Spinner, StatusBadge } from '../../components/ui';
@@ -49,7 +49,6 @@ export function Users() {
   const [editing, setEditing] = useState<User | 'new' | null>(null);
   const [deleting, setDeleting] = useState<User | null>(null);
   const [notice, setNotice] = useState('');
-  const [error, setError] = useState<string | null>(null);
   const current = editing === 'new' ? undefined : (editing ?? undefined);
   const canRoot = (me?.role ?? 0) >= ROLE.root;
 
@@ -75,14 +74,10 @@ export function Users() {
 
   async function remove() {
     if (!deleting) return;
-    try {
-      await api.del(`/user/${deleting.id}`);
-      setNotice(`Deleted user ${deleting.username}.`);
-      setDeleting(null);
-      list.reload();
-    } catch (e) {
-      setError(errorText(e));
-    }
+    await api.del(`/user/${deleting.id}`);
+    setNotice(`Deleted user ${deleting.username}.`);
+    setDeleting(null);
+    list.reload();
   }
 
   return (
@@ -94,7 +89,6 @@ export function Users() {
         </button>
       </div>
       <Notice>{notice}</Notice>
-      <ErrorBox error={error} />
       {list.loading && !list.data && <Spinner />}
       <ErrorBox error={list.error} onRetry={list.reload} />
       {list.data?.items.length === 0 && <Empty title="No users" />}
@@ -180,7 +174,6 @@ export function Users() {
         open={deleting !== null}
         title="Delete user?"
         message={`${deleting?.username ?? ''} and their API keys will stop working.`}
-        error={error}
         onConfirm={remove}
         onCancel={() => setDeleting(null)}
       />

@@ -1,0 +1,58 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+
+/** The console's files as a browser gets them: what is cached, what falls back to index.html. */
+describe('console files', () => {
+  let dir: string;
+  let gw: TestGateway;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'mg-console-'));
+    mkdirSync(join(dir, 'assets'));
+    writeFileSync(join(dir, 'index.html'), '<!doctype html><script src="/assets/index-abc123.js"></script>');
+    writeFileSync(join(dir, 'assets', 'index-abc123.js'), 'console.log(1)');
+    writeFileSync(join(dir, 'favicon.svg'), '<svg xmlns="http://www.w3.org/2000/svg"/>');
+    gw = await startTestGateway({ server: { serve_console: true, console_dir: dir } });
+  });
+  afterAll(async () => {
+    await gw?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const get = (path: string) => fetch(gw.url + path);
+
+  it('sends index.html uncached at / and for every page of the console', async () => {
+    for (const path of ['/', '/index.html', '/apps?keyword=a.b', '/app/3', '/admin/apps']) {
+      const res = await get(path);
+      expect(res.status, path).toBe(200);
+      expect(res.headers.get('content-type'), path).toMatch(/^text\/html/);
+      expect(res.headers.get('cache-control'), path).toBe('no-cache');
+      expect(await res.text(), path).toContain('/assets/index-abc123.js');
+    }
+  });
+
+  it('caches hashed build files for good, other files for an hour', async () => {
+    const js = await get('/assets/index-abc123.js');
+    expect(js.status).toBe(200);
+    expect(js.headers.get('content-type')).toMatch(/javascript/);
+    expect(js.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    const icon = await get('/favicon.svg');
+    expect(icon.status).toBe(200);
+    expect(icon.headers.get('cache-control')).toBe('public, max-age=3600');
+  });
+
+  it('answers a build file that is not there with a 404, not the page', async () => {
+    const res = await get('/assets/Keys-OLD.js');
+    expect(res.status).toBe(404);
+    expect(res.headers.get('content-type')).toMatch(/json/);
+    expect(res.headers.get('cache-control')).toBeNull();
+  });
+
+  it('keeps the API and the model wire out of the fallback', async () => {
+    expect((await get('/api/nothing-here')).status).toBe(404);
+    expect((await get('/v1/nothing-here')).status).toBe(404);
+  });
+});

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { defaultType, GatewayError, UpstreamError, upstreamToGateway } from '../gateway/errors.js';
-import { isDatabaseTimeout } from '../store/db-errors.js';
+import { isDatabaseTimeout, isDatabaseUnavailable } from '../store/db-errors.js';
 import { validationError } from './validation.js';
 
 /** Turns any thrown error into a GatewayError; unknown errors become a 500 with the request id. */
@@ -26,6 +26,16 @@ export function toGatewayError(err: unknown, request: FastifyRequest): GatewayEr
     return new GatewayError(
       503,
       `database timeout: the database did not answer in time, try again later (request id ${request.id})`,
+      { retryAfter: 1 },
+    );
+  }
+  if (isDatabaseUnavailable(err)) {
+    // The database server went away or refuses connections (or SQLite stays locked): nothing
+    // the client sent; /readyz says the same to a load balancer.
+    request.log.error({ err }, 'database unavailable');
+    return new GatewayError(
+      503,
+      `database unavailable: the database cannot be reached now, try again later (request id ${request.id})`,
       { retryAfter: 1 },
     );
   }

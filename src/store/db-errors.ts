@@ -34,3 +34,34 @@ export function isUniqueViolation(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
 }
+
+/** Node's socket errors on the way to the database server. */
+const SOCKET_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+/** pg's own messages for a connection that broke or was never usable (they carry no code). */
+const PG_GONE = /^(Connection terminated|Client has encountered a connection error|Client was closed)/;
+
+/**
+ * The database cannot serve now: its server is unreachable or went away (refused, reset, a
+ * connection cut mid-query; SQLSTATE class 08, 57P01-57P03 shutting down or starting, 53300 too
+ * many connections), or SQLite is locked past its busy timeout or its disk is full. Worth
+ * retrying later: the request that met it is a 503, not a 500 (src/http/error-handler.ts).
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown } | null;
+  const code = e?.code;
+  if (typeof code === 'string') {
+    if (SOCKET_CODES.has(code)) return true;
+    if (code.startsWith('SQLITE_')) return /^SQLITE_(BUSY|FULL)/.test(code);
+    return code.length === 5 && (code.startsWith('08') || /^57P0[123]$/.test(code) || code === '53300');
+  }
+  return err instanceof Error && PG_GONE.test(err.message);
+}

@@ -78,16 +78,17 @@ export async function startPgProxy(target: string): Promise<PgProxy> {
       s.close(() => resolve());
     });
 
+  const down = () => {
+    void closeServer();
+    for (const [a, b] of pairs) {
+      a.destroy();
+      b.destroy();
+    }
+    pairs.clear();
+  };
   return {
     url: url.toString(),
-    down() {
-      void closeServer();
-      for (const [a, b] of pairs) {
-        a.destroy();
-        b.destroy();
-      }
-      pairs.clear();
-    },
+    down,
     async up() {
       if (!server) await listen(port);
     },
@@ -95,7 +96,7 @@ export async function startPgProxy(target: string): Promise<PgProxy> {
       return new Promise<void>((done) => armed.push({ text, done }));
     },
     async close() {
-      this.down();
+      down();
       await closeServer();
     },
   };

@@ -280,6 +280,7 @@ describe('quota ledger on the database', () => {
       beforeWrite: (fn: () => void) => {
         returnCredit = fn;
       },
+      wake: () => {},
     };
     const ledger = new DeferredSettleLedger(slow, queue);
     const answer = async (due: typeof inFlight) => {
@@ -320,6 +321,54 @@ describe('quota ledger on the database', () => {
     expect(ledger.credit).toBe(0);
     await flushed();
     expect(await keyUsed(keyId)).toBe(500_000);
+  });
+  it('a lease that comes back after the write that returns credit is given back by a write of its own', async () => {
+    const { userId, keyId } = await account(null, 10);
+    const store = createUsageStore(gw.services.database);
+    // The database applies each lease at once; each answer waits for its gate, which the test
+    // opens at once, except for the first lease asked ahead (by a reservation served from credit).
+    const calls: Array<() => void> = [];
+    const late = {
+      reserve: async (k: number | null, u: number, m: number) => {
+        let open = () => {};
+        const gate = new Promise<void>((r) => {
+          open = r;
+        });
+        calls.push(open);
+        const result = await store.reserve(k, u, m);
+        await gate;
+        return result;
+      },
+    };
+    const ledger = new DeferredSettleLedger(late, gw.services.requestLogs);
+    let served = 0;
+    let held: (() => void) | undefined;
+    while (!held && served < 100) {
+      const before = calls.length;
+      const pending = ledger.reserve({ keyId, userId, micros: 1_000 });
+      const made = calls.slice(before);
+      if (pending instanceof Promise || made.length === 0) for (const open of made) open();
+      else held = made[0];
+      ledger.settle(await pending, 1_000);
+      served++;
+    }
+    expect(held).toBeDefined();
+    // The write that gives credit back runs while that lease is on its way; then the key goes
+    // quiet, past the flush interval (500 ms), so no write is left on a timer from before.
+    await flushed();
+    expect(ledger.credit).toBe(0);
+    await new Promise((r) => setTimeout(r, 700));
+    held!();
+    await ledger.idle();
+    expect(ledger.credit).toBeGreaterThan(0);
+    // No request comes; the credit is still given back within the flush interval.
+    for (let waited = 0; ledger.credit > 0 && waited < 5_000; waited += 50)
+      await new Promise((r) => setTimeout(r, 50));
+    expect(ledger.credit).toBe(0);
+    await flushed();
+    // What quota_used holds is what was spent: every lease given back.
+    expect(await keyUsed(keyId)).toBe(served * 1_000);
+    expect(await userUsed(userId)).toBe(served * 1_000);
   });
   it('a database that fails a lease fails the request that asked, and the waiting ones ask again', async () => {
     const { userId, keyId } = await account(null, 1);

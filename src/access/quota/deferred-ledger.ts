@@ -19,6 +19,8 @@ export interface SettlementQueue {
   flush(): Promise<void>;
   /** Runs `fn` at the start of every write, before the queue is read (a last chance to queue). */
   beforeWrite(fn: () => void): void;
+  /** Makes a write (and its `beforeWrite`) happen within the flush interval, queued items or not. */
+  wake(): void;
 }
 
 /** Largest lease, as a multiple of the reservation that asked for it. */
@@ -135,6 +137,10 @@ export class DeferredSettleLedger implements QuotaLedger {
       now.credit += ask;
       now.leases++;
       now.factor = Math.min(MAX_LEASE_FACTOR, now.factor * 2);
+      // The write that gives credit back may have run while this lease was on its way, and a key
+      // that goes quiet queues nothing that would bring the next one: without this, the credit
+      // stayed counted in quota_used (refusing other instances early) until the key's next use.
+      this.queue.wake();
     });
     const asking = this.markAsking(lease, granted);
     this.prefetching.add(asking);
@@ -174,6 +180,7 @@ export class DeferredSettleLedger implements QuotaLedger {
     now.credit += granted - micros;
     now.leases++;
     if (granted === ask) now.factor = Math.min(MAX_LEASE_FACTOR, now.factor * 2);
+    if (granted > micros) this.queue.wake();
     return { keyId, userId, micros, done: false } as HeldReservation;
   }
 

@@ -135,6 +135,11 @@ export class RequestLogWriter {
     this.beforeWriteHooks.push(fn);
   }
 
+  /** A write within `flushMs` even if nothing is queued: its `beforeWrite` hooks have something to give back. */
+  wake(): void {
+    if (!this.closed) this.kick(this.opts.flushMs);
+  }
+
   /** Whether settled credit (a net refund) for this row waits to be written. */
   owes(scope: SpendScope, id: number): boolean {
     return (this.owed[scope].get(id) ?? 0) < 0;

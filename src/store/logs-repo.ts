@@ -1,7 +1,7 @@
 import { type Insertable, type RawBuilder, type Selectable, sql } from 'kysely';
 import type { Database } from './database.js';
 import type { RequestLogsTable } from './schema.js';
-import { createUsageStore, type SpendDeltas, type UsageStore } from './usage-store.js';
+import { type BatchMark, createUsageStore, type SpendDeltas, type UsageStore } from './usage-store.js';
 
 export type RequestLogRow = Selectable<RequestLogsTable>;
 export type NewRequestLogRow = Insertable<RequestLogsTable>;
@@ -38,9 +38,14 @@ export class LogsRepo {
    * Writes `rows`, and the spend settled for them when given, in one transaction: a crash
    * loses both or neither, so settled spend always equals the sum of logged costs.
    */
-  insertMany(rows: NewRequestLogRow[], spend?: SpendDeltas): Promise<void> {
+  insertMany(rows: NewRequestLogRow[], spend?: SpendDeltas, mark?: BatchMark): Promise<void> {
     this.store ??= createUsageStore(this.d);
-    return this.store.write(rows, spend);
+    return this.store.write(rows, spend, mark);
+  }
+
+  /** Whether the next write has work of its own even without rows (see UsageStore.pending). */
+  pending(): boolean {
+    return createUsageStore(this.d).pending();
   }
 
   async list(

@@ -122,6 +122,17 @@ export interface RequestLogsTable {
   attempts: string | null; // JSON trail
 }
 
+export interface RequestLogWritersTable {
+  id: string;
+  last_seq: number;
+  updated_time: number;
+}
+
+export interface QuotaHoldsTable {
+  id: string;
+  created_time: number;
+}
+
 export interface KvTable {
   key: string;
   value: string;
@@ -136,5 +147,7 @@ export interface DB {
   channels: ChannelsTable;
   models: ModelsTable;
   request_logs: RequestLogsTable;
+  request_log_writers: RequestLogWritersTable;
+  quota_holds: QuotaHoldsTable;
   kv: KvTable;
 }

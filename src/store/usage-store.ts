@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type SQLite from 'better-sqlite3';
 import { CompiledQuery, type Kysely } from 'kysely';
@@ -6,10 +7,17 @@ import type PgCopyStreams from 'pg-copy-streams';
 import type { CopyStreamQuery } from 'pg-copy-streams';
 import { clampInt, MAX_EXACT } from './column-bounds.js';
 import type { Database } from './database.js';
+import { isDatabaseUnavailable } from './db-errors.js';
 import type { NewRequestLogRow } from './logs-repo.js';
 import type { DB } from './schema.js';
 
 export type SpendScope = 'key' | 'user';
+
+/** Names a request-log batch: its writer (one per process) and its number there, in order. */
+export interface BatchMark {
+  writer: string;
+  seq: number;
+}
 
 /** Net micro-USD to add per row id, settled since the last write. */
 export interface SpendDeltas {
@@ -28,15 +36,30 @@ export interface UsageStore {
    * limit: both or neither. Returns the scope that refused, or null when both were held.
    */
   reserve(keyId: number | null, userId: number, micros: number): Promise<SpendScope | null>;
-  /** One transaction: the spend deltas (unconditional) and the log rows, both or neither. */
-  write(rows: readonly NewRequestLogRow[], spend?: SpendDeltas): Promise<void>;
+  /**
+   * One transaction: the spend deltas (unconditional) and the log rows, both or neither. Given a
+   * `mark`, a batch already committed under it (its answer lost) is not written again.
+   */
+  write(rows: readonly NewRequestLogRow[], spend?: SpendDeltas, mark?: BatchMark): Promise<void>;
+  /** Whether the next write has work of its own (PostgreSQL: a reservation to give back). */
+  pending(): boolean;
 }
 
+/**
+ * The database's one usage store: the quota ledger's reservations and the request-log writes
+ * share it, so a reservation whose answer was lost is given back by the next write.
+ */
 export function createUsageStore(d: Database): UsageStore {
-  if (d.sqlite) return new SqliteUsageStore(d.sqlite);
-  if (!d.pgPool) throw new Error('usage store: neither a SQLite connection nor a PostgreSQL pool');
-  return new PostgresUsageStore(d.db, d.pgPool);
+  let store = stores.get(d);
+  if (!store) {
+    if (d.sqlite) store = new SqliteUsageStore(d.sqlite);
+    else if (d.pgPool) store = new PostgresUsageStore(d.db, d.pgPool);
+    else throw new Error('usage store: neither a SQLite connection nor a PostgreSQL pool');
+    stores.set(d, store);
+  }
+  return store;
 }
+const stores = new WeakMap<Database, UsageStore>();
 
 const LOG_COLUMNS = [
   'created_time',
@@ -186,20 +209,48 @@ class SqliteUsageStore implements UsageStore {
     this.writeTx(rows, spend);
   }
 
+  pending(): boolean {
+    return false;
+  }
+
   private async idle(): Promise<void> {
     while (this.conn.inTransaction) await new Promise((r) => setImmediate(r));
   }
 }
 
+/** A reservation whose answer never came: it may have been granted, and then must be given back. */
+interface UnsureHold {
+  id: string;
+  keyId: number | null;
+  userId: number;
+  micros: number;
+}
+
+/** Hold records are kept this long: an instance gives back an unsure hold at its next write. */
+const HOLD_RECORD_SECONDS = 86_400;
+/** A writer that has not written for this long is gone (its process ended). */
+const WRITER_RECORD_SECONDS = 7 * 86_400;
+const now = () => Math.floor(Date.now() / 1000);
+
 /**
- * PostgreSQL: the reservation is one statement, so one round trip and one commit for both rows.
- * The user's UPDATE runs only if the key's matched (it reads the key CTE's RETURNING); the key's
- * cannot depend on the user's in the same statement, so a refusal by the user is undone by a
- * second statement, as before (the refusal path only).
+ * PostgreSQL. A reservation is one statement, so one round trip and one commit for both rows:
+ * both limits are checked on the rows locked (key first, like every writer), and both rows held
+ * or neither, with a record of the hold (`quota_holds`) written by the same statement.
+ *
+ * A connection can fail after the server committed and before its answer arrived: the caller
+ * cannot tell a granted hold from a failed one. Such a reservation fails (the request gets a
+ * 503), and the hold, if it was granted, is given back by this instance's next request-log
+ * write, which deletes its record and takes the amount off both rows in its transaction (once:
+ * the record is gone with it). Likewise a batch of request logs carries its mark, and the
+ * writer's last committed mark (`request_log_writers`) is read and moved in the batch's own
+ * transaction, so a batch retried after a lost COMMIT answer is recognised and not written twice.
  */
 class PostgresUsageStore implements UsageStore {
   /** pg-copy-streams, loaded with pg: a SQLite deployment never needs it. */
   private readonly copyFrom: (text: string) => CopyStreamQuery;
+  private unsure: UnsureHold[] = [];
+  private lastPrune = 0;
+  private readonly writersSeen = new Set<string>();
 
   constructor(
     private readonly db: Kysely<DB>,
@@ -209,23 +260,35 @@ class PostgresUsageStore implements UsageStore {
   }
 
   async reserve(keyId: number | null, userId: number, micros: number): Promise<SpendScope | null> {
-    const p = (n: number) => `$${n}`;
-    const text =
-      `WITH k AS (${hold('api_keys', p)} RETURNING 1),` +
-      ` u AS (${hold('users', (n) => (n === 2 ? '$3' : p(n)))}` +
-      ` AND ($2::bigint IS NULL OR EXISTS (SELECT 1 FROM k)) RETURNING 1)` +
-      ' SELECT (SELECT count(*) FROM k)::int AS k, (SELECT count(*) FROM u)::int AS u';
-    const r = await this.db.executeQuery<{ k: number; u: number }>(
-      CompiledQuery.raw(text, [micros, keyId, userId]),
-    );
-    const { k, u } = r.rows[0]!;
-    if (keyId !== null && k === 0) return 'key';
-    if (u > 0) return null;
-    if (keyId !== null) await undoKey(this.db, keyId, micros);
-    return 'user';
+    const id = randomUUID();
+    let r: { rows: Array<{ key_ok: boolean; user_ok: boolean }> };
+    try {
+      r = await this.db.executeQuery<{ key_ok: boolean; user_ok: boolean }>(
+        CompiledQuery.raw(RESERVE, [micros, keyId, userId, id, now()]),
+      );
+    } catch (err) {
+      // Cut while on its way: the server may have committed it. A statement the server refused
+      // or cancelled (a SQLSTATE) changed nothing.
+      if (isDatabaseUnavailable(err)) this.unsure.push({ id, keyId, userId, micros });
+      throw err;
+    }
+    const { key_ok, user_ok } = r.rows[0]!;
+    return !key_ok ? 'key' : !user_ok ? 'user' : null;
   }
 
-  async write(rows: readonly NewRequestLogRow[], spend?: SpendDeltas): Promise<void> {
+  pending(): boolean {
+    return this.unsure.length > 0;
+  }
+
+  async write(rows: readonly NewRequestLogRow[], spend?: SpendDeltas, mark?: BatchMark): Promise<void> {
+    const unsure = this.unsure;
+    const t = now();
+    const writer = mark && `'${mark.writer.replace(/[^0-9a-f-]/g, '')}'`;
+    let begin = 'BEGIN; SET LOCAL synchronous_commit = off; ';
+    if (writer) begin += markCheck(writer, t, !this.writersSeen.has(writer));
+    const prune = t - this.lastPrune >= 60;
+    if (prune) begin += `DELETE FROM quota_holds WHERE created_time < ${t - HOLD_RECORD_SECONDS}; `;
+    if (unsure.length > 0) begin += findHolds(unsure, spend);
     // Straight on a pool client (Kysely has no COPY): three round trips per batch.
     const client = await this.pool.connect();
     // A connection that failed during the write is not rolled back (it is gone) nor given back.
@@ -240,14 +303,28 @@ class PostgresUsageStore implements UsageStore {
       // quota reservation of that key queued behind it (p99 of seconds). What this risks, a
       // PostgreSQL host crash losing the last ~0.6 s of batches, is the window the gateway's own
       // buffer already has (docs/quotas.md).
-      await client.query('BEGIN; SET LOCAL synchronous_commit = off');
+      const results = [(await client.query(begin)) as unknown as PG.QueryResult[]].flat();
+      const last = results.find((x) => x.fields.length === 1 && x.fields[0]!.name === 'last_seq');
+      if (mark && Number(last?.rows[0]?.last_seq) >= mark.seq) {
+        // Committed before; its answer was lost.
+        await client.query('ROLLBACK');
+        return;
+      }
+      const given = unsure.length > 0 ? giveBack(unsure, results.at(-1)!.rows, spend) : spend;
       // COPY of tab-separated text: a quarter less PostgreSQL CPU per row than one INSERT of
       // unnested column arrays, and less encoding here (docs/performance.md, session 5).
       if (rows.length > 0) await this.copy(client, rows);
       // Spend last, so the rows it locks (which reservations wait for) are held only until the
       // commit, which goes with it. Rows in id order, keys before users (like reservations): no
       // deadlock. The figures are integers checked here, so they can be part of the text.
-      await client.query(spend ? `${spendText(spend)}COMMIT` : 'COMMIT');
+      const moved = writer
+        ? `UPDATE request_log_writers SET last_seq = ${mark!.seq}, updated_time = ${t} WHERE id = ${writer}; `
+        : '';
+      await client.query(`${given ? spendText(given) : ''}${moved}COMMIT`);
+      if (writer) this.writersSeen.add(writer);
+      if (prune) this.lastPrune = t;
+      // Found or not, these are settled: a granted one was given back with this commit.
+      if (unsure.length > 0) this.unsure = this.unsure.filter((h) => !unsure.includes(h));
     } catch (err) {
       // A connection that cannot even roll back is not given back to the pool either.
       if (!broken)
@@ -273,6 +350,66 @@ class PostgresUsageStore implements UsageStore {
       stream.end(text);
     });
   }
+}
+
+/**
+ * Both limits checked on locked rows, key first; both rows held and the hold recorded, or
+ * nothing. $1 micros, $2 key id (null: a signed-in user without a key), $3 user id, $4 the hold's
+ * id, $5 now. A key or user that does not exist refuses.
+ */
+const RESERVE = `WITH c AS (SELECT
+  CASE WHEN $2::bigint IS NULL THEN true ELSE coalesce((SELECT quota_limit_micros IS NULL OR quota_used_micros + $1 <= quota_limit_micros FROM api_keys WHERE id = $2 FOR UPDATE), false) END AS key_ok,
+  coalesce((SELECT quota_limit_micros IS NULL OR quota_used_micros + $1 <= quota_limit_micros FROM users WHERE id = $3 FOR UPDATE), false) AS user_ok),
+k AS (UPDATE api_keys SET quota_used_micros = quota_used_micros + $1 WHERE id = $2 AND (SELECT key_ok AND user_ok FROM c) RETURNING 1),
+u AS (UPDATE users SET quota_used_micros = quota_used_micros + $1 WHERE id = $3 AND (SELECT key_ok AND user_ok FROM c) RETURNING 1),
+h AS (INSERT INTO quota_holds (id, created_time) SELECT $4::varchar, $5::bigint WHERE (SELECT key_ok AND user_ok FROM c) RETURNING 1)
+SELECT key_ok, user_ok, (SELECT count(*) FROM k) + (SELECT count(*) FROM u) + (SELECT count(*) FROM h) AS n FROM c`;
+
+/** The writer's row (`id` quoted), created on its first batch, locked, and its last committed mark read. */
+function markCheck(id: string, t: number, first: boolean): string {
+  let q = `INSERT INTO request_log_writers (id, last_seq, updated_time) VALUES (${id}, 0, ${t}) ON CONFLICT (id) DO NOTHING; `;
+  if (first) q += `DELETE FROM request_log_writers WHERE updated_time < ${t - WRITER_RECORD_SECONDS}; `;
+  return `${q}SELECT last_seq FROM request_log_writers WHERE id = ${id} FOR UPDATE; `;
+}
+
+/**
+ * Locks the rows of the unsure holds and of the spend (keys, then users, each in id order, as
+ * every writer does: no deadlock), which waits for a reservation still running on the server,
+ * then deletes the records of the holds that were granted, returning their ids.
+ */
+function findHolds(unsure: readonly UnsureHold[], spend: SpendDeltas | undefined): string {
+  const keys = new Set<number>(spend?.keys.keys());
+  const users = new Set<number>(spend?.users.keys());
+  for (const h of unsure) {
+    if (h.keyId !== null) keys.add(h.keyId);
+    users.add(h.userId);
+  }
+  const lock = (table: string, ids: Set<number>) =>
+    ids.size === 0
+      ? ''
+      : `SELECT 1 FROM ${table} WHERE id IN (${[...ids].join(', ')}) ORDER BY id FOR UPDATE; `;
+  return (
+    lock('api_keys', keys) +
+    lock('users', users) +
+    `DELETE FROM quota_holds WHERE id IN (${unsure.map((h) => `'${h.id}'`).join(', ')}) RETURNING id`
+  );
+}
+
+/** The spend with the granted unsure holds taken back off their rows (a copy: a batch is retried as it is). */
+function giveBack(
+  unsure: readonly UnsureHold[],
+  found: ReadonlyArray<{ id?: string }>,
+  spend: SpendDeltas | undefined,
+): SpendDeltas | undefined {
+  const granted = new Set(found.map((r) => r.id));
+  let out: SpendDeltas | undefined;
+  for (const h of unsure) {
+    if (!granted.has(h.id)) continue;
+    out ??= { keys: new Map(spend?.keys), users: new Map(spend?.users) };
+    if (h.keyId !== null) out.keys.set(h.keyId, (out.keys.get(h.keyId) ?? 0) - h.micros);
+    out.users.set(h.userId, (out.users.get(h.userId) ?? 0) - h.micros);
+  }
+  return out ?? spend;
 }
 
 const PG_COPY = `COPY request_logs (${LOG_COLUMNS.join(', ')}) FROM STDIN`;
@@ -314,21 +451,4 @@ function spendText(spend: SpendDeltas): string {
       out += `${add(table, (n) => (n === 1 ? `${d}` : `${id}`), 'LEAST')}; `;
     }
   return out;
-}
-
-/** The key's hold must not outlive a refusal by its user; a transient error is retried. */
-async function undoKey(db: Kysely<DB>, keyId: number, micros: number): Promise<void> {
-  const q = CompiledQuery.raw(
-    add('api_keys', (n) => `$${n}`, 'LEAST'),
-    [-micros, keyId],
-  );
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await db.executeQuery(q);
-      return;
-    } catch (err) {
-      if (attempt >= 3) throw err;
-      await new Promise((r) => setTimeout(r, 20 * 2 ** attempt));
-    }
-  }
 }

@@ -141,7 +141,7 @@ export class DeferredSettleLedger implements QuotaLedger {
       // that goes quiet queues nothing that would bring the next one: without this, the credit
       // stayed counted in quota_used (refusing other instances early) until the key's next use.
       this.queue.wake();
-    });
+    }, this.failed);
     const asking = this.markAsking(lease, granted);
     this.prefetching.add(asking);
     void asking.then(() => this.prefetching.delete(asking));
@@ -159,7 +159,7 @@ export class DeferredSettleLedger implements QuotaLedger {
     const { keyId, userId } = input;
     const ask = micros * lease.factor;
     let granted = ask;
-    let refused = await this.store.reserve(keyId, userId, ask);
+    let refused = await this.store.reserve(keyId, userId, ask).catch(this.failed);
     if (refused && ask > micros) {
       lease.factor = 1;
       granted = micros;
@@ -183,6 +183,15 @@ export class DeferredSettleLedger implements QuotaLedger {
     if (granted > micros) this.queue.wake();
     return { keyId, userId, micros, done: false } as HeldReservation;
   }
+
+  /**
+   * A reservation that failed may still have been granted (its answer lost): the store gives it
+   * back in a write, which must come even if nothing else is queued.
+   */
+  private readonly failed = (err: unknown): never => {
+    this.queue.wake();
+    throw err;
+  };
 
   /** Synchronous: a refund becomes credit, an overrun is queued with the request logs. */
   settle(reservation: Reservation, actualMicros: number): void {

@@ -1,11 +1,18 @@
+import { randomUUID } from 'node:crypto';
 import { isRefusedData } from '../../store/db-errors.js';
 import type { NewRequestLogRow } from '../../store/logs-repo.js';
-import type { SpendDeltas, SpendScope } from '../../store/usage-store.js';
+import type { BatchMark, SpendDeltas, SpendScope } from '../../store/usage-store.js';
 import { type RequestLogEntry, toLogRow } from './request-log-entry.js';
 
-/** Where batches go: LogsRepo, rows and the spend settled with them in one transaction. */
+/**
+ * Where batches go: LogsRepo, rows and the spend settled with them in one transaction. `mark`
+ * names the batch: a sink that cannot tell a lost answer from a failure (PostgreSQL) skips a
+ * batch it already committed under that mark.
+ */
 export interface RequestLogSink {
-  insertMany(rows: NewRequestLogRow[], spend?: SpendDeltas): Promise<void>;
+  insertMany(rows: NewRequestLogRow[], spend?: SpendDeltas, mark?: BatchMark): Promise<void>;
+  /** Whether the sink has work of its own for the next write, rows or not (a hold to give back). */
+  pending?(): boolean;
 }
 
 /** A settled quota delta waiting to be written, in order with the log rows around it. */
@@ -15,6 +22,24 @@ class Settlement {
     readonly userId: number,
     readonly delta: number,
   ) {}
+}
+
+/** The settlements of a batch refused for its data, summed, to be written alone (see `isolate`). */
+class SettlementGroup {
+  constructor(readonly spend: SpendDeltas) {}
+}
+
+type Item = NewRequestLogRow | Settlement | SettlementGroup;
+
+/**
+ * A batch as first formed: its first `n` buffered items, their rows and summed spend, under one
+ * mark. A failed write is retried as this same batch, so the sink's mark means one content.
+ */
+interface Batch {
+  n: number;
+  rows: NewRequestLogRow[];
+  spend: SpendDeltas | undefined;
+  mark: BatchMark;
 }
 
 export interface RequestLogWriterOptions {
@@ -48,7 +73,14 @@ export interface RequestLogWriterOptions {
  * are never dropped: they are owed money, a few bytes each.
  */
 export class RequestLogWriter {
-  private buffer: Array<NewRequestLogRow | Settlement> = [];
+  private buffer: Item[] = [];
+  /** This writer's name in batch marks, and its last batch's number. */
+  private readonly id = randomUUID();
+  private seq = 0;
+  /** The batch at the front of the buffer once formed, until it is written (or refused). */
+  private formed: Batch | undefined;
+  /** Rows at the front still to be written one to a batch, after a batch refused for its data. */
+  private isolating = 0;
   private rows = 0;
   /** Unwritten settlement totals per row, so a refused reservation can tell if credit waits. */
   private readonly owed = { key: new Map<number, number>(), user: new Map<number, number>() };
@@ -188,7 +220,7 @@ export class RequestLogWriter {
         await this.flush();
       } catch (err) {
         if (i >= attempts) {
-          const lostSpend = this.buffer.filter((x) => x instanceof Settlement);
+          const lostSpend = this.buffer.filter((x) => !isRow(x));
           this.log.error(
             { err, lost: this.rows, lost_settlements: lostSpend.length, lost_spend: spendOf(lostSpend) },
             'request logs could not be written on shutdown',
@@ -228,27 +260,19 @@ export class RequestLogWriter {
     let todo = this.buffer.length;
     // Kicked by a full batch: whole batches only; the tail goes with the next one or on the timer.
     let rowsLeft = wholeBatches ? this.rows - (this.rows % this.opts.batch) : Number.POSITIVE_INFINITY;
-    while (todo > 0) {
+    // Nothing queued, but the sink has something to do in a write: one empty batch.
+    let empty = todo === 0 && this.sink.pending?.() === true;
+    while (todo > 0 || empty) {
+      empty = false;
       if (rowsLeft <= 0) {
         if (this.rows > 0) this.kick(this.opts.flushMs);
         return;
       }
       // Up to `perWrite` rows and the settlements queued before the next row.
-      const limit = Math.min(this.perWrite, rowsLeft);
-      const rows: NewRequestLogRow[] = [];
-      let spend: SpendDeltas | undefined;
-      let n = 0;
-      for (; n < todo; n++) {
-        const item = this.buffer[n]!;
-        if (item instanceof Settlement) {
-          spend ??= { keys: new Map(), users: new Map() };
-          if (item.keyId !== null) bump(spend.keys, item.keyId, item.delta);
-          bump(spend.users, item.userId, item.delta);
-        } else if (rows.length < limit) rows.push(item);
-        else break;
-      }
+      this.formed ??= this.form(todo, Math.min(this.perWrite, rowsLeft));
+      let done: { items: number; rows: number };
       try {
-        await this.writeBatch(n, rows, spend);
+        done = await this.writeBatch(this.formed);
       } catch (err) {
         this.failures++;
         const wait = Math.min(this.maxBackoffMs, this.opts.flushMs * 2 ** this.failures);
@@ -260,8 +284,8 @@ export class RequestLogWriter {
         throw err;
       }
       // Only the writer removes from the front, and one drain runs at a time.
-      todo -= n;
-      rowsLeft -= rows.length;
+      todo -= done.items;
+      rowsLeft -= done.rows;
       if (this.failures > 0 || this.dropped > 0)
         this.log.warn({ dropped: this.dropped }, 'request log writes recovered');
       this.failures = 0;
@@ -272,21 +296,48 @@ export class RequestLogWriter {
     }
   }
 
-  /** Writes the first `n` buffered items (`rows` and `spend`) and takes them off the buffer. */
-  private async writeBatch(
-    n: number,
-    rows: NewRequestLogRow[],
-    spend: SpendDeltas | undefined,
-  ): Promise<void> {
+  /** The next batch from the front of the buffer: at most `limit` rows of its first `todo` items. */
+  private form(todo: number, limit: number): Batch {
+    // Numbered in the order formed; a batch is written (or refused) before the next is formed.
+    const mark = { writer: this.id, seq: ++this.seq };
+    const front = this.buffer[0];
+    // Refused settlements' sum goes alone; the rows it came with, one to a batch.
+    if (front instanceof SettlementGroup) return { n: 1, rows: [], spend: front.spend, mark };
+    if (this.isolating > 0) return { n: 1, rows: [front as NewRequestLogRow], spend: undefined, mark };
+    const rows: NewRequestLogRow[] = [];
+    let spend: SpendDeltas | undefined;
+    let n = 0;
+    for (; n < todo; n++) {
+      const item = this.buffer[n]!;
+      if (item instanceof Settlement) {
+        spend ??= { keys: new Map(), users: new Map() };
+        if (item.keyId !== null) bump(spend.keys, item.keyId, item.delta);
+        bump(spend.users, item.userId, item.delta);
+      } else if (item instanceof SettlementGroup) break;
+      else if (rows.length < limit) rows.push(item);
+      else break;
+    }
+    return { n, rows, spend, mark };
+  }
+
+  /**
+   * Writes `b` and takes its items off the buffer; returns how many items and rows left it. A
+   * failure leaves `b` formed, to be retried as it is.
+   */
+  private async writeBatch(b: Batch): Promise<{ items: number; rows: number }> {
     try {
-      await this.sink.insertMany(rows, spend);
+      await this.sink.insertMany(b.rows, b.spend, b.mark);
     } catch (err) {
       if (!isRefusedData(err)) throw err;
-      return this.isolate(n, rows, spend, err);
+      this.formed = undefined;
+      return this.isolate(b, err);
     }
-    this.buffer.splice(0, n);
-    this.rows -= rows.length;
-    if (spend) this.paid(spend);
+    this.formed = undefined;
+    this.buffer.splice(0, b.n);
+    this.rows -= b.rows.length;
+    if (b.rows.length > 0 && this.isolating > 0) this.isolating--;
+    if (b.spend) this.paid(b.spend);
+    return { items: b.n, rows: b.rows.length };
   }
 
   private paid(spend: SpendDeltas): void {
@@ -295,41 +346,38 @@ export class RequestLogWriter {
   }
 
   /**
-   * The first `n` buffered items, refused as one batch for their data (a row no sanitizing in
-   * `toLogRow` foresaw): retrying them as they are would refuse them forever and hold back every
-   * later row and settlement. The settlements go alone first (owed money is never dropped), then
-   * each row alone; a row refused on its own is dropped and reported. What commits leaves the
-   * buffer at once, so a transient failure midway retries only the rest.
+   * A batch refused for its data (a row no sanitizing in `toLogRow` foresaw): written again as
+   * it is, it would be refused forever and hold back every later row and settlement. A single
+   * row refused alone is dropped and reported. Otherwise the batch's settlements are summed
+   * into one item written alone (owed money is never dropped) and its rows follow, each to be
+   * written in a batch of its own. Nothing is written here: each of those is a batch like any
+   * other, with its own mark, so a lost answer midway cannot write one twice either.
    */
-  private async isolate(
-    n: number,
-    rows: NewRequestLogRow[],
-    spend: SpendDeltas | undefined,
-    cause: unknown,
-  ): Promise<void> {
+  private isolate(b: Batch, cause: unknown): { items: number; rows: number } {
+    if (b.rows.length === 1 && !b.spend) {
+      const row = b.rows[0]!;
+      this.log.error(
+        { err: cause, request_id: row.request_id, model: row.model, status: row.status },
+        'request log row refused by the database; dropped',
+      );
+      this.buffer.splice(0, b.n);
+      this.rows--;
+      if (this.isolating > 0) this.isolating--;
+      return { items: b.n, rows: 1 };
+    }
+    // Summed settlements alone cannot be refused for their data (integers within bounds); if
+    // they are, the write fails and is retried like an outage.
+    if (b.rows.length === 0) throw cause;
     this.log.error(
-      { err: cause, rows: rows.length },
+      { err: cause, rows: b.rows.length },
       'request log batch refused by the database; writing it row by row',
     );
-    if (spend) {
-      await this.sink.insertMany([], spend);
-      // What stays of the n items is `rows`, in order (no spread: a batch can be long).
-      this.buffer = (rows as Array<NewRequestLogRow | Settlement>).concat(this.buffer.slice(n));
-      this.paid(spend);
-    }
-    for (const row of rows) {
-      try {
-        await this.sink.insertMany([row]);
-      } catch (err) {
-        if (!isRefusedData(err)) throw err;
-        this.log.error(
-          { err, request_id: row.request_id, model: row.model, status: row.status },
-          'request log row refused by the database; dropped',
-        );
-      }
-      this.buffer.shift();
-      this.rows--;
-    }
+    // What stays of the n items: the settlements' sum, then the rows in order (no spread: a
+    // batch can be long).
+    const front: Item[] = b.spend ? [new SettlementGroup(b.spend)] : [];
+    this.buffer = front.concat(b.rows, this.buffer.slice(b.n));
+    this.isolating = b.rows.length;
+    return { items: b.n - front.length - b.rows.length, rows: 0 };
   }
 
   private retryIn(ms: number): void {
@@ -350,4 +398,17 @@ function bump(m: Map<number, number>, id: number, d: number): void {
   else m.set(id, v);
 }
 
-const spendOf = (s: Settlement[]) => s.reduce((sum, x) => sum + x.delta, 0);
+const isRow = (x: Item): x is NewRequestLogRow => !(x instanceof Settlement || x instanceof SettlementGroup);
+
+/** Micro-USD owed by these settlements (per user: every settlement moves its user's spend). */
+const spendOf = (s: Item[]) =>
+  s.reduce(
+    (sum, x) =>
+      sum +
+      (x instanceof Settlement
+        ? x.delta
+        : x instanceof SettlementGroup
+          ? [...x.spend.users.values()].reduce((a, d) => a + d, 0)
+          : 0),
+    0,
+  );

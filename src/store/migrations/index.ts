@@ -2,6 +2,7 @@ import type { Migration } from 'kysely';
 import type { Dialect } from '../database.js';
 import { init } from './0001-init.js';
 import { appSearch } from './0002-app-search.js';
+import { writeOnce } from './0003-write-once.js';
 
 /**
  * Numbered migrations, applied in order and never edited once released: add a new file
@@ -11,5 +12,6 @@ export function migrationsFor(dialect: Dialect): Record<string, Migration> {
   return {
     '0001-init': init(dialect),
     '0002-app-search': appSearch(dialect),
+    '0003-write-once': writeOnce(),
   };
 }

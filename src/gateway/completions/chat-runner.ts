@@ -5,7 +5,7 @@ import type { CancelSignal } from '../cancel.js';
 import { omitReasoningFromEvent, omitReasoningFromResult } from '../chat/reasoning.js';
 import { estimateUsage } from '../chat/tokens.js';
 import type { ChatResult, ChatStreamEvent, ChatUsage } from '../chat/types.js';
-import { GatewayError } from '../errors.js';
+import { GatewayError, UpstreamError } from '../errors.js';
 import { perObject } from '../per-object.js';
 import { costOf, costUsd } from '../registry/cost.js';
 import { type Executed, type ExecuteOptions, executeRoute } from '../routing/execute.js';
@@ -160,12 +160,13 @@ export class ChatRunner {
         events.cancel();
         throw err;
       }
-      if (first !== null && first[0]!.type === 'error') {
+      if (first === null) throw new UpstreamError('bad_response', 'upstream stream ended without an answer');
+      if (first[0]!.type === 'error') {
         // Free the upstream connection before falling back (the body may still be open).
         events.cancel();
         throw first[0]!.error;
       }
-      return { events, first: first ?? [] };
+      return { events, first };
     });
     return { ...ex.value, target: ex.candidate.target, attempts: ex.attempts };
   }

@@ -47,12 +47,14 @@ export function parseOpenAiResponse(status: number, body: string, headers: Upstr
       cause,
     });
   }
-  if (parsed && !Array.isArray(parsed.choices) && parsed.error) {
+  // `choices: []` is no answer either (clients read choices[0]): a failure another upstream may not have.
+  const noChoices = !Array.isArray(parsed?.choices) || parsed.choices.length === 0;
+  if (noChoices && parsed?.error) {
     // Some gateways answer 200 with only an error object.
     const code = typeof parsed.error.code === 'number' ? parsed.error.code : 500;
     throw classifyOpenAiError(code, body, headers);
   }
-  if (!parsed || !Array.isArray(parsed.choices)) {
+  if (noChoices) {
     throw new UpstreamError('bad_response', `upstream body has no choices: ${excerpt(body)}`, {
       upstreamStatus: status,
     });
@@ -81,6 +83,7 @@ function streamError(err: any): UpstreamError {
 
 export class OpenAiStreamDecoder implements StreamDecoder {
   private readonly sse = new SseDecoder();
+  /** A chunk with choices was seen (the first delta carries the role). */
   private sawRole = false;
   private finished = false;
   private done = false;
@@ -108,6 +111,14 @@ export class OpenAiStreamDecoder implements StreamDecoder {
     if (this.done || this.failed) return;
     if (data === '[DONE]') {
       this.done = true;
+      // A stream that ends properly without a single choice is no answer, not an empty success.
+      if (!this.sawRole) {
+        this.failed = true;
+        out.push({
+          type: 'error',
+          error: new UpstreamError('bad_response', 'upstream stream had no choices'),
+        });
+      }
       return;
     }
     let chunk: any;

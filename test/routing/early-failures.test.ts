@@ -1,12 +1,14 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   type ChatGateway,
+  fixture,
   model,
   oaChunk,
   oaCompletion,
   rawStream,
   requestLogs,
   sse,
+  sseSteps,
   startChatGateway,
   userMsg,
 } from '../chat/chat-helpers.js';
@@ -19,7 +21,15 @@ import { type FakeAnswer, type FakeUpstream, startFakeUpstream } from '../helper
  * failed one. `o` (OpenAI-compatible) serves acme/m, `an` (Anthropic) acme/claude, `fb` acme/fb.
  */
 const OA = 'POST /v1/chat/completions';
+const AN = 'POST /v1/messages';
 const IDLE_MS = 5_000;
+
+const anthropicSteps = sseSteps(fixture('anthropic/chat-stream.sse'));
+const MESSAGE_START = anthropicSteps[0]!;
+const PING = 'event: ping\ndata: {"type": "ping"}\n\n';
+const OVERLOADED = sseSteps(fixture('anthropic/error-after-200.sse')).at(-1)!;
+const ROLE_CHUNK = `data: ${JSON.stringify(oaChunk({ role: 'assistant', content: '' }))}\n\n`;
+const ERROR_CHUNK = `data: ${JSON.stringify({ error: { message: 'overloaded', type: 'server_error', code: 503 } })}\n\n`;
 
 const fbAnswer = (req: { json: any }): FakeAnswer =>
   req.json?.stream
@@ -82,12 +92,83 @@ async function expectServedByFallback(r: Awaited<ReturnType<typeof stream>>) {
   return log;
 }
 
+describe('a stream that fails before anything the client must see falls back', () => {
+  it.each([
+    ['in reads of their own', [MESSAGE_START, PING, { delayMs: 50 }, OVERLOADED]],
+    ['in one read', [MESSAGE_START + PING + OVERLOADED]],
+  ])('Anthropic: message_start, ping, then an overloaded_error event, %s', async (_name, steps) => {
+    an.on(AN, { sse: steps });
+    const log = await expectServedByFallback(await stream('acme/claude'));
+    expect(log.attempts[0]).toMatchObject({ provider: 'an', error_kind: 'overloaded' });
+  });
+
+  it('OpenAI-style: a role-only first chunk, then an error chunk 100 ms later', async () => {
+    o.on(OA, { sse: [ROLE_CHUNK, { delayMs: 100 }, ERROR_CHUNK] });
+    const log = await expectServedByFallback(await stream('acme/m'));
+    expect(log.attempts[0]).toMatchObject({ provider: 'o', error_kind: 'overloaded' });
+  });
+
+  it('OpenAI-style: a role-only first chunk, then the connection is cut', async () => {
+    o.on(OA, { sse: [ROLE_CHUNK, { delayMs: 100 }, 'reset'] });
+    const log = await expectServedByFallback(await stream('acme/m'));
+    expect(log.attempts[0]).toMatchObject({ provider: 'o', error_kind: 'connection' });
+  });
+
+  it('Anthropic: message_start then silence is a first-byte timeout, not an in-band 504 after the idle timeout', async () => {
+    an.on(AN, { sse: [MESSAGE_START, PING, 'hang'] });
+    const t0 = Date.now();
+    const r = await stream('acme/claude');
+    // Keep-alives went out while waiting (so the 200 was already committed): still a fallback.
+    expect(r.text.startsWith(': keep-alive\n\n')).toBe(true);
+    const log = await expectServedByFallback(r);
+    expect(log.attempts[0]).toMatchObject({ provider: 'an', error_kind: 'timeout' });
+    expect(Date.now() - t0).toBeLessThan(IDLE_MS);
+    expect(await an.requests[0]!.closed).toMatchObject({ completed: false });
+  });
+
+  it('what was held back goes out with the first content, in order', async () => {
+    o.on(OA, {
+      sse: [ROLE_CHUNK, { delayMs: 150 }, ...sse([oaChunk({ content: 'late' }), oaChunk({}, 'stop')])],
+    });
+    const r = await stream('acme/m');
+    expect(r.text.startsWith(': keep-alive\n\n')).toBe(true);
+    expect(r.chunks.map((ch) => ch.choices[0].delta)).toEqual([
+      { role: 'assistant', content: '' },
+      { content: 'late' },
+      {},
+    ]);
+    expect(r.chunks.at(-1).choices[0].finish_reason).toBe('stop');
+    expect(fb.requests).toHaveLength(0);
+  });
+
+  it('an empty answer that finishes is an answer: committed, no fallback', async () => {
+    o.on(OA, { sse: sse([oaChunk({ role: 'assistant', content: '' }), oaChunk({}, 'length')]) });
+    const r = await stream('acme/m');
+    expect(r.chunks.map((ch) => ch.choices[0].finish_reason)).toEqual([null, 'length']);
+    expect(r.chunks[0].provider).toBe('o');
+    expect(fb.requests).toHaveLength(0);
+  });
+
+  it('after content, a failure is still reported in-band with no fallback', async () => {
+    o.on(OA, {
+      sse: [ROLE_CHUNK, ...sse([oaChunk({ content: 'Hel' })], false), { delayMs: 50 }, ERROR_CHUNK],
+    });
+    const r = await stream('acme/m');
+    expect(content(r.chunks)).toBe('Hel');
+    expect(r.chunks.at(-1).error.code).toBe(503);
+    expect(fb.requests).toHaveLength(0);
+  });
+});
+
 describe('an empty answer is a bad response: the next upstream serves at once', () => {
   const noChoices = { ...oaChunk({}), choices: [] };
+  const usage = { prompt_tokens: 5, completion_tokens: 0, total_tokens: 5 };
 
   it.each([
     ['only [DONE]', ['data: [DONE]\n\n']],
     ['chunks without choices', sse([noChoices, noChoices])],
+    ['chunks without choices, one with usage', sse([noChoices, { ...noChoices, usage }])],
+    ['a role chunk, then [DONE]', sse([oaChunk({ role: 'assistant', content: '' })])],
   ])('a stream of %s', async (_name, steps) => {
     o.on(OA, { sse: steps });
     const log = await expectServedByFallback(await stream('acme/m'));

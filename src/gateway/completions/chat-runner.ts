@@ -5,7 +5,7 @@ import type { CancelSignal } from '../cancel.js';
 import { omitReasoningFromEvent, omitReasoningFromResult } from '../chat/reasoning.js';
 import { estimateUsage } from '../chat/tokens.js';
 import type { ChatResult, ChatStreamEvent, ChatUsage } from '../chat/types.js';
-import { GatewayError, UpstreamError } from '../errors.js';
+import { GatewayError } from '../errors.js';
 import { perObject } from '../per-object.js';
 import { costOf, costUsd } from '../registry/cost.js';
 import { type Executed, type ExecuteOptions, executeRoute } from '../routing/execute.js';
@@ -16,6 +16,7 @@ import type { ChatEventStream } from '../upstream/event-stream.js';
 import type { UpstreamTimeouts } from '../upstream/upstream-client.js';
 import { errorKindOf, lastProvider, type RequestLogEntry } from '../usage/request-log-entry.js';
 import { type ChatPlan, requestFor, reservationMicros } from './chat-plan.js';
+import { readUntilShown } from './read-until-shown.js';
 
 export interface ChatRunnerDeps {
   adapter(kind: string): ChatAdapter;
@@ -57,7 +58,7 @@ export interface Bill {
 }
 
 export interface StreamOpened extends ServedChat {
-  /** The first batch of events, already read (checked for a leading error); then `events`. */
+  /** The events read until one the client must see (never an error before it); then `events`. */
   first: ChatStreamEvent[];
   events: ChatEventStream;
 }
@@ -141,11 +142,13 @@ export class ChatRunner {
   }
 
   /**
-   * Opens a stream on the first candidate that answers 2xx and whose first event is not an
-   * error, so nothing has been written to the client when a candidate fails.
+   * Opens a stream on the first candidate that answers 2xx and then produces something the
+   * client must see before any error, end or first-byte timeout (`readUntilShown`), so nothing
+   * has been written to the client when a candidate fails.
    */
   async open(plan: ChatPlan, ctx: ChatContext): Promise<StreamOpened> {
     const ex = await this.execute(plan, ctx, async (c, apiKey) => {
+      const deadline = Date.now() + this.deps.timeouts.firstByteTimeoutMs;
       const events = await openChatStream(
         this.deps.adapter(c.target.kind),
         requestFor(plan, c.target),
@@ -153,20 +156,7 @@ export class ChatRunner {
         this.deps.timeouts,
         ctx.signal,
       );
-      let first: ChatStreamEvent[] | null;
-      try {
-        first = await events.next();
-      } catch (err) {
-        events.cancel();
-        throw err;
-      }
-      if (first === null) throw new UpstreamError('bad_response', 'upstream stream ended without an answer');
-      if (first[0]!.type === 'error') {
-        // Free the upstream connection before falling back (the body may still be open).
-        events.cancel();
-        throw first[0]!.error;
-      }
-      return { events, first };
+      return { events, first: await readUntilShown(events, deadline) };
     });
     return { ...ex.value, target: ex.candidate.target, attempts: ex.attempts };
   }

@@ -5,9 +5,9 @@
  * `openChatStream` resolves once the upstream answered 2xx, before any event; a non-2xx answer
  * rejects (still nothing sent to the client, so the caller may fall back). Its events are read
  * a batch at a time (`ChatEventStream.next`, or one by one with `for await`). Failures after
- * that arrive as a final `{type:'error'}` event, which can still be the first event (e.g. an Anthropic
- * `overloaded_error` right after the 200): a caller that has not written anything yet may treat
- * a leading error event like a rejection and fall back.
+ * that arrive as a final `{type:'error'}` event, which can still come before anything a client
+ * must see (e.g. an Anthropic `overloaded_error` right after message_start and a ping): a caller
+ * that has not written anything yet may treat it like a rejection and fall back.
  */
 import type { ChatAdapter, UpstreamTarget } from '../../providers/types.js';
 import type { ChatRequest, ChatResult } from '../chat/types.js';

@@ -59,6 +59,18 @@ export function defaultType(status: number): string {
   }
 }
 
+/**
+ * A candidate the request cannot go to (the prompt does not fit its model even after
+ * middle-out). Route execution skips that model and tries the next; this reaches the client
+ * only when no candidate could take the request.
+ */
+export class UnfitCandidate extends GatewayError {
+  constructor(message: string, param: string) {
+    super(400, message, { param });
+    this.name = 'UnfitCandidate';
+  }
+}
+
 export const badRequest = (message: string, param: string | null = null) =>
   new GatewayError(400, message, { param });
 export const unauthorized = (message = 'missing or invalid credentials') => new GatewayError(401, message);

@@ -19,10 +19,14 @@ beforeAll(async () => {
         kind: 'openai-compatible',
         base_url: `${up.url}/v1`,
         keys: ['k'],
-        models: ['acme/short'],
+        models: ['acme/short', 'acme/tiny', 'acme/big'],
       },
     ],
-    models: [model('acme/short', { context_length: CONTEXT, max_completion_tokens: 1000 })],
+    models: [
+      model('acme/short', { context_length: CONTEXT, max_completion_tokens: 1000 }),
+      model('acme/tiny', { context_length: 60, max_completion_tokens: 10 }),
+      model('acme/big'),
+    ],
   });
 });
 afterAll(async () => {
@@ -80,6 +84,41 @@ describe('middle-out through the gateway', () => {
     expect(r.status).toBe(400);
     expect(r.body.error.param).toBe('messages');
     expect(r.body.error.message).toMatch(/does not fit/);
+    expect(up.requests.length).toBe(before);
+  });
+});
+
+describe('middle-out and the models fallback', () => {
+  const big = { role: 'system', content: 'word '.repeat(300) };
+  const hi = { role: 'user', content: 'hi' };
+
+  it('a model the prompt cannot fit even after middle-out is skipped: the next model serves it', async () => {
+    const before = up.requests.length;
+    const r = await chat({
+      model: 'acme/tiny',
+      models: ['acme/big'],
+      messages: [big, hi],
+      transforms: ['middle-out'],
+    });
+    expect(r.status).toBe(200);
+    expect(r.body.model).toBe('acme/big');
+    expect(up.requests.length).toBe(before + 1);
+    expect(up.requests.at(-1)!.json).toMatchObject({ model: 'acme/big', messages: [big, hi] });
+    // Nothing was sent to the skipped model: no try in the trail.
+    expect(r.headers.get('x-modelgate-attempts')).toBe('up/acme/big=ok');
+  });
+
+  it('when no model can take the prompt, the 400 says so and nothing is sent', async () => {
+    const before = up.requests.length;
+    const r = await chat({
+      model: 'acme/tiny',
+      models: ['acme/short'],
+      messages: [{ role: 'system', content: text(60_000, false, 4) }, hi],
+      transforms: ['middle-out'],
+    });
+    expect(r.status).toBe(400);
+    expect(r.body.error.param).toBe('messages');
+    expect(r.body.error.message).toMatch(/does not fit acme\/short .*even after middle-out/);
     expect(up.requests.length).toBe(before);
   });
 });

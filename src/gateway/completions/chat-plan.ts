@@ -3,7 +3,7 @@ import { modelAllowed } from '../../access/api-keys.js';
 import { applyMiddleOut } from '../chat/middle-out.js';
 import { measurePrompt, type PromptCounts, promptTokenBound } from '../chat/tokens.js';
 import type { ChatRequest } from '../chat/types.js';
-import { badRequest, forbidden, GatewayError } from '../errors.js';
+import { badRequest, forbidden, UnfitCandidate } from '../errors.js';
 import type { HealthTracker } from '../routing/health.js';
 import { planRoute } from '../routing/plan.js';
 import type { Candidate, ProviderPrefs, RouteTarget } from '../routing/types.js';
@@ -116,9 +116,10 @@ export function requestFor(plan: ChatPlan, t: RouteTarget): ChatRequest {
     byContext.set(t.contextLength, r);
   }
   if (r === null)
-    throw new GatewayError(400, `messages: the prompt does not fit ${t.modelId} even after middle-out`, {
-      param: 'messages',
-    });
+    throw new UnfitCandidate(
+      `messages: the prompt does not fit ${t.modelId} (context ${t.contextLength} tokens) even after middle-out`,
+      'messages',
+    );
   return r;
 }
 

@@ -1,5 +1,5 @@
 import type { CancelSignal } from '../cancel.js';
-import { GatewayError, UpstreamError } from '../errors.js';
+import { GatewayError, UnfitCandidate, UpstreamError } from '../errors.js';
 import { KeyTree } from '../key-tree.js';
 import type { HealthTracker } from './health.js';
 import type { AttemptRecord, Candidate } from './types.js';
@@ -43,9 +43,10 @@ export function attemptsOf(err: unknown): AttemptRecord[] | undefined {
  * The one place where retries and fallbacks happen. Tries candidates in order; retries a
  * candidate with exponential backoff and full jitter on retryable failures (a 429 waits its
  * Retry-After when that is short, otherwise moves on); rotates keys on auth failures; moves to
- * the next model on failures another model may not have (context length, a 400); stops on a
- * content-filter block. `attempt` must not have written anything to the client when it throws:
- * callers commit to a candidate only after it returned.
+ * the next model on failures another model may not have (context length, a 400, a prompt that
+ * does not fit it: `UnfitCandidate`); stops on a content-filter block. `attempt` must not have
+ * written anything to the client when it throws: callers commit to a candidate only after it
+ * returned.
  */
 export async function executeRoute<T>(
   candidates: Candidate[],
@@ -60,6 +61,8 @@ export async function executeRoute<T>(
     const random = opts.random ?? Math.random;
     const maxTotal = opts.maxTotalAttempts ?? 10;
     let lastError: UpstreamError | GatewayError | undefined;
+    /** Returned only when no candidate could take the request: any other failure says more. */
+    let unfit: UnfitCandidate | undefined;
     let skipModel: string | undefined;
 
     for (const c of candidates) {
@@ -77,7 +80,7 @@ export async function executeRoute<T>(
             lastError = new UpstreamError('auth', `every key of upstream ${t.channelName} was rejected`);
             break;
           }
-          if (attempts.length >= maxTotal) throw finalError(lastError);
+          if (attempts.length >= maxTotal) throw finalError(lastError ?? unfit);
           if (signal?.aborted) throw signal.reason;
           const apiKey = keys[(i + attempts.length) % keys.length]!;
           const started = Date.now();
@@ -94,6 +97,12 @@ export async function executeRoute<T>(
             return { value, candidate: c, apiKey, attempts, startedAt: started };
           } catch (err) {
             if (signal?.aborted) throw signal.reason ?? err;
+            if (err instanceof UnfitCandidate) {
+              // Nothing was sent, so it is no try; the model's other upstreams share its context.
+              unfit = err;
+              skipModel = t.modelId;
+              break;
+            }
             if (!(err instanceof UpstreamError)) throw err;
             lastError = err;
             attempts.push({
@@ -131,7 +140,7 @@ export async function executeRoute<T>(
         if (acquired) opts.health.release(c.healthKey);
       }
     }
-    throw finalError(lastError);
+    throw finalError(lastError ?? unfit);
   } catch (err) {
     // The trail travels with the error so the route can log it and send it in the header.
     if (typeof err === 'object' && err !== null) trails.set(err, attempts);

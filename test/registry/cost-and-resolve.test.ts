@@ -12,6 +12,9 @@ describe('costOf', () => {
     // 1000 * 0.15 + 500 * 0.60 = 150 + 300 micro-USD
     expect(costOf(m, { prompt_tokens: 1000, completion_tokens: 500 })).toBe(450);
     expect(costOf(m, { prompt_tokens: 1_000_000, completion_tokens: 1_000_000 })).toBe(750_000);
+    // 7 * 0.15 + 8 * 0.60 = 5.85 micro-USD: charged, logged and told to the client as 6.
+    expect(costOf(m, { prompt_tokens: 7, completion_tokens: 8 })).toBe(6);
+    expect(costUsd(m, { prompt_tokens: 7, completion_tokens: 8 })).toBe(0.000006);
   });
 
   it('bills cached prompt tokens at the cache-read price', () => {

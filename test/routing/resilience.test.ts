@@ -57,7 +57,12 @@ beforeAll(async () => {
       channel('c', { priority: 0 }),
       channel('d'),
     ],
-    models: [model('acme/m'), model('acme/fb')],
+    // Fractions of a micro-USD per token ($0.75 / $1.50 per million), so a bill that is not a
+    // whole micro-USD shows whether the client is told what was charged.
+    models: [
+      model('acme/m', { pricing: { prompt: '0.00000075', completion: '0.0000015' } }),
+      model('acme/fb'),
+    ],
     gateway: {
       retry_base_ms: 1,
       retry_max_ms: 2000,
@@ -304,9 +309,11 @@ describe('streams', () => {
     const logs = await requestLogs(c);
     expect(logs.length).toBe(before + 1);
     expect(logs[0]).toMatchObject({ status: 502, provider: 'a', stream: true });
+    expect(logs[0].prompt_tokens).toBe(usage.usage.prompt_tokens);
     expect(logs[0].completion_tokens).toBe(usage.usage.completion_tokens);
     expect(logs[0].cost).toBeGreaterThan(0);
-    expect(logs[0].cost).toBeCloseTo(usage.usage.cost, 9);
+    // Exactly what was charged (whole micro-USD), not the unrounded price of the tokens.
+    expect(usage.usage.cost).toBe(logs[0].cost);
     expect(logs[0].attempts.at(-1)).toMatchObject({
       provider: 'a',
       ok: false,

@@ -7,7 +7,7 @@ import { estimateUsage } from '../chat/tokens.js';
 import type { ChatResult, ChatStreamEvent, ChatUsage } from '../chat/types.js';
 import { GatewayError } from '../errors.js';
 import { perObject } from '../per-object.js';
-import { costOf, costUsd } from '../registry/cost.js';
+import { costOf, usdOfMicros } from '../registry/cost.js';
 import { type Executed, type ExecuteOptions, executeRoute } from '../routing/execute.js';
 import type { HealthTracker } from '../routing/health.js';
 import type { AttemptRecord, Candidate, RouteTarget } from '../routing/types.js';
@@ -54,6 +54,7 @@ export interface Finish {
 export interface Bill {
   usage: ChatUsage | undefined;
   costMicros: number;
+  /** `costMicros` in USD: the charged and logged figure, never the unrounded price. */
   costUsd: number;
 }
 
@@ -199,7 +200,8 @@ export class ChatRunner {
       cache_write_tokens: usage.prompt_tokens_details?.cache_write_tokens ?? 0,
     };
     const micros = model && u ? costOf(model, u) : 0;
-    const bill: Bill = { usage, costMicros: micros, costUsd: model && u ? costUsd(model, u) : 0 };
+    // The client is told what was charged and logged, to the micro-USD.
+    const bill: Bill = { usage, costMicros: micros, costUsd: usdOfMicros(micros) };
     let settled: void | Promise<void>;
     try {
       settled = this.deps.quota.settle(reservation, micros);

@@ -61,12 +61,22 @@ function unboundedPico(pricing: Pricing, usage: Usage): number {
 
 /**
  * Cost of one call in integer micro-USD (what quotas and request logs store), rounded to the
- * nearest micro-USD. Use `costUsd` for the `usage.cost` figure returned to clients.
+ * nearest micro-USD: unbiased over many calls, and at most half a micro-USD off on one (rounding
+ * up would bill a call worth 0.01 micro-USD a whole one). Clients see this figure too (`costUsd`).
  */
 export function costOf(model: Pick<ModelInfo, 'pricing'>, usage: Usage): number {
   return Math.min(MAX_EXACT, Math.round(costPico(model.pricing, usage) / PICO_PER_MICRO));
 }
 
+/** Micro-USD as USD, as request logs show them (`cost`). */
+export function usdOfMicros(micros: number): number {
+  return micros / PICO_PER_MICRO;
+}
+
+/**
+ * The `usage.cost` returned to clients: exactly what was charged and logged (`costOf`, in USD),
+ * not the unrounded price, so a client adding up its costs finds its quota spend.
+ */
 export function costUsd(model: Pick<ModelInfo, 'pricing'>, usage: Usage): number {
-  return Math.min(MAX_EXACT / PICO_PER_MICRO, costPico(model.pricing, usage) / PICO_PER_USD);
+  return usdOfMicros(costOf(model, usage));
 }

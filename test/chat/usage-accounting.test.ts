@@ -1,0 +1,76 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FakeAnswer, type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
+import {
+  type ChatGateway,
+  model,
+  oaChunk,
+  oaCompletion,
+  rawStream,
+  requestLogs,
+  sse,
+  startChatGateway,
+  userMsg,
+} from './chat-helpers.js';
+
+/**
+ * What a chat request is billed and told, against fake upstreams: `usage.cost` is the charged
+ * figure. The fake answers by the last message's text.
+ */
+let oa: FakeUpstream;
+let c: ChatGateway;
+
+/** The OpenAI-compatible fake's answer to `word`, streamed or not. */
+function answerTo(word: string, stream: boolean): FakeAnswer {
+  if (word === 'priced') {
+    const usage = { prompt_tokens: 7, completion_tokens: 8 };
+    if (!stream) return { json: oaCompletion('ok', usage) };
+    const last = { ...oaChunk({}), choices: [], usage: { ...usage, total_tokens: 15 } };
+    return { sse: sse([oaChunk({ role: 'assistant', content: 'ok' }), oaChunk({}, 'stop'), last]) };
+  }
+  return { status: 400, json: { error: { message: `no answer scripted for ${word}` } } };
+}
+
+beforeAll(async () => {
+  oa = await startFakeUpstream({
+    'POST /v1/chat/completions': (req) =>
+      answerTo(String(req.json.messages.at(-1).content), req.json.stream === true),
+  });
+  c = await startChatGateway({
+    channels: [
+      { name: 'oa', kind: 'openai-compatible', base_url: `${oa.url}/v1`, keys: ['k'], models: ['acme/m'] },
+    ],
+    // gpt-4o-mini's prices: $0.15 / $0.60 per million tokens, fractions of a micro-USD per token.
+    models: [model('acme/m', { pricing: { prompt: '0.00000015', completion: '0.0000006' } })],
+    gateway: { retry_base_ms: 1, first_byte_timeout_ms: 2000, max_attempts: 1 },
+  });
+});
+afterAll(async () => {
+  await c?.gw.close();
+  await oa?.close();
+});
+
+const chat = (body: Record<string, unknown>) =>
+  c.gw.call('POST', '/v1/chat/completions', { token: c.key, body });
+const spent = async () => {
+  await c.gw.services.requestLogs.flush();
+  return (await c.gw.call('GET', '/api/key', { cookie: c.cookie })).body.data[0].quota_used as number;
+};
+
+describe('usage.cost', () => {
+  it('is what was charged and logged, to the micro-USD, streamed and not', async () => {
+    const before = await spent();
+    const body = { model: 'acme/m', messages: userMsg('priced'), usage: { include: true } };
+    // 7 x $0.15/M + 8 x $0.60/M = 5.85 micro-USD, charged as 6 (nearest).
+    const r = await chat(body);
+    expect(r.body.usage).toMatchObject({ prompt_tokens: 7, completion_tokens: 8, cost: 0.000006 });
+    expect((await requestLogs(c))[0]).toMatchObject({
+      prompt_tokens: 7,
+      completion_tokens: 8,
+      cost: 0.000006,
+    });
+    const s = await rawStream(c, body);
+    expect(s.chunks.at(-1).usage).toMatchObject({ prompt_tokens: 7, completion_tokens: 8, cost: 0.000006 });
+    expect((await requestLogs(c))[0]).toMatchObject({ stream: true, cost: 0.000006 });
+    expect(Math.round((await spent()) * 1e6 - before * 1e6)).toBe(12);
+  });
+});

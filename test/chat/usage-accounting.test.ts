@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { countPromptTokens } from '../../src/gateway/chat/tokens.js';
 import { type FakeAnswer, type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
+import { text } from '../helpers/texts.js';
 import {
   type ChatGateway,
   model,
@@ -13,11 +15,13 @@ import {
 } from './chat-helpers.js';
 
 /**
- * What a chat request is billed and told, against fake upstreams: `usage.cost` is the charged
- * figure. The fake answers by the last message's text.
+ * What a chat request is billed and told, against fake upstreams: usage the gateway counts
+ * itself counts what was sent and generated, and `usage.cost` is the charged figure. The fake
+ * answers by the last message's text.
  */
 let oa: FakeUpstream;
 let c: ChatGateway;
+const SHORT_CONTEXT = 8_000;
 
 /** The OpenAI-compatible fake's answer to `word`, streamed or not. */
 function answerTo(word: string, stream: boolean): FakeAnswer {
@@ -26,6 +30,11 @@ function answerTo(word: string, stream: boolean): FakeAnswer {
     if (!stream) return { json: oaCompletion('ok', usage) };
     const last = { ...oaChunk({}), choices: [], usage: { ...usage, total_tokens: 15 } };
     return { sse: sse([oaChunk({ role: 'assistant', content: 'ok' }), oaChunk({}, 'stop'), last]) };
+  }
+  if (word === 'plain') {
+    // No usage, so the gateway counts it.
+    if (!stream) return { json: { ...oaCompletion('ok'), usage: undefined } };
+    return { sse: sse([oaChunk({ role: 'assistant', content: 'ok' }), oaChunk({}, 'stop')]) };
   }
   return { status: 400, json: { error: { message: `no answer scripted for ${word}` } } };
 }
@@ -37,10 +46,19 @@ beforeAll(async () => {
   });
   c = await startChatGateway({
     channels: [
-      { name: 'oa', kind: 'openai-compatible', base_url: `${oa.url}/v1`, keys: ['k'], models: ['acme/m'] },
+      {
+        name: 'oa',
+        kind: 'openai-compatible',
+        base_url: `${oa.url}/v1`,
+        keys: ['k'],
+        models: ['acme/m', 'acme/short'],
+      },
     ],
-    // gpt-4o-mini's prices: $0.15 / $0.60 per million tokens, fractions of a micro-USD per token.
-    models: [model('acme/m', { pricing: { prompt: '0.00000015', completion: '0.0000006' } })],
+    models: [
+      // gpt-4o-mini's prices: $0.15 / $0.60 per million tokens, fractions of a micro-USD per token.
+      model('acme/m', { pricing: { prompt: '0.00000015', completion: '0.0000006' } }),
+      model('acme/short', { context_length: SHORT_CONTEXT, max_completion_tokens: 1000 }),
+    ],
     gateway: { retry_base_ms: 1, first_byte_timeout_ms: 2000, max_attempts: 1 },
   });
 });
@@ -72,5 +90,26 @@ describe('usage.cost', () => {
     expect(s.chunks.at(-1).usage).toMatchObject({ prompt_tokens: 7, completion_tokens: 8, cost: 0.000006 });
     expect((await requestLogs(c))[0]).toMatchObject({ stream: true, cost: 0.000006 });
     expect(Math.round((await spent()) * 1e6 - before * 1e6)).toBe(12);
+  });
+});
+
+describe('usage the gateway counts (the upstream reported none)', () => {
+  it('bills the prompt middle-out sent, not the one the client sent, streamed and not', async () => {
+    const messages = [
+      { role: 'user', content: text(400_000, false, 3) },
+      { role: 'assistant', content: 'noted' },
+      { role: 'user', content: 'plain' },
+    ];
+    const body = { model: 'acme/short', messages, transforms: ['middle-out'], usage: { include: true } };
+    const r = await chat(body);
+    expect(r.status).toBe(200);
+    const sent = oa.requests.at(-1)!.json;
+    // The client's prompt is ~100 K tokens; what the upstream got fits the 8 K context.
+    expect(r.body.usage.prompt_tokens).toBe(countPromptTokens(sent));
+    expect(r.body.usage.prompt_tokens).toBeLessThanOrEqual(SHORT_CONTEXT);
+    expect((await requestLogs(c))[0].prompt_tokens).toBe(r.body.usage.prompt_tokens);
+    const s = await rawStream(c, body);
+    expect(s.chunks.at(-1).usage.prompt_tokens).toBe(countPromptTokens(oa.requests.at(-1)!.json));
+    expect((await requestLogs(c))[0].prompt_tokens).toBe(s.chunks.at(-1).usage.prompt_tokens);
   });
 });

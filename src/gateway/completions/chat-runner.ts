@@ -190,8 +190,9 @@ export class ChatRunner {
    */
   finish(plan: ChatPlan, ctx: ChatContext, reservation: Reservation, o: Finish): Bill | Promise<Bill> {
     let usage = o.usage;
+    // The prompt as the serving upstream received it: middle-out may have cut it to a fraction.
     if (!usage && o.served && o.completionText !== undefined)
-      usage = estimateUsage(plan.request, o.completionText);
+      usage = estimateUsage(requestFor(plan, o.served.target), o.completionText);
     const model = o.served ? { pricing: o.served.target.pricing } : undefined;
     const u = usage && {
       prompt_tokens: usage.prompt_tokens,

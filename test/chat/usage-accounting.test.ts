@@ -36,6 +36,24 @@ function answerTo(word: string, stream: boolean): FakeAnswer {
     if (!stream) return { json: { ...oaCompletion('ok'), usage: undefined } };
     return { sse: sse([oaChunk({ role: 'assistant', content: 'ok' }), oaChunk({}, 'stop')]) };
   }
+  if (word === 'reason') {
+    // ~360 tokens of reasoning and a one-token answer, no usage.
+    const thought = text(1_600, false, 5);
+    if (!stream) {
+      const json = oaCompletion('ok');
+      json.choices[0]!.message = { ...json.choices[0]!.message, reasoning_content: thought } as any;
+      return { json: { ...json, usage: undefined } };
+    }
+    const pieces = [thought.slice(0, 800), thought.slice(800)];
+    return {
+      sse: sse([
+        oaChunk({ role: 'assistant', reasoning_content: pieces[0] }),
+        oaChunk({ reasoning_content: pieces[1] }),
+        oaChunk({ content: 'ok' }),
+        oaChunk({}, 'stop'),
+      ]),
+    };
+  }
   return { status: 400, json: { error: { message: `no answer scripted for ${word}` } } };
 }
 
@@ -111,5 +129,26 @@ describe('usage the gateway counts (the upstream reported none)', () => {
     const s = await rawStream(c, body);
     expect(s.chunks.at(-1).usage.prompt_tokens).toBe(countPromptTokens(oa.requests.at(-1)!.json));
     expect((await requestLogs(c))[0].prompt_tokens).toBe(s.chunks.at(-1).usage.prompt_tokens);
+  });
+});
+
+describe('usage the gateway counts: reasoning', () => {
+  it('reasoning.exclude hides the reasoning but bills it, streamed and not', async () => {
+    const body = { model: 'acme/m', messages: userMsg('reason'), usage: { include: true } };
+    const excluded = { ...body, reasoning: { exclude: true } };
+    const shown = await chat(body);
+    expect(shown.body.choices[0].message.reasoning.length).toBeGreaterThan(1000);
+    const billed = shown.body.usage.completion_tokens;
+    expect(billed).toBeGreaterThan(250);
+    const hidden = await chat(excluded);
+    expect(hidden.body.choices[0].message.reasoning).toBeUndefined();
+    expect(hidden.body.usage.completion_tokens).toBe(billed);
+    expect((await requestLogs(c))[0].completion_tokens).toBe(billed);
+    for (const b of [body, excluded]) {
+      const s = await rawStream(c, b);
+      expect(s.chunks.some((ch) => ch.choices[0]?.delta?.reasoning)).toBe(b === body);
+      expect(s.chunks.at(-1).usage.completion_tokens).toBe(billed);
+      expect((await requestLogs(c))[0].completion_tokens).toBe(billed);
+    }
   });
 });

@@ -10,7 +10,7 @@
  * a flat FILE_TOKENS each.
  */
 import { countTokens } from './tokenizer.js';
-import type { ChatMessage, ChatRequest, ChatUsage, ContentPart } from './types.js';
+import type { ChatMessage, ChatRequest, ChatResult, ChatUsage, ContentPart } from './types.js';
 
 export const IMAGE_TOKENS = 765;
 export const FILE_TOKENS = 1000;
@@ -307,4 +307,18 @@ export function estimateUsage(
   const completion = sampledTokens([completionText], o);
   const prompt = sampledPromptTokens(req, o);
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+}
+
+/**
+ * The text a non-streamed answer generated, for `estimateUsage`: every choice's reasoning and
+ * content, as a stream's deltas give them.
+ */
+export function generatedText(result: ChatResult): string {
+  let text = '';
+  for (const c of result.choices) {
+    const m = c.message;
+    if (m.reasoning) text += m.reasoning;
+    if (m.content) text += m.content;
+  }
+  return text;
 }

@@ -3,7 +3,7 @@ import type { QuotaLedger, Reservation } from '../../access/quota/quota-ledger.j
 import type { ChatAdapter, UpstreamTarget } from '../../providers/types.js';
 import type { CancelSignal } from '../cancel.js';
 import { omitReasoningFromEvent, omitReasoningFromResult } from '../chat/reasoning.js';
-import { estimateUsage } from '../chat/tokens.js';
+import { estimateUsage, generatedText } from '../chat/tokens.js';
 import type { ChatResult, ChatStreamEvent, ChatUsage } from '../chat/types.js';
 import { GatewayError } from '../errors.js';
 import { perObject } from '../per-object.js';
@@ -119,10 +119,15 @@ export class ChatRunner {
     return executeRoute(plan.candidates, call, this.routeOptions, ctx.signal);
   }
 
+  /**
+   * `completionText` is what the upstream generated, for counting usage it did not report
+   * (undefined when it reported some): taken before `reasoning.exclude` removes the reasoning,
+   * which the upstream generated and bills all the same.
+   */
   async complete(
     plan: ChatPlan,
     ctx: ChatContext,
-  ): Promise<{ result: ChatResult; served: ServedChat; latencyMs: number }> {
+  ): Promise<{ result: ChatResult; served: ServedChat; latencyMs: number; completionText?: string }> {
     const ex = await this.execute(plan, ctx, (c, apiKey) =>
       completeChat(
         this.deps.adapter(c.target.kind),
@@ -133,13 +138,19 @@ export class ChatRunner {
       ),
     );
     const latencyMs = Date.now() - ex.startedAt;
+    const completionText = ex.value.usage ? undefined : generatedText(ex.value);
     const result = plan.excludeReasoning ? omitReasoningFromResult(ex.value) : ex.value;
     this.deps.health.success(ex.candidate.healthKey, {
       latencyMs,
       completionTokens: result.usage?.completion_tokens,
       durationMs: latencyMs,
     });
-    return { result, served: { target: ex.candidate.target, attempts: ex.attempts }, latencyMs };
+    return {
+      result,
+      served: { target: ex.candidate.target, attempts: ex.attempts },
+      latencyMs,
+      completionText,
+    };
   }
 
   /**

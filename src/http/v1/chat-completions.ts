@@ -95,14 +95,10 @@ async function completeChat(
     throw err;
   }
   const { result, served } = outcome;
-  // The generated text is only needed to count usage the upstream did not report.
-  const text = result.usage
-    ? undefined
-    : result.choices.map((c) => (c.message.content ?? '') + (c.message.reasoning ?? '')).join('');
   const b = runner.finish(plan, ctx, reservation, {
     served,
     usage: result.usage,
-    completionText: text,
+    completionText: outcome.completionText,
     status: 200,
   });
   const bill = b instanceof Promise ? await b : b;
@@ -208,6 +204,14 @@ async function streamChat(
   const encode = (batch: ChatStreamEvent[]): string => {
     let out = '';
     for (const raw of batch) {
+      // Kept before reasoning.exclude filters the event: the upstream generated it, shown or not.
+      if (raw.type === 'delta')
+        for (const c of raw.choices) {
+          const d = c.delta;
+          if (d.reasoning) keep(d.reasoning);
+          if (d.content) keep(d.content);
+          if (d.tool_calls) for (const t of d.tool_calls) keep(t.function?.arguments ?? '');
+        }
       const ev = runner.shapeEvent(plan, raw);
       if (!ev) continue;
       if (ev.type === 'usage') usage = ev.usage;
@@ -217,12 +221,6 @@ async function streamChat(
         break;
       } else {
         ttftMs ??= Date.now() - ctx.startedAt;
-        for (const c of ev.choices) {
-          const d = c.delta;
-          if (d.content) keep(d.content);
-          if (d.reasoning) keep(d.reasoning);
-          if (d.tool_calls) for (const t of d.tool_calls) keep(t.function?.arguments ?? '');
-        }
         out += chunkEvent(head, ev.choices);
       }
     }

@@ -54,6 +54,38 @@ function answerTo(word: string, stream: boolean): FakeAnswer {
       ]),
     };
   }
+  if (word === 'tools') {
+    // Two tool calls and no text, no usage.
+    const calls = [
+      { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+      {
+        id: 'call_2',
+        type: 'function',
+        function: { name: 'get_time', arguments: '{"zone":"Europe/Paris"}' },
+      },
+    ];
+    if (!stream) {
+      const json = oaCompletion('');
+      json.choices[0] = {
+        index: 0,
+        message: { role: 'assistant', content: null, tool_calls: calls },
+        finish_reason: 'tool_calls',
+      } as any;
+      return { json: { ...json, usage: undefined } };
+    }
+    const deltas = calls.flatMap((t, index) => [
+      oaChunk({
+        tool_calls: [
+          { index, id: t.id, type: 'function', function: { name: t.function.name, arguments: '' } },
+        ],
+      }),
+      oaChunk({ tool_calls: [{ index, function: { arguments: t.function.arguments.slice(0, 5) } }] }),
+      oaChunk({ tool_calls: [{ index, function: { arguments: t.function.arguments.slice(5) } }] }),
+    ]);
+    return {
+      sse: sse([oaChunk({ role: 'assistant', content: null }), ...deltas, oaChunk({}, 'tool_calls')]),
+    };
+  }
   return { status: 400, json: { error: { message: `no answer scripted for ${word}` } } };
 }
 
@@ -150,5 +182,20 @@ describe('usage the gateway counts: reasoning', () => {
       expect(s.chunks.at(-1).usage.completion_tokens).toBe(billed);
       expect((await requestLogs(c))[0].completion_tokens).toBe(billed);
     }
+  });
+});
+
+describe('usage the gateway counts: tool calls', () => {
+  it('counts tool calls (names and arguments) alike, streamed and not', async () => {
+    const body = { model: 'acme/m', messages: userMsg('tools'), usage: { include: true } };
+    const r = await chat(body);
+    expect(r.body.choices[0].message.tool_calls).toHaveLength(2);
+    const billed = r.body.usage.completion_tokens;
+    // get_weather{"city":"Paris"}get_time{"zone":"Europe/Paris"}
+    expect(billed).toBeGreaterThan(10);
+    expect((await requestLogs(c))[0].completion_tokens).toBe(billed);
+    const s = await rawStream(c, body);
+    expect(s.chunks.at(-1).usage.completion_tokens).toBe(billed);
+    expect((await requestLogs(c))[0].completion_tokens).toBe(billed);
   });
 });

@@ -310,8 +310,9 @@ export function estimateUsage(
 }
 
 /**
- * The text a non-streamed answer generated, for `estimateUsage`: every choice's reasoning and
- * content, as a stream's deltas give them.
+ * The text a non-streamed answer generated, for `estimateUsage`: every choice's reasoning,
+ * content and tool calls (names and arguments), in the order a stream's deltas give them, so a
+ * stream and a non-stream of one answer are counted alike.
  */
 export function generatedText(result: ChatResult): string {
   let text = '';
@@ -319,6 +320,13 @@ export function generatedText(result: ChatResult): string {
     const m = c.message;
     if (m.reasoning) text += m.reasoning;
     if (m.content) text += m.content;
+    if (m.tool_calls)
+      for (const t of m.tool_calls) {
+        const f = t.function;
+        if (!f) continue;
+        if (typeof f.name === 'string') text += f.name;
+        if (typeof f.arguments === 'string') text += f.arguments;
+      }
   }
   return text;
 }

@@ -210,7 +210,12 @@ async function streamChat(
           const d = c.delta;
           if (d.reasoning) keep(d.reasoning);
           if (d.content) keep(d.content);
-          if (d.tool_calls) for (const t of d.tool_calls) keep(t.function?.arguments ?? '');
+          if (d.tool_calls)
+            for (const t of d.tool_calls) {
+              const f = t.function;
+              if (f?.name) keep(f.name);
+              if (f?.arguments) keep(f.arguments);
+            }
         }
       const ev = runner.shapeEvent(plan, raw);
       if (!ev) continue;

@@ -7,7 +7,7 @@
  * Adapters throw only `UpstreamError` (from `parseChatResponse`, `classifyError` returns one).
  */
 
-import type { ChatRequest, ChatResult, ChatStreamEvent } from '../gateway/chat/types.js';
+import type { ChatRequest, ChatResult, ChatStreamEvent, ReportedUsage } from '../gateway/chat/types.js';
 import type { UpstreamError } from '../gateway/errors.js';
 // The HTTP request shape is the upstream client's, a leaf module with no provider knowledge.
 import type { UpstreamHttpRequest } from '../gateway/upstream/upstream-client.js';
@@ -35,6 +35,12 @@ export interface StreamDecoder {
   push(chunk: string | Uint8Array): ChatStreamEvent[];
   /** The body ended: flush, and report a stream that ended without its terminator as an error event. */
   end(): ChatStreamEvent[];
+  /**
+   * Usage the upstream reported in what was decoded so far, for a stream that ends without its
+   * usage event; undefined unless it reported the prompt's count (only upstreams that report it
+   * before the end need this: Anthropic in message_start, Gemini on every chunk).
+   */
+  reported?(): ReportedUsage | undefined;
 }
 
 export interface ChatAdapter {

@@ -1,6 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { countPromptTokens } from '../../src/gateway/chat/tokens.js';
-import { type FakeAnswer, type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
+import { countPromptTokens, countTextTokens } from '../../src/gateway/chat/tokens.js';
+import {
+  type FakeAnswer,
+  type FakeUpstream,
+  type SseStep,
+  startFakeUpstream,
+} from '../helpers/fake-upstream.js';
 import { text } from '../helpers/texts.js';
 import {
   type ChatGateway,
@@ -16,10 +21,13 @@ import {
 
 /**
  * What a chat request is billed and told, against fake upstreams: usage the gateway counts
- * itself counts what was sent and generated, and `usage.cost` is the charged figure. The fake
- * answers by the last message's text.
+ * itself counts what was sent and generated, what an upstream reported before its stream ended
+ * early is kept, and `usage.cost` is the charged figure. The fakes answer by the last message's
+ * text.
  */
 let oa: FakeUpstream;
+let an: FakeUpstream;
+let ge: FakeUpstream;
 let c: ChatGateway;
 const SHORT_CONTEXT = 8_000;
 
@@ -89,13 +97,84 @@ function answerTo(word: string, stream: boolean): FakeAnswer {
   return { status: 400, json: { error: { message: `no answer scripted for ${word}` } } };
 }
 
+/** What the Anthropic and Gemini fakes stream before they stop ('reset': cut; 'hang': wait). */
+const STREAMED = 'Hello there, this much was streamed before the stream stopped.';
+const stop = (word: string): SseStep[] => [{ delayMs: 50 }, word.startsWith('leave') ? 'hang' : 'reset'];
+
+const anthropicEvent = (type: string, data: object) =>
+  `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+/** Input 15 + 6 read from the cache: 21 prompt tokens, reported in message_start. */
+function anthropicAnswer(word: string): FakeAnswer {
+  const usage = {
+    input_tokens: 15,
+    cache_read_input_tokens: 6,
+    cache_creation_input_tokens: 0,
+    output_tokens: 1,
+  };
+  const message = { id: 'msg_1', type: 'message', role: 'assistant', content: [], model: 'claude-x', usage };
+  const steps: SseStep[] = [
+    anthropicEvent('message_start', { message: { ...message, stop_reason: null, stop_sequence: null } }),
+    anthropicEvent('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
+    anthropicEvent('content_block_delta', { index: 0, delta: { type: 'text_delta', text: STREAMED } }),
+  ];
+  if (word === 'cut-after-count')
+    steps.push(
+      anthropicEvent('content_block_stop', { index: 0 }),
+      anthropicEvent('message_delta', {
+        delta: { stop_reason: 'end_turn', stop_sequence: null },
+        usage: { output_tokens: 40 },
+      }),
+    );
+  return { sse: [...steps, ...stop(word)] };
+}
+
+const geminiChunk = (text: string, usageMetadata: object) =>
+  `data: ${JSON.stringify({ candidates: [{ content: { parts: [{ text }], role: 'model' }, index: 0 }], usageMetadata })}\n\n`;
+/** 13 prompt tokens on every chunk (with 500 thoughts, not streamed, for 'cut-thinking'). */
+function geminiAnswer(word: string): FakeAnswer {
+  const usage =
+    word === 'cut-thinking'
+      ? { promptTokenCount: 13, candidatesTokenCount: 3, thoughtsTokenCount: 500, totalTokenCount: 516 }
+      : { promptTokenCount: 13, totalTokenCount: 13 };
+  return {
+    sse: [geminiChunk(STREAMED.slice(0, 12), usage), geminiChunk(STREAMED.slice(12), usage), ...stop(word)],
+  };
+}
+
+/** The last message's text, whatever shape the adapter gave it. */
+const lastText = (json: any): string => {
+  const last = (json.messages ?? json.contents).at(-1);
+  if (typeof last.content === 'string') return last.content;
+  return String(last.content?.[0]?.text ?? last.parts?.[0]?.text);
+};
+
 beforeAll(async () => {
   oa = await startFakeUpstream({
     'POST /v1/chat/completions': (req) =>
       answerTo(String(req.json.messages.at(-1).content), req.json.stream === true),
   });
+  an = await startFakeUpstream({ 'POST /v1/messages': (req) => anthropicAnswer(lastText(req.json)) });
+  ge = await startFakeUpstream({
+    'POST /v1beta/models/gemini-2.5-flash:streamGenerateContent': (req) => geminiAnswer(lastText(req.json)),
+  });
   c = await startChatGateway({
     channels: [
+      {
+        name: 'claude',
+        kind: 'anthropic',
+        base_url: an.url,
+        keys: ['sk-ant'],
+        models: ['anthropic/c'],
+        model_mapping: { 'anthropic/c': 'claude-x' },
+      },
+      {
+        name: 'google',
+        kind: 'gemini',
+        base_url: ge.url,
+        keys: ['AIza'],
+        models: ['google/g'],
+        model_mapping: { 'google/g': 'gemini-2.5-flash' },
+      },
       {
         name: 'oa',
         kind: 'openai-compatible',
@@ -108,13 +187,15 @@ beforeAll(async () => {
       // gpt-4o-mini's prices: $0.15 / $0.60 per million tokens, fractions of a micro-USD per token.
       model('acme/m', { pricing: { prompt: '0.00000015', completion: '0.0000006' } }),
       model('acme/short', { context_length: SHORT_CONTEXT, max_completion_tokens: 1000 }),
+      model('anthropic/c'),
+      model('google/g'),
     ],
     gateway: { retry_base_ms: 1, first_byte_timeout_ms: 2000, max_attempts: 1 },
   });
 });
 afterAll(async () => {
   await c?.gw.close();
-  await oa?.close();
+  for (const u of [oa, an, ge]) await u?.close();
 });
 
 const chat = (body: Record<string, unknown>) =>
@@ -197,5 +278,75 @@ describe('usage the gateway counts: tool calls', () => {
     const s = await rawStream(c, body);
     expect(s.chunks.at(-1).usage.completion_tokens).toBe(billed);
     expect((await requestLogs(c))[0].completion_tokens).toBe(billed);
+  });
+});
+
+/** Opens a stream, reads until STREAMED arrived, and leaves; returns the request's log. */
+async function leave(body: Record<string, unknown>) {
+  const before = (await requestLogs(c)).length;
+  const abort = new AbortController();
+  const res = await fetch(`${c.gw.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${c.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ ...body, stream: true }),
+    signal: abort.signal,
+  });
+  const reader = res.body!.getReader();
+  let seen = '';
+  while (!seen.includes('stopped')) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`the stream ended before the client left: ${seen}`);
+    seen += new TextDecoder().decode(value);
+  }
+  abort.abort();
+  for (let i = 0; i < 100; i++) {
+    const logs = await requestLogs(c);
+    if (logs.length > before) return logs[0];
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error('no request log');
+}
+
+describe.each([
+  ['anthropic/c', 21, 6],
+  ['google/g', 13, 0],
+])('%s: a stream that ends before its usage', (id, prompt, cached) => {
+  const completion = countTextTokens(STREAMED);
+
+  it('cut: keeps the prompt counts the upstream reported, counts the completion streamed', async () => {
+    const s = await rawStream(c, { model: id, messages: userMsg('cut'), usage: { include: true } });
+    expect(s.chunks.at(-2).error.code).toBe(502);
+    const u = s.chunks.at(-1).usage;
+    expect(u).toMatchObject({ prompt_tokens: prompt, completion_tokens: completion });
+    expect(u.prompt_tokens_details.cached_tokens).toBe(cached);
+    const log = (await requestLogs(c))[0];
+    expect(log).toMatchObject({ status: 502, prompt_tokens: prompt, completion_tokens: completion });
+    expect(log.cost).toBe(u.cost);
+  });
+
+  it('the client leaves: the same', async () => {
+    const log = await leave({ model: id, messages: userMsg('leave') });
+    expect(log).toMatchObject({ status: 499, prompt_tokens: prompt, completion_tokens: completion });
+  });
+});
+
+describe('a stream cut before its usage: counts the upstream reported for the completion', () => {
+  it('Anthropic: the output count of message_delta is final', async () => {
+    const s = await rawStream(c, {
+      model: 'anthropic/c',
+      messages: userMsg('cut-after-count'),
+      usage: { include: true },
+    });
+    expect(s.chunks.at(-1).usage).toMatchObject({ prompt_tokens: 21, completion_tokens: 40 });
+  });
+
+  it('Gemini: the count so far (with thoughts it does not stream) is a floor for the completion', async () => {
+    const s = await rawStream(c, {
+      model: 'google/g',
+      messages: userMsg('cut-thinking'),
+      usage: { include: true },
+    });
+    expect(s.chunks.at(-1).usage).toMatchObject({ prompt_tokens: 13, completion_tokens: 503 });
+    expect(s.chunks.at(-1).usage.completion_tokens_details.reasoning_tokens).toBe(500);
   });
 });

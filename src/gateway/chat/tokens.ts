@@ -10,7 +10,7 @@
  * a flat FILE_TOKENS each.
  */
 import { countTokens } from './tokenizer.js';
-import type { ChatMessage, ChatRequest, ChatResult, ChatUsage, ContentPart } from './types.js';
+import type { ChatMessage, ChatRequest, ChatResult, ChatUsage, ContentPart, ReportedUsage } from './types.js';
 
 export const IMAGE_TOKENS = 765;
 export const FILE_TOKENS = 1000;
@@ -307,6 +307,25 @@ export function estimateUsage(
   const completion = sampledTokens([completionText], o);
   const prompt = sampledPromptTokens(req, o);
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+}
+
+/**
+ * Usage for a stream that ended before the upstream's final count, from what it did report:
+ * the reported prompt counts are kept (they are the upstream's, and exact), and the completion
+ * is counted from `completionText` (what was streamed) unless the reported count is final,
+ * never below what the upstream already reported for it (Gemini's count so far includes
+ * thoughts it may not stream).
+ */
+export function withCountedCompletion(
+  reported: ReportedUsage,
+  completionText: string,
+  o: SampleOptions = {},
+): ChatUsage {
+  const r = reported.usage;
+  const completion = reported.completionFinal
+    ? r.completion_tokens
+    : Math.max(r.completion_tokens, sampledTokens([completionText], o));
+  return { ...r, completion_tokens: completion, total_tokens: r.prompt_tokens + completion };
 }
 
 /**

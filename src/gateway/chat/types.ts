@@ -142,6 +142,16 @@ export interface ChatUsage {
   [extra: string]: unknown;
 }
 
+/**
+ * What an upstream reported of a stream's usage before its final count, for a stream that ended
+ * early (cut, error, client gone): the prompt side (`prompt_tokens` and its details) is final
+ * once reported; `completion_tokens` is the count so far, final only when `completionFinal`.
+ */
+export interface ReportedUsage {
+  usage: ChatUsage;
+  completionFinal: boolean;
+}
+
 export interface AssistantMessage {
   role: 'assistant';
   content: string | null;

@@ -3,8 +3,8 @@ import type { QuotaLedger, Reservation } from '../../access/quota/quota-ledger.j
 import type { ChatAdapter, UpstreamTarget } from '../../providers/types.js';
 import type { CancelSignal } from '../cancel.js';
 import { omitReasoningFromEvent, omitReasoningFromResult } from '../chat/reasoning.js';
-import { estimateUsage, generatedText } from '../chat/tokens.js';
-import type { ChatResult, ChatStreamEvent, ChatUsage } from '../chat/types.js';
+import { estimateUsage, generatedText, withCountedCompletion } from '../chat/tokens.js';
+import type { ChatResult, ChatStreamEvent, ChatUsage, ReportedUsage } from '../chat/types.js';
 import { GatewayError } from '../errors.js';
 import { perObject } from '../per-object.js';
 import { costOf, usdOfMicros } from '../registry/cost.js';
@@ -43,6 +43,8 @@ export interface ServedChat {
 export interface Finish {
   served?: ServedChat;
   usage?: ChatUsage;
+  /** Without `usage`: what the upstream reported before its stream ended early. */
+  reported?: ReportedUsage;
   completionText?: string;
   status: number;
   error?: unknown;
@@ -196,14 +198,18 @@ export class ChatRunner {
   /**
    * Settles the reservation on what was actually used, then records the request (in that
    * order: the writer's batches keep settled spend equal to logged cost). Usage the upstream did
-   * not report is counted locally from the prompt and the generated text. Synchronous when the
-   * ledger settles at once (the database ledger does: it only queues), else a promise.
+   * not report (or only in part: a stream that ended before its usage event) is counted locally
+   * from the prompt as sent and the generated text. Synchronous when the ledger settles at once
+   * (the database ledger does: it only queues), else a promise.
    */
   finish(plan: ChatPlan, ctx: ChatContext, reservation: Reservation, o: Finish): Bill | Promise<Bill> {
     let usage = o.usage;
-    // The prompt as the serving upstream received it: middle-out may have cut it to a fraction.
+    // What the upstream reported wins, part by part; the prompt is counted as the serving
+    // upstream received it (middle-out may have cut it to a fraction).
     if (!usage && o.served && o.completionText !== undefined)
-      usage = estimateUsage(requestFor(plan, o.served.target), o.completionText);
+      usage = o.reported
+        ? withCountedCompletion(o.reported, o.completionText)
+        : estimateUsage(requestFor(plan, o.served.target), o.completionText);
     const model = o.served ? { pricing: o.served.target.pricing } : undefined;
     const u = usage && {
       prompt_tokens: usage.prompt_tokens,

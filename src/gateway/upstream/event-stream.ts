@@ -1,7 +1,7 @@
 import type { Dispatcher } from 'undici';
 import type { StreamDecoder, UpstreamHeaders } from '../../providers/types.js';
 import type { CancelSignal } from '../cancel.js';
-import type { ChatStreamEvent } from '../chat/types.js';
+import type { ChatStreamEvent, ReportedUsage } from '../chat/types.js';
 import { UpstreamError } from '../errors.js';
 import {
   mapNetworkError,
@@ -28,6 +28,11 @@ export interface ChatEventStream extends AsyncIterable<ChatStreamEvent> {
   next(): Promise<ChatStreamEvent[] | null>;
   /** Stops reading and frees the connection (idempotent). */
   cancel(): void;
+  /**
+   * Usage the upstream reported in the events read so far (the decoder's `reported`), for a
+   * stream that ended without its usage event; also after `cancel`.
+   */
+  reported(): ReportedUsage | undefined;
 }
 
 /** What `openEvents` resolves with: the events of a 2xx answer, or the whole body of any other. */
@@ -222,6 +227,10 @@ class EventsHandler extends SignalledHandler implements ChatEventStream {
     const w = this.waiter;
     this.waiter = undefined;
     w?.resolve(null);
+  }
+
+  reported(): ReportedUsage | undefined {
+    return this.decoder.reported?.();
   }
 
   async *[Symbol.asyncIterator](): AsyncGenerator<ChatStreamEvent> {

@@ -258,6 +258,8 @@ async function streamChat(
   const bill = await runner.finish(plan, ctx, reservation, {
     served,
     usage,
+    // Cut or left before the upstream's usage event: the counts it reported before that.
+    reported: usage ? undefined : opened.events.reported(),
     completionText: text + parts.join(''),
     status,
     error: failure,

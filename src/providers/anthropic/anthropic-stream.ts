@@ -13,7 +13,7 @@
  */
 import { SseDecoder } from '../../gateway/chat/sse.js';
 import { sampledTokens } from '../../gateway/chat/tokens.js';
-import type { ChatDelta, ChatStreamEvent, FinishReason } from '../../gateway/chat/types.js';
+import type { ChatDelta, ChatStreamEvent, FinishReason, ReportedUsage } from '../../gateway/chat/types.js';
 import { UpstreamError } from '../../gateway/errors.js';
 import { excerpt } from '../shared/classify-failure.js';
 import type { StreamDecoder } from '../types.js';
@@ -174,5 +174,17 @@ export class AnthropicStreamDecoder implements StreamDecoder {
     ] as const) {
       if (typeof u[k] === 'number') this.usage[k] = u[k];
     }
+  }
+
+  /**
+   * For a stream cut before message_stop: the input and cache counts of message_start, and the
+   * output count, final once the message_delta carrying the stop reason came (else message_start's
+   * count so far).
+   */
+  reported(): ReportedUsage | undefined {
+    if (typeof this.usage.input_tokens !== 'number') return undefined;
+    const final = this.finish !== null;
+    const reasoning = final && this.thoughts.length > 0 ? sampledTokens(this.thoughts) : undefined;
+    return { usage: toChatUsage(this.usage, reasoning), completionFinal: final };
   }
 }

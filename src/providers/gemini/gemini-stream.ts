@@ -3,12 +3,13 @@
  * GenerateContentResponse with only the new parts; there is no `[DONE]`, the body just ends.
  * - The first delta carries `role`. Function calls arrive complete: one tool-call delta each with a
  *   per-candidate counter as index (never the part position, which restarts in every chunk).
- * - `usageMetadata` is cumulative and repeated: the last one is reported once, at the end.
+ * - `usageMetadata` is cumulative and repeated: the last one is reported once, at the end; a stream
+ *   cut before it ends still has the prompt's count (`reported`).
  * - A finishReason emits the finish delta at once; a stream that ends without one is an error.
  * - A prompt blocked by safety (promptFeedback.blockReason, no candidates) -> content_filter error.
  */
 import { SseDecoder } from '../../gateway/chat/sse.js';
-import type { ChatDeltaChoice, ChatStreamEvent } from '../../gateway/chat/types.js';
+import type { ChatDeltaChoice, ChatStreamEvent, ReportedUsage } from '../../gateway/chat/types.js';
 import { UpstreamError } from '../../gateway/errors.js';
 import { excerpt } from '../shared/classify-failure.js';
 import type { StreamDecoder } from '../types.js';
@@ -94,6 +95,15 @@ export class GeminiStreamDecoder implements StreamDecoder {
     }
     this.sawRole = true;
     out.push({ type: 'delta', choices });
+  }
+
+  /**
+   * For a stream cut before its end: the prompt's count (on every chunk), and the completion's
+   * so far, final once a candidate finished (its chunk carries the final counts).
+   */
+  reported(): ReportedUsage | undefined {
+    if (typeof this.usage?.promptTokenCount !== 'number') return undefined;
+    return { usage: toChatUsage(this.usage), completionFinal: this.finished.size > 0 };
   }
 
   private fail(out: ChatStreamEvent[], error: UpstreamError): void {

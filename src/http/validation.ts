@@ -7,7 +7,9 @@ import { MAX_JSON_DEPTH, tooDeep } from './nesting.js';
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
 // Bodies are validated strictly: a wrong type is the client's mistake and gets a 400 naming the
-// field. Query strings and path params are text on the wire, so those are coerced.
+// field. Query strings and path params are text on the wire, so those are coerced. `verbose`
+// puts the failing schema and value on each error (only when validation fails), so a union can
+// be described by what it accepts.
 const strict = addFormats(
   new Ajv({
     allErrors: false,
@@ -15,10 +17,18 @@ const strict = addFormats(
     useDefaults: true,
     removeAdditional: false,
     strict: false,
+    verbose: true,
   }),
 );
 const coercing = addFormats(
-  new Ajv({ allErrors: false, coerceTypes: true, useDefaults: true, removeAdditional: false, strict: false }),
+  new Ajv({
+    allErrors: false,
+    coerceTypes: true,
+    useDefaults: true,
+    removeAdditional: false,
+    strict: false,
+    verbose: true,
+  }),
 );
 
 /** Body normalizers by schema object: see `prepareBody`. */
@@ -112,13 +122,24 @@ function boundedDepth(validate: ValidateFunction, prepare?: (body: unknown) => v
   return check;
 }
 
-/** One readable sentence for the first validation problem, naming the field. */
+/**
+ * One readable sentence for the first validation problem, naming the field.
+ *
+ * A union (anyOf) that fails reports every branch's error before its own. The union's message
+ * says what the field accepts ("tpm_limit: must be an integer from 1 to 2147483647, or null"),
+ * unless the value is an object or array and exactly one branch takes objects or arrays: then
+ * the problem is inside that value, and that branch's own error is described instead.
+ */
 export function describeAjvError(
   errors: ErrorObject[],
   part: string | undefined,
 ): { message: string; param: string } {
-  // A union (anyOf) failing reports every branch first; the union itself names the field best.
-  const union = errors.find((x) => x.keyword === 'anyOf');
+  // With allErrors off, a failed union is an ancestor of the failure; the last one is outermost.
+  const union = errors.findLast((x) => x.keyword === 'anyOf');
+  if (union) {
+    const inner = innerBranchErrors(errors, union);
+    if (inner.length > 0) return describeAjvError(inner, part);
+  }
   const e = union ?? errors[0]!;
   const path = e.instancePath.replace(/^\//, '').replaceAll('/', '.');
   const where = path || (part === 'body' ? 'body' : (part ?? 'request'));
@@ -140,8 +161,13 @@ export function describeAjvError(
         message: `${where}: must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`,
         param: where,
       };
-    case 'anyOf':
-      return { message: `${where}: is not one of the accepted shapes or values`, param: where };
+    case 'anyOf': {
+      const accepted = Array.isArray(e.schema) ? describeUnion(e.schema as Shape[]) : undefined;
+      return {
+        message: `${where}: ${accepted ? `must be ${accepted}` : 'is not one of the accepted shapes or values'}`,
+        param: where,
+      };
+    }
     case 'const':
       return {
         message: `${where}: must be ${JSON.stringify((e.params as { allowedValue: unknown }).allowedValue)}`,
@@ -150,6 +176,117 @@ export function describeAjvError(
     default:
       return { message: `${where}: ${e.message ?? 'is invalid'}`, param: where };
   }
+}
+
+/**
+ * The errors of the one branch of `union` that takes the failing value's kind, when the value is
+ * an object or an array and only one branch takes that kind (`tags: [1]` against string | array
+ * | null is about `tags.0`). Empty otherwise.
+ */
+function innerBranchErrors(errors: ErrorObject[], union: ErrorObject): ErrorObject[] {
+  const branches = union.schema;
+  const data: unknown = union.data;
+  if (!Array.isArray(branches) || data === null || typeof data !== 'object') return [];
+  const kind = Array.isArray(data) ? 'array' : 'object';
+  const takers = (branches as Shape[]).flatMap((b, i) => (typesOf(b).includes(kind) ? [i] : []));
+  if (takers.length !== 1) return [];
+  const prefix = `${union.schemaPath}/${takers[0]}/`;
+  return errors.filter((x) => x.schemaPath.startsWith(prefix));
+}
+
+/** The JSON Schema keywords the descriptions below read. */
+interface Shape {
+  type?: string | string[];
+  const?: unknown;
+  enum?: unknown[];
+  anyOf?: Shape[];
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: number;
+  exclusiveMaximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  minItems?: number;
+  maxItems?: number;
+  pattern?: string;
+  properties?: Record<string, Shape>;
+  required?: string[];
+  /** A schema's own wording for what it accepts ("a numeric string"), for shapes no rule says well. */
+  'x-accepts'?: string;
+}
+
+function typesOf(s: Shape): string[] {
+  if (s.anyOf) return s.anyOf.flatMap(typesOf);
+  return s.type === undefined ? [] : Array.isArray(s.type) ? s.type : [s.type];
+}
+
+/** "a, b, or c", each branch in words; undefined when some branch has no wording. */
+function describeUnion(branches: Shape[]): string | undefined {
+  const words: string[] = [];
+  for (const b of branches) {
+    const w = describeShape(b);
+    if (w === undefined) return undefined;
+    for (const one of w) if (!words.includes(one)) words.push(one);
+  }
+  if (words.length === 0) return undefined;
+  return words.length === 1 ? words[0] : `${words.slice(0, -1).join(', ')}, or ${words.at(-1)}`;
+}
+
+/** What one schema accepts, as noun phrases (several for a union or a list of types). */
+function describeShape(s: Shape): string[] | undefined {
+  if (s['x-accepts']) return [s['x-accepts']];
+  if ('const' in s) return [JSON.stringify(s.const)];
+  if (Array.isArray(s.enum)) return [`one of ${s.enum.map((v) => JSON.stringify(v)).join(', ')}`];
+  if (s.anyOf) {
+    const all = s.anyOf.map(describeShape);
+    return all.every((w) => w !== undefined) ? all.flat() : undefined;
+  }
+  if (Array.isArray(s.type)) {
+    const all = s.type.map((t) => describeShape({ ...s, type: t }));
+    return all.every((w) => w !== undefined) ? all.flat() : undefined;
+  }
+  switch (s.type) {
+    case 'null':
+      return ['null'];
+    case 'boolean':
+      return ['a boolean'];
+    case 'integer':
+      return [`an integer${range(s)}`];
+    case 'number':
+      return [`a number${range(s)}`];
+    case 'string':
+      return [
+        `a string${count(s.minLength, s.maxLength, 'character')}${s.pattern ? ` matching ${s.pattern}` : ''}`,
+      ];
+    case 'array':
+      return [`an array${count(s.minItems, s.maxItems, 'item')}`];
+    case 'object': {
+      // Objects told apart by a constant member (`{"type": "text", ...}`) are named by it.
+      const tag = Object.entries(s.properties ?? {}).find(
+        ([k, p]) => 'const' in p && s.required?.includes(k),
+      );
+      return [tag ? `an object with ${tag[0]} ${JSON.stringify(tag[1].const)}` : 'an object'];
+    }
+    default:
+      return undefined;
+  }
+}
+
+function range(s: Shape): string {
+  const { minimum: min, maximum: max, exclusiveMinimum: above, exclusiveMaximum: below } = s;
+  if (min !== undefined && max !== undefined && above === undefined && below === undefined)
+    return ` from ${min} to ${max}`;
+  const low = above !== undefined ? `> ${above}` : min !== undefined ? `>= ${min}` : '';
+  const high = below !== undefined ? `< ${below}` : max !== undefined ? `<= ${max}` : '';
+  return low && high ? ` ${low} and ${high}` : low || high ? ` ${low || high}` : '';
+}
+
+function count(min: number | undefined, max: number | undefined, unit: string): string {
+  const n = (k: number) => `${k} ${unit}${k === 1 ? '' : 's'}`;
+  if (min !== undefined && min > 0 && max !== undefined) return ` of ${min} to ${n(max)}`;
+  if (max !== undefined) return ` of at most ${n(max)}`;
+  if (min !== undefined && min > 0) return ` of at least ${n(min)}`;
+  return '';
 }
 
 export function validationError(errors: ErrorObject[], part: string | undefined) {

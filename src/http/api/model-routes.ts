@@ -6,7 +6,10 @@ import { requireUser } from '../auth.js';
 import { ok, paging } from '../envelope.js';
 import { INT32_MAX, PageQuery, UnixSeconds } from '../schemas.js';
 
-const Price = Type.Union([Type.String({ pattern: '^\\s*[0-9.eE+-]+\\s*$' }), Type.Number({ minimum: 0 })]);
+const Price = Type.Union([
+  Type.String({ pattern: '^\\s*[0-9.eE+-]+\\s*$', 'x-accepts': 'a numeric string' }),
+  Type.Number({ minimum: 0 }),
+]);
 const Names = Type.Array(Type.String({ minLength: 1, maxLength: 255 }), { maxItems: 200 });
 
 const ModelFields = {

@@ -94,7 +94,7 @@ const Tool = FunctionTyped(FunctionName());
 // A price as a number or a decimal string ("1", "0.5", ".5", "1."), USD per million tokens.
 const Price = Type.Union([
   Type.Number({ minimum: 0 }),
-  Type.String({ pattern: '^(?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)$' }),
+  Type.String({ pattern: '^(?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)$', 'x-accepts': 'a decimal string' }),
 ]);
 const SORTS = ['price', 'throughput', 'latency'] as const;
 

@@ -187,6 +187,53 @@ describe('/api/model', () => {
     expect((await gw.call('DELETE', '/api/model/openai/gpt-4o-mini', { cookie: root })).status).toBe(404);
   });
 
+  it('null unsets upstream_model and context_length, as cleared console fields send them', async () => {
+    const edit = (body: Record<string, unknown>) =>
+      gw.call('PUT', '/api/model', { cookie: root, body: { id: 'openai/gpt-4o-mini', ...body } });
+    const set = await edit({ upstream_model: 'gpt-4o-mini-2024-07-18', context_length: 32000 });
+    expect(set.body.data).toMatchObject({ upstream_model: 'gpt-4o-mini-2024-07-18', context_length: 32000 });
+    // Unset: the default description shows through again; other admin fields stay.
+    const unset = await edit({ upstream_model: null, context_length: null, name: 'Mini' });
+    expect(unset.status).toBe(200);
+    expect(unset.body.data).toMatchObject({
+      upstream_model: 'gpt-4o-mini',
+      context_length: 128000,
+      name: 'Mini',
+      overridden: true,
+    });
+    // A later change without the fields does not bring the old values back.
+    const later = await edit({ name: 'Mini 2' });
+    expect(later.body.data).toMatchObject({ upstream_model: 'gpt-4o-mini', context_length: 128000 });
+    expect((await gw.call('DELETE', '/api/model/openai/gpt-4o-mini', { cookie: root })).status).toBe(200);
+
+    // An entry only an admin described: the id's own name and the fallback context length.
+    await gw.call('POST', '/api/model', {
+      cookie: root,
+      body: {
+        id: 'acme/unset',
+        upstream_model: 'acme-unset-v2',
+        context_length: 4096,
+        max_completion_tokens: 512,
+      },
+    });
+    const own = await gw.call('PUT', '/api/model', {
+      cookie: root,
+      body: { id: 'acme/unset', upstream_model: null, context_length: null, max_completion_tokens: null },
+    });
+    expect(own.status).toBe(200);
+    expect(own.body.data).toMatchObject({
+      upstream_model: 'unset',
+      context_length: 8192,
+      max_completion_tokens: null,
+    });
+    const price = await gw.call('PUT', '/api/model', {
+      cookie: root,
+      body: { id: 'acme/unset', pricing: { prompt: 'abc' } },
+    });
+    expect(price.status).toBe(400);
+    expect(price.body.message).toBe('pricing.prompt: must be a numeric string, or a number >= 0');
+  });
+
   it('creates new entries, names the bad field, and pages the list', async () => {
     const created = await gw.call('POST', '/api/model', {
       cookie: root,

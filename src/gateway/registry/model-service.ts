@@ -17,6 +17,19 @@ export interface ModelView extends ModelInfo {
 
 const now = () => Math.floor(Date.now() / 1000);
 
+/**
+ * Fields an admin may unset with null: the entry then takes them from the config file or the
+ * default data file again, or from the id (`acme/tiny` is sent as `tiny`) and the fallback context
+ * length. (`max_completion_tokens: null` is a value of its own: no limit.)
+ */
+const UNSETTABLE = ['upstream_model', 'context_length'] as const;
+
+/** What `POST`/`PUT /api/model` carry: a model input whose unsettable fields may be null. */
+export type ModelPatch = Omit<ModelInput, (typeof UNSETTABLE)[number]> & {
+  upstream_model?: string | null;
+  context_length?: number | null;
+};
+
 /** `/api/model`: admin entries layered over the config file and the default data file. */
 export class ModelService {
   constructor(private readonly state: RegistryState) {}
@@ -38,17 +51,17 @@ export class ModelService {
   }
 
   /** A new admin entry; 409 when one exists already (use PUT to change it). */
-  async create(input: ModelInput): Promise<ModelView> {
+  async create(input: ModelPatch): Promise<ModelView> {
     if (await this.state.repos.models.byId(input.id)) throw conflict(`model ${input.id} already exists`);
     return this.save(input);
   }
 
-  /** Changes the fields present, on top of whatever the entry is now (any layer). */
-  async update(input: ModelInput): Promise<ModelView> {
+  /** Changes the fields present, on top of whatever the entry is now (any layer); null unsets. */
+  async update(input: ModelPatch): Promise<ModelView> {
     const layers = this.state.registry.layers(input.id);
     if (!layers.admin && !layers.config && !layers.default && !this.state.registry.get(input.id))
       throw notFound(`model ${input.id} not found`);
-    const merged = { ...(layers.admin ?? { id: input.id }), ...definedOnly(input) } as ModelInput;
+    const merged = { ...(layers.admin ?? { id: input.id }), ...definedOnly(input) } as ModelPatch;
     if (input.pricing) merged.pricing = { ...(layers.admin?.pricing ?? {}), ...input.pricing };
     return this.save(merged);
   }
@@ -59,12 +72,15 @@ export class ModelService {
     await this.state.changed();
   }
 
-  private async save(input: ModelInput): Promise<ModelView> {
+  private async save(input: ModelPatch): Promise<ModelView> {
     let clean: ModelInput;
     try {
-      // Only the fields sent are stored, so later default-file updates still show through the rest.
+      // Only the fields sent are stored, so later default-file updates still show through the rest;
+      // an unset field is left out for the same reason.
       const pricing = input.pricing ? normalizePricing(input.pricing) : undefined;
-      clean = { ...input };
+      const copy: ModelPatch = { ...input };
+      for (const k of UNSETTABLE) if (copy[k] === null) delete copy[k];
+      clean = copy as ModelInput;
       if (input.pricing && pricing) {
         clean.pricing = Object.fromEntries(Object.keys(input.pricing).map((k) => [k, pricing[k] ?? '0']));
         const [tooHigh] = priceBoundProblems(clean.pricing);

@@ -4,7 +4,7 @@ import type { Services } from '../../services.js';
 import type { App } from '../app.js';
 import { requireUser } from '../auth.js';
 import { ok, paging } from '../envelope.js';
-import { INT32_MAX, PageQuery, UnixSeconds } from '../schemas.js';
+import { INT32_MAX, Nullable, PageQuery, UnixSeconds } from '../schemas.js';
 
 const Price = Type.Union([
   Type.String({ pattern: '^\\s*[0-9.eE+-]+\\s*$', 'x-accepts': 'a numeric string' }),
@@ -14,10 +14,11 @@ const Names = Type.Array(Type.String({ minLength: 1, maxLength: 255 }), { maxIte
 
 const ModelFields = {
   name: Type.String({ minLength: 1, maxLength: 255 }),
-  upstream_model: Type.String({ minLength: 1, maxLength: 255 }),
+  // null: no admin value, the config/default description (or the id's own name) applies again.
+  upstream_model: Nullable(Type.String({ minLength: 1, maxLength: 255 })),
   aliases: Names,
   created: UnixSeconds,
-  context_length: Type.Integer({ minimum: 1, maximum: INT32_MAX }),
+  context_length: Nullable(Type.Integer({ minimum: 1, maximum: INT32_MAX })),
   max_completion_tokens: Type.Union([Type.Integer({ minimum: 1, maximum: INT32_MAX }), Type.Null()]),
   pricing: Type.Record(Type.String({ pattern: '^[a-z_0-9]{1,64}$' }), Price, {
     description: 'USD per token (prompt, completion, input_cache_read, ...), per request, per image',

@@ -281,6 +281,23 @@ describe('console in a real browser', () => {
     await page.getByRole('link', { name: 'Logs' }).click();
     await page.getByRole('cell', { name: gw.chatModel }).first().waitFor();
     await screenshot(page, '11-logs');
+    // Filters the server would refuse are said under their field, without the rows of the last query.
+    const logRows = page.getByRole('cell', { name: gw.chatModel });
+    await page.getByLabel('Key id').fill('abc');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.getByText('A key id is a whole number from 1 up.').waitFor();
+    expect(await page.getByLabel('Key id').getAttribute('aria-invalid')).toBe('true');
+    expect(await logRows.count()).toBe(0);
+    expect(await page.getByText('No requests found').count()).toBe(0);
+    await page.getByLabel('Key id').fill('');
+    await page.getByLabel('From').fill('2030-01-02T10:00');
+    await page.getByLabel('To').fill('2030-01-01T10:00');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.getByText('The end of the period is before its start.').waitFor();
+    expect(await page.getByText('No requests found').count()).toBe(0);
+    expect(await page.getByRole('alert').count()).toBe(1);
+    await page.getByRole('button', { name: 'Reset' }).click();
+    await logRows.first().waitFor();
 
     await page.getByRole('link', { name: 'Usage' }).click();
     await page.getByRole('img', { name: 'Requests bar chart' }).waitFor();

@@ -8,7 +8,11 @@ export interface Async<T> {
   reload(): void;
 }
 
-/** Runs a loader whenever deps change; stale answers from older runs are dropped. */
+/**
+ * Runs a loader whenever deps change; stale answers from older runs are dropped. While a new run
+ * loads, `data` is still the last answer (pages may keep showing it); a failed run clears it, so
+ * a page never shows rows of an earlier query beside the error of the current one.
+ */
 export function useAsync<T>(load: () => Promise<T>, deps: DependencyList): Async<T> {
   const [data, setData] = useState<T>();
   const [error, setError] = useState<string | null>(null);
@@ -29,6 +33,7 @@ export function useAsync<T>(load: () => Promise<T>, deps: DependencyList): Async
       },
       (e: unknown) => {
         if (id !== run.current) return;
+        setData(undefined);
         setError(errorText(e));
         setLoading(false);
       },

@@ -72,6 +72,8 @@ export function Pager({
 
 interface FieldProps {
   label: string;
+  /** The control's id, when the page needs to reach it; otherwise one is made up. */
+  id?: string;
   error?: string | null;
   hint?: string;
   children: (props: { id: string; 'aria-invalid': boolean; 'aria-describedby'?: string }) => ReactNode;
@@ -79,8 +81,9 @@ interface FieldProps {
 }
 
 /** A labelled control with its hint and its server-side error tied by aria-describedby. */
-export function Field({ label, error, hint, children, className }: FieldProps) {
-  const id = useId();
+export function Field({ label, id: given, error, hint, children, className }: FieldProps) {
+  const made = useId();
+  const id = given ?? made;
   const hintId = hint ? `${id}-hint` : undefined;
   const errId = error ? `${id}-err` : undefined;
   const describedBy = [hintId, errId].filter(Boolean).join(' ') || undefined;

@@ -1,13 +1,37 @@
 import { type FormEvent, useState } from 'react';
 import { api } from '../api';
 import { isAdmin, useAuth } from '../auth';
-import { Empty, ErrorBox, Pager, Spinner } from '../components/ui';
+import { Empty, ErrorBox, Field, Pager, Spinner } from '../components/ui';
 import { formatDate, formatNumber, formatUsd, toUnix } from '../format';
 import { useAsync, useDocumentTitle } from '../hooks';
 import type { LogRecord } from '../types';
 
 const PAGE_SIZE = 50;
 const EMPTY = { model: '', key_id: '', user_id: '', status: '', from: '', to: '' };
+type Filters = typeof EMPTY;
+/** Ids are rows of the database: integers from 1 to 2^31 - 1. */
+const ID_MAX = 2_147_483_647;
+
+/**
+ * What is wrong with the filters, by field, before anything is sent: the server would refuse an
+ * id that is not a positive integer, or a period that ends before it starts.
+ */
+function filterErrors(f: Filters, admin: boolean): Partial<Record<keyof Filters, string>> {
+  const errors: Partial<Record<keyof Filters, string>> = {};
+  const id = (v: string) => {
+    const t = v.trim();
+    return !t || (/^[0-9]+$/.test(t) && Number(t) >= 1 && Number(t) <= ID_MAX);
+  };
+  if (!id(f.key_id)) errors.key_id = 'A key id is a whole number from 1 up.';
+  if (admin && !id(f.user_id)) errors.user_id = 'A user id is a whole number from 1 up.';
+  const status = f.status.trim();
+  if (status && !(/^[0-9]{3}$/.test(status) && Number(status) >= 100 && Number(status) <= 599))
+    errors.status = 'An HTTP status from 100 to 599.';
+  const from = toUnix(f.from);
+  const to = toUnix(f.to);
+  if (from !== null && to !== null && from > to) errors.to = 'The end of the period is before its start.';
+  return errors;
+}
 
 function isOk(status: LogRecord['status']): boolean {
   const n = Number(status);
@@ -22,16 +46,17 @@ export function Logs() {
   const admin = isAdmin(user);
   const [draft, setDraft] = useState(EMPTY);
   const [filters, setFilters] = useState(EMPTY);
+  const [errors, setErrors] = useState<Partial<Record<keyof Filters, string>>>({});
   const [page, setPage] = useState(0);
   const list = useAsync(
     () =>
       api.page<LogRecord>('/log', {
         p: page,
         page_size: PAGE_SIZE,
-        model: filters.model,
-        key_id: filters.key_id,
-        user_id: admin ? filters.user_id : '',
-        status: filters.status,
+        model: filters.model.trim(),
+        key_id: filters.key_id.trim(),
+        user_id: admin ? filters.user_id.trim() : '',
+        status: filters.status.trim(),
         from: toUnix(filters.from),
         to: toUnix(filters.to),
       }),
@@ -40,13 +65,29 @@ export function Logs() {
 
   function apply(e: FormEvent) {
     e.preventDefault();
+    const found = filterErrors(draft, admin);
+    setErrors(found);
+    const first = Object.keys(found)[0];
+    if (first) {
+      document.getElementById(`lf-${first}`)?.focus();
+      return;
+    }
     setPage(0);
     setFilters({ ...draft });
   }
 
-  function set(k: keyof typeof EMPTY, v: string) {
+  function set(k: keyof Filters, v: string) {
     setDraft((d) => ({ ...d, [k]: v }));
+    setErrors((e) => {
+      // The period's message sits under To but is about both ends.
+      const key = k === 'from' ? 'to' : k;
+      if (!e[key]) return e;
+      const { [key]: _, ...rest } = e;
+      return rest;
+    });
   }
+
+  const invalid = Object.keys(errors).length > 0;
 
   return (
     <>
@@ -56,56 +97,59 @@ export function Logs() {
           <label htmlFor="lf-model">Model</label>
           <input id="lf-model" value={draft.model} onChange={(e) => set('model', e.target.value)} />
         </div>
-        <div className="field">
-          <label htmlFor="lf-key">Key id</label>
-          <input
-            id="lf-key"
-            inputMode="numeric"
-            value={draft.key_id}
-            onChange={(e) => set('key_id', e.target.value)}
-          />
-        </div>
-        {admin && (
-          <div className="field">
-            <label htmlFor="lf-user">User id</label>
+        <Field label="Key id" id="lf-key_id" error={errors.key_id}>
+          {(p) => (
             <input
-              id="lf-user"
+              {...p}
               inputMode="numeric"
-              value={draft.user_id}
-              onChange={(e) => set('user_id', e.target.value)}
+              value={draft.key_id}
+              onChange={(e) => set('key_id', e.target.value)}
             />
-          </div>
+          )}
+        </Field>
+        {admin && (
+          <Field label="User id" id="lf-user_id" error={errors.user_id}>
+            {(p) => (
+              <input
+                {...p}
+                inputMode="numeric"
+                value={draft.user_id}
+                onChange={(e) => set('user_id', e.target.value)}
+              />
+            )}
+          </Field>
         )}
-        <div className="field">
-          <label htmlFor="lf-status">Status</label>
-          <input
-            id="lf-status"
-            type="number"
-            min={100}
-            max={599}
-            placeholder="e.g. 200 or 429"
-            value={draft.status}
-            onChange={(e) => set('status', e.target.value)}
-          />
-        </div>
-        <div className="field">
-          <label htmlFor="lf-from">From</label>
-          <input
-            id="lf-from"
-            type="datetime-local"
-            value={draft.from}
-            onChange={(e) => set('from', e.target.value)}
-          />
-        </div>
-        <div className="field">
-          <label htmlFor="lf-to">To</label>
-          <input
-            id="lf-to"
-            type="datetime-local"
-            value={draft.to}
-            onChange={(e) => set('to', e.target.value)}
-          />
-        </div>
+        <Field label="Status" id="lf-status" error={errors.status}>
+          {(p) => (
+            <input
+              {...p}
+              inputMode="numeric"
+              placeholder="e.g. 200 or 429"
+              value={draft.status}
+              onChange={(e) => set('status', e.target.value)}
+            />
+          )}
+        </Field>
+        <Field label="From" id="lf-from">
+          {(p) => (
+            <input
+              {...p}
+              type="datetime-local"
+              value={draft.from}
+              onChange={(e) => set('from', e.target.value)}
+            />
+          )}
+        </Field>
+        <Field label="To" id="lf-to" error={errors.to}>
+          {(p) => (
+            <input
+              {...p}
+              type="datetime-local"
+              value={draft.to}
+              onChange={(e) => set('to', e.target.value)}
+            />
+          )}
+        </Field>
         <div className="filter-actions">
           <button type="submit" className="btn btn-primary">
             Apply
@@ -115,6 +159,7 @@ export function Logs() {
             className="btn"
             onClick={() => {
               setDraft(EMPTY);
+              setErrors({});
               setFilters(EMPTY);
               setPage(0);
             }}
@@ -125,11 +170,12 @@ export function Logs() {
       </form>
       <div aria-live="polite" aria-busy={list.loading}>
         {list.loading && <Spinner label="Loading logs…" />}
-        <ErrorBox error={list.error} onRetry={list.reload} />
-        {!list.loading && list.data?.items.length === 0 && (
+        {!invalid && <ErrorBox error={list.error} onRetry={list.reload} />}
+        {invalid && <p className="meta">Correct the highlighted filter to see matching requests.</p>}
+        {!invalid && !list.loading && list.data?.items.length === 0 && (
           <Empty title="No requests found">Requests to /v1 show up here as they happen.</Empty>
         )}
-        {!list.loading && !!list.data?.items.length && (
+        {!invalid && !list.loading && !!list.data?.items.length && (
           <div className="table-wrap">
             <table className="table table-compact">
               <caption className="sr-only">Requests, newest first</caption>
@@ -177,7 +223,9 @@ export function Logs() {
             </table>
           </div>
         )}
-        {list.data && <Pager page={page} pageSize={PAGE_SIZE} total={list.data.total} onPage={setPage} />}
+        {!invalid && list.data && (
+          <Pager page={page} pageSize={PAGE_SIZE} total={list.data.total} onPage={setPage} />
+        )}
       </div>
     </>
   );

@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { api } from '../api';
 import { BarChart } from '../components/BarChart';
-import { ErrorBox, Spinner } from '../components/ui';
+import { ErrorBox, Field, Spinner } from '../components/ui';
 import { formatNumber, formatUsd, toLocalInput, toUnix } from '../format';
 import { useAsync, useDocumentTitle } from '../hooks';
 import type { ApiKey, StatBucket } from '../types';
@@ -25,9 +25,14 @@ export function Usage() {
   const [group, setGroup] = useState<'day' | 'model' | 'key'>('day');
   const [from, setFrom] = useState(toLocalInput(now - 30 * DAY));
   const [to, setTo] = useState('');
+  // A period that ends before it starts is said once, under To, and never sent.
+  const start = toUnix(from);
+  const end = toUnix(to);
+  const badPeriod = start !== null && end !== null && start > end;
   const stats = useAsync(
-    () => api.get<StatBucket[]>('/log/stats', { group, from: toUnix(from), to: toUnix(to) }),
-    [group, from, to],
+    () =>
+      badPeriod ? Promise.resolve([]) : api.get<StatBucket[]>('/log/stats', { group, from: start, to: end }),
+    [group, start, end],
   );
   const keys = useAsync(
     () => api.page<ApiKey>('/key', { p: 0, page_size: 100 }).catch(() => ({ items: [], total: 0 })),
@@ -62,28 +67,29 @@ export function Usage() {
           <label htmlFor="u-from">From</label>
           <input id="u-from" type="datetime-local" value={from} onChange={(e) => setFrom(e.target.value)} />
         </div>
-        <div className="field">
-          <label htmlFor="u-to">To</label>
-          <input id="u-to" type="datetime-local" value={to} onChange={(e) => setTo(e.target.value)} />
-        </div>
+        <Field label="To" id="u-to" error={badPeriod ? 'The end of the period is before its start.' : null}>
+          {(p) => <input {...p} type="datetime-local" value={to} onChange={(e) => setTo(e.target.value)} />}
+        </Field>
       </form>
-      <div className="stats" aria-live="polite">
-        <div className="stat card">
-          <span className="stat-label">Requests</span>
-          <strong>{formatNumber(totals.requests)}</strong>
+      {!badPeriod && !stats.error && (
+        <div className="stats" aria-live="polite">
+          <div className="stat card">
+            <span className="stat-label">Requests</span>
+            <strong>{formatNumber(totals.requests)}</strong>
+          </div>
+          <div className="stat card">
+            <span className="stat-label">Tokens</span>
+            <strong>{formatNumber(totals.tokens)}</strong>
+          </div>
+          <div className="stat card">
+            <span className="stat-label">Cost</span>
+            <strong>{formatUsd(totals.cost)}</strong>
+          </div>
         </div>
-        <div className="stat card">
-          <span className="stat-label">Tokens</span>
-          <strong>{formatNumber(totals.tokens)}</strong>
-        </div>
-        <div className="stat card">
-          <span className="stat-label">Cost</span>
-          <strong>{formatUsd(totals.cost)}</strong>
-        </div>
-      </div>
+      )}
       {stats.loading && <Spinner label="Loading usage…" />}
       <ErrorBox error={stats.error} onRetry={stats.reload} />
-      {!stats.loading && !stats.error && (
+      {!badPeriod && !stats.loading && !stats.error && (
         <div className="charts">
           <BarChart
             title="Requests"

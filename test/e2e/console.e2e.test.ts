@@ -8,6 +8,22 @@ let browser: Browser;
 let admin: BrowserContext;
 let page: Page;
 const pageErrors: string[] = [];
+/** The administrator's session, for data the tests make through the API. */
+let adminCookie = '';
+
+/** A call to /api as the administrator; fails the test unless it answers 200. */
+async function adminApi<T = any>(method: string, path: string, body?: unknown): Promise<T> {
+  const r = await fetch(`${gw.url}/api${path}`, {
+    method,
+    headers:
+      body === undefined
+        ? { cookie: adminCookie }
+        : { 'content-type': 'application/json', cookie: adminCookie },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  expect(r.status, `${method} ${path}: ${await r.clone().text()}`).toBe(200);
+  return ((await r.json()) as { data: T }).data;
+}
 
 const CATS = ['development', 'productivity', 'tools', 'entertainment', 'general'];
 
@@ -19,15 +35,8 @@ async function seed(): Promise<void> {
     body: JSON.stringify(gw.admin),
   });
   expect(login.status).toBe(200);
-  const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0];
-  const create = async (app: Record<string, unknown>) => {
-    const r = await fetch(`${gw.url}/api/app`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', cookie },
-      body: JSON.stringify(app),
-    });
-    expect(r.status, await r.clone().text()).toBe(200);
-  };
+  adminCookie = (login.headers.get('set-cookie') ?? '').split(';')[0];
+  const create = (app: Record<string, unknown>) => adminApi('POST', '/app', app);
   await create({
     name: 'Markdown Studio',
     short_description: 'Write and preview Markdown with an AI co-writer.',
@@ -54,6 +63,14 @@ async function seed(): Promise<void> {
       featured: i <= 3,
     });
   }
+  // Hidden: an administrator sees it under Admin → Apps, never on the public pages.
+  await create({
+    name: 'Hidden Gem',
+    short_description: 'Not published yet.',
+    download_url: 'https://downloads.example.com/hidden-gem.zip',
+    status: 2,
+    featured: true,
+  });
 }
 
 beforeAll(async () => {
@@ -147,6 +164,24 @@ describe('console in a real browser', () => {
     // Back where the visitor came from, now with the admin menu.
     await page.getByRole('link', { name: 'Upstreams' }).waitFor();
     await page.getByRole('heading', { name: /Markdown Studio/ }).waitFor();
+  });
+
+  it('shows an administrator the catalog pages as the public sees them', async () => {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Catalog' }).click();
+    const newest = page.locator('section', { has: page.getByRole('heading', { name: 'Newest' }) });
+    await newest.getByRole('link', { name: 'Sample App 13' }).waitFor();
+    for (const title of ['Featured', 'Most downloaded', 'Newest']) {
+      const section = page.locator('section', {
+        has: page.getByRole('heading', { name: title, exact: true }),
+      });
+      await section.locator('.app-card').first().waitFor();
+      expect(await section.getByText('Hidden Gem').count(), title).toBe(0);
+    }
+    await page.getByLabel('Search apps').fill('Hidden Gem');
+    await page.getByLabel('Search apps').press('Enter');
+    await page.getByText('No apps match').waitFor();
+    await page.getByRole('link', { name: 'Browse' }).click();
+    await page.getByText('14 apps').waitFor();
   });
 
   it('creates, edits, hides and deletes an app, showing server validation on the field', async () => {

@@ -35,6 +35,11 @@ export function AppCard({ app }: { app: App }) {
               ★ Featured
             </span>
           )}
+          {app.status === 2 && (
+            <span className="badge badge-warn badge-gap" title="Hidden: only administrators see this app">
+              Hidden
+            </span>
+          )}
         </h3>
         <p className="app-card-desc">{app.short_description || 'No description yet.'}</p>
         <p className="meta">

@@ -8,13 +8,15 @@ import type { App } from '../types';
 
 export function Home() {
   useDocumentTitle('App catalog');
-  const featured = useAsync(() => api.page<App>('/app/featured', { p: 0, page_size: 8 }), []);
+  // Published apps only (status 1), also for a signed-in admin: the catalog pages show what the
+  // public sees; hidden apps are managed under Admin → Apps.
+  const featured = useAsync(() => api.page<App>('/app/featured', { p: 0, page_size: 8, status: 1 }), []);
   const popular = useAsync(
-    () => api.page<App>('/app', { p: 0, page_size: 8, order: 'download_count desc' }),
+    () => api.page<App>('/app', { p: 0, page_size: 8, order: 'download_count desc', status: 1 }),
     [],
   );
   const newest = useAsync(
-    () => api.page<App>('/app', { p: 0, page_size: 8, order: 'created_time desc' }),
+    () => api.page<App>('/app', { p: 0, page_size: 8, order: 'created_time desc', status: 1 }),
     [],
   );
 

@@ -22,11 +22,12 @@ export function SearchPage() {
   const page = Math.max(0, Number(query.get('p') ?? 0) || 0);
   useDocumentTitle(keyword ? `Search: ${keyword}` : category ? `${category} apps` : 'Browse apps');
 
+  // status 1: what the public sees, also for a signed-in admin (see Home).
   const result = useAsync(
     () =>
       keyword
-        ? api.page<App>('/app/search', { keyword, p: page, page_size: PAGE_SIZE })
-        : api.page<App>('/app', { category, order, p: page, page_size: PAGE_SIZE }),
+        ? api.page<App>('/app/search', { keyword, p: page, page_size: PAGE_SIZE, status: 1 })
+        : api.page<App>('/app', { category, order, p: page, page_size: PAGE_SIZE, status: 1 }),
     [keyword, category, order, page],
   );
 

@@ -374,6 +374,58 @@ describe('console in a real browser', () => {
     await phone.close();
   });
 
+  it('shows names whole and wraps long text on a 375 px phone, admin tables included', async () => {
+    const emoji = await adminApi<{ id: number }>('POST', '/app', {
+      name: '🦙 Llama Helper',
+      short_description: 'Keeps a llama company.',
+    });
+    const long = await adminApi<{ id: number }>('POST', '/app', {
+      name: 'W'.repeat(120),
+      short_description: 'x'.repeat(300),
+      description: 'y'.repeat(3000),
+      author: 'A'.repeat(100),
+      version: '9'.repeat(60),
+      tags: 'z'.repeat(64),
+    });
+    const phone = await browser.newContext({
+      viewport: { width: 375, height: 812 },
+      isMobile: true,
+      hasTouch: true,
+    });
+    const p = await phone.newPage();
+    p.on('pageerror', (e) => pageErrors.push(e.message));
+    const sideways = () => p.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
+    try {
+      await p.goto(`${gw.url}/apps?keyword=Llama`);
+      const letter = p.locator('.app-card .thumb-letter').first();
+      await letter.waitFor();
+      expect(await letter.textContent()).toBe('🦙');
+      await p.goto(`${gw.url}/apps?keyword=${'W'.repeat(100)}`);
+      await p.locator('.app-card').first().waitFor();
+      expect(await sideways()).toBeLessThanOrEqual(0);
+      await p.goto(`${gw.url}/app/${long.id}`);
+      await p.getByRole('heading', { level: 1 }).waitFor();
+      expect(await sideways()).toBeLessThanOrEqual(0);
+      await screenshot(p, '18-phone-long-app');
+
+      await p.goto(`${gw.url}/login`);
+      await p.getByLabel('Username').fill(gw.admin.username);
+      await p.getByLabel('Password').fill(gw.admin.password);
+      await p.getByRole('button', { name: 'Sign in' }).click();
+      await p.getByRole('heading', { name: 'Find apps for your AI models' }).waitFor();
+      for (const path of ['/admin/apps', '/admin/models', '/admin/upstreams', '/admin/users', '/keys']) {
+        await p.goto(gw.url + path);
+        await p.locator('.table-wrap').first().waitFor();
+        expect(await sideways(), path).toBeLessThanOrEqual(0);
+      }
+      await screenshot(p, '19-phone-keys');
+    } finally {
+      await phone.close();
+      await adminApi('DELETE', `/app/${emoji.id}`);
+      await adminApi('DELETE', `/app/${long.id}`);
+    }
+  });
+
   it('raised no uncaught errors in the page', () => {
     expect(pageErrors).toEqual([]);
   });

@@ -2,6 +2,23 @@ import { formatNumber } from '../format';
 import { Link } from '../router';
 import type { App } from '../types';
 
+/**
+ * The first character a reader sees in a name: a whole emoji or accented letter (one grapheme),
+ * never half of a UTF-16 surrogate pair.
+ */
+export function firstLetter(name: string): string {
+  const text = name.trim();
+  if (!text) return '?';
+  if (typeof Intl.Segmenter === 'function') {
+    const first = new Intl.Segmenter(undefined, { granularity: 'grapheme' })
+      .segment(text)
+      [Symbol.iterator]()
+      .next();
+    if (!first.done) return first.value.segment.toUpperCase();
+  }
+  return Array.from(text)[0].toUpperCase();
+}
+
 export function Thumb({ app, size = 56 }: { app: Pick<App, 'name' | 'thumbnail_url'>; size?: number }) {
   if (app.thumbnail_url) {
     return (
@@ -18,7 +35,7 @@ export function Thumb({ app, size = 56 }: { app: Pick<App, 'name' | 'thumbnail_u
   }
   return (
     <span className="thumb thumb-letter" style={{ width: size, height: size }} aria-hidden="true">
-      {(app.name || '?').slice(0, 1).toUpperCase()}
+      {firstLetter(app.name ?? '')}
     </span>
   );
 }

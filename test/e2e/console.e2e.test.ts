@@ -354,6 +354,29 @@ describe('console in a real browser', () => {
     await screenshot(page, '15-users');
   });
 
+  it('pages the model registry and offers every model as the default model', async () => {
+    // 70 more entries: past one page of the Models table and past the API's largest page (100).
+    const ids = Array.from({ length: 70 }, (_, i) => `zz-e2e/model-${String(i).padStart(3, '0')}`);
+    for (const id of ids) await adminApi('POST', '/model', { id, name: `E2E ${id.slice(7)}` });
+    try {
+      await page.getByRole('link', { name: 'Models' }).click();
+      await page.getByText(/^Page 1 of [3-9]/).waitFor();
+      await page.getByRole('button', { name: 'Next →' }).click();
+      await page.getByText(/^Page 2 of/).waitFor();
+      await page.getByLabel('Find', { exact: true }).fill('fake-chat');
+      await page.getByRole('button', { name: 'Find', exact: true }).click();
+      await page.getByText('1 model matching “fake-chat”').waitFor();
+      await page.getByRole('rowheader', { name: /Fake chat model/ }).waitFor();
+
+      await page.locator('a[href="/account"]').click();
+      const select = page.getByLabel('Default model');
+      await select.locator(`option[value="${ids.at(-1)}"]`).waitFor({ state: 'attached' });
+      expect(await select.locator('option').count()).toBeGreaterThan(100);
+    } finally {
+      for (const id of ids) await adminApi('DELETE', `/model/${id}`);
+    }
+  });
+
   it('fits a phone screen with a menu button', async () => {
     const phone = await browser.newContext({
       viewport: { width: 390, height: 844 },

@@ -110,6 +110,18 @@ export const api = {
     const items = Array.isArray(env.data) ? env.data : [];
     return { items, total: typeof env.total === 'number' ? env.total : items.length };
   },
+  /**
+   * Every item of a paged list, a page of 100 at a time (the most the API gives at once), for a
+   * control that must offer the whole list (a model chooser). Stops at `total` or an empty page.
+   */
+  async all<T>(path: string, q: Query = {}): Promise<T[]> {
+    const items: T[] = [];
+    for (let p = 0; ; p++) {
+      const page = await api.page<T>(path, { ...q, p, page_size: 100 });
+      items.push(...page.items);
+      if (page.items.length === 0 || items.length >= page.total) return items;
+    }
+  },
   async post<T>(path: string, body: unknown = {}): Promise<T> {
     return (await request<T>('POST', path, body)).data;
   },

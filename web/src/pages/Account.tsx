@@ -44,7 +44,8 @@ const TOKEN_FIELDS: FieldSpec[] = [
 export function Account() {
   useDocumentTitle('Account');
   const { user, refresh } = useAuth();
-  const models = useAsync(() => api.page<ModelEntry>('/model', { page_size: 100 }), []);
+  // Every model: the chooser must offer them all, not the first page of the registry.
+  const models = useAsync(() => api.all<ModelEntry>('/model'), []);
   const tokens = useAsync(() => api.get<AccessToken[]>('/user/tokens'), []);
   const [notice, setNotice] = useState('');
   const [creating, setCreating] = useState(false);
@@ -61,7 +62,11 @@ export function Account() {
       hint: 'Used when a request names no model.',
       options: [
         ['', 'None (the server default)'],
-        ...(models.data?.items ?? []).map((m): [string, string] => [m.id, `${m.name} (${m.id})`]),
+        ...(models.data ?? []).map((m): [string, string] => [m.id, `${m.name} (${m.id})`]),
+        // A setting naming a model the registry no longer lists stays visible (and kept).
+        ...(user.default_model && models.data && !models.data.some((m) => m.id === user.default_model)
+          ? [[user.default_model, `${user.default_model} (not in the registry)`] as [string, string]]
+          : []),
       ],
     },
   ];
@@ -101,11 +106,15 @@ export function Account() {
       <Notice>{notice}</Notice>
       <section className="card account-section" aria-labelledby="profile-h">
         <h2 id="profile-h">Profile</h2>
+        <ErrorBox
+          error={models.error && `The model list could not be loaded: ${models.error}`}
+          onRetry={models.reload}
+        />
         {models.loading && !models.data ? (
           <Spinner label="Loading models…" />
         ) : (
           <SpecForm
-            key={`${user.id}-${models.data?.items.length ?? 0}`}
+            key={`${user.id}-${models.data?.length ?? 0}`}
             fields={profileFields}
             initial={{ display_name: user.display_name ?? '', default_model: user.default_model ?? '' }}
             submitLabel="Save settings"

@@ -1,10 +1,12 @@
 import { useState } from 'react';
 import { api } from '../../api';
 import { type FieldSpec, type FormValues, numOrNull, SpecForm, str } from '../../components/SpecForm';
-import { Confirm, Empty, ErrorBox, Modal, Notice, Spinner } from '../../components/ui';
+import { Confirm, Empty, ErrorBox, Modal, Notice, Pager, Spinner } from '../../components/ui';
 import { formatNumber, perMillion, splitList } from '../../format';
 import { useAsync, useDocumentTitle } from '../../hooks';
 import type { ModelEntry } from '../../types';
+
+const PAGE_SIZE = 50;
 
 function fields(creating: boolean): FieldSpec[] {
   const list: FieldSpec[] = [
@@ -75,7 +77,13 @@ function toBody(v: FormValues, m?: ModelEntry): Record<string, unknown> {
 
 export function Models() {
   useDocumentTitle('Models');
-  const list = useAsync(() => api.page<ModelEntry>('/model', { p: 0, page_size: 100 }), []);
+  const [page, setPage] = useState(0);
+  const [search, setSearch] = useState('');
+  const [q, setQ] = useState('');
+  const list = useAsync(
+    () => api.page<ModelEntry>('/model', { p: page, page_size: PAGE_SIZE, q }),
+    [page, q],
+  );
   const [editing, setEditing] = useState<ModelEntry | 'new' | null>(null);
   const [deleting, setDeleting] = useState<ModelEntry | null>(null);
   const [notice, setNotice] = useState('');
@@ -107,12 +115,45 @@ export function Models() {
         </button>
       </div>
       <p className="meta">The registry behind /v1/models: limits and prices used for validation and cost.</p>
+      <form
+        className="toolbar"
+        aria-label="Find models"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setPage(0);
+          setQ(search.trim());
+        }}
+      >
+        <div className="field field-inline">
+          <label htmlFor="model-filter">Find</label>
+          <input
+            id="model-filter"
+            type="search"
+            placeholder="id or name"
+            maxLength={100}
+            value={search}
+            onChange={(e) => setSearch(e.target.value)}
+          />
+        </div>
+        <button type="submit" className="btn">
+          Find
+        </button>
+        {list.data && (
+          <span className="meta">
+            {list.data.total} {list.data.total === 1 ? 'model' : 'models'}
+            {q ? ` matching “${q}”` : ''}
+          </span>
+        )}
+      </form>
       <Notice>{notice}</Notice>
       {list.loading && !list.data && <Spinner />}
       <ErrorBox error={list.error} onRetry={list.reload} />
-      {list.data?.items.length === 0 && (
-        <Empty title="No models registered">Add the models your upstreams serve.</Empty>
-      )}
+      {list.data?.total === 0 &&
+        (q ? (
+          <Empty title="No model matches">Try part of an id, such as “gpt” or “claude”.</Empty>
+        ) : (
+          <Empty title="No models registered">Add the models your upstreams serve.</Empty>
+        ))}
       {!!list.data?.items.length && (
         <div className="table-wrap">
           <table className="table">
@@ -157,6 +198,7 @@ export function Models() {
           </table>
         </div>
       )}
+      {list.data && <Pager page={page} pageSize={PAGE_SIZE} total={list.data.total} onPage={setPage} />}
       <Modal
         title={current ? `Edit ${current.id}` : 'New model'}
         open={editing !== null}

@@ -1,10 +1,12 @@
 import { useState } from 'react';
 import { ApiError, api, errorText } from '../../api';
 import { type FieldSpec, type FormValues, numOrNull, SpecForm, str } from '../../components/SpecForm';
-import { Confirm, Empty, ErrorBox, Modal, Notice, Spinner, StatusBadge } from '../../components/ui';
+import { Confirm, Empty, ErrorBox, Modal, Notice, Pager, Spinner, StatusBadge } from '../../components/ui';
 import { splitList } from '../../format';
 import { useAsync, useDocumentTitle } from '../../hooks';
 import { CHANNEL_KINDS, type Channel } from '../../types';
+
+const PAGE_SIZE = 20;
 
 function fields(editing: boolean): FieldSpec[] {
   return [
@@ -105,7 +107,8 @@ function maskedKeys(keys: Channel['keys']): string {
 
 export function Upstreams() {
   useDocumentTitle('Upstreams');
-  const list = useAsync(() => api.page<Channel>('/channel', { p: 0, page_size: 100 }), []);
+  const [page, setPage] = useState(0);
+  const list = useAsync(() => api.page<Channel>('/channel', { p: page, page_size: PAGE_SIZE }), [page]);
   const [editing, setEditing] = useState<Channel | 'new' | null>(null);
   const [deleting, setDeleting] = useState<Channel | null>(null);
   const [tests, setTests] = useState<Record<number, { busy: boolean; text: string; ok?: boolean }>>({});
@@ -177,9 +180,7 @@ export function Upstreams() {
       <ErrorBox error={error} />
       {list.loading && !list.data && <Spinner />}
       <ErrorBox error={list.error} onRetry={list.reload} />
-      {list.data?.items.length === 0 && (
-        <Empty title="No upstreams yet">Add one to start serving models.</Empty>
-      )}
+      {list.data?.total === 0 && <Empty title="No upstreams yet">Add one to start serving models.</Empty>}
       {!!list.data?.items.length && (
         <div className="table-wrap">
           <table className="table">
@@ -243,6 +244,7 @@ export function Upstreams() {
           </table>
         </div>
       )}
+      {list.data && <Pager page={page} pageSize={PAGE_SIZE} total={list.data.total} onPage={setPage} />}
       <Modal
         title={current ? `Edit ${current.name}` : 'New upstream'}
         open={editing !== null}

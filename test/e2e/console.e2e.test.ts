@@ -184,6 +184,31 @@ describe('console in a real browser', () => {
     await page.getByText('14 apps').waitFor();
   });
 
+  it('says plainly when an app or a page does not exist, or a search is too long', async () => {
+    for (const id of ['abc', '0', '99999']) {
+      await page.goto(`${gw.url}/app/${id}`);
+      await page.getByText('App not found').waitFor();
+      expect(await page.title()).toBe('App not found · modelgate');
+      expect(await page.getByRole('button', { name: 'Try again' }).count()).toBe(0);
+    }
+    await page.goto(`${gw.url}/apps?keyword=${'k'.repeat(150)}`);
+    await page.getByText('This search is too long').waitFor();
+    await page.getByText(/at most 100 characters long; this one has 150/).waitFor();
+    expect(await page.getByRole('button', { name: 'Try again' }).count()).toBe(0);
+    // The box takes 100 characters, counted as characters: 100 emoji, not 50.
+    await page.getByLabel('Search apps').fill('🦙'.repeat(101));
+    expect(Array.from(await page.getByLabel('Search apps').inputValue())).toHaveLength(100);
+
+    await page.goto(`${gw.url}/apps?p=5`);
+    await page.getByText('There is no page 6: the last is page 2.').waitFor();
+    await page.getByRole('button', { name: 'Go to page 2' }).click();
+    await page.getByText('Page 2 of 2').waitFor();
+
+    await page.goto(`${gw.url}/nowhere`);
+    await page.getByText('Page not found').waitFor();
+    expect(await page.title()).toBe('Page not found · modelgate');
+  });
+
   it('creates, edits, hides and deletes an app, showing server validation on the field', async () => {
     await page.getByRole('link', { name: 'Apps', exact: true }).click();
     await page.getByRole('heading', { name: 'Apps', exact: true }).waitFor();

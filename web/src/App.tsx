@@ -2,6 +2,7 @@ import { Component, lazy, type ReactNode, Suspense, useEffect, useRef } from 're
 import { isAdmin, useAuth } from './auth';
 import { Layout } from './components/Layout';
 import { Empty, Spinner } from './components/ui';
+import { useDocumentTitle } from './hooks';
 import { AppDetail } from './pages/AppDetail';
 import { Home } from './pages/Home';
 import { SearchPage } from './pages/SearchPage';
@@ -23,19 +24,26 @@ function RequireUser({ admin, children }: { admin?: boolean; children: ReactNode
   const { user, loading } = useAuth();
   const location = useLocation();
   if (loading) return <Spinner label="Checking your session…" />;
-  if (!user) {
-    return (
-      <Empty title="Sign in required">
-        <p>
-          This page is for signed-in users. <Link to={signInHref(location)}>Sign in</Link>
-        </p>
-      </Empty>
-    );
-  }
-  if (admin && !isAdmin(user)) {
-    return <Empty title="Administrators only">Your account does not have access to this page.</Empty>;
-  }
+  if (!user) return <SignInRequired href={signInHref(location)} />;
+  if (admin && !isAdmin(user)) return <AdminsOnly />;
   return <>{children}</>;
+}
+
+// Pages that are not shown name themselves in the tab too, instead of keeping the last title.
+function SignInRequired({ href }: { href: string }) {
+  useDocumentTitle('Sign in required');
+  return (
+    <Empty title="Sign in required">
+      <p>
+        This page is for signed-in users. <Link to={href}>Sign in</Link>
+      </p>
+    </Empty>
+  );
+}
+
+function AdminsOnly() {
+  useDocumentTitle('Administrators only');
+  return <Empty title="Administrators only">Your account does not have access to this page.</Empty>;
 }
 
 function route(path: string): ReactNode {
@@ -59,6 +67,12 @@ function route(path: string): ReactNode {
     '/admin/users': <Users />,
   };
   if (admin[path]) return <RequireUser admin>{admin[path]}</RequireUser>;
+  return <NotFound path={path} />;
+}
+
+function NotFound({ path }: { path: string }) {
+  // Without a title of its own the tab kept the previous page's.
+  useDocumentTitle('Page not found');
   return (
     <Empty title="Page not found">
       <p>

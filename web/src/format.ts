@@ -57,3 +57,15 @@ export function toLocalInput(unixSeconds: number | null | undefined): string {
 export function categoryLabel(c: string): string {
   return c ? c[0].toUpperCase() + c.slice(1) : c;
 }
+
+/** Length in characters (code points), as the server counts it: an emoji is one, not two. */
+export function charLength(text: string): number {
+  let n = 0;
+  for (const _ of text) n++;
+  return n;
+}
+
+/** The first `max` characters (code points) of `text`, never half of a surrogate pair. */
+export function clipChars(text: string, max: number): string {
+  return charLength(text) <= max ? text : Array.from(text).slice(0, max).join('');
+}

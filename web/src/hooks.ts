@@ -4,6 +4,8 @@ import { errorText } from './api';
 export interface Async<T> {
   data: T | undefined;
   error: string | null;
+  /** What the failed run threw (an ApiError carries the HTTP status), or null. */
+  failure: unknown;
   loading: boolean;
   reload(): void;
 }
@@ -16,6 +18,7 @@ export interface Async<T> {
 export function useAsync<T>(load: () => Promise<T>, deps: DependencyList): Async<T> {
   const [data, setData] = useState<T>();
   const [error, setError] = useState<string | null>(null);
+  const [failure, setFailure] = useState<unknown>(null);
   const [loading, setLoading] = useState(true);
   const [tick, setTick] = useState(0);
   const run = useRef(0);
@@ -25,6 +28,7 @@ export function useAsync<T>(load: () => Promise<T>, deps: DependencyList): Async
     const id = ++run.current;
     setLoading(true);
     setError(null);
+    setFailure(null);
     load().then(
       (d) => {
         if (id !== run.current) return;
@@ -35,13 +39,14 @@ export function useAsync<T>(load: () => Promise<T>, deps: DependencyList): Async
         if (id !== run.current) return;
         setData(undefined);
         setError(errorText(e));
+        setFailure(() => e);
         setLoading(false);
       },
     );
   }, [...deps, tick]);
 
   const reload = useCallback(() => setTick((t) => t + 1), []);
-  return { data, error, loading, reload };
+  return { data, error, failure, loading, reload };
 }
 
 export function useDocumentTitle(title: string) {

@@ -1,7 +1,11 @@
 import { type FormEvent, useState } from 'react';
 import { ApiError, errorText, fieldMessage } from '../api';
+import { clipChars } from '../format';
 import { type App, CATEGORIES } from '../types';
 import { ErrorBox, Field } from './ui';
+
+/** The longest name the catalog stores, in characters (maxLength would count UTF-16 units). */
+const NAME_MAX = 128;
 
 const TEXT_FIELDS = [
   ['name', 'Name'],
@@ -138,8 +142,7 @@ export function AppForm({
               {...p}
               name={k}
               value={values[k]}
-              maxLength={k === 'name' ? 128 : undefined}
-              onChange={(e) => set(k, e.target.value)}
+              onChange={(e) => set(k, k === 'name' ? clipChars(e.target.value, NAME_MAX) : e.target.value)}
             />
           )}
         </Field>

@@ -1,5 +1,9 @@
 import { type FormEvent, useEffect, useState } from 'react';
+import { clipChars } from '../format';
 import { navigate } from '../router';
+
+/** The longest keyword the catalog searches for, in characters (the server's limit). */
+export const MAX_KEYWORD = 100;
 
 export function SearchBox({ initial = '', large }: { initial?: string; large?: boolean }) {
   const [keyword, setKeyword] = useState(initial);
@@ -7,7 +11,7 @@ export function SearchBox({ initial = '', large }: { initial?: string; large?: b
 
   function submit(e: FormEvent) {
     e.preventDefault();
-    const k = keyword.trim().slice(0, 100);
+    const k = clipChars(keyword.trim(), MAX_KEYWORD);
     navigate(k ? `/apps?keyword=${encodeURIComponent(k)}` : '/apps');
   }
 
@@ -17,13 +21,13 @@ export function SearchBox({ initial = '', large }: { initial?: string; large?: b
         <label htmlFor="catalog-search" className="sr-only">
           Search apps
         </label>
+        {/* No maxLength: it counts UTF-16 units, so 100 emoji would be cut to 50. */}
         <input
           id="catalog-search"
           type="search"
           placeholder="Search apps by name, tag or author"
           value={keyword}
-          maxLength={100}
-          onChange={(e) => setKeyword(e.target.value)}
+          onChange={(e) => setKeyword(clipChars(e.target.value, MAX_KEYWORD))}
         />
         <button type="submit" className="btn btn-primary">
           Search

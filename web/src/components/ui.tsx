@@ -55,6 +55,20 @@ export function Pager({
 }) {
   const pages = Math.max(1, Math.ceil(total / pageSize));
   if (total <= pageSize && page === 0) return null;
+  if (page >= pages) {
+    // A page past the end (an old link, the last row of the last page deleted): say so and
+    // offer the last page rather than "Page 6 of 2".
+    return (
+      <nav className="pager" aria-label="Pagination">
+        <span aria-live="polite">
+          There is no page {page + 1}: {total === 0 ? 'nothing to show' : `the last is page ${pages}`}.
+        </span>
+        <button type="button" className="btn" onClick={() => onPage(pages - 1)}>
+          {pages === 1 ? 'Go to the first page' : `Go to page ${pages}`}
+        </button>
+      </nav>
+    );
+  }
   return (
     <nav className="pager" aria-label="Pagination">
       <button type="button" className="btn" disabled={page <= 0} onClick={() => onPage(page - 1)}>

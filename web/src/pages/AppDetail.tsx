@@ -20,11 +20,27 @@ function ExternalLink({ href, children }: { href: string; children: string }) {
   );
 }
 
+/** App ids are database rows: 1 to 2^31 - 1, written as plain decimals. */
+function isAppId(id: string): boolean {
+  return /^[1-9][0-9]{0,9}$/.test(id) && Number(id) <= 2_147_483_647;
+}
+
 export function AppDetail({ id }: { id: string }) {
   const { user } = useAuth();
-  const state = useAsync(() => api.get<App>(`/app/${encodeURIComponent(id)}`), [id]);
+  // null: no such app. An id that cannot be one (`/app/abc`, `/app/0`) is not asked for; the
+  // gateway's 404 (missing, or hidden from this visitor) and 400 mean the same to a reader.
+  const state = useAsync(
+    () =>
+      isAppId(id)
+        ? api.get<App>(`/app/${id}`).catch((e: unknown) => {
+            if (e instanceof ApiError && (e.status === 404 || e.status === 400)) return null;
+            throw e;
+          })
+        : Promise.resolve(null),
+    [id],
+  );
   const app = state.data;
-  useDocumentTitle(app?.name ?? 'App');
+  useDocumentTitle(app ? app.name : app === null ? 'App not found' : 'App');
 
   const [downloading, setDownloading] = useState(false);
   const [download, setDownload] = useState<{ download_url: string; download_count: number } | null>(null);
@@ -59,16 +75,14 @@ export function AppDetail({ id }: { id: string }) {
   }
 
   if (state.loading) return <Spinner label="Loading app…" />;
-  if (state.error || !app) {
-    const notFound = /not found|404/i.test(state.error ?? '');
-    return notFound ? (
+  if (state.error) return <ErrorBox error={state.error} onRetry={state.reload} />;
+  if (!app) {
+    return (
       <Empty title="App not found">
         <p>
           It may have been removed or hidden. <Link to="/apps">Browse the catalog</Link>
         </p>
       </Empty>
-    ) : (
-      <ErrorBox error={state.error ?? 'Unknown error'} onRetry={state.reload} />
     );
   }
 

@@ -209,6 +209,26 @@ describe('console in a real browser', () => {
     expect(await page.title()).toBe('Page not found · modelgate');
   });
 
+  it('explains why an app cannot be downloaded instead of failing on click', async () => {
+    const plain = await adminApi<{ id: number }>('POST', '/app', { name: 'No Download Yet' });
+    try {
+      await page.goto(`${gw.url}/app/${plain.id}`);
+      await page.getByRole('heading', { name: 'No Download Yet' }).waitFor();
+      expect(await page.getByRole('button', { name: 'Download' }).isDisabled()).toBe(true);
+      await page.getByText('No download is offered for this app yet.').waitFor();
+    } finally {
+      await adminApi('DELETE', `/app/${plain.id}`);
+    }
+    // An administrator may open a hidden app; the public download route does not serve it.
+    const hidden = (await adminApi<{ id: number; name: string }[]>('GET', '/app?status=2')).find(
+      (a) => a.name === 'Hidden Gem',
+    );
+    await page.goto(`${gw.url}/app/${hidden!.id}`);
+    await page.getByRole('heading', { name: /Hidden Gem/ }).waitFor();
+    expect(await page.getByRole('button', { name: 'Download' }).isDisabled()).toBe(true);
+    await page.getByText(/Hidden apps cannot be downloaded/).waitFor();
+  });
+
   it('creates, edits, hides and deletes an app, showing server validation on the field', async () => {
     await page.getByRole('link', { name: 'Apps', exact: true }).click();
     await page.getByRole('heading', { name: 'Apps', exact: true }).waitFor();

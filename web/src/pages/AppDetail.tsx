@@ -67,7 +67,11 @@ export function AppDetail({ id }: { id: string }) {
       );
     } catch (e) {
       setDownloadError(
-        e instanceof ApiError && e.status === 409 ? 'This app has no download available.' : errorText(e),
+        e instanceof ApiError && e.status === 409
+          ? 'This app has no download available.'
+          : e instanceof ApiError && e.status === 404
+            ? 'This app is no longer published, so it cannot be downloaded.'
+            : errorText(e),
       );
     } finally {
       setDownloading(false);
@@ -91,6 +95,13 @@ export function AppDetail({ id }: { id: string }) {
     .map((t) => t.trim())
     .filter(Boolean);
   const count = download?.download_count ?? app.download_count;
+  // Why Download cannot work, said before anyone clicks (the gateway would answer 404 or 409).
+  const noDownload =
+    app.status !== 1
+      ? 'Hidden apps cannot be downloaded. Publish the app to offer its download.'
+      : !app.download_url
+        ? 'No download is offered for this app yet.'
+        : null;
 
   return (
     <article className="detail">
@@ -154,10 +165,16 @@ export function AppDetail({ id }: { id: string }) {
             type="button"
             className="btn btn-primary btn-block"
             onClick={onDownload}
-            disabled={downloading}
+            disabled={downloading || noDownload !== null}
+            aria-describedby={noDownload ? 'no-download' : undefined}
           >
             {downloading ? 'Preparing…' : 'Download'}
           </button>
+          {noDownload && (
+            <p id="no-download" className="meta">
+              {noDownload}
+            </p>
+          )}
           <ErrorBox error={downloadError} />
           {download && (
             <div className="alert alert-ok" role="status">

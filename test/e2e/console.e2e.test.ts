@@ -422,6 +422,32 @@ describe('console in a real browser', () => {
     }
   });
 
+  it("clears a model's upstream name and context length, and says what a price takes", async () => {
+    await page.getByRole('link', { name: 'Models' }).click();
+    const edit = async (values: Record<string, string>) => {
+      await page.getByRole('button', { name: 'Edit Fake chat model' }).click();
+      const dialog = page.getByRole('dialog');
+      for (const [label, value] of Object.entries(values)) await dialog.getByLabel(label).fill(value);
+      await dialog.getByRole('button', { name: 'Save changes' }).click();
+      return dialog;
+    };
+    await edit({ 'Upstream model': 'fake-chat-v2', 'Context length (tokens)': '4096' });
+    await page.getByText(`Saved model ${gw.chatModel}.`).waitFor();
+    let entry = await adminApi('GET', `/model/${gw.chatModel}`);
+    expect(entry).toMatchObject({ upstream_model: 'fake-chat-v2', context_length: 4096 });
+
+    await edit({ 'Upstream model': '', 'Context length (tokens)': '' });
+    await expect
+      .poll(async () => (await adminApi('GET', `/model/${gw.chatModel}`)).context_length)
+      .toBe(8192);
+    entry = await adminApi('GET', `/model/${gw.chatModel}`);
+    expect(entry.upstream_model).toBe('fake-chat');
+
+    const dialog = await edit({ 'Prompt price (USD per token)': 'abc' });
+    await dialog.getByText('Must be a numeric string, or a number >= 0').waitFor();
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+  });
+
   it('fits a phone screen with a menu button', async () => {
     const phone = await browser.newContext({
       viewport: { width: 390, height: 844 },

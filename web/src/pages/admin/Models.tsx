@@ -14,9 +14,15 @@ function fields(creating: boolean): FieldSpec[] {
     {
       name: 'upstream_model',
       label: 'Upstream model',
-      hint: 'Name sent upstream, when it differs from the id.',
+      hint: 'Name sent upstream, when it differs from the id. Empty: the default.',
     },
-    { name: 'context_length', label: 'Context length (tokens)', type: 'number', min: 1 },
+    {
+      name: 'context_length',
+      label: 'Context length (tokens)',
+      type: 'number',
+      min: 1,
+      hint: 'Empty: the default (the config file or built-in list, else 8,192).',
+    },
     { name: 'max_completion_tokens', label: 'Max completion tokens', type: 'number', min: 1 },
     { name: 'pricing_prompt', label: 'Prompt price (USD per token)', placeholder: '0.000003' },
     { name: 'pricing_completion', label: 'Completion price (USD per token)', placeholder: '0.000015' },
@@ -68,10 +74,13 @@ function toBody(v: FormValues, m?: ModelEntry): Record<string, unknown> {
     output_modalities: splitList(str(v.output_modalities)),
     supported_parameters: splitList(str(v.supported_parameters)),
   };
-  // Optional on the server: left out rather than sent empty.
-  const context = numOrNull(v.context_length);
-  if (context !== null) body.context_length = context;
-  if (str(v.upstream_model)) body.upstream_model = str(v.upstream_model);
+  // Fields with a default below the admin's entry: sent when new or changed, so an untouched
+  // default is not pinned; a cleared one is null, which the server takes as "back to the default"
+  // (left out, the PUT kept the old value).
+  const start = toValues(m);
+  const changed = (k: string) => !m || str(v[k]) !== str(start[k]);
+  if (changed('upstream_model')) body.upstream_model = str(v.upstream_model) || null;
+  if (changed('context_length')) body.context_length = numOrNull(v.context_length);
   return body;
 }
 
@@ -185,10 +194,20 @@ export function Models() {
                     {(m.output_modalities ?? []).join('+') || 'text'}
                   </td>
                   <td className="actions">
-                    <button type="button" className="btn btn-small" onClick={() => setEditing(m)}>
+                    <button
+                      type="button"
+                      className="btn btn-small"
+                      aria-label={`Edit ${m.name}`}
+                      onClick={() => setEditing(m)}
+                    >
                       Edit
                     </button>
-                    <button type="button" className="btn btn-small btn-danger" onClick={() => setDeleting(m)}>
+                    <button
+                      type="button"
+                      className="btn btn-small btn-danger"
+                      aria-label={`Delete ${m.name}`}
+                      onClick={() => setDeleting(m)}
+                    >
                       Delete
                     </button>
                   </td>

@@ -314,6 +314,26 @@ describe('console in a real browser', () => {
     await screenshot(page, '09b-account');
     await page.getByRole('button', { name: 'Done' }).click();
     await page.getByRole('row', { name: /e2e script/ }).waitFor();
+
+    // A changed password leaves no password on screen; changed back for the later steps.
+    for (const [from, to] of [
+      [gw.admin.password, 'e2e-changed-password'],
+      ['e2e-changed-password', gw.admin.password],
+    ]) {
+      await page.getByLabel('Current password').fill(from);
+      await page.getByLabel('New password').fill(to);
+      await page.getByRole('button', { name: 'Change password' }).click();
+      await page.getByText('Password changed.').waitFor();
+      await expect.poll(() => page.getByLabel('Current password').inputValue()).toBe('');
+      expect(await page.getByLabel('New password').inputValue()).toBe('');
+      if (to === gw.admin.password) continue;
+      // A later failure does not leave the last success on screen.
+      await page.getByLabel('Current password').fill('not the password');
+      await page.getByLabel('New password').fill('whatever-password');
+      await page.getByRole('button', { name: 'Change password' }).click();
+      await page.getByText('Does not match').waitFor();
+      expect(await page.getByText('Password changed.').count()).toBe(0);
+    }
     if (gw.kind !== 'stub') {
       const self = await fetch(`${gw.url}/api/user/self`, { headers: { authorization: `Bearer ${token}` } });
       const body = (await self.json()) as { data: { default_model: string } };

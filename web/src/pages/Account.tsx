@@ -51,6 +51,8 @@ export function Account() {
   const [creating, setCreating] = useState(false);
   const [created, setCreated] = useState<{ name: string; token: string } | null>(null);
   const [revoking, setRevoking] = useState<AccessToken | null>(null);
+  // A new form (empty fields) after each change of password: the old and new ones must not stay.
+  const [passwordForm, setPasswordForm] = useState(0);
   if (!user) return null;
 
   const profileFields: FieldSpec[] = [
@@ -72,17 +74,22 @@ export function Account() {
   ];
 
   async function saveProfile(v: FormValues) {
+    setNotice('');
     await api.put('/user/self', { display_name: str(v.display_name), default_model: str(v.default_model) });
     await refresh();
     setNotice('Settings saved.');
   }
 
   async function changePassword(v: FormValues) {
-    await api.put('/user/self', { current_password: str(v.current_password), password: str(v.password) });
+    setNotice('');
+    // As typed: a password may begin or end with a space.
+    await api.put('/user/self', { current_password: v.current_password, password: v.password });
+    setPasswordForm((n) => n + 1);
     setNotice('Password changed.');
   }
 
   async function createToken(v: FormValues) {
+    setNotice('');
     const t = await api.post<AccessToken & { token: string }>('/user/tokens', {
       name: str(v.name),
       expires_time: toUnix(str(v.expires_time)),
@@ -93,6 +100,7 @@ export function Account() {
   }
 
   async function revoke() {
+    setNotice('');
     if (!revoking) return;
     await api.del(`/user/tokens/${revoking.id}`);
     setNotice(`Revoked token “${revoking.name}”.`);
@@ -125,6 +133,7 @@ export function Account() {
       <section className="card account-section" aria-labelledby="password-h">
         <h2 id="password-h">Password</h2>
         <SpecForm
+          key={passwordForm}
           fields={PASSWORD_FIELDS}
           initial={{}}
           submitLabel="Change password"

@@ -94,6 +94,8 @@ export function Keys() {
   const current = editing === 'new' ? undefined : (editing ?? undefined);
 
   async function save(v: FormValues) {
+    setNotice('');
+    setError(null);
     const body = toBody(v);
     if (current) {
       await api.put('/key', { id: current.id, ...body });
@@ -120,6 +122,8 @@ export function Keys() {
   }
 
   async function remove() {
+    setNotice('');
+    setError(null);
     if (!deleting) return;
     await api.del(`/key/${deleting.id}`);
     setNotice(`Deleted key “${deleting.name}”.`);

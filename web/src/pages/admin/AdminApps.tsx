@@ -36,6 +36,8 @@ export function AdminApps() {
   }
 
   async function save(body: Record<string, unknown>) {
+    setNotice('');
+    setError(null);
     const saved = editing === 'new' ? await api.post<App>('/app', body) : await api.put<App>('/app', body);
     setNotice(editing === 'new' ? `Created “${saved?.name ?? body.name}”.` : `Saved “${saved?.name ?? ''}”.`);
     closeEditor();
@@ -55,6 +57,8 @@ export function AdminApps() {
   }
 
   async function remove() {
+    setNotice('');
+    setError(null);
     if (!deleting) return;
     await api.del(`/app/${deleting.id}`);
     setNotice(`Deleted “${deleting.name}”.`);

@@ -99,6 +99,7 @@ export function Models() {
   const current = editing === 'new' ? undefined : (editing ?? undefined);
 
   async function save(v: FormValues) {
+    setNotice('');
     const body = toBody(v, current);
     if (current) await api.put('/model', body);
     else await api.post('/model', body);
@@ -108,6 +109,7 @@ export function Models() {
   }
 
   async function remove() {
+    setNotice('');
     if (!deleting) return;
     await api.del(`/model/${deleting.id.split('/').map(encodeURIComponent).join('/')}`);
     setNotice(`Deleted model ${deleting.id}.`);

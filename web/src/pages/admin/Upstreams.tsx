@@ -116,6 +116,8 @@ export function Upstreams() {
   const [error, setError] = useState<string | null>(null);
 
   async function save(v: FormValues) {
+    setNotice('');
+    setError(null);
     const current = editing === 'new' || editing === null ? undefined : editing;
     const body = toBody(v, current);
     if (current) await api.put('/channel', body);
@@ -126,6 +128,8 @@ export function Upstreams() {
   }
 
   async function test(c: Channel) {
+    setNotice('');
+    setError(null);
     setTests((t) => ({ ...t, [c.id]: { busy: true, text: 'Testing…' } }));
     try {
       const r = await api.post<{
@@ -147,9 +151,11 @@ export function Upstreams() {
   }
 
   async function toggle(c: Channel) {
+    setNotice('');
     setError(null);
     try {
       await api.put('/channel', { id: c.id, status: c.status === 1 ? 2 : 1 });
+      setNotice(`Upstream “${c.name}” ${c.status === 1 ? 'disabled' : 'enabled'}.`);
       list.reload();
     } catch (e) {
       setError(errorText(e));
@@ -157,6 +163,8 @@ export function Upstreams() {
   }
 
   async function remove() {
+    setNotice('');
+    setError(null);
     if (!deleting) return;
     await api.del(`/channel/${deleting.id}`);
     setNotice(`Deleted upstream “${deleting.name}”.`);

@@ -53,6 +53,7 @@ export function Users() {
   const canRoot = (me?.role ?? 0) >= ROLE.root;
 
   async function save(v: FormValues) {
+    setNotice('');
     const body: Record<string, unknown> = {
       display_name: str(v.display_name),
       role: Number(v.role),
@@ -73,6 +74,7 @@ export function Users() {
   }
 
   async function remove() {
+    setNotice('');
     if (!deleting) return;
     await api.del(`/user/${deleting.id}`);
     setNotice(`Deleted user ${deleting.username}.`);

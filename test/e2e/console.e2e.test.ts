@@ -540,6 +540,42 @@ describe('console in a real browser', () => {
     }
   });
 
+  it('lets an admin manage only users below them, and says why not', async () => {
+    const made = [];
+    for (const [username, role] of [
+      ['e2e-admin', 10],
+      ['e2e-other-admin', 10],
+      ['e2e-user', 1],
+    ] as const)
+      made.push(
+        await adminApi<{ id: number }>('POST', '/user', { username, password: 'e2e-password', role }),
+      );
+    const ctx = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    const p = await ctx.newPage();
+    p.on('pageerror', (e) => pageErrors.push(e.message));
+    try {
+      await p.goto(`${gw.url}/login?next=/admin/users`);
+      await p.getByLabel('Username').fill('e2e-admin');
+      await p.getByLabel('Password').fill('e2e-password');
+      await p.getByRole('button', { name: 'Sign in' }).click();
+      await p.getByRole('heading', { name: 'Users and roles' }).waitFor();
+      const button = (name: string) => p.getByRole('button', { name, exact: true });
+      await button('Edit e2e-user').waitFor();
+      expect(await button(`Edit ${gw.admin.username}`).isDisabled()).toBe(true);
+      expect(await button(`Delete ${gw.admin.username}`).isDisabled()).toBe(true);
+      await p.getByText('Only root can change a root account.').waitFor();
+      expect(await button('Edit e2e-other-admin').isDisabled()).toBe(true);
+      await p.getByText('Only root can change another admin.').waitFor();
+      expect(await button('Edit e2e-admin').isDisabled()).toBe(false);
+      expect(await button('Delete e2e-admin').isDisabled()).toBe(true);
+      expect(await button('Edit e2e-user').isDisabled()).toBe(false);
+      expect(await button('Delete e2e-user').isDisabled()).toBe(false);
+    } finally {
+      await ctx.close();
+      for (const u of made) await adminApi('DELETE', `/user/${u.id}`);
+    }
+  });
+
   it('raised no uncaught errors in the page', () => {
     expect(pageErrors).toEqual([]);
   });

@@ -181,6 +181,7 @@ export function Account() {
                       <button
                         type="button"
                         className="btn btn-small btn-danger"
+                        aria-label={`Revoke ${t.name}`}
                         onClick={() => setRevoking(t)}
                       >
                         Revoke

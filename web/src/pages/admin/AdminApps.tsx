@@ -152,6 +152,7 @@ export function AdminApps() {
                     <button
                       type="button"
                       className="btn btn-small"
+                      aria-label={`${a.status === 1 ? 'Hide' : 'Publish'} ${a.name}`}
                       onClick={() =>
                         patch(a, { status: a.status === 1 ? 2 : 1 }, a.status === 1 ? 'hidden' : 'published')
                       }
@@ -161,6 +162,7 @@ export function AdminApps() {
                     <button
                       type="button"
                       className="btn btn-small"
+                      aria-label={`${a.featured ? 'Unfeature' : 'Feature'} ${a.name}`}
                       aria-pressed={a.featured}
                       onClick={() =>
                         patch(a, { featured: !a.featured }, a.featured ? 'unfeatured' : 'featured')

@@ -42,8 +42,8 @@ function fields(editing: boolean): FieldSpec[] {
       name: 'weight',
       label: 'Weight',
       type: 'number',
-      min: 0,
-      hint: 'Share among upstreams of equal priority.',
+      min: 1,
+      hint: 'Share among upstreams of equal priority: a whole number from 1.',
     },
     {
       name: 'status',
@@ -225,18 +225,34 @@ export function Upstreams() {
                     <button
                       type="button"
                       className="btn btn-small"
+                      aria-label={`Test ${c.name}`}
                       onClick={() => test(c)}
                       disabled={tests[c.id]?.busy}
                     >
                       Test
                     </button>
-                    <button type="button" className="btn btn-small" onClick={() => setEditing(c)}>
+                    <button
+                      type="button"
+                      className="btn btn-small"
+                      aria-label={`Edit ${c.name}`}
+                      onClick={() => setEditing(c)}
+                    >
                       Edit
                     </button>
-                    <button type="button" className="btn btn-small" onClick={() => toggle(c)}>
+                    <button
+                      type="button"
+                      className="btn btn-small"
+                      aria-label={`${c.status === 1 ? 'Disable' : 'Enable'} ${c.name}`}
+                      onClick={() => toggle(c)}
+                    >
                       {c.status === 1 ? 'Disable' : 'Enable'}
                     </button>
-                    <button type="button" className="btn btn-small btn-danger" onClick={() => setDeleting(c)}>
+                    <button
+                      type="button"
+                      className="btn btn-small btn-danger"
+                      aria-label={`Delete ${c.name}`}
+                      onClick={() => setDeleting(c)}
+                    >
                       Delete
                     </button>
                     <div

@@ -9,6 +9,16 @@ import { ROLE, type User } from '../../types';
 
 const PAGE_SIZE = 20;
 
+/**
+ * Why `me` may not change `u`, or null when they may. The server's rule: a user is managed only
+ * by a role above theirs, root manages everyone, and anyone may edit themselves. (The last-root
+ * rules are the server's to say, with a 409.)
+ */
+function manageBlock(me: User | null, u: User): string | null {
+  if (!me || me.role >= ROLE.root || u.id === me.id || u.role < me.role) return null;
+  return u.role >= ROLE.root ? 'Only root can change a root account.' : 'Only root can change another admin.';
+}
+
 function fields(creating: boolean, canRoot: boolean): FieldSpec[] {
   const roles: [string, string][] = [
     [String(ROLE.user), 'User'],
@@ -110,41 +120,55 @@ export function Users() {
               </tr>
             </thead>
             <tbody>
-              {list.data.items.map((u) => (
-                <tr key={u.id}>
-                  <th scope="row">
-                    {u.username}
-                    {u.display_name && u.display_name !== u.username && (
-                      <div className="meta">{u.display_name}</div>
-                    )}
-                  </th>
-                  <td>
-                    <span className="badge">{roleName(u.role)}</span>
-                  </td>
-                  <td>
-                    <StatusBadge status={u.status} />
-                  </td>
-                  <td>{formatDate(u.created_time)}</td>
-                  <td className="actions">
-                    <button
-                      type="button"
-                      className="btn btn-small"
-                      onClick={() => setEditing(u)}
-                      disabled={u.role >= ROLE.root && !canRoot}
-                    >
-                      Edit
-                    </button>
-                    <button
-                      type="button"
-                      className="btn btn-small btn-danger"
-                      onClick={() => setDeleting(u)}
-                      disabled={u.id === me?.id || (u.role >= ROLE.root && !canRoot)}
-                    >
-                      Delete
-                    </button>
-                  </td>
-                </tr>
-              ))}
+              {list.data.items.map((u) => {
+                const block = manageBlock(me, u);
+                const deleteBlock = block ?? (u.id === me?.id ? 'You cannot delete your own account.' : null);
+                const reasonId = `user-${u.id}-why`;
+                return (
+                  <tr key={u.id}>
+                    <th scope="row">
+                      {u.username}
+                      {u.display_name && u.display_name !== u.username && (
+                        <div className="meta">{u.display_name}</div>
+                      )}
+                    </th>
+                    <td>
+                      <span className="badge">{roleName(u.role)}</span>
+                    </td>
+                    <td>
+                      <StatusBadge status={u.status} />
+                    </td>
+                    <td>{formatDate(u.created_time)}</td>
+                    <td className="actions">
+                      <button
+                        type="button"
+                        className="btn btn-small"
+                        aria-label={`Edit ${u.username}`}
+                        aria-describedby={block ? reasonId : undefined}
+                        onClick={() => setEditing(u)}
+                        disabled={block !== null}
+                      >
+                        Edit
+                      </button>
+                      <button
+                        type="button"
+                        className="btn btn-small btn-danger"
+                        aria-label={`Delete ${u.username}`}
+                        aria-describedby={deleteBlock ? reasonId : undefined}
+                        onClick={() => setDeleting(u)}
+                        disabled={deleteBlock !== null}
+                      >
+                        Delete
+                      </button>
+                      {deleteBlock && (
+                        <div id={reasonId} className="meta action-note">
+                          {deleteBlock}
+                        </div>
+                      )}
+                    </td>
+                  </tr>
+                );
+              })}
             </tbody>
           </table>
         </div>

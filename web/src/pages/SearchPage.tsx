@@ -69,11 +69,13 @@ export function SearchPage() {
     navigate(`/apps${qs ? `?${qs}` : ''}`);
   }
 
-  const heading = keyword
-    ? `Results for “${keyword}”`
-    : category
-      ? `${category[0].toUpperCase()}${category.slice(1)} apps`
-      : 'All apps';
+  const heading = problem
+    ? 'Search'
+    : keyword
+      ? `Results for “${keyword}”`
+      : category
+        ? `${category[0].toUpperCase()}${category.slice(1)} apps`
+        : 'All apps';
 
   return (
     <>
@@ -113,7 +115,7 @@ export function SearchPage() {
             </p>
             {result.data.items.length ? (
               <AppGrid apps={result.data.items} />
-            ) : result.data.total === 0 ? (
+            ) : result.data.total === 0 && page === 0 ? (
               <Empty title="No apps match">Try another word or category.</Empty>
             ) : null}
             <Pager page={page} pageSize={PAGE_SIZE} total={result.data.total} onPage={(p) => go({ p })} />

@@ -61,4 +61,46 @@ describe('SseDecoder', () => {
       { event: undefined, data: 'x', id: undefined },
     ]);
   });
+
+  it('reads a line without a colon as a field with an empty value', () => {
+    const d = new SseDecoder();
+    expect(d.push('data\nevent\ndata\n\n')).toEqual([{ event: '', data: '\n', id: undefined }]);
+  });
+
+  it('searches each character for line ends once, however finely a long line is split', () => {
+    // A 2 MB line in 1 KiB pushes: searching the whole buffer again on every push (as the decoder
+    // once did) is ~2,000 searches of a megabyte on average, billions of characters.
+    const line = `data: "${'x'.repeat(2 * 1024 * 1024)}"\n\n`;
+    const bytes = new TextEncoder().encode(line);
+    const d = new SseDecoder();
+    const events: SseEvent[] = [];
+    const searched = lineEndSearches(() => {
+      for (let i = 0; i < bytes.length; i += 1024) events.push(...d.push(bytes.subarray(i, i + 1024)));
+    });
+    expect(events).toHaveLength(1);
+    expect(events[0]!.data).toHaveLength(line.length - 8);
+    // Once for CR, once for LF: the count also proves the searches were seen at all.
+    expect(searched).toBeGreaterThanOrEqual(line.length);
+    expect(searched).toBeLessThanOrEqual(2 * line.length);
+  });
 });
+
+/**
+ * Characters that `String.prototype.indexOf` looked at while searching for CR or LF during `run`:
+ * the decoder's work in its line-end scan, counted instead of timed.
+ */
+function lineEndSearches(run: () => void): number {
+  const indexOf = String.prototype.indexOf;
+  let searched = 0;
+  String.prototype.indexOf = function (this: string, search: string, from?: number): number {
+    const at = indexOf.call(this, search, from);
+    if (search === '\n' || search === '\r') searched += (at === -1 ? this.length : at + 1) - (from ?? 0);
+    return at;
+  };
+  try {
+    run();
+  } finally {
+    String.prototype.indexOf = indexOf;
+  }
+  return searched;
+}

@@ -115,6 +115,16 @@ export const ConfigSchema = Obj({
     connect_timeout_ms: Type.Integer({ minimum: 1, default: 10_000 }),
     first_byte_timeout_ms: Type.Integer({ minimum: 1, default: 120_000 }),
     idle_timeout_ms: Type.Integer({ minimum: 1, default: 60_000 }),
+    /**
+     * The largest single event of a streamed upstream answer (one SSE event, or a line still
+     * arriving); a larger one is a bad upstream answer (502, next upstream before the first byte,
+     * in-band error after it). Counted in characters of the decoded text, at most its bytes.
+     */
+    max_stream_event_bytes: Type.Integer({
+      minimum: 1024,
+      maximum: 512 * 1024 * 1024,
+      default: 16 * 1024 * 1024,
+    }),
     keep_alive_interval_ms: Type.Integer({ minimum: 100, default: 15_000 }),
     /**
      * A streaming client that leaves what was written for it untaken this long is disconnected

@@ -53,7 +53,11 @@ export interface ChatAdapter {
   buildChatRequest(req: ChatRequest, target: UpstreamTarget, opts: { stream: boolean }): UpstreamHttpRequest;
   /** Parses a 2xx body; throws UpstreamError for a non-2xx status or a malformed/blocked body. */
   parseChatResponse(status: number, body: string, headers: UpstreamHeaders): ChatResult;
-  createStreamDecoder(): StreamDecoder;
+  /**
+   * @param maxEventBytes the largest single stream event (`gateway.max_stream_event_bytes`); one
+   * larger ends the stream with a 'bad_response' error event. Undefined: the decoder's default.
+   */
+  createStreamDecoder(maxEventBytes?: number): StreamDecoder;
   classifyError(status: number, body: string, headers: UpstreamHeaders): UpstreamError;
   listModels?: {
     request(target: UpstreamTarget): UpstreamHttpRequest;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { UpstreamError } from '../errors.js';
 import { SseDecoder, type SseEvent } from './sse.js';
 
 const STREAM =
@@ -82,6 +83,44 @@ describe('SseDecoder', () => {
     // Once for CR, once for LF: the count also proves the searches were seen at all.
     expect(searched).toBeGreaterThanOrEqual(line.length);
     expect(searched).toBeLessThanOrEqual(2 * line.length);
+  });
+
+  it('throws bad_response once a line still arriving passes the event limit, holding no more', () => {
+    const d = new SseDecoder(1000);
+    const piece = 'x'.repeat(100);
+    expect(d.push('data: ')).toEqual([]);
+    let pushed = 6;
+    let thrown: unknown;
+    while (thrown === undefined && pushed < 100_000) {
+      try {
+        d.push(piece);
+        pushed += piece.length;
+      } catch (err) {
+        thrown = err;
+      }
+    }
+    // The push that took it past 1,000 characters threw: before it, it held at most 1,000.
+    expect(pushed).toBe(906);
+    expect(thrown).toBeInstanceOf(UpstreamError);
+    expect(thrown).toMatchObject({ kind: 'bad_response' });
+    // It let the line go and takes nothing more.
+    expect(() => d.push(piece)).toThrow(thrown as Error);
+    expect(() => d.end()).toThrow(thrown as Error);
+  });
+
+  it('counts every data line of an event against the limit, and takes one exactly at it', () => {
+    const exact = new SseDecoder(1000);
+    expect(exact.push(`data: ${'a'.repeat(500)}\ndata: ${'b'.repeat(500)}\n\n`)).toHaveLength(1);
+    const d = new SseDecoder(1000);
+    expect(() => d.push(`data: ${'a'.repeat(500)}\n`.repeat(3))).toThrow(/larger than the gateway's limit/);
+  });
+
+  it('returns the events before an oversized one in the same push, then throws', () => {
+    const d = new SseDecoder(1000);
+    expect(d.push(`data: a\n\ndata: ${'x'.repeat(2000)}\n\ndata: b\n\n`)).toEqual([
+      { event: undefined, data: 'a', id: undefined },
+    ]);
+    expect(() => d.push('data: c\n\n')).toThrow(UpstreamError);
   });
 });
 

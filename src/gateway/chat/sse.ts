@@ -1,3 +1,5 @@
+import { UpstreamError } from '../errors.js';
+
 /**
  * Server-Sent Events decoder (WHATWG event-stream rules) that tolerates any chunk boundary: a
  * line, a CRLF pair or a multi-byte UTF-8 character may be split across pushes. Comments
@@ -14,6 +16,12 @@ export interface SseEvent {
 /** TextDecoder's options for a chunk of a longer text, made once. */
 const STREAM = { stream: true } as const;
 
+/**
+ * The default for `maxEventChars` (`gateway.max_stream_event_bytes`): far above a token's chunk,
+ * and above an inline image in one event (image models stream a whole PNG as base64).
+ */
+export const DEFAULT_MAX_EVENT_CHARS = 16 * 1024 * 1024;
+
 export class SseDecoder {
   /**
    * The line still arriving, as the pieces it came in (none holds a line end). Only text that
@@ -22,7 +30,12 @@ export class SseDecoder {
    * 300 ms, 200 MB took minutes); the pieces are joined once, when the line ends.
    */
   private partial: string[] = [];
+  private partialChars = 0;
   private dataLines: string[] = [];
+  /** Characters of `dataLines`. */
+  private dataChars = 0;
+  /** The event being read outgrew the limit: every later push or end throws this. */
+  private failure: UpstreamError | undefined;
   private hasData = false;
   private eventName: string | undefined;
   private lastId: string | undefined;
@@ -33,7 +46,17 @@ export class SseDecoder {
   /** Comment lines seen so far (keep-alives). */
   comments = 0;
 
+  /**
+   * @param maxEventChars the most characters one event's data, or one line still arriving, may
+   * hold (characters of the decoded text: at most its bytes). Past it the decoder lets go of the
+   * event and throws an UpstreamError 'bad_response', so what it holds stays bounded by about
+   * this however long the line the upstream sends. Events decoded before it in the same push are
+   * returned first, and the next push (or `end`) throws.
+   */
+  constructor(private readonly maxEventChars = DEFAULT_MAX_EVENT_CHARS) {}
+
   push(chunk: string | Uint8Array): SseEvent[] {
+    if (this.failure !== undefined) throw this.failure;
     let text = typeof chunk === 'string' ? chunk : this.utf8.decode(chunk, STREAM);
     if (text.length === 0) return [];
     if (this.skipLeadingLf) {
@@ -71,9 +94,17 @@ export class SseDecoder {
         const line = this.takePartial(text.slice(0, end));
         this.line(line, 0, line.length, out);
       }
+      if (this.failure !== undefined) return this.failed(out);
       start = next;
     }
-    if (start < text.length) this.partial.push(start === 0 ? text : text.slice(start));
+    if (start < text.length) {
+      this.partial.push(start === 0 ? text : text.slice(start));
+      this.partialChars += text.length - start;
+      if (this.partialChars + this.dataChars > this.maxEventChars) {
+        this.failure = this.tooLarge();
+        return this.failed(out);
+      }
+    }
     return out;
   }
 
@@ -82,10 +113,13 @@ export class SseDecoder {
    * discarded: a cut stream must not deliver half a JSON payload as if it were whole.
    */
   end(): SseEvent[] {
+    if (this.failure !== undefined) throw this.failure;
     const tail = this.utf8.decode();
     const out = tail ? this.push(tail) : [];
     this.partial = [];
+    this.partialChars = 0;
     this.dataLines = [];
+    this.dataChars = 0;
     this.hasData = false;
     this.eventName = undefined;
     return out;
@@ -119,6 +153,8 @@ export class SseDecoder {
       case 'data':
         this.dataLines.push(value);
         this.hasData = true;
+        this.dataChars += value.length;
+        if (this.dataChars > this.maxEventChars) this.failure = this.tooLarge();
         break;
       case 'event':
         this.eventName = value;
@@ -136,7 +172,25 @@ export class SseDecoder {
     const p = this.partial;
     const line = p.length === 1 ? p[0] + tail : p.join('') + tail;
     p.length = 0;
+    this.partialChars = 0;
     return line;
+  }
+
+  private tooLarge(): UpstreamError {
+    return new UpstreamError(
+      'bad_response',
+      `upstream stream event larger than the gateway's limit (${this.maxEventChars} bytes)`,
+    );
+  }
+
+  /** Lets go of the event that outgrew the limit; throws now unless events came before it. */
+  private failed(out: SseEvent[]): SseEvent[] {
+    this.partial = [];
+    this.partialChars = 0;
+    this.dataLines = [];
+    this.dataChars = 0;
+    if (out.length === 0) throw this.failure;
+    return out;
   }
 
   private dispatch(out: SseEvent[]): void {
@@ -145,6 +199,7 @@ export class SseDecoder {
       out.push({ event: this.eventName, data, id: this.lastId });
     }
     this.dataLines = [];
+    this.dataChars = 0;
     this.hasData = false;
     this.eventName = undefined;
   }

@@ -13,7 +13,7 @@ import type { HealthTracker } from '../routing/health.js';
 import type { AttemptRecord, Candidate, RouteTarget } from '../routing/types.js';
 import { completeChat, openChatStream } from '../upstream/call-chat.js';
 import type { ChatEventStream } from '../upstream/event-stream.js';
-import type { UpstreamTimeouts } from '../upstream/upstream-client.js';
+import { DEFAULT_TIMEOUTS, type SendOptions } from '../upstream/upstream-client.js';
 import { errorKindOf, lastProvider, type RequestLogEntry } from '../usage/request-log-entry.js';
 import { type ChatPlan, requestFor, reservationMicros } from './chat-plan.js';
 import { readUntilShown } from './read-until-shown.js';
@@ -24,7 +24,8 @@ export interface ChatRunnerDeps {
   quota: QuotaLedger;
   logs: { record(e: RequestLogEntry): void };
   retry: { maxAttempts: number; retryBaseMs: number; retryMaxMs: number };
-  timeouts: UpstreamTimeouts;
+  /** Every upstream call's timeouts and size limits (no signal: each call passes its own). */
+  upstream: Omit<SendOptions, 'signal'>;
 }
 
 export interface ChatContext {
@@ -135,7 +136,7 @@ export class ChatRunner {
         this.deps.adapter(c.target.kind),
         requestFor(plan, c.target),
         upstreamTarget(c.target, apiKey),
-        this.deps.timeouts,
+        this.deps.upstream,
         ctx.signal,
       ),
     );
@@ -162,12 +163,13 @@ export class ChatRunner {
    */
   async open(plan: ChatPlan, ctx: ChatContext): Promise<StreamOpened> {
     const ex = await this.execute(plan, ctx, async (c, apiKey) => {
-      const deadline = Date.now() + this.deps.timeouts.firstByteTimeoutMs;
+      const deadline =
+        Date.now() + (this.deps.upstream.firstByteTimeoutMs ?? DEFAULT_TIMEOUTS.firstByteTimeoutMs);
       const events = await openChatStream(
         this.deps.adapter(c.target.kind),
         requestFor(plan, c.target),
         upstreamTarget(c.target, apiKey),
-        this.deps.timeouts,
+        this.deps.upstream,
         ctx.signal,
       );
       return { events, first: await readUntilShown(events, deadline) };

@@ -50,10 +50,11 @@ export function createChatServices(
     quota,
     logs,
     retry: { maxAttempts: g.max_attempts, retryBaseMs: g.retry_base_ms, retryMaxMs: g.retry_max_ms },
-    timeouts: {
+    upstream: {
       connectTimeoutMs: g.connect_timeout_ms,
       firstByteTimeoutMs: g.first_byte_timeout_ms,
       idleTimeoutMs: g.idle_timeout_ms,
+      maxEventBytes: g.max_stream_event_bytes,
     },
   });
   const keyProbe = startKeyProbe(

@@ -46,7 +46,8 @@ export async function openChatStream(
 ): Promise<ChatEventStream> {
   const http = adapter.buildChatRequest(req, target, STREAMED);
   const client = opts.client ?? sharedUpstreamClient();
-  const res = await openEvents(client, http, adapter.createStreamDecoder(), opts, signal);
+  const decoder = adapter.createStreamDecoder(opts.maxEventBytes);
+  const res = await openEvents(client, http, decoder, opts, signal);
   if (res.events === undefined) throw adapter.classifyError(res.status, res.text, res.headers);
   return res.events;
 }

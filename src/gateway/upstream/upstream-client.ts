@@ -27,7 +27,13 @@ export interface UpstreamTimeouts {
   idleTimeoutMs: number;
 }
 
-export interface SendOptions extends Partial<UpstreamTimeouts> {
+/** How much of an upstream answer the gateway holds (docs/routing.md, "Size limits"). */
+export interface BodyLimits {
+  /** The largest single event of a streamed answer (given to the adapter's stream decoder). */
+  maxEventBytes: number;
+}
+
+export interface SendOptions extends Partial<UpstreamTimeouts>, Partial<BodyLimits> {
   signal?: CancelSignal;
 }
 

@@ -18,7 +18,7 @@ export const anthropicAdapter: ChatAdapter = {
   supportedParams: ANTHROPIC_PARAMS,
   buildChatRequest: buildAnthropicRequest,
   parseChatResponse: parseAnthropicResponse,
-  createStreamDecoder: () => new AnthropicStreamDecoder(),
+  createStreamDecoder: (maxEventBytes) => new AnthropicStreamDecoder(maxEventBytes),
   classifyError: classifyAnthropicError,
   listModels: {
     request: (target) => ({

@@ -26,7 +26,7 @@ import {
 } from './anthropic-response.js';
 
 export class AnthropicStreamDecoder implements StreamDecoder {
-  private readonly sse = new SseDecoder();
+  private readonly sse: SseDecoder;
   private readonly toolIndex = new Map<number, number>();
   private readonly toolHasArgs = new Set<number>();
   private nextTool = 0;
@@ -36,6 +36,11 @@ export class AnthropicStreamDecoder implements StreamDecoder {
   private sawUsage = false;
   private finish: FinishReason | null = null;
   private ended = false;
+
+  /** @param maxEventBytes the largest single event; see `SseDecoder`. */
+  constructor(maxEventBytes?: number) {
+    this.sse = new SseDecoder(maxEventBytes);
+  }
 
   push(chunk: string | Uint8Array): ChatStreamEvent[] {
     const out: ChatStreamEvent[] = [];

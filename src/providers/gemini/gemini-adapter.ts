@@ -13,7 +13,7 @@ export const geminiAdapter: ChatAdapter = {
   supportedParams: GEMINI_PARAMS,
   buildChatRequest: buildGeminiRequest,
   parseChatResponse: parseGeminiResponse,
-  createStreamDecoder: () => new GeminiStreamDecoder(),
+  createStreamDecoder: (maxEventBytes) => new GeminiStreamDecoder(maxEventBytes),
   classifyError: classifyGeminiError,
   listModels: {
     request: (target) => ({

@@ -23,12 +23,17 @@ import {
 } from './gemini-response.js';
 
 export class GeminiStreamDecoder implements StreamDecoder {
-  private readonly sse = new SseDecoder();
+  private readonly sse: SseDecoder;
   private sawRole = false;
   private readonly toolCount = new Map<number, number>();
   private readonly finished = new Set<number>();
   private usage: GeminiUsage | undefined;
   private failed = false;
+
+  /** @param maxEventBytes the largest single event; see `SseDecoder`. */
+  constructor(maxEventBytes?: number) {
+    this.sse = new SseDecoder(maxEventBytes);
+  }
 
   push(chunk: string | Uint8Array): ChatStreamEvent[] {
     const out: ChatStreamEvent[] = [];

@@ -14,7 +14,7 @@ export const openAiCompatibleAdapter: ChatAdapter = {
   supportedParams: OPENAI_COMPATIBLE_PARAMS,
   buildChatRequest: buildOpenAiRequest,
   parseChatResponse: parseOpenAiResponse,
-  createStreamDecoder: () => new OpenAiStreamDecoder(),
+  createStreamDecoder: (maxEventBytes) => new OpenAiStreamDecoder(maxEventBytes),
   classifyError: classifyOpenAiError,
   listModels: {
     request: (target) => ({

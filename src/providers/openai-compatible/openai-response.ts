@@ -82,12 +82,17 @@ function streamError(err: any): UpstreamError {
 }
 
 export class OpenAiStreamDecoder implements StreamDecoder {
-  private readonly sse = new SseDecoder();
+  private readonly sse: SseDecoder;
   /** A chunk with choices was seen (the first delta carries the role). */
   private sawRole = false;
   private finished = false;
   private done = false;
   private failed = false;
+
+  /** @param maxEventBytes the largest single event; see `SseDecoder`. */
+  constructor(maxEventBytes?: number) {
+    this.sse = new SseDecoder(maxEventBytes);
+  }
 
   push(chunk: string | Uint8Array): ChatStreamEvent[] {
     const events = this.sse.push(chunk);

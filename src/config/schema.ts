@@ -7,6 +7,9 @@ import { type Static, Type } from 'typebox';
 const Obj = <T extends Parameters<typeof Type.Object>[0]>(props: T) =>
   Type.Object(props, { additionalProperties: false, default: {} });
 
+/** The longest string V8 makes (a body past it could not be read as text anyway). */
+const MAX_STRING_BYTES = 536_870_888;
+
 const ChannelDecl = Type.Object(
   {
     name: Type.String({ minLength: 1 }),
@@ -116,13 +119,32 @@ export const ConfigSchema = Obj({
     first_byte_timeout_ms: Type.Integer({ minimum: 1, default: 120_000 }),
     idle_timeout_ms: Type.Integer({ minimum: 1, default: 60_000 }),
     /**
+     * The largest upstream answer read whole (non-streamed chat, model listings, channel tests);
+     * a larger one is a bad upstream answer (502, next upstream), and is not read past this.
+     */
+    max_response_bytes: Type.Integer({ minimum: 1024, maximum: MAX_STRING_BYTES, default: 64 * 1024 * 1024 }),
+    /**
+     * The same for one embeddings answer (one batch): 2,048 vectors of 3,072 floats as JSON with
+     * one value per line, as OpenAI lays them out, are well over 100 MB.
+     */
+    max_embedding_response_bytes: Type.Integer({
+      minimum: 1024,
+      maximum: MAX_STRING_BYTES,
+      default: 256 * 1024 * 1024,
+    }),
+    /**
+     * What is kept of an upstream's error body (any status but 2xx) for its message; past it the
+     * connection is closed instead of reading the rest.
+     */
+    max_error_body_bytes: Type.Integer({ minimum: 1024, maximum: 16 * 1024 * 1024, default: 64 * 1024 }),
+    /**
      * The largest single event of a streamed upstream answer (one SSE event, or a line still
      * arriving); a larger one is a bad upstream answer (502, next upstream before the first byte,
      * in-band error after it). Counted in characters of the decoded text, at most its bytes.
      */
     max_stream_event_bytes: Type.Integer({
       minimum: 1024,
-      maximum: 512 * 1024 * 1024,
+      maximum: MAX_STRING_BYTES,
       default: 16 * 1024 * 1024,
     }),
     keep_alive_interval_ms: Type.Integer({ minimum: 100, default: 15_000 }),

@@ -20,6 +20,8 @@ import {
  */
 const ROUTE = 'POST /v1/chat/completions';
 const EVENT_LIMIT = 64 * 1024;
+const BODY_LIMIT = 256 * 1024;
+const ERROR_BODY_LIMIT = 4096;
 
 let a: FakeUpstream;
 let b: FakeUpstream;
@@ -44,6 +46,8 @@ beforeAll(async () => {
       max_attempts: 2,
       circuit_failures: 1000,
       max_stream_event_bytes: EVENT_LIMIT,
+      max_response_bytes: BODY_LIMIT,
+      max_error_body_bytes: ERROR_BODY_LIMIT,
     },
   });
 });
@@ -61,6 +65,21 @@ beforeEach(() => {
   a.requests.length = 0;
   b.requests.length = 0;
 });
+
+const chat = (body: Record<string, unknown> = {}) =>
+  c.gw.call('POST', '/v1/chat/completions', {
+    token: c.key,
+    body: { model: 'acme/m', messages: userMsg('hi'), ...body },
+  });
+
+/** `size` bytes in 8 KiB writes (chunked, no declared length), then the upstream holds on. */
+function endless(status: number, size: number, type = 'application/json') {
+  return {
+    status,
+    headers: { 'content-type': type },
+    sse: [...Array.from({ length: Math.ceil(size / 8192) }, () => 'e'.repeat(8192)), 'hang' as const],
+  };
+}
 
 /** One `data:` line of `size` characters of content, written `piece` characters at a time. */
 function longEventSteps(size: number, piece = 1024): string[] {
@@ -112,5 +131,53 @@ describe('a stream event over gateway.max_stream_event_bytes', () => {
     const r = await rawStream(c, { model: 'acme/m', messages: userMsg('hi') });
     expect(r.chunks[0].choices[0].delta.content).toBe(content);
     expect(r.res.headers.get('x-modelgate-attempts')).toBe('a/acme/m=ok');
+  });
+});
+
+describe('an answer over gateway.max_response_bytes', () => {
+  it('is a bad answer: the next upstream serves, and the answer is not read past the limit', async () => {
+    a.on(ROUTE, endless(200, 4 * BODY_LIMIT));
+    const r = await chat();
+    expect(r.status).toBe(200);
+    expect(r.body.choices[0].message.content).toBe('from b');
+    expect(r.headers.get('x-modelgate-attempts')).toBe('a/acme/m=bad_response:200, b/acme/m=ok');
+    expect(await a.requests[0]!.closed).toEqual({ completed: false });
+  });
+
+  it('on every upstream, a 502 for the client; one that declares its length is refused before its body', async () => {
+    a.on(ROUTE, endless(200, 4 * BODY_LIMIT));
+    b.on(ROUTE, { json: oaCompletion('z'.repeat(BODY_LIMIT)) });
+    const r = await chat();
+    expect(r.status).toBe(502);
+    expect(r.body.error.code).toBe(502);
+    expect(r.body.error.message).toMatch(/upstream answer larger than the gateway's limit \(262144 bytes\)/);
+    expect(r.headers.get('x-modelgate-attempts')).toBe(
+      'a/acme/m=bad_response:200, b/acme/m=bad_response:200',
+    );
+  });
+});
+
+describe('an error body over gateway.max_error_body_bytes', () => {
+  it('non-streamed: classified by its status from its first bytes; the rest is not read', async () => {
+    a.on(ROUTE, endless(500, 4 * BODY_LIMIT, 'text/html'));
+    const r = await chat();
+    expect(r.status).toBe(200);
+    expect(r.body.choices[0].message.content).toBe('from b');
+    // A 500 is retried (max_attempts 2), then the next upstream serves.
+    expect(r.headers.get('x-modelgate-attempts')).toBe(
+      'a/acme/m=server_error:500, a/acme/m=server_error:500, b/acme/m=ok',
+    );
+    for (const req of a.requests) expect(await req.closed).toEqual({ completed: false });
+  });
+
+  it('streamed: the same, before the first byte', async () => {
+    a.on(ROUTE, endless(502, 4 * BODY_LIMIT, 'text/html'));
+    const r = await rawStream(c, { model: 'acme/m', messages: userMsg('hi') });
+    expect(r.res.status).toBe(200);
+    expect(r.chunks.map((ch) => ch.choices[0]?.delta?.content ?? '').join('')).toBe('from b');
+    expect(r.res.headers.get('x-modelgate-attempts')).toBe(
+      'a/acme/m=server_error:502, a/acme/m=server_error:502, b/acme/m=ok',
+    );
+    for (const req of a.requests) expect(await req.closed).toEqual({ completed: false });
   });
 });

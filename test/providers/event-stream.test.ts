@@ -53,6 +53,12 @@ beforeAll(async () => {
       headers: { 'retry-after': '3' },
       json: { error: { message: 'slow down' } },
     },
+    // An HTML error page without end, written 8 KiB at a time.
+    'GET /endless-error': {
+      status: 500,
+      headers: { 'content-type': 'text/html' },
+      sse: ['<html>', ...Array.from({ length: 40 }, () => 'e'.repeat(8192)), 'hang'],
+    },
     'GET /reset': { reset: true },
     'GET /hang': { hang: true },
     // One event longer than the high-water mark (a big tool-call argument, an inline image).
@@ -180,6 +186,21 @@ describe('openEvents', () => {
     expect(res.status).toBe(429);
     expect(res.headers['retry-after']).toBe('3');
     expect(JSON.parse(res.text!)).toEqual({ error: { message: 'slow down' } });
+  });
+
+  it('a non-2xx answer keeps only the first maxErrorBodyBytes of its body and closes the connection', async () => {
+    const res = await openEvents(
+      client,
+      { method: 'GET', url: `${up.url}/endless-error`, headers: {} },
+      new OpenAiStreamDecoder(),
+      { maxErrorBodyBytes: 4096 },
+      undefined,
+    );
+    expect(res.status).toBe(500);
+    expect(res.text).toHaveLength(4096);
+    expect(res.text!.startsWith('<html>eee')).toBe(true);
+    // The upstream never ends this answer: the client closed the connection at the limit.
+    expect(await up.requests.at(-1)!.closed).toEqual({ completed: false });
   });
 
   it('a connection that fails before the head rejects with a connection UpstreamError', async () => {

@@ -1,6 +1,7 @@
 /**
  * The undici upstream client against a loopback fake: keep-alive reuse, the three timeouts, resets,
- * refused connections and aborts, each mapped to the UpstreamError kind route execution expects.
+ * refused connections and aborts, each mapped to the UpstreamError kind route execution expects;
+ * the size limits of answers read whole.
  */
 import { createServer } from 'node:net';
 import type { Dispatcher } from 'undici';
@@ -295,5 +296,101 @@ describe('UpstreamClient', () => {
     } finally {
       spy.mockRestore();
     }
+  });
+});
+
+describe('UpstreamClient size limits', () => {
+  const MAX_BODY = 64 * 1024;
+  const MAX_ERROR_BODY = 4096;
+  const limited = new UpstreamClient({
+    defaults: { connectTimeoutMs: 1000, firstByteTimeoutMs: 1000, idleTimeoutMs: 1000 },
+  });
+  const opts = { maxBodyBytes: MAX_BODY, maxErrorBodyBytes: MAX_ERROR_BODY };
+  /** `n` pieces of 8 KiB written one by one (chunked, no length), then the upstream holds on. */
+  const endless = (status: number, n = 40) => ({
+    status,
+    headers: { 'content-type': 'text/html' },
+    sse: ['<html>', ...Array.from({ length: n }, () => 'e'.repeat(8192)), 'hang' as const],
+  });
+  let big: FakeUpstream;
+  beforeAll(async () => {
+    big = await startFakeUpstream({
+      // Declares a length over the limit, sends a byte and holds on: only refusing on the declared
+      // length ends it before the idle timeout.
+      'GET /declared': {
+        headers: { 'content-type': 'text/plain', 'content-length': String(MAX_BODY + 1) },
+        sse: ['x', 'hang'],
+      },
+      'GET /declared-exact': { body: 'x'.repeat(MAX_BODY) },
+      'GET /chunked': endless(200),
+      'GET /chunked-exact': { headers: { 'content-type': 'text/plain' }, sse: ['y'.repeat(MAX_BODY)] },
+      'GET /error-endless': endless(500),
+      'GET /error-declared': { status: 429, body: `{"error":"${'z'.repeat(100_000)}"}` },
+      'GET /error-small': { status: 404, json: { error: { message: 'no such model' } } },
+    });
+  });
+  afterAll(async () => {
+    await limited.close();
+    await big.close();
+  });
+  const req = (path: string) => ({ method: 'GET' as const, url: big.url + path, headers: {} });
+  /**
+   * The last request's connection closed before its answer was written whole: the upstream here
+   * never ends it, so the client closed it (at the limit, as the call settled before a timeout).
+   */
+  const cut = async () => expect(await big.requests.at(-1)!.closed).toEqual({ completed: false });
+
+  it('defaults: 64 MiB answers, 64 KiB of an error body, 16 MiB stream events; a call may set its own', () => {
+    expect(limited.limit({}, 'maxBodyBytes')).toBe(64 * 1024 * 1024);
+    expect(limited.limit({}, 'maxErrorBodyBytes')).toBe(64 * 1024);
+    expect(limited.limit({}, 'maxEventBytes')).toBe(16 * 1024 * 1024);
+    expect(limited.limit(opts, 'maxBodyBytes')).toBe(MAX_BODY);
+  });
+
+  it('sendText: a 2xx answer over the limit is bad_response, refused on its declared length or cut as it arrives', async () => {
+    for (const path of ['/declared', '/chunked']) {
+      const err = await failure(limited.sendText(req(path), opts));
+      await cut();
+      expect(err, path).toBeInstanceOf(UpstreamError);
+      expect(err, path).toMatchObject({ kind: 'bad_response', upstreamStatus: 200 });
+      expect((err as Error).message).toBe(
+        `upstream answer larger than the gateway's limit (${MAX_BODY} bytes)`,
+      );
+    }
+    expect((await limited.sendText(req('/declared-exact'), opts)).text).toHaveLength(MAX_BODY);
+    expect((await limited.sendText(req('/chunked-exact'), opts)).text).toHaveLength(MAX_BODY);
+  });
+
+  it('sendText: an error body is answered with its first bytes only, and the rest is not read', async () => {
+    const endlessError = await limited.sendText(req('/error-endless'), opts);
+    expect(endlessError.status).toBe(500);
+    expect(endlessError.text).toHaveLength(MAX_ERROR_BODY);
+    expect(endlessError.text.startsWith('<html>eee')).toBe(true);
+    await cut();
+    const declared = await limited.sendText(req('/error-declared'), opts);
+    expect(declared.status).toBe(429);
+    expect(declared.text).toHaveLength(MAX_ERROR_BODY);
+    const small = await limited.sendText(req('/error-small'), opts);
+    expect(JSON.parse(small.text)).toEqual({ error: { message: 'no such model' } });
+  });
+
+  it('send + text(): the same limits', async () => {
+    for (const path of ['/declared', '/chunked']) {
+      const res = await limited.send(req(path), opts);
+      expect(res.status).toBe(200);
+      const err = await failure(res.text());
+      expect(err, path).toMatchObject({ kind: 'bad_response', upstreamStatus: 200 });
+      await cut();
+    }
+    expect(await (await limited.send(req('/declared-exact'), opts)).text()).toHaveLength(MAX_BODY);
+    expect(await (await limited.send(req('/chunked-exact'), opts)).text()).toHaveLength(MAX_BODY);
+    const endlessError = await limited.send(req('/error-endless'), opts);
+    expect(endlessError.status).toBe(500);
+    expect(await endlessError.text()).toHaveLength(MAX_ERROR_BODY);
+    await cut();
+    const declared = await limited.send(req('/error-declared'), opts);
+    expect(await declared.text()).toHaveLength(MAX_ERROR_BODY);
+    const small = await limited.send(req('/error-small'), opts);
+    expect(JSON.parse(await small.text())).toEqual({ error: { message: 'no such model' } });
   });
 });

@@ -7,6 +7,7 @@ import { modelNames } from '../registry/model-info.js';
 import { HealthTracker } from '../routing/health.js';
 import { startKeyProbe } from '../routing/key-probe.js';
 import type { RouteTarget } from '../routing/types.js';
+import { upstreamLimits } from '../upstream/upstream-limits.js';
 import type { RequestLogEntry } from '../usage/request-log-entry.js';
 import type { PlanDeps } from './chat-plan.js';
 import { ChatRunner } from './chat-runner.js';
@@ -54,7 +55,7 @@ export function createChatServices(
       connectTimeoutMs: g.connect_timeout_ms,
       firstByteTimeoutMs: g.first_byte_timeout_ms,
       idleTimeoutMs: g.idle_timeout_ms,
-      maxEventBytes: g.max_stream_event_bytes,
+      ...upstreamLimits(g),
     },
   });
   const keyProbe = startKeyProbe(
@@ -63,6 +64,7 @@ export function createChatServices(
     {
       intervalMs: g.key_probe_interval_ms,
       timeoutMs: Math.min(g.connect_timeout_ms, 10_000),
+      limits: upstreamLimits(g),
     },
   );
   return { runner, planDeps, health, keyProbe };

@@ -261,13 +261,18 @@ export function createEmbeddingsService(deps: {
     idleTimeoutMs: g.idle_timeout_ms,
   };
   const client = sharedUpstreamClient();
+  const sendOptions = {
+    ...timeouts,
+    maxBodyBytes: g.max_embedding_response_bytes,
+    maxErrorBodyBytes: g.max_error_body_bytes,
+  };
   return new EmbeddingsService({
     registry: deps.registry,
     quota: deps.quota,
     logs: deps.logs,
     health: deps.health,
     fetcher,
-    send: (req, o) => client.send(req, { ...timeouts, signal: o.signal }),
+    send: (req, o) => client.send(req, sendOptions, o.signal),
     retry: { maxAttempts: g.max_attempts, retryBaseMs: g.retry_base_ms, retryMaxMs: g.retry_max_ms },
     defaultModel: g.default_embedding_model,
   });

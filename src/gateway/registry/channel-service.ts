@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { ChannelDeclaration } from '../../config/schema.js';
 import { badRequest, conflict, notFound } from '../errors.js';
-import type { UpstreamClient } from '../upstream/upstream-client.js';
+import type { BodyLimits, UpstreamClient } from '../upstream/upstream-client.js';
 import {
   type Channel,
   type ChannelInput,
@@ -24,7 +24,7 @@ export class ChannelService {
   constructor(
     private readonly state: RegistryState,
     private readonly client: UpstreamClient,
-    private readonly opts: { timeoutMs: number; log?: FastifyBaseLogger },
+    private readonly opts: { timeoutMs: number; limits?: Partial<BodyLimits>; log?: FastifyBaseLogger },
   ) {}
 
   async list(offset: number, limit: number): Promise<{ rows: PublicChannel[]; total: number }> {
@@ -98,7 +98,7 @@ export class ChannelService {
   async refreshModels(id: number): Promise<string[]> {
     const channel = await this.stored(id);
     if (!canDiscover(channel)) throw badRequest(`a ${channel.kind} channel cannot list its models`);
-    const found = await discoverModels(channel, this.client, { timeoutMs: this.opts.timeoutMs });
+    const found = await discoverModels(channel, this.client, this.opts);
     await this.state.repos.channels.setDiscovered(id, JSON.stringify(found));
     await this.state.changed();
     return found.map((f) => f.name);
@@ -124,7 +124,7 @@ export class ChannelService {
         model ? `model: channel ${id} does not serve ${model}` : 'channel serves no models',
         'model',
       );
-    return testChannel(channel, chosen.model, chosen.upstreamModel, this.client, this.opts.timeoutMs);
+    return testChannel(channel, chosen.model, chosen.upstreamModel, this.client, this.opts);
   }
 
   private refreshInBackground(c: Channel): void {

@@ -2,7 +2,7 @@ import { getEmbeddingAdapter } from '../../providers/embedding-registry.js';
 import { getChatAdapter, isChatProviderKind } from '../../providers/registry.js';
 import { embedWithAdapter } from '../embeddings/embed-with-adapter.js';
 import { completeChat } from '../upstream/call-chat.js';
-import type { UpstreamClient } from '../upstream/upstream-client.js';
+import type { BodyLimits, UpstreamClient } from '../upstream/upstream-client.js';
 import type { Channel } from './channel.js';
 import { isEmbeddingModel, type ModelInfo } from './model-info.js';
 
@@ -22,7 +22,7 @@ export async function testChannel(
   model: ModelInfo,
   upstreamModel: string,
   client: UpstreamClient,
-  timeoutMs: number,
+  opts: { timeoutMs: number; limits?: Partial<BodyLimits> },
 ): Promise<ChannelTestResult> {
   const target = {
     baseUrl: c.base_url,
@@ -31,7 +31,13 @@ export async function testChannel(
     headers: c.settings.headers,
     extra: c.settings,
   };
-  const timeouts = { connectTimeoutMs: timeoutMs, firstByteTimeoutMs: timeoutMs, idleTimeoutMs: timeoutMs };
+  const { timeoutMs } = opts;
+  const timeouts = {
+    connectTimeoutMs: timeoutMs,
+    firstByteTimeoutMs: timeoutMs,
+    idleTimeoutMs: timeoutMs,
+    ...opts.limits,
+  };
   const started = performance.now();
   const done = (success: boolean, message: string): ChannelTestResult => ({
     success,

@@ -36,6 +36,7 @@ import type { UpstreamTarget } from '../../providers/types.js';
 import type { ChannelsRepo } from '../../store/channels-repo.js';
 import type { ModelsRepo } from '../../store/models-repo.js';
 import type { UpstreamClient } from '../upstream/upstream-client.js';
+import { upstreamLimits } from '../upstream/upstream-limits.js';
 import type { Endpoint, Target } from './catalog.js';
 import { ChannelService } from './channel-service.js';
 import { costOf, type Usage } from './cost.js';
@@ -81,7 +82,8 @@ export function createRegistry(deps: RegistryDeps): Registry {
   const models = new ModelRegistry(defaultModels(), deps.config.models as ModelInput[]);
   const state = new RegistryState(deps.repos, models, deps.log);
   const timeoutMs = Math.min(deps.config.gateway.connect_timeout_ms, 10_000);
-  const channels = new ChannelService(state, deps.client, { timeoutMs, log: deps.log });
+  const limits = upstreamLimits(deps.config.gateway);
+  const channels = new ChannelService(state, deps.client, { timeoutMs, limits, log: deps.log });
   let discovery: Promise<void> = Promise.resolve();
   return {
     resolve: (id) => models.resolve(id),

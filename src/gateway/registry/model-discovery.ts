@@ -1,7 +1,7 @@
 import { getChatAdapter, isChatProviderKind } from '../../providers/registry.js';
 import type { UpstreamTarget } from '../../providers/types.js';
 import { UpstreamError } from '../errors.js';
-import type { UpstreamClient } from '../upstream/upstream-client.js';
+import type { BodyLimits, UpstreamClient } from '../upstream/upstream-client.js';
 import type { DiscoveredModel } from './catalog.js';
 import type { Channel } from './channel.js';
 
@@ -14,7 +14,7 @@ export function canDiscover(c: Channel): boolean {
 export async function discoverModels(
   c: Channel,
   client: UpstreamClient,
-  opts: { timeoutMs: number },
+  opts: { timeoutMs: number; limits?: Partial<BodyLimits> },
 ): Promise<DiscoveredModel[]> {
   const adapter = getChatAdapter(c.kind);
   if (!adapter.listModels) return [];
@@ -29,6 +29,7 @@ export async function discoverModels(
     connectTimeoutMs: opts.timeoutMs,
     firstByteTimeoutMs: opts.timeoutMs,
     idleTimeoutMs: opts.timeoutMs,
+    ...opts.limits,
   });
   const body = await res.text();
   if (res.status < 200 || res.status >= 300) throw adapter.classifyError(res.status, body, res.headers);

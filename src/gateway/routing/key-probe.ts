@@ -1,5 +1,6 @@
 import type { ChatAdapter } from '../../providers/types.js';
 import { fetchUpstreamModels } from '../upstream/call-chat.js';
+import type { BodyLimits } from '../upstream/upstream-client.js';
 import type { HealthTracker } from './health.js';
 
 /**
@@ -11,7 +12,7 @@ import type { HealthTracker } from './health.js';
 export function startKeyProbe(
   health: HealthTracker,
   adapter: (kind: string) => ChatAdapter | undefined,
-  opts: { intervalMs: number; timeoutMs: number },
+  opts: { intervalMs: number; timeoutMs: number; limits?: Partial<BodyLimits> },
 ): { stop(): void; runOnce(): Promise<number> } {
   const runOnce = async (): Promise<number> => {
     let restored = 0;
@@ -32,6 +33,7 @@ export function startKeyProbe(
               connectTimeoutMs: opts.timeoutMs,
               firstByteTimeoutMs: opts.timeoutMs,
               idleTimeoutMs: opts.timeoutMs,
+              ...opts.limits,
             },
           );
           health.keyRestored(channelId, key);

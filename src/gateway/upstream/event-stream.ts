@@ -35,7 +35,10 @@ export interface ChatEventStream extends AsyncIterable<ChatStreamEvent> {
   reported(): ReportedUsage | undefined;
 }
 
-/** What `openEvents` resolves with: the events of a 2xx answer, or the whole body of any other. */
+/**
+ * What `openEvents` resolves with: the events of a 2xx answer, or the body of any other (its
+ * first `maxErrorBodyBytes`: enough for the message).
+ */
 export type OpenedEvents =
   | { status: number; headers: UpstreamHeaders; events: ChatEventStream; text?: undefined }
   | { status: number; headers: UpstreamHeaders; events?: undefined; text: string };
@@ -52,7 +55,8 @@ const HIGH_WATER_BYTES = 64 * 1024;
  * API with one handler object per stream: undici's `request()` would add an AsyncResource and a
  * body Readable with its nextTick-driven state machine per stream, and its events per chunk
  * (docs/performance.md, session 10). Resolves once the upstream answered: with the event stream
- * for a 2xx, with the body text for any other status (for `classifyError`). Rejects with
+ * for a 2xx, with the body text for any other status (for `classifyError`; past the client's
+ * `maxErrorBodyBytes` it is that much of the body, and the connection is closed). Rejects with
  * UpstreamError for a failure before that, or with the abort reason once `signal` fired.
  * Timeouts are the client's: first byte until the answer's head, idle between two chunks (not
  * counted while the reader holds the socket paused).
@@ -66,7 +70,8 @@ export function openEvents(
 ): Promise<OpenedEvents> {
   if (signal?.aborted) return Promise.reject(signal.reason);
   return new Promise((resolve, reject) => {
-    client.dispatch(req, opts, new EventsHandler(resolve, reject, decoder, signal));
+    const maxErrorBody = client.limit(opts, 'maxErrorBodyBytes');
+    client.dispatch(req, opts, new EventsHandler(resolve, reject, decoder, signal, maxErrorBody));
   });
 }
 
@@ -90,7 +95,7 @@ class EventsHandler extends SignalledHandler implements ChatEventStream {
 
   /** Decoded events the reader has not taken yet (never an empty array). */
   private queue: ChatStreamEvent[] | undefined;
-  /** Bytes received since the reader last took the queue. */
+  /** Bytes received since the reader last took the queue (or of the error body). */
   private buffered = 0;
   /** undici will call nothing more (end, error, or our own abort). */
   private finished = false;
@@ -115,6 +120,7 @@ class EventsHandler extends SignalledHandler implements ChatEventStream {
     reject: (err: unknown) => void,
     private readonly decoder: StreamDecoder,
     signal: CancelSignal | undefined,
+    private readonly maxErrorBody: number,
   ) {
     super(signal);
     this.opening = { resolve, reject };
@@ -139,9 +145,12 @@ class EventsHandler extends SignalledHandler implements ChatEventStream {
 
   onResponseData(c: Dispatcher.DispatchController, chunk: Buffer): void {
     if (this.over) return;
+    if (this.phase === Phase.ErrorBody) {
+      this.errorBodyData(chunk);
+      return;
+    }
     if (this.chunks) this.chunks.push(chunk);
     else this.chunks = [chunk];
-    if (this.phase === Phase.ErrorBody) return;
     this.buffered += chunk.length;
     if (this.waiter) {
       // Once the parser is done with this socket read: every HTTP chunk it carried is decoded
@@ -160,16 +169,7 @@ class EventsHandler extends SignalledHandler implements ChatEventStream {
     this.finished = true;
     this.release();
     if (this.phase === Phase.ErrorBody) {
-      const o = this.opening!;
-      this.opening = undefined;
-      const chunks = this.chunks;
-      try {
-        const text = chunks ? concat(chunks).toString('utf8') : '';
-        o.resolve({ status: this.status, headers: this.headers, text });
-      } catch (err) {
-        // A body too long for one string: undici would not call us again.
-        o.reject(new UpstreamError('bad_response', 'unreadable upstream error body', { cause: err }));
-      }
+      this.resolveErrorBody();
       return;
     }
     if (this.over) return;
@@ -190,6 +190,30 @@ class EventsHandler extends SignalledHandler implements ChatEventStream {
     if (this.over) return;
     this.failure = err;
     this.settle();
+  }
+
+  /** Keeps the error body up to `maxErrorBody`; there it answers with that and closes the connection. */
+  private errorBodyData(chunk: Buffer): void {
+    const room = this.maxErrorBody - this.buffered;
+    const kept = chunk.length <= room ? chunk : chunk.subarray(0, room);
+    if (kept.length > 0) {
+      if (this.chunks) this.chunks.push(kept);
+      else this.chunks = [kept];
+      this.buffered += kept.length;
+    }
+    if (kept === chunk) return;
+    this.resolveErrorBody();
+    this.over = true;
+    this.abort();
+  }
+
+  private resolveErrorBody(): void {
+    const o = this.opening;
+    if (!o) return;
+    this.opening = undefined;
+    const text = this.chunks ? concat(this.chunks).toString('utf8') : '';
+    this.chunks = undefined;
+    o.resolve({ status: this.status, headers: this.headers, text });
   }
 
   protected abortedBeforeStart(reason: unknown): void {

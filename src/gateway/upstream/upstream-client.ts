@@ -10,6 +10,7 @@
  */
 import { Agent, type Dispatcher } from 'undici';
 import type { CancelSignal } from '../cancel.js';
+import { DEFAULT_MAX_EVENT_CHARS } from '../chat/sse.js';
 import { UpstreamError } from '../errors.js';
 
 export interface UpstreamHttpRequest {
@@ -27,11 +28,31 @@ export interface UpstreamTimeouts {
   idleTimeoutMs: number;
 }
 
-/** How much of an upstream answer the gateway holds (docs/routing.md, "Size limits"). */
+/**
+ * How much of an upstream answer the gateway holds (docs/routing.md, "Size limits"), so an
+ * upstream that answers without end costs about a limit's worth of memory, not the answer.
+ */
 export interface BodyLimits {
+  /**
+   * The largest 2xx answer read whole (`sendText`, `text()`): past it the call fails with
+   * UpstreamError 'bad_response' and the connection is closed without reading on.
+   */
+  maxBodyBytes: number;
+  /**
+   * What is kept of a non-2xx answer's body (`sendText`, `text()`, `openEvents`) for its error
+   * message: past it the caller gets that prefix and the connection is closed.
+   */
+  maxErrorBodyBytes: number;
   /** The largest single event of a streamed answer (given to the adapter's stream decoder). */
   maxEventBytes: number;
 }
+
+/** The defaults of `gateway.max_response_bytes`, `max_error_body_bytes`, `max_stream_event_bytes`. */
+export const DEFAULT_BODY_LIMITS: BodyLimits = {
+  maxBodyBytes: 64 * 1024 * 1024,
+  maxErrorBodyBytes: 64 * 1024,
+  maxEventBytes: DEFAULT_MAX_EVENT_CHARS,
+};
 
 export interface SendOptions extends Partial<UpstreamTimeouts>, Partial<BodyLimits> {
   signal?: CancelSignal;
@@ -60,7 +81,7 @@ export interface UpstreamClientOptions {
   /** Max connections per origin (undefined = unlimited, undici's default). */
   connectionsPerOrigin?: number;
   keepAliveTimeoutMs?: number;
-  defaults?: Partial<UpstreamTimeouts>;
+  defaults?: Partial<UpstreamTimeouts & BodyLimits>;
 }
 
 export const DEFAULT_TIMEOUTS: UpstreamTimeouts = {
@@ -96,10 +117,15 @@ export function mapNetworkError(err: unknown, signal?: CancelSignal): unknown {
 
 export class UpstreamClient {
   private readonly agents = new Map<number, Agent>();
-  private readonly defaults: UpstreamTimeouts;
+  private readonly defaults: UpstreamTimeouts & BodyLimits;
 
   constructor(private readonly opts: UpstreamClientOptions = {}) {
-    this.defaults = { ...DEFAULT_TIMEOUTS, ...opts.defaults };
+    this.defaults = { ...DEFAULT_TIMEOUTS, ...DEFAULT_BODY_LIMITS, ...opts.defaults };
+  }
+
+  /** A size limit for a call: its own, else the client's default. */
+  limit(opts: SendOptions, which: keyof BodyLimits): number {
+    return opts[which] ?? this.defaults[which];
   }
 
   /** One Agent per connect timeout (undici sets it per dispatcher); in practice one or two. */
@@ -156,7 +182,7 @@ export class UpstreamClient {
     } catch (err) {
       throw mapNetworkError(err, signal);
     }
-    return new Response(res, signal);
+    return new Response(res, signal, this.limit(opts, 'maxBodyBytes'), this.limit(opts, 'maxErrorBodyBytes'));
   }
 
   /**
@@ -164,12 +190,14 @@ export class UpstreamClient {
    * listings). Through undici's dispatch API with one handler object: `request()` + `text()`
    * would add, per call, an AsyncResource, a Readable for the body with its nextTick-driven
    * state machine, and the promise chain that drains it (see docs/performance.md, session 9).
-   * Timeouts, aborts and errors behave as `send` then `text()`.
+   * Timeouts, aborts, errors and size limits behave as `send` then `text()`.
    */
   sendText(req: UpstreamHttpRequest, opts: SendOptions = {}, signal = opts.signal): Promise<TextAnswer> {
     if (signal?.aborted) return Promise.reject(signal.reason);
+    const maxBody = this.limit(opts, 'maxBodyBytes');
+    const maxErrorBody = this.limit(opts, 'maxErrorBodyBytes');
     return new Promise((resolve, reject) =>
-      this.dispatch(req, opts, new TextHandler(resolve, reject, signal)),
+      this.dispatch(req, opts, new TextHandler(resolve, reject, signal, maxBody, maxErrorBody)),
     );
   }
 
@@ -295,7 +323,10 @@ function untilAborted(
 
 /**
  * Collects one answer for `sendText`. Settles exactly once: with the body at its end, or with
- * the mapped error (the abort reason when the caller's signal fired).
+ * the mapped error (the abort reason when the caller's signal fired). A 2xx body past
+ * `maxBody` (declared, or counted as it arrives) is a 'bad_response'; a non-2xx body is answered
+ * with its first `maxErrorBody` bytes. Either way the connection is closed at the limit, and
+ * nothing past it is held.
  *
  * Once settled it lets go of everything it held (`release`): holding the controller (with its raw
  * header buffers) and the caller's promise (with the answer) past the end was 2 KB promoted to the
@@ -306,12 +337,17 @@ class TextHandler extends SignalledHandler {
   private headers: UpstreamResponse['headers'] | undefined;
   private first: Buffer | undefined;
   private rest: Buffer[] | undefined;
+  /** Body bytes received, and the most this answer may have (set with the status). */
+  private size = 0;
+  private limit = 0;
   private waiting: { resolve: (a: TextAnswer) => void; reject: (err: unknown) => void } | undefined;
 
   constructor(
     resolve: (a: TextAnswer) => void,
     reject: (err: unknown) => void,
     signal: CancelSignal | undefined,
+    private readonly maxBody: number,
+    private readonly maxErrorBody: number,
   ) {
     super(signal);
     this.waiting = { resolve, reject };
@@ -326,12 +362,36 @@ class TextHandler extends SignalledHandler {
     if (status < 200) return; // 1xx: informational, the answer follows
     this.status = status;
     this.headers = headers;
+    if (status >= 300) this.limit = this.maxErrorBody;
+    else {
+      this.limit = this.maxBody;
+      if (declaredLength(headers) > this.maxBody) this.overLimit(c);
+    }
   }
 
-  onResponseData(_c: Dispatcher.DispatchController, chunk: Buffer): void {
+  onResponseData(c: Dispatcher.DispatchController, chunk: Buffer): void {
+    const room = this.limit - this.size;
+    this.size += chunk.length;
+    if (chunk.length > room) {
+      // A non-2xx answer keeps what fits: enough for its message.
+      if (this.status >= 300 && room > 0) this.keep(chunk.subarray(0, room));
+      this.overLimit(c);
+      return;
+    }
+    this.keep(chunk);
+  }
+
+  private keep(chunk: Buffer): void {
     if (this.first === undefined) this.first = chunk;
     else if (this.rest) this.rest.push(chunk);
     else this.rest = [this.first, chunk];
+  }
+
+  /** The answer reached its limit: settle now, and close the connection instead of reading on. */
+  private overLimit(c: Dispatcher.DispatchController): void {
+    if (this.status >= 300) this.onResponseEnd();
+    else this.settle()?.reject(tooLarge(this.status, this.maxBody));
+    c.abort(new Error('upstream answer over its size limit'));
   }
 
   onResponseEnd(): void {
@@ -372,6 +432,8 @@ class Response implements UpstreamResponse {
   constructor(
     private readonly res: Dispatcher.ResponseData,
     private readonly signal: CancelSignal | undefined,
+    private readonly maxBody: number,
+    private readonly maxErrorBody: number,
   ) {
     this.status = res.statusCode;
     this.headers = res.headers;
@@ -402,11 +464,35 @@ class Response implements UpstreamResponse {
     };
   }
 
+  /** Size limits as `sendText`'s: past them the connection is closed without reading on. */
   async text(): Promise<string> {
     const raw = this.take();
-    // undici's own reader: no async generator turn per chunk, no Buffer.concat.
+    const error = this.status >= 300;
+    const limit = error ? this.maxErrorBody : this.maxBody;
+    const declared = declaredLength(this.headers);
+    if (!error && declared > limit) {
+      raw.destroy();
+      throw tooLarge(this.status, limit);
+    }
     try {
-      return await raw.text();
+      // A length within the limit (undici holds the upstream to it): undici's own reader, with no
+      // async generator turn per chunk and no Buffer.concat.
+      if (declared <= limit) return await raw.text();
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for await (const chunk of raw as AsyncIterable<Buffer>) {
+        const room = limit - size;
+        if (chunk.length > room) {
+          // Leaving the loop destroys the body: the connection is closed, not read to its end.
+          if (!error) throw tooLarge(this.status, limit);
+          chunks.push(chunk.subarray(0, room));
+          size = limit;
+          break;
+        }
+        chunks.push(chunk);
+        size += chunk.length;
+      }
+      return Buffer.concat(chunks, size).toString('utf8');
     } catch (err) {
       throw mapNetworkError(err, this.signal);
     }
@@ -421,6 +507,17 @@ class Response implements UpstreamResponse {
       // the connection is being discarded anyway
     }
   }
+}
+
+/** The answer's `content-length`, NaN when it has none (comparisons with NaN are false). */
+function declaredLength(headers: UpstreamResponse['headers']): number {
+  const v = headers['content-length'];
+  return typeof v === 'string' ? Number(v) : Number.NaN;
+}
+
+function tooLarge(status: number, limit: number): UpstreamError {
+  const message = `upstream answer larger than the gateway's limit (${limit} bytes)`;
+  return new UpstreamError('bad_response', message, { upstreamStatus: status });
 }
 
 /**

@@ -75,7 +75,7 @@ describe('SseDecoder', () => {
     const bytes = new TextEncoder().encode(line);
     const d = new SseDecoder();
     const events: SseEvent[] = [];
-    const searched = lineEndSearches(() => {
+    const searched = searches(['\n', '\r'], () => {
       for (let i = 0; i < bytes.length; i += 1024) events.push(...d.push(bytes.subarray(i, i + 1024)));
     });
     expect(events).toHaveLength(1);
@@ -85,13 +85,27 @@ describe('SseDecoder', () => {
     expect(searched).toBeLessThanOrEqual(2 * line.length);
   });
 
+  it('searches a push for colons once, however many of its lines have none', () => {
+    // 20,000 lines without a colon, then an event: searching each line for its colon ran on to
+    // the event's, ~200 M characters here.
+    const text = `${'x\n'.repeat(20_000)}data: y\n\n`;
+    const d = new SseDecoder();
+    let events: SseEvent[] = [];
+    const searched = searches([':'], () => {
+      events = d.push(text);
+    });
+    expect(events).toEqual([{ event: undefined, data: 'y', id: undefined }]);
+    expect(searched).toBeGreaterThanOrEqual(40_000);
+    expect(searched).toBeLessThanOrEqual(2 * text.length);
+  });
+
   it('throws bad_response once a line still arriving passes the event limit, holding no more', () => {
-    const d = new SseDecoder(1000);
-    const piece = 'x'.repeat(100);
+    const d = new SseDecoder(100_000);
+    const piece = 'x'.repeat(10_000);
     expect(d.push('data: ')).toEqual([]);
     let pushed = 6;
     let thrown: unknown;
-    while (thrown === undefined && pushed < 100_000) {
+    while (thrown === undefined && pushed < 1_000_000) {
       try {
         d.push(piece);
         pushed += piece.length;
@@ -99,13 +113,23 @@ describe('SseDecoder', () => {
         thrown = err;
       }
     }
-    // The push that took it past 1,000 characters threw: before it, it held at most 1,000.
-    expect(pushed).toBe(906);
+    // The push that took it past 100,000 characters threw: before it, it held at most that.
+    expect(pushed).toBe(90_006);
     expect(thrown).toBeInstanceOf(UpstreamError);
     expect(thrown).toMatchObject({ kind: 'bad_response' });
     // It let the line go and takes nothing more.
     expect(() => d.push(piece)).toThrow(thrown as Error);
     expect(() => d.end()).toThrow(thrown as Error);
+  });
+
+  it('counts what each piece of a line costs beyond its characters: one arriving a byte at a time is cut early', () => {
+    const d = new SseDecoder(100_000);
+    d.push('data: ');
+    let pushed = 0;
+    expect(() => {
+      for (; pushed < 100_000; pushed++) d.push('x');
+    }).toThrow(UpstreamError);
+    expect(pushed).toBeLessThan(10_000);
   });
 
   it('counts every data line of an event against the limit, and takes one exactly at it', () => {
@@ -125,15 +149,15 @@ describe('SseDecoder', () => {
 });
 
 /**
- * Characters that `String.prototype.indexOf` looked at while searching for CR or LF during `run`:
- * the decoder's work in its line-end scan, counted instead of timed.
+ * Characters that `String.prototype.indexOf` looked at while searching for one of `targets`
+ * during `run`: the decoder's work in its scans, counted instead of timed.
  */
-function lineEndSearches(run: () => void): number {
+function searches(targets: string[], run: () => void): number {
   const indexOf = String.prototype.indexOf;
   let searched = 0;
   String.prototype.indexOf = function (this: string, search: string, from?: number): number {
     const at = indexOf.call(this, search, from);
-    if (search === '\n' || search === '\r') searched += (at === -1 ? this.length : at + 1) - (from ?? 0);
+    if (targets.includes(search)) searched += (at === -1 ? this.length : at + 1) - (from ?? 0);
     return at;
   };
   try {

@@ -22,21 +22,31 @@ const STREAM = { stream: true } as const;
  */
 export const DEFAULT_MAX_EVENT_CHARS = 16 * 1024 * 1024;
 
+/** What a piece of a line arriving in many pushes costs beyond its characters (a string's head). */
+const PIECE_OVERHEAD = 64;
+
 export class SseDecoder {
   /**
-   * The line still arriving, as the pieces it came in (none holds a line end). Only text that
-   * arrived in a push is searched for line ends, once: appending each chunk to one buffer and
-   * searching all of it again made a long line quadratic (an 8 MB line in 64 KiB reads took
-   * 300 ms, 200 MB took minutes); the pieces are joined once, when the line ends.
+   * The line still arriving (it holds no line end). Only text that arrived in a push is searched
+   * for line ends, once: appending each chunk to one buffer and searching all of it again made a
+   * long line quadratic (an 8 MB line in 64 KiB reads took 300 ms, 200 MB took minutes). Pieces
+   * are appended as a rope (V8 joins two strings without copying them), copied into one string
+   * once, when the line ends.
    */
-  private partial: string[] = [];
-  private partialChars = 0;
+  private carried = '';
+  /**
+   * What `carried` holds: its characters plus an overhead for each piece it came in, so a line
+   * arriving a byte at a time is bounded too.
+   */
+  private carriedCost = 0;
+  /** The event's `data:` lines so far; none: it has no data (yet), and is not dispatched. */
   private dataLines: string[] = [];
   /** Characters of `dataLines`. */
   private dataChars = 0;
+  /** Where `line` found the next colon of the text being read (-1: not searched yet). */
+  private colonAt = -1;
   /** The event being read outgrew the limit: every later push or end throws this. */
   private failure: UpstreamError | undefined;
-  private hasData = false;
   private eventName: string | undefined;
   private lastId: string | undefined;
   /** A chunk ended with CR: a leading LF in the next chunk belongs to the same line break. */
@@ -47,64 +57,25 @@ export class SseDecoder {
   comments = 0;
 
   /**
-   * @param maxEventChars the most characters one event's data, or one line still arriving, may
-   * hold (characters of the decoded text: at most its bytes). Past it the decoder lets go of the
-   * event and throws an UpstreamError 'bad_response', so what it holds stays bounded by about
-   * this however long the line the upstream sends. Events decoded before it in the same push are
-   * returned first, and the next push (or `end`) throws.
+   * @param maxEventChars the most characters one event's data, or one line still arriving (with
+   * an overhead for each push it came in), may hold: characters of the decoded text, at most its
+   * bytes. Past it the decoder lets go of the event and throws an UpstreamError 'bad_response', so
+   * what it holds stays bounded by about this however long the line the upstream sends. Events
+   * decoded before it in the same push are returned first, and the next push (or `end`) throws.
    */
   constructor(private readonly maxEventChars = DEFAULT_MAX_EVENT_CHARS) {}
 
   push(chunk: string | Uint8Array): SseEvent[] {
     if (this.failure !== undefined) throw this.failure;
     let text = typeof chunk === 'string' ? chunk : this.utf8.decode(chunk, STREAM);
+    if (this.skipLeadingLf || !this.bomChecked) text = this.skipLeading(text);
     if (text.length === 0) return [];
-    if (this.skipLeadingLf) {
-      this.skipLeadingLf = false;
-      if (text.charCodeAt(0) === 10) text = text.slice(1);
-    }
-    if (!this.bomChecked && text.length > 0) {
-      this.bomChecked = true;
-      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-    }
     const out: SseEvent[] = [];
-    let start = 0;
-    // Most streams use LF only; scanning for CR is skipped entirely when none is present.
-    let nextCr = text.indexOf('\r');
-    let nextLf = text.indexOf('\n');
-    while (true) {
-      if (nextCr !== -1 && nextCr < start) nextCr = text.indexOf('\r', start);
-      if (nextLf !== -1 && nextLf < start) nextLf = text.indexOf('\n', start);
-      let end: number;
-      let next: number;
-      if (nextCr !== -1 && (nextLf === -1 || nextCr < nextLf)) {
-        end = nextCr;
-        if (end + 1 < text.length) next = text.charCodeAt(end + 1) === 10 ? end + 2 : end + 1;
-        else {
-          next = end + 1;
-          this.skipLeadingLf = true;
-        }
-      } else if (nextLf !== -1) {
-        end = nextLf;
-        next = end + 1;
-      } else break;
-      if (this.partial.length === 0) this.line(text, start, end, out);
-      else {
-        // Only the first line of a push can have begun in an earlier one.
-        const line = this.takePartial(text.slice(0, end));
-        this.line(line, 0, line.length, out);
-      }
-      if (this.failure !== undefined) return this.failed(out);
-      start = next;
-    }
-    if (start < text.length) {
-      this.partial.push(start === 0 ? text : text.slice(start));
-      this.partialChars += text.length - start;
-      if (this.partialChars + this.dataChars > this.maxEventChars) {
-        this.failure = this.tooLarge();
-        return this.failed(out);
-      }
-    }
+    // Only a push longer than the room left can complete an event past the limit: the lines of
+    // any other push are read without a check each.
+    const checked = text.length > this.maxEventChars - this.carriedCost - this.dataChars;
+    if (!this.read(text, out, checked) || this.carriedCost + this.dataChars > this.maxEventChars)
+      return this.failed(out);
     return out;
   }
 
@@ -116,11 +87,10 @@ export class SseDecoder {
     if (this.failure !== undefined) throw this.failure;
     const tail = this.utf8.decode();
     const out = tail ? this.push(tail) : [];
-    this.partial = [];
-    this.partialChars = 0;
+    this.carried = '';
+    this.carriedCost = 0;
     this.dataLines = [];
     this.dataChars = 0;
-    this.hasData = false;
     this.eventName = undefined;
     return out;
   }
@@ -130,18 +100,22 @@ export class SseDecoder {
       this.dispatch(out);
       return;
     }
-    const first = buf.charCodeAt(start);
-    if (first === 58 /* : */) {
+    // The next colon is searched for from this line on only when the last one found lies
+    // before it: searching again for every line would run past each line without a colon to the
+    // next one, quadratic for a push of such lines. Past the last colon it is `buf.length`.
+    let colon = this.colonAt;
+    if (colon < start) {
+      colon = buf.indexOf(':', start);
+      if (colon === -1) colon = buf.length;
+      this.colonAt = colon;
+    }
+    if (colon === start) {
       this.comments++;
       return;
     }
-    // Searched within the line only: indexOf would run on to the next colon, past the line's
-    // end, for every line that has none (quadratic for a chunk of such lines).
-    let colon = start + 1;
-    while (colon < end && buf.charCodeAt(colon) !== 58) colon++;
     let field: string;
     let value: string;
-    if (colon === end) {
+    if (colon >= end) {
       field = buf.slice(start, end);
       value = '';
     } else {
@@ -152,9 +126,7 @@ export class SseDecoder {
     switch (field) {
       case 'data':
         this.dataLines.push(value);
-        this.hasData = true;
         this.dataChars += value.length;
-        if (this.dataChars > this.maxEventChars) this.failure = this.tooLarge();
         break;
       case 'event':
         this.eventName = value;
@@ -167,26 +139,86 @@ export class SseDecoder {
     }
   }
 
-  /** The line begun in earlier pushes, ended by `tail`; the pieces are let go. */
-  private takePartial(tail: string): string {
-    const p = this.partial;
-    const line = p.length === 1 ? p[0] + tail : p.join('') + tail;
-    p.length = 0;
-    this.partialChars = 0;
-    return line;
+  /** Reads the lines of `text` into `out`; false when `checked` and an event passed the limit. */
+  private read(text: string, out: SseEvent[], checked: boolean): boolean {
+    // Most streams use LF only; scanning for CR is skipped entirely when none is present.
+    let nextCr = text.indexOf('\r');
+    let nextLf = text.indexOf('\n');
+    if (nextLf === -1 && nextCr === -1) {
+      this.carry(text);
+      return true;
+    }
+    // A line begun in earlier pushes ends here: it is read from one string with the new text,
+    // copied once, but only the new text is searched for line ends.
+    let buf = text;
+    const before = this.carried.length;
+    if (before !== 0) {
+      buf = this.carried + text;
+      this.carried = '';
+      this.carriedCost = 0;
+      if (nextCr !== -1) nextCr += before;
+      if (nextLf !== -1) nextLf += before;
+    }
+    let start = 0;
+    this.colonAt = -1;
+    while (true) {
+      if (nextCr !== -1 && nextCr < start) nextCr = buf.indexOf('\r', start);
+      if (nextLf !== -1 && nextLf < start) nextLf = buf.indexOf('\n', start);
+      let end: number;
+      let next: number;
+      if (nextCr !== -1 && (nextLf === -1 || nextCr < nextLf)) {
+        end = nextCr;
+        if (end + 1 < buf.length) next = buf.charCodeAt(end + 1) === 10 ? end + 2 : end + 1;
+        else {
+          next = end + 1;
+          this.skipLeadingLf = true;
+        }
+      } else if (nextLf !== -1) {
+        end = nextLf;
+        next = end + 1;
+      } else break;
+      this.line(buf, start, end, out);
+      if (checked && this.dataChars > this.maxEventChars) return false;
+      start = next;
+    }
+    if (start < buf.length) this.carry(buf.slice(start));
+    return true;
   }
 
-  private tooLarge(): UpstreamError {
-    return new UpstreamError(
+  /**
+   * Drops the LF of a CRLF split across two pushes, and a BOM opening the stream. Out of `push`,
+   * which is then small enough (bytecode) for V8 to inline into its caller.
+   */
+  private skipLeading(text: string): string {
+    if (text.length === 0) return text;
+    if (this.skipLeadingLf) {
+      this.skipLeadingLf = false;
+      if (text.charCodeAt(0) === 10) text = text.slice(1);
+    }
+    if (!this.bomChecked && text.length > 0) {
+      this.bomChecked = true;
+      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    }
+    return text;
+  }
+
+  /** Keeps the line not ended yet for the next push. */
+  private carry(piece: string): void {
+    this.carried = this.carried.length === 0 ? piece : this.carried + piece;
+    this.carriedCost += piece.length + PIECE_OVERHEAD;
+  }
+
+  /**
+   * Lets go of the event that outgrew the limit, and fails from now on: throws now unless events
+   * came before it in this push (they are returned first).
+   */
+  private failed(out: SseEvent[]): SseEvent[] {
+    this.failure = new UpstreamError(
       'bad_response',
       `upstream stream event larger than the gateway's limit (${this.maxEventChars} bytes)`,
     );
-  }
-
-  /** Lets go of the event that outgrew the limit; throws now unless events came before it. */
-  private failed(out: SseEvent[]): SseEvent[] {
-    this.partial = [];
-    this.partialChars = 0;
+    this.carried = '';
+    this.carriedCost = 0;
     this.dataLines = [];
     this.dataChars = 0;
     if (out.length === 0) throw this.failure;
@@ -194,13 +226,13 @@ export class SseDecoder {
   }
 
   private dispatch(out: SseEvent[]): void {
-    if (this.hasData) {
-      const data = this.dataLines.length === 1 ? this.dataLines[0] : this.dataLines.join('\n');
+    const lines = this.dataLines.length;
+    if (lines !== 0) {
+      const data = lines === 1 ? this.dataLines[0] : this.dataLines.join('\n');
       out.push({ event: this.eventName, data, id: this.lastId });
     }
     this.dataLines = [];
     this.dataChars = 0;
-    this.hasData = false;
     this.eventName = undefined;
   }
 }

@@ -1,0 +1,44 @@
+import { cannon, interleaved } from './load.js';
+import { buildAll, cpuSeconds } from './procs.js';
+import { startStack } from './stack.js';
+
+/**
+ * Node/V8 flags for the gateway, A/B in one interleaved paced run: two gateways of the same build
+ * (A with the default flags, B with the flags after `--`), the baseline and the direct upstream,
+ * cycled in 1 s slices at 1,000 req/s, so a stall of the machine lands on all four alike. Prints
+ * each target's p50/p99 per round and the CPU per request of both gateways.
+ * Usage: node --import tsx bench/flags-ab.ts [rounds=3] [--slices 20] [--pg] [--no-build] -- <node flags for B>
+ */
+const argv = process.argv.slice(2);
+const dd = argv.indexOf('--');
+const own = dd >= 0 ? argv.slice(0, dd) : argv;
+const flagsB = dd >= 0 ? argv.slice(dd + 1) : [];
+const rounds = Number(own.find((a) => /^\d+$/.test(a)) ?? 3);
+const si = own.indexOf('--slices');
+const slices = si >= 0 ? Number(own[si + 1]) : 20;
+const pg = own.includes('--pg');
+if (!own.includes('--no-build')) buildAll();
+const a = await startStack({ built: true, pg, withBaseline: true });
+const b = await startStack({ built: true, pg, withBaseline: false, gatewayFlags: flagsB });
+try {
+  const up = { name: 'upstream', url: `${a.upstream.url}`, headers: {} };
+  const targets = [up, a.target('baseline'), a.target('gateway'), { ...b.target('gateway'), name: 'B' }];
+  for (const t of targets.slice(1)) await cannon(t, { stream: false, duration: 5, connections: 50 });
+  console.log(`B flags: ${flagsB.join(' ') || '(none)'}; ${slices} slices of 1 s per target and round`);
+  for (let r = 1; r <= rounds; r++) {
+    const c0 = [a.gateway.pid, b.gateway.pid].map(cpuSeconds);
+    const res = await interleaved(targets, 1000, 1, slices);
+    const c1 = [a.gateway.pid, b.gateway.pid].map(cpuSeconds);
+    const n = slices * 1000;
+    console.log(
+      `round ${r}: ` +
+        targets
+          .map((t, i) => `${t.name} p50 ${res[i]!.p50.toFixed(3)} p99 ${res[i]!.p99.toFixed(3)}`)
+          .join(' | ') +
+        ` | cpu ms/req A ${(((c1[0]! - c0[0]!) * 1000) / n).toFixed(3)} B ${(((c1[1]! - c0[1]!) * 1000) / n).toFixed(3)}`,
+    );
+  }
+} finally {
+  await b.close();
+  await a.close();
+}

@@ -2,20 +2,20 @@ import { describe, expect, it, vi } from 'vitest';
 import { countPromptTokens, measurePrompt, promptTokenBound } from '../chat/tokens.js';
 import type { ChatRequest } from '../chat/types.js';
 import type { RouteTarget } from '../routing/types.js';
-import { type ChatPlan, requestFor } from './chat-plan.js';
+import { type ChatPlan, requestFor, reservationMicros } from './chat-plan.js';
 
-function planOf(req: ChatRequest) {
+function planOf(req: ChatRequest, o: { middleOut?: boolean; candidates?: RouteTarget[] } = {}) {
   const promptCounts = vi.fn(() => measurePrompt(req));
   const plan = {
     request: req,
     model: 'm',
-    candidates: [],
+    candidates: (o.candidates ?? []).map((target) => ({ target })),
     promptCounts,
     promptBound: () => promptTokenBound(req),
     stream: false,
     includeUsage: false,
     excludeReasoning: false,
-    middleOut: true,
+    middleOut: o.middleOut ?? true,
   } as unknown as ChatPlan;
   return { plan, promptCounts };
 }
@@ -81,5 +81,64 @@ describe('requestFor with middle-out', () => {
     expect(requestFor(plan, { ...small, modelId: 'other' } as RouteTarget)).toBe(first);
     expect(promptCounts).toHaveBeenCalledOnce();
     expect(requestFor(plan, target(countPromptTokens(req) - 300))).not.toBe(first);
+  });
+});
+
+describe('reservationMicros', () => {
+  /** A model with its context, completion limit and prices in USD per million tokens. */
+  const priced = (contextLength: number, maxCompletionTokens: number, prompt: number, completion: number) =>
+    ({
+      contextLength,
+      maxCompletionTokens,
+      modelId: `m${contextLength}`,
+      pricing: {
+        prompt: String(prompt / 1e6),
+        completion: String(completion / 1e6),
+        request: '0',
+        image: '0',
+      },
+    }) as unknown as RouteTarget;
+  const short = priced(8_000, 1_000, 1, 2);
+  const wide = priced(20_000, 2_000, 3, 6);
+  // ~700 K bytes: far over both contexts.
+  const huge: ChatRequest = {
+    model: 'm',
+    messages: [
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'lorem ipsum '.repeat(60_000) },
+      { role: 'user', content: 'and now?' },
+    ],
+  };
+  const bound = promptTokenBound(huge);
+  /** Micro-USD, as `reservationMicros` rounds (a float product may land a hair above). */
+  const expectMicros = (micros: number, exact: number) => expect(micros - exact).toBeOneOf([0, 1]);
+
+  it('without middle-out prices the whole prompt by its byte bound', () => {
+    const { plan } = planOf(huge, { middleOut: false, candidates: [short] });
+    // The bound is over the context: one completion token is all that could follow.
+    expectMicros(reservationMicros(plan), bound * 1 + 1 * 2);
+  });
+
+  it('with middle-out prices at most each candidate context, and the worst candidate decides', () => {
+    const { plan, promptCounts } = planOf(huge, { candidates: [short, wide] });
+    // A cut prompt may leave room for the whole completion limit.
+    expectMicros(reservationMicros(plan), 20_000 * 3 + 2_000 * 6);
+    const one = planOf(huge, { candidates: [short] });
+    expectMicros(reservationMicros(one.plan), 8_000 * 1 + 1_000 * 2);
+    // Neither middle-out nor the tokenizer ran for it.
+    expect(promptCounts).not.toHaveBeenCalled();
+    expect(one.promptCounts).not.toHaveBeenCalled();
+  });
+
+  it('with middle-out and max_tokens, max_tokens is the completion', () => {
+    const { plan } = planOf({ ...huge, max_tokens: 300 }, { candidates: [short] });
+    expectMicros(reservationMicros(plan), 8_000 * 1 + 300 * 2);
+  });
+
+  it('a prompt whose bound fits is priced alike with and without middle-out', () => {
+    const small: ChatRequest = { model: 'm', messages: [{ role: 'user', content: 'hello' }], max_tokens: 50 };
+    const on = reservationMicros(planOf(small, { candidates: [short, wide] }).plan);
+    expect(on).toBe(reservationMicros(planOf(small, { middleOut: false, candidates: [short, wide] }).plan));
+    expectMicros(on, promptTokenBound(small) * 3 + 50 * 6);
   });
 });

@@ -136,18 +136,33 @@ function middleOut(plan: ChatPlan, contextLength: number, reserve: number): Chat
   return { ...plan.request, messages: r.messages };
 }
 
+/**
+ * The most prompt tokens `t` can be billed for, without the tokenizer and without running
+ * middle-out: the prompt's byte bound (`promptBound`), and with middle-out also `t`'s context,
+ * since middle-out cuts a longer prompt to fit it and a candidate it cannot fit is skipped,
+ * never sent. Before, the reservation priced the whole prompt even when it would be cut: a key
+ * near its limit got a 402 for a huge prompt that would have cost a fraction of it.
+ */
+export function promptTokenCap(plan: ChatPlan, t: RouteTarget): number {
+  const bound = plan.promptBound();
+  return plan.middleOut ? Math.min(bound, t.contextLength) : bound;
+}
+
 /** Worst-case cost of the request over its candidates, in micro-USD, for the quota reservation. */
 export function reservationMicros(plan: ChatPlan): number {
-  const prompt = plan.promptBound();
+  const maxTokens = plan.request.max_completion_tokens ?? plan.request.max_tokens;
   let worst = 0;
   for (const { target: t } of plan.candidates) {
+    const prompt = promptTokenCap(plan, t);
+    const limit = t.maxCompletionTokens ?? 4096;
+    // Without max_tokens the completion is what the context leaves after the prompt. A prompt
+    // middle-out cut is measured to fit under the context, so it may leave room for the whole
+    // completion limit: the prompt's cap (the context) says nothing about what it leaves.
     const completion =
-      plan.request.max_completion_tokens ??
-      plan.request.max_tokens ??
-      Math.min(
-        t.maxCompletionTokens ?? 4096,
-        Math.max(1, t.contextLength - Math.min(prompt, t.contextLength)),
-      );
+      maxTokens ??
+      (plan.middleOut
+        ? Math.min(limit, t.contextLength)
+        : Math.min(limit, Math.max(1, t.contextLength - Math.min(prompt, t.contextLength))));
     const usd =
       prompt * Number(t.pricing.prompt) +
       completion * Number(t.pricing.completion) +

@@ -15,7 +15,7 @@ import { completeChat, openChatStream } from '../upstream/call-chat.js';
 import type { ChatEventStream } from '../upstream/event-stream.js';
 import { DEFAULT_TIMEOUTS, type SendOptions } from '../upstream/upstream-client.js';
 import { errorKindOf, lastProvider, type RequestLogEntry } from '../usage/request-log-entry.js';
-import { type ChatPlan, requestFor, reservationMicros } from './chat-plan.js';
+import { type ChatPlan, promptTokenCap, requestFor, reservationMicros } from './chat-plan.js';
 import { readUntilShown } from './read-until-shown.js';
 
 export interface ChatRunnerDeps {
@@ -86,6 +86,20 @@ function upstreamTarget(t: RouteTarget, apiKey: string): UpstreamTarget {
     keys.set(apiKey, u);
   }
   return u;
+}
+
+/**
+ * Usage counted locally for the request as `t` received it (after middle-out). Beyond 128 K
+ * characters the prompt's count is a sampled estimate, which can come out above what could have
+ * been sent: it is billed at most `promptTokenCap` (the byte bound, and with middle-out the
+ * context of the model that took it), the figure the reservation priced, so the reservation stays
+ * an upper bound of the bill.
+ */
+export function countedUsage(plan: ChatPlan, t: RouteTarget, completionText: string): ChatUsage {
+  const u = estimateUsage(requestFor(plan, t), completionText);
+  const cap = promptTokenCap(plan, t);
+  if (u.prompt_tokens <= cap) return u;
+  return { ...u, prompt_tokens: cap, total_tokens: cap + u.completion_tokens };
 }
 
 /**
@@ -211,7 +225,7 @@ export class ChatRunner {
     if (!usage && o.served && o.completionText !== undefined)
       usage = o.reported
         ? withCountedCompletion(o.reported, o.completionText)
-        : estimateUsage(requestFor(plan, o.served.target), o.completionText);
+        : countedUsage(plan, o.served.target, o.completionText);
     const model = o.served ? { pricing: o.served.target.pricing } : undefined;
     const u = usage && {
       prompt_tokens: usage.prompt_tokens,

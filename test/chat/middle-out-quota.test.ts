@@ -232,3 +232,37 @@ describe('the reservation of a middle-out request', () => {
     expect(a.reserved).toBeGreaterThanOrEqual(a.billed);
   });
 });
+
+describe('tokens per minute under middle-out', () => {
+  /** A key with a tokens-per-minute limit and no quota. */
+  async function tpmKey(tpm: number): Promise<string> {
+    const r = await c.gw.call('POST', '/api/key', {
+      cookie: c.cookie,
+      body: { name: 'tpm', tpm_limit: tpm },
+    });
+    expect(r.status).toBe(200);
+    return r.body.data.key;
+  }
+  const send = (key: string, body: Record<string, unknown>) =>
+    c.gw.call('POST', '/v1/chat/completions', { token: key, body });
+
+  it('charges the prompt up front at most the widest requested context, so the minute is not emptied', async () => {
+    const key = await tpmKey(60_000);
+    const body = { model: 'acme/short', models: ['acme/down'], messages: huge, transforms: ['middle-out'] };
+    const first = await send(key, body);
+    expect(first.status).toBe(200);
+    // Charged the short model's context (the widest of short and down), not ~100 K tokens.
+    expect(Number(first.headers.get('x-ratelimit-remaining-tokens'))).toBe(60_000 - SHORT.context);
+    await c.gw.services.requestLogs.flush();
+    const second = await send(key, body);
+    expect(second.status).toBe(200);
+  });
+
+  it('without middle-out the whole prompt is charged', async () => {
+    const key = await tpmKey(60_000);
+    const r = await send(key, { model: 'acme/short', messages: huge });
+    // The prompt (~100 K tokens) is over the whole allowance: charged as the whole allowance.
+    expect(r.status).toBe(200);
+    expect(r.headers.get('x-ratelimit-remaining-tokens')).toBe('0');
+  });
+});

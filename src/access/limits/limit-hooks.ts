@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../../gateway/errors.js';
+import type { Registry } from '../../gateway/registry/index.js';
 import type { Services } from '../../services.js';
 import type { RateLimitResult } from '../rate-limit/rate-limiter.js';
 import { estimatePromptTokens } from './prompt-estimate.js';
@@ -45,7 +46,7 @@ export function registerLimitHooks(app: FastifyInstance, services: Services, opt
   });
 
   const admit = async (request: FastifyRequest, reply: FastifyReply, caller: CallerLimits) => {
-    const prompt = caller.tpm ? estimatePromptTokens(request.body) : 0;
+    const prompt = caller.tpm ? tpmPromptTokens(request.body, services.registry) : 0;
     const admission = await limits.admit(caller, prompt);
     setHeaders(reply, admission);
     if (!admission.allowed) {
@@ -96,6 +97,26 @@ export function registerLimitHooks(app: FastifyInstance, services: Services, opt
       }
     });
   }
+}
+
+/**
+ * The prompt tokens a request is charged up front against tokens per minute. With middle-out
+ * (`transforms: ["middle-out"]`), at most the widest context among the models it asks for:
+ * middle-out cuts a longer prompt to fit the model that takes it, and what it sent is what the
+ * usage correction counts. Before, a huge prompt cut to fit an 8 K model was charged whole,
+ * which emptied the key's allowance for the minute (an overestimate is not refunded).
+ */
+export function tpmPromptTokens(body: unknown, registry: Pick<Registry, 'resolve'>): number {
+  const estimate = estimatePromptTokens(body);
+  const b = body as { model?: unknown; models?: unknown; transforms?: unknown } | null;
+  if (!b || !Array.isArray(b.transforms) || !b.transforms.includes('middle-out')) return estimate;
+  const ids = [b.model, ...(Array.isArray(b.models) ? b.models : [])];
+  let widest = 0;
+  for (const id of ids) {
+    const m = typeof id === 'string' ? registry.resolve(id) : undefined;
+    if (m) widest = Math.max(widest, m.context_length);
+  }
+  return widest > 0 ? Math.min(estimate, widest) : estimate;
 }
 
 function setHeaders(reply: FastifyReply, a: Admission): void {

@@ -6,6 +6,7 @@ import { pino } from 'pino';
 import { ConfigError, loadConfig } from './config/load-config.js';
 import type { Config } from './config/schema.js';
 import { type App, buildApp, LOG_REDACT } from './http/app.js';
+import { cutConnections, cutRequestsSettled } from './http/shutdown-cut.js';
 import { createServices, type Services } from './services.js';
 
 export interface RunningGateway {
@@ -54,7 +55,8 @@ export async function startGateway(
   const stop = () => {
     stopping ??= (async () => {
       const grace = config.server.shutdown_grace_ms;
-      const timer = setTimeout(() => app.server.closeAllConnections?.(), grace);
+      // Past the grace, what is still open is cut; its requests are logged as cut by the shutdown.
+      const timer = setTimeout(() => cutConnections(app.server, sockets), grace);
       timer.unref();
       // close() ends the keep-alive connections idle at that moment. One still serving a request
       // would stay open, idle, once it is answered, and hold the stop until the grace ran out:
@@ -70,6 +72,9 @@ export async function startGateway(
       } finally {
         clearTimeout(timer);
       }
+      // A request the grace cut is still settling its bill and writing its log: the writer
+      // closes after it (before, such a request's log and settlement were lost).
+      await cutRequestsSettled(app.server);
       await services.close();
     })();
     return stopping;

@@ -1,3 +1,5 @@
+import { GatewayError } from './errors.js';
+
 /**
  * What the request path needs of an abort signal: whether and why it fired, and one-shot
  * listeners. `AbortSignal` fits; so does `ClientGone`, which costs a plain object per request
@@ -38,4 +40,21 @@ export class ClientGone implements CancelSignal {
     this.listeners = undefined;
     if (l) for (const fn of l) fn();
   }
+}
+
+/**
+ * The reason a request's signal fires when the server cut its connection because the shutdown
+ * grace period ran out (`server.shutdown_grace_ms`): the server gave up on the request, not its
+ * client. Logged as a 503 with error kind `shutdown`, and billed like a disconnect (for what was
+ * generated). A GatewayError, so nothing turns it into an "internal error".
+ */
+export class ShutdownCut extends GatewayError {
+  constructor() {
+    super(503, 'the gateway is shutting down: the request was cut when the shutdown grace period ran out');
+  }
+}
+
+/** The status logged for a request its signal ended: 503 when the shutdown cut it, else 499. */
+export function abortedStatus(signal: { readonly reason: unknown }): number {
+  return signal.reason instanceof ShutdownCut ? 503 : 499;
 }

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load-config.js';
 import { LOG_REDACT } from '../../src/http/app.js';
 import { startGateway } from '../../src/main.js';
+import { openDatabase } from '../../src/store/database.js';
 import { oaChunk, sse } from '../chat/chat-helpers.js';
 import { createTestDatabase } from '../helpers/databases.js';
 import { type FakeRoutes, startFakeUpstream } from '../helpers/fake-upstream.js';
@@ -136,22 +137,96 @@ describe('operations', () => {
   });
 });
 
+describe('requests cut by the shutdown grace', () => {
+  /** Log lines at warn (40) or above, parsed. */
+  const loud = (text: string) =>
+    text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .filter((l) => l.level >= 40);
+
+  it('a request still waiting on its upstream when the grace runs out is logged 503 shutdown, with a warning, not as a client that left', async () => {
+    const d = await drainSetup({ delayMs: 30_000, json: {} }, 300);
+    try {
+      const pending = d.chat(false).then(
+        (r) => r.status,
+        () => 'cut',
+      );
+      await expect.poll(() => d.up.requests.length, { timeout: 5_000, interval: 10 }).toBe(1);
+      expect(await within5s(d.gw.stop())).toBe('stopped');
+      expect(await pending).toBe('cut');
+      const { logs } = await d.stored();
+      expect(logs).toHaveLength(1);
+      expect(logs[0]).toMatchObject({ status: 503, error_kind: 'shutdown' });
+      const lines = loud(d.cap.text());
+      expect(lines.map((l) => l.level)).toEqual([40]);
+      expect(lines[0].msg).toContain('shutting down');
+      expect(lines[0].reqId).toBeTruthy();
+      expect(d.cap.text()).not.toContain('client disconnected');
+    } finally {
+      await d.close();
+    }
+  });
+
+  it('a stream cut by the grace is logged 503 shutdown and billed for what was generated', async () => {
+    const d = await drainSetup(
+      {
+        sse: [...sse([oaChunk({ role: 'assistant', content: 'some words were generated' })], false), 'hang'],
+      },
+      300,
+    );
+    try {
+      const reader = (await d.chat(true)).body!.getReader();
+      let seen = '';
+      while (!seen.includes('generated')) seen += new TextDecoder().decode((await reader.read()).value);
+      const rest = (async () => {
+        try {
+          while (!(await reader.read()).done);
+          return 'ended';
+        } catch {
+          return 'cut';
+        }
+      })();
+      expect(await within5s(d.gw.stop())).toBe('stopped');
+      expect(await rest).toBe('cut');
+      const { logs, spent } = await d.stored();
+      expect(logs).toHaveLength(1);
+      expect(logs[0]).toMatchObject({ status: 503, error_kind: 'shutdown', stream: 1 });
+      expect(logs[0]!.completion_tokens).toBeGreaterThan(0);
+      expect(Number(logs[0]!.cost_micros)).toBeGreaterThan(0);
+      // Settled on what was generated, like a client that left.
+      expect(spent).toBe(Number(logs[0]!.cost_micros));
+      expect(loud(d.cap.text()).map((l) => [l.level, l.msg.includes('shutting down')])).toEqual([[40, true]]);
+    } finally {
+      await d.close();
+    }
+  });
+});
+
 /**
  * A gateway whose one upstream answers chat with `route`, with a shutdown grace (60 s) no stop
  * may wait out, and an API key: `chat` sends one request, `close` tears it all down (connections
  * first, so a failed run does not wait out the grace).
  */
-async function drainSetup(route: FakeRoutes[string]) {
+async function drainSetup(route: FakeRoutes[string], graceMs = 60_000) {
   const up = await startFakeUpstream({ 'POST /v1/chat/completions': route });
   const { config, db } = await boot({
     channels: [
       { name: 'up', kind: 'openai-compatible', base_url: `${up.url}/v1`, keys: ['k'], models: ['acme/m'] },
     ],
-    models: [{ id: 'acme/m', context_length: 1000 }],
+    models: [
+      {
+        id: 'acme/m',
+        context_length: 1000,
+        pricing: { prompt: '0.000001', completion: '0.000002' },
+      },
+    ],
     log: { level: 'silent' },
-    server: { host: '127.0.0.1', port: 0, serve_console: false, shutdown_grace_ms: 60_000 },
+    server: { host: '127.0.0.1', port: 0, serve_console: false, shutdown_grace_ms: graceMs },
   });
-  const gw = await startGateway(config, capture().log);
+  const cap = capture();
+  const gw = await startGateway(config, cap.log);
   const close = async () => {
     gw.app.server.closeAllConnections();
     await gw.stop();
@@ -167,7 +242,18 @@ async function drainSetup(route: FakeRoutes[string]) {
         headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}` },
         body: JSON.stringify({ model: 'acme/m', messages: [{ role: 'user', content: 'hi' }], stream }),
       });
-    return { up, gw, chat, close };
+    /** The request logs and the key's spend, read from the database (works after a stop too). */
+    const stored = async () => {
+      const d = openDatabase(db.url);
+      try {
+        const logs = await d.db.selectFrom('request_logs').selectAll().execute();
+        const keys = await d.db.selectFrom('api_keys').select('quota_used_micros').execute();
+        return { logs, spent: Number(keys[0]?.quota_used_micros ?? 0) };
+      } finally {
+        await d.close();
+      }
+    };
+    return { up, gw, chat, close, cap, stored };
   } catch (err) {
     await close();
     throw err;

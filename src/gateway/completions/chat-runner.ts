@@ -206,7 +206,7 @@ export class ChatRunner {
       model: plan.model,
       latency_ms: Date.now() - ctx.startedAt,
       status: err instanceof GatewayError ? err.status : 500,
-      error_kind: errorKindOf(err, false),
+      error_kind: errorKindOf(err),
       stream: plan.stream,
     });
   }
@@ -281,7 +281,7 @@ export class ChatRunner {
       latency_ms: Date.now() - ctx.startedAt,
       ttft_ms: o.ttftMs ?? null,
       status: o.status,
-      error_kind: errorKindOf(err, ctx.signal.aborted),
+      error_kind: errorKindOf(err, ctx.signal),
       stream: plan.stream,
       attempts: o.served?.attempts ?? o.attempts ?? null,
     });

@@ -3,6 +3,7 @@ import type { QuotaLedger, Reservation } from '../../access/quota/quota-ledger.j
 import type { Config } from '../../config/schema.js';
 import { selectEmbeddingCandidates } from '../../providers/embedding-registry.js';
 import { MAX_EXACT } from '../../store/column-bounds.js';
+import { abortedStatus } from '../cancel.js';
 import { toRouteTarget } from '../completions/chat-wiring.js';
 import { badRequest, forbidden, GatewayError, UpstreamError, upstreamToGateway } from '../errors.js';
 import { createSafeFetcher, type SafeFetcher } from '../images/safe-fetch.js';
@@ -130,7 +131,11 @@ export class EmbeddingsService {
       };
     } catch (err) {
       const e = clientError(err, ctx.endpoint);
-      log.status = ctx.signal.aborted ? 499 : e instanceof GatewayError ? e.status : 500;
+      log.status = ctx.signal.aborted
+        ? abortedStatus(ctx.signal)
+        : e instanceof GatewayError
+          ? e.status
+          : 500;
       log.error = err;
       throw e;
     } finally {
@@ -181,7 +186,7 @@ export class EmbeddingsService {
       cost_micros: s.micros ?? 0,
       latency_ms: Date.now() - ctx.startedAt,
       status: s.status,
-      error_kind: errorKindOf(err, ctx.signal.aborted),
+      error_kind: errorKindOf(err, ctx.signal),
       stream: false,
       attempts: s.attempts ?? null,
     });

@@ -1,5 +1,6 @@
 import { clampInt, INT32_MAX, MAX_EXACT } from '../../store/column-bounds.js';
 import type { NewRequestLogRow } from '../../store/logs-repo.js';
+import { ShutdownCut } from '../cancel.js';
 import { GatewayError, UpstreamError } from '../errors.js';
 import { KeyTree } from '../key-tree.js';
 import type { AttemptRecord } from '../routing/types.js';
@@ -67,12 +68,21 @@ export function toLogRow(e: RequestLogEntry, now: number): NewRequestLogRow {
   };
 }
 
-/** The `error_kind` of a failed request: the upstream's classified kind, our error type, or why it stopped. */
-export function errorKindOf(err: unknown, aborted: boolean): string | null {
+/**
+ * The `error_kind` of a failed request: `shutdown` when the server cut it at the end of its
+ * shutdown grace (whatever the call in flight threw on its way out), else the upstream's
+ * classified kind, our error type, or why it stopped (`aborted`: the client left).
+ */
+export function errorKindOf(
+  err: unknown,
+  signal?: { readonly aborted: boolean; readonly reason: unknown },
+): string | null {
   if (err === undefined || err === null) return null;
+  if (err instanceof ShutdownCut || (signal?.aborted && signal.reason instanceof ShutdownCut))
+    return 'shutdown';
   if (err instanceof UpstreamError) return err.kind;
   if (err instanceof GatewayError) return err.type;
-  return aborted ? 'aborted' : 'internal';
+  return signal?.aborted ? 'aborted' : 'internal';
 }
 
 /** The upstream tried last, for a request that no upstream served. */

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Reservation } from '../../access/quota/quota-ledger.js';
 import { randomToken } from '../../access/secrets.js';
-import { ClientGone } from '../../gateway/cancel.js';
+import { abortedStatus, ClientGone } from '../../gateway/cancel.js';
 import type { ChatRequest, ChatStreamEvent, ChatUsage } from '../../gateway/chat/types.js';
 import { type ChatPlan, planChat } from '../../gateway/completions/chat-plan.js';
 import type { ChatContext, ChatRunner, StreamOpened } from '../../gateway/completions/chat-runner.js';
@@ -12,6 +12,7 @@ import type { App } from '../app.js';
 import { requireApiKey } from '../auth.js';
 import { disconnectIfNotTaken } from '../client-stall.js';
 import { toGatewayError } from '../error-handler.js';
+import { abortOnClose } from '../shutdown-cut.js';
 import { ChatRequestSchema } from '../wire/chat-request-schema.js';
 import {
   chunkEvent,
@@ -46,28 +47,31 @@ async function handleChat(
   const { runner, planDeps } = services.chat;
   const plan = planChat(body, request.principal!, planDeps);
   const gone = new ClientGone();
-  // A client that goes away aborts the upstream call at once.
-  reply.raw.on('close', () => {
-    if (!reply.raw.writableFinished) gone.abort(new Error('client disconnected'));
-  });
+  // A client that goes away (or a shutdown that cuts the connection) aborts the upstream call at once.
+  const settled = abortOnClose(request, reply, gone);
   const ctx: ChatContext = {
     requestId: request.id,
     principal: request.principal!,
     signal: gone,
     startedAt: Date.now(),
   };
-  let reservation: Reservation;
   try {
-    // No await when the ledger answered at once (local credit): a microtask turn fewer.
-    const r = runner.reserve(plan, ctx);
-    reservation = r instanceof Promise ? await r : r;
-  } catch (err) {
-    runner.recordRefusal(plan, ctx, err);
-    throw err;
+    let reservation: Reservation;
+    try {
+      // No await when the ledger answered at once (local credit): a microtask turn fewer.
+      const r = runner.reserve(plan, ctx);
+      reservation = r instanceof Promise ? await r : r;
+    } catch (err) {
+      runner.recordRefusal(plan, ctx, err);
+      throw err;
+    }
+    return await (plan.stream
+      ? streamChat(services, runner, plan, ctx, reservation, reply)
+      : completeChat(services, runner, plan, ctx, reservation, reply));
+  } finally {
+    // Billed and logged: a stop that cut this request may close the log writer now.
+    settled();
   }
-  return plan.stream
-    ? streamChat(services, runner, plan, ctx, reservation, reply)
-    : completeChat(services, runner, plan, ctx, reservation, reply);
 }
 
 // Completion ids: a random per-process prefix and a counter, unique without per-request entropy.
@@ -244,7 +248,7 @@ async function streamChat(
     }
   } catch (err) {
     failure = err;
-    status = ctx.signal.aborted ? 499 : toGatewayError(err, reply.request).status;
+    status = ctx.signal.aborted ? abortedStatus(ctx.signal) : toGatewayError(err, reply.request).status;
   } finally {
     clearInterval(timer);
     if (failure !== undefined) opened.events.cancel();
@@ -307,7 +311,7 @@ async function finishFailed(
   const attempts = attemptsOf(err);
   if (attempts?.length && !reply.sent) reply.header('x-modelgate-attempts', attemptsHeader(attempts));
   await runner.finish(plan, ctx, reservation, {
-    status: ctx.signal.aborted ? 499 : e.status,
+    status: ctx.signal.aborted ? abortedStatus(ctx.signal) : e.status,
     error: err,
     attempts,
   });

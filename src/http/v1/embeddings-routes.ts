@@ -1,12 +1,13 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { EmbeddingRequest } from '../../gateway/embeddings/embedding-request.js';
-import type { EmbeddingEndpoint } from '../../gateway/embeddings/embeddings-service.js';
+import type { Embedded, EmbeddingEndpoint } from '../../gateway/embeddings/embeddings-service.js';
 import { attemptsHeader } from '../../gateway/routing/execute.js';
 import type { Services } from '../../services.js';
 import type { App } from '../app.js';
 import { requireApiKey } from '../auth.js';
 import { disconnectIfNotTaken } from '../client-stall.js';
 import { errorBody, type Surface, toGatewayError } from '../error-handler.js';
+import { abortOnClose } from '../shutdown-cut.js';
 import { decodeEmbeddingsRequest, encodeEmbeddingsResponse } from '../wire/openai-embeddings.js';
 import { decodeVoyageMultimodalRequest, encodeVoyageMultimodalResponse } from '../wire/voyage.js';
 
@@ -63,17 +64,22 @@ export function registerEmbeddingRoutes(app: App, services: Services): void {
 async function handle(services: Services, ep: Endpoint, request: FastifyRequest, reply: FastifyReply) {
   const req = ep.decode(request.body);
   const abort = new AbortController();
-  // A client that goes away aborts the upstream call at once.
-  reply.raw.on('close', () => {
-    if (!reply.raw.writableFinished) abort.abort(new Error('client disconnected'));
-  });
-  const { result, attempts } = await services.embeddings.embed(req, {
-    requestId: request.id,
-    principal: request.principal!,
-    signal: abort.signal,
-    startedAt: Date.now(),
-    endpoint: ep.name,
-  });
+  // A client that goes away (or a shutdown that cuts the connection) aborts the upstream call at once.
+  const settled = abortOnClose(request, reply, abort);
+  let embedded: Embedded;
+  try {
+    embedded = await services.embeddings.embed(req, {
+      requestId: request.id,
+      principal: request.principal!,
+      signal: abort.signal,
+      startedAt: Date.now(),
+      endpoint: ep.name,
+    });
+  } finally {
+    // Billed and logged: a stop that cut this request may close the log writer now.
+    settled();
+  }
+  const { result, attempts } = embedded;
   reply.header('x-modelgate-attempts', attemptsHeader(attempts));
   reply.send(ep.encode(result, req.encoding));
   disconnectIfNotTaken(reply.raw, services.config.gateway.client_stall_ms);

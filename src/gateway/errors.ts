@@ -8,7 +8,10 @@ export class GatewayError extends Error {
   readonly type: string;
   readonly param: string | null;
   readonly metadata: Record<string, unknown> | undefined;
-  /** Seconds, for 429/503 answers. */
+  /**
+   * Seconds, for 429/503 answers' `Retry-After`: a whole number, at least 1 (`retryAfterSeconds`),
+   * whatever it was made from, so no client is told to retry at once and hot-loops.
+   */
   readonly retryAfter: number | undefined;
 
   constructor(
@@ -27,8 +30,19 @@ export class GatewayError extends Error {
     this.type = opts.type ?? defaultType(status);
     this.param = opts.param ?? null;
     this.metadata = opts.metadata;
-    this.retryAfter = opts.retryAfter;
+    this.retryAfter = retryAfterSeconds(opts.retryAfter);
   }
+}
+
+/**
+ * `Retry-After` seconds for a client: rounded up to whole seconds and at least 1. An upstream's
+ * `Retry-After: 0` (or a date already past) passed on as 0 made clients that honor it retry at
+ * once, in a loop, while the gateway still had nothing to serve them with. Undefined stays
+ * undefined (no header), as does a value that is not a finite number.
+ */
+export function retryAfterSeconds(seconds: number | undefined): number | undefined {
+  if (seconds === undefined || !Number.isFinite(seconds)) return undefined;
+  return Math.max(1, Math.ceil(seconds));
 }
 
 export function defaultType(status: number): string {
@@ -134,7 +148,8 @@ export class UpstreamError extends Error {
 /** Client-facing status for an upstream failure that exhausted every candidate. */
 export function upstreamToGateway(err: UpstreamError): GatewayError {
   const meta = { upstream_kind: err.kind, upstream_status: err.upstreamStatus ?? null };
-  const retryAfter = err.retryAfterMs !== undefined ? Math.ceil(err.retryAfterMs / 1000) : undefined;
+  // Whole seconds, at least 1 (GatewayError): a 0 ms wait is not passed on as "retry at once".
+  const retryAfter = err.retryAfterMs !== undefined ? err.retryAfterMs / 1000 : undefined;
   switch (err.kind) {
     case 'rate_limited':
       return new GatewayError(429, `upstream rate limited: ${err.message}`, {

@@ -65,6 +65,13 @@ beforeAll(async () => {
   openaiUp = await startFakeUpstream({
     'POST /v1/embeddings': (r) => {
       const input: string[] = typeof r.json.input === 'string' ? [r.json.input] : r.json.input;
+      const limited = input.find((i) => i.startsWith('RATE LIMITED '));
+      if (limited)
+        return {
+          status: 429,
+          headers: { 'retry-after': limited.slice('RATE LIMITED '.length) },
+          json: { error: { message: 'Rate limit reached', type: 'requests', param: null, code: null } },
+        };
       if (input.includes('TOO LONG'))
         return {
           status: 400,
@@ -292,6 +299,24 @@ describe('voyageai SDK embed and openai SDK embeddings.create', () => {
     const logs = await gw.call('GET', '/api/log?status=400&page_size=100', { cookie });
     const failed = logs.body.data.find((l: { error_kind: string }) => l.error_kind === 'context_length');
     expect(failed.attempts).toEqual([expect.objectContaining({ ok: false, error_kind: 'context_length' })]);
+  });
+});
+
+describe('upstream Retry-After', () => {
+  it('a 0, negative or garbage value reaches the client as at least 1 second', async () => {
+    for (const [value, expected] of [
+      ['0', '1'],
+      ['-2', '1'],
+      ['later', '1'],
+      ['4', '4'],
+    ]) {
+      const r = await gw.call('POST', '/v1/embeddings', {
+        token: key,
+        body: { model: OPENAI, input: [`RATE LIMITED ${value}`] },
+      });
+      expect(r.status).toBe(429);
+      expect(r.headers.get('retry-after'), `Retry-After: ${value}`).toBe(expected);
+    }
   });
 });
 

@@ -55,3 +55,33 @@ describe('executeRoute and candidates the request does not fit', () => {
     expect(failed).toBeInstanceOf(UpstreamError);
   });
 });
+
+describe("executeRoute and an upstream's Retry-After", () => {
+  /** The waits between tries of one candidate that answers 429 with `retryAfterMs`, then serves. */
+  const waits = async (retryAfterMs: number) => {
+    const slept: number[] = [];
+    let calls = 0;
+    await executeRoute(
+      [candidate('a', 'm', 1)],
+      async () => {
+        if (calls++ === 0)
+          throw new UpstreamError('rate_limited', 'slow down', { upstreamStatus: 429, retryAfterMs });
+        return 'served';
+      },
+      {
+        ...options(),
+        maxAttempts: 2,
+        retryBaseMs: 200,
+        retryMaxMs: 5_000,
+        random: () => 0.5,
+        sleep: async (ms: number) => void slept.push(ms),
+      },
+    );
+    return slept;
+  };
+
+  it('is a floor on the backoff: 0 does not make the retry immediate, a longer one is waited', async () => {
+    expect(await waits(0)).toEqual([100]);
+    expect(await waits(1_000)).toEqual([1_000]);
+  });
+});

@@ -125,6 +125,28 @@ describe('retries and fallbacks (non-stream)', () => {
     expect(all.headers.get('x-modelgate-attempts')).toContain('d/acme/fb=rate_limited:429');
   });
 
+  it("an upstream's Retry-After of 0, negative or garbage reaches the client as at least 1 second", async () => {
+    const cases: Array<[number, string, string]> = [
+      [429, '0', '1'],
+      [429, '-3', '1'], // ignored: a 429 without one says 1
+      [429, 'soon', '1'],
+      [429, 'Sun, 06 Nov 1994 08:49:37 GMT', '1'], // a date already past
+      [503, '0', '1'],
+      [429, '2.5', '3'],
+    ];
+    for (const [status, value, expected] of cases) {
+      for (const u of Object.values(ups))
+        u.on(ROUTE, {
+          status,
+          headers: { 'retry-after': value },
+          json: status === 429 ? fixtureJson('openai/error-429.json') : { error: { message: 'busy' } },
+        });
+      const r = await chat({ models: ['acme/fb'] });
+      expect(r.status, value).toBe(status);
+      expect(r.headers.get('retry-after'), `${status} Retry-After: ${value}`).toBe(expected);
+    }
+  });
+
   it('500 and 529 are retried with backoff, then the next upstream serves', async () => {
     ups.a.on(ROUTE, E500);
     ups.b.on(ROUTE, {

@@ -1,3 +1,4 @@
+import { parseRetryAfter } from '../../providers/shared/retry-after.js';
 import { UpstreamError, type UpstreamErrorKind } from '../errors.js';
 import type { ResponseHeaders } from './embedding-adapter.js';
 
@@ -12,7 +13,8 @@ export function classifyByStatus(
   headers: ResponseHeaders,
   kind?: UpstreamErrorKind,
 ): UpstreamError {
-  const retryAfterMs = retryAfter(headers);
+  // The one parser chat upstreams use too: negative or garbage values are ignored alike.
+  const retryAfterMs = parseRetryAfter(headers);
   const text = `${provider} ${status}: ${message || 'no error message'}`;
   return new UpstreamError(kind ?? kindFor(status, message), text, { upstreamStatus: status, retryAfterMs });
 }
@@ -34,16 +36,6 @@ function kindFor(status: number, message: string): UpstreamErrorKind {
   if (/(context|token).*(length|limit|exceed)|too long|too many tokens/i.test(message))
     return 'context_length';
   return 'bad_request';
-}
-
-function retryAfter(headers: ResponseHeaders): number | undefined {
-  const raw = headers['retry-after'];
-  const value = Array.isArray(raw) ? raw[0] : raw;
-  if (!value) return undefined;
-  const seconds = Number(value);
-  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
 }
 
 /** A message from the error bodies seen across embedding providers. */

@@ -131,7 +131,8 @@ export async function executeRoute<T>(
             let wait = Math.floor(random() * backoff);
             if (err.retryAfterMs !== undefined) {
               if (err.retryAfterMs > opts.retryMaxMs) break; // too long: try the next upstream now
-              wait = err.retryAfterMs;
+              // A floor, not a replacement: `Retry-After: 0` does not make the retry immediate.
+              wait = Math.max(wait, err.retryAfterMs);
             }
             await sleep(wait, signal);
           }

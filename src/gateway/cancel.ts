@@ -58,3 +58,11 @@ export class ShutdownCut extends GatewayError {
 export function abortedStatus(signal: { readonly reason: unknown }): number {
   return signal.reason instanceof ShutdownCut ? 503 : 499;
 }
+
+/**
+ * The outcome recorded for an upstream try the request's signal ended (its `error_kind` in the
+ * attempt trail): `shutdown` when the server cut it, else `client_aborted` (the client left).
+ */
+export function abortedKind(signal: { readonly reason: unknown }): 'shutdown' | 'client_aborted' {
+  return signal.reason instanceof ShutdownCut ? 'shutdown' : 'client_aborted';
+}

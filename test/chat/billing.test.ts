@@ -31,7 +31,15 @@ beforeAll(async () => {
               'hang',
             ],
           }
-        : { delayMs: 20, json: oaCompletion('ok', { prompt_tokens: 50, completion_tokens: 40 }) },
+        : req.json.messages[0].content === 'slow'
+          ? // Left before the upstream answered (it would, after the test is over).
+            {
+              delayMs: 1_500,
+              ...(req.json.stream
+                ? { sse: sse([oaChunk({ content: 'late' })]) }
+                : { json: oaCompletion('late') }),
+            }
+          : { delayMs: 20, json: oaCompletion('ok', { prompt_tokens: 50, completion_tokens: 40 }) },
   });
   c = await startChatGateway(
     {
@@ -62,6 +70,7 @@ describe('client disconnect mid-stream', () => {
     let seen = '';
     while (!seen.includes('generated')) seen += new TextDecoder().decode((await reader.read()).value);
     const upstreamReq = up.requests.at(-1)!;
+    await new Promise((r) => setTimeout(r, 200));
     const t0 = Date.now();
     abort.abort();
     const closed = await Promise.race([
@@ -80,7 +89,58 @@ describe('client disconnect mid-stream', () => {
     expect(log).toMatchObject({ status: 499, provider: 'up', error_kind: 'aborted' });
     expect(log.completion_tokens).toBeGreaterThan(0);
     expect(log.cost).toBeGreaterThan(0);
+    // The try the client cut is in the trail, ended by the client, with how long it ran.
+    expect(log.attempts).toEqual([
+      {
+        model: 'acme/m',
+        provider: 'up',
+        channel_id: expect.any(Number),
+        ok: false,
+        error_kind: 'client_aborted',
+        ms: expect.any(Number),
+      },
+    ]);
+    // Until the cut (the client stayed 200 ms after the first chunk), not until the first chunk.
+    expect(log.attempts[0].ms).toBeGreaterThanOrEqual(190);
+    expect(log.attempts[0].ms).toBeLessThanOrEqual(log.latency_ms);
   });
+
+  for (const stream of [false, true])
+    it(`a client that leaves before the upstream answered leaves that try in the trail (${stream ? 'stream' : 'non-stream'})`, async () => {
+      const abort = new AbortController();
+      const sent = fetch(`${c.gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${c.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'acme/m', messages: userMsg('slow'), stream }),
+        signal: abort.signal,
+      }).catch(() => 'aborted');
+      const before = up.requests.length;
+      await expect.poll(() => up.requests.length, { timeout: 5_000, interval: 10 }).toBe(before + 1);
+      await new Promise((r) => setTimeout(r, 200));
+      abort.abort();
+      expect(await sent).toBe('aborted');
+      let log: any;
+      for (let i = 0; i < 100 && !log; i++) {
+        log = (await requestLogs(c)).find(
+          (l) => l.status === 499 && l.stream === stream && l.completion_tokens === 0,
+        );
+        if (!log) await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(log).toMatchObject({ status: 499, provider: 'up', error_kind: 'aborted' });
+      expect(log.attempts).toEqual([
+        {
+          model: 'acme/m',
+          provider: 'up',
+          channel_id: expect.any(Number),
+          ok: false,
+          error_kind: 'client_aborted',
+          ms: expect.any(Number),
+        },
+      ]);
+      // It ran from the request to the abort: at least the 200 ms waited, at most the request.
+      expect(log.attempts[0].ms).toBeGreaterThanOrEqual(190);
+      expect(log.attempts[0].ms).toBeLessThanOrEqual(log.latency_ms);
+    });
 });
 
 describe('quota under 200 concurrent requests', () => {

@@ -65,6 +65,8 @@ beforeAll(async () => {
   openaiUp = await startFakeUpstream({
     'POST /v1/embeddings': (r) => {
       const input: string[] = typeof r.json.input === 'string' ? [r.json.input] : r.json.input;
+      if (input.includes('SLOW'))
+        return { delayMs: 1_500, json: { object: 'list', data: [], model: 'm', usage: { total_tokens: 1 } } };
       const limited = input.find((i) => i.startsWith('RATE LIMITED '));
       if (limited)
         return {
@@ -317,6 +319,42 @@ describe('upstream Retry-After', () => {
       expect(r.status).toBe(429);
       expect(r.headers.get('retry-after'), `Retry-After: ${value}`).toBe(expected);
     }
+  });
+});
+
+describe('a client that leaves', () => {
+  it('is logged 499 with the try it cut in the trail: ended by the client, with how long it ran', async () => {
+    const abort = new AbortController();
+    const sent = fetch(`${gw.url}/v1/embeddings`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: OPENAI, input: ['SLOW'] }),
+      signal: abort.signal,
+    }).catch(() => 'aborted');
+    await expect.poll(() => openaiUp.requests.length, { timeout: 5_000, interval: 10 }).toBe(1);
+    await new Promise((r) => setTimeout(r, 200));
+    abort.abort();
+    expect(await sent).toBe('aborted');
+    let log: any;
+    for (let i = 0; i < 100 && !log; i++) {
+      await gw.services.requestLogs.flush();
+      const logs = await gw.call('GET', '/api/log?status=499&page_size=100', { cookie });
+      log = logs.body.data.find((l: { endpoint: string }) => l.endpoint === 'embeddings');
+      if (!log) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(log).toMatchObject({ status: 499, provider: 'openai', error_kind: 'aborted' });
+    expect(log.attempts).toEqual([
+      {
+        model: OPENAI,
+        provider: 'openai',
+        channel_id: expect.any(Number),
+        ok: false,
+        error_kind: 'client_aborted',
+        ms: expect.any(Number),
+      },
+    ]);
+    expect(log.attempts[0].ms).toBeGreaterThanOrEqual(190);
+    expect(log.attempts[0].ms).toBeLessThanOrEqual(log.latency_ms);
   });
 });
 

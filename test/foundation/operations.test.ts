@@ -158,7 +158,18 @@ describe('requests cut by the shutdown grace', () => {
       expect(await pending).toBe('cut');
       const { logs } = await d.stored();
       expect(logs).toHaveLength(1);
-      expect(logs[0]).toMatchObject({ status: 503, error_kind: 'shutdown' });
+      expect(logs[0]).toMatchObject({ status: 503, error_kind: 'shutdown', provider: 'up' });
+      // The try in flight is in the trail, ended by the shutdown.
+      expect(JSON.parse(logs[0]!.attempts!)).toEqual([
+        {
+          model: 'acme/m',
+          provider: 'up',
+          channel_id: expect.any(Number),
+          ok: false,
+          error_kind: 'shutdown',
+          ms: expect.any(Number),
+        },
+      ]);
       const lines = loud(d.cap.text());
       expect(lines.map((l) => l.level)).toEqual([40]);
       expect(lines[0].msg).toContain('shutting down');
@@ -193,6 +204,9 @@ describe('requests cut by the shutdown grace', () => {
       const { logs, spent } = await d.stored();
       expect(logs).toHaveLength(1);
       expect(logs[0]).toMatchObject({ status: 503, error_kind: 'shutdown', stream: 1 });
+      expect(JSON.parse(logs[0]!.attempts!)).toMatchObject([
+        { provider: 'up', ok: false, error_kind: 'shutdown' },
+      ]);
       expect(logs[0]!.completion_tokens).toBeGreaterThan(0);
       expect(Number(logs[0]!.cost_micros)).toBeGreaterThan(0);
       // Settled on what was generated, like a client that left.

@@ -65,6 +65,8 @@ export interface StreamOpened extends ServedChat {
   /** The events read until one the client must see (never an error before it); then `events`. */
   first: ChatStreamEvent[];
   events: ChatEventStream;
+  /** When the try that opened it began (epoch ms): a stream the client leaves logs its length. */
+  attemptStartedAt: number;
 }
 
 /**
@@ -188,7 +190,12 @@ export class ChatRunner {
       );
       return { events, first: await readUntilShown(events, deadline) };
     });
-    return { ...ex.value, target: ex.candidate.target, attempts: ex.attempts };
+    return {
+      ...ex.value,
+      target: ex.candidate.target,
+      attempts: ex.attempts,
+      attemptStartedAt: ex.startedAt,
+    };
   }
 
   /** Filters reasoning when excluded. */

@@ -1,4 +1,4 @@
-import type { CancelSignal } from '../cancel.js';
+import { abortedKind, type CancelSignal } from '../cancel.js';
 import { GatewayError, UnfitCandidate, UpstreamError } from '../errors.js';
 import { KeyTree } from '../key-tree.js';
 import type { HealthTracker } from './health.js';
@@ -96,7 +96,18 @@ export async function executeRoute<T>(
             acquired = false; // the caller reports success/failure of the committed attempt
             return { value, candidate: c, apiKey, attempts, startedAt: started };
           } catch (err) {
-            if (signal?.aborted) throw signal.reason ?? err;
+            if (signal?.aborted) {
+              // The try in flight ended with the request: the trail keeps it, saying why and when.
+              attempts.push({
+                model: t.modelId,
+                provider: t.channelName,
+                channel_id: t.channelId,
+                ok: false,
+                error_kind: abortedKind(signal),
+                ms: Date.now() - started,
+              });
+              throw signal.reason ?? err;
+            }
             if (err instanceof UnfitCandidate) {
               // Nothing was sent, so it is no try; the model's other upstreams share its context.
               unfit = err;

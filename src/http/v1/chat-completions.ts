@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Reservation } from '../../access/quota/quota-ledger.js';
 import { randomToken } from '../../access/secrets.js';
-import { abortedStatus, ClientGone } from '../../gateway/cancel.js';
+import { abortedKind, abortedStatus, ClientGone } from '../../gateway/cancel.js';
 import type { ChatRequest, ChatStreamEvent, ChatUsage } from '../../gateway/chat/types.js';
 import { type ChatPlan, planChat } from '../../gateway/completions/chat-plan.js';
 import type { ChatContext, ChatRunner, StreamOpened } from '../../gateway/completions/chat-runner.js';
@@ -254,7 +254,12 @@ async function streamChat(
     if (failure !== undefined) opened.events.cancel();
   }
   const last = opened.attempts.at(-1);
-  if (failure instanceof UpstreamError && last) {
+  if (failure !== undefined && ctx.signal.aborted && last) {
+    // The client left (or the shutdown cut it) mid-stream: the try ends there, and says so.
+    last.ok = false;
+    last.error_kind = abortedKind(ctx.signal);
+    last.ms = Date.now() - opened.attemptStartedAt;
+  } else if (failure instanceof UpstreamError && last) {
     last.ok = false;
     last.error_kind = `mid_stream_${failure.kind}`;
   }

@@ -54,6 +54,17 @@ export class ShutdownCut extends GatewayError {
   }
 }
 
+/**
+ * The reason a request's signal fires when its client closed the connection before the answer
+ * was sent. Logged as a 499 (error kind `aborted`) and billed for what was generated. A
+ * GatewayError, so the error handler does not log a client leaving as an "internal error".
+ */
+export class ClientLeft extends GatewayError {
+  constructor() {
+    super(499, 'client disconnected', { type: 'client_closed_request' });
+  }
+}
+
 /** The status logged for a request its signal ended: 503 when the shutdown cut it, else 499. */
 export function abortedStatus(signal: { readonly reason: unknown }): number {
   return signal.reason instanceof ShutdownCut ? 503 : 499;

@@ -1,7 +1,7 @@
 import type { Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ShutdownCut } from '../gateway/cancel.js';
+import { ClientLeft, ShutdownCut } from '../gateway/cancel.js';
 
 /** A request whose route bills and logs it (chat, embeddings): whether it has done so yet. */
 interface Tracked {
@@ -10,7 +10,13 @@ interface Tracked {
   release?: () => void;
 }
 
-const tracked = new WeakMap<ServerResponse, Tracked>();
+/**
+ * A response's `Tracked`, as a property of the response: set on every chat and embeddings
+ * request, so it is a symbol-keyed field rather than a WeakMap entry (ephemerons cost the
+ * garbage collector on every scavenge).
+ */
+const TRACKED = Symbol('modelgate.shutdownTracked');
+type TrackedResponse = ServerResponse & { [TRACKED]?: Tracked };
 /** Responses whose connection the shutdown cut (not their client). */
 const cutResponses = new WeakSet<ServerResponse>();
 /** Per server cut: the cut requests still settling their bill and writing their log. */
@@ -31,7 +37,7 @@ export function cutConnections(server: Server, open: Iterable<Socket>): void {
     const res = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
     if (!res || res.writableFinished) continue;
     cutResponses.add(res);
-    const t = tracked.get(res);
+    const t = (res as TrackedResponse)[TRACKED];
     if (t && !t.settled)
       pending.push(
         new Promise<void>((resolve) => {
@@ -72,12 +78,12 @@ export function abortOnClose(
   reply: FastifyReply,
   target: { abort(reason: unknown): void },
 ): () => void {
-  const res = reply.raw;
+  const res: TrackedResponse = reply.raw;
   const t: Tracked = { settled: false };
-  tracked.set(res, t);
+  res[TRACKED] = t;
   res.on('close', () => {
     if (res.writableFinished) return;
-    if (!cutResponses.has(res)) return void target.abort(new Error('client disconnected'));
+    if (!cutResponses.has(res)) return void target.abort(new ClientLeft());
     request.log.warn('request cut: the gateway is shutting down and its shutdown grace period ran out');
     target.abort(new ShutdownCut());
   });

@@ -180,6 +180,30 @@ describe('requests cut by the shutdown grace', () => {
     }
   });
 
+  it('a client that leaves is logged 499 aborted, with nothing at warn or error level', async () => {
+    const d = await drainSetup({ delayMs: 30_000, json: {} }, 300);
+    try {
+      const abort = new AbortController();
+      const pending = d.chat(false, abort.signal).then(
+        (r) => r.status,
+        () => 'left',
+      );
+      await expect.poll(() => d.up.requests.length, { timeout: 5_000, interval: 10 }).toBe(1);
+      abort.abort();
+      expect(await pending).toBe('left');
+      await expect
+        .poll(async () => (await d.stored()).logs.length, { timeout: 5_000, interval: 20 })
+        .toBe(1);
+      const { logs } = await d.stored();
+      expect(logs[0]).toMatchObject({ status: 499, error_kind: 'aborted', provider: 'up' });
+      expect(JSON.parse(logs[0]!.attempts!)).toMatchObject([{ ok: false, error_kind: 'client_aborted' }]);
+      // A client leaving is not the gateway's fault: no "internal error" lines.
+      expect(loud(d.cap.text())).toEqual([]);
+    } finally {
+      await d.close();
+    }
+  });
+
   it('a stream cut by the grace is logged 503 shutdown and billed for what was generated', async () => {
     const d = await drainSetup(
       {
@@ -250,9 +274,10 @@ async function drainSetup(route: FakeRoutes[string], graceMs = 60_000) {
   try {
     const user = (await gw.services.repos.users.byId(1))!;
     const { secret } = await gw.services.apiKeys.create(user, { name: 'drain' });
-    const chat = (stream: boolean) =>
+    const chat = (stream: boolean, signal?: AbortSignal) =>
       fetch(`${gw.url}/v1/chat/completions`, {
         method: 'POST',
+        signal,
         headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}` },
         body: JSON.stringify({ model: 'acme/m', messages: [{ role: 'user', content: 'hi' }], stream }),
       });

@@ -203,10 +203,14 @@ export class ApiKeyService {
     return key;
   }
 
-  list(actor: UserRow, userId: number | undefined, offset: number, limit: number) {
+  /**
+   * Keys the actor may see: their own, or any user's for admins (`userId` narrows to one user).
+   * `ids` narrows to those keys; ids the actor may not see, or that do not exist, are left out.
+   */
+  list(actor: UserRow, userId: number | undefined, offset: number, limit: number, ids?: number[]) {
     if (actor.role < Role.admin && userId !== undefined && userId !== actor.id)
       throw forbidden("only admins can list other users' keys");
-    const filter = actor.role >= Role.admin ? { userId } : { userId: actor.id };
+    const filter = { userId: actor.role >= Role.admin ? userId : actor.id, ids };
     return this.keys.list(filter, offset, limit);
   }
 

@@ -34,12 +34,13 @@ export class ApiKeysRepo {
   }
 
   async list(
-    filter: { userId?: number },
+    filter: { userId?: number; ids?: number[] },
     offset: number,
     limit: number,
   ): Promise<{ rows: ApiKeyRow[]; total: number }> {
     let q = this.d.db.selectFrom('api_keys');
     if (filter.userId !== undefined) q = q.where('user_id', '=', filter.userId);
+    if (filter.ids !== undefined) q = q.where('id', 'in', filter.ids);
     const [rows, total] = await Promise.all([
       q.selectAll().orderBy('id', 'desc').offset(offset).limit(limit).execute(),
       q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),

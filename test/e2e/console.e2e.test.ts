@@ -428,6 +428,24 @@ describe('console in a real browser', () => {
     await screenshot(page, '15-users');
   });
 
+  it('names every key in the usage chart, past the first 100 keys', async () => {
+    // 100 newer keys put the playground's key ("e2e key") past the first page of the key list.
+    const made: number[] = [];
+    for (let i = 0; i < 100; i++)
+      made.push((await adminApi<{ id: number }>('POST', '/key', { name: `e2e bulk ${i}` })).id);
+    try {
+      await page.getByRole('link', { name: 'Usage' }).click();
+      await page.getByLabel('Group by').selectOption('key');
+      await page.getByRole('img', { name: 'Requests bar chart' }).waitFor();
+      const labels = page.locator('.bar-label');
+      await labels.getByText('e2e key', { exact: true }).first().waitFor();
+      expect(await labels.getByText(/^key #/).count()).toBe(0);
+      await screenshot(page, '12b-usage-by-key');
+    } finally {
+      for (const id of made) await adminApi('DELETE', `/key/${id}`);
+    }
+  });
+
   realOnly('pages the model registry and offers every model as the default model', async () => {
     // 70 more entries: past one page of the Models table and past the API's largest page (100).
     const ids = Array.from({ length: 70 }, (_, i) => `zz-e2e/model-${String(i).padStart(3, '0')}`);

@@ -311,7 +311,16 @@ export async function startStubGateway(opts: {
       const mine = keys.filter((k) => k.user_id === u.id || u.role >= 10);
       const view = ({ secret: _, ...k }: Row) => k;
       if (m === 'GET') {
-        const { data, total } = paged(mine.map(view), q);
+        // Newest first, as the gateway lists them; `ids=3,17` narrows to those keys.
+        let rows = [...mine].reverse();
+        const ids = q.get('ids');
+        if (ids !== null) {
+          const wanted = ids.split(',');
+          if (wanted.length > 100 || !wanted.every((id) => /^[1-9][0-9]{0,9}$/.test(id)))
+            throw new HttpError(400, 'ids: must be 1 to 100 ids separated by commas');
+          rows = rows.filter((k) => wanted.includes(String(k.id)));
+        }
+        const { data, total } = paged(rows.map(view), q);
         return ok(data, total);
       }
       if (m === 'POST') {

@@ -7,6 +7,24 @@ import { useAsync, useDocumentTitle } from '../hooks';
 import type { ApiKey, StatBucket } from '../types';
 
 const DAY = 86_400;
+/** The most ids `GET /api/key?ids=` takes at once (and the most a page of keys holds). */
+const IDS_PER_CALL = 100;
+
+/**
+ * The names of the keys whose usage is charted, asked for by id, a hundred at a time: a key past
+ * the first page of the whole list is named too, and keys without usage are never fetched.
+ */
+async function keyNamesOf(ids: string[]): Promise<Map<string, string>> {
+  const calls: Promise<ApiKey[]>[] = [];
+  for (let i = 0; i < ids.length; i += IDS_PER_CALL) {
+    const chunk = ids.slice(i, i + IDS_PER_CALL);
+    calls.push(
+      api.page<ApiKey>('/key', { ids: chunk.join(','), page_size: IDS_PER_CALL }).then((p) => p.items),
+    );
+  }
+  const keys = (await Promise.all(calls)).flat();
+  return new Map(keys.map((k) => [String(k.id), k.name]));
+}
 
 function bucketLabel(b: StatBucket['bucket'], group: string, keyNames: Map<string, string>): string {
   if (group === 'day') {
@@ -34,13 +52,21 @@ export function Usage() {
       badPeriod ? Promise.resolve([]) : api.get<StatBucket[]>('/log/stats', { group, from: start, to: end }),
     [group, start, end],
   );
-  const keys = useAsync(
-    () => api.page<ApiKey>('/key', { p: 0, page_size: 100 }).catch(() => ({ items: [], total: 0 })),
-    [],
-  );
-  const keyNames = new Map((keys.data?.items ?? []).map((k) => [String(k.id), k.name]));
-
   const rows = Array.isArray(stats.data) ? stats.data : [];
+  // Ids of the keys in the chart (requests without a key have none), in a stable order so the
+  // names are asked for again only when the set changes.
+  const keyIds =
+    group === 'key'
+      ? [...new Set(rows.map((r) => String(r.bucket ?? '')).filter((id) => /^[1-9][0-9]*$/.test(id)))].sort()
+      : [];
+  const keyIdList = keyIds.join(',');
+  // A key whose name cannot be read (deleted, or the call failed) is still charted, by its id.
+  const keys = useAsync(
+    () => (keyIds.length ? keyNamesOf(keyIds).catch(() => new Map<string, string>()) : Promise.resolve(null)),
+    [keyIdList],
+  );
+  const keyNames = keys.data ?? new Map<string, string>();
+
   const totals = rows.reduce(
     (t, r) => ({
       requests: t.requests + (r.requests || 0),

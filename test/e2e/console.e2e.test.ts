@@ -343,11 +343,9 @@ describe('console in a real browser', () => {
       await page.getByText('Does not match').waitFor();
       expect(await page.getByText('Password changed.').count()).toBe(0);
     }
-    if (gw.kind !== 'stub') {
-      const self = await fetch(`${gw.url}/api/user/self`, { headers: { authorization: `Bearer ${token}` } });
-      const body = (await self.json()) as { data: { default_model: string } };
-      expect(body.data.default_model).toBe(gw.chatModel);
-    }
+    const self = await fetch(`${gw.url}/api/user/self`, { headers: { authorization: `Bearer ${token}` } });
+    const body = (await self.json()) as { data: { default_model: string } };
+    expect(body.data.default_model).toBe(gw.chatModel);
   });
 
   it('streams a playground answer token by token and shows usage and cost', async () => {

@@ -18,6 +18,7 @@ const TYPES: Record<string, string> = {
   '.png': 'image/png',
 };
 const CATEGORIES = ['development', 'productivity', 'tools', 'entertainment', 'general'];
+const SELF_FIELDS = new Set(['display_name', 'email', 'default_model', 'password', 'current_password']);
 const URL_FIELDS = ['author_url', 'thumbnail_url', 'download_url', 'source_url', 'documentation_url'];
 const APP_FIELDS = new Set([
   'id',
@@ -67,6 +68,8 @@ export async function startStubGateway(opts: {
     },
   ];
   const sessions = new Map<string, number>();
+  /** Personal access tokens (`Authorization: Bearer mgt-...` on /api), with their secrets. */
+  const tokens: Row[] = [];
   const apps: Row[] = [];
   const keys: Row[] = [];
   const logs: Row[] = [];
@@ -100,7 +103,8 @@ export async function startStubGateway(opts: {
 
   const sessionUser = (req: IncomingMessage) => {
     const m = /(?:^|;\s*)mg_session=([^;]+)/.exec(req.headers.cookie ?? '');
-    const id = m ? sessions.get(m[1]) : undefined;
+    const bearer = /^Bearer (mgt-.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    const id = m ? sessions.get(m[1]) : tokens.find((t) => t.secret === bearer)?.user_id;
     return users.find((u) => u.id === id);
   };
   const need = (req: IncomingMessage, role = 1) => {
@@ -195,6 +199,53 @@ export async function startStubGateway(opts: {
         'set-cookie': 'mg_session=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict',
       });
     if (m === 'GET' && path === '/api/user/self') return ok(publicUser(need(req)));
+    if (m === 'PUT' && path === '/api/user/self') {
+      // The Account page: own settings, and the password only with the current one.
+      const u = need(req);
+      for (const k of Object.keys(body))
+        if (!SELF_FIELDS.has(k)) throw new HttpError(400, `${k}: unknown field`);
+      if (body.password !== undefined) {
+        if (typeof body.password !== 'string' || body.password.length < 8)
+          throw new HttpError(400, 'password: must have at least 8 characters');
+        if (body.current_password !== u.password)
+          throw new HttpError(400, 'current_password: does not match');
+        u.password = body.password;
+      }
+      for (const k of ['display_name', 'email', 'default_model']) if (body[k] !== undefined) u[k] = body[k];
+      return ok(publicUser(u));
+    }
+    if (path === '/api/user/tokens' || path.startsWith('/api/user/tokens/')) {
+      const u = need(req);
+      const view = ({ secret: _, ...t }: Row) => t;
+      if (m === 'GET') {
+        const mine = tokens.filter((t) => t.user_id === u.id).map(view);
+        return ok(mine, mine.length);
+      }
+      if (m === 'POST') {
+        if (typeof body.name !== 'string' || !body.name) throw new HttpError(400, 'name: is required');
+        if (body.expires_time != null && body.expires_time <= now())
+          throw new HttpError(400, 'expires_time: must be in the future (unix seconds), or null for never');
+        const secret = `mgt-${randomBytes(20).toString('hex')}`;
+        const t = {
+          id: nextId++,
+          user_id: u.id,
+          name: body.name,
+          token_prefix: secret.slice(0, 10),
+          created_time: now(),
+          expires_time: body.expires_time ?? null,
+          last_used_time: null,
+          secret,
+        };
+        tokens.push(t);
+        return ok({ ...view(t), token: secret });
+      }
+      if (m === 'DELETE' && at(/^\/api\/user\/tokens\/(\d+)$/)) {
+        const i = tokens.findIndex((t) => t.id === Number(r![1]) && t.user_id === u.id);
+        if (i < 0) throw new HttpError(404, `token ${r![1]} not found`);
+        tokens.splice(i, 1);
+        return ok(null);
+      }
+    }
     if (path === '/api/user') {
       need(req, 10);
       if (m === 'GET') return ok(...(Object.values(paged(users.map(publicUser), q)) as [Row[], number]));

@@ -396,12 +396,16 @@ export async function startStubGateway(opts: {
         keys.push(k);
         return ok({ ...view(k), key: secret });
       }
-      if (m === 'PUT') return ok(view(Object.assign(mine.find((k) => k.id === body.id) ?? {}, body)));
+      if (m === 'PUT') {
+        const k = mine.find((x) => x.id === body.id);
+        if (!k) throw new HttpError(404, `key ${body.id} not found`);
+        return ok(view(Object.assign(k, body)));
+      }
       if (m === 'DELETE') {
-        keys.splice(
-          keys.findIndex((k) => `/api/key/${k.id}` === path),
-          1,
-        );
+        // Like the gateway: an unknown id is a 404 (splicing at -1 would remove the last key).
+        const i = keys.findIndex((k) => `/api/key/${k.id}` === path && mine.includes(k));
+        if (i < 0) throw new HttpError(404, `key ${path.slice('/api/key/'.length)} not found`);
+        keys.splice(i, 1);
         return ok(null);
       }
     }

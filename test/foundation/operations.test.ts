@@ -191,9 +191,7 @@ describe('requests cut by the shutdown grace', () => {
       await expect.poll(() => d.up.requests.length, { timeout: 5_000, interval: 10 }).toBe(1);
       abort.abort();
       expect(await pending).toBe('left');
-      await expect
-        .poll(async () => (await d.stored()).logs.length, { timeout: 5_000, interval: 20 })
-        .toBe(1);
+      await expect.poll(async () => (await d.stored()).logs.length, { timeout: 5_000, interval: 20 }).toBe(1);
       const { logs } = await d.stored();
       expect(logs[0]).toMatchObject({ status: 499, error_kind: 'aborted', provider: 'up' });
       expect(JSON.parse(logs[0]!.attempts!)).toMatchObject([{ ok: false, error_kind: 'client_aborted' }]);

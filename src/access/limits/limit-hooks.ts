@@ -1,6 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../../gateway/errors.js';
-import type { Registry } from '../../gateway/registry/index.js';
 import type { Services } from '../../services.js';
 import type { RateLimitResult } from '../rate-limit/rate-limiter.js';
 import { estimatePromptTokens } from './prompt-estimate.js';
@@ -106,7 +105,10 @@ export function registerLimitHooks(app: FastifyInstance, services: Services, opt
  * usage correction counts. Before, a huge prompt cut to fit an 8 K model was charged whole,
  * which emptied the key's allowance for the minute (an overestimate is not refunded).
  */
-export function tpmPromptTokens(body: unknown, registry: Pick<Registry, 'resolve'>): number {
+export function tpmPromptTokens(
+  body: unknown,
+  registry: { resolve(modelId: string): { context_length: number } | undefined },
+): number {
   const estimate = estimatePromptTokens(body);
   const b = body as { model?: unknown; models?: unknown; transforms?: unknown } | null;
   if (!b || !Array.isArray(b.transforms) || !b.transforms.includes('middle-out')) return estimate;

@@ -39,6 +39,20 @@ export function attemptsOf(err: unknown): AttemptRecord[] | undefined {
   return typeof err === 'object' && err !== null ? trails.get(err) : undefined;
 }
 
+/** One try of `t` begun at `started`, for the trail: a success, or failed with `errorKind`. */
+function tried(
+  t: Candidate['target'],
+  started: number,
+  errorKind?: string,
+  upstreamStatus?: number,
+): AttemptRecord {
+  const ms = Date.now() - started;
+  const { modelId: model, channelName: provider, channelId: channel_id } = t;
+  return errorKind === undefined
+    ? { model, provider, channel_id, ok: true, ms }
+    : { model, provider, channel_id, ok: false, error_kind: errorKind, upstream_status: upstreamStatus, ms };
+}
+
 /**
  * The one place where retries and fallbacks happen. Tries candidates in order; retries a
  * candidate with exponential backoff and full jitter on retryable failures (a 429 waits its
@@ -86,26 +100,13 @@ export async function executeRoute<T>(
           const started = Date.now();
           try {
             const value = await attempt(c, apiKey, signal);
-            attempts.push({
-              model: t.modelId,
-              provider: t.channelName,
-              channel_id: t.channelId,
-              ok: true,
-              ms: Date.now() - started,
-            });
+            attempts.push(tried(t, started));
             acquired = false; // the caller reports success/failure of the committed attempt
             return { value, candidate: c, apiKey, attempts, startedAt: started };
           } catch (err) {
             if (signal?.aborted) {
               // The try in flight ended with the request: the trail keeps it, saying why and when.
-              attempts.push({
-                model: t.modelId,
-                provider: t.channelName,
-                channel_id: t.channelId,
-                ok: false,
-                error_kind: abortedKind(signal),
-                ms: Date.now() - started,
-              });
+              attempts.push(tried(t, started, abortedKind(signal)));
               throw signal.reason ?? err;
             }
             if (err instanceof UnfitCandidate) {
@@ -116,15 +117,7 @@ export async function executeRoute<T>(
             }
             if (!(err instanceof UpstreamError)) throw err;
             lastError = err;
-            attempts.push({
-              model: t.modelId,
-              provider: t.channelName,
-              channel_id: t.channelId,
-              ok: false,
-              error_kind: err.kind,
-              upstream_status: err.upstreamStatus,
-              ms: Date.now() - started,
-            });
+            attempts.push(tried(t, started, err.kind, err.upstreamStatus));
             if (HEALTH_KINDS.has(err.kind)) opts.health.failure(c.healthKey, err.kind);
             if (err.kind === 'auth') {
               opts.health.keyFailed(t.channelId, apiKey, t);

@@ -61,7 +61,8 @@ export class ShutdownCut extends GatewayError {
  */
 export class ClientLeft extends GatewayError {
   constructor() {
-    super(499, 'client disconnected', { type: 'client_closed_request' });
+    // Its type is the error kind logged for it (`errorKindOf` reads a GatewayError's type).
+    super(499, 'client disconnected', { type: 'aborted' });
   }
 }
 

@@ -1,6 +1,6 @@
 import { clampInt, INT32_MAX, MAX_EXACT } from '../../store/column-bounds.js';
 import type { NewRequestLogRow } from '../../store/logs-repo.js';
-import { ClientLeft, ShutdownCut } from '../cancel.js';
+import { ShutdownCut } from '../cancel.js';
 import { GatewayError, UpstreamError } from '../errors.js';
 import { KeyTree } from '../key-tree.js';
 import type { AttemptRecord } from '../routing/types.js';
@@ -80,7 +80,6 @@ export function errorKindOf(
   if (err === undefined || err === null) return null;
   if (err instanceof ShutdownCut || (signal?.aborted && signal.reason instanceof ShutdownCut))
     return 'shutdown';
-  if (err instanceof ClientLeft || (signal?.aborted && signal.reason instanceof ClientLeft)) return 'aborted';
   if (err instanceof UpstreamError) return err.kind;
   if (err instanceof GatewayError) return err.type;
   return signal?.aborted ? 'aborted' : 'internal';

@@ -7,7 +7,9 @@ import { startStack } from './stack.js';
  * (A with the default flags, B with the flags after `--`), the baseline and the direct upstream,
  * cycled in 1 s slices at 1,000 req/s, so a stall of the machine lands on all four alike. Prints
  * each target's p50/p99 per round and the CPU per request of both gateways.
- * Usage: node --import tsx bench/flags-ab.ts [rounds=3] [--slices 20] [--pg] [--no-build] -- <node flags for B>
+ * B can also differ in its environment (`--env-b NAME=value`, repeatable) or run with an
+ * unlimited bench key (`--unlimited-b`: no quota reservation per request).
+ * Usage: node --import tsx bench/flags-ab.ts [rounds=3] [--slices 20] [--pg] [--no-build] [--env-b K=V] [--unlimited-b] -- <node flags for B>
  */
 const argv = process.argv.slice(2);
 const dd = argv.indexOf('--');
@@ -17,14 +19,33 @@ const rounds = Number(own.find((a) => /^\d+$/.test(a)) ?? 3);
 const si = own.indexOf('--slices');
 const slices = si >= 0 ? Number(own[si + 1]) : 20;
 const pg = own.includes('--pg');
+const envB: Record<string, string> = {};
+own.forEach((a, i) => {
+  if (a !== '--env-b') return;
+  const kv = own[i + 1] ?? '';
+  const eq = kv.indexOf('=');
+  if (eq <= 0) throw new Error('--env-b takes NAME=value');
+  envB[kv.slice(0, eq)] = kv.slice(eq + 1);
+});
+const unlimitedB = own.includes('--unlimited-b');
 if (!own.includes('--no-build')) buildAll();
 const a = await startStack({ built: true, pg, withBaseline: true });
-const b = await startStack({ built: true, pg, withBaseline: false, gatewayFlags: flagsB });
+const b = await startStack({
+  built: true,
+  pg,
+  withBaseline: false,
+  gatewayFlags: flagsB,
+  gatewayEnv: envB,
+  ...(unlimitedB ? { keyQuota: null } : {}),
+});
 try {
   const up = { name: 'upstream', url: `${a.upstream.url}`, headers: {} };
   const targets = [up, a.target('baseline'), a.target('gateway'), { ...b.target('gateway'), name: 'B' }];
   for (const t of targets.slice(1)) await cannon(t, { stream: false, duration: 5, connections: 50 });
-  console.log(`B flags: ${flagsB.join(' ') || '(none)'}; ${slices} slices of 1 s per target and round`);
+  const envText = Object.entries(envB).map(([k, v]) => `${k}=${v}`);
+  console.log(
+    `B flags: ${flagsB.join(' ') || '(none)'}; env: ${envText.join(' ') || '(same)'}; key: ${unlimitedB ? 'unlimited' : 'with quota'}; ${slices} slices of 1 s per target and round`,
+  );
   for (let r = 1; r <= rounds; r++) {
     const c0 = [a.gateway.pid, b.gateway.pid].map(cpuSeconds);
     const res = await interleaved(targets, 1000, 1, slices);

@@ -34,15 +34,20 @@ export class GatewayError extends Error {
   }
 }
 
+/** The longest wait a client is told: a day. Past it an upstream's value is a broken date or clock. */
+export const MAX_RETRY_AFTER_S = 86_400;
+
 /**
- * `Retry-After` seconds for a client: rounded up to whole seconds and at least 1. An upstream's
- * `Retry-After: 0` (or a date already past) passed on as 0 made clients that honor it retry at
- * once, in a loop, while the gateway still had nothing to serve them with. Undefined stays
+ * `Retry-After` seconds for a client: rounded up to whole seconds, at least 1 and at most a day.
+ * An upstream's `Retry-After: 0` (or a date already past) passed on as 0 made clients that honor
+ * it retry at once, in a loop, while the gateway still had nothing to serve them with; a date
+ * years ahead (a broken upstream clock, a typo) passed on whole parked them for as long. No
+ * provider's limit window is longer than a day (daily quotas reset within one). Undefined stays
  * undefined (no header), as does a value that is not a finite number.
  */
 export function retryAfterSeconds(seconds: number | undefined): number | undefined {
   if (seconds === undefined || !Number.isFinite(seconds)) return undefined;
-  return Math.max(1, Math.ceil(seconds));
+  return Math.min(MAX_RETRY_AFTER_S, Math.max(1, Math.ceil(seconds)));
 }
 
 export function defaultType(status: number): string {

@@ -125,7 +125,7 @@ describe('retries and fallbacks (non-stream)', () => {
     expect(all.headers.get('x-modelgate-attempts')).toContain('d/acme/fb=rate_limited:429');
   });
 
-  it("an upstream's Retry-After of 0, negative or garbage reaches the client as at least 1 second", async () => {
+  it("an upstream's Retry-After reaches the client as 1 second to 1 day: 0, negative, garbage and far-future dates bounded", async () => {
     const cases: Array<[number, string, string]> = [
       [429, '0', '1'],
       [429, '-3', '1'], // ignored: a 429 without one says 1
@@ -133,6 +133,9 @@ describe('retries and fallbacks (non-stream)', () => {
       [429, 'Sun, 06 Nov 1994 08:49:37 GMT', '1'], // a date already past
       [503, '0', '1'],
       [429, '2.5', '3'],
+      [429, '86400', '86400'],
+      [429, '86401', '86400'], // at most a day
+      [503, 'Fri, 01 Jan 2100 00:00:00 GMT', '86400'], // a broken date decades ahead
     ];
     for (const [status, value, expected] of cases) {
       for (const u of Object.values(ups))

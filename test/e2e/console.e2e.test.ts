@@ -444,6 +444,38 @@ describe('console in a real browser', () => {
     }
   });
 
+  it('charts the usage of a deleted key as "key #N (deleted)"', async () => {
+    const made = await adminApi<{ id: number; key: string }>('POST', '/key', { name: 'e2e short-lived' });
+    const r = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${made.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: gw.chatModel,
+        stream: true,
+        messages: [{ role: 'user', content: 'hi' }],
+      }),
+    });
+    expect(r.status).toBe(200);
+    await r.text();
+    // Request logs are written in batches: wait until the key's request is counted.
+    const deadline = Date.now() + 10_000;
+    const counted = async () =>
+      (await adminApi<Array<{ bucket: unknown }>>('GET', '/log/stats?group=key')).some(
+        (b) => b.bucket === made.id,
+      );
+    while (!(await counted())) {
+      if (Date.now() > deadline) throw new Error(`key ${made.id}'s request never reached the usage stats`);
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    await adminApi('DELETE', `/key/${made.id}`);
+    await page.getByRole('link', { name: 'Logs' }).click();
+    await page.getByRole('link', { name: 'Usage' }).click();
+    await page.getByLabel('Group by').selectOption('key');
+    const labels = page.locator('.bar-label');
+    await labels.getByText(`key #${made.id} (deleted)`, { exact: true }).first().waitFor();
+    await labels.getByText('e2e key', { exact: true }).first().waitFor();
+  });
+
   realOnly('pages the model registry and offers every model as the default model', async () => {
     // 70 more entries: past one page of the Models table and past the API's largest page (100).
     const ids = Array.from({ length: 70 }, (_, i) => `zz-e2e/model-${String(i).padStart(3, '0')}`);

@@ -362,8 +362,17 @@ export async function startStubGateway(opts: {
       const mine = keys.filter((k) => k.user_id === u.id || u.role >= 10);
       const view = ({ secret: _, ...k }: Row) => k;
       if (m === 'GET') {
-        // Newest first, as the gateway lists them; `ids=3,17` narrows to those keys.
+        // Newest first, as the gateway lists them; `ids=3,17` narrows to those keys, `user_id`
+        // to one user's (another user's only for admins, as on the gateway).
         let rows = [...mine].reverse();
+        const userId = q.get('user_id');
+        if (userId !== null) {
+          if (!/^[1-9][0-9]{0,9}$/.test(userId))
+            throw new HttpError(400, 'user_id: must be a positive integer');
+          if (u.role < 10 && Number(userId) !== u.id)
+            throw new HttpError(403, "only admins can list other users' keys");
+          rows = rows.filter((k) => k.user_id === Number(userId));
+        }
         const ids = q.get('ids');
         if (ids !== null) {
           const wanted = ids.split(',');
@@ -422,15 +431,17 @@ export async function startStubGateway(opts: {
     }
     if (path === '/api/log/stats' && m === 'GET') {
       need(req);
+      // Shaped as the gateway's: a day is the Unix second it starts at (UTC), a key its id or
+      // null (requests without one); days oldest first, models and keys busiest first.
       const group = q.get('group') ?? 'day';
-      const buckets = new Map<string, Row>();
+      const buckets = new Map<number | string | null, Row>();
       for (const l of logs) {
-        const key =
+        const key: number | string | null =
           group === 'model'
             ? l.model
             : group === 'key'
-              ? String(l.key_id)
-              : new Date(l.created_time * 1000).toISOString().slice(0, 10);
+              ? (l.key_id ?? null)
+              : Math.floor(l.created_time / 86_400) * 86_400;
         const b = buckets.get(key) ?? {
           bucket: key,
           requests: 0,
@@ -444,7 +455,10 @@ export async function startStubGateway(opts: {
         b.cost += l.cost;
         buckets.set(key, b);
       }
-      return ok([...buckets.values()]);
+      const rows = [...buckets.values()];
+      const byBucket = (a: Row, b: Row) => (a.bucket < b.bucket ? -1 : a.bucket > b.bucket ? 1 : 0);
+      rows.sort(group === 'day' ? byBucket : (a, b) => b.requests - a.requests || byBucket(a, b));
+      return ok(rows, rows.length);
     }
     throw new HttpError(404, `no route for ${m} ${path}`);
   }

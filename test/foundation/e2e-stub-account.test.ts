@@ -125,6 +125,23 @@ describe.each(['real', 'stub'] as const)('the Account page calls on the %s gatew
     expect((await call('DELETE', `/api/user/tokens/${made.body.data.id}`)).status).toBe(404);
   });
 
+  it("lists one user's keys with user_id", async () => {
+    const self = (await call('GET', '/api/user/self')).body.data;
+    const made = await call('POST', '/api/key', { name: 'e2e listed' });
+    expect(made.status).toBe(200);
+    try {
+      const own = await call('GET', `/api/key?user_id=${self.id}`);
+      expect(own.status).toBe(200);
+      expect(own.body.data.map((k: { name: string }) => k.name)).toContain('e2e listed');
+      const nobody = await call('GET', '/api/key?user_id=999999');
+      expect(nobody.status).toBe(200);
+      expect(nobody.body.data).toEqual([]);
+      expect((await call('GET', '/api/key?user_id=abc')).status).toBe(400);
+    } finally {
+      await call('DELETE', `/api/key/${made.body.data.id}`);
+    }
+  });
+
   it('refuses a token that is already expired', async () => {
     const r = await call('POST', '/api/user/tokens', { name: 'old', expires_time: 1 });
     expect(r.status).toBe(400);

@@ -26,14 +26,24 @@ async function keyNamesOf(ids: string[]): Promise<Map<string, string>> {
   return new Map(keys.map((k) => [String(k.id), k.name]));
 }
 
-function bucketLabel(b: StatBucket['bucket'], group: string, keyNames: Map<string, string>): string {
+/** Key names by id; `complete` when every id was asked for and answered (a missing one is deleted). */
+interface KeyNames {
+  names: Map<string, string>;
+  complete: boolean;
+}
+
+function bucketLabel(b: StatBucket['bucket'], group: string, keys: KeyNames): string {
   if (group === 'day') {
     const n = typeof b === 'number' ? b : Number(b);
     if (Number.isFinite(n) && n > 1e8)
       return new Date(n * 1000).toLocaleDateString(undefined, { month: 'short', day: 'numeric' });
     return String(b);
   }
-  if (group === 'key') return keyNames.get(String(b)) ?? (b == null || b === '' ? 'no key' : `key #${b}`);
+  if (group === 'key') {
+    if (b == null || b === '') return 'no key';
+    // Usage is charted for keys the caller can see, so one the answered lookup left out is gone.
+    return keys.names.get(String(b)) ?? (keys.complete ? `key #${b} (deleted)` : `key #${b}`);
+  }
   return String(b || 'unknown');
 }
 
@@ -60,12 +70,22 @@ export function Usage() {
       ? [...new Set(rows.map((r) => String(r.bucket ?? '')).filter((id) => /^[1-9][0-9]*$/.test(id)))].sort()
       : [];
   const keyIdList = keyIds.join(',');
-  // A key whose name cannot be read (deleted, or the call failed) is still charted, by its id.
+  // A key whose name cannot be read is still charted, by its id: "(deleted)" once the lookup
+  // answered without it, plain while the names load or when the lookup failed.
   const keys = useAsync(
-    () => (keyIds.length ? keyNamesOf(keyIds).catch(() => new Map<string, string>()) : Promise.resolve(null)),
+    () =>
+      keyIds.length
+        ? keyNamesOf(keyIds).then(
+            (names): KeyNames => ({ names, complete: true }),
+            (): KeyNames => ({ names: new Map(), complete: false }),
+          )
+        : Promise.resolve(null),
     [keyIdList],
   );
-  const keyNames = keys.data ?? new Map<string, string>();
+  const keyNames: KeyNames = {
+    names: keys.data?.names ?? new Map<string, string>(),
+    complete: !keys.loading && keys.data?.complete === true,
+  };
 
   const totals = rows.reduce(
     (t, r) => ({

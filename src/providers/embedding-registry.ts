@@ -1,4 +1,8 @@
-import { adapterRejection, type EmbeddingAdapter } from '../gateway/embeddings/embedding-adapter.js';
+import {
+  adapterRejection,
+  dtypeRejection,
+  type EmbeddingAdapter,
+} from '../gateway/embeddings/embedding-adapter.js';
 import type { ResolvedEmbeddingRequest } from '../gateway/embeddings/embedding-request.js';
 import { GatewayError } from '../gateway/errors.js';
 import { cohereEmbeddingAdapter } from './cohere/cohere-embedding-adapter.js';
@@ -42,17 +46,22 @@ export function selectEmbeddingCandidates<C extends { target: { kind: string; up
 ): { usable: { candidate: C; adapter: EmbeddingAdapter }[]; rejection: GatewayError | null } {
   const usable: { candidate: C; adapter: EmbeddingAdapter }[] = [];
   let reason: string | null = null;
+  let param: string | undefined;
   for (const candidate of candidates) {
     const adapter = getEmbeddingAdapter(candidate.target.kind, candidate.target.upstreamModel);
     const why = adapter
       ? adapterRejection(adapter, req)
       : `upstream kind ${candidate.target.kind} has no embeddings`;
     if (adapter && !why) usable.push({ candidate, adapter });
-    else reason ??= why;
+    else if (reason === null) {
+      reason = why;
+      // The request field to blame: output_dtype when that was the reason, else the inputs (caller's default).
+      if (adapter && why === dtypeRejection(adapter, req)) param = 'output_dtype';
+    }
   }
   const rejection =
     usable.length === 0 && candidates.length > 0
-      ? new GatewayError(400, `no upstream can serve this request: ${reason}`)
+      ? new GatewayError(400, `no upstream can serve this request: ${reason}`, { param })
       : null;
   return { usable, rejection };
 }

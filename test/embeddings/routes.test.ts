@@ -27,6 +27,7 @@ let keyId: number;
 let voyageUsage: 'full' | 'none' = 'full';
 
 const vectorFor = (i: number) => [i + 0.5, -i - 0.25, 0.1];
+const int8VectorFor = (i: number) => [i + 1, -i - 2, 127];
 const VOYAGE_MM = 'voyageai/voyage-multimodal-3';
 const VOYAGE_TEXT = 'voyageai/voyage-3.5';
 const OPENAI = 'openai/text-embedding-3-small';
@@ -54,7 +55,8 @@ beforeAll(async () => {
         object: 'list',
         data: r.json.input.map((_: unknown, index: number) => ({
           object: 'embedding',
-          embedding: vectorFor(index),
+          // Voyage answers a quantized output_dtype with integers.
+          embedding: r.json.output_dtype === 'int8' ? int8VectorFor(index) : vectorFor(index),
           index,
         })),
         model: r.json.model,
@@ -301,6 +303,45 @@ describe('voyageai SDK embed and openai SDK embeddings.create', () => {
     const logs = await gw.call('GET', '/api/log?status=400&page_size=100', { cookie });
     const failed = logs.body.data.find((l: { error_kind: string }) => l.error_kind === 'context_length');
     expect(failed.attempts).toEqual([expect.objectContaining({ ok: false, error_kind: 'context_length' })]);
+  });
+});
+
+describe('output_dtype', () => {
+  it('a quantized type reaches an upstream that returns it; base64 carries one byte per value', async () => {
+    const res = await voyage().embed({
+      model: VOYAGE_TEXT,
+      input: ['alpha', 'beta'],
+      outputDtype: 'int8',
+      encodingFormat: 'base64',
+    });
+    expect(voyageUp.requests[0]!.json.output_dtype).toBe('int8');
+    const buf = Buffer.from(res.data![1]!.embedding as unknown as string, 'base64');
+    expect(Array.from(new Int8Array(buf.buffer, buf.byteOffset, buf.byteLength))).toEqual(int8VectorFor(1));
+  });
+
+  // An upstream that only returns floats must not be asked: the client would decode float32
+  // bytes as int8 (the Python SDK always asks for base64) and get four times as many garbage values.
+  it.each([
+    ['/v1/embeddings', { input: ['alpha'], encoding_format: 'base64' }],
+    ['/v1/multimodalembeddings', { inputs: [{ content: [{ type: 'text', text: 'alpha' }] }] }],
+  ])('%s: a float-only upstream is a 400 naming output_dtype', async (path, body) => {
+    const r = await gw.call('POST', path, {
+      token: key,
+      body: { model: OPENAI, output_dtype: 'int8', ...body },
+    });
+    expect(r.status).toBe(400);
+    expect(r.body.error).toMatchObject({ code: 400, param: 'output_dtype' });
+    expect(r.body.error.message).toMatch(/output_dtype "int8"/);
+    expect(openaiUp.requests).toEqual([]);
+  });
+
+  it('float (explicit) still reaches a float-only upstream', async () => {
+    const r = await gw.call('POST', '/v1/embeddings', {
+      token: key,
+      body: { model: OPENAI, input: ['alpha'], output_dtype: 'float' },
+    });
+    expect(r.status).toBe(200);
+    expect(r.body.data[0].embedding).toEqual(vectorFor(0));
   });
 });
 

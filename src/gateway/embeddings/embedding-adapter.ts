@@ -51,7 +51,10 @@ export interface EmbeddingAdapter {
   fusesParts: boolean;
   /** Inputs per upstream call. */
   maxBatch: number;
-  /** Quantized output types the upstream can return; others are answered as float. */
+  /**
+   * Output types the upstream can return. A request for a quantized type outside this set is
+   * never sent here (see `dtypeRejection`); absent means float only.
+   */
   dtypes?: ReadonlySet<EmbeddingDtype>;
   buildRequest(req: ResolvedEmbeddingRequest, target: EmbeddingTarget): EmbeddingHttpRequest;
   /**
@@ -80,7 +83,21 @@ export function adapterRejection(adapter: EmbeddingAdapter, req: ResolvedEmbeddi
     if (i >= 0)
       return `inputs[${i}]: the model embeds each image on its own and cannot combine it with other parts`;
   }
-  return null;
+  return dtypeRejection(adapter, req);
+}
+
+/**
+ * Why this adapter cannot return the requested `output_dtype`, or null. Answering floats for a
+ * quantized request would be silently wrong: base64 output would be float32 bytes that a
+ * client decodes as int8 (the voyageai Python SDK always asks for base64).
+ */
+export function dtypeRejection(
+  adapter: EmbeddingAdapter,
+  req: { dtype: EmbeddingDtype | null },
+): string | null {
+  if (!req.dtype || req.dtype === 'float' || adapter.dtypes?.has(req.dtype)) return null;
+  const can = [...(adapter.dtypes ?? ['float'])].join(', ');
+  return `output_dtype "${req.dtype}" is not supported by the ${adapter.kind} upstream (it returns ${can})`;
 }
 
 /** The dtype this adapter will actually return for the request. */

@@ -89,7 +89,10 @@ export class EmbeddingsService {
         );
       const resolved = await resolveImages(req, { fetcher: this.deps.fetcher });
       const { usable, rejection } = selectEmbeddingCandidates(candidates, resolved);
-      if (rejection) throw new GatewayError(400, rejection.message, { param: INPUTS_PARAM[ctx.endpoint] });
+      if (rejection)
+        throw new GatewayError(400, rejection.message, {
+          param: rejection.param ?? INPUTS_PARAM[ctx.endpoint],
+        });
       const estimate = estimateEmbeddingUsage(resolved);
       const images = countImages(resolved);
       const worst = Math.max(

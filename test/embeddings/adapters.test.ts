@@ -15,6 +15,7 @@ import {
   voyageMultimodalAdapter,
   voyageTextAdapter,
 } from '../../src/providers/voyage/voyage-embedding-adapter.js';
+import { startFakeUpstream as startScriptedUpstream } from '../helpers/fake-upstream.js';
 import { type FakeUpstream, fixture, startFakeUpstream } from './fake-embedding-upstream.js';
 import { makeJpeg, makePng } from './test-images.js';
 
@@ -401,6 +402,42 @@ describe('batching', () => {
     expect(fake.requests.map((r) => r.body.texts.length).sort((a, b) => a - b)).toEqual([8, 96, 96]);
     expect(out.vectors).toEqual(inputs.map((_, i) => [i]));
     expect(out.usage).toEqual({ textTokens: 200, totalTokens: undefined });
+  });
+
+  it('sends no further batch once one has failed: the attempt is lost and would only be billed', async () => {
+    // Cohere wire format; the batch holding "FAIL" is refused at once, the others answer slowly.
+    const up = await startScriptedUpstream({
+      'POST /v2/embed': (r) =>
+        r.json.texts.includes('FAIL')
+          ? {
+              status: 429,
+              json: {
+                id: 'e',
+                message: 'You are using a Trial key, which is limited to 100 API calls / minute.',
+              },
+            }
+          : {
+              delayMs: 150,
+              json: {
+                ...fixture('cohere', 'embed-response.json'),
+                embeddings: { float: r.json.texts.map(() => [0.5]) },
+              },
+            },
+    });
+    try {
+      // 5 batches of at most 96; 4 go out at once, the first fails while the other 3 are in flight.
+      const inputs = Array.from({ length: 4 * 96 + 1 }, (_, i) => [
+        { type: 'text' as const, text: i === 0 ? 'FAIL' : `t${i}` },
+      ]);
+      const err = await failure(
+        embedWithAdapter(cohereEmbeddingAdapter, request(inputs), target(up.url, 'embed-v4.0'), send),
+      );
+      expect(err.kind).toBe('rate_limited');
+      await new Promise((resolve) => setTimeout(resolve, 400)); // the in-flight batches have answered
+      expect(up.requests).toHaveLength(4);
+    } finally {
+      await up.close();
+    }
   });
 
   it('rejects an answer with the wrong number of vectors', async () => {

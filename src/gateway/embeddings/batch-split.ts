@@ -14,6 +14,8 @@ export function splitIntoBatches<T>(items: readonly T[], max: number): T[][] {
  * Runs `call` per batch (a few at a time) and stitches the vectors back in input order.
  * Usage fields are summed when every batch reported them; a field missing from any batch is
  * left out so the caller computes it for the whole request instead of mixing sources.
+ * Once a batch fails the whole call has failed: no further batch is started (batches already in
+ * flight finish), since their vectors would be thrown away and the upstream would bill them.
  */
 export async function runInBatches<T>(
   items: readonly T[],
@@ -24,10 +26,16 @@ export async function runInBatches<T>(
   const batches = splitIntoBatches(items, max);
   const results: ParsedEmbeddingResponse[] = new Array(batches.length);
   let next = 0;
+  let failed = false;
   const worker = async () => {
-    while (next < batches.length) {
+    while (!failed && next < batches.length) {
       const i = next++;
-      results[i] = await call(batches[i], i * max);
+      try {
+        results[i] = await call(batches[i], i * max);
+      } catch (err) {
+        failed = true;
+        throw err;
+      }
     }
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, batches.length) }, worker));

@@ -11,12 +11,18 @@ import { dataUrl, makeGif, makeJpeg, makePng } from './test-images.js';
 let server: Server;
 let base: string;
 let hits = 0;
+let slowHits = 0;
 
 beforeAll(async () => {
   server = createServer((req, res) => {
     hits++;
     if (req.url === '/photo.jpg')
       return void res.writeHead(200, { 'content-type': 'image/jpeg' }).end(makeJpeg(640, 480));
+    if (req.url?.startsWith('/slow.jpg')) {
+      slowHits++;
+      setTimeout(() => res.writeHead(200, { 'content-type': 'image/jpeg' }).end(makeJpeg(64, 64)), 100);
+      return;
+    }
     if (req.url === '/page.html')
       return void res.writeHead(200, { 'content-type': 'text/html' }).end('<html></html>');
     res.writeHead(404).end();
@@ -107,6 +113,26 @@ describe('resolveImages', () => {
       resolveImages(req, { fetcher, maxTotalBytes: png.length * 3 - 1, concurrency: 1 }),
     );
     expect(err.message).toMatch(/^inputs\[2\]\.content\[0\]: the images of this request exceed/);
+    await fetcher.close();
+  });
+
+  it('fetches no further image once one has failed: the request is already a 400', async () => {
+    const fetcher = createSafeFetcher({ allowList: ['127.0.0.1'] });
+    slowHits = 0;
+    // A missing first image, then 19 that would each be downloaded for nothing.
+    const req = decodeVoyageMultimodalRequest({
+      inputs: [
+        { content: [{ type: 'image_url', image_url: `${base}/missing.jpg` }] },
+        ...Array.from({ length: 19 }, (_, i) => ({
+          content: [{ type: 'image_url', image_url: `${base}/slow.jpg?${i}` }],
+        })),
+      ],
+    });
+    const err = await rejection(resolveImages(req, { fetcher }));
+    expect(err.param).toBe('inputs[0].content[0]');
+    await new Promise((resolve) => setTimeout(resolve, 400)); // fetches in flight have finished
+    // Only the 3 fetched alongside the failing one (4 at a time) went out.
+    expect(slowHits).toBe(3);
     await fetcher.close();
   });
 

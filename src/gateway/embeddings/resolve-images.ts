@@ -49,20 +49,28 @@ export async function resolveImages(
   const maxTotal = opts.maxTotalBytes ?? DEFAULT_MAX_TOTAL_IMAGE_BYTES;
   let total = 0;
   let next = 0;
+  // After the first problem the request is a 400: no further image is fetched or decoded (the
+  // fetches in flight finish), or a request of many URLs would still download every one of them.
+  let failed = false;
   const worker = async () => {
-    while (next < jobs.length) {
+    while (!failed && next < jobs.length) {
       const job = jobs[next++];
-      const image = await loadImage(job, opts, limits);
-      total += image.bytes.length;
-      if (total > maxTotal) {
-        const param = `inputs[${job.i}].content[${job.j}]`;
-        throw new GatewayError(
-          400,
-          `${param}: the images of this request exceed ${maxTotal} bytes in total`,
-          { param },
-        );
+      try {
+        const image = await loadImage(job, opts, limits);
+        total += image.bytes.length;
+        if (total > maxTotal) {
+          const param = `inputs[${job.i}].content[${job.j}]`;
+          throw new GatewayError(
+            400,
+            `${param}: the images of this request exceed ${maxTotal} bytes in total`,
+            { param },
+          );
+        }
+        inputs[job.i][job.j] = { type: 'image', image };
+      } catch (err) {
+        failed = true;
+        throw err;
       }
-      inputs[job.i][job.j] = { type: 'image', image };
     }
   };
   await Promise.all(Array.from({ length: Math.min(opts.concurrency ?? 4, jobs.length) }, worker));

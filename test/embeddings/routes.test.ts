@@ -69,7 +69,7 @@ beforeAll(async () => {
       const input: string[] = typeof r.json.input === 'string' ? [r.json.input] : r.json.input;
       if (input.includes('SLOW'))
         return { delayMs: 1_500, json: { object: 'list', data: [], model: 'm', usage: { total_tokens: 1 } } };
-      const limited = input.find((i) => i.startsWith('RATE LIMITED '));
+      const limited = input.find((i) => typeof i === 'string' && i.startsWith('RATE LIMITED '));
       if (limited)
         return {
           status: 429,
@@ -287,6 +287,14 @@ describe('voyageai SDK embed and openai SDK embeddings.create', () => {
     expect(Array.from(new Float32Array(buf.buffer, buf.byteOffset, 3))).toEqual(
       vectorFor(0).map(Math.fround),
     );
+  });
+
+  it('one tokenized input (a flat int array) may hold more ids than the 2048-input limit', async () => {
+    // OpenAI takes up to 8192 tokens per input; a flat array of token ids is ONE input.
+    const tokens = Array.from({ length: 3000 }, (_, i) => (i * 7) % 100_000);
+    const res = await openai().embeddings.create({ model: OPENAI, input: tokens, encoding_format: 'float' });
+    expect(res.data.map((d) => d.embedding)).toEqual([vectorFor(0)]);
+    expect(openaiUp.requests[0]!.json.input).toEqual([tokens]);
   });
 
   it('an upstream context-length error is a 400 about input, not messages', async () => {

@@ -26,14 +26,15 @@ function decodeInput(input: unknown): EmbeddingPart[][] {
   if (!Array.isArray(input))
     throw badRequest('input must be a string, an array of strings or token arrays', 'input');
   if (input.length === 0) throw badRequest('input must not be empty', 'input');
+  // A flat array of integers is ONE tokenized input, not many, so the input count limit does
+  // not apply to its length (OpenAI takes up to 8192 tokens per input).
+  if (input.every((x) => typeof x === 'number')) return [[tokensPart(input, 'input')]];
   if (input.length > MAX_EMBEDDING_INPUTS) {
     throw badRequest(
       `input has ${input.length} items, more than the limit of ${MAX_EMBEDDING_INPUTS}`,
       'input',
     );
   }
-  // A flat array of integers is ONE tokenized input, not many.
-  if (input.every((x) => typeof x === 'number')) return [[tokensPart(input, 'input')]];
   // The upstream shape cannot carry both kinds in one array, so neither can ours.
   if (input.some((x) => typeof x === 'string') && input.some((x) => Array.isArray(x))) {
     throw badRequest('input must not mix strings and token arrays', 'input');

@@ -139,6 +139,28 @@ describe('chat completions', () => {
     });
     expect(r.status).toBe(400);
     expect(r.body.error.param).toBe('max_tokens');
+    expect(r.body.error.message).toMatch(/^max_tokens: /);
+    // The newer name (what the openai SDK documents) is named as sent, in the message too.
+    const c = await gw.call('POST', '/v1/chat/completions', {
+      token: key,
+      body: { model: 'acme/small', messages: [{ role: 'user', content: 'x' }], max_completion_tokens: 4096 },
+    });
+    expect(c.status).toBe(400);
+    expect(c.body.error.param).toBe('max_completion_tokens');
+    expect(c.body.error.message).toMatch(/^max_completion_tokens: must be below the context length/);
+    // Both sent: max_completion_tokens is the limit used, so it is the one checked and named.
+    const both = await gw.call('POST', '/v1/chat/completions', {
+      token: key,
+      body: {
+        model: 'acme/small',
+        messages: [{ role: 'user', content: 'x' }],
+        max_tokens: 100,
+        max_completion_tokens: 5000,
+      },
+    });
+    expect(both.status).toBe(400);
+    expect(both.body.error.param).toBe('max_completion_tokens');
+    expect(both.body.error.message).toMatch(/^max_completion_tokens: /);
   });
 
   it('404s an unknown model and 401s a bad key', async () => {

@@ -73,11 +73,14 @@ export function planChat(req: ChatRequest, principal: KeyPrincipal, deps: PlanDe
     health: deps.health,
   });
   const primary = candidates[0]!.target;
-  const maxTokens = req.max_completion_tokens ?? req.max_tokens;
+  // The limit that is used (max_completion_tokens wins when both are sent) is the one checked,
+  // and the error names it: a client that sent only max_completion_tokens looks for that name.
+  const limitField = req.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens';
+  const maxTokens = req[limitField];
   if (maxTokens !== undefined && maxTokens >= primary.contextLength)
     throw badRequest(
-      `max_tokens: must be below the context length of ${primary.modelId} (${primary.contextLength})`,
-      req.max_tokens !== undefined ? 'max_tokens' : 'max_completion_tokens',
+      `${limitField}: must be below the context length of ${primary.modelId} (${primary.contextLength})`,
+      limitField,
     );
   return {
     request: req,

@@ -8,7 +8,10 @@ import type { HealthTracker } from '../routing/health.js';
 import { planRoute } from '../routing/plan.js';
 import type { Candidate, ProviderPrefs, RouteTarget } from '../routing/types.js';
 
-/** Request fields that are routing instructions, never sampling parameters. */
+/**
+ * Request fields that are routing instructions or end-user ids, never sampling parameters: they do
+ * not count for `provider.require_parameters`.
+ */
 const NOT_PARAMS = new Set([
   'model',
   'models',
@@ -19,6 +22,7 @@ const NOT_PARAMS = new Set([
   'stream_options',
   'usage',
   'user',
+  'safety_identifier',
   'route',
 ]);
 

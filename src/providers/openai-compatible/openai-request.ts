@@ -56,6 +56,9 @@ export const OPENAI_PARAMS: ReadonlySet<string> = new Set([
   'verbosity',
   'web_search_options',
   'prompt_cache_key',
+  // OpenAI's successor of `user` (the SDK marks `user` deprecated for it) and the cache lifetime.
+  'safety_identifier',
+  'prompt_cache_retention',
 ]);
 
 /** Self-hosted servers (vLLM, llama.cpp) also take these sampling params. */

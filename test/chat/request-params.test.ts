@@ -63,3 +63,47 @@ describe('end-user ids and cache options', () => {
     }
   });
 });
+
+describe('deprecated function calling', () => {
+  it('functions and function_call are a 400 naming the field, never sent on without them', async () => {
+    const before = up.requests.length;
+    const fn = { name: 'get_weather', parameters: { type: 'object', properties: {} } };
+    const cases: [string, Partial<OpenAI.ChatCompletionCreateParamsNonStreaming>][] = [
+      ['functions', { functions: [fn] }],
+      ['functions', { functions: [fn], function_call: 'auto' }],
+      ['function_call', { function_call: { name: 'get_weather' } }],
+    ];
+    for (const [field, extra] of cases) {
+      const err = await client()
+        .chat.completions.create({ model: 't/oa', messages, ...extra })
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      expect(err, field).toBeInstanceOf(OpenAI.BadRequestError);
+      const e = err as InstanceType<typeof OpenAI.BadRequestError>;
+      expect(e.status).toBe(400);
+      expect(e.param).toBe(field);
+      expect(e.message).toContain(`${field}:`);
+      expect(e.message).toContain('tools');
+    }
+    expect(up.requests.length).toBe(before);
+  });
+
+  it('null means not given, and a function_call in an assistant message of the history is served', async () => {
+    const r = await c.gw.call('POST', '/v1/chat/completions', {
+      token: c.key,
+      body: {
+        model: 't/oa',
+        functions: null,
+        function_call: null,
+        messages: [
+          ...messages,
+          { role: 'assistant', content: null, function_call: { name: 'f', arguments: '{}' } },
+          { role: 'user', content: 'y' },
+        ],
+      },
+    });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+  });
+});

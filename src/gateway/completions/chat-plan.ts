@@ -64,6 +64,15 @@ export function planChat(req: ChatRequest, principal: KeyPrincipal, deps: PlanDe
     throw badRequest('reasoning_effort: conflicts with reasoning.effort', 'reasoning_effort');
   if (req.top_logprobs !== undefined && req.top_logprobs > 0 && req.logprobs !== true)
     throw badRequest('top_logprobs: requires logprobs to be true', 'top_logprobs');
+  // OpenAI's deprecated function calling: no adapter translates it (and `role: "function"`
+  // messages are refused), so dropping it would serve a request whose functions the model never
+  // saw, to a client waiting for a function_call. Refused, naming what to send instead.
+  for (const legacy of ['functions', 'function_call'] as const)
+    if (req[legacy] !== undefined)
+      throw badRequest(
+        `${legacy}: deprecated function calling is not supported; send tools (type "function") and tool_choice instead`,
+        legacy,
+      );
   // Fallback models the key may not use are dropped rather than failing the request.
   const models = req.models?.length ? [...new Set([model, ...req.models])].filter(mayUse) : [model];
   const candidates = planRoute({

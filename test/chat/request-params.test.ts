@@ -9,6 +9,9 @@ import { type ChatGateway, fixtureJson, model, oaCompletion, startChatGateway } 
  */
 let up: FakeUpstream;
 let c: ChatGateway;
+const STOPLESS = ['openai/o3', 'o4-mini', 'openai/gpt-5', 'openai/gpt-5-mini', 'openai/gpt-5.2'];
+const WITH_STOP = ['openai/gpt-5.5', 'openai/gpt-5-chat-latest'];
+const REASONING_IDS = [...STOPLESS, ...WITH_STOP];
 
 beforeAll(async () => {
   up = await startFakeUpstream({
@@ -17,7 +20,13 @@ beforeAll(async () => {
   });
   c = await startChatGateway({
     channels: [
-      { name: 'oa', kind: 'openai-compatible', base_url: `${up.url}/v1`, keys: ['k'], models: ['t/oa'] },
+      {
+        name: 'oa',
+        kind: 'openai-compatible',
+        base_url: `${up.url}/v1`,
+        keys: ['k'],
+        models: ['t/oa', ...REASONING_IDS],
+      },
       {
         name: 'an',
         kind: 'anthropic',
@@ -27,7 +36,7 @@ beforeAll(async () => {
         model_mapping: { 't/an': 'claude-sonnet-4-5' },
       },
     ],
-    models: [model('t/oa'), model('t/an')],
+    models: [model('t/oa'), model('t/an'), ...REASONING_IDS.map((id) => model(id))],
     gateway: { retry_base_ms: 1, max_attempts: 1 },
   });
 });
@@ -105,5 +114,27 @@ describe('deprecated function calling', () => {
       },
     });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
+  });
+});
+
+describe('stop on reasoning models', () => {
+  const sentFor = async (id: string) => {
+    const before = up.requests.length;
+    const r = await c.gw.call('POST', '/v1/chat/completions', {
+      token: c.key,
+      body: { model: id, messages, stop: ['\nObservation:'] },
+    });
+    expect(r.status, `${id}: ${JSON.stringify(r.body)}`).toBe(200);
+    const sent = up.requests.slice(before);
+    expect(sent).toHaveLength(1);
+    return sent[0]!.json;
+  };
+
+  it('is dropped for the o-series and gpt-5 up to 5.4, which answer 400 to it', async () => {
+    for (const id of STOPLESS) expect(await sentFor(id), id).not.toHaveProperty('stop');
+  });
+
+  it('is kept for other models', async () => {
+    for (const id of ['t/oa', ...WITH_STOP]) expect((await sentFor(id)).stop, id).toEqual(['\nObservation:']);
   });
 });

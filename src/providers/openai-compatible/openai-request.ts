@@ -10,7 +10,8 @@
  *   models reject `max_tokens`) and for model names of OpenAI reasoning models (o1/o3/o4..., gpt-5...);
  *   `max_tokens` everywhere else (Ollama ignores `max_completion_tokens`).
  * - `reasoningModel: boolean`: override the o-series/gpt-5 name rule. Reasoning models also get
- *   temperature, top_p, penalties, logprobs and logit_bias dropped (OpenAI rejects them there).
+ *   temperature, top_p, penalties, logprobs and logit_bias dropped (OpenAI rejects them there),
+ *   and the o-series and gpt-5 up to 5.4 also `stop`.
  * - `reasoningObject: true`: the upstream speaks OpenRouter; forward `reasoning` as is.
  *   Otherwise `reasoning` becomes `reasoning_effort` (a budget is turned into the nearest effort).
  * - `streamUsage: false`: do not send `stream_options.include_usage` (servers that choke on it).
@@ -70,6 +71,13 @@ export const OPENAI_COMPATIBLE_PARAMS: ReadonlySet<string> = new Set([
 ]);
 
 const REASONING_MODEL = /^(?:.*\/)?(?:o\d|gpt-5)/i;
+/**
+ * Reasoning models that also answer 400 "Unsupported parameter: 'stop'": the o-series and gpt-5
+ * up to 5.4 (gpt-5, gpt-5-mini, gpt-5.2, ...). Agent frameworks (LangChain, smolagents) send stop
+ * sequences on every call; dropped there, like the sampling params. Later gpt-5 releases and the
+ * `-chat` models keep it.
+ */
+const STOPLESS_MODEL = /^(?:.*\/)?(?!.*-chat)(?:o\d|gpt-5(?:$|-|\.[0-4](?![0-9])))/i;
 const REASONING_UNSUPPORTED = [
   'temperature',
   'top_p',
@@ -90,6 +98,8 @@ export function isReasoningModel(target: UpstreamTarget): boolean {
 interface TargetFacts {
   official: boolean;
   reasoningModel: boolean;
+  /** A reasoning model that rejects `stop` (STOPLESS_MODEL). */
+  stopless: boolean;
   allowed: ReadonlySet<string>;
   url: string;
 }
@@ -101,9 +111,11 @@ const factsOf = perObject((target: UpstreamTarget): TargetFacts => {
   const custom = Array.isArray(extra.supportedParams)
     ? new Set(extra.supportedParams as string[])
     : undefined;
+  const reasoningModel = isReasoningModel(target);
   return {
     official,
-    reasoningModel: isReasoningModel(target),
+    reasoningModel,
+    stopless: reasoningModel && STOPLESS_MODEL.test(target.upstreamModel),
     allowed: custom ?? (official ? OPENAI_PARAMS : OPENAI_COMPATIBLE_PARAMS),
     url: joinUrl(target.baseUrl, 'chat/completions'),
   };
@@ -125,6 +137,7 @@ const SET_AFTER: ReadonlySet<string> = new Set([
   'stream',
 ]);
 const REASONING_SKIP: ReadonlySet<string> = new Set([...SET_AFTER, ...REASONING_UNSUPPORTED]);
+const STOPLESS_SKIP: ReadonlySet<string> = new Set([...REASONING_SKIP, 'stop']);
 
 export function buildOpenAiRequest(
   req: ChatRequest,
@@ -132,8 +145,8 @@ export function buildOpenAiRequest(
   opts: { stream: boolean },
 ): UpstreamHttpRequest {
   const extra = target.extra ?? {};
-  const { official, reasoningModel, allowed, url } = factsOf(target);
-  const skip = reasoningModel ? REASONING_SKIP : SET_AFTER;
+  const { official, reasoningModel, stopless, allowed, url } = factsOf(target);
+  const skip = stopless ? STOPLESS_SKIP : reasoningModel ? REASONING_SKIP : SET_AFTER;
 
   const body: Record<string, unknown> = { model: target.upstreamModel };
   body.messages = plainMessages(req.messages, !official);

@@ -73,6 +73,18 @@ describe('end-user ids and cache options', () => {
   });
 });
 
+describe('routing keys', () => {
+  it('with require_parameters, session_id (a routing key, as @openrouter/sdk sends it) skips no upstream', async () => {
+    for (const id of ['t/oa', 't/an']) {
+      const r = await c.gw.call('POST', '/v1/chat/completions', {
+        token: c.key,
+        body: { model: id, messages, session_id: 'conv-1', provider: { require_parameters: true } },
+      });
+      expect(r.status, `${id}: ${JSON.stringify(r.body)}`).toBe(200);
+    }
+  });
+});
+
 describe('deprecated function calling', () => {
   it('functions and function_call are a 400 naming the field, never sent on without them', async () => {
     const before = up.requests.length;

@@ -24,6 +24,8 @@ const NOT_PARAMS = new Set([
   'user',
   'safety_identifier',
   'route',
+  // OpenRouter's sticky-routing key grouping a conversation's requests (@openrouter/sdk sessionId).
+  'session_id',
 ]);
 
 export interface ChatPlan {

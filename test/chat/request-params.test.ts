@@ -28,6 +28,14 @@ beforeAll(async () => {
         models: ['t/oa', ...REASONING_IDS],
       },
       {
+        name: 'or',
+        kind: 'openai-compatible',
+        base_url: `${up.url}/v1`,
+        keys: ['k'],
+        models: ['t/or'],
+        settings: { reasoningObject: true },
+      },
+      {
         name: 'an',
         kind: 'anthropic',
         base_url: up.url,
@@ -36,7 +44,7 @@ beforeAll(async () => {
         model_mapping: { 't/an': 'claude-sonnet-4-5' },
       },
     ],
-    models: [model('t/oa'), model('t/an'), ...REASONING_IDS.map((id) => model(id))],
+    models: [model('t/oa'), model('t/or'), model('t/an'), ...REASONING_IDS.map((id) => model(id))],
     gateway: { retry_base_ms: 1, max_attempts: 1 },
   });
 });
@@ -148,5 +156,44 @@ describe('stop on reasoning models', () => {
 
   it('is kept for other models', async () => {
     for (const id of ['t/oa', ...WITH_STOP]) expect((await sentFor(id)).stop, id).toEqual(['\nObservation:']);
+  });
+});
+
+describe('reasoning in the history', () => {
+  const details = [
+    { type: 'reasoning.text', text: 'think', signature: 'sig-1', format: 'anthropic-claude-v1' },
+  ];
+  const history = [
+    { role: 'user', content: 'weather?' },
+    {
+      role: 'assistant',
+      content: null,
+      reasoning: 'think',
+      reasoning_details: details,
+      tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{}' } }],
+    },
+    { role: 'tool', tool_call_id: 'call_1', content: 'sunny' },
+  ];
+  const sentFor = async (id: string) => {
+    const before = up.requests.length;
+    const r = await c.gw.call('POST', '/v1/chat/completions', {
+      token: c.key,
+      body: { model: id, messages: history, reasoning: { max_tokens: 2000 } },
+    });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const sent = up.requests.slice(before);
+    expect(sent).toHaveLength(1);
+    return sent[0]!.json.messages[1];
+  };
+
+  it('reaches an upstream that speaks OpenRouter unchanged, with the signatures it needs back', async () => {
+    expect(await sentFor('t/or')).toMatchObject({ reasoning: 'think', reasoning_details: details });
+  });
+
+  it('is left out for other OpenAI-compatible upstreams, whose message schemas do not know it', async () => {
+    const m = await sentFor('t/oa');
+    expect(m).not.toHaveProperty('reasoning');
+    expect(m).not.toHaveProperty('reasoning_details');
+    expect(m.tool_calls).toHaveLength(1);
   });
 });

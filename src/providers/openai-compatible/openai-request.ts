@@ -12,13 +12,14 @@
  * - `reasoningModel: boolean`: override the o-series/gpt-5 name rule. Reasoning models also get
  *   temperature, top_p, penalties, logprobs and logit_bias dropped (OpenAI rejects them there),
  *   and the o-series and gpt-5 up to 5.4 also `stop`.
- * - `reasoningObject: true`: the upstream speaks OpenRouter; forward `reasoning` as is.
- *   Otherwise `reasoning` becomes `reasoning_effort` (a budget is turned into the nearest effort).
+ * - `reasoningObject: true`: the upstream speaks OpenRouter; forward `reasoning` as is, and keep
+ *   the history's assistant reasoning (below). Otherwise `reasoning` becomes `reasoning_effort` (a budget is turned into the nearest effort).
  * - `streamUsage: false`: do not send `stream_options.include_usage` (servers that choke on it).
  *
  * Dropped always: routing fields (models, provider, transforms, usage, plugins, route, debug).
  * Assistant `reasoning` / `reasoning_details` are removed from history (OpenAI's strict message
- * schema and self-hosted chat templates do not know them), and for hosts other than api.openai.com
+ * schema and self-hosted chat templates do not know them) unless `reasoningObject` says the upstream
+ * speaks OpenRouter, which wants them back; and for hosts other than api.openai.com
  * `developer` becomes `system`.
  */
 import { effortFromBudget, resolveReasoning } from '../../gateway/chat/reasoning.js';
@@ -149,7 +150,7 @@ export function buildOpenAiRequest(
   const skip = stopless ? STOPLESS_SKIP : reasoningModel ? REASONING_SKIP : SET_AFTER;
 
   const body: Record<string, unknown> = { model: target.upstreamModel };
-  body.messages = plainMessages(req.messages, !official);
+  body.messages = plainMessages(req.messages, !official, extra.reasoningObject === true);
   for (const key in req) {
     if (skip.has(key)) continue;
     const v = req[key];
@@ -200,16 +201,31 @@ export function buildOpenAiRequest(
   };
 }
 
-/** Copies only the messages that carry fields self-hosted servers reject. */
-function plainMessages(messages: ChatMessage[], developerToSystem: boolean): ChatMessage[] {
+/**
+ * Copies only the messages that carry fields self-hosted servers reject. An upstream that speaks
+ * OpenRouter (`keepReasoning`) keeps the assistant's `reasoning` / `reasoning_details`: OpenRouter
+ * asks for them back unchanged to carry reasoning across turns (Anthropic refuses a thinking turn
+ * with tool calls whose signed thinking blocks are missing).
+ */
+function plainMessages(
+  messages: ChatMessage[],
+  developerToSystem: boolean,
+  keepReasoning: boolean,
+): ChatMessage[] {
   let out: ChatMessage[] | undefined;
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i];
     const dev = developerToSystem && m.role === 'developer';
-    if (!dev && m.reasoning === undefined && m.reasoning_details === undefined) continue;
+    const strip = !keepReasoning && (m.reasoning !== undefined || m.reasoning_details !== undefined);
+    if (!dev && !strip) continue;
     out ??= messages.slice();
-    const { reasoning: _r, reasoning_details: _d, ...rest } = m;
+    const rest = strip ? withoutReasoning(m) : m;
     out[i] = dev ? { ...rest, role: 'system' } : rest;
   }
   return out ?? messages;
+}
+
+function withoutReasoning(m: ChatMessage): ChatMessage {
+  const { reasoning: _r, reasoning_details: _d, ...rest } = m;
+  return rest;
 }

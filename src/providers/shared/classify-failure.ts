@@ -2,9 +2,13 @@ import { UpstreamError, type UpstreamErrorKind } from '../../gateway/errors.js';
 import type { UpstreamHeaders } from '../types.js';
 import { parseRetryAfter } from './retry-after.js';
 
-/** Messages providers use when the prompt does not fit (OpenAI, vLLM, llama.cpp, Anthropic, Gemini). */
+/**
+ * Messages providers use when the prompt does not fit (OpenAI, vLLM, llama.cpp, Anthropic, Gemini).
+ * Anthropic has two: "prompt is too long" (the prompt alone) and "input length and `max_tokens`
+ * exceed context limit" (the prompt fits, not with max_tokens on top).
+ */
 const CONTEXT_LENGTH =
-  /context[_ ]length|context window|maximum context|prompt is too long|too many (input )?tokens|exceeds the maximum number of tokens|input token count|reduce the length of the messages|exceeds the context/i;
+  /context[_ ]length|context window|context limit|maximum context|prompt is too long|too many (input )?tokens|exceeds the maximum number of tokens|input token count|reduce the length of the messages|exceeds the context/i;
 const CONTENT_FILTER = /content[_ ]?(filter|policy|management)|safety system|responsible ai/i;
 
 export interface FailureHints {

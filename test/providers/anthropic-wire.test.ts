@@ -1,0 +1,57 @@
+/**
+ * Anthropic wire details beyond the contract suite, against a loopback fake answering as the
+ * Messages API does.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { ChatRequest } from '../../src/gateway/chat/types.js';
+import { UpstreamError } from '../../src/gateway/errors.js';
+import { completeChat, openChatStream } from '../../src/gateway/upstream/call-chat.js';
+import { UpstreamClient } from '../../src/gateway/upstream/upstream-client.js';
+import { anthropicAdapter } from '../../src/providers/anthropic/anthropic-adapter.js';
+import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
+
+const client = new UpstreamClient({
+  defaults: { connectTimeoutMs: 2000, firstByteTimeoutMs: 5000, idleTimeoutMs: 5000 },
+});
+let up: FakeUpstream;
+beforeAll(async () => {
+  up = await startFakeUpstream();
+});
+afterAll(async () => {
+  await client.close();
+  await up.close();
+});
+afterEach(() => {
+  up.requests.length = 0;
+});
+
+const target = () => ({ baseUrl: up.url, apiKey: 'sk-ant-test', upstreamModel: 'claude-sonnet-4-5' });
+const base: ChatRequest = { model: 'client-model', messages: [{ role: 'user', content: 'Hi' }] };
+
+describe('Anthropic errors', () => {
+  it('"input length and `max_tokens` exceed context limit" is a context-length failure (a larger model may take it)', async () => {
+    // The 400 Anthropic answers when the prompt fits but prompt + max_tokens does not.
+    const body = {
+      type: 'error',
+      error: {
+        type: 'invalid_request_error',
+        message:
+          'input length and `max_tokens` exceed context limit: 199759 + 8192 > 200000, decrease input length or `max_tokens` and try again',
+      },
+      request_id: 'req_011CUB2XUHWkFnQzxcKBbjpF',
+    };
+    for (const stream of [false, true]) {
+      up.on('POST /v1/messages', { status: 400, json: body });
+      const call = stream
+        ? openChatStream(anthropicAdapter, base, target(), { client })
+        : completeChat(anthropicAdapter, base, target(), { client });
+      const err = await call.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(UpstreamError);
+      expect((err as UpstreamError).kind).toBe('context_length');
+      expect((err as UpstreamError).upstreamStatus).toBe(400);
+    }
+  });
+});

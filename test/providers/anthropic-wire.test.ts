@@ -1,6 +1,6 @@
 /**
  * Anthropic wire details beyond the contract suite, against a loopback fake answering as the
- * Messages API does.
+ * Messages API does: error bodies the API really sends, and request fields its schema requires.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatRequest } from '../../src/gateway/chat/types.js';
@@ -9,6 +9,7 @@ import { completeChat, openChatStream } from '../../src/gateway/upstream/call-ch
 import { UpstreamClient } from '../../src/gateway/upstream/upstream-client.js';
 import { anthropicAdapter } from '../../src/providers/anthropic/anthropic-adapter.js';
 import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
+import { fixture } from './contract-cases.js';
 
 const client = new UpstreamClient({
   defaults: { connectTimeoutMs: 2000, firstByteTimeoutMs: 5000, idleTimeoutMs: 5000 },
@@ -27,6 +28,12 @@ afterEach(() => {
 
 const target = () => ({ baseUrl: up.url, apiKey: 'sk-ant-test', upstreamModel: 'claude-sonnet-4-5' });
 const base: ChatRequest = { model: 'client-model', messages: [{ role: 'user', content: 'Hi' }] };
+const serveChat = () =>
+  up.on('POST /v1/messages', {
+    body: fixture('anthropic', 'chat.json'),
+    headers: { 'content-type': 'application/json' },
+  });
+const sent = () => up.requests[up.requests.length - 1].json;
 
 describe('Anthropic errors', () => {
   it('"input length and `max_tokens` exceed context limit" is a context-length failure (a larger model may take it)', async () => {
@@ -53,5 +60,37 @@ describe('Anthropic errors', () => {
       expect((err as UpstreamError).kind).toBe('context_length');
       expect((err as UpstreamError).upstreamStatus).toBe(400);
     }
+  });
+});
+
+describe('Anthropic request schema', () => {
+  it('a tool whose parameters lack `type` still gets input_schema.type "object" (required by the API)', async () => {
+    serveChat();
+    const req: ChatRequest = {
+      ...base,
+      tools: [
+        { type: 'function', function: { name: 'now', parameters: {} } },
+        {
+          type: 'function',
+          function: {
+            name: 'lookup',
+            parameters: { properties: { q: { type: 'string' } }, required: ['q'] },
+          },
+        },
+        {
+          type: 'function',
+          function: { name: 'typed', parameters: { type: 'object', properties: { n: { type: 'integer' } } } },
+        },
+      ],
+    };
+    await completeChat(anthropicAdapter, req, target(), { client });
+    const tools = sent().tools;
+    expect(tools[0]).toEqual({ name: 'now', input_schema: { type: 'object' } });
+    expect(tools[1].input_schema).toEqual({
+      type: 'object',
+      properties: { q: { type: 'string' } },
+      required: ['q'],
+    });
+    expect(tools[2].input_schema).toEqual({ type: 'object', properties: { n: { type: 'integer' } } });
   });
 });

@@ -59,6 +59,16 @@ export function anthropicUrl(baseUrl: string, path: string): string {
   return /\/v1\/?$/.test(baseUrl) ? joinUrl(baseUrl, path) : joinUrl(baseUrl, `v1/${path}`);
 }
 
+/**
+ * Anthropic requires `input_schema.type: "object"`; OpenAI takes any JSON Schema object for a
+ * function's parameters, including `{}` or one with `properties` but no `type`, which Anthropic
+ * rejects with a 400. Those get the type; absent parameters are an empty object schema.
+ */
+function inputSchema(parameters: Record<string, unknown> | undefined): Record<string, unknown> {
+  if (!parameters) return { type: 'object', properties: {} };
+  return parameters.type === undefined ? { type: 'object', ...parameters } : parameters;
+}
+
 export function buildAnthropicRequest(
   req: ChatRequest,
   target: UpstreamTarget,
@@ -84,7 +94,7 @@ export function buildAnthropicRequest(
     body.tools = fns.tools.map((t) => ({
       name: t.function.name,
       ...(t.function.description ? { description: t.function.description } : {}),
-      input_schema: t.function.parameters ?? { type: 'object', properties: {} },
+      input_schema: inputSchema(t.function.parameters),
     }));
     const tc = fns.choice;
     if (tc === 'none') toolChoice = { type: 'none' };

@@ -93,4 +93,27 @@ describe('Anthropic request schema', () => {
     });
     expect(tools[2].input_schema).toEqual({ type: 'object', properties: { n: { type: 'integer' } } });
   });
+
+  it('a data URL typed image/jpg is sent as image/jpeg (the only JPEG media_type Anthropic accepts)', async () => {
+    serveChat();
+    const req: ChatRequest = {
+      ...base,
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'What is this?' },
+            { type: 'image_url', image_url: { url: 'data:image/jpg;base64,/9j/4AAQSkZJRg==' } },
+            { type: 'image_url', image_url: { url: 'data:image/JPEG;base64,/9j/4AAQSkZJRg==' } },
+            { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } },
+          ],
+        },
+      ],
+    };
+    await completeChat(anthropicAdapter, req, target(), { client });
+    const blocks = sent().messages[0].content;
+    expect(blocks[1].source).toEqual({ type: 'base64', media_type: 'image/jpeg', data: '/9j/4AAQSkZJRg==' });
+    expect(blocks[2].source.media_type).toBe('image/jpeg');
+    expect(blocks[3].source.media_type).toBe('image/png');
+  });
 });

@@ -22,6 +22,16 @@ export interface AnthropicMessage {
 
 export const ANTHROPIC_FORMAT = 'anthropic-claude-v1';
 
+/**
+ * Anthropic's image media_type is an enum (image/jpeg, image/png, image/gif, image/webp) matched
+ * exactly; clients often write `image/jpg` (from the file extension) or capitals, which OpenAI
+ * accepts and Anthropic rejects with a 400.
+ */
+function imageMediaType(mediaType: string): string {
+  const t = mediaType.toLowerCase();
+  return t === 'image/jpg' ? 'image/jpeg' : t;
+}
+
 function partToBlock(part: ContentPart): AnthropicBlock | undefined {
   switch (part.type) {
     case 'text': {
@@ -32,7 +42,10 @@ function partToBlock(part: ContentPart): AnthropicBlock | undefined {
     case 'image_url': {
       const data = parseDataUrl(part.image_url.url);
       return data
-        ? { type: 'image', source: { type: 'base64', media_type: data.mediaType, data: data.data } }
+        ? {
+            type: 'image',
+            source: { type: 'base64', media_type: imageMediaType(data.mediaType), data: data.data },
+          }
         : { type: 'image', source: { type: 'url', url: part.image_url.url } };
     }
     case 'file': {

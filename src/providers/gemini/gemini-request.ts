@@ -10,7 +10,8 @@
  *
  * thinkingConfig from `reasoning`: Gemini 3 models (name rule `gemini-3`, or `extra.thinkingLevel:
  * true`) get `thinkingLevel` from the effort (xhigh/max -> high); others get `thinkingBudget` =
- * reasoning.max_tokens or effort ratio x max_tokens (x 8192 when max_tokens is absent); off -> budget 0.
+ * reasoning.max_tokens or effort ratio x max_tokens (x 8192 when max_tokens is absent), kept in the
+ * range the Gemini 2.5 model accepts; off -> budget 0 (2.5 Pro, which cannot turn thinking off: 128).
  * `includeThoughts` is true unless `reasoning.exclude`. Target option `extra.apiVersion` (default v1beta).
  */
 import { reasoningBudget, resolveReasoning } from '../../gateway/chat/reasoning.js';
@@ -40,6 +41,17 @@ export const GEMINI_PARAMS: ReadonlySet<string> = new Set([
 ]);
 
 const BUDGET_BASE = 8192;
+
+/**
+ * The thinkingBudget each Gemini 2.5 model accepts (Gemini API thinking docs); a value outside is
+ * a 400. 2.5 Pro cannot turn thinking off: its lowest budget, 128, is the nearest to "off".
+ */
+function budgetRange(model: string): { min: number; max: number; off: number } | undefined {
+  if (/gemini-2\.5-pro/i.test(model)) return { min: 128, max: 32_768, off: 128 };
+  if (/gemini-2\.5-flash-lite/i.test(model)) return { min: 512, max: 24_576, off: 0 };
+  if (/gemini-2\.5-flash/i.test(model)) return { min: 1, max: 24_576, off: 0 };
+  return undefined;
+}
 
 export function geminiUrl(target: UpstreamTarget, path: string): string {
   const version = typeof target.extra?.apiVersion === 'string' ? target.extra.apiVersion : 'v1beta';
@@ -85,16 +97,21 @@ export function buildGeminiRequest(
     typeof target.extra?.thinkingLevel === 'boolean'
       ? target.extra.thinkingLevel
       : /gemini-3/i.test(target.upstreamModel);
+  const range = budgetRange(target.upstreamModel);
   if (r?.enabled === true) {
     const cfg: Record<string, unknown> = { includeThoughts: !r.exclude };
     if (levelModel && r.effort) {
       cfg.thinkingLevel = r.effort === 'xhigh' || r.effort === 'max' ? 'high' : r.effort;
     } else {
-      cfg.thinkingBudget = reasoningBudget(r, maxTokens ?? BUDGET_BASE);
+      cfg.thinkingBudget = reasoningBudget(
+        r,
+        maxTokens ?? BUDGET_BASE,
+        range ? { min: range.min, cap: range.max } : {},
+      );
     }
     gen.thinkingConfig = cfg;
   } else if (r?.enabled === false && !levelModel) {
-    gen.thinkingConfig = { thinkingBudget: 0 };
+    gen.thinkingConfig = { thinkingBudget: range?.off ?? 0 };
   }
   if (Object.keys(gen).length > 0) body.generationConfig = gen;
 

@@ -109,3 +109,35 @@ describe('Gemini 2.5 thinking budgets stay in the range each model accepts', () 
     expect(budgetSent()).toBe(0);
   });
 });
+
+describe('Gemini images', () => {
+  it('a data URL typed image/jpg (or in capitals) is sent as image/jpeg, which Gemini accepts', async () => {
+    // Gemini answers 400 "Unsupported MIME type: image/jpg" for a type outside its list.
+    const accepted = new Set(['image/png', 'image/jpeg', 'image/webp', 'image/heic', 'image/heif']);
+    up.on('POST /v1beta/models/gemini-2.5-flash:generateContent', (req) => {
+      for (const c of req.json.contents)
+        for (const p of c.parts)
+          if (p.inlineData && !accepted.has(p.inlineData.mimeType))
+            return invalid(`Unsupported MIME type: ${p.inlineData.mimeType}`);
+      return { body: fixture('gemini', 'chat.json'), headers: { 'content-type': 'application/json' } };
+    });
+    const req: ChatRequest = {
+      ...q,
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'What is this?' },
+            { type: 'image_url', image_url: { url: 'data:image/jpg;base64,/9j/4AAQSkZJRg==' } },
+            { type: 'image_url', image_url: { url: 'data:Image/PNG;base64,iVBORw0KGgo=' } },
+          ],
+        },
+      ],
+    };
+    const r = await completeChat(geminiAdapter, req, target('gemini-2.5-flash'), { client });
+    expect(r.choices[0].message.content).toBeTruthy();
+    const parts = up.requests[up.requests.length - 1].json.contents[0].parts;
+    expect(parts[1]).toEqual({ inlineData: { mimeType: 'image/jpeg', data: '/9j/4AAQSkZJRg==' } });
+    expect(parts[2].inlineData.mimeType).toBe('image/png');
+  });
+});

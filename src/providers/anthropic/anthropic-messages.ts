@@ -7,7 +7,8 @@
  *   `redacted_thinking` blocks ahead of the text and tool_use blocks, unmodified and in order;
  *   streamed fragments of one block (same `index`) are joined. A thinking text without signature
  *   cannot be replayed and is left out.
- * - `image_url`: data URL -> base64 source, http(s) -> url source; `file` PDFs -> `document`.
+ * - `image_url`: data URL -> base64 source (image/jpg sent as image/jpeg: see parseDataUrl), http(s)
+ *   -> url source; `file` PDFs -> `document`.
  *   `input_audio` has no Anthropic equivalent and is dropped.
  */
 import type { ChatMessage, ContentPart, ReasoningDetail } from '../../gateway/chat/types.js';
@@ -22,16 +23,6 @@ export interface AnthropicMessage {
 
 export const ANTHROPIC_FORMAT = 'anthropic-claude-v1';
 
-/**
- * Anthropic's image media_type is an enum (image/jpeg, image/png, image/gif, image/webp) matched
- * exactly; clients often write `image/jpg` (from the file extension) or capitals, which OpenAI
- * accepts and Anthropic rejects with a 400.
- */
-function imageMediaType(mediaType: string): string {
-  const t = mediaType.toLowerCase();
-  return t === 'image/jpg' ? 'image/jpeg' : t;
-}
-
 function partToBlock(part: ContentPart): AnthropicBlock | undefined {
   switch (part.type) {
     case 'text': {
@@ -42,10 +33,7 @@ function partToBlock(part: ContentPart): AnthropicBlock | undefined {
     case 'image_url': {
       const data = parseDataUrl(part.image_url.url);
       return data
-        ? {
-            type: 'image',
-            source: { type: 'base64', media_type: imageMediaType(data.mediaType), data: data.data },
-          }
+        ? { type: 'image', source: { type: 'base64', media_type: data.mediaType, data: data.data } }
         : { type: 'image', source: { type: 'url', url: part.image_url.url } };
     }
     case 'file': {

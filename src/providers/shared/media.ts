@@ -1,11 +1,20 @@
-/** Splits a `data:<mime>;base64,<data>` URL; undefined for anything else. */
+/**
+ * Splits a `data:<mime>;base64,<data>` URL; undefined for anything else. The media type is
+ * lowercased and `image/jpg` (written from the file extension by many clients, accepted by OpenAI)
+ * becomes `image/jpeg`: Anthropic's media_type enum and Gemini's inlineData both reject it with a
+ * 400 ("Unsupported MIME type: image/jpg").
+ */
 export function parseDataUrl(url: string): { mediaType: string; data: string } | undefined {
   if (!url.startsWith('data:')) return undefined;
   const comma = url.indexOf(',');
   if (comma === -1) return undefined;
   const meta = url.slice(5, comma);
   if (!meta.endsWith(';base64')) return undefined;
-  return { mediaType: meta.slice(0, -7) || 'application/octet-stream', data: url.slice(comma + 1) };
+  const type = meta.slice(0, -7).toLowerCase();
+  return {
+    mediaType: type === 'image/jpg' ? 'image/jpeg' : type || 'application/octet-stream',
+    data: url.slice(comma + 1),
+  };
 }
 
 const EXT_MIME: Record<string, string> = {

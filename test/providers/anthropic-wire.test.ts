@@ -116,4 +116,58 @@ describe('Anthropic request schema', () => {
     expect(blocks[2].source.media_type).toBe('image/jpeg');
     expect(blocks[3].source.media_type).toBe('image/png');
   });
+
+  it('tool call ids from other upstreams are rewritten to the pattern Anthropic requires, tool_use and tool_result alike', async () => {
+    // Anthropic answers 400 when a tool_use.id or tool_result.tool_use_id has other characters.
+    const pattern = /^[a-zA-Z0-9_-]+$/;
+    up.on('POST /v1/messages', (r) => {
+      for (const [i, m] of (r.json.messages as any[]).entries())
+        for (const [j, b] of m.content.entries()) {
+          const id = b.type === 'tool_use' ? b.id : b.type === 'tool_result' ? b.tool_use_id : undefined;
+          if (id !== undefined && !pattern.test(id))
+            return {
+              status: 400,
+              json: {
+                type: 'error',
+                error: {
+                  type: 'invalid_request_error',
+                  message: `messages.${i}.content.${j}.${b.type}.${b.type === 'tool_use' ? 'id' : 'tool_use_id'}: String should match pattern '^[a-zA-Z0-9_-]+$'`,
+                },
+              },
+            };
+        }
+      return { body: fixture('anthropic', 'chat.json'), headers: { 'content-type': 'application/json' } };
+    });
+    const call = (id: string, city: string) => ({
+      id,
+      type: 'function' as const,
+      function: { name: 'get_weather', arguments: JSON.stringify({ city }) },
+    });
+    const req: ChatRequest = {
+      ...base,
+      tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object' } } }],
+      messages: [
+        { role: 'user', content: 'Weather in Paris and Rome?' },
+        // Ids as a Kimi model behind vLLM writes them, and one already valid.
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [call('functions.get_weather:0', 'Paris'), call('functions.get_weather:1', 'Rome')],
+        },
+        { role: 'tool', tool_call_id: 'functions.get_weather:0', content: '18C' },
+        { role: 'tool', tool_call_id: 'functions.get_weather:1', content: '24C' },
+        { role: 'assistant', content: null, tool_calls: [call('toolu_01ABC-x', 'Oslo')] },
+        { role: 'tool', tool_call_id: 'toolu_01ABC-x', content: '3C' },
+      ],
+    };
+    const r = await completeChat(anthropicAdapter, req, target(), { client });
+    expect(r.choices[0].message.content).toBeTruthy();
+    const msgs = sent().messages;
+    const uses = msgs[1].content.map((b: any) => b.id);
+    const results = msgs[2].content.map((b: any) => b.tool_use_id);
+    expect(results).toEqual(uses);
+    expect(new Set(uses).size).toBe(2);
+    expect(msgs[3].content[0].id).toBe('toolu_01ABC-x');
+    expect(msgs[4].content[0].tool_use_id).toBe('toolu_01ABC-x');
+  });
 });

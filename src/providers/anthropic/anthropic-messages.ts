@@ -1,6 +1,8 @@
 /**
  * OpenAI messages -> Anthropic `system` + `messages`.
  * - system/developer turns (wherever they are) become top-level `system` text blocks.
+ * - Tool call ids must match `^[a-zA-Z0-9_-]+$` at Anthropic; ids other upstreams made (e.g.
+ *   `functions.get_weather:0`) are rewritten the same way in `tool_use` and `tool_result`.
  * - `tool` turns become `tool_result` blocks in a user turn; consecutive same-role turns are merged
  *   into one (tool results first, as Anthropic requires after a tool_use turn).
  * - Assistant `reasoning_details` (from an earlier answer) are replayed as `thinking` /
@@ -11,6 +13,7 @@
  *   -> url source; `file` PDFs -> `document`.
  *   `input_audio` has no Anthropic equivalent and is dropped.
  */
+import { createHash } from 'node:crypto';
 import type { ChatMessage, ContentPart, ReasoningDetail } from '../../gateway/chat/types.js';
 import { parseDataUrl } from '../shared/media.js';
 import { argumentsObject, functionCalls } from '../shared/tools.js';
@@ -22,6 +25,20 @@ export interface AnthropicMessage {
 }
 
 export const ANTHROPIC_FORMAT = 'anthropic-claude-v1';
+
+const TOOL_ID = /^[a-zA-Z0-9_-]+$/;
+
+/**
+ * A tool call id Anthropic accepts (it answers 400 "tool_use.id: String should match pattern
+ * '^[a-zA-Z0-9_-]+$'" otherwise). A valid id is kept; any other has its other characters replaced
+ * and a hash of the original appended, so two ids differing only there stay distinct and a
+ * tool_use and its tool_result still pair up.
+ */
+export function anthropicToolId(id: string): string {
+  if (TOOL_ID.test(id)) return id;
+  const hash = createHash('sha256').update(id).digest('hex').slice(0, 12);
+  return `${id.replace(/[^a-zA-Z0-9_-]/g, '_')}_${hash}`;
+}
 
 function partToBlock(part: ContentPart): AnthropicBlock | undefined {
   switch (part.type) {
@@ -119,7 +136,11 @@ export function toAnthropicMessages(messages: ChatMessage[]): {
       case 'tool': {
         const inner = contentToBlocks(m.content).filter((b) => b.type === 'text' || b.type === 'image');
         push('user', [
-          { type: 'tool_result', tool_use_id: m.tool_call_id ?? '', content: inner.length > 0 ? inner : '' },
+          {
+            type: 'tool_result',
+            tool_use_id: anthropicToolId(m.tool_call_id ?? ''),
+            content: inner.length > 0 ? inner : '',
+          },
         ]);
         break;
       }
@@ -128,7 +149,7 @@ export function toAnthropicMessages(messages: ChatMessage[]): {
         for (const call of functionCalls(m.tool_calls)) {
           blocks.push({
             type: 'tool_use',
-            id: call.id,
+            id: anthropicToolId(call.id ?? ''),
             name: call.function.name,
             input: argumentsObject(call.function.arguments),
           });

@@ -171,3 +171,98 @@ describe('Anthropic request schema', () => {
     expect(msgs[4].content[0].tool_use_id).toBe('toolu_01ABC-x');
   });
 });
+
+describe('Anthropic thinking in a tool loop', () => {
+  // Anthropic's check: with thinking on, the last assistant turn holding tool_use starts with thinking.
+  const serveThinkingCheck = () =>
+    up.on('POST /v1/messages', (r) => {
+      const msgs = r.json.messages as any[];
+      const i = msgs.map((m) => m.role).lastIndexOf('assistant');
+      const last = msgs[i];
+      const first = last?.content[0]?.type;
+      if (
+        r.json.thinking?.type === 'enabled' &&
+        last?.content.some((b: any) => b.type === 'tool_use') &&
+        first !== 'thinking' &&
+        first !== 'redacted_thinking'
+      )
+        return {
+          status: 400,
+          json: {
+            type: 'error',
+            error: {
+              type: 'invalid_request_error',
+              message: `messages.${i}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${first}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable \`thinking\`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking`,
+            },
+          },
+        };
+      return { body: fixture('anthropic', 'chat.json'), headers: { 'content-type': 'application/json' } };
+    });
+  const tools: ChatRequest['tools'] = [
+    { type: 'function', function: { name: 'get_weather', parameters: { type: 'object' } } },
+  ];
+  const call = {
+    id: 'toolu_01',
+    type: 'function' as const,
+    function: { name: 'get_weather', arguments: '{"city":"Paris"}' },
+  };
+  const loop = (reasoning_details?: any[]): ChatRequest['messages'] => [
+    { role: 'user', content: 'Weather in Paris?' },
+    {
+      role: 'assistant',
+      content: null,
+      tool_calls: [call],
+      ...(reasoning_details ? { reasoning_details } : {}),
+    },
+    { role: 'tool', tool_call_id: 'toolu_01', content: '18C' },
+  ];
+
+  it('a tool result sent back without the thinking blocks goes without thinking instead of failing', async () => {
+    serveThinkingCheck();
+    const req: ChatRequest = {
+      ...base,
+      tools,
+      temperature: 0.3,
+      max_tokens: 2000,
+      reasoning: { effort: 'high' },
+      messages: loop(),
+    };
+    const r = await completeChat(anthropicAdapter, req, target(), { client });
+    expect(r.choices[0].message.content).toBeTruthy();
+    expect(sent().thinking).toBeUndefined();
+    expect(sent().temperature).toBe(0.3);
+  });
+
+  it('with the thinking blocks sent back, or outside a tool loop, thinking stays on', async () => {
+    serveThinkingCheck();
+    const details = [
+      {
+        type: 'reasoning.text',
+        text: 'Look it up.',
+        signature: 'EqQBCgIYAhIM',
+        format: 'anthropic-claude-v1',
+        index: 0,
+      },
+    ];
+    const req: ChatRequest = { ...base, tools, reasoning: { effort: 'high' }, messages: loop(details) };
+    await completeChat(anthropicAdapter, req, target(), { client });
+    expect(sent().thinking).toMatchObject({ type: 'enabled' });
+    expect(sent().messages[1].content[0]).toEqual({
+      type: 'thinking',
+      thinking: 'Look it up.',
+      signature: 'EqQBCgIYAhIM',
+    });
+
+    const chat: ChatRequest = {
+      ...base,
+      reasoning: { effort: 'high' },
+      messages: [
+        { role: 'user', content: 'Hi' },
+        { role: 'assistant', content: 'Hello.' },
+        { role: 'user', content: 'And 2+2?' },
+      ],
+    };
+    await completeChat(anthropicAdapter, chat, target(), { client });
+    expect(sent().thinking).toMatchObject({ type: 'enabled' });
+  });
+});

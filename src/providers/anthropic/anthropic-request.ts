@@ -15,13 +15,15 @@
  * most 128000. Anthropic needs budget < max_tokens, so max_tokens is raised to budget + the
  * requested (or default) answer length when it would not be. With thinking on, Anthropic refuses
  * temperature and top_k (dropped), top_p below 0.95 (dropped) and forced tool use (any/tool become auto).
+ * In a tool loop whose last assistant turn came back without its thinking blocks, thinking is left
+ * off for the request (Anthropic refuses it otherwise; see `toolTurnLostThinking`).
  */
 import { reasoningBudget, resolveReasoning } from '../../gateway/chat/reasoning.js';
 import type { ChatRequest } from '../../gateway/chat/types.js';
 import { joinUrl } from '../shared/media.js';
 import { functionTools } from '../shared/tools.js';
 import type { UpstreamHttpRequest, UpstreamTarget } from '../types.js';
-import { toAnthropicMessages } from './anthropic-messages.js';
+import { type AnthropicMessage, toAnthropicMessages } from './anthropic-messages.js';
 
 export const ANTHROPIC_PARAMS: ReadonlySet<string> = new Set([
   'messages',
@@ -69,6 +71,24 @@ function inputSchema(parameters: Record<string, unknown> | undefined): Record<st
   return parameters.type === undefined ? { type: 'object', ...parameters } : parameters;
 }
 
+/**
+ * With thinking on, Anthropic requires the last assistant turn of a tool loop (one holding
+ * tool_use) to start with its thinking / redacted_thinking blocks, as answered, and refuses the
+ * request otherwise (400 "Expected `thinking` or `redacted_thinking`, but found `tool_use`...
+ * To avoid this requirement, disable `thinking`"). Clients that do not send `reasoning_details`
+ * back (most OpenAI clients) cannot meet it: for them this request goes without thinking.
+ */
+function toolTurnLostThinking(messages: AnthropicMessage[]): boolean {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i];
+    if (m.role !== 'assistant') continue;
+    if (!m.content.some((b) => b.type === 'tool_use')) return false;
+    const first = m.content[0]?.type;
+    return first !== 'thinking' && first !== 'redacted_thinking';
+  }
+  return false;
+}
+
 export function buildAnthropicRequest(
   req: ChatRequest,
   target: UpstreamTarget,
@@ -107,7 +127,7 @@ export function buildAnthropicRequest(
   }
 
   const r = resolveReasoning(req);
-  if (r?.enabled === true) {
+  if (r?.enabled === true && !toolTurnLostThinking(messages)) {
     const budget = reasoningBudget(r, maxTokens, { min: MIN_THINKING_BUDGET, cap: MAX_THINKING_BUDGET });
     if (maxTokens <= budget) maxTokens = budget + (asked ?? defaultMax);
     body.max_tokens = maxTokens;

@@ -141,3 +141,87 @@ describe('Gemini images', () => {
     expect(parts[2].inlineData.mimeType).toBe('image/png');
   });
 });
+
+describe('Gemini 3 thought signatures', () => {
+  // Gemini 3's check: in the current turn, each step's first functionCall part carries a signature.
+  const serveSignatureCheck = (model: string) =>
+    up.on(`POST /v1beta/models/${model}:generateContent`, (req) => {
+      const contents = req.json.contents as Array<{ role: string; parts: any[] }>;
+      let start = 0;
+      contents.forEach((c, i) => {
+        if (c.role === 'user' && c.parts.some((p) => !p.functionResponse)) start = i + 1;
+      });
+      for (const [i, c] of contents.entries()) {
+        if (i < start || c.role !== 'model') continue;
+        const at = c.parts.findIndex((p) => p.functionCall);
+        if (at !== -1 && !c.parts[at].thoughtSignature)
+          return invalid(
+            `Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call \`default_api:${c.parts[at].functionCall.name}\` , position ${at + 1}. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.`,
+          );
+      }
+      return { body: fixture('gemini', 'chat.json'), headers: { 'content-type': 'application/json' } };
+    });
+  const tools: ChatRequest['tools'] = [
+    { type: 'function', function: { name: 'get_weather', parameters: { type: 'object' } } },
+  ];
+  const call = (id: string, city: string) => ({
+    id,
+    type: 'function' as const,
+    function: { name: 'get_weather', arguments: JSON.stringify({ city }) },
+  });
+  const sentContents = () => up.requests[up.requests.length - 1].json.contents;
+
+  it('a tool loop sent back without reasoning_details gets the documented dummy signature on each step of the current turn', async () => {
+    serveSignatureCheck('gemini-3-pro-preview');
+    const req: ChatRequest = {
+      ...q,
+      tools,
+      messages: [
+        { role: 'user', content: 'Weather in Paris?' },
+        { role: 'assistant', content: null, tool_calls: [call('c0', 'Paris')] },
+        { role: 'tool', tool_call_id: 'c0', content: '18C' },
+        { role: 'assistant', content: 'Paris: 18C.' },
+        { role: 'user', content: 'Rome and Oslo?' },
+        { role: 'assistant', content: null, tool_calls: [call('c1', 'Rome'), call('c2', 'Oslo')] },
+        { role: 'tool', tool_call_id: 'c1', content: '24C' },
+        { role: 'tool', tool_call_id: 'c2', content: '3C' },
+        { role: 'assistant', content: 'Checking again.', tool_calls: [call('c3', 'Rome')] },
+        { role: 'tool', tool_call_id: 'c3', content: '25C' },
+      ],
+    };
+    const r = await completeChat(geminiAdapter, req, target('gemini-3-pro-preview'), { client });
+    expect(r.choices[0].message.content).toBeTruthy();
+    const contents = sentContents();
+    // Earlier turns are not checked and stay as they were.
+    expect(contents[1].parts[0].thoughtSignature).toBeUndefined();
+    // Current turn: the first call of each step, not its parallel siblings.
+    expect(contents[5].parts[0].thoughtSignature).toBe('skip_thought_signature_validator');
+    expect(contents[5].parts[1].thoughtSignature).toBeUndefined();
+    expect(contents[7].parts[0]).toEqual({ text: 'Checking again.' });
+    expect(contents[7].parts[1].thoughtSignature).toBe('skip_thought_signature_validator');
+  });
+
+  it('a real signature sent back is kept; Gemini 2.5 gets no dummy', async () => {
+    serveSignatureCheck('gemini-3-pro-preview');
+    const details = [
+      { type: 'reasoning.encrypted' as const, data: 'CiQB0e2Kb4QO', id: 'c1', format: 'google-gemini-v1' },
+    ];
+    const messages: ChatRequest['messages'] = [
+      { role: 'user', content: 'Weather in Rome?' },
+      { role: 'assistant', content: null, tool_calls: [call('c1', 'Rome')], reasoning_details: details },
+      { role: 'tool', tool_call_id: 'c1', content: '24C' },
+    ];
+    await completeChat(geminiAdapter, { ...q, tools, messages }, target('gemini-3-pro-preview'), { client });
+    expect(sentContents()[1].parts[0].thoughtSignature).toBe('CiQB0e2Kb4QO');
+
+    up.on('POST /v1beta/models/gemini-2.5-flash:generateContent', {
+      body: fixture('gemini', 'chat.json'),
+      headers: { 'content-type': 'application/json' },
+    });
+    const noSig = messages.map((m) => (m.role === 'assistant' ? { ...m, reasoning_details: undefined } : m));
+    await completeChat(geminiAdapter, { ...q, tools, messages: noSig }, target('gemini-2.5-flash'), {
+      client,
+    });
+    expect(sentContents()[1].parts[0].thoughtSignature).toBeUndefined();
+  });
+});

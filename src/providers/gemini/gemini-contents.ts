@@ -9,6 +9,10 @@
  * - Thought signatures come back from `reasoning_details` items of format `google-gemini-v1`: the one
  *   whose `id` names a tool call goes on that `functionCall` part, one without id on the first part
  *   (Gemini 3 rejects a function call turn whose signature is missing).
+ * - `skipSignatureCheck` (Gemini 3): in the current turn (after the last user message), a step whose
+ *   first `functionCall` part has no signature, because the client did not send `reasoning_details`
+ *   back, gets Google's documented dummy signature `skip_thought_signature_validator`; without it
+ *   Gemini 3 answers 400 "Function call is missing a thought_signature in functionCall parts".
  */
 import type { ChatMessage, ContentPart } from '../../gateway/chat/types.js';
 import { guessMediaType, parseDataUrl } from '../shared/media.js';
@@ -56,7 +60,33 @@ function textOf(content: ChatMessage['content']): string {
   return content.map((p) => (p.type === 'text' ? p.text : '')).join('');
 }
 
-export function toGeminiContents(messages: ChatMessage[]): {
+/** Google's documented stand-in for a thought signature a function call turn lacks. */
+export const SKIP_SIGNATURE = 'skip_thought_signature_validator';
+
+/**
+ * Gemini 3 checks signatures in the current turn only: every step after the last user message
+ * (not a function response) must carry one on its first function call.
+ */
+function fillMissingSignatures(contents: GeminiContent[]): void {
+  let start = 0;
+  for (let i = contents.length - 1; i >= 0; i--) {
+    const c = contents[i];
+    if (c.role === 'user' && c.parts.some((p) => p.functionResponse === undefined)) {
+      start = i + 1;
+      break;
+    }
+  }
+  for (const c of contents.slice(start)) {
+    if (c.role !== 'model') continue;
+    const call = c.parts.find((p) => p.functionCall !== undefined);
+    if (call && call.thoughtSignature === undefined) call.thoughtSignature = SKIP_SIGNATURE;
+  }
+}
+
+export function toGeminiContents(
+  messages: ChatMessage[],
+  opts: { skipSignatureCheck?: boolean } = {},
+): {
   systemInstruction?: { parts: GeminiPart[] };
   contents: GeminiContent[];
 } {
@@ -115,5 +145,6 @@ export function toGeminiContents(messages: ChatMessage[]): {
       }
     }
   }
+  if (opts.skipSignatureCheck) fillMissingSignatures(contents);
   return { ...(system.length > 0 ? { systemInstruction: { parts: system } } : {}), contents };
 }

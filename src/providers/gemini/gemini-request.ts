@@ -73,7 +73,11 @@ export function buildGeminiRequest(
   target: UpstreamTarget,
   opts: { stream: boolean },
 ): UpstreamHttpRequest {
-  const body: Record<string, unknown> = toGeminiContents(req.messages);
+  const levelModel =
+    typeof target.extra?.thinkingLevel === 'boolean'
+      ? target.extra.thinkingLevel
+      : /gemini-3/i.test(target.upstreamModel);
+  const body: Record<string, unknown> = toGeminiContents(req.messages, { skipSignatureCheck: levelModel });
   const gen: Record<string, unknown> = {};
   const maxTokens = req.max_completion_tokens ?? req.max_tokens;
   if (req.temperature !== undefined) gen.temperature = req.temperature;
@@ -93,10 +97,6 @@ export function buildGeminiRequest(
   }
 
   const r = resolveReasoning(req);
-  const levelModel =
-    typeof target.extra?.thinkingLevel === 'boolean'
-      ? target.extra.thinkingLevel
-      : /gemini-3/i.test(target.upstreamModel);
   const range = budgetRange(target.upstreamModel);
   if (r?.enabled === true) {
     const cfg: Record<string, unknown> = { includeThoughts: !r.exclude };

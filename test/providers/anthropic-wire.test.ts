@@ -266,3 +266,41 @@ describe('Anthropic thinking in a tool loop', () => {
     expect(sent().thinking).toMatchObject({ type: 'enabled' });
   });
 });
+
+describe('Anthropic sampling parameters', () => {
+  it('temperature and top_p together: top_p is dropped, which newer Claude models require', async () => {
+    // claude-sonnet-4-5 and later answer this 400 when both are set.
+    up.on('POST /v1/messages', (r) =>
+      r.json.temperature !== undefined && r.json.top_p !== undefined
+        ? {
+            status: 400,
+            json: {
+              type: 'error',
+              error: {
+                type: 'invalid_request_error',
+                message:
+                  '`temperature` and `top_p` cannot both be specified for this model. Please use only one.',
+              },
+            },
+          }
+        : { body: fixture('anthropic', 'chat.json'), headers: { 'content-type': 'application/json' } },
+    );
+    const r = await completeChat(anthropicAdapter, { ...base, temperature: 0.7, top_p: 0.9 }, target(), {
+      client,
+    });
+    expect(r.choices[0].message.content).toBeTruthy();
+    expect(sent().temperature).toBe(0.7);
+    expect(sent()).not.toHaveProperty('top_p');
+    await completeChat(anthropicAdapter, { ...base, top_p: 0.9 }, target(), { client });
+    expect(sent().top_p).toBe(0.9);
+    // With thinking, temperature is not sent: a top_p of 0.95 or more stays.
+    await completeChat(
+      anthropicAdapter,
+      { ...base, temperature: 0.7, top_p: 0.97, reasoning: { effort: 'low' } },
+      target(),
+      { client },
+    );
+    expect(sent()).not.toHaveProperty('temperature');
+    expect(sent().top_p).toBe(0.97);
+  });
+});

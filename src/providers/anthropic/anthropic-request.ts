@@ -5,7 +5,8 @@
  * Target options (`target.extra`): `defaultMaxTokens` (default 4096: Anthropic requires
  * `max_tokens`), `version` (anthropic-version), `beta` (anthropic-beta header).
  *
- * Mapped: max_tokens/max_completion_tokens, temperature (clamped to Anthropic's 0..1), top_p, top_k,
+ * Mapped: max_tokens/max_completion_tokens, temperature (clamped to Anthropic's 0..1), top_p (only
+ * without temperature: newer models refuse both), top_k,
  * stop -> stop_sequences (whitespace-only ones removed: Anthropic rejects them), user ->
  * metadata.user_id, tools, tool_choice (required -> any, named -> tool), parallel_tool_calls:false ->
  * disable_parallel_tool_use, reasoning -> thinking. Everything else (penalties, seed, logprobs,
@@ -142,6 +143,10 @@ export function buildAnthropicRequest(
       };
     }
   }
+  // Claude models from Sonnet 4.5 on refuse both (400 "`temperature` and `top_p` cannot both be
+  // specified for this model"); OpenAI clients often send both, top_p mostly at its default of 1.
+  // Temperature is the one kept.
+  if (body.temperature !== undefined && body.top_p !== undefined) delete body.top_p;
   if (toolChoice) body.tool_choice = toolChoice;
   if (opts.stream) body.stream = true;
 

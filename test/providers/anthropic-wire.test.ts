@@ -304,3 +304,64 @@ describe('Anthropic sampling parameters', () => {
     expect(sent().top_p).toBe(0.97);
   });
 });
+
+describe('Anthropic text blocks', () => {
+  it('whitespace-only text (a "\\n\\n" before tool calls, a blank system or user part) is left out instead of failing the request', async () => {
+    // Anthropic answers 400 for an empty or whitespace-only text block.
+    up.on('POST /v1/messages', (r) => {
+      const blocks = [...(r.json.system ?? []), ...r.json.messages.flatMap((m: any) => m.content)];
+      const bad = blocks.find((b: any) => b.type === 'text' && b.text.trim() === '');
+      return bad
+        ? {
+            status: 400,
+            json: {
+              type: 'error',
+              error: {
+                type: 'invalid_request_error',
+                message:
+                  bad.text === ''
+                    ? 'messages: text content blocks must be non-empty'
+                    : 'messages: text content blocks must contain non-whitespace text',
+              },
+            },
+          }
+        : { body: fixture('anthropic', 'chat.json'), headers: { 'content-type': 'application/json' } };
+    });
+    const req: ChatRequest = {
+      ...base,
+      tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object' } } }],
+      messages: [
+        {
+          role: 'system',
+          content: [
+            { type: 'text', text: 'Be brief.' },
+            { type: 'text', text: ' ' },
+          ],
+        },
+        { role: 'user', content: 'Weather in Paris?' },
+        {
+          role: 'assistant',
+          content: '\n\n',
+          tool_calls: [
+            { id: 'toolu_1', type: 'function', function: { name: 'get_weather', arguments: '{}' } },
+          ],
+        },
+        { role: 'tool', tool_call_id: 'toolu_1', content: '18C' },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: '\t' },
+            { type: 'text', text: 'Thanks!' },
+          ],
+        },
+      ],
+    };
+    const r = await completeChat(anthropicAdapter, req, target(), { client });
+    expect(r.choices[0].message.content).toBeTruthy();
+    const body = sent();
+    expect(body.system).toEqual([{ type: 'text', text: 'Be brief.' }]);
+    expect(body.messages[1].content.map((b: any) => b.type)).toEqual(['tool_use']);
+    expect(body.messages[2].content.map((b: any) => b.type)).toEqual(['tool_result', 'text']);
+    expect(body.messages[2].content[1].text).toBe('Thanks!');
+  });
+});

@@ -76,13 +76,20 @@ function partToBlock(part: ContentPart): AnthropicBlock | undefined {
   }
 }
 
+/**
+ * Anthropic refuses text blocks that are empty ("text content blocks must be non-empty") or only
+ * whitespace ("... must contain non-whitespace text"); other models' answers often are (a "\n\n"
+ * before tool calls), so they are left out. A turn left with no block is not sent.
+ */
+const blank = (text: unknown) => typeof text !== 'string' || text.trim() === '';
+
 function contentToBlocks(content: ChatMessage['content']): AnthropicBlock[] {
   if (content == null) return [];
-  if (typeof content === 'string') return content.length > 0 ? [{ type: 'text', text: content }] : [];
+  if (typeof content === 'string') return blank(content) ? [] : [{ type: 'text', text: content }];
   const out: AnthropicBlock[] = [];
   for (const p of content) {
     const b = partToBlock(p);
-    if (b && !(b.type === 'text' && b.text === '')) out.push(b);
+    if (b && !(b.type === 'text' && blank(b.text))) out.push(b);
   }
   return out;
 }

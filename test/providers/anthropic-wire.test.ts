@@ -364,4 +364,36 @@ describe('Anthropic text blocks', () => {
     expect(body.messages[2].content.map((b: any) => b.type)).toEqual(['tool_result', 'text']);
     expect(body.messages[2].content[1].text).toBe('Thanks!');
   });
+
+  it('a final assistant turn (prefill) is sent without trailing whitespace; earlier turns are untouched', async () => {
+    up.on('POST /v1/messages', (r) => {
+      const last = r.json.messages.at(-1);
+      const tail = last.content.at(-1);
+      return last.role === 'assistant' && tail.type === 'text' && /\s$/.test(tail.text)
+        ? {
+            status: 400,
+            json: {
+              type: 'error',
+              error: {
+                type: 'invalid_request_error',
+                message: 'messages: final assistant content cannot end with trailing whitespace',
+              },
+            },
+          }
+        : { body: fixture('anthropic', 'chat.json'), headers: { 'content-type': 'application/json' } };
+    });
+    const req: ChatRequest = {
+      ...base,
+      messages: [
+        { role: 'user', content: 'Name a colour.' },
+        { role: 'assistant', content: 'Blue. \n' },
+        { role: 'user', content: 'As JSON.' },
+        { role: 'assistant', content: '{"colour": ' },
+      ],
+    };
+    const r = await completeChat(anthropicAdapter, req, target(), { client });
+    expect(r.choices[0].message.content).toBeTruthy();
+    expect(sent().messages[1].content[0].text).toBe('Blue. \n');
+    expect(sent().messages[3].content).toEqual([{ type: 'text', text: '{"colour":' }]);
+  });
 });

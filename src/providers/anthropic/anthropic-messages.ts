@@ -166,5 +166,10 @@ export function toAnthropicMessages(messages: ChatMessage[]): {
       }
     }
   }
+  // A final assistant turn is a prefill, and Anthropic refuses one ending in whitespace (400
+  // "final assistant content cannot end with trailing whitespace").
+  const last = out[out.length - 1];
+  const tail = last?.role === 'assistant' ? last.content[last.content.length - 1] : undefined;
+  if (tail?.type === 'text' && typeof tail.text === 'string') tail.text = tail.text.trimEnd();
   return { system, messages: out };
 }

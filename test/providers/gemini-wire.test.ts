@@ -225,3 +225,40 @@ describe('Gemini 3 thought signatures', () => {
     expect(sentContents()[1].parts[0].thoughtSignature).toBeUndefined();
   });
 });
+
+describe('Gemini 3 thinking levels', () => {
+  // Levels each model takes (Gemini 3 docs): 3 Pro low/high, 3.1 Pro low/medium/high, Flash all four.
+  const serveLevels = (model: string, levels: string[]) =>
+    up.on(`POST /v1beta/models/${model}:generateContent`, (req) => {
+      const level = req.json.generationConfig?.thinkingConfig?.thinkingLevel;
+      if (typeof level === 'string' && !levels.includes(level.toLowerCase()))
+        return invalid(
+          `Thinking level ${level.toUpperCase()} is not supported for this model. Please retry with other thinking level.`,
+        );
+      return { body: fixture('gemini', 'chat.json'), headers: { 'content-type': 'application/json' } };
+    });
+  const levelSent = () =>
+    up.requests[up.requests.length - 1].json.generationConfig.thinkingConfig.thinkingLevel;
+  const run = async (model: string, reasoning: ChatRequest['reasoning']) => {
+    const r = await completeChat(geminiAdapter, { ...q, reasoning }, target(model), { client });
+    expect(r.choices[0].message.content).toBeTruthy();
+    return levelSent();
+  };
+
+  it('Gemini 3 Pro: reasoning on (medium) and minimal map to the levels it takes', async () => {
+    serveLevels('gemini-3-pro-preview', ['low', 'high']);
+    expect(await run('gemini-3-pro-preview', { enabled: true })).toBe('high');
+    expect(await run('gemini-3-pro-preview', { effort: 'medium' })).toBe('high');
+    expect(await run('gemini-3-pro-preview', { effort: 'minimal' })).toBe('low');
+    expect(await run('gemini-3-pro-preview', { effort: 'low' })).toBe('low');
+  });
+
+  it('Gemini 3.1 Pro keeps medium; Flash keeps minimal', async () => {
+    serveLevels('gemini-3.1-pro-preview', ['low', 'medium', 'high']);
+    expect(await run('gemini-3.1-pro-preview', { effort: 'medium' })).toBe('medium');
+    expect(await run('gemini-3.1-pro-preview', { effort: 'minimal' })).toBe('low');
+    serveLevels('gemini-3-flash-preview', ['minimal', 'low', 'medium', 'high']);
+    expect(await run('gemini-3-flash-preview', { effort: 'minimal' })).toBe('minimal');
+    expect(await run('gemini-3-flash-preview', { effort: 'medium' })).toBe('medium');
+  });
+});

@@ -9,7 +9,8 @@
  * `parametersJsonSchema` for the same reason. Dropped: logit_bias, logprobs, min_p, repetition_penalty, user.
  *
  * thinkingConfig from `reasoning`: Gemini 3 models (name rule `gemini-3`, or `extra.thinkingLevel:
- * true`) get `thinkingLevel` from the effort (xhigh/max -> high); others get `thinkingBudget` =
+ * true`) get `thinkingLevel` from the effort (xhigh/max -> high; within what the model takes, see
+ * `thinkingLevel`); others get `thinkingBudget` =
  * reasoning.max_tokens or effort ratio x max_tokens (x 8192 when max_tokens is absent), kept in the
  * range the Gemini 2.5 model accepts; off -> budget 0 (2.5 Pro, which cannot turn thinking off: 128).
  * `includeThoughts` is true unless `reasoning.exclude`. Target option `extra.apiVersion` (default v1beta).
@@ -51,6 +52,20 @@ function budgetRange(model: string): { min: number; max: number; off: number } |
   if (/gemini-2\.5-flash-lite/i.test(model)) return { min: 512, max: 24_576, off: 0 };
   if (/gemini-2\.5-flash/i.test(model)) return { min: 1, max: 24_576, off: 0 };
   return undefined;
+}
+
+/**
+ * The thinkingLevel for an effort. Gemini 3 Pro models have no `minimal` (-> low), and Gemini 3 Pro
+ * (3.0) only low and high: it answers 400 "Thinking level MEDIUM is not supported for this model",
+ * so medium goes up to high, its default. Flash models take all four.
+ */
+function thinkingLevel(effort: string, model: string): string {
+  if (effort === 'xhigh' || effort === 'max') return 'high';
+  if (/gemini-3(\.\d+)?-pro/i.test(model)) {
+    if (effort === 'minimal') return 'low';
+    if (effort === 'medium' && /gemini-3-pro/i.test(model)) return 'high';
+  }
+  return effort;
 }
 
 export function geminiUrl(target: UpstreamTarget, path: string): string {
@@ -101,7 +116,7 @@ export function buildGeminiRequest(
   if (r?.enabled === true) {
     const cfg: Record<string, unknown> = { includeThoughts: !r.exclude };
     if (levelModel && r.effort) {
-      cfg.thinkingLevel = r.effort === 'xhigh' || r.effort === 'max' ? 'high' : r.effort;
+      cfg.thinkingLevel = thinkingLevel(r.effort, target.upstreamModel);
     } else {
       cfg.thinkingBudget = reasoningBudget(
         r,

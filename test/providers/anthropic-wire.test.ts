@@ -182,7 +182,7 @@ describe('Anthropic thinking in a tool loop', () => {
       const first = last?.content[0]?.type;
       if (
         r.json.thinking?.type === 'enabled' &&
-        last?.content.some((b: any) => b.type === 'tool_use') &&
+        (i === msgs.length - 1 || last?.content.some((b: any) => b.type === 'tool_use')) &&
         first !== 'thinking' &&
         first !== 'redacted_thinking'
       )
@@ -264,6 +264,22 @@ describe('Anthropic thinking in a tool loop', () => {
     };
     await completeChat(anthropicAdapter, chat, target(), { client });
     expect(sent().thinking).toMatchObject({ type: 'enabled' });
+  });
+
+  it('an assistant prefill goes without thinking instead of failing', async () => {
+    serveThinkingCheck();
+    const req: ChatRequest = {
+      ...base,
+      reasoning: { effort: 'high' },
+      messages: [
+        { role: 'user', content: 'A colour as JSON.' },
+        { role: 'assistant', content: '{"colour":' },
+      ],
+    };
+    const r = await completeChat(anthropicAdapter, req, target(), { client });
+    expect(r.choices[0].message.content).toBeTruthy();
+    expect(sent().thinking).toBeUndefined();
+    expect(sent().messages[1].content).toEqual([{ type: 'text', text: '{"colour":' }]);
   });
 });
 

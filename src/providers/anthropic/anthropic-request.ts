@@ -16,8 +16,9 @@
  * most 128000. Anthropic needs budget < max_tokens, so max_tokens is raised to budget + the
  * requested (or default) answer length when it would not be. With thinking on, Anthropic refuses
  * temperature and top_k (dropped), top_p below 0.95 (dropped) and forced tool use (any/tool become auto).
- * In a tool loop whose last assistant turn came back without its thinking blocks, thinking is left
- * off for the request (Anthropic refuses it otherwise; see `toolTurnLostThinking`).
+ * In a tool loop whose last assistant turn came back without its thinking blocks, and with an
+ * assistant prefill, thinking is left off for the request (Anthropic refuses it otherwise; see
+ * `toolTurnLostThinking`).
  */
 import { reasoningBudget, resolveReasoning } from '../../gateway/chat/reasoning.js';
 import type { ChatRequest } from '../../gateway/chat/types.js';
@@ -73,17 +74,18 @@ function inputSchema(parameters: Record<string, unknown> | undefined): Record<st
 }
 
 /**
- * With thinking on, Anthropic requires the last assistant turn of a tool loop (one holding
- * tool_use) to start with its thinking / redacted_thinking blocks, as answered, and refuses the
- * request otherwise (400 "Expected `thinking` or `redacted_thinking`, but found `tool_use`...
- * To avoid this requirement, disable `thinking`"). Clients that do not send `reasoning_details`
- * back (most OpenAI clients) cannot meet it: for them this request goes without thinking.
+ * With thinking on, Anthropic requires the last assistant turn, when it holds tool_use (a tool
+ * loop) or ends the conversation (a prefill), to start with its thinking / redacted_thinking
+ * blocks, as answered, and refuses the request otherwise (400 "Expected `thinking` or
+ * `redacted_thinking`, but found `tool_use`... To avoid this requirement, disable `thinking`").
+ * Clients that do not send `reasoning_details` back (most OpenAI clients) cannot meet it, nor can
+ * a prefill: such a request goes without thinking.
  */
 function toolTurnLostThinking(messages: AnthropicMessage[]): boolean {
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i];
     if (m.role !== 'assistant') continue;
-    if (!m.content.some((b) => b.type === 'tool_use')) return false;
+    if (i !== messages.length - 1 && !m.content.some((b) => b.type === 'tool_use')) return false;
     const first = m.content[0]?.type;
     return first !== 'thinking' && first !== 'redacted_thinking';
   }

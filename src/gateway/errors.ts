@@ -109,7 +109,7 @@ export type UpstreamErrorKind =
   | 'connection' // reset, refused, DNS: retryable
   | 'bad_response' // unparseable or malformed body: next candidate
   | 'auth' // 401/403 from upstream: our credential is bad; set the key aside
-  | 'payment' // 402 from upstream: account out of credit; next candidate
+  | 'payment' // 402, or the account cannot use the API (no credit, no billing, region): next candidate
   | 'context_length' // prompt too long for this model: the next model may accept
   | 'content_filter' // refused by the provider's safety system
   | 'not_found' // upstream does not know the model

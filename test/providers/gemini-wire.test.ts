@@ -4,7 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatRequest } from '../../src/gateway/chat/types.js';
-import { completeChat } from '../../src/gateway/upstream/call-chat.js';
+import { UpstreamError, upstreamToGateway } from '../../src/gateway/errors.js';
+import { completeChat, openChatStream } from '../../src/gateway/upstream/call-chat.js';
 import { UpstreamClient } from '../../src/gateway/upstream/upstream-client.js';
 import { geminiAdapter } from '../../src/providers/gemini/gemini-adapter.js';
 import { type FakeAnswer, type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
@@ -260,5 +261,41 @@ describe('Gemini 3 thinking levels', () => {
     serveLevels('gemini-3-flash-preview', ['minimal', 'low', 'medium', 'high']);
     expect(await run('gemini-3-flash-preview', { effort: 'minimal' })).toBe('minimal');
     expect(await run('gemini-3-flash-preview', { effort: 'medium' })).toBe('medium');
+  });
+});
+
+describe('Gemini errors', () => {
+  it('400 FAILED_PRECONDITION (unsupported location, billing) is the account, not the request: the next candidate is tried', async () => {
+    // The 400s Gemini answers when the project or the caller's region cannot use the API.
+    const precondition = (message: string): FakeAnswer => ({
+      status: 400,
+      json: { error: { code: 400, message, status: 'FAILED_PRECONDITION' } },
+    });
+    for (const message of [
+      'User location is not supported for the API use.',
+      'Gemini API free tier is not available in your country. Please enable billing on your project in Google AI Studio.',
+    ]) {
+      for (const stream of [false, true]) {
+        up.on('POST /v1beta/models/gemini-2.5-flash:generateContent', precondition(message));
+        up.on('POST /v1beta/models/gemini-2.5-flash:streamGenerateContent', precondition(message));
+        const call = stream
+          ? openChatStream(geminiAdapter, q, target('gemini-2.5-flash'), { client })
+          : completeChat(geminiAdapter, q, target('gemini-2.5-flash'), { client });
+        const err = await call.then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(err).toBeInstanceOf(UpstreamError);
+        const e = err as UpstreamError;
+        expect(e.kind).not.toBe('bad_request');
+        expect(e.fallbackable).toBe(true);
+        expect(e.retryable).toBe(false);
+        expect(e.upstreamStatus).toBe(400);
+        // Every candidate failing so: the gateway's side, not a 400 blaming the client's request.
+        const g = upstreamToGateway(e);
+        expect(g.status).toBe(502);
+        expect(g.message).toContain(message);
+      }
+    }
   });
 });

@@ -43,7 +43,13 @@ export function classifyFailure(
     (status < 500 && CONTEXT_LENGTH.test(message))
   ) {
     kind = 'context_length';
-  } else if (has('insufficient_quota', 'billing_error', 'billing_not_active') || status === 402) {
+  } else if (
+    has('insufficient_quota', 'billing_error', 'billing_not_active', 'failed_precondition') ||
+    status === 402
+  ) {
+    // Google's 400 FAILED_PRECONDITION: the project or region cannot use the API ("User location
+    // is not supported for the API use.", billing not enabled). The account, not the request:
+    // another candidate may serve it, and the client is not told its request was bad.
     kind = 'payment';
   } else if (
     has('content_filter', 'content_policy_violation') ||

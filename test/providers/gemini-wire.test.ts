@@ -299,3 +299,28 @@ describe('Gemini errors', () => {
     }
   });
 });
+
+describe('Gemini stop sequences', () => {
+  it('an empty `stop: []` is left out (Gemini refuses an empty stopSequences); a non-empty one is sent', async () => {
+    up.on('POST /v1beta/models/gemini-2.5-flash:generateContent', (req) => {
+      const stops = req.json?.generationConfig?.stopSequences;
+      if (Array.isArray(stops) && (stops.length < 1 || stops.length > 5))
+        return invalid(
+          `Unable to submit request because it has a stopSequences value of ${stops.length} but the supported range is from 1 (inclusive) to 6 (exclusive). Update the value and try again.`,
+        );
+      return { body: fixture('gemini', 'chat.json'), headers: { 'content-type': 'application/json' } };
+    });
+    const sentConfig = () => up.requests[up.requests.length - 1].json.generationConfig;
+    const r = await completeChat(geminiAdapter, { ...q, stop: [] }, target('gemini-2.5-flash'), { client });
+    expect(r.choices[0].message.content).toBeTruthy();
+    expect(sentConfig()).toBeUndefined();
+    await completeChat(geminiAdapter, { ...q, stop: [], temperature: 0.2 }, target('gemini-2.5-flash'), {
+      client,
+    });
+    expect(sentConfig()).toEqual({ temperature: 0.2 });
+    await completeChat(geminiAdapter, { ...q, stop: ['END'] }, target('gemini-2.5-flash'), { client });
+    expect(sentConfig().stopSequences).toEqual(['END']);
+    await completeChat(geminiAdapter, { ...q, stop: 'END' }, target('gemini-2.5-flash'), { client });
+    expect(sentConfig().stopSequences).toEqual(['END']);
+  });
+});

@@ -3,7 +3,7 @@
  * (`{base}/v1beta/models/{model}:...`, key in `x-goog-api-key`).
  *
  * generationConfig: temperature, top_p -> topP, top_k -> topK, max_tokens -> maxOutputTokens,
- * stop -> stopSequences, n -> candidateCount, presence/frequency penalties, seed, response_format ->
+ * stop -> stopSequences (left out when empty), n -> candidateCount, presence/frequency penalties, seed, response_format ->
  * responseMimeType + responseJsonSchema (JSON Schema as OpenAI clients write it; the older
  * `responseSchema` takes only an OpenAPI subset and rejects e.g. additionalProperties). Tools use
  * `parametersJsonSchema` for the same reason. Dropped: logit_bias, logprobs, min_p, repetition_penalty, user.
@@ -99,7 +99,10 @@ export function buildGeminiRequest(
   if (req.top_p !== undefined) gen.topP = req.top_p;
   if (req.top_k !== undefined) gen.topK = req.top_k;
   if (maxTokens !== undefined) gen.maxOutputTokens = maxTokens;
-  if (req.stop != null) gen.stopSequences = typeof req.stop === 'string' ? [req.stop] : req.stop;
+  // Gemini refuses an empty stopSequences (400 "stopSequences value of 0 but the supported range
+  // is from 1"), so `stop: []` is left out.
+  const stops = typeof req.stop === 'string' ? [req.stop] : (req.stop ?? []);
+  if (stops.length > 0) gen.stopSequences = stops;
   if (req.n !== undefined) gen.candidateCount = req.n;
   if (req.presence_penalty !== undefined) gen.presencePenalty = req.presence_penalty;
   if (req.frequency_penalty !== undefined) gen.frequencyPenalty = req.frequency_penalty;

@@ -413,3 +413,84 @@ describe('Anthropic text blocks', () => {
     expect(sent().messages[3].content).toEqual([{ type: 'text', text: '{"colour":' }]);
   });
 });
+
+describe('Anthropic system media', () => {
+  it('images and documents in system/developer messages go to the start of the first user turn; their text stays in system', async () => {
+    // `system` takes text blocks only; anything else is a 400 naming the block.
+    up.on('POST /v1/messages', (r) => {
+      const at = (r.json.system ?? []).findIndex((b: any) => b.type !== 'text');
+      return at !== -1
+        ? {
+            status: 400,
+            json: {
+              type: 'error',
+              error: { type: 'invalid_request_error', message: `system.${at}.type: Input should be 'text'` },
+            },
+          }
+        : { body: fixture('anthropic', 'chat.json'), headers: { 'content-type': 'application/json' } };
+    });
+    const req: ChatRequest = {
+      ...base,
+      messages: [
+        {
+          role: 'system',
+          content: [
+            { type: 'text', text: 'Answer in the style of this chart.' },
+            { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } },
+          ],
+        },
+        {
+          role: 'developer',
+          content: [
+            { type: 'file', file: { file_data: 'data:application/pdf;base64,JVBERi0=' } },
+            { type: 'image_url', image_url: { url: 'https://example.com/logo.png' } },
+          ],
+        },
+        { role: 'user', content: 'Sales for Q3?' },
+        { role: 'assistant', content: 'Up 4%.' },
+        { role: 'user', content: 'And Q4?' },
+      ],
+    };
+    const r = await completeChat(anthropicAdapter, req, target(), { client });
+    expect(r.choices[0].message.content).toBeTruthy();
+    const body = sent();
+    expect(body.system).toEqual([{ type: 'text', text: 'Answer in the style of this chart.' }]);
+    expect(body.messages.map((m: any) => m.role)).toEqual(['user', 'assistant', 'user']);
+    expect(body.messages[0].content).toEqual([
+      { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } },
+      { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0=' } },
+      { type: 'image', source: { type: 'url', url: 'https://example.com/logo.png' } },
+      { type: 'text', text: 'Sales for Q3?' },
+    ]);
+    expect(body.messages[2].content).toEqual([{ type: 'text', text: 'And Q4?' }]);
+  });
+
+  it('with no user turn, the media make one; a system message of media alone sends no empty system', async () => {
+    up.on('POST /v1/messages', (r) =>
+      (r.json.system ?? []).some((b: any) => b.type !== 'text') || r.json.messages[0]?.role !== 'user'
+        ? { status: 400, json: { type: 'error', error: { type: 'invalid_request_error', message: 'bad' } } }
+        : { body: fixture('anthropic', 'chat.json'), headers: { 'content-type': 'application/json' } },
+    );
+    const req: ChatRequest = {
+      ...base,
+      messages: [
+        {
+          role: 'system',
+          content: [{ type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } }],
+        },
+        { role: 'assistant', content: 'The chart shows' },
+      ],
+    };
+    await completeChat(anthropicAdapter, req, target(), { client });
+    const body = sent();
+    expect(body.system).toBeUndefined();
+    expect(body.messages[0]).toEqual({
+      role: 'user',
+      content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } }],
+    });
+    expect(body.messages[1]).toEqual({
+      role: 'assistant',
+      content: [{ type: 'text', text: 'The chart shows' }],
+    });
+  });
+});

@@ -1,6 +1,8 @@
 /**
  * OpenAI messages -> Anthropic `system` + `messages`.
- * - system/developer turns (wherever they are) become top-level `system` text blocks.
+ * - system/developer turns (wherever they are) become top-level `system` text blocks. `system`
+ *   takes text only, so their images and documents go, in order, at the start of the first user
+ *   turn (a user turn of their own at the start when there is none).
  * - Tool call ids must match `^[a-zA-Z0-9_-]+$` at Anthropic; ids other upstreams made (e.g.
  *   `functions.get_weather:0`) are rewritten the same way in `tool_use` and `tool_result`.
  * - `tool` turns become `tool_result` blocks in a user turn; consecutive same-role turns are merged
@@ -124,6 +126,7 @@ export function toAnthropicMessages(messages: ChatMessage[]): {
   messages: AnthropicMessage[];
 } {
   const system: AnthropicBlock[] = [];
+  const systemMedia: AnthropicBlock[] = [];
   const out: AnthropicMessage[] = [];
   const push = (role: 'user' | 'assistant', blocks: AnthropicBlock[]) => {
     if (blocks.length === 0) return;
@@ -135,7 +138,7 @@ export function toAnthropicMessages(messages: ChatMessage[]): {
     switch (m.role) {
       case 'system':
       case 'developer':
-        system.push(...contentToBlocks(m.content));
+        for (const b of contentToBlocks(m.content)) (b.type === 'text' ? system : systemMedia).push(b);
         break;
       case 'user':
         push('user', contentToBlocks(m.content));
@@ -165,6 +168,15 @@ export function toAnthropicMessages(messages: ChatMessage[]): {
         break;
       }
     }
+  }
+  if (systemMedia.length > 0) {
+    // `system` takes text blocks only (400 otherwise): the media go first in the first user turn
+    // (after any tool results, which must lead it), or in a user turn of their own at the start.
+    const first = out.find((m) => m.role === 'user');
+    if (first) {
+      const at = first.content.findIndex((b) => b.type !== 'tool_result');
+      first.content.splice(at === -1 ? first.content.length : at, 0, ...systemMedia);
+    } else out.unshift({ role: 'user', content: systemMedia });
   }
   // A final assistant turn is a prefill, and Anthropic refuses one ending in whitespace (400
   // "final assistant content cannot end with trailing whitespace").

@@ -197,3 +197,35 @@ describe('reasoning in the history', () => {
     expect(m.tool_calls).toHaveLength(1);
   });
 });
+
+describe('an upstream that speaks OpenRouter', () => {
+  const sampling = { top_a: 0.2, top_k: 40, min_p: 0.05, repetition_penalty: 1.1 };
+  const history = [
+    { role: 'developer', content: 'rules' },
+    { role: 'user', content: 'x' },
+  ];
+  const sentFor = async (id: string) => {
+    const before = up.requests.length;
+    const r = await c.gw.call('POST', '/v1/chat/completions', {
+      token: c.key,
+      body: { model: id, messages: history, ...sampling, structured_outputs: true, session_id: 'conv-1' },
+    });
+    expect(r.status, `${id}: ${JSON.stringify(r.body)}`).toBe(200);
+    const sent = up.requests.slice(before);
+    expect(sent).toHaveLength(1);
+    return sent[0]!.json;
+  };
+
+  it("gets OpenRouter's own fields (top_a, structured_outputs, session_id) and developer messages", async () => {
+    const b = await sentFor('t/or');
+    expect(b).toMatchObject({ ...sampling, structured_outputs: true, session_id: 'conv-1' });
+    expect(b.messages[0]).toEqual({ role: 'developer', content: 'rules' });
+  });
+
+  it('other OpenAI-compatible upstreams get what they got before: no top_a, developer as system', async () => {
+    const b = await sentFor('t/oa');
+    expect(b).toMatchObject({ top_k: 40, min_p: 0.05, repetition_penalty: 1.1 });
+    for (const k of ['top_a', 'structured_outputs', 'session_id']) expect(b, k).not.toHaveProperty(k);
+    expect(b.messages[0]).toEqual({ role: 'system', content: 'rules' });
+  });
+});

@@ -12,15 +12,17 @@
  * - `reasoningModel: boolean`: override the o-series/gpt-5 name rule. Reasoning models also get
  *   temperature, top_p, penalties, logprobs and logit_bias dropped (OpenAI rejects them there),
  *   and the o-series and gpt-5 up to 5.4 also `stop`.
- * - `reasoningObject: true`: the upstream speaks OpenRouter; forward `reasoning` as is, and keep
- *   the history's assistant reasoning (below). Otherwise `reasoning` becomes `reasoning_effort` (a budget is turned into the nearest effort).
+ * - `reasoningObject: true`: the upstream speaks OpenRouter; forward `reasoning` as is, keep
+ *   the history's assistant reasoning and `developer` messages (below), and allow OpenRouter's
+ *   own fields (OPENROUTER_PARAMS: `top_a`, ...) unless `supportedParams` says otherwise.
+ *   Otherwise `reasoning` becomes `reasoning_effort` (a budget is turned into the nearest effort).
  * - `streamUsage: false`: do not send `stream_options.include_usage` (servers that choke on it).
  *
  * Dropped always: routing fields (models, provider, transforms, usage, plugins, route, debug).
  * Assistant `reasoning` / `reasoning_details` are removed from history (OpenAI's strict message
  * schema and self-hosted chat templates do not know them) unless `reasoningObject` says the upstream
  * speaks OpenRouter, which wants them back; and for hosts other than api.openai.com
- * `developer` becomes `system`.
+ * `developer` becomes `system`, except for an upstream that speaks OpenRouter (it takes `developer`).
  */
 import { effortFromBudget, resolveReasoning } from '../../gateway/chat/reasoning.js';
 import type { ChatMessage, ChatRequest } from '../../gateway/chat/types.js';
@@ -71,6 +73,18 @@ export const OPENAI_COMPATIBLE_PARAMS: ReadonlySet<string> = new Set([
   'repetition_penalty',
 ]);
 
+/**
+ * An upstream that speaks OpenRouter (`reasoningObject: true`) takes OpenRouter's request fields
+ * too: `top_a`, `structured_outputs`, and `session_id` (its sticky routing key, for cache hits).
+ * OpenRouter drops what the model behind it does not support, so they are safe to send.
+ */
+export const OPENROUTER_PARAMS: ReadonlySet<string> = new Set([
+  ...OPENAI_COMPATIBLE_PARAMS,
+  'top_a',
+  'structured_outputs',
+  'session_id',
+]);
+
 const REASONING_MODEL = /^(?:.*\/)?(?:o\d|gpt-5)/i;
 /**
  * Reasoning models that also answer 400 "Unsupported parameter: 'stop'": the o-series and gpt-5
@@ -98,6 +112,10 @@ export function isReasoningModel(target: UpstreamTarget): boolean {
 
 interface TargetFacts {
   official: boolean;
+  /** `reasoningObject: true`: the upstream speaks OpenRouter. */
+  openRouter: boolean;
+  /** `developer` messages become `system` (hosts other than api.openai.com and OpenRouter). */
+  developerToSystem: boolean;
   reasoningModel: boolean;
   /** A reasoning model that rejects `stop` (STOPLESS_MODEL). */
   stopless: boolean;
@@ -113,11 +131,14 @@ const factsOf = perObject((target: UpstreamTarget): TargetFacts => {
     ? new Set(extra.supportedParams as string[])
     : undefined;
   const reasoningModel = isReasoningModel(target);
+  const openRouter = extra.reasoningObject === true;
   return {
     official,
+    openRouter,
+    developerToSystem: !official && !openRouter,
     reasoningModel,
     stopless: reasoningModel && STOPLESS_MODEL.test(target.upstreamModel),
-    allowed: custom ?? (official ? OPENAI_PARAMS : OPENAI_COMPATIBLE_PARAMS),
+    allowed: custom ?? (openRouter ? OPENROUTER_PARAMS : official ? OPENAI_PARAMS : OPENAI_COMPATIBLE_PARAMS),
     url: joinUrl(target.baseUrl, 'chat/completions'),
   };
 });
@@ -146,11 +167,11 @@ export function buildOpenAiRequest(
   opts: { stream: boolean },
 ): UpstreamHttpRequest {
   const extra = target.extra ?? {};
-  const { official, reasoningModel, stopless, allowed, url } = factsOf(target);
+  const { official, openRouter, developerToSystem, reasoningModel, stopless, allowed, url } = factsOf(target);
   const skip = stopless ? STOPLESS_SKIP : reasoningModel ? REASONING_SKIP : SET_AFTER;
 
   const body: Record<string, unknown> = { model: target.upstreamModel };
-  body.messages = plainMessages(req.messages, !official, extra.reasoningObject === true);
+  body.messages = plainMessages(req.messages, developerToSystem, openRouter);
   for (const key in req) {
     if (skip.has(key)) continue;
     const v = req[key];
@@ -168,7 +189,7 @@ export function buildOpenAiRequest(
     body[field] = limit;
   }
 
-  if (extra.reasoningObject === true) {
+  if (openRouter) {
     if (req.reasoning !== undefined) body.reasoning = req.reasoning;
     if (req.reasoning_effort !== undefined) body.reasoning_effort = req.reasoning_effort;
   } else if (allowed.has('reasoning_effort') || allowed.has('reasoning')) {

@@ -77,7 +77,7 @@ export function planChat(req: ChatRequest, principal: KeyPrincipal, deps: PlanDe
       );
   // Fallback models the key may not use are dropped rather than failing the request.
   const models = req.models?.length ? [...new Set([model, ...req.models])].filter(mayUse) : [model];
-  const candidates = planRoute({
+  const routed = planRoute({
     models,
     prefs: (req.provider ?? undefined) as ProviderPrefs | undefined,
     requestedParams: memo(() =>
@@ -87,16 +87,11 @@ export function planChat(req: ChatRequest, principal: KeyPrincipal, deps: PlanDe
     adapterParams: deps.adapterParams,
     health: deps.health,
   });
-  const primary = candidates[0]!.target;
   // The limit that is used (max_completion_tokens wins when both are sent) is the one checked,
   // and the error names it: a client that sent only max_completion_tokens looks for that name.
   const limitField = req.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens';
   const maxTokens = req[limitField];
-  if (maxTokens !== undefined && maxTokens >= primary.contextLength)
-    throw badRequest(
-      `${limitField}: must be below the context length of ${primary.modelId} (${primary.contextLength})`,
-      limitField,
-    );
+  const candidates = maxTokens === undefined ? routed : fitting(routed, maxTokens, limitField);
   return {
     request: req,
     model,
@@ -108,6 +103,29 @@ export function planChat(req: ChatRequest, principal: KeyPrincipal, deps: PlanDe
     excludeReasoning: req.reasoning?.exclude === true,
     middleOut: req.transforms?.includes('middle-out') ?? false,
   };
+}
+
+/**
+ * The candidates whose context can hold the completion limit, in order. A model that cannot is
+ * skipped, as OpenRouter routes a set `max_tokens` only to providers that can produce it, rather
+ * than sent a request it would refuse; the 400 (naming the field sent and the largest context
+ * offered) comes only when no candidate can. The usual list, where every candidate fits, is
+ * returned as is.
+ */
+function fitting(candidates: Candidate[], maxTokens: number, field: string): Candidate[] {
+  let widest = candidates[0]!.target;
+  let fits = 0;
+  for (const { target: t } of candidates) {
+    if (maxTokens < t.contextLength) fits++;
+    if (t.contextLength > widest.contextLength) widest = t;
+  }
+  if (fits === candidates.length) return candidates;
+  if (fits === 0)
+    throw badRequest(
+      `${field}: must be below the context length of ${widest.modelId} (${widest.contextLength})`,
+      field,
+    );
+  return candidates.filter((c) => maxTokens < c.target.contextLength);
 }
 
 /** Middle-out's result per plan and context length: retries and fallbacks of one size reuse it. */

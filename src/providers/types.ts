@@ -50,6 +50,12 @@ export interface ChatAdapter {
    * route planning uses this set for `provider.require_parameters`.
    */
   readonly supportedParams: ReadonlySet<string>;
+  /**
+   * The params one upstream of this kind can express, when its settings change them (an
+   * OpenAI-compatible upstream that speaks OpenRouter takes `top_a`...). Must not allocate: route
+   * planning calls it per candidate. Absent: `supportedParams`.
+   */
+  paramsFor?(settings: Record<string, unknown>): ReadonlySet<string>;
   buildChatRequest(req: ChatRequest, target: UpstreamTarget, opts: { stream: boolean }): UpstreamHttpRequest;
   /** Parses a 2xx body; throws UpstreamError for a non-2xx status or a malformed/blocked body. */
   parseChatResponse(status: number, body: string, headers: UpstreamHeaders): ChatResult;

@@ -228,4 +228,17 @@ describe('an upstream that speaks OpenRouter', () => {
     for (const k of ['top_a', 'structured_outputs', 'session_id']) expect(b, k).not.toHaveProperty(k);
     expect(b.messages[0]).toEqual({ role: 'system', content: 'rules' });
   });
+
+  it('with require_parameters, top_a keeps it and not a self-hosted upstream, which cannot take it', async () => {
+    const call = (id: string) =>
+      c.gw.call('POST', '/v1/chat/completions', {
+        token: c.key,
+        body: { model: id, messages, top_a: 0.2, provider: { require_parameters: true } },
+      });
+    const before = up.requests.length;
+    const r = await call('t/or');
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(up.requests.slice(before).map((q) => q.json.top_a)).toEqual([0.2]);
+    expect((await call('t/oa')).status).toBe(503);
+  });
 });

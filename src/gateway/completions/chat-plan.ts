@@ -46,7 +46,7 @@ export interface PlanDeps {
   targetsFor(model: string): RouteTarget[] | undefined;
   /** Other names of a model (its registry id, upstream name, aliases), for key allow-lists. */
   namesOf(model: string): string[];
-  adapterParams(kind: string): ReadonlySet<string> | undefined;
+  adapterParams(kind: string, target: RouteTarget): ReadonlySet<string> | undefined;
   health: HealthTracker;
   defaultModel: string;
 }

@@ -41,7 +41,11 @@ export function createChatServices(
       const m = registry.resolve(model);
       return m ? modelNames(m) : [];
     },
-    adapterParams: (kind) => (isChatProviderKind(kind) ? getChatAdapter(kind).supportedParams : undefined),
+    adapterParams(kind, t) {
+      if (!isChatProviderKind(kind)) return undefined;
+      const a = getChatAdapter(kind);
+      return a.paramsFor?.(t.settings) ?? a.supportedParams;
+    },
     health,
     defaultModel: g.default_model,
   };

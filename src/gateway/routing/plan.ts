@@ -11,7 +11,8 @@ export interface PlanInput {
   requestedParams: string[] | (() => string[]);
   /** Upstreams that serve `model` (enabled ones), or undefined when the model is unknown. */
   targetsFor(model: string): RouteTarget[] | undefined;
-  adapterParams(kind: string): ReadonlySet<string> | undefined;
+  /** What the upstream `target` (of adapter `kind`) can express, for `require_parameters`. */
+  adapterParams(kind: string, target: RouteTarget): ReadonlySet<string> | undefined;
   health: HealthTracker;
   random?: () => number;
 }
@@ -88,7 +89,7 @@ function exclusion(t: RouteTarget, prefs: ProviderPrefs, input: PlanInput): stri
   }
   if (prefs.max_price && overPrice(t, prefs.max_price)) return 'max_price';
   if (prefs.require_parameters) {
-    const adapter = input.adapterParams(t.kind);
+    const adapter = input.adapterParams(t.kind, t);
     const requested =
       typeof input.requestedParams === 'function' ? input.requestedParams() : input.requestedParams;
     const ok = requested.every(

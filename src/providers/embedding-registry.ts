@@ -1,8 +1,4 @@
-import {
-  adapterRejection,
-  dtypeRejection,
-  type EmbeddingAdapter,
-} from '../gateway/embeddings/embedding-adapter.js';
+import { adapterRejectionOf, type EmbeddingAdapter } from '../gateway/embeddings/embedding-adapter.js';
 import type { ResolvedEmbeddingRequest } from '../gateway/embeddings/embedding-request.js';
 import { GatewayError } from '../gateway/errors.js';
 import { cohereEmbeddingAdapter } from './cohere/cohere-embedding-adapter.js';
@@ -45,23 +41,21 @@ export function selectEmbeddingCandidates<C extends { target: { kind: string; up
   req: ResolvedEmbeddingRequest,
 ): { usable: { candidate: C; adapter: EmbeddingAdapter }[]; rejection: GatewayError | null } {
   const usable: { candidate: C; adapter: EmbeddingAdapter }[] = [];
-  let reason: string | null = null;
-  let param: string | undefined;
+  // The first reason given; its param (output_dtype) or, absent, the caller's (the inputs).
+  let reason: { message: string; param?: string } | null = null;
   for (const candidate of candidates) {
     const adapter = getEmbeddingAdapter(candidate.target.kind, candidate.target.upstreamModel);
     const why = adapter
-      ? adapterRejection(adapter, req)
-      : `upstream kind ${candidate.target.kind} has no embeddings`;
+      ? adapterRejectionOf(adapter, req)
+      : { message: `upstream kind ${candidate.target.kind} has no embeddings` };
     if (adapter && !why) usable.push({ candidate, adapter });
-    else if (reason === null) {
-      reason = why;
-      // The request field to blame: output_dtype when that was the reason, else the inputs (caller's default).
-      if (adapter && why === dtypeRejection(adapter, req)) param = 'output_dtype';
-    }
+    else reason ??= why;
   }
   const rejection =
     usable.length === 0 && candidates.length > 0
-      ? new GatewayError(400, `no upstream can serve this request: ${reason}`, { param })
+      ? new GatewayError(400, `no upstream can serve this request: ${reason?.message}`, {
+          param: reason?.param,
+        })
       : null;
   return { usable, rejection };
 }

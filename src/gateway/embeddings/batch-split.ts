@@ -1,5 +1,6 @@
 import type { ParsedEmbeddingResponse } from './embedding-adapter.js';
 import type { UpstreamEmbeddingUsage } from './embedding-request.js';
+import { runLimited } from './run-limited.js';
 
 /** Consecutive slices of at most `max` items, so reassembly by concatenation keeps input order. */
 export function splitIntoBatches<T>(items: readonly T[], max: number): T[][] {
@@ -14,8 +15,7 @@ export function splitIntoBatches<T>(items: readonly T[], max: number): T[][] {
  * Runs `call` per batch (a few at a time) and stitches the vectors back in input order.
  * Usage fields are summed when every batch reported them; a field missing from any batch is
  * left out so the caller computes it for the whole request instead of mixing sources.
- * Once a batch fails the whole call has failed: no further batch is started (batches already in
- * flight finish), since their vectors would be thrown away and the upstream would bill them.
+ * Once a batch fails the whole call has failed: no further batch is started (`runLimited`).
  */
 export async function runInBatches<T>(
   items: readonly T[],
@@ -25,20 +25,9 @@ export async function runInBatches<T>(
 ): Promise<ParsedEmbeddingResponse> {
   const batches = splitIntoBatches(items, max);
   const results: ParsedEmbeddingResponse[] = new Array(batches.length);
-  let next = 0;
-  let failed = false;
-  const worker = async () => {
-    while (!failed && next < batches.length) {
-      const i = next++;
-      try {
-        results[i] = await call(batches[i], i * max);
-      } catch (err) {
-        failed = true;
-        throw err;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, batches.length) }, worker));
+  await runLimited(batches.length, concurrency, async (i) => {
+    results[i] = await call(batches[i], i * max);
+  });
   return {
     vectors: results.flatMap((r) => r.vectors),
     usage: sumUsage(results.map((r) => r.usage)),

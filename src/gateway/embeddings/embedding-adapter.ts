@@ -53,7 +53,7 @@ export interface EmbeddingAdapter {
   maxBatch: number;
   /**
    * Output types the upstream can return. A request for a quantized type outside this set is
-   * never sent here (see `dtypeRejection`); absent means float only.
+   * never sent here (see `adapterRejectionOf`); absent means float only.
    */
   dtypes?: ReadonlySet<EmbeddingDtype>;
   buildRequest(req: ResolvedEmbeddingRequest, target: EmbeddingTarget): EmbeddingHttpRequest;
@@ -66,38 +66,53 @@ export interface EmbeddingAdapter {
   classifyError(status: number, body: unknown, headers: ResponseHeaders): UpstreamError;
 }
 
+/** Why an adapter cannot serve a request, and the request field to blame when it is not the inputs. */
+export interface AdapterRejection {
+  message: string;
+  param?: 'output_dtype';
+}
+
 /**
- * Why this adapter cannot embed the request, or null when it can. The router skips such
- * upstreams, so an image never reaches a text-only model.
+ * Why this adapter cannot serve the request, or null when it can. The router skips such
+ * upstreams, so an image never reaches a text-only model, nor a quantized `output_dtype` an
+ * upstream that returns floats only: answering floats there would be silently wrong (base64
+ * output would be float32 bytes that a client decodes as int8; the voyageai Python SDK always
+ * asks for base64).
  */
-export function adapterRejection(adapter: EmbeddingAdapter, req: ResolvedEmbeddingRequest): string | null {
+export function adapterRejectionOf(
+  adapter: EmbeddingAdapter,
+  req: ResolvedEmbeddingRequest,
+): AdapterRejection | null {
   for (const type of partTypesOf(req)) {
     if (!adapter.accepts.has(type)) {
-      return type === 'image'
-        ? `the model cannot embed images (${adapter.kind} upstream is text-only)`
-        : `the model cannot embed ${type} inputs`;
+      return {
+        message:
+          type === 'image'
+            ? `the model cannot embed images (${adapter.kind} upstream is text-only)`
+            : `the model cannot embed ${type} inputs`,
+      };
     }
   }
   if (!adapter.fusesParts) {
     const i = req.inputs.findIndex((parts) => parts.length > 1 && parts.some((p) => p.type !== 'text'));
     if (i >= 0)
-      return `inputs[${i}]: the model embeds each image on its own and cannot combine it with other parts`;
+      return {
+        message: `inputs[${i}]: the model embeds each image on its own and cannot combine it with other parts`,
+      };
   }
-  return dtypeRejection(adapter, req);
+  if (req.dtype && req.dtype !== 'float' && !adapter.dtypes?.has(req.dtype)) {
+    const can = [...(adapter.dtypes ?? ['float'])].join(', ');
+    return {
+      message: `output_dtype "${req.dtype}" is not supported by the ${adapter.kind} upstream (it returns ${can})`,
+      param: 'output_dtype',
+    };
+  }
+  return null;
 }
 
-/**
- * Why this adapter cannot return the requested `output_dtype`, or null. Answering floats for a
- * quantized request would be silently wrong: base64 output would be float32 bytes that a
- * client decodes as int8 (the voyageai Python SDK always asks for base64).
- */
-export function dtypeRejection(
-  adapter: EmbeddingAdapter,
-  req: { dtype: EmbeddingDtype | null },
-): string | null {
-  if (!req.dtype || req.dtype === 'float' || adapter.dtypes?.has(req.dtype)) return null;
-  const can = [...(adapter.dtypes ?? ['float'])].join(', ');
-  return `output_dtype "${req.dtype}" is not supported by the ${adapter.kind} upstream (it returns ${can})`;
+/** `adapterRejectionOf`'s message alone. */
+export function adapterRejection(adapter: EmbeddingAdapter, req: ResolvedEmbeddingRequest): string | null {
+  return adapterRejectionOf(adapter, req)?.message ?? null;
 }
 
 /** The dtype this adapter will actually return for the request. */

@@ -13,6 +13,7 @@ import type {
   ResolvedEmbeddingRequest,
   ResolvedPart,
 } from './embedding-request.js';
+import { runLimited } from './run-limited.js';
 
 /**
  * Turns every image part into validated bytes before any upstream is chosen: URLs are fetched
@@ -48,32 +49,20 @@ export async function resolveImages(
   );
   const maxTotal = opts.maxTotalBytes ?? DEFAULT_MAX_TOTAL_IMAGE_BYTES;
   let total = 0;
-  let next = 0;
-  // After the first problem the request is a 400: no further image is fetched or decoded (the
-  // fetches in flight finish), or a request of many URLs would still download every one of them.
-  let failed = false;
-  const worker = async () => {
-    while (!failed && next < jobs.length) {
-      const job = jobs[next++];
-      try {
-        const image = await loadImage(job, opts, limits);
-        total += image.bytes.length;
-        if (total > maxTotal) {
-          const param = `inputs[${job.i}].content[${job.j}]`;
-          throw new GatewayError(
-            400,
-            `${param}: the images of this request exceed ${maxTotal} bytes in total`,
-            { param },
-          );
-        }
-        inputs[job.i][job.j] = { type: 'image', image };
-      } catch (err) {
-        failed = true;
-        throw err;
-      }
+  // After the first problem the request is a 400: no further image is fetched or decoded
+  // (`runLimited`), or a request of many URLs would still download every one of them.
+  await runLimited(jobs.length, opts.concurrency ?? 4, async (k) => {
+    const job = jobs[k];
+    const image = await loadImage(job, opts, limits);
+    total += image.bytes.length;
+    if (total > maxTotal) {
+      const param = `inputs[${job.i}].content[${job.j}]`;
+      throw new GatewayError(400, `${param}: the images of this request exceed ${maxTotal} bytes in total`, {
+        param,
+      });
     }
-  };
-  await Promise.all(Array.from({ length: Math.min(opts.concurrency ?? 4, jobs.length) }, worker));
+    inputs[job.i][job.j] = { type: 'image', image };
+  });
   return { ...req, inputs };
 }
 

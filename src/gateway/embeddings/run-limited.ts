@@ -1,0 +1,25 @@
+/**
+ * Runs `task(0)` .. `task(count - 1)`, at most `concurrency` at a time, in index order. The first
+ * failure is the result: no further task starts (those in flight finish), since the caller's
+ * request has already failed and more work would be wasted (an upstream billing batches whose
+ * vectors are thrown away, images downloaded for a request that is already a 400).
+ */
+export async function runLimited(
+  count: number,
+  concurrency: number,
+  task: (i: number) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  let failed = false;
+  const worker = async () => {
+    while (!failed && next < count) {
+      try {
+        await task(next++);
+      } catch (err) {
+        failed = true;
+        throw err;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));
+}

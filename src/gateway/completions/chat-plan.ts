@@ -69,12 +69,13 @@ export function planChat(req: ChatRequest, principal: KeyPrincipal, deps: PlanDe
   // OpenAI's deprecated function calling: no adapter translates it (and `role: "function"`
   // messages are refused), so dropping it would serve a request whose functions the model never
   // saw, to a client waiting for a function_call. Refused, naming what to send instead.
-  for (const legacy of ['functions', 'function_call'] as const)
-    if (req[legacy] !== undefined)
-      throw badRequest(
-        `${legacy}: deprecated function calling is not supported; send tools (type "function") and tool_choice instead`,
-        legacy,
-      );
+  if (req.functions !== undefined || req.function_call !== undefined) {
+    const legacy = req.functions !== undefined ? 'functions' : 'function_call';
+    throw badRequest(
+      `${legacy}: deprecated function calling is not supported; send tools (type "function") and tool_choice instead`,
+      legacy,
+    );
+  }
   // Fallback models the key may not use are dropped rather than failing the request.
   const models = req.models?.length ? [...new Set([model, ...req.models])].filter(mayUse) : [model];
   const routed = planRoute({

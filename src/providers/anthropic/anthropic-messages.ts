@@ -83,7 +83,7 @@ function partToBlock(part: ContentPart): AnthropicBlock | undefined {
  * whitespace ("... must contain non-whitespace text"); other models' answers often are (a "\n\n"
  * before tool calls), so they are left out. A turn left with no block is not sent.
  */
-const blank = (text: unknown) => typeof text !== 'string' || text.trim() === '';
+const blank = (text: unknown) => typeof text !== 'string' || !/\S/.test(text);
 
 function contentToBlocks(content: ChatMessage['content']): AnthropicBlock[] {
   if (content == null) return [];

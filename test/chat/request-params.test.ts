@@ -242,3 +242,57 @@ describe('an upstream that speaks OpenRouter', () => {
     expect((await call('t/oa')).status).toBe(503);
   });
 });
+
+describe('an empty tools array', () => {
+  const tool = { type: 'function', function: { name: 'f', parameters: { type: 'object' } } };
+  const sentFor = async (id: string, extra: Record<string, unknown>) => {
+    const before = up.requests.length;
+    const r = await c.gw.call('POST', '/v1/chat/completions', {
+      token: c.key,
+      body: { model: id, messages, ...extra },
+    });
+    expect(r.status, `${id} ${JSON.stringify(extra)}: ${JSON.stringify(r.body)}`).toBe(200);
+    const sent = up.requests.slice(before);
+    expect(sent).toHaveLength(1);
+    return sent[0]!.json;
+  };
+
+  it('is not sent (OpenAI refuses it), nor a tool_choice none/auto or parallel_tool_calls beside it', async () => {
+    for (const id of ['t/oa', 't/or', 't/an'])
+      for (const extra of [
+        { tools: [] },
+        { tools: [], tool_choice: 'auto', parallel_tool_calls: true },
+        { tools: [], tool_choice: 'none', parallel_tool_calls: false },
+      ]) {
+        const b = await sentFor(id, extra);
+        for (const k of ['tools', 'tool_choice', 'parallel_tool_calls'])
+          expect(b, `${id} ${JSON.stringify(extra)}`).not.toHaveProperty(k);
+      }
+  });
+
+  it('a tools array with a tool is still sent with its choice', async () => {
+    const b = await sentFor('t/oa', { tools: [tool], tool_choice: 'auto', parallel_tool_calls: false });
+    expect(b).toMatchObject({ tools: [tool], tool_choice: 'auto', parallel_tool_calls: false });
+  });
+
+  it('beside a tool_choice that demands a tool is a 400 naming tool_choice, sent nowhere', async () => {
+    const before = up.requests.length;
+    for (const tool_choice of [
+      'required',
+      { type: 'function', function: { name: 'f' } },
+      { type: 'allowed_tools', allowed_tools: { mode: 'required', tools: [tool] } },
+    ]) {
+      const err = await client()
+        .chat.completions.create({ model: 't/oa', messages, tools: [], tool_choice: tool_choice as any })
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      expect(err, JSON.stringify(tool_choice)).toBeInstanceOf(OpenAI.BadRequestError);
+      const e = err as InstanceType<typeof OpenAI.BadRequestError>;
+      expect(e.param).toBe('tool_choice');
+      expect(e.message).toContain('tool_choice:');
+    }
+    expect(up.requests.length).toBe(before);
+  });
+});

@@ -199,8 +199,33 @@ export const ChatRequestSchema = prepareBody(
     },
     { additionalProperties: true },
   ),
-  nullMeansAbsent,
+  prepareChatBody,
 );
+
+/** What runs on a body before the schema checks it: one spelling of "not given". */
+export function prepareChatBody(body: unknown): void {
+  nullMeansAbsent(body);
+  emptyToolsMeanNone(body);
+}
+
+/**
+ * `tools: []` means no tools, and is sent that way: OpenAI refuses an empty array (400 "[] is too
+ * short - 'tools'"), and frameworks send one whenever their tool list is empty. `tool_choice`
+ * `none` or `auto` and `parallel_tool_calls` go with it, since OpenAI refuses them without tools
+ * and they mean nothing then. A choice that demands a tool (`required`, a named function,
+ * `allowed_tools`) keeps the empty array, for `planChat` to refuse: no tool can be called.
+ */
+export function emptyToolsMeanNone(body: unknown): void {
+  if (body === null || typeof body !== 'object') return;
+  const b = body as Record<string, unknown>;
+  const tools = b.tools;
+  if (!Array.isArray(tools) || tools.length > 0) return;
+  const choice = b.tool_choice;
+  if (choice !== undefined && choice !== 'none' && choice !== 'auto') return;
+  delete b.tools;
+  delete b.tool_choice;
+  delete b.parallel_tool_calls;
+}
 
 /** Objects inside the request whose null members also mean "not given". */
 const NULLABLE_MEMBERS = ['provider', 'reasoning', 'usage', 'stream_options'] as const;

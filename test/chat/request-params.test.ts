@@ -296,3 +296,42 @@ describe('an empty tools array', () => {
     expect(up.requests.length).toBe(before);
   });
 });
+
+describe('response_format json_schema', () => {
+  const schema = { type: 'object', properties: { a: { type: 'string' } } };
+  const call = (id: string, json_schema: Record<string, unknown>) =>
+    c.gw.call('POST', '/v1/chat/completions', {
+      token: c.key,
+      body: { model: id, messages, response_format: { type: 'json_schema', json_schema } },
+    });
+
+  it('without a name is a 400 naming response_format.json_schema.name on every upstream (OpenAI and OpenRouter require it)', async () => {
+    const before = up.requests.length;
+    for (const id of ['t/oa', 't/or', 't/an']) {
+      const r = await call(id, { schema, strict: true });
+      expect(r.status, JSON.stringify(r.body)).toBe(400);
+      expect(r.body.error).toMatchObject({
+        code: 400,
+        type: 'invalid_request_error',
+        param: 'response_format.json_schema.name',
+        message: 'response_format.json_schema.name: is required',
+      });
+    }
+    expect(up.requests.length).toBe(before);
+  });
+
+  it('with a name OpenAI would refuse (over 64 characters, or a space) is a 400 naming it', async () => {
+    for (const name of ['has space', 'x'.repeat(65), '']) {
+      const r = await call('t/oa', { name, schema });
+      expect(r.status, name).toBe(400);
+      expect(r.body.error.param).toBe('response_format.json_schema.name');
+    }
+  });
+
+  it('with a name reaches the upstream as sent', async () => {
+    const before = up.requests.length;
+    const json_schema = { name: 'answer_v-1', schema, strict: true };
+    expect((await call('t/oa', json_schema)).status).toBe(200);
+    expect(up.requests.slice(before)[0]!.json.response_format).toEqual({ type: 'json_schema', json_schema });
+  });
+});

@@ -183,16 +183,21 @@ export const ChatRequestSchema = prepareBody(
               type: StrEnum(['text', 'json_object', 'json_schema']),
               json_schema: Opt(
                 Type.Object(
-                  { name: Opt(Type.String()), schema: Opt(Type.Object({}, { additionalProperties: true })) },
+                  {
+                    // OpenAI's and OpenRouter's rule for the name (openrouter.md §2.4).
+                    name: Opt(Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' })),
+                    schema: Opt(Type.Object({}, { additionalProperties: true })),
+                  },
                   { additionalProperties: true },
                 ),
               ),
             },
             { additionalProperties: true },
           ),
-          // (if/else rather than if/then: an object with a `then` key is a thenable.)
+          // (if/else rather than if/then: an object with a `then` key is a thenable.) OpenAI and
+          // OpenRouter require the schema's `name`, and refuse a request without it.
           if: { properties: { type: { not: { const: 'json_schema' } } } },
-          else: { required: ['json_schema'] },
+          else: { required: ['json_schema'], properties: { json_schema: { required: ['name'] } } },
         }),
       ),
       user: Opt(Type.String({ maxLength: 256 })),

@@ -257,3 +257,57 @@ describe('an upstream answer that is not a completion', () => {
     }
   });
 });
+
+describe('an assistant turn replayed from an earlier refusal', () => {
+  const refusal = { type: 'refusal', refusal: "I can't help with that." };
+  const history = [
+    user,
+    { role: 'assistant', content: [{ type: 'text', text: 'Sorry.' }, refusal] },
+    { role: 'user', content: 'y' },
+  ];
+  const sentFor = async (id: string) => {
+    const before = up.requests.length;
+    const r = await chat({ model: id, messages: history });
+    expect(r.status, `${id}: ${JSON.stringify(r.body)}`).toBe(200);
+    const sent = up.requests.slice(before);
+    expect(sent).toHaveLength(1);
+    return sent[0]!.json;
+  };
+
+  it('reaches an OpenAI-compatible upstream as sent (valid OpenAI input)', async () => {
+    expect((await sentFor('t/oa')).messages[1]).toEqual(history[1]);
+  });
+
+  it('reaches Anthropic and Gemini as text, which have no refusal part', async () => {
+    expect((await sentFor('t/an')).messages[1]).toEqual({
+      role: 'assistant',
+      content: [
+        { type: 'text', text: 'Sorry.' },
+        { type: 'text', text: "I can't help with that." },
+      ],
+    });
+    expect((await sentFor('t/ge')).contents[1]).toEqual({
+      role: 'model',
+      parts: [{ text: 'Sorry.' }, { text: "I can't help with that." }],
+    });
+  });
+
+  it.each(['user', 'system', 'tool'])('in a %s message is a 400 naming the part type', async (role) => {
+    const r = await chat({
+      model: 't/oa',
+      messages: [{ role, content: [refusal], ...(role === 'tool' ? { tool_call_id: 'c' } : {}) }],
+    });
+    expect(r.status, JSON.stringify(r.body)).toBe(400);
+    expect(r.body.error.param).toBe('messages.0.content.0.type');
+    expect(r.body.error.message).toContain('"text"');
+  });
+
+  it('without its refusal text is a 400 naming the part', async () => {
+    const r = await chat({
+      model: 't/oa',
+      messages: [user, { role: 'assistant', content: [{ type: 'refusal' }] }],
+    });
+    expect(r.status, JSON.stringify(r.body)).toBe(400);
+    expect(r.body.error.message).toContain('messages.1.content.0');
+  });
+});

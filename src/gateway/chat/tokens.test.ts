@@ -36,6 +36,12 @@ describe('token counting (o200k)', () => {
       ],
     });
     expect(withImage).toBe(plain + IMAGE_TOKENS);
+    // A refusal part (an assistant turn replayed) is text, counted as such.
+    const refusal = "I can't help with that, it would take far too many words to explain why.";
+    expect(
+      countMessageTokens({ role: 'assistant', content: [{ type: 'refusal', refusal }] }) -
+        countMessageTokens({ role: 'assistant', content: '' }),
+    ).toBe(countTextTokens(refusal));
     const call = countMessageTokens({
       role: 'assistant',
       content: null,

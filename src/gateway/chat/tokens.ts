@@ -187,6 +187,8 @@ export function countPartTokens(part: ContentPart, count: TextCounter = countTex
   switch (part.type) {
     case 'text':
       return count(part.text);
+    case 'refusal':
+      return count(part.refusal);
     case 'image_url':
       return IMAGE_TOKENS;
     default:

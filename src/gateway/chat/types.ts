@@ -25,7 +25,12 @@ export interface FilePart {
   type: 'file';
   file: { filename?: string; file_data?: string; file_id?: string };
 }
-export type ContentPart = TextPart | ImagePart | AudioPart | FilePart;
+/** Assistant messages only: a turn replayed from an earlier refusal. */
+export interface RefusalPart {
+  type: 'refusal';
+  refusal: string;
+}
+export type ContentPart = TextPart | ImagePart | AudioPart | FilePart | RefusalPart;
 
 export interface ToolCall {
   id: string;

@@ -70,9 +70,16 @@ const ToolCall = FunctionTyped(
   }),
   { id: Opt(Type.String()) },
 );
-const Part = Type.Union([TextPart, ImagePart, AudioPart, FilePart]);
+/** OpenAI's assistant content part for a refusal: a turn replayed from an earlier refusal. */
+const RefusalPart = Type.Object(
+  { type: Type.Literal('refusal'), refusal: Type.String() },
+  { additionalProperties: true },
+);
+const Part = Type.Union([TextPart, ImagePart, AudioPart, FilePart, RefusalPart]);
+/** The part types of a message other than the assistant's, which cannot carry a refusal. */
+const NOT_ASSISTANT_PARTS = ['text', 'image_url', 'input_audio', 'file'];
 
-const Message = Type.Object(
+const MessageObject = Type.Object(
   {
     role: StrEnum(['system', 'developer', 'user', 'assistant', 'tool']),
     content: Opt(Type.Union([Type.String(), Type.Array(Part), Type.Null()])),
@@ -88,6 +95,16 @@ const Message = Type.Object(
   },
   { additionalProperties: true },
 );
+/** A refusal part is the assistant's only: elsewhere its type is named as the one not accepted. */
+const Message = Type.Unsafe<Record<string, unknown>>({
+  ...MessageObject,
+  if: { properties: { role: { const: 'assistant' } } },
+  else: {
+    properties: {
+      content: { items: { properties: { type: { type: 'string', enum: NOT_ASSISTANT_PARTS } } } },
+    },
+  },
+});
 
 const Tool = FunctionTyped(FunctionName());
 

@@ -14,6 +14,8 @@
  * - `image_url`: data URL -> base64 source (image/jpg sent as image/jpeg: see parseDataUrl), http(s)
  *   -> url source; `file` PDFs -> `document`.
  *   `input_audio` has no Anthropic equivalent and is dropped.
+ * - An assistant `refusal` part (a turn replayed from an earlier refusal) becomes a text block:
+ *   Anthropic has no refusal block, and the model should see what it answered.
  */
 import { createHash } from 'node:crypto';
 import type { ChatMessage, ContentPart, ReasoningDetail } from '../../gateway/chat/types.js';
@@ -49,6 +51,8 @@ function partToBlock(part: ContentPart): AnthropicBlock | undefined {
       if (part.cache_control) b.cache_control = part.cache_control;
       return b;
     }
+    case 'refusal':
+      return { type: 'text', text: part.refusal };
     case 'image_url': {
       const data = parseDataUrl(part.image_url.url);
       return data

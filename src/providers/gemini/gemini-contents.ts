@@ -37,6 +37,9 @@ function partToGemini(p: ContentPart): GeminiPart | undefined {
   switch (p.type) {
     case 'text':
       return p.text ? { text: p.text } : undefined;
+    // An assistant turn replayed from an earlier refusal: Gemini has no refusal part.
+    case 'refusal':
+      return p.refusal ? { text: p.refusal } : undefined;
     case 'image_url':
       return media(p.image_url.url, 'image/jpeg');
     case 'input_audio':

@@ -349,6 +349,30 @@ describe('streams', () => {
     expect(h?.target).toMatch(/:acme\/m$/);
   });
 
+  it("a stream cut mid-way logs its try's ms until the cut, not until the first chunk", async () => {
+    ups.a.on(ROUTE, {
+      sse: [...sse([oaChunk({ role: 'assistant', content: 'par' })], false), { delayMs: 300 }, 'reset'],
+    });
+    const r = await rawStream(c, { model: 'acme/m', messages: userMsg('hi'), provider: { only: ['a'] } });
+    expect(r.chunks.at(-1).choices[0].finish_reason).toBe('error');
+    const [log] = await requestLogs(c);
+    expect(log).toMatchObject({ status: 502, provider: 'a', stream: true });
+    expect(log.attempts).toEqual([
+      {
+        model: 'acme/m',
+        provider: 'a',
+        channel_id: expect.any(Number),
+        ok: false,
+        error_kind: 'mid_stream_connection',
+        ms: expect.any(Number),
+      },
+    ]);
+    // The upstream sent its first chunk at once and was cut 300 ms later.
+    expect(log.attempts[0].ms).toBeGreaterThanOrEqual(290);
+    expect(log.attempts[0].ms).toBeLessThanOrEqual(log.latency_ms);
+    expect(log.ttft_ms).toBeLessThan(log.attempts[0].ms);
+  });
+
   it('a slow first chunk gets keep-alive comments, then the stream', async () => {
     ups.a.on(ROUTE, {
       sse: [{ delayMs: 350 }, ...sse([oaChunk({ role: 'assistant', content: 'late' }), oaChunk({}, 'stop')])],

@@ -254,14 +254,18 @@ async function streamChat(
     if (failure !== undefined) opened.events.cancel();
   }
   const last = opened.attempts.at(-1);
-  if (failure !== undefined && ctx.signal.aborted && last) {
-    // The client left (or the shutdown cut it) mid-stream: the try ends there, and says so.
-    last.ok = false;
-    last.error_kind = abortedKind(ctx.signal);
+  if (failure !== undefined && last) {
+    // A stream that ends in a failure ran until it (the route executor measured its try only
+    // until the first thing shown).
     last.ms = Date.now() - opened.attemptStartedAt;
-  } else if (failure instanceof UpstreamError && last) {
-    last.ok = false;
-    last.error_kind = `mid_stream_${failure.kind}`;
+    if (ctx.signal.aborted) {
+      // The client left (or the shutdown cut it) mid-stream: the try ends there, and says so.
+      last.ok = false;
+      last.error_kind = abortedKind(ctx.signal);
+    } else if (failure instanceof UpstreamError) {
+      last.ok = false;
+      last.error_kind = `mid_stream_${failure.kind}`;
+    }
   }
   const served = { target: opened.target, attempts: opened.attempts };
   const bill = await runner.finish(plan, ctx, reservation, {

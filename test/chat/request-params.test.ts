@@ -335,3 +335,34 @@ describe('response_format json_schema', () => {
     expect(up.requests.slice(before)[0]!.json.response_format).toEqual({ type: 'json_schema', json_schema });
   });
 });
+
+describe('seed', () => {
+  it('is a 400 naming seed unless an integer a JSON number holds exactly', async () => {
+    const before = up.requests.length;
+    // Written by hand: 2^53 + 1 and 1e20 as a client's JSON encoder writes them.
+    for (const seed of ['1.5', '9007199254740992', '9007199254740993', '1e20', '-1e20', '"7"']) {
+      const res = await fetch(`${c.gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${c.key}`, 'content-type': 'application/json' },
+        body: `{"model":"t/oa","messages":[{"role":"user","content":"x"}],"seed":${seed}}`,
+      });
+      const body = (await res.json()) as any;
+      expect(res.status, seed).toBe(400);
+      expect(body.error).toMatchObject({ code: 400, param: 'seed' });
+      expect(body.error.message).toMatch(/^seed: /);
+    }
+    expect(up.requests.length).toBe(before);
+  });
+
+  it('within the range reaches the upstream exactly as sent', async () => {
+    for (const seed of [0, 42, -5, Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER]) {
+      const before = up.requests.length;
+      const r = await c.gw.call('POST', '/v1/chat/completions', {
+        token: c.key,
+        body: { model: 't/oa', messages, seed },
+      });
+      expect(r.status, String(seed)).toBe(200);
+      expect(up.requests.slice(before)[0]!.json.seed).toBe(seed);
+    }
+  });
+});

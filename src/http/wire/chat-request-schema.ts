@@ -165,7 +165,10 @@ export const ChatRequestSchema = prepareBody(
       max_tokens: Opt(Type.Integer({ minimum: 1 })),
       max_completion_tokens: Opt(Type.Integer({ minimum: 1 })),
       temperature: Opt(Num({ minimum: 0, maximum: 2 })),
-      seed: Opt(Type.Integer()),
+      // An integer a JSON number holds exactly (openrouter.md §2.5: the 53-bit safe range). Past
+      // it the parsed value is not the one sent (2^53 + 1 reads as 2^53), and 1e20 would be sent
+      // on as 100000000000000000000, beyond the int64 OpenAI takes.
+      seed: Opt(Type.Integer({ minimum: -Number.MAX_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER })),
       top_p: Opt(Num({ exclusiveMinimum: 0, maximum: 1 })),
       top_k: Opt(Type.Integer({ minimum: 1 })),
       frequency_penalty: Opt(Num({ minimum: -2, maximum: 2 })),

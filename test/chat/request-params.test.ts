@@ -243,7 +243,7 @@ describe('an upstream that speaks OpenRouter', () => {
   });
 });
 
-describe('an empty tools array', () => {
+describe('an empty or missing tools array', () => {
   const tool = { type: 'function', function: { name: 'f', parameters: { type: 'object' } } };
   const sentFor = async (id: string, extra: Record<string, unknown>) => {
     const before = up.requests.length;
@@ -263,6 +263,8 @@ describe('an empty tools array', () => {
         { tools: [] },
         { tools: [], tool_choice: 'auto', parallel_tool_calls: true },
         { tools: [], tool_choice: 'none', parallel_tool_calls: false },
+        { tool_choice: 'auto' },
+        { tool_choice: 'none', parallel_tool_calls: true },
       ]) {
         const b = await sentFor(id, extra);
         for (const k of ['tools', 'tool_choice', 'parallel_tool_calls'])
@@ -282,16 +284,18 @@ describe('an empty tools array', () => {
       { type: 'function', function: { name: 'f' } },
       { type: 'allowed_tools', allowed_tools: { mode: 'required', tools: [tool] } },
     ]) {
-      const err = await client()
-        .chat.completions.create({ model: 't/oa', messages, tools: [], tool_choice: tool_choice as any })
-        .then(
-          () => undefined,
-          (e: unknown) => e,
-        );
-      expect(err, JSON.stringify(tool_choice)).toBeInstanceOf(OpenAI.BadRequestError);
-      const e = err as InstanceType<typeof OpenAI.BadRequestError>;
-      expect(e.param).toBe('tool_choice');
-      expect(e.message).toContain('tool_choice:');
+      for (const tools of [[], undefined]) {
+        const err = await client()
+          .chat.completions.create({ model: 't/oa', messages, tools, tool_choice: tool_choice as any })
+          .then(
+            () => undefined,
+            (e: unknown) => e,
+          );
+        expect(err, JSON.stringify({ tools, tool_choice })).toBeInstanceOf(OpenAI.BadRequestError);
+        const e = err as InstanceType<typeof OpenAI.BadRequestError>;
+        expect(e.param).toBe('tool_choice');
+        expect(e.message).toContain('tool_choice:');
+      }
     }
     expect(up.requests.length).toBe(before);
   });

@@ -76,9 +76,10 @@ export function planChat(req: ChatRequest, principal: KeyPrincipal, deps: PlanDe
       legacy,
     );
   }
-  // Left by the body's normalizer only beside a tool_choice that demands a tool (emptyToolsMeanNone).
-  if (req.tools?.length === 0)
-    throw badRequest('tool_choice: requires a tool to call, and tools is empty', 'tool_choice');
+  // Without tools, a tool_choice is left by the body's normalizer only when it demands a tool
+  // (emptyToolsMeanNone).
+  if (!req.tools?.length && req.tool_choice !== undefined)
+    throw badRequest('tool_choice: requires a tool to call, and tools is empty or missing', 'tool_choice');
   // Fallback models the key may not use are dropped rather than failing the request.
   const models = req.models?.length ? [...new Set([model, ...req.models])].filter(mayUse) : [model];
   const routed = planRoute({

@@ -236,15 +236,16 @@ export function prepareChatBody(body: unknown): void {
 /**
  * `tools: []` means no tools, and is sent that way: OpenAI refuses an empty array (400 "[] is too
  * short - 'tools'"), and frameworks send one whenever their tool list is empty. `tool_choice`
- * `none` or `auto` and `parallel_tool_calls` go with it, since OpenAI refuses them without tools
- * and they mean nothing then. A choice that demands a tool (`required`, a named function,
- * `allowed_tools`) keeps the empty array, for `planChat` to refuse: no tool can be called.
+ * `none` or `auto` and `parallel_tool_calls` go with it (with an empty array or with no `tools` at
+ * all), since OpenAI refuses them without tools and they mean nothing then. A choice that demands
+ * a tool (`required`, a named function, `allowed_tools`) is kept, for `planChat` to refuse: no
+ * tool can be called.
  */
 export function emptyToolsMeanNone(body: unknown): void {
   if (body === null || typeof body !== 'object') return;
   const b = body as Record<string, unknown>;
   const tools = b.tools;
-  if (!Array.isArray(tools) || tools.length > 0) return;
+  if (tools !== undefined && (!Array.isArray(tools) || tools.length > 0)) return;
   const choice = b.tool_choice;
   if (choice !== undefined && choice !== 'none' && choice !== 'auto') return;
   delete b.tools;

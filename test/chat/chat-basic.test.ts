@@ -121,6 +121,8 @@ describe('chat completions', () => {
       ['top_a', -0.1],
       ['max_tokens', 0],
       ['top_logprobs', 21],
+      // OpenAI's limit; it also keeps Gemini under its own (5 stopSequences).
+      ['stop', ['a', 'b', 'c', 'd', 'e']],
     ] as const) {
       const r = await gw.call('POST', '/v1/chat/completions', {
         token: key,

@@ -323,4 +323,22 @@ describe('Gemini stop sequences', () => {
     await completeChat(geminiAdapter, { ...q, stop: 'END' }, target('gemini-2.5-flash'), { client });
     expect(sentConfig().stopSequences).toEqual(['END']);
   });
+
+  it('empty strings are not sent as stop sequences; a list of only empty strings is no stop at all', async () => {
+    up.on('POST /v1beta/models/gemini-2.5-flash:generateContent', {
+      body: fixture('gemini', 'chat.json'),
+      headers: { 'content-type': 'application/json' },
+    });
+    const sentConfig = () => up.requests[up.requests.length - 1].json.generationConfig;
+    for (const stop of [[''], ['', ''], '']) {
+      const r = await completeChat(geminiAdapter, { ...q, stop }, target('gemini-2.5-flash'), { client });
+      expect(r.choices[0].message.content).toBeTruthy();
+      expect(sentConfig(), JSON.stringify(stop)).toBeUndefined();
+    }
+    await completeChat(geminiAdapter, { ...q, stop: ['', '\n\n', 'END'] }, target('gemini-2.5-flash'), {
+      client,
+    });
+    // Whitespace is a stop sequence of its own (a blank line), unlike the empty string.
+    expect(sentConfig().stopSequences).toEqual(['\n\n', 'END']);
+  });
 });

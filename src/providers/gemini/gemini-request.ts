@@ -3,10 +3,11 @@
  * (`{base}/v1beta/models/{model}:...`, key in `x-goog-api-key`).
  *
  * generationConfig: temperature, top_p -> topP, top_k -> topK, max_tokens -> maxOutputTokens,
- * stop -> stopSequences (left out when empty), n -> candidateCount, presence/frequency penalties, seed, response_format ->
- * responseMimeType + responseJsonSchema (JSON Schema as OpenAI clients write it; the older
- * `responseSchema` takes only an OpenAPI subset and rejects e.g. additionalProperties). Tools use
- * `parametersJsonSchema` for the same reason. Dropped: logit_bias, logprobs, min_p, repetition_penalty, user.
+ * stop -> stopSequences (empty strings and an empty list left out), n -> candidateCount,
+ * presence/frequency penalties, seed, response_format -> responseMimeType + responseJsonSchema
+ * (JSON Schema as OpenAI clients write it; the older `responseSchema` takes only an OpenAPI subset
+ * and rejects e.g. additionalProperties). Tools use `parametersJsonSchema` for the same reason.
+ * Dropped: logit_bias, logprobs, min_p, repetition_penalty, user.
  *
  * thinkingConfig from `reasoning`: Gemini 3 models (name rule `gemini-3`, or `extra.thinkingLevel:
  * true`) get `thinkingLevel` from the effort (xhigh/max -> high; within what the model takes, see
@@ -100,9 +101,14 @@ export function buildGeminiRequest(
   if (req.top_k !== undefined) gen.topK = req.top_k;
   if (maxTokens !== undefined) gen.maxOutputTokens = maxTokens;
   // Gemini refuses an empty stopSequences (400 "stopSequences value of 0 but the supported range
-  // is from 1"), so `stop: []` is left out.
+  // is from 1"), so `stop: []` is left out. An empty string stops nothing a client could mean, so
+  // `stop: ['']` (or `''`) is no stop either. At most 5 are allowed: the body schema already
+  // refuses more than OpenAI's 4.
   const stops = typeof req.stop === 'string' ? [req.stop] : (req.stop ?? []);
-  if (stops.length > 0) gen.stopSequences = stops;
+  if (stops.length > 0) {
+    const kept = stops.includes('') ? stops.filter((s) => s !== '') : stops;
+    if (kept.length > 0) gen.stopSequences = kept;
+  }
   if (req.n !== undefined) gen.candidateCount = req.n;
   if (req.presence_penalty !== undefined) gen.presencePenalty = req.presence_penalty;
   if (req.frequency_penalty !== undefined) gen.frequencyPenalty = req.frequency_penalty;

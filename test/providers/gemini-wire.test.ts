@@ -342,3 +342,96 @@ describe('Gemini stop sequences', () => {
     expect(sentConfig().stopSequences).toEqual(['\n\n', 'END']);
   });
 });
+
+describe('Gemini system media', () => {
+  const serveChat = () =>
+    up.on('POST /v1beta/models/gemini-2.5-flash:generateContent', {
+      body: fixture('gemini', 'chat.json'),
+      headers: { 'content-type': 'application/json' },
+    });
+  const sentBody = () => up.requests[up.requests.length - 1].json;
+
+  it('images, files and audio in system/developer messages lead the first user turn; their text stays in systemInstruction', async () => {
+    serveChat();
+    const req: ChatRequest = {
+      ...q,
+      messages: [
+        {
+          role: 'system',
+          content: [
+            { type: 'text', text: 'Answer in the style of this chart.' },
+            { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } },
+          ],
+        },
+        {
+          role: 'developer',
+          content: [
+            { type: 'file', file: { file_data: 'data:application/pdf;base64,JVBERi0=' } },
+            { type: 'image_url', image_url: { url: 'https://example.com/logo.png' } },
+            { type: 'input_audio', input_audio: { data: 'UklGRg==', format: 'wav' } },
+          ],
+        },
+        { role: 'user', content: 'Sales for Q3?' },
+        { role: 'assistant', content: 'Up 4%.' },
+        { role: 'user', content: 'And Q4?' },
+      ],
+    };
+    const r = await completeChat(geminiAdapter, req, target('gemini-2.5-flash'), { client });
+    expect(r.choices[0].message.content).toBeTruthy();
+    const body = sentBody();
+    expect(body.systemInstruction).toEqual({ parts: [{ text: 'Answer in the style of this chart.' }] });
+    expect(body.contents.map((c: any) => c.role)).toEqual(['user', 'model', 'user']);
+    expect(body.contents[0].parts).toEqual([
+      { inlineData: { mimeType: 'image/png', data: 'iVBORw0KGgo=' } },
+      { inlineData: { mimeType: 'application/pdf', data: 'JVBERi0=' } },
+      { fileData: { mimeType: 'image/png', fileUri: 'https://example.com/logo.png' } },
+      { inlineData: { mimeType: 'audio/wav', data: 'UklGRg==' } },
+      { text: 'Sales for Q3?' },
+    ]);
+    expect(body.contents[2].parts).toEqual([{ text: 'And Q4?' }]);
+  });
+
+  it('with no user turn, the media make one; a system message of media alone sends no systemInstruction', async () => {
+    serveChat();
+    const req: ChatRequest = {
+      ...q,
+      messages: [
+        {
+          role: 'system',
+          content: [{ type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } }],
+        },
+        { role: 'assistant', content: 'The chart shows' },
+      ],
+    };
+    await completeChat(geminiAdapter, req, target('gemini-2.5-flash'), { client });
+    const body = sentBody();
+    expect(body.systemInstruction).toBeUndefined();
+    expect(body.contents).toEqual([
+      { role: 'user', parts: [{ inlineData: { mimeType: 'image/png', data: 'iVBORw0KGgo=' } }] },
+      { role: 'model', parts: [{ text: 'The chart shows' }] },
+    ]);
+
+    // A first user turn of function responses keeps them first (they answer the calls before).
+    await completeChat(
+      geminiAdapter,
+      {
+        ...q,
+        messages: [
+          req.messages[0],
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [{ id: 'c1', type: 'function', function: { name: 'chart', arguments: '{}' } }],
+          },
+          { role: 'tool', tool_call_id: 'c1', content: '{"ok":true}' },
+        ],
+      },
+      target('gemini-2.5-flash'),
+      { client },
+    );
+    expect(sentBody().contents[1].parts).toEqual([
+      { functionResponse: { name: 'chart', response: { ok: true } } },
+      { inlineData: { mimeType: 'image/png', data: 'iVBORw0KGgo=' } },
+    ]);
+  });
+});

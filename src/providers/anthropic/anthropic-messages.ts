@@ -19,7 +19,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { ChatMessage, ContentPart, ReasoningDetail } from '../../gateway/chat/types.js';
-import { parseDataUrl } from '../shared/media.js';
+import { mediaToFirstUserTurn, parseDataUrl } from '../shared/media.js';
 import { argumentsObject, functionCalls } from '../shared/tools.js';
 
 export type AnthropicBlock = Record<string, unknown> & { type: string };
@@ -125,6 +125,10 @@ export function reasoningToBlocks(details: ReasoningDetail[] | undefined): Anthr
   return out;
 }
 
+const blocksOf = (m: AnthropicMessage) => m.content;
+const isToolResult = (b: AnthropicBlock) => b.type === 'tool_result';
+const userTurn = (content: AnthropicBlock[]): AnthropicMessage => ({ role: 'user', content });
+
 export function toAnthropicMessages(messages: ChatMessage[]): {
   system: AnthropicBlock[];
   messages: AnthropicMessage[];
@@ -173,15 +177,8 @@ export function toAnthropicMessages(messages: ChatMessage[]): {
       }
     }
   }
-  if (systemMedia.length > 0) {
-    // `system` takes text blocks only (400 otherwise): the media go first in the first user turn
-    // (after any tool results, which must lead it), or in a user turn of their own at the start.
-    const first = out.find((m) => m.role === 'user');
-    if (first) {
-      const at = first.content.findIndex((b) => b.type !== 'tool_result');
-      first.content.splice(at === -1 ? first.content.length : at, 0, ...systemMedia);
-    } else out.unshift({ role: 'user', content: systemMedia });
-  }
+  // `system` takes text blocks only (400 otherwise).
+  if (systemMedia.length > 0) mediaToFirstUserTurn(out, systemMedia, blocksOf, isToolResult, userTurn);
   // A final assistant turn is a prefill, and Anthropic refuses one ending in whitespace (400
   // "final assistant content cannot end with trailing whitespace").
   const last = out[out.length - 1];

@@ -4,6 +4,9 @@
  *   looking up the `tool_call_id` among earlier assistant tool calls (OpenAI tool messages carry no
  *   function name; Gemini matches responses by name). Non-object results are wrapped as `{result}`.
  * - Consecutive turns of one role are merged (Gemini rejects non-alternating turns).
+ * - system/developer turns become `systemInstruction` text; their images, files and audio go, in
+ *   order, at the start of the first user turn (after its function responses), or in a user turn
+ *   of their own at the start (`mediaToFirstUserTurn`, shared with Anthropic).
  * - `image_url`/`file`/`input_audio`: data URLs -> `inlineData`; http(s)/gs URLs -> `fileData` with a
  *   media type guessed from the extension.
  * - Thought signatures come back from `reasoning_details` items of format `google-gemini-v1`: the one
@@ -15,7 +18,7 @@
  *   Gemini 3 answers 400 "Function call is missing a thought_signature in functionCall parts".
  */
 import type { ChatMessage, ContentPart } from '../../gateway/chat/types.js';
-import { guessMediaType, parseDataUrl } from '../shared/media.js';
+import { guessMediaType, mediaToFirstUserTurn, parseDataUrl } from '../shared/media.js';
 import { argumentsObject, functionCalls } from '../shared/tools.js';
 
 export const GEMINI_FORMAT = 'google-gemini-v1';
@@ -86,6 +89,10 @@ function fillMissingSignatures(contents: GeminiContent[]): void {
   }
 }
 
+const partsOf = (c: GeminiContent) => c.parts;
+const isFunctionResponse = (p: GeminiPart) => p.functionResponse !== undefined;
+const userTurn = (parts: GeminiPart[]): GeminiContent => ({ role: 'user', parts });
+
 export function toGeminiContents(
   messages: ChatMessage[],
   opts: { skipSignatureCheck?: boolean } = {},
@@ -95,6 +102,7 @@ export function toGeminiContents(
 } {
   const system: GeminiPart[] = [];
   const contents: GeminiContent[] = [];
+  let systemMedia: GeminiPart[] | undefined;
   const callNames = new Map<string, string>();
   const push = (role: 'user' | 'model', parts: GeminiPart[]) => {
     if (parts.length === 0) return;
@@ -108,6 +116,13 @@ export function toGeminiContents(
       case 'developer': {
         const text = textOf(m.content);
         if (text) system.push({ text });
+        if (typeof m.content !== 'string' && m.content != null)
+          for (const p of m.content) {
+            const part = p.type === 'text' ? undefined : partToGemini(p);
+            if (!part) continue;
+            systemMedia ??= [];
+            systemMedia.push(part);
+          }
         break;
       }
       case 'user':
@@ -148,6 +163,9 @@ export function toGeminiContents(
       }
     }
   }
+  // `systemInstruction` is text (`{parts: [{text}]}`): images, files and audio sent there would
+  // be lost, so they lead the conversation instead, as for Anthropic.
+  if (systemMedia) mediaToFirstUserTurn(contents, systemMedia, partsOf, isFunctionResponse, userTurn);
   if (opts.skipSignatureCheck) fillMissingSignatures(contents);
   return { ...(system.length > 0 ? { systemInstruction: { parts: system } } : {}), contents };
 }

@@ -39,3 +39,26 @@ export function guessMediaType(url: string, fallback = 'image/jpeg'): string {
 export function joinUrl(base: string, path: string): string {
   return base.replace(/\/+$/, '') + '/' + path.replace(/^\/+/, '');
 }
+
+/**
+ * Places the media of system/developer messages for an upstream whose system field takes text
+ * only (Anthropic's `system`, Gemini's `systemInstruction`): in order, at the start of the first
+ * user turn, after any tool results (which must lead it), or in a user turn of their own at the
+ * start when there is none. The model still sees them ahead of the conversation.
+ */
+export function mediaToFirstUserTurn<T extends { role: string }, P>(
+  turns: T[],
+  media: P[],
+  itemsOf: (turn: T) => P[],
+  isToolResult: (item: P) => boolean,
+  userTurn: (items: P[]) => T,
+): void {
+  const first = turns.find((t) => t.role === 'user');
+  if (!first) {
+    turns.unshift(userTurn(media));
+    return;
+  }
+  const items = itemsOf(first);
+  const at = items.findIndex((p) => !isToolResult(p));
+  items.splice(at === -1 ? items.length : at, 0, ...media);
+}

@@ -317,13 +317,14 @@ export const geminiCase: ProviderCase = {
     });
     expect(body.toolConfig).toEqual({ functionCallingConfig: { mode: 'ANY' } });
     expect(body.systemInstruction).toEqual({ parts: [{ text: 'You are terse.' }] });
+    // The client's tool call id goes on both parts, so Gemini pairs them by id as well as by name.
     expect(body.contents[1]).toEqual({
       role: 'model',
-      parts: [{ functionCall: { name: 'get_weather', args: { location: 'Paris' } } }],
+      parts: [{ functionCall: { id: 'call_1', name: 'get_weather', args: { location: 'Paris' } } }],
     });
     expect(body.contents[2].role).toBe('user');
     expect(body.contents[2].parts[0]).toEqual({
-      functionResponse: { name: 'get_weather', response: { temp_c: 18 } },
+      functionResponse: { id: 'call_1', name: 'get_weather', response: { temp_c: 18 } },
     });
   },
   checkImages(body) {

@@ -3,7 +3,7 @@
  * Gemini API checks and answers as it does.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ChatRequest } from '../../src/gateway/chat/types.js';
+import type { ChatRequest, ChatStreamEvent, ToolCall } from '../../src/gateway/chat/types.js';
 import { UpstreamError, upstreamToGateway } from '../../src/gateway/errors.js';
 import { completeChat, openChatStream } from '../../src/gateway/upstream/call-chat.js';
 import { UpstreamClient } from '../../src/gateway/upstream/upstream-client.js';
@@ -430,8 +430,108 @@ describe('Gemini system media', () => {
       { client },
     );
     expect(sentBody().contents[1].parts).toEqual([
-      { functionResponse: { name: 'chart', response: { ok: true } } },
+      { functionResponse: { id: 'c1', name: 'chart', response: { ok: true } } },
       { inlineData: { mimeType: 'image/png', data: 'iVBORw0KGgo=' } },
     ]);
+  });
+});
+
+describe('Gemini function call ids', () => {
+  const tools: ChatRequest['tools'] = [
+    { type: 'function', function: { name: 'get_weather', parameters: { type: 'object' } } },
+    { type: 'function', function: { name: 'get_time', parameters: { type: 'object' } } },
+  ];
+  /** Gemini's answers of the fixtures, with `functionCall.id` set as Gemini sets it when it gives one. */
+  const withIds = (body: any, ids: string[]) => {
+    let i = 0;
+    for (const c of body.candidates)
+      for (const p of c.content.parts) if (p.functionCall) p.functionCall.id = ids[i++];
+    return body;
+  };
+  const sentContents = () => up.requests[up.requests.length - 1].json.contents;
+  /** The next turn as a client builds it: the answer's tool calls, then one result per call. */
+  const nextTurn = (calls: ToolCall[]): ChatRequest => ({
+    ...q,
+    tools,
+    messages: [
+      { role: 'user', content: 'Weather and time in Paris?' },
+      { role: 'assistant', content: null, tool_calls: calls },
+      ...calls.map((c, i) => ({ role: 'tool' as const, tool_call_id: c.id, content: `{"n":${i}}` })),
+    ],
+  });
+
+  it("Gemini's ids are the tool call ids, and go back on the functionCall and functionResponse parts", async () => {
+    up.on('POST /v1beta/models/gemini-3-flash-preview:generateContent', [
+      { json: withIds(JSON.parse(fixture('gemini', 'tools.json')), ['8gkx2r4q']) },
+      { body: fixture('gemini', 'chat.json'), headers: { 'content-type': 'application/json' } },
+    ]);
+    const r = await completeChat(geminiAdapter, { ...q, tools }, target('gemini-3-flash-preview'), {
+      client,
+    });
+    const calls = r.choices[0].message.tool_calls!;
+    expect(calls.map((c) => c.id)).toEqual(['8gkx2r4q']);
+
+    await completeChat(geminiAdapter, nextTurn(calls), target('gemini-3-flash-preview'), { client });
+    const contents = sentContents();
+    expect(contents[1].parts[0].functionCall).toEqual({
+      id: '8gkx2r4q',
+      name: 'get_weather',
+      args: { location: 'Boston, MA' },
+    });
+    expect(contents[2].parts).toEqual([
+      { functionResponse: { id: '8gkx2r4q', name: 'get_weather', response: { n: 0 } } },
+    ]);
+  });
+
+  it('streamed: each call keeps its own Gemini id, paired with its response', async () => {
+    const event = fixture('gemini', 'tools-stream.sse')
+      .trim()
+      .replace(/^data: /, '');
+    up.on('POST /v1beta/models/gemini-3-flash-preview:streamGenerateContent', {
+      sse: [`data: ${JSON.stringify(withIds(JSON.parse(event), ['a1', 'b2']))}\r\n\r\n`],
+    });
+    const events: ChatStreamEvent[] = [];
+    for await (const ev of await openChatStream(
+      geminiAdapter,
+      { ...q, tools },
+      target('gemini-3-flash-preview'),
+      {
+        client,
+      },
+    ))
+      events.push(ev);
+    const calls = events.flatMap((e) =>
+      e.type === 'delta' ? e.choices.flatMap((c) => c.delta.tool_calls ?? []) : [],
+    ) as ToolCall[];
+    expect(calls.map((c) => c.id)).toEqual(['a1', 'b2']);
+
+    up.on('POST /v1beta/models/gemini-3-flash-preview:generateContent', {
+      body: fixture('gemini', 'chat.json'),
+      headers: { 'content-type': 'application/json' },
+    });
+    await completeChat(geminiAdapter, nextTurn(calls), target('gemini-3-flash-preview'), { client });
+    const contents = sentContents();
+    expect(contents[1].parts.map((p: any) => p.functionCall.id)).toEqual(['a1', 'b2']);
+    expect(contents[2].parts.map((p: any) => [p.functionResponse.id, p.functionResponse.name])).toEqual([
+      ['a1', 'get_weather'],
+      ['b2', 'get_time'],
+    ]);
+  });
+
+  it('without an id from Gemini, the one the gateway made is answered but never sent back as an id', async () => {
+    up.on('POST /v1beta/models/gemini-2.5-flash:generateContent', [
+      { body: fixture('gemini', 'tools.json'), headers: { 'content-type': 'application/json' } },
+      { body: fixture('gemini', 'chat.json'), headers: { 'content-type': 'application/json' } },
+    ]);
+    const r = await completeChat(geminiAdapter, { ...q, tools }, target('gemini-2.5-flash'), { client });
+    const calls = r.choices[0].message.tool_calls!;
+    expect(calls[0].id).toMatch(/^call_[0-9a-f]{24}$/);
+    await completeChat(geminiAdapter, nextTurn(calls), target('gemini-2.5-flash'), { client });
+    const contents = sentContents();
+    expect(contents[1].parts[0].functionCall).toEqual({
+      name: 'get_weather',
+      args: { location: 'Boston, MA' },
+    });
+    expect(contents[2].parts[0].functionResponse).toEqual({ name: 'get_weather', response: { n: 0 } });
   });
 });

@@ -3,6 +3,8 @@
  * - assistant -> role `model`; tool results -> `functionResponse` parts in a `user` turn, named by
  *   looking up the `tool_call_id` among earlier assistant tool calls (OpenAI tool messages carry no
  *   function name; Gemini matches responses by name). Non-object results are wrapped as `{result}`.
+ * - Tool call ids go back as `functionCall.id` and `functionResponse.id` (Gemini pairs by id when
+ *   present), except the `call_<24 hex>` ids the gateway made for calls Gemini gave no id.
  * - Consecutive turns of one role are merged (Gemini rejects non-alternating turns).
  * - system/developer turns become `systemInstruction` text; their images, files and audio go, in
  *   order, at the start of the first user turn (after its function responses), or in a user turn
@@ -17,6 +19,7 @@
  *   back, gets Google's documented dummy signature `skip_thought_signature_validator`; without it
  *   Gemini 3 answers 400 "Function call is missing a thought_signature in functionCall parts".
  */
+import { randomBytes } from 'node:crypto';
 import type { ChatMessage, ContentPart } from '../../gateway/chat/types.js';
 import { guessMediaType, mediaToFirstUserTurn, parseDataUrl } from '../shared/media.js';
 import { argumentsObject, functionCalls } from '../shared/tools.js';
@@ -64,6 +67,19 @@ function textOf(content: ChatMessage['content']): string {
   if (content == null) return '';
   if (typeof content === 'string') return content;
   return content.map((p) => (p.type === 'text' ? p.text : '')).join('');
+}
+
+/** The id given to a function call Gemini returned without one (`functionCall.id` is optional). */
+export const newCallId = () => `call_${randomBytes(12).toString('hex')}`;
+const MADE_ID = /^call_[0-9a-f]{24}$/;
+
+/**
+ * Whether a tool call id goes back on `functionCall.id` / `functionResponse.id`: Gemini's own ids
+ * do (it pairs a response with its call by id when present), ids the gateway made up when Gemini
+ * gave none do not (Gemini never saw them; those calls are paired by name, as before).
+ */
+function sendableId(id: string | undefined): id is string {
+  return typeof id === 'string' && id !== '' && !MADE_ID.test(id);
 }
 
 /** Google's documented stand-in for a thought signature a function call turn lacks. */
@@ -137,8 +153,12 @@ export function toGeminiContents(
         } catch {
           response = { result: text };
         }
-        const name = callNames.get(m.tool_call_id ?? '') ?? m.name ?? 'unknown_function';
-        push('user', [{ functionResponse: { name, response } }]);
+        const callId = m.tool_call_id ?? '';
+        const name = callNames.get(callId) ?? m.name ?? 'unknown_function';
+        const fr: Record<string, unknown> = { name, response };
+        // The id only when its call carried it, so a call and its response pair up alike.
+        if (callNames.has(callId) && sendableId(callId)) fr.id = callId;
+        push('user', [{ functionResponse: fr }]);
         break;
       }
       case 'assistant': {
@@ -148,9 +168,12 @@ export function toGeminiContents(
         const parts = contentParts(m.content);
         for (const call of functionCalls(m.tool_calls)) {
           callNames.set(call.id, call.function.name);
-          const part: GeminiPart = {
-            functionCall: { name: call.function.name, args: argumentsObject(call.function.arguments) },
+          const fc: Record<string, unknown> = {
+            name: call.function.name,
+            args: argumentsObject(call.function.arguments),
           };
+          if (sendableId(call.id)) fc.id = call.id;
+          const part: GeminiPart = { functionCall: fc };
           const sig = sigs.find((s) => s.id === call.id);
           if (sig) part.thoughtSignature = sig.data;
           parts.push(part);

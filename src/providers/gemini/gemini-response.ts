@@ -5,9 +5,9 @@
  * excludes thinking; OpenAI's completion count includes it), reasoning_tokens = thoughts,
  * prompt_tokens = promptTokenCount + toolUsePromptTokenCount, cached_tokens = cachedContentTokenCount.
  * Gemini reports STOP after function calls, so a candidate with a functionCall finishes `tool_calls`.
- * Gemini has no call ids (or optional ones): missing ids are generated as `call_<24 hex>`.
+ * A functionCall's `id` (optional at Gemini) is the tool call id; a missing one is generated as
+ * `call_<24 hex>` (`newCallId`), which is never sent back to Gemini as its id.
  */
-import { randomBytes } from 'node:crypto';
 import type {
   AssistantMessage,
   ChatResult,
@@ -20,7 +20,7 @@ import { UpstreamError } from '../../gateway/errors.js';
 import { classifyFailure, excerpt, safeJson } from '../shared/classify-failure.js';
 import { parseDurationMs } from '../shared/retry-after.js';
 import type { UpstreamHeaders } from '../types.js';
-import { GEMINI_FORMAT } from './gemini-contents.js';
+import { GEMINI_FORMAT, newCallId } from './gemini-contents.js';
 
 export interface GeminiUsage {
   promptTokenCount?: number;
@@ -30,8 +30,6 @@ export interface GeminiUsage {
   cachedContentTokenCount?: number;
   totalTokenCount?: number;
 }
-
-export const newCallId = () => `call_${randomBytes(12).toString('hex')}`;
 
 const FILTERED = new Set([
   'SAFETY',

@@ -23,6 +23,11 @@ export interface UpstreamTarget {
   headers?: Record<string, string>;
   /** Kind-specific options; each adapter documents the keys it reads. */
   extra?: Record<string, unknown>;
+  /**
+   * The model's output limit (the registry's `max_completion_tokens`) when known: an adapter that
+   * raises the output length itself (Anthropic thinking) stays within it.
+   */
+  maxOutputTokens?: number;
 }
 
 export type { UpstreamHttpRequest };

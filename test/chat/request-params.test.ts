@@ -40,11 +40,17 @@ beforeAll(async () => {
         kind: 'anthropic',
         base_url: up.url,
         keys: ['k'],
-        models: ['t/an'],
-        model_mapping: { 't/an': 'claude-sonnet-4-5' },
+        models: ['t/an', 't/an-16k'],
+        model_mapping: { 't/an': 'claude-sonnet-4-5', 't/an-16k': 'claude-opus-4-1' },
       },
     ],
-    models: [model('t/oa'), model('t/or'), model('t/an'), ...REASONING_IDS.map((id) => model(id))],
+    models: [
+      model('t/oa'),
+      model('t/or'),
+      model('t/an'),
+      model('t/an-16k', { max_completion_tokens: 16_000 }),
+      ...REASONING_IDS.map((id) => model(id)),
+    ],
     gateway: { retry_base_ms: 1, max_attempts: 1 },
   });
 });
@@ -368,5 +374,21 @@ describe('seed', () => {
       expect(r.status, String(seed)).toBe(200);
       expect(up.requests.slice(before)[0]!.json.seed).toBe(seed);
     }
+  });
+});
+
+describe('Anthropic thinking and the model output limit', () => {
+  it("max_tokens raised for a thinking budget stays within the registry's max_completion_tokens", async () => {
+    const before = up.requests.length;
+    const r = await c.gw.call('POST', '/v1/chat/completions', {
+      token: c.key,
+      body: { model: 't/an-16k', messages, reasoning: { max_tokens: 20_000 } },
+    });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const sent = up.requests.slice(before);
+    expect(sent).toHaveLength(1);
+    // 20000 + the 4096 default answer would pass the model's 16000: the budget gives way.
+    expect(sent[0]!.json.max_tokens).toBe(16_000);
+    expect(sent[0]!.json.thinking).toEqual({ type: 'enabled', budget_tokens: 16_000 - 4096 });
   });
 });

@@ -494,3 +494,68 @@ describe('Anthropic system media', () => {
     });
   });
 });
+
+describe('Anthropic thinking within the model output limit', () => {
+  // Anthropic's two checks on these fields, with the messages it answers.
+  const serveLimitCheck = (model: string, limit: number) =>
+    up.on('POST /v1/messages', (r) => {
+      const max = r.json.max_tokens as number;
+      const budget = r.json.thinking?.budget_tokens as number | undefined;
+      const refuse = (message: string) => ({
+        status: 400,
+        json: { type: 'error', error: { type: 'invalid_request_error', message } },
+      });
+      if (max > limit)
+        return refuse(
+          `max_tokens: ${max} > ${limit}, which is the maximum allowed number of output tokens for ${model}`,
+        );
+      if (budget !== undefined && budget >= max)
+        return refuse(
+          '`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size',
+        );
+      return { body: fixture('anthropic', 'chat.json'), headers: { 'content-type': 'application/json' } };
+    });
+  const limited = (maxOutputTokens: number) => ({
+    ...target(),
+    upstreamModel: 'claude-opus-4-1',
+    maxOutputTokens,
+  });
+
+  it('a budget that would raise max_tokens past the limit is cut; the answer keeps the length asked for', async () => {
+    serveLimitCheck('claude-opus-4-1', 32_000);
+    for (const [req, max, budget] of [
+      // budget 30000 + the 4096 default answer would be 34096
+      [{ ...base, reasoning: { max_tokens: 30_000 } }, 32_000, 32_000 - 4096],
+      // the client's own answer length stays: 60000 + 2000 -> 32000 with 30000 to think
+      [{ ...base, max_tokens: 2000, reasoning: { max_tokens: 60_000 } }, 32_000, 30_000],
+      // an answer length near the limit leaves the minimum budget
+      [{ ...base, max_tokens: 31_500, reasoning: { max_tokens: 40_000 } }, 32_000, 1024],
+    ] as const) {
+      const r = await completeChat(anthropicAdapter, req, limited(32_000), { client });
+      expect(r.choices[0].message.content).toBeTruthy();
+      expect(sent().max_tokens).toBe(max);
+      expect(sent().thinking).toEqual({ type: 'enabled', budget_tokens: budget });
+    }
+  });
+
+  it('within the limit nothing changes; a limit with no room for the minimum budget sends no thinking', async () => {
+    serveLimitCheck('claude-opus-4-1', 64_000);
+    await completeChat(anthropicAdapter, { ...base, reasoning: { max_tokens: 30_000 } }, limited(64_000), {
+      client,
+    });
+    expect(sent().max_tokens).toBe(34_096);
+    expect(sent().thinking.budget_tokens).toBe(30_000);
+
+    serveLimitCheck('claude-opus-4-1', 1024);
+    const r = await completeChat(
+      anthropicAdapter,
+      { ...base, max_tokens: 500, temperature: 0.2, reasoning: { effort: 'high' } },
+      limited(1024),
+      { client },
+    );
+    expect(r.choices[0].message.content).toBeTruthy();
+    expect(sent().max_tokens).toBe(500);
+    expect(sent().thinking).toBeUndefined();
+    expect(sent().temperature).toBe(0.2);
+  });
+});

@@ -84,6 +84,7 @@ function upstreamTarget(t: RouteTarget, apiKey: string): UpstreamTarget {
       upstreamModel: t.upstreamModel,
       headers: t.settings.headers as Record<string, string> | undefined,
       extra: t.settings,
+      maxOutputTokens: t.maxCompletionTokens ?? undefined,
     };
     keys.set(apiKey, u);
   }

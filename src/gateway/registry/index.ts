@@ -122,6 +122,7 @@ export function toUpstreamTarget(t: Target, apiKey = t.keys[0] ?? ''): UpstreamT
     upstreamModel: t.upstreamModel,
     headers: t.settings.headers,
     extra: t.settings,
+    maxOutputTokens: t.model.max_completion_tokens ?? undefined,
   };
 }
 

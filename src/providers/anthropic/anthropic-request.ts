@@ -14,7 +14,9 @@
  *
  * Thinking: budget = reasoning.max_tokens, else effort ratio x max_tokens, at least 1024 and at
  * most 128000. Anthropic needs budget < max_tokens, so max_tokens is raised to budget + the
- * requested (or default) answer length when it would not be. With thinking on, Anthropic refuses
+ * requested (or default) answer length when it would not be, but not past the model's output
+ * limit (`target.maxOutputTokens`, from the registry): there the budget is cut instead, and a
+ * limit of 1024 or less leaves thinking off. With thinking on, Anthropic refuses
  * temperature and top_k (dropped), top_p below 0.95 (dropped) and forced tool use (any/tool become auto).
  * In a tool loop whose last assistant turn came back without its thinking blocks, and with an
  * assistant prefill, thinking is left off for the request (Anthropic refuses it otherwise; see
@@ -130,9 +132,25 @@ export function buildAnthropicRequest(
   }
 
   const r = resolveReasoning(req);
+  let budget = 0;
   if (r?.enabled === true && !toolTurnLostThinking(messages)) {
-    const budget = reasoningBudget(r, maxTokens, { min: MIN_THINKING_BUDGET, cap: MAX_THINKING_BUDGET });
-    if (maxTokens <= budget) maxTokens = budget + (asked ?? defaultMax);
+    budget = reasoningBudget(r, maxTokens, { min: MIN_THINKING_BUDGET, cap: MAX_THINKING_BUDGET });
+    if (maxTokens <= budget) {
+      const answer = asked ?? defaultMax;
+      maxTokens = budget + answer;
+      // Past the model's output limit Anthropic answers 400 ("max_tokens: N > M, which is the
+      // maximum allowed number of output tokens"): max_tokens stops at the limit and the budget
+      // gives way, so the answer keeps the length asked for while the budget stays at least 1024.
+      // A limit with no room for 1024 below it leaves thinking off rather than failing.
+      const limit = target.maxOutputTokens;
+      if (limit !== undefined && maxTokens > limit) {
+        maxTokens = limit;
+        budget = Math.max(MIN_THINKING_BUDGET, Math.min(budget, limit - answer));
+        if (budget >= limit) budget = 0;
+      }
+    }
+  }
+  if (budget > 0) {
     body.max_tokens = maxTokens;
     body.thinking = { type: 'enabled', budget_tokens: budget };
     delete body.temperature;

@@ -101,7 +101,9 @@ beforeAll(async () => {
   });
   imageHost = createServer((req, res) => {
     imageHits.push(req.url ?? '');
-    res.writeHead(200, { 'content-type': 'image/jpeg' }).end(makeJpeg(800, 600));
+    const answer = () => res.writeHead(200, { 'content-type': 'image/jpeg' }).end(makeJpeg(800, 600));
+    if (req.url?.startsWith('/slow/')) setTimeout(answer, 300);
+    else answer();
   });
   imageHost.listen(0); // dual stack, so `localhost` reaches it over either family
   await once(imageHost, 'listening');
@@ -404,6 +406,34 @@ describe('a client that leaves', () => {
     ]);
     expect(log.attempts[0].ms).toBeGreaterThanOrEqual(190);
     expect(log.attempts[0].ms).toBeLessThanOrEqual(log.latency_ms);
+  });
+  it('fetches no further image URL once it left, and aborts those in flight', async () => {
+    const abort = new AbortController();
+    // 16 slow image URLs, fetched 4 at a time: without the client, 12 would still go out.
+    const inputs = Array.from({ length: 16 }, (_, i) => ({
+      content: [{ type: 'image_url', image_url: imageUrl(`/slow/${i}.jpg`) }],
+    }));
+    const sent = fetch(`${gw.url}/v1/multimodalembeddings`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: VOYAGE_MM, inputs }),
+      signal: abort.signal,
+    }).catch(() => 'aborted');
+    await expect.poll(() => imageHits.length, { timeout: 5_000, interval: 5 }).toBe(4);
+    abort.abort();
+    expect(await sent).toBe('aborted');
+    // Long enough for three more rounds of 300 ms fetches, had the queue gone on.
+    await new Promise((r) => setTimeout(r, 1_200));
+    expect(imageHits).toHaveLength(4);
+    expect(voyageUp.requests).toEqual([]);
+    let log: any;
+    for (let i = 0; i < 100 && !log; i++) {
+      await gw.services.requestLogs.flush();
+      const logs = await gw.call('GET', '/api/log?status=499&page_size=100', { cookie });
+      log = logs.body.data.find((l: { endpoint: string }) => l.endpoint === 'multimodalembeddings');
+      if (!log) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(log).toMatchObject({ status: 499, error_kind: 'aborted', model: VOYAGE_MM });
   });
 });
 

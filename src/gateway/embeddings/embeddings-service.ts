@@ -87,7 +87,7 @@ export class EmbeddingsService {
           `${INPUTS_PARAM[ctx.endpoint]}: model ${model.id} cannot embed images (it takes ${model.input_modalities.join(', ') || 'text'})`,
           INPUTS_PARAM[ctx.endpoint],
         );
-      const resolved = await resolveImages(req, { fetcher: this.deps.fetcher });
+      const resolved = await resolveImages(req, { fetcher: this.deps.fetcher, signal: ctx.signal });
       const { usable, rejection } = selectEmbeddingCandidates(candidates, resolved);
       if (rejection)
         throw new GatewayError(400, rejection.message, {

@@ -21,7 +21,12 @@ import { runLimited } from './run-limited.js';
  * for pixel accounting. Any problem is the client's: a 400 naming the input and part.
  */
 export interface ResolveImagesOptions {
-  fetcher: { fetch(url: string): Promise<FetchedImage> };
+  fetcher: { fetch(url: string, signal?: AbortSignal): Promise<FetchedImage> };
+  /**
+   * The request's: once it fires (the client left) no further image is fetched and the fetches
+   * in flight are aborted; the call fails with its reason.
+   */
+  signal?: AbortSignal;
   limits?: ImageLimits;
   /** Image fetches in flight at once. */
   concurrency?: number;
@@ -49,9 +54,10 @@ export async function resolveImages(
   );
   const maxTotal = opts.maxTotalBytes ?? DEFAULT_MAX_TOTAL_IMAGE_BYTES;
   let total = 0;
-  // After the first problem the request is a 400: no further image is fetched or decoded
-  // (`runLimited`), or a request of many URLs would still download every one of them.
-  await runLimited(jobs.length, opts.concurrency ?? 4, async (k) => {
+  // After the first problem the request is a 400, and after the client left nobody waits for
+  // it: no further image is fetched or decoded (`runLimited`), or a request of many URLs would
+  // still download every one of them.
+  const load = async (k: number) => {
     const job = jobs[k];
     const image = await loadImage(job, opts, limits);
     total += image.bytes.length;
@@ -62,7 +68,8 @@ export async function resolveImages(
       });
     }
     inputs[job.i][job.j] = { type: 'image', image };
-  });
+  };
+  await runLimited(jobs.length, opts.concurrency ?? 4, load, opts.signal);
   return { ...req, inputs };
 }
 
@@ -76,7 +83,7 @@ async function loadImage(
     const bytes =
       job.source.kind === 'data_url'
         ? decodeImageDataUrl(job.source.dataUrl, limits)
-        : (await opts.fetcher.fetch(job.source.url)).bytes;
+        : (await opts.fetcher.fetch(job.source.url, opts.signal)).bytes;
     return inspectImage(bytes, limits);
   } catch (err) {
     if (err instanceof ImageError) {

@@ -33,7 +33,8 @@ export interface FetchedImage {
 }
 
 export interface SafeFetcher {
-  fetch(url: string): Promise<FetchedImage>;
+  /** `signal`: the request's; once it fires the fetch is aborted and fails with its reason. */
+  fetch(url: string, signal?: AbortSignal): Promise<FetchedImage>;
   close(): Promise<void>;
 }
 
@@ -62,8 +63,18 @@ export function createSafeFetcher(opts: SafeFetchOptions = {}): SafeFetcher {
     bodyTimeout: timeoutMs,
   });
 
-  async function fetchImage(raw: string): Promise<FetchedImage> {
-    const signal = AbortSignal.timeout(timeoutMs);
+  async function fetchImage(raw: string, cancel?: AbortSignal): Promise<FetchedImage> {
+    const timeout = AbortSignal.timeout(timeoutMs);
+    try {
+      return await fetchWithin(raw, cancel ? AbortSignal.any([timeout, cancel]) : timeout);
+    } catch (err) {
+      // The client left: its reason (a 499), not a timed-out image URL (a 400).
+      if (cancel?.aborted) throw cancel.reason;
+      throw err;
+    }
+  }
+
+  async function fetchWithin(raw: string, signal: AbortSignal): Promise<FetchedImage> {
     let url = parseHttpUrl(raw);
     for (let hop = 0; ; hop++) {
       checkLiteralHost(url, policy);

@@ -29,6 +29,8 @@ let voyageUsage: 'full' | 'none' = 'full';
 const vectorFor = (i: number) => [i + 0.5, -i - 0.25, 0.1];
 const int8VectorFor = (i: number) => [i + 1, -i - 2, 127];
 const VOYAGE_MM = 'voyageai/voyage-multimodal-3';
+/** In the channel's list with no `models` entry of the config: only the default model list describes it. */
+const VOYAGE_MM_35 = 'voyageai/voyage-multimodal-3.5';
 const VOYAGE_TEXT = 'voyageai/voyage-3.5';
 const OPENAI = 'openai/text-embedding-3-small';
 const PROMPT_PRICE = 0.000001; // USD per token, so micro-USD = tokens
@@ -123,7 +125,7 @@ beforeAll(async () => {
         kind: 'voyage',
         base_url: `${voyageUp.url}/v1`,
         keys: ['voyage-key'],
-        models: [VOYAGE_MM, VOYAGE_TEXT],
+        models: [VOYAGE_MM, VOYAGE_MM_35, VOYAGE_TEXT],
       },
       {
         name: 'openai',
@@ -261,6 +263,37 @@ describe('voyageai SDK multimodalEmbed', () => {
     expect(Array.from(new Float32Array(buf.buffer, buf.byteOffset, buf.byteLength / 4))).toEqual(
       vectorFor(0).map(Math.fround),
     );
+  });
+});
+
+describe('voyage-multimodal-3.5 from the default model list', () => {
+  it('takes text and images at its default price, without a config entry', async () => {
+    const fresh = (await gw.call('POST', '/api/key', { cookie, body: { name: 'mm35', quota_limit: 1 } })).body
+      .data;
+    const res = await voyage(fresh.key).multimodalEmbed({
+      model: VOYAGE_MM_35,
+      inputs: [
+        {
+          content: [
+            { type: 'text', text: 'a photo' },
+            { type: 'image_url', imageUrl: imageUrl('/mm35.jpg') },
+          ],
+        },
+      ],
+    });
+    expect(res.model).toBe(VOYAGE_MM_35);
+    expect(voyageUp.requests[0]!.json.model).toBe('voyage-multimodal-3.5');
+    await gw.services.requestLogs.flush();
+    const row = await gw.services.repos.apiKeys.byId(fresh.id);
+    // 188 upstream tokens at voyage-multimodal-3's $0.12 per million: 22.56 micro-USD.
+    expect(row!.quota_used_micros).toBe(23);
+    const listed = (await gw.call('GET', '/v1/models', { token: key })).body.data.find(
+      (m: { id: string }) => m.id === VOYAGE_MM_35,
+    );
+    expect(listed).toMatchObject({
+      context_length: 32000,
+      architecture: { input_modalities: ['text', 'image'], output_modalities: ['embeddings'] },
+    });
   });
 });
 

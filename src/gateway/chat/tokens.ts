@@ -149,7 +149,25 @@ export function measureMessages(messages: readonly ChatMessage[], o: SampleOptio
       };
     return countMessageTokens(m, into(2 * i + 1), into(2 * i));
   });
-  const slots = 2 * messages.length;
+  const { tokens: slot, exact } = sampledTokensBySlot(texts, slotOf, 2 * messages.length, o);
+  return {
+    tokens: fixed.map((f, i) => f + slot[2 * i]! + slot[2 * i + 1]!),
+    text: fixed.map((_, i) => slot[2 * i]!),
+    exact,
+  };
+}
+
+/**
+ * The tokens of each of `slots` slots, `texts[k]` belonging to slot `slotOf[k]`, at the cost of
+ * one `sampledTokens` over all the texts: exact when they hold at most `budget` characters
+ * (`exact`), else each slot estimated from the sample (`pooledEstimates`).
+ */
+export function sampledTokensBySlot(
+  texts: readonly string[],
+  slotOf: readonly number[],
+  slots: number,
+  o: SampleOptions = {},
+): { tokens: number[]; exact: boolean } {
   const chars = new Array<number>(slots).fill(0);
   for (let k = 0; k < texts.length; k++) chars[slotOf[k]!]! += texts[k]!.length;
   const tokens = new Array<number>(slots).fill(0);
@@ -158,12 +176,8 @@ export function measureMessages(messages: readonly ChatMessage[], o: SampleOptio
     tokens[slotOf[k]!]! += n;
     counted[slotOf[k]!]! += c;
   });
-  const slot = stratum === null ? tokens : pooledEstimates(chars, tokens, counted, 2 * stratum);
-  return {
-    tokens: fixed.map((f, i) => f + slot[2 * i]! + slot[2 * i + 1]!),
-    text: fixed.map((_, i) => slot[2 * i]!),
-    exact: stratum === null,
-  };
+  if (stratum === null) return { tokens, exact: true };
+  return { tokens: pooledEstimates(chars, tokens, counted, 2 * stratum), exact: false };
 }
 
 /** A TextCounter that only collects its texts (and counts 0), for `sampledTokens` afterwards. */

@@ -2,12 +2,38 @@ import type { ParsedEmbeddingResponse } from './embedding-adapter.js';
 import type { UpstreamEmbeddingUsage } from './embedding-request.js';
 import { runLimited } from './run-limited.js';
 
-/** Consecutive slices of at most `max` items, so reassembly by concatenation keeps input order. */
-export function splitIntoBatches<T>(items: readonly T[], max: number): T[][] {
+/** A cap on the summed weights of one batch (estimated tokens), besides its item count. */
+export interface WeightLimit {
+  /** One per item. */
+  weights: readonly number[];
+  max: number;
+}
+
+/**
+ * Consecutive slices of at most `max` items (and, with `limit`, at most `limit.max` in summed
+ * weight; an item heavier than that on its own goes alone, for the upstream to judge), so
+ * reassembly by concatenation keeps input order.
+ */
+export function splitIntoBatches<T>(items: readonly T[], max: number, limit?: WeightLimit): T[][] {
   if (!Number.isInteger(max) || max < 1)
     throw new RangeError(`batch size must be a positive integer, got ${max}`);
   const out: T[][] = [];
-  for (let i = 0; i < items.length; i += max) out.push(items.slice(i, i + max));
+  if (!limit) {
+    for (let i = 0; i < items.length; i += max) out.push(items.slice(i, i + max));
+    return out;
+  }
+  let start = 0;
+  let weight = 0;
+  for (let i = 0; i < items.length; i++) {
+    const w = limit.weights[i]!;
+    if (i > start && (i - start === max || weight + w > limit.max)) {
+      out.push(items.slice(start, i));
+      start = i;
+      weight = 0;
+    }
+    weight += w;
+  }
+  if (start < items.length) out.push(items.slice(start));
   return out;
 }
 
@@ -22,11 +48,18 @@ export async function runInBatches<T>(
   max: number,
   call: (batch: T[], offset: number) => Promise<ParsedEmbeddingResponse>,
   concurrency = 4,
+  limit?: WeightLimit,
 ): Promise<ParsedEmbeddingResponse> {
-  const batches = splitIntoBatches(items, max);
+  const batches = splitIntoBatches(items, max, limit);
+  // Slices cut by weight differ in length: their offsets are counted, not i * max.
+  let offsets: number[] | undefined;
+  if (limit) {
+    offsets = new Array<number>(batches.length);
+    for (let i = 0, at = 0; i < batches.length; at += batches[i]!.length, i++) offsets[i] = at;
+  }
   const results: ParsedEmbeddingResponse[] = new Array(batches.length);
   await runLimited(batches.length, concurrency, async (i) => {
-    results[i] = await call(batches[i], i * max);
+    results[i] = await call(batches[i]!, offsets ? offsets[i]! : i * max);
   });
   return {
     vectors: results.flatMap((r) => r.vectors),

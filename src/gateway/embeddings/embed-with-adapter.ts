@@ -1,6 +1,7 @@
 import type { CancelSignal } from '../cancel.js';
 import { UpstreamError } from '../errors.js';
-import { runInBatches } from './batch-split.js';
+import { runInBatches, type WeightLimit } from './batch-split.js';
+import { inputTokenWeights } from './batch-tokens.js';
 import {
   type EmbeddingAdapter,
   type EmbeddingHttpRequest,
@@ -9,7 +10,7 @@ import {
   type ParsedEmbeddingResponse,
   type ResponseHeaders,
 } from './embedding-adapter.js';
-import type { EmbeddingDtype, ResolvedEmbeddingRequest } from './embedding-request.js';
+import type { EmbeddingDtype, EmbeddingUsage, ResolvedEmbeddingRequest } from './embedding-request.js';
 
 /**
  * One attempt against one upstream: split into the adapter's batch size, send, parse, and
@@ -31,6 +32,8 @@ export interface EmbedOptions {
   signal?: CancelSignal;
   /** Batches in flight at once. */
   concurrency?: number;
+  /** The request's usage estimate, when made already: spares a recount for the token cap. */
+  estimate?: EmbeddingUsage;
 }
 
 export interface AdapterEmbedding extends ParsedEmbeddingResponse {
@@ -65,6 +68,7 @@ export async function embedWithAdapter(
       return parsed;
     },
     opts.concurrency,
+    tokenLimit(adapter, req, target, opts.estimate),
   );
   return { ...result, dtype: effectiveDtype(adapter, req) };
 }
@@ -75,4 +79,17 @@ function parseJson(text: string): unknown {
   } catch {
     return text;
   }
+}
+
+/** Cut by estimated tokens too, when the upstream caps them and the request may exceed that. */
+function tokenLimit(
+  adapter: EmbeddingAdapter,
+  req: ResolvedEmbeddingRequest,
+  target: EmbeddingTarget,
+  estimate: EmbeddingUsage | undefined,
+): WeightLimit | undefined {
+  const cap = adapter.maxBatchTokens?.(target.upstreamModel);
+  if (cap === undefined) return undefined;
+  const weights = inputTokenWeights(req, { cap, minImagePixels: adapter.minImagePixels }, estimate);
+  return weights && { weights, max: cap };
 }

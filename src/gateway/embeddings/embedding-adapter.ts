@@ -52,6 +52,14 @@ export interface EmbeddingAdapter {
   /** Inputs per upstream call. */
   maxBatch: number;
   /**
+   * Tokens one upstream call may carry in all, for the upstream model (Voyage, OpenAI), or
+   * undefined for no such cap: batches are then also cut by our estimate of their tokens
+   * (batch-tokens.ts), so a large valid request is not refused upstream as too big.
+   */
+  maxBatchTokens?(upstreamModel: string): number | undefined;
+  /** Pixels the upstream counts a smaller image as, for that estimate. */
+  minImagePixels?: number;
+  /**
    * Output types the upstream can return. A request for a quantized type outside this set is
    * never sent here (see `adapterRejectionOf`); absent means float only.
    */

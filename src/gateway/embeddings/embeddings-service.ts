@@ -110,6 +110,7 @@ export class EmbeddingsService {
         (c, apiKey, signal) =>
           embedWithAdapter(adapters.get(c)!, resolved, embeddingTarget(c, apiKey), this.deps.send, {
             signal,
+            estimate,
           }),
         { health: this.deps.health, ...this.deps.retry, signal: ctx.signal },
       ).catch((err: unknown) => {

@@ -23,6 +23,9 @@ export const openaiEmbeddingAdapter: EmbeddingAdapter = {
   accepts: new Set(['text', 'tokens']),
   fusesParts: false,
   maxBatch: 2048,
+  // OpenAI's cap on the tokens of one request (embeddings.md 4); for other servers it only means
+  // more calls for a very large request.
+  maxBatchTokens: () => 300_000,
   buildRequest(req, target) {
     const body = {
       model: target.upstreamModel,

@@ -50,6 +50,26 @@ function voyagePart(p: ResolvedPart) {
   throw new Error('voyage cannot embed token inputs'); // unreachable: `accepts` keeps them away
 }
 
+/**
+ * Tokens per request (embeddings.md 1.4 and 1.7): 320K for the multimodal models; for the text
+ * models 1M (lite), 320K or 120K (large and the domain models) by name. A model not listed here
+ * gets the smallest cap: more calls, never a refused request.
+ */
+const MULTIMODAL_BATCH_TOKENS = 320_000;
+const TEXT_BATCH_TOKENS: ReadonlyMap<string, number> = new Map([
+  ['voyage-4-lite', 1_000_000],
+  ['voyage-3.5-lite', 1_000_000],
+  ['voyage-4', 320_000],
+  ['voyage-3.5', 320_000],
+  ['voyage-2', 320_000],
+  ['voyage-4-large', 120_000],
+  ['voyage-3-large', 120_000],
+  ['voyage-code-3', 120_000],
+  ['voyage-finance-2', 120_000],
+  ['voyage-law-2', 120_000],
+]);
+const SMALLEST_TEXT_BATCH_TOKENS = 120_000;
+
 const classifyError: EmbeddingAdapter['classifyError'] = (status, body, headers) =>
   classifyByStatus('voyage', status, errorMessageOf(body), headers);
 
@@ -58,6 +78,9 @@ export const voyageMultimodalAdapter: EmbeddingAdapter = {
   accepts: new Set(['text', 'image']),
   fusesParts: true,
   maxBatch: 1000,
+  maxBatchTokens: () => MULTIMODAL_BATCH_TOKENS,
+  // Voyage bills an image of fewer pixels as this many (its client config, embeddings.md 1.4).
+  minImagePixels: 50_000,
   dtypes: DTYPES,
   buildRequest(req, target) {
     return post(target, '/v1/multimodalembeddings', {
@@ -84,6 +107,7 @@ export const voyageTextAdapter: EmbeddingAdapter = {
   accepts: new Set(['text']),
   fusesParts: false,
   maxBatch: 1000,
+  maxBatchTokens: (model) => TEXT_BATCH_TOKENS.get(model) ?? SMALLEST_TEXT_BATCH_TOKENS,
   dtypes: DTYPES,
   buildRequest(req, target) {
     return post(target, '/v1/embeddings', {

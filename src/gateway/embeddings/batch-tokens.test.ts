@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { inputTokenWeights, TOKEN_HEADROOM } from './batch-tokens.js';
+import type { ResolvedEmbeddingRequest, ResolvedPart } from './embedding-request.js';
+import { estimateEmbeddingUsage } from './embedding-usage.js';
+
+const image = (width: number, height: number): ResolvedPart =>
+  ({ type: 'image', image: { width, height, pixels: width * height } }) as unknown as ResolvedPart;
+
+const request = (inputs: ResolvedPart[][]): ResolvedEmbeddingRequest => ({
+  inputs,
+  model: null,
+  inputType: null,
+  truncation: true,
+  encoding: 'float',
+  dimensions: null,
+  dtype: null,
+  user: null,
+});
+
+describe('inputTokenWeights', () => {
+  const req = request([
+    [{ type: 'text', text: 'hello world' }, image(56, 10)],
+    [{ type: 'tokens', tokens: [1, 2, 3, 4] }],
+    [image(1000, 1000)],
+  ]);
+
+  it('is undefined when the request estimate fits under the cap with the headroom', () => {
+    const estimate = estimateEmbeddingUsage(req);
+    expect(inputTokenWeights(req, { cap: Math.ceil(estimate.totalTokens * TOKEN_HEADROOM) }, estimate)).toBe(
+      undefined,
+    );
+  });
+
+  it('weighs each input: text, token ids and images (with the upstream minimum), plus headroom', () => {
+    const w = inputTokenWeights(req, { cap: 10, minImagePixels: 50_000 })!;
+    // 'hello world' is 2 o200k tokens; a 560-pixel image counts as 50,000 pixels (90 tokens).
+    expect(w).toEqual([
+      Math.ceil((2 + 90) * TOKEN_HEADROOM),
+      Math.ceil(4 * TOKEN_HEADROOM),
+      Math.ceil(Math.ceil(1_000_000 / 560) * TOKEN_HEADROOM),
+    ]);
+    // The minimum counts in the quick check too: without it the request would seem to fit.
+    const estimate = estimateEmbeddingUsage(req);
+    const cap = Math.ceil(estimate.totalTokens * TOKEN_HEADROOM) + 1;
+    expect(inputTokenWeights(req, { cap }, estimate)).toBe(undefined);
+    expect(inputTokenWeights(req, { cap, minImagePixels: 50_000 }, estimate)).toHaveLength(3);
+  });
+});

@@ -1,0 +1,206 @@
+import { countTokens } from 'gpt-tokenizer';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { VoyageAIClient } from 'voyageai';
+import { decodeImageDataUrl, inspectImage } from '../../src/gateway/images/image-data.js';
+import { type FakeAnswer, type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { text } from '../helpers/texts.js';
+import { dataUrl, makeJpeg } from './test-images.js';
+
+/**
+ * Upstream caps on the tokens of one request (embeddings.md 1.4, 1.7, 4): Voyage 120K for
+ * voyage-3-large, 320K for the multimodal models (every 560 image pixels one token), OpenAI
+ * 300K. The fakes refuse a request over its cap as the real ones do (a 400), counting text with
+ * o200k and images by their pixels; the gateway cuts a large valid request into calls under
+ * the cap, and answers it whole, in input order, with the calls' usage summed.
+ */
+const VOYAGE_TEXT = 'voyageai/voyage-3-large';
+const VOYAGE_MM = 'voyageai/voyage-multimodal-3';
+const OPENAI = 'openai/text-embedding-3-small';
+const CAPS: Record<string, number> = {
+  'voyage-3-large': 120_000,
+  'voyage-multimodal-3': 320_000,
+  'text-embedding-3-small': 300_000,
+};
+
+let voyageUp: FakeUpstream;
+let openaiUp: FakeUpstream;
+let gw: TestGateway;
+let key: string;
+
+/** Each input's first word is its index, so the vector tells which input it embeds. */
+const indexOf = (s: string) => Number(s.slice(0, s.indexOf(' ')));
+
+function overCap(model: string, tokens: number, detail: boolean): FakeAnswer | undefined {
+  if (tokens <= CAPS[model]!) return undefined;
+  const message = `Request to model '${model}' failed. The max allowed tokens per submitted batch is ${CAPS[model]}. Your batch has ${tokens} tokens.`;
+  return detail
+    ? { status: 400, json: { detail: message } }
+    : { status: 400, json: { error: { message, type: 'invalid_request_error', param: null, code: null } } };
+}
+
+function imageTokens(url: string): number {
+  return Math.ceil(inspectImage(decodeImageDataUrl(url)).pixels / 560);
+}
+
+beforeAll(async () => {
+  voyageUp = await startFakeUpstream({
+    'POST /v1/embeddings': (r) => {
+      const input: string[] = r.json.input;
+      const counts = input.map((s) => countTokens(s));
+      const tokens = counts.reduce((a, b) => a + b, 0);
+      return (
+        overCap(r.json.model, tokens, true) ?? {
+          json: {
+            object: 'list',
+            data: input.map((s, index) => ({ object: 'embedding', embedding: [indexOf(s), 0.5], index })),
+            model: r.json.model,
+            usage: { total_tokens: tokens },
+          },
+        }
+      );
+    },
+    'POST /v1/multimodalembeddings': (r) => {
+      let textTokens = 0;
+      let pixels = 0;
+      let tokens = 0;
+      const first: number[] = [];
+      for (const { content } of r.json.inputs) {
+        first.push(indexOf(content[0].text));
+        for (const p of content) {
+          if (p.type === 'text') {
+            const n = countTokens(p.text);
+            textTokens += n;
+            tokens += n;
+          } else {
+            pixels += inspectImage(decodeImageDataUrl(p.image_base64)).pixels;
+            tokens += imageTokens(p.image_base64);
+          }
+        }
+      }
+      return (
+        overCap(r.json.model, tokens, true) ?? {
+          json: {
+            object: 'list',
+            data: first.map((i, index) => ({ object: 'embedding', embedding: [i, 0.25], index })),
+            model: r.json.model,
+            usage: { text_tokens: textTokens, image_pixels: pixels, video_pixels: 0, total_tokens: tokens },
+          },
+        }
+      );
+    },
+  });
+  openaiUp = await startFakeUpstream({
+    'POST /v1/embeddings': (r) => {
+      const input: number[][] = r.json.input;
+      const tokens = input.reduce((a, ids) => a + ids.length, 0);
+      return (
+        overCap('text-embedding-3-small', tokens, false) ?? {
+          json: {
+            object: 'list',
+            data: input.map((ids, index) => ({ object: 'embedding', index, embedding: [ids[0]!, 0.125] })),
+            model: 'text-embedding-3-small',
+            usage: { prompt_tokens: tokens, total_tokens: tokens },
+          },
+        }
+      );
+    },
+  });
+  gw = await startTestGateway({
+    gateway: { discover_models: false, max_attempts: 1 },
+    channels: [
+      {
+        name: 'voyage',
+        kind: 'voyage',
+        base_url: `${voyageUp.url}/v1`,
+        keys: ['voyage-key'],
+        models: [VOYAGE_TEXT, VOYAGE_MM],
+      },
+      {
+        name: 'openai',
+        kind: 'openai-compatible',
+        base_url: `${openaiUp.url}/v1`,
+        keys: ['openai-key'],
+        models: [OPENAI],
+        model_mapping: { [OPENAI]: 'text-embedding-3-small' },
+      },
+    ],
+  });
+  const cookie = await gw.login();
+  key = (await gw.call('POST', '/api/key', { cookie, body: { name: 'emb' } })).body.data.key;
+});
+
+afterAll(async () => {
+  await gw?.close();
+  await voyageUp?.close();
+  await openaiUp?.close();
+});
+
+beforeEach(() => {
+  voyageUp.requests.length = 0;
+  openaiUp.requests.length = 0;
+});
+
+const voyage = () => new VoyageAIClient({ apiKey: key, baseUrl: `${gw.url}/v1`, maxRetries: 0 });
+
+describe('a request over the upstream token cap is cut into calls under it', () => {
+  it('voyage-3-large (120K tokens a call): 40 texts of ~3,600 tokens', async () => {
+    const input = Array.from({ length: 40 }, (_, i) => `${i} ${text(20_000, false, i + 1)}`);
+    const total = input.reduce((a, s) => a + countTokens(s), 0);
+    expect(total).toBeGreaterThan(CAPS['voyage-3-large']!);
+    const res = await voyage().embed({ model: VOYAGE_TEXT, input });
+    expect(res.data?.map((d) => d.embedding?.[0])).toEqual(input.map((_, i) => i));
+    expect(res.data?.map((d) => d.index)).toEqual(input.map((_, i) => i));
+    expect(res.usage?.totalTokens).toBe(total);
+    expect(voyageUp.requests.length).toBeGreaterThan(1);
+    // Consecutive slices (sent concurrently, so they may arrive in any order): every input once.
+    const calls = voyageUp.requests.map((r) => r.json.input as string[]);
+    calls.sort((a, b) => indexOf(a[0]!) - indexOf(b[0]!));
+    expect(calls.flat()).toEqual(input);
+  });
+
+  it('voyage-multimodal-3 (320K tokens a call): 24 inputs of text and a 9-megapixel image', async () => {
+    const image = dataUrl('image/jpeg', makeJpeg(3000, 3000));
+    const captions = Array.from({ length: 24 }, (_, i) => `${i} ${text(400, false, i + 1)}`);
+    const inputs = captions.map((caption) => ({
+      content: [
+        { type: 'text' as const, text: caption },
+        { type: 'image_base64' as const, imageBase64: image },
+      ],
+    }));
+    const res = await voyage().multimodalEmbed({ model: VOYAGE_MM, inputs });
+    expect(res.data?.map((d) => d.embedding?.[0])).toEqual(inputs.map((_, i) => i));
+    const texts = captions.reduce((a, s) => a + countTokens(s), 0);
+    const pixels = 24 * 3000 * 3000;
+    expect(res.usage).toMatchObject({
+      text_tokens: texts,
+      image_pixels: pixels,
+      video_pixels: 0,
+      totalTokens: texts + 24 * imageTokens(image),
+    });
+    expect(texts + 24 * imageTokens(image)).toBeGreaterThan(CAPS['voyage-multimodal-3']!);
+    expect(voyageUp.requests.length).toBeGreaterThan(1);
+  });
+
+  it('OpenAI (300K tokens a call): 40 token arrays of 8,000 ids', async () => {
+    const input = Array.from({ length: 40 }, (_, i) => [
+      i,
+      ...Array.from({ length: 7_999 }, (_, j) => j % 1000),
+    ]);
+    const res = await new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, maxRetries: 0 }).embeddings.create({
+      model: OPENAI,
+      input,
+      encoding_format: 'float',
+    });
+    expect(res.data.map((d) => d.embedding[0])).toEqual(input.map((_, i) => i));
+    expect(res.usage).toEqual({ prompt_tokens: 320_000, total_tokens: 320_000 });
+    expect(openaiUp.requests.length).toBe(2);
+  });
+
+  it('a request well under the cap is one call', async () => {
+    const res = await voyage().embed({ model: VOYAGE_TEXT, input: ['0 alpha', '1 beta'] });
+    expect(res.data?.map((d) => d.embedding?.[0])).toEqual([0, 1]);
+    expect(voyageUp.requests).toHaveLength(1);
+  });
+});

@@ -624,6 +624,37 @@ describe('bad input: a 400 whose detail names the input', () => {
     expect(voyageUp.requests).toEqual([]);
   });
 
+  // docs/embeddings.md "Empty text": each route does what its provider is documented to do.
+  // OpenAI refuses an empty string (the voyageai SDK's embed gets the same); what Voyage's multimodal
+  // endpoint does with an empty text part is not documented, so it is forwarded for Voyage to judge.
+  it('an empty text part is forwarded on the multimodal route, refused on /v1/embeddings', async () => {
+    const mm = await gw.call('POST', '/v1/multimodalembeddings', {
+      token: key,
+      body: {
+        model: VOYAGE_MM,
+        inputs: [
+          {
+            content: [
+              { type: 'text', text: '' },
+              { type: 'image_base64', image_base64: png(4, 4) },
+            ],
+          },
+        ],
+      },
+    });
+    expect(mm.status).toBe(200);
+    expect(voyageUp.requests[0]!.json.inputs[0].content[0]).toEqual({ type: 'text', text: '' });
+    const err = await voyage()
+      .embed({ model: VOYAGE_TEXT, input: ['alpha', ''] })
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
+    expect(err).toBeInstanceOf(VoyageAIError);
+    expect((err as VoyageAIError).statusCode).toBe(400);
+    expect(voyageUp.requests).toHaveLength(1);
+  });
+
   it('openai endpoint: the offending input index in the message and param', async () => {
     const r = await gw.call('POST', '/v1/embeddings', {
       token: key,

@@ -57,6 +57,8 @@ const stack = await startStack({
   baselineFlags: ['--import', probe],
   gatewayEnv,
 });
+/** When the proxies were up: the timeline of slow requests counts seconds from here. */
+const startedAt = Date.now();
 type Ev = [number, number, number?];
 /** The gateway's loop blocks of every round (wall ms, duration) and the probe's clock pair. */
 const gatewayBlocks: Ev[] = [];
@@ -118,6 +120,17 @@ try {
         g.ms += d;
         g.max = Math.max(g.max, d);
       }
+      // Slow requests by second since the stack started ("s:count"), to tell a stall of minutes
+      // (warm-up, a timer) from one spread over the round.
+      const perSecond = new Map<number, number>();
+      for (const [s] of slow) {
+        const k = Math.floor((s - startedAt) / 1000);
+        perSecond.set(k, (perSecond.get(k) ?? 0) + 1);
+      }
+      const timeline = [...perSecond]
+        .sort((a, b) => a[0] - b[0])
+        .map(([k, n]) => `${k}:${n}`)
+        .join(' ');
       const blocks = got!.blocks.map(([, d]) => d).sort((a, b) => b - a);
       const fmt = (o: Record<string, { n: number; ms: number; max: number }>) =>
         Object.entries(o)
@@ -125,6 +138,7 @@ try {
           .join(', ');
       process.stdout.write(
         `round ${round} ${t.name}: p50 ${r.p50.toFixed(2)} p99 ${r.p99.toFixed(2)} ms; > ${threshold} ms: ${slow.length} of ${samples.length} ${JSON.stringify(cause)}\n` +
+          `  slow by second since start: ${timeline || 'none'}\n` +
           `  gc: ${fmt(gcBy)}\n  loop blocks > ${blockMs} ms: ${blocks.length}, longest ${blocks
             .slice(0, 8)
             .map((d) => d.toFixed(1))

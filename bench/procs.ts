@@ -214,14 +214,31 @@ export function benchServer(ts: string, built: boolean): string[] {
 }
 
 /**
- * The gateway's entry point: `--build` output, else the project's build (dist/) when present,
- * else the sources through tsx.
+ * The node flags `npm start` runs the gateway with: the words between `node` and the script in
+ * package.json's start script (deploy/Dockerfile's CMD carries the same; a test holds them
+ * equal). The bench starts the gateway with them, so it measures what users run.
+ */
+export function startNodeFlags(): string[] {
+  const start = (
+    JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }
+  ).scripts.start;
+  const words = start.trim().split(/\s+/);
+  const script = words.indexOf('dist/src/cli/main.js');
+  if (words[0] !== 'node' || script < 0) throw new Error(`unexpected start script: ${start}`);
+  return words.slice(1, script);
+}
+
+/**
+ * The gateway's entry point, after `npm start`'s node flags: `--build` output, else the project's
+ * build (dist/) when present, else the sources through tsx.
  */
 export function gatewayEntry(built: boolean): { args: string[]; kind: string } {
-  if (built) return { args: [...entry('src/cli/main.ts', true), 'serve'], kind: 'compiled (bench --build)' };
+  const flags = startNodeFlags();
+  if (built)
+    return { args: [...flags, ...entry('src/cli/main.ts', true), 'serve'], kind: 'compiled (bench --build)' };
   const dist = join(ROOT, 'dist/src/cli/main.js');
-  if (existsSync(dist)) return { args: [dist, 'serve'], kind: 'dist' };
-  return { args: [...entry('src/cli/main.ts', false), 'serve'], kind: 'tsx' };
+  if (existsSync(dist)) return { args: [...flags, dist, 'serve'], kind: 'dist' };
+  return { args: [...flags, ...entry('src/cli/main.ts', false), 'serve'], kind: 'tsx' };
 }
 
 /** Only what a process needs: PATH/HOME and the bench's own settings, never stray MODELGATE_*. */

@@ -18,15 +18,11 @@ export function splitIntoBatches<T>(items: readonly T[], max: number, limit?: We
   if (!Number.isInteger(max) || max < 1)
     throw new RangeError(`batch size must be a positive integer, got ${max}`);
   const out: T[][] = [];
-  if (!limit) {
-    for (let i = 0; i < items.length; i += max) out.push(items.slice(i, i + max));
-    return out;
-  }
   let start = 0;
   let weight = 0;
   for (let i = 0; i < items.length; i++) {
-    const w = limit.weights[i]!;
-    if (i > start && (i - start === max || weight + w > limit.max)) {
+    const w = limit ? limit.weights[i]! : 0;
+    if (i > start && (i - start === max || (limit && weight + w > limit.max))) {
       out.push(items.slice(start, i));
       start = i;
       weight = 0;
@@ -51,15 +47,12 @@ export async function runInBatches<T>(
   limit?: WeightLimit,
 ): Promise<ParsedEmbeddingResponse> {
   const batches = splitIntoBatches(items, max, limit);
-  // Slices cut by weight differ in length: their offsets are counted, not i * max.
-  let offsets: number[] | undefined;
-  if (limit) {
-    offsets = new Array<number>(batches.length);
-    for (let i = 0, at = 0; i < batches.length; at += batches[i]!.length, i++) offsets[i] = at;
-  }
+  // Slices cut by weight differ in length: each offset is the items before it.
+  const offsets = new Array<number>(batches.length);
+  for (let i = 0, at = 0; i < batches.length; at += batches[i]!.length, i++) offsets[i] = at;
   const results: ParsedEmbeddingResponse[] = new Array(batches.length);
   await runLimited(batches.length, concurrency, async (i) => {
-    results[i] = await call(batches[i]!, offsets ? offsets[i]! : i * max);
+    results[i] = await call(batches[i]!, offsets[i]!);
   });
   return {
     vectors: results.flatMap((r) => r.vectors),

@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --min-semi-space-size=8
 import { Command, InvalidArgumentError } from 'commander';
 import { Role } from '../access/roles.js';
 import { ConfigError, loadConfig } from '../config/load-config.js';

@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
@@ -39,6 +40,23 @@ describe('node flags the gateway is started with', () => {
     expect(cmd).not.toBeNull();
     expect(JSON.parse(cmd![1]!)).toEqual(['node', ...flags, 'dist/src/cli/main.js', 'serve']);
     expect(gatewayEntry(false).args.slice(0, flags.length)).toEqual(flags);
+  });
+
+  it('the modelgate bin starts node with them too, through its shebang', async () => {
+    const flags = startNodeFlags();
+    const shebang = readFileSync(join(ROOT, 'src/cli/main.ts'), 'utf8').split('\n')[0]!;
+    expect(shebang).toBe(`#!/usr/bin/env -S node ${flags.join(' ')}`);
+    // Run as an executable, as npm's bin link runs it: env -S splits the line, node gets the flags.
+    const dir = mkdtempSync(join(tmpdir(), 'mg-shebang-'));
+    try {
+      const script = join(dir, 'bin.js');
+      writeFileSync(script, `${shebang}\nprocess.stdout.write(JSON.stringify(process.execArgv));\n`);
+      chmodSync(script, 0o755);
+      const { stdout } = await run(script, [], { timeout: 30_000 });
+      expect(JSON.parse(stdout)).toEqual(flags);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('keeps the new space from shrinking to 1 MB while idle, which made the next burst stall', async () => {

@@ -32,6 +32,20 @@ const VOYAGE_MM = 'voyageai/voyage-multimodal-3';
 /** In the channel's list with no `models` entry of the config: only the default model list describes it. */
 const VOYAGE_MM_35 = 'voyageai/voyage-multimodal-3.5';
 const VOYAGE_TEXT = 'voyageai/voyage-3.5';
+/**
+ * Voyage text models in the channel's list that only the default model list describes, with
+ * the context length and per-token price it gives them (docs/embeddings.md, "Default embedding
+ * models").
+ */
+const VOYAGE_DEFAULT_TEXT: Record<string, { context: number; prompt: string }> = {
+  'voyageai/voyage-4-large': { context: 32000, prompt: '0.00000012' },
+  'voyageai/voyage-4': { context: 32000, prompt: '0.00000006' },
+  'voyageai/voyage-4-lite': { context: 32000, prompt: '0.00000002' },
+  'voyageai/voyage-3.5-lite': { context: 32000, prompt: '0.00000002' },
+  'voyageai/voyage-code-3': { context: 32000, prompt: '0.00000018' },
+  'voyageai/voyage-finance-2': { context: 32000, prompt: '0.00000012' },
+  'voyageai/voyage-law-2': { context: 16000, prompt: '0.00000012' },
+};
 const OPENAI = 'openai/text-embedding-3-small';
 const PROMPT_PRICE = 0.000001; // USD per token, so micro-USD = tokens
 const tokensOf = (pixels: number) => Math.ceil(pixels / 560);
@@ -125,7 +139,7 @@ beforeAll(async () => {
         kind: 'voyage',
         base_url: `${voyageUp.url}/v1`,
         keys: ['voyage-key'],
-        models: [VOYAGE_MM, VOYAGE_MM_35, VOYAGE_TEXT],
+        models: [VOYAGE_MM, VOYAGE_MM_35, VOYAGE_TEXT, ...Object.keys(VOYAGE_DEFAULT_TEXT)],
       },
       {
         name: 'openai',
@@ -294,6 +308,38 @@ describe('voyage-multimodal-3.5 from the default model list', () => {
       context_length: 32000,
       architecture: { input_modalities: ['text', 'image'], output_modalities: ['embeddings'] },
     });
+  });
+});
+
+describe('Voyage text models from the default model list', () => {
+  it('are listed by /v1/models with their context length, price and modalities', async () => {
+    const listed: { id: string }[] = (await gw.call('GET', '/v1/models', { token: key })).body.data;
+    for (const [id, { context, prompt }] of Object.entries(VOYAGE_DEFAULT_TEXT)) {
+      expect(
+        listed.find((m) => m.id === id),
+        id,
+      ).toMatchObject({
+        context_length: context,
+        pricing: { prompt, completion: '0', request: '0', image: '0' },
+        architecture: { input_modalities: ['text'], output_modalities: ['embeddings'] },
+      });
+    }
+  });
+
+  it('each goes to the Voyage text endpoint under its upstream name', async () => {
+    for (const id of Object.keys(VOYAGE_DEFAULT_TEXT)) {
+      voyageUp.requests.length = 0;
+      const res = await voyage().embed({ model: id, input: ['alpha'], inputType: 'document' });
+      expect(res.model, id).toBe(id);
+      expect(res.data?.map((d) => d.embedding)).toEqual([vectorFor(0)]);
+      expect(voyageUp.requests).toHaveLength(1);
+      expect(voyageUp.requests[0]!.path).toBe('/v1/embeddings');
+      expect(voyageUp.requests[0]!.json).toMatchObject({
+        model: id.slice('voyageai/'.length),
+        input: ['alpha'],
+        input_type: 'document',
+      });
+    }
   });
 });
 

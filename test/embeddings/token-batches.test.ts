@@ -10,16 +10,21 @@ import { dataUrl, makeJpeg } from './test-images.js';
 
 /**
  * Upstream caps on the tokens of one request (embeddings.md 1.4, 1.7, 4): Voyage 120K for
- * voyage-3-large, 320K for the multimodal models (every 560 image pixels one token), OpenAI
+ * voyage-3-large (and any text model the gateway does not know), 320K for voyage-4, 1M for
+ * voyage-4-lite, 320K for the multimodal models (every 560 image pixels one token), OpenAI
  * 300K. The fakes refuse a request over its cap as the real ones do (a 400), counting text with
  * o200k and images by their pixels; the gateway cuts a large valid request into calls under
  * the cap, and answers it whole, in input order, with the calls' usage summed.
  */
 const VOYAGE_TEXT = 'voyageai/voyage-3-large';
 const VOYAGE_MM = 'voyageai/voyage-multimodal-3';
+const VOYAGE_4 = 'voyageai/voyage-4';
+const VOYAGE_4_LITE = 'voyageai/voyage-4-lite';
 const OPENAI = 'openai/text-embedding-3-small';
 const CAPS: Record<string, number> = {
   'voyage-3-large': 120_000,
+  'voyage-4': 320_000,
+  'voyage-4-lite': 1_000_000,
   'voyage-multimodal-3': 320_000,
   'text-embedding-3-small': 300_000,
 };
@@ -115,7 +120,7 @@ beforeAll(async () => {
         kind: 'voyage',
         base_url: `${voyageUp.url}/v1`,
         keys: ['voyage-key'],
-        models: [VOYAGE_TEXT, VOYAGE_MM],
+        models: [VOYAGE_TEXT, VOYAGE_MM, VOYAGE_4, VOYAGE_4_LITE],
       },
       {
         name: 'openai',
@@ -159,6 +164,20 @@ describe('a request over the upstream token cap is cut into calls under it', () 
     calls.sort((a, b) => indexOf(a[0]!) - indexOf(b[0]!));
     expect(calls.flat()).toEqual(input);
   });
+
+  // The same ~144K tokens, over the 120K a model without a cap of its own gets, fit one call of
+  // voyage-4 (320K) and of voyage-4-lite (1M): their caps come from the table, not the fallback.
+  for (const model of [VOYAGE_4, VOYAGE_4_LITE])
+    it(`${model} (${CAPS[model.slice('voyageai/'.length)]} tokens a call): 40 texts of ~3,600 tokens are one call`, async () => {
+      const input = Array.from({ length: 40 }, (_, i) => `${i} ${text(20_000, false, i + 1)}`);
+      const total = input.reduce((a, s) => a + countTokens(s), 0);
+      expect(total).toBeGreaterThan(CAPS['voyage-3-large']!);
+      const res = await voyage().embed({ model, input });
+      expect(res.data?.map((d) => d.embedding?.[0])).toEqual(input.map((_, i) => i));
+      expect(res.usage?.totalTokens).toBe(total);
+      expect(voyageUp.requests).toHaveLength(1);
+      expect(voyageUp.requests[0]!.json.model).toBe(model.slice('voyageai/'.length));
+    });
 
   it('voyage-multimodal-3 (320K tokens a call): 24 inputs of text and a 9-megapixel image', async () => {
     const image = dataUrl('image/jpeg', makeJpeg(3000, 3000));

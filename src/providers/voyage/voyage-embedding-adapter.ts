@@ -52,8 +52,9 @@ function voyagePart(p: ResolvedPart) {
 
 /**
  * Tokens per request (embeddings.md 1.4 and 1.7): 320K for the multimodal models; for the text
- * models 1M (lite), 320K or 120K (large and the domain models) by name. A model not listed here
- * gets the smallest cap: more calls, never a refused request.
+ * models 1M (lite), 320K or 120K (large and the domain models) by name, as Voyage's text
+ * embeddings API reference lists them (docs/embeddings.md, "Default embedding models"). A model
+ * not listed here gets the smallest cap: more calls, never a refused request.
  */
 const MULTIMODAL_BATCH_TOKENS = 320_000;
 const TEXT_BATCH_TOKENS: ReadonlyMap<string, number> = new Map([

@@ -151,7 +151,9 @@ beforeAll(async () => {
       },
     ],
     models: [
-      { id: VOYAGE_MM, pricing: { prompt: String(PROMPT_PRICE) } },
+      // image_pixel 0: images are paid through their token equivalent at the prompt price, not at
+      // the default entry's per-pixel rate (config prices merge key by key over the defaults).
+      { id: VOYAGE_MM, pricing: { prompt: String(PROMPT_PRICE), image_pixel: '0' } },
       { id: OPENAI, pricing: { prompt: String(PROMPT_PRICE) } },
     ],
   });
@@ -281,7 +283,7 @@ describe('voyageai SDK multimodalEmbed', () => {
 });
 
 describe('voyage-multimodal-3.5 from the default model list', () => {
-  it('takes text and images at its default price, without a config entry', async () => {
+  it('takes text and images at its default prices (tokens and pixels), without a config entry', async () => {
     const fresh = (await gw.call('POST', '/api/key', { cookie, body: { name: 'mm35', quota_limit: 1 } })).body
       .data;
     const res = await voyage(fresh.key).multimodalEmbed({
@@ -299,8 +301,9 @@ describe('voyage-multimodal-3.5 from the default model list', () => {
     expect(voyageUp.requests[0]!.json.model).toBe('voyage-multimodal-3.5');
     await gw.services.requestLogs.flush();
     const row = await gw.services.repos.apiKeys.byId(fresh.id);
-    // 188 upstream tokens at voyage-multimodal-3's $0.12 per million: 22.56 micro-USD.
-    expect(row!.quota_used_micros).toBe(23);
+    // Voyage's rates: 9 text tokens at $0.12 per million (1.08 micro-USD) and 100,000 image pixels
+    // at $0.60 per billion (60 micro-USD); not the 188 total tokens at the token rate (22.56).
+    expect(row!.quota_used_micros).toBe(61);
     const listed = (await gw.call('GET', '/v1/models', { token: key })).body.data.find(
       (m: { id: string }) => m.id === VOYAGE_MM_35,
     );

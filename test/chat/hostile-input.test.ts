@@ -302,6 +302,56 @@ describe('an assistant turn replayed from an earlier refusal', () => {
     expect(r.body.error.message).toContain('"text"');
   });
 
+  // OpenAI's own shape of a refusal answer, sent back in the history as it came.
+  const refused = { role: 'assistant', content: null, refusal: "I can't help with that." };
+  const withTurn = (turn: Record<string, unknown>) => [user, turn, { role: 'user', content: 'y' }];
+  const sentWith = async (id: string, turn: Record<string, unknown>) => {
+    const before = up.requests.length;
+    const r = await chat({ model: id, messages: withTurn(turn) });
+    expect(r.status, `${id}: ${JSON.stringify(r.body)}`).toBe(200);
+    const sent = up.requests.slice(before);
+    expect(sent).toHaveLength(1);
+    return sent[0]!.json;
+  };
+
+  it('at the message level reaches an OpenAI-compatible upstream as sent', async () => {
+    expect((await sentWith('t/oa', refused)).messages[1]).toEqual(refused);
+  });
+
+  it('at the message level reaches Anthropic and Gemini as text, not dropped', async () => {
+    expect((await sentWith('t/an', refused)).messages[1]).toEqual({
+      role: 'assistant',
+      content: [{ type: 'text', text: "I can't help with that." }],
+    });
+    expect((await sentWith('t/ge', refused)).contents[1]).toEqual({
+      role: 'model',
+      parts: [{ text: "I can't help with that." }],
+    });
+  });
+
+  it('beside content: both are sent, the refusal after; a refusal the content repeats is sent once', async () => {
+    const both = { ...refused, content: 'Sorry.' };
+    expect((await sentWith('t/an', both)).messages[1].content).toEqual([
+      { type: 'text', text: 'Sorry.' },
+      { type: 'text', text: "I can't help with that." },
+    ]);
+    expect((await sentWith('t/ge', both)).contents[1].parts).toEqual([
+      { text: 'Sorry.' },
+      { text: "I can't help with that." },
+    ]);
+    const copied = { ...refused, content: [{ type: 'text', text: "I can't help with that." }] };
+    expect((await sentWith('t/an', copied)).messages[1].content).toEqual([
+      { type: 'text', text: "I can't help with that." },
+    ]);
+    expect((await sentWith('t/ge', copied)).contents[1].parts).toEqual([{ text: "I can't help with that." }]);
+  });
+
+  it('at the message level, not a string, is a 400 naming it', async () => {
+    const r = await chat({ model: 't/an', messages: withTurn({ ...refused, refusal: 42 }) });
+    expect(r.status, JSON.stringify(r.body)).toBe(400);
+    expect(r.body.error.param).toBe('messages.1.refusal');
+  });
+
   it('without its refusal text is a 400 naming the part', async () => {
     const r = await chat({
       model: 't/oa',

@@ -42,6 +42,11 @@ describe('token counting (o200k)', () => {
       countMessageTokens({ role: 'assistant', content: [{ type: 'refusal', refusal }] }) -
         countMessageTokens({ role: 'assistant', content: '' }),
     ).toBe(countTextTokens(refusal));
+    // So is a message-level refusal (OpenAI's `content: null, refusal: "..."`).
+    expect(
+      countMessageTokens({ role: 'assistant', content: null, refusal }) -
+        countMessageTokens({ role: 'assistant', content: null }),
+    ).toBe(countTextTokens(refusal));
     const call = countMessageTokens({
       role: 'assistant',
       content: null,

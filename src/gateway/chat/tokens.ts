@@ -235,6 +235,9 @@ export function countMessageTokens(
     }
   }
   if (typeof msg.reasoning === 'string') n += count(msg.reasoning);
+  // A message-level refusal (an assistant turn replayed) is text the upstream reads; middle-out
+  // cannot cut it, so it counts with the rest, not the content.
+  if (typeof msg.refusal === 'string') n += count(msg.refusal);
   return n;
 }
 

@@ -86,6 +86,9 @@ const MessageObject = Type.Object(
     name: Opt(Type.String()),
     tool_calls: Opt(Type.Array(ToolCall)),
     tool_call_id: Opt(Type.String()),
+    // An assistant turn replayed from an earlier refusal (`content: null, refusal: "..."`):
+    // forwarded as is to OpenAI-compatible upstreams, sent as text to the others.
+    refusal: Opt(Type.String()),
     reasoning_details: Opt(
       Type.Union([
         Type.Array(Type.Object({ type: Opt(Type.String()) }, { additionalProperties: true })),

@@ -15,11 +15,13 @@
  *   -> url source; `file` PDFs -> `document`.
  *   `input_audio` has no Anthropic equivalent and is dropped.
  * - An assistant `refusal` part (a turn replayed from an earlier refusal) becomes a text block:
- *   Anthropic has no refusal block, and the model should see what it answered.
+ *   Anthropic has no refusal block, and the model should see what it answered. So does a
+ *   message-level `refusal` (`content: null, refusal: "..."`), after the content (messageRefusal).
  */
 import { createHash } from 'node:crypto';
 import type { ChatMessage, ContentPart, ReasoningDetail } from '../../gateway/chat/types.js';
 import { mediaToFirstUserTurn, parseDataUrl } from '../shared/media.js';
+import { messageRefusal } from '../shared/refusal.js';
 import { argumentsObject, functionCalls } from '../shared/tools.js';
 
 export type AnthropicBlock = Record<string, unknown> & { type: string };
@@ -164,6 +166,8 @@ export function toAnthropicMessages(messages: ChatMessage[]): {
       }
       case 'assistant': {
         const blocks = [...reasoningToBlocks(m.reasoning_details), ...contentToBlocks(m.content)];
+        const refusal = messageRefusal(m);
+        if (refusal) blocks.push({ type: 'text', text: refusal });
         for (const call of functionCalls(m.tool_calls)) {
           blocks.push({
             type: 'tool_use',

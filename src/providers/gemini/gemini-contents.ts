@@ -5,6 +5,8 @@
  *   function name; Gemini matches responses by name). Non-object results are wrapped as `{result}`.
  * - Tool call ids go back as `functionCall.id` and `functionResponse.id` (Gemini pairs by id when
  *   present), except the `call_<24 hex>` ids the gateway made for calls Gemini gave no id.
+ * - An assistant `refusal` (a part, or message-level `content: null, refusal: "..."`: a turn
+ *   replayed from an earlier refusal) is sent as text: Gemini has no refusal part (messageRefusal).
  * - Consecutive turns of one role are merged (Gemini rejects non-alternating turns).
  * - system/developer turns become `systemInstruction` text; their images, files and audio go, in
  *   order, at the start of the first user turn (after its function responses), or in a user turn
@@ -22,6 +24,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ChatMessage, ContentPart } from '../../gateway/chat/types.js';
 import { guessMediaType, mediaToFirstUserTurn, parseDataUrl } from '../shared/media.js';
+import { messageRefusal } from '../shared/refusal.js';
 import { argumentsObject, functionCalls } from '../shared/tools.js';
 
 export const GEMINI_FORMAT = 'google-gemini-v1';
@@ -166,6 +169,8 @@ export function toGeminiContents(
           (d) => d.format === GEMINI_FORMAT && d.type === 'reasoning.encrypted' && d.data,
         );
         const parts = contentParts(m.content);
+        const refusal = messageRefusal(m);
+        if (refusal) parts.push({ text: refusal });
         for (const call of functionCalls(m.tool_calls)) {
           callNames.set(call.id, call.function.name);
           const fc: Record<string, unknown> = {

@@ -343,6 +343,36 @@ describe('Gemini stop sequences', () => {
   });
 });
 
+describe('Gemini seed', () => {
+  it('a seed outside int32 (Gemini refuses it) is sent as its low 32 bits, the same for the same seed', async () => {
+    up.on('POST /v1beta/models/gemini-2.5-flash:generateContent', (req) => {
+      const seed = req.json?.generationConfig?.seed;
+      if (typeof seed === 'number' && (!Number.isInteger(seed) || seed < -(2 ** 31) || seed >= 2 ** 31))
+        return invalid(`Invalid value at 'generation_config.seed' (TYPE_INT32), ${seed}`);
+      return { body: fixture('gemini', 'chat.json'), headers: { 'content-type': 'application/json' } };
+    });
+    const seedSent = () => up.requests[up.requests.length - 1].json.generationConfig.seed;
+    for (const [seed, sent] of [
+      [0, 0],
+      [42, 42],
+      [-5, -5],
+      [2 ** 31 - 1, 2 ** 31 - 1],
+      [-(2 ** 31), -(2 ** 31)],
+      [2 ** 31, -(2 ** 31)],
+      [2 ** 32, 0],
+      [2 ** 32 + 7, 7],
+      [-(2 ** 32) - 7, -7],
+      [Number.MAX_SAFE_INTEGER, -1],
+      [-Number.MAX_SAFE_INTEGER, 1],
+      [1_234_567_890_123, 1_912_276_171],
+    ] as const) {
+      const r = await completeChat(geminiAdapter, { ...q, seed }, target('gemini-2.5-flash'), { client });
+      expect(r.choices[0].message.content, String(seed)).toBeTruthy();
+      expect(seedSent(), String(seed)).toBe(sent);
+    }
+  });
+});
+
 describe('Gemini system media', () => {
   const serveChat = () =>
     up.on('POST /v1beta/models/gemini-2.5-flash:generateContent', {

@@ -4,9 +4,10 @@
  *
  * generationConfig: temperature, top_p -> topP, top_k -> topK, max_tokens -> maxOutputTokens,
  * stop -> stopSequences (empty strings and an empty list left out), n -> candidateCount,
- * presence/frequency penalties, seed, response_format -> responseMimeType + responseJsonSchema
- * (JSON Schema as OpenAI clients write it; the older `responseSchema` takes only an OpenAPI subset
- * and rejects e.g. additionalProperties). Tools use `parametersJsonSchema` for the same reason.
+ * presence/frequency penalties, seed (its low 32 bits: Gemini's is an int32, see geminiSeed),
+ * response_format -> responseMimeType + responseJsonSchema (JSON Schema as OpenAI clients write
+ * it; the older `responseSchema` takes only an OpenAPI subset and rejects e.g.
+ * additionalProperties). Tools use `parametersJsonSchema` for the same reason.
  * Dropped: logit_bias, logprobs, min_p, repetition_penalty, user.
  *
  * thinkingConfig from `reasoning`: Gemini 3 models (name rule `gemini-3`, or `extra.thinkingLevel:
@@ -69,6 +70,17 @@ function thinkingLevel(effort: string, model: string): string {
   return effort;
 }
 
+/**
+ * Gemini's `seed` is an int32 and a larger one is a 400 ("Invalid value at
+ * 'generation_config.seed' (TYPE_INT32)"), while OpenAI clients may send any safe integer (often a
+ * random 64-bit-ish one). Its low 32 bits, read as a signed int32 (two's complement), are sent: a
+ * seed within int32 is unchanged, and one seed always maps to the same Gemini seed, so repeating
+ * a request repeats its sampling as well as Gemini does. (Seeds 2^32 apart map alike.)
+ */
+export function geminiSeed(seed: number): number {
+  return seed | 0;
+}
+
 export function geminiUrl(target: UpstreamTarget, path: string): string {
   const version = typeof target.extra?.apiVersion === 'string' ? target.extra.apiVersion : 'v1beta';
   const base = /\/v1(beta\d*)?\/?$/.test(target.baseUrl) ? target.baseUrl : joinUrl(target.baseUrl, version);
@@ -112,7 +124,7 @@ export function buildGeminiRequest(
   if (req.n !== undefined) gen.candidateCount = req.n;
   if (req.presence_penalty !== undefined) gen.presencePenalty = req.presence_penalty;
   if (req.frequency_penalty !== undefined) gen.frequencyPenalty = req.frequency_penalty;
-  if (req.seed !== undefined) gen.seed = req.seed;
+  if (req.seed !== undefined) gen.seed = geminiSeed(req.seed);
   const rf = req.response_format;
   if (rf?.type === 'json_object') gen.responseMimeType = 'application/json';
   else if (rf?.type === 'json_schema') {

@@ -391,4 +391,22 @@ describe('Anthropic thinking and the model output limit', () => {
     expect(sent[0]!.json.max_tokens).toBe(16_000);
     expect(sent[0]!.json.thinking).toEqual({ type: 'enabled', budget_tokens: 16_000 - 4096 });
   });
+
+  it("a client's max_tokens above the registry's max_completion_tokens is sent as that limit", async () => {
+    for (const [body, max] of [
+      [{ model: 't/an-16k', messages, max_tokens: 50_000 }, 16_000],
+      [{ model: 't/an-16k', messages, max_completion_tokens: 50_000 }, 16_000],
+      // within the limit: sent as asked
+      [{ model: 't/an-16k', messages, max_tokens: 9000 }, 9000],
+    ] as const) {
+      const before = up.requests.length;
+      const r = await c.gw.call('POST', '/v1/chat/completions', { token: c.key, body });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      // usage is the upstream's, whatever was asked
+      expect(r.body.usage.completion_tokens).toBe(fixtureJson('anthropic/chat.json').usage.output_tokens);
+      const sent = up.requests.slice(before);
+      expect(sent).toHaveLength(1);
+      expect(sent[0]!.json.max_tokens, JSON.stringify(body)).toBe(max);
+    }
+  });
 });

@@ -538,6 +538,36 @@ describe('Anthropic thinking within the model output limit', () => {
     }
   });
 
+  it('a max_tokens above the limit (Anthropic refuses it) is sent as the limit, when the registry knows it', async () => {
+    serveLimitCheck('claude-opus-4-1', 32_000);
+    for (const [req, extra, max] of [
+      [{ ...base, max_tokens: 64_000 }, {}, 32_000],
+      [{ ...base, max_completion_tokens: 100_000, max_tokens: 10 }, {}, 32_000],
+      // an operator's default above the model's limit alike
+      [base, { defaultMaxTokens: 50_000 }, 32_000],
+      [{ ...base, max_tokens: 32_000 }, {}, 32_000],
+      [{ ...base, max_tokens: 1000 }, {}, 1000],
+    ] as const) {
+      const r = await completeChat(anthropicAdapter, req, { ...limited(32_000), extra }, { client });
+      expect(r.choices[0].message.content).toBeTruthy();
+      expect(sent().max_tokens, JSON.stringify(req)).toBe(max);
+      expect(sent().thinking).toBeUndefined();
+    }
+    // With thinking, the budget comes from the length that is sent: high effort is 0.8 of it.
+    await completeChat(
+      anthropicAdapter,
+      { ...base, max_tokens: 64_000, reasoning: { effort: 'high' } },
+      limited(32_000),
+      { client },
+    );
+    expect(sent().max_tokens).toBe(32_000);
+    expect(sent().thinking).toEqual({ type: 'enabled', budget_tokens: 25_600 });
+    // A limit the registry does not know: sent as asked (Anthropic decides).
+    serveChat();
+    await completeChat(anthropicAdapter, { ...base, max_tokens: 64_000 }, target(), { client });
+    expect(sent().max_tokens).toBe(64_000);
+  });
+
   it('within the limit nothing changes; a limit with no room for the minimum budget sends no thinking', async () => {
     serveLimitCheck('claude-opus-4-1', 64_000);
     await completeChat(anthropicAdapter, { ...base, reasoning: { max_tokens: 30_000 } }, limited(64_000), {

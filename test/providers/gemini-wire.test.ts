@@ -343,6 +343,44 @@ describe('Gemini stop sequences', () => {
   });
 });
 
+describe('Gemini maxOutputTokens within the model output limit', () => {
+  it('a max_tokens above the limit (Gemini refuses it) is sent as the limit, when the registry knows it', async () => {
+    const LIMIT = 65_536;
+    up.on('POST /v1beta/models/gemini-2.5-flash:generateContent', (req) => {
+      const max = req.json?.generationConfig?.maxOutputTokens;
+      if (typeof max === 'number' && (max < 1 || max > LIMIT))
+        return invalid(
+          `Unable to submit request because it has a maxOutputTokens value of ${max} but the supported range is from 1 (inclusive) to ${LIMIT + 1} (exclusive). Update the value and try again.`,
+        );
+      return { body: fixture('gemini', 'chat.json'), headers: { 'content-type': 'application/json' } };
+    });
+    const limited = { ...target('gemini-2.5-flash'), maxOutputTokens: LIMIT };
+    const sentConfig = () => up.requests[up.requests.length - 1].json.generationConfig;
+    for (const [req, max] of [
+      [{ ...q, max_tokens: 100_000 }, LIMIT],
+      [{ ...q, max_completion_tokens: 200_000, max_tokens: 10 }, LIMIT],
+      [{ ...q, max_tokens: LIMIT }, LIMIT],
+      [{ ...q, max_tokens: 1000 }, 1000],
+    ] as const) {
+      const r = await completeChat(geminiAdapter, req, limited, { client });
+      expect(r.choices[0].message.content).toBeTruthy();
+      expect(sentConfig().maxOutputTokens, JSON.stringify(req)).toBe(max);
+    }
+    // No max_tokens: none is sent, the limit is not made one.
+    await completeChat(geminiAdapter, q, limited, { client });
+    expect(sentConfig()).toBeUndefined();
+    // The thinking budget comes from the length that is sent: low effort is 0.2 of it.
+    await completeChat(
+      geminiAdapter,
+      { ...q, max_tokens: 1_000_000, reasoning: { effort: 'low' } },
+      limited,
+      { client },
+    );
+    expect(sentConfig().maxOutputTokens).toBe(LIMIT);
+    expect(sentConfig().thinkingConfig.thinkingBudget).toBe(Math.floor(LIMIT * 0.2));
+  });
+});
+
 describe('Gemini seed', () => {
   it('a seed outside int32 (Gemini refuses it) is sent as its low 32 bits, the same for the same seed', async () => {
     up.on('POST /v1beta/models/gemini-2.5-flash:generateContent', (req) => {

@@ -5,7 +5,8 @@
  * Target options (`target.extra`): `defaultMaxTokens` (default 4096: Anthropic requires
  * `max_tokens`), `version` (anthropic-version), `beta` (anthropic-beta header).
  *
- * Mapped: max_tokens/max_completion_tokens, temperature (clamped to Anthropic's 0..1), top_p (only
+ * Mapped: max_tokens/max_completion_tokens (at most the model's output limit, `target.maxOutputTokens`,
+ * when the registry knows it: Anthropic refuses more), temperature (clamped to Anthropic's 0..1), top_p (only
  * without temperature: newer models refuse both), top_k,
  * stop -> stop_sequences (whitespace-only ones removed: Anthropic rejects them), user ->
  * metadata.user_id, tools, tool_choice (required -> any, named -> tool), parallel_tool_calls:false ->
@@ -102,8 +103,13 @@ export function buildAnthropicRequest(
   const { system, messages } = toAnthropicMessages(req.messages);
   const defaultMax =
     typeof target.extra?.defaultMaxTokens === 'number' ? target.extra.defaultMaxTokens : DEFAULT_MAX_TOKENS;
+  // Anthropic refuses a max_tokens above the model's output limit (400 "max_tokens: N > M, which
+  // is the maximum allowed number of output tokens"), and the answer cannot be longer than the
+  // limit anyway: the limit is sent instead, when the registry knows it (`target.maxOutputTokens`).
+  const limit = target.maxOutputTokens;
   const asked = req.max_completion_tokens ?? req.max_tokens;
-  let maxTokens = asked ?? defaultMax;
+  const answer = limit !== undefined ? Math.min(asked ?? defaultMax, limit) : (asked ?? defaultMax);
+  let maxTokens = answer;
   const body: Record<string, unknown> = { model: target.upstreamModel, max_tokens: maxTokens, messages };
   if (system.length > 0) body.system = system;
   if (req.temperature !== undefined) body.temperature = Math.min(1, req.temperature);
@@ -136,13 +142,10 @@ export function buildAnthropicRequest(
   if (r?.enabled === true && !toolTurnLostThinking(messages)) {
     budget = reasoningBudget(r, maxTokens, { min: MIN_THINKING_BUDGET, cap: MAX_THINKING_BUDGET });
     if (maxTokens <= budget) {
-      const answer = asked ?? defaultMax;
       maxTokens = budget + answer;
-      // Past the model's output limit Anthropic answers 400 ("max_tokens: N > M, which is the
-      // maximum allowed number of output tokens"): max_tokens stops at the limit and the budget
-      // gives way, so the answer keeps the length asked for while the budget stays at least 1024.
-      // A limit with no room for 1024 below it leaves thinking off rather than failing.
-      const limit = target.maxOutputTokens;
+      // Past the model's output limit (the 400 above), max_tokens stops at the limit and the
+      // budget gives way, so the answer keeps the length asked for while the budget stays at
+      // least 1024. A limit with no room for 1024 below it leaves thinking off rather than failing.
       if (limit !== undefined && maxTokens > limit) {
         maxTokens = limit;
         budget = Math.max(MIN_THINKING_BUDGET, Math.min(budget, limit - answer));

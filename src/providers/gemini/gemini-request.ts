@@ -2,7 +2,8 @@
  * Canonical request -> Gemini `generateContent` / `streamGenerateContent?alt=sse`
  * (`{base}/v1beta/models/{model}:...`, key in `x-goog-api-key`).
  *
- * generationConfig: temperature, top_p -> topP, top_k -> topK, max_tokens -> maxOutputTokens,
+ * generationConfig: temperature, top_p -> topP, top_k -> topK, max_tokens -> maxOutputTokens (at
+ * most the model's output limit, `target.maxOutputTokens`, when the registry knows it),
  * stop -> stopSequences (empty strings and an empty list left out), n -> candidateCount,
  * presence/frequency penalties, seed (its low 32 bits: Gemini's is an int32, see geminiSeed),
  * response_format -> responseMimeType + responseJsonSchema (JSON Schema as OpenAI clients write
@@ -107,7 +108,12 @@ export function buildGeminiRequest(
       : /gemini-3/i.test(target.upstreamModel);
   const body: Record<string, unknown> = toGeminiContents(req.messages, { skipSignatureCheck: levelModel });
   const gen: Record<string, unknown> = {};
-  const maxTokens = req.max_completion_tokens ?? req.max_tokens;
+  // Gemini refuses a maxOutputTokens above the model's limit (400 "... maxOutputTokens value of N
+  // but the supported range is from 1 (inclusive) to M (exclusive)"), and the answer cannot be
+  // longer anyway: the limit is sent instead, when the registry knows it (`target.maxOutputTokens`).
+  const asked = req.max_completion_tokens ?? req.max_tokens;
+  const limit = target.maxOutputTokens;
+  const maxTokens = asked !== undefined && limit !== undefined ? Math.min(asked, limit) : asked;
   if (req.temperature !== undefined) gen.temperature = req.temperature;
   if (req.top_p !== undefined) gen.topP = req.top_p;
   if (req.top_k !== undefined) gen.topK = req.top_k;

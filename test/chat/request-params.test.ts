@@ -15,7 +15,23 @@ const REASONING_IDS = [...STOPLESS, ...WITH_STOP];
 
 beforeAll(async () => {
   up = await startFakeUpstream({
-    'POST /v1/chat/completions': { json: oaCompletion('fine') },
+    // Refuses a length above gpt-4o's output limit as OpenAI does.
+    'POST /v1/chat/completions': (req) => {
+      const asked = req.json?.max_completion_tokens ?? req.json?.max_tokens;
+      if (req.json?.model === 'gpt-4o' && asked > 16_384)
+        return {
+          status: 400,
+          json: {
+            error: {
+              message: `max_tokens is too large: ${asked}. This model supports at most 16384 completion tokens, whereas you provided ${asked}.`,
+              type: 'invalid_request_error',
+              param: 'max_tokens',
+              code: 'invalid_value',
+            },
+          },
+        };
+      return { json: oaCompletion('fine') };
+    },
     'POST /v1/messages': () => ({ json: fixtureJson('anthropic/chat.json') }),
   });
   c = await startChatGateway({
@@ -25,7 +41,8 @@ beforeAll(async () => {
         kind: 'openai-compatible',
         base_url: `${up.url}/v1`,
         keys: ['k'],
-        models: ['t/oa', ...REASONING_IDS],
+        models: ['t/oa', 't/gpt-4o', ...REASONING_IDS],
+        model_mapping: { 't/gpt-4o': 'gpt-4o' },
       },
       {
         name: 'or',
@@ -49,6 +66,7 @@ beforeAll(async () => {
       model('t/or'),
       model('t/an'),
       model('t/an-16k', { max_completion_tokens: 16_000 }),
+      model('t/gpt-4o', { max_completion_tokens: 16_384 }),
       ...REASONING_IDS.map((id) => model(id)),
     ],
     gateway: { retry_base_ms: 1, max_attempts: 1 },
@@ -407,6 +425,24 @@ describe('Anthropic thinking and the model output limit', () => {
       const sent = up.requests.slice(before);
       expect(sent).toHaveLength(1);
       expect(sent[0]!.json.max_tokens, JSON.stringify(body)).toBe(max);
+    }
+  });
+});
+
+describe('max_tokens above the model output limit, OpenAI-compatible', () => {
+  it("is sent as the registry's max_completion_tokens, which OpenAI would otherwise refuse with a 400", async () => {
+    for (const [body, max] of [
+      [{ model: 't/gpt-4o', messages, max_tokens: 32_000 }, 16_384],
+      [{ model: 't/gpt-4o', messages, max_completion_tokens: 50_000, max_tokens: 10 }, 16_384],
+      // within the limit: sent as asked
+      [{ model: 't/gpt-4o', messages, max_tokens: 9000 }, 9000],
+    ] as const) {
+      const before = up.requests.length;
+      const r = await c.gw.call('POST', '/v1/chat/completions', { token: c.key, body });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      const sent = up.requests.slice(before);
+      expect(sent).toHaveLength(1);
+      expect(sent[0]!.json.max_completion_tokens ?? sent[0]!.json.max_tokens, JSON.stringify(body)).toBe(max);
     }
   });
 });

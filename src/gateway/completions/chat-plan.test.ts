@@ -82,6 +82,17 @@ describe('requestFor with middle-out', () => {
     expect(promptCounts).toHaveBeenCalledOnce();
     expect(requestFor(plan, target(countPromptTokens(req) - 300))).not.toBe(first);
   });
+
+  it("reserves the completion length that is sent: max_tokens at most the model's output limit", () => {
+    const asking: ChatRequest = { ...req, max_tokens: 50_000 };
+    const exact = countPromptTokens(asking);
+    const context = exact + 150;
+    const limited = { ...target(context), maxCompletionTokens: 100 } as RouteTarget;
+    // Sent as 100 (the limit), the prompt fits beside it whole; reserving the 50,000 asked would
+    // leave no room for any prompt at all.
+    expect(requestFor(planOf(asking).plan, limited)).toBe(asking);
+    expect(() => requestFor(planOf(asking).plan, target(context))).toThrow(/does not fit/);
+  });
 });
 
 describe('reservationMicros', () => {
@@ -133,6 +144,14 @@ describe('reservationMicros', () => {
   it('with middle-out and max_tokens, max_tokens is the completion', () => {
     const { plan } = planOf({ ...huge, max_tokens: 300 }, { candidates: [short] });
     expectMicros(reservationMicros(plan), 8_000 * 1 + 300 * 2);
+  });
+
+  it("a max_tokens above a model's output limit is priced at the limit, the length that is sent", () => {
+    const { plan } = planOf({ ...huge, max_tokens: 7_000 }, { candidates: [short, wide] });
+    // short sends 1,000 and wide 2,000 of the 7,000 asked.
+    expectMicros(reservationMicros(plan), 20_000 * 3 + 2_000 * 6);
+    const one = planOf({ ...huge, max_tokens: 7_000 }, { candidates: [short] });
+    expectMicros(reservationMicros(one.plan), 8_000 * 1 + 1_000 * 2);
   });
 
   it('a prompt whose bound fits is priced alike with and without middle-out', () => {

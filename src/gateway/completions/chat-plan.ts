@@ -133,8 +133,17 @@ function fitting(candidates: Candidate[], maxTokens: number, field: string): Can
   return candidates.filter((c) => maxTokens < c.target.contextLength);
 }
 
-/** Middle-out's result per plan and context length: retries and fallbacks of one size reuse it. */
-const cuts = new WeakMap<ChatPlan, Map<number, ChatRequest | null>>();
+/**
+ * The completion length `t` is sent: what the request asks, at most the model's output limit when
+ * the registry knows it (every adapter sends no more, since upstreams refuse a larger one).
+ */
+export function sentMaxTokens(req: ChatRequest, t: RouteTarget): number | undefined {
+  const asked = req.max_completion_tokens ?? req.max_tokens;
+  return asked === undefined ? undefined : Math.min(asked, t.maxCompletionTokens ?? Number.POSITIVE_INFINITY);
+}
+
+/** Middle-out's result per plan, context length and reserve: retries and fallbacks of one size reuse it. */
+const cuts = new WeakMap<ChatPlan, Map<string, ChatRequest | null>>();
 
 /**
  * The request as one candidate receives it: routing fields are left for the adapter to drop,
@@ -142,7 +151,7 @@ const cuts = new WeakMap<ChatPlan, Map<number, ChatRequest | null>>();
  */
 export function requestFor(plan: ChatPlan, t: RouteTarget): ChatRequest {
   if (!plan.middleOut) return plan.request;
-  const reserve = plan.request.max_completion_tokens ?? plan.request.max_tokens ?? 0;
+  const reserve = sentMaxTokens(plan.request, t) ?? 0;
   // The bound (bytes, no tokenizer) settles a prompt that clearly fits; one that may not is
   // measured once for all candidates (bounded cost), and middle-out goes by those counts.
   if (plan.promptBound() + reserve < t.contextLength) return plan.request;
@@ -151,10 +160,11 @@ export function requestFor(plan: ChatPlan, t: RouteTarget): ChatRequest {
     byContext = new Map();
     cuts.set(plan, byContext);
   }
-  let r = byContext.get(t.contextLength);
+  const size = `${t.contextLength}/${reserve}`;
+  let r = byContext.get(size);
   if (r === undefined) {
     r = middleOut(plan, t.contextLength, reserve);
-    byContext.set(t.contextLength, r);
+    byContext.set(size, r);
   }
   if (r === null)
     throw new UnfitCandidate(
@@ -191,9 +201,9 @@ export function promptTokenCap(plan: ChatPlan, t: RouteTarget): number {
 
 /** Worst-case cost of the request over its candidates, in micro-USD, for the quota reservation. */
 export function reservationMicros(plan: ChatPlan): number {
-  const maxTokens = plan.request.max_completion_tokens ?? plan.request.max_tokens;
   let worst = 0;
   for (const { target: t } of plan.candidates) {
+    const maxTokens = sentMaxTokens(plan.request, t);
     const prompt = promptTokenCap(plan, t);
     const limit = t.maxCompletionTokens ?? 4096;
     // Without max_tokens the completion is what the context leaves after the prompt. A prompt

@@ -20,6 +20,7 @@
  */
 import { reasoningBudget, resolveReasoning } from '../../gateway/chat/reasoning.js';
 import type { ChatRequest } from '../../gateway/chat/types.js';
+import { sentMaxTokens } from '../shared/max-tokens.js';
 import { joinUrl } from '../shared/media.js';
 import { functionTools } from '../shared/tools.js';
 import type { UpstreamHttpRequest, UpstreamTarget } from '../types.js';
@@ -111,9 +112,7 @@ export function buildGeminiRequest(
   // Gemini refuses a maxOutputTokens above the model's limit (400 "... maxOutputTokens value of N
   // but the supported range is from 1 (inclusive) to M (exclusive)"), and the answer cannot be
   // longer anyway: the limit is sent instead, when the registry knows it (`target.maxOutputTokens`).
-  const asked = req.max_completion_tokens ?? req.max_tokens;
-  const limit = target.maxOutputTokens;
-  const maxTokens = asked !== undefined && limit !== undefined ? Math.min(asked, limit) : asked;
+  const maxTokens = sentMaxTokens(req, target);
   if (req.temperature !== undefined) gen.temperature = req.temperature;
   if (req.top_p !== undefined) gen.topP = req.top_p;
   if (req.top_k !== undefined) gen.topK = req.top_k;

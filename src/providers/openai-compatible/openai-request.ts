@@ -27,6 +27,7 @@
 import { effortFromBudget, resolveReasoning } from '../../gateway/chat/reasoning.js';
 import type { ChatMessage, ChatRequest } from '../../gateway/chat/types.js';
 import { perObject } from '../../gateway/per-object.js';
+import { sentMaxTokens } from '../shared/max-tokens.js';
 import { joinUrl } from '../shared/media.js';
 import type { UpstreamHttpRequest, UpstreamTarget } from '../types.js';
 
@@ -178,7 +179,9 @@ export function buildOpenAiRequest(
     if (v !== undefined && allowed.has(key)) body[key] = v;
   }
 
-  const limit = req.max_completion_tokens ?? req.max_tokens;
+  // OpenAI refuses more than the model's limit: 400 "max_tokens is too large ... This model
+  // supports at most N completion tokens".
+  const limit = sentMaxTokens(req, target);
   if (limit !== undefined) {
     const field =
       extra.maxTokensField === 'max_tokens' || extra.maxTokensField === 'max_completion_tokens'

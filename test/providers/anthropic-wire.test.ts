@@ -3,7 +3,7 @@
  * Messages API does: error bodies the API really sends, and request fields its schema requires.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { ChatRequest } from '../../src/gateway/chat/types.js';
+import type { ChatRequest, ChatStreamEvent } from '../../src/gateway/chat/types.js';
 import { UpstreamError } from '../../src/gateway/errors.js';
 import { completeChat, openChatStream } from '../../src/gateway/upstream/call-chat.js';
 import { UpstreamClient } from '../../src/gateway/upstream/upstream-client.js';
@@ -587,5 +587,266 @@ describe('Anthropic thinking within the model output limit', () => {
     expect(sent().max_tokens).toBe(500);
     expect(sent().thinking).toBeUndefined();
     expect(sent().temperature).toBe(0.2);
+  });
+});
+
+/**
+ * A fake Messages API with structured outputs as Anthropic's docs describe them: only Claude 4.5
+ * and later take `output_config.format`; every object needs `additionalProperties: false`; numeric
+ * and length constraints, recursive schemas and a format beside a prefill are a 400. The answer is
+ * a text block holding the JSON.
+ */
+describe('Anthropic structured outputs (response_format json_schema)', () => {
+  const FORMAT_MODELS = /^claude-(opus-4-[5-9]|sonnet-4-[5-9]|haiku-4-[5-9])/;
+  const ANSWER = '{"city":"Paris","days":[{"n":1}]}';
+  const refuse = (message: string) => ({
+    status: 400,
+    json: { type: 'error', error: { type: 'invalid_request_error', message } },
+  });
+  /** What Anthropic would refuse in a schema, or undefined. */
+  const schemaFault = (node: any, path: string, seen = new Set<string>()): string | undefined => {
+    if (node === null || typeof node !== 'object') return undefined;
+    if (node.type === 'object' && node.additionalProperties !== false)
+      return `${path}: For 'object' type, 'additionalProperties' must be explicitly set to false`;
+    for (const k of ['minimum', 'maximum', 'minLength', 'maxLength', 'maxItems', 'oneOf', '$schema'])
+      if (k in node) return `${path}: property '${k}' is not supported`;
+    if (typeof node.$ref === 'string') {
+      if (seen.has(node.$ref)) return 'Too many recursive definitions in schema';
+      seen = new Set([...seen, node.$ref]);
+    }
+    for (const [k, v] of Object.entries(node)) {
+      const fault = schemaFault(v, `${path}.${k}`, seen);
+      if (fault) return fault;
+    }
+    return undefined;
+  };
+  const structured = (stream: boolean) =>
+    up.on('POST /v1/messages', (r) => {
+      const format = r.json.output_config?.format;
+      if (format) {
+        if (!FORMAT_MODELS.test(r.json.model))
+          return refuse(`'${r.json.model}' does not support output_config.format.`);
+        if (r.json.messages.at(-1).role === 'assistant')
+          return refuse('Prefilling assistant messages is not supported when using structured outputs.');
+        const fault = schemaFault(format.schema, 'output_config.format.schema');
+        if (fault) return refuse(fault);
+      }
+      if (!stream)
+        return {
+          json: {
+            id: 'msg_1',
+            type: 'message',
+            role: 'assistant',
+            model: r.json.model,
+            content: [{ type: 'text', text: format ? ANSWER : 'Paris, for a day or two.' }],
+            stop_reason: 'end_turn',
+            stop_sequence: null,
+            usage: { input_tokens: 30, output_tokens: 12 },
+          },
+        };
+      const ev = (type: string, data: object) =>
+        `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+      return {
+        sse: [
+          ev('message_start', {
+            message: {
+              id: 'msg_2',
+              type: 'message',
+              role: 'assistant',
+              content: [],
+              model: r.json.model,
+              usage: { input_tokens: 30, output_tokens: 1 },
+            },
+          }),
+          ev('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
+          ev('content_block_delta', { index: 0, delta: { type: 'text_delta', text: ANSWER.slice(0, 12) } }),
+          ev('content_block_delta', { index: 0, delta: { type: 'text_delta', text: ANSWER.slice(12) } }),
+          ev('content_block_stop', { index: 0 }),
+          ev('message_delta', {
+            delta: { stop_reason: 'end_turn', stop_sequence: null },
+            usage: { output_tokens: 12 },
+          }),
+          ev('message_stop', {}),
+        ],
+      };
+    });
+  /** A schema as OpenAI clients write it (Pydantic, zod): no additionalProperties on nested objects, constraints. */
+  const trip = {
+    $schema: 'http://json-schema.org/draft-07/schema#',
+    type: 'object',
+    properties: {
+      city: { type: 'string', minLength: 1, maxLength: 80, description: 'City name' },
+      days: { type: 'array', items: { $ref: '#/$defs/Day' }, minItems: 1, maxItems: 14 },
+      budget: { oneOf: [{ type: 'number', minimum: 0 }, { type: 'null' }] },
+      hotel: { allOf: [{ $ref: '#/$defs/Hotel' }], description: 'Where to stay' },
+    },
+    required: ['city', 'days'],
+    additionalProperties: false,
+    $defs: {
+      Day: { type: 'object', properties: { n: { type: 'integer', minimum: 1 } }, required: ['n'] },
+      Hotel: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+    },
+  };
+  const adapted = {
+    type: 'object',
+    properties: {
+      city: { type: 'string', description: 'City name (minLength: 1, maxLength: 80)' },
+      days: { type: 'array', items: { $ref: '#/$defs/Day' }, minItems: 1, description: '(maxItems: 14)' },
+      budget: { anyOf: [{ type: 'number', description: '(minimum: 0)' }, { type: 'null' }] },
+      hotel: {
+        allOf: [
+          {
+            type: 'object',
+            properties: { name: { type: 'string' } },
+            required: ['name'],
+            additionalProperties: false,
+          },
+        ],
+        description: 'Where to stay',
+      },
+    },
+    required: ['city', 'days'],
+    additionalProperties: false,
+    $defs: {
+      Day: {
+        type: 'object',
+        properties: { n: { type: 'integer', description: '(minimum: 1)' } },
+        required: ['n'],
+        additionalProperties: false,
+      },
+      Hotel: {
+        type: 'object',
+        properties: { name: { type: 'string' } },
+        required: ['name'],
+        additionalProperties: false,
+      },
+    },
+    description: 'A trip plan',
+  };
+  const asking = (schema: Record<string, unknown>, strict = true): ChatRequest => ({
+    ...base,
+    response_format: {
+      type: 'json_schema',
+      json_schema: { name: 'trip', description: 'A trip plan', schema, strict },
+    },
+  });
+  const on = (upstreamModel: string, extra?: Record<string, unknown>) => ({
+    ...target(),
+    upstreamModel,
+    extra,
+  });
+
+  it('Claude 4.5 and later get output_config.format with the schema adapted; older models, which refuse it, get none', async () => {
+    structured(false);
+    for (const model of [
+      'claude-sonnet-4-5',
+      'claude-opus-4-5-20251101',
+      'claude-haiku-4-5-20251001',
+      'claude-sonnet-4-6',
+      'claude-opus-4-7',
+    ]) {
+      const res = await completeChat(anthropicAdapter, asking(trip), on(model), { client });
+      expect(sent().output_config, model).toEqual({ format: { type: 'json_schema', schema: adapted } });
+      expect(JSON.parse(res.choices[0].message.content as string)).toEqual(JSON.parse(ANSWER));
+    }
+    for (const model of [
+      'claude-opus-4-1-20250805',
+      'claude-opus-4-20250514',
+      'claude-sonnet-4-20250514',
+      'claude-3-7-sonnet-20250219',
+      'claude-3-5-haiku-20241022',
+    ]) {
+      await completeChat(anthropicAdapter, asking(trip), on(model), { client });
+      expect(sent(), model).not.toHaveProperty('output_config');
+    }
+  });
+
+  it('the channel setting structuredOutputs overrides the model-name rule', async () => {
+    structured(false);
+    await completeChat(
+      anthropicAdapter,
+      asking(trip),
+      on('claude-sonnet-4-5', { structuredOutputs: false }),
+      {
+        client,
+      },
+    );
+    expect(sent()).not.toHaveProperty('output_config');
+    // A name the rule does not know (an alias behind a proxy) that takes it.
+    await completeChat(
+      anthropicAdapter,
+      asking(trip),
+      on('claude-haiku-4-5-latest-eu', { structuredOutputs: true }),
+      {
+        client,
+      },
+    );
+    expect(sent().output_config.format.schema).toEqual(adapted);
+    const faulty = on('claude-opus-4-1-20250805', { structuredOutputs: true });
+    await expect(completeChat(anthropicAdapter, asking(trip), faulty, { client })).rejects.toBeInstanceOf(
+      UpstreamError,
+    );
+  });
+
+  it('streamed: the format is sent and the JSON arrives as text deltas', async () => {
+    structured(true);
+    const events: ChatStreamEvent[] = [];
+    for await (const ev of await openChatStream(anthropicAdapter, asking(trip), on('claude-sonnet-4-5'), {
+      client,
+    }))
+      events.push(ev);
+    expect(sent().output_config.format.schema).toEqual(adapted);
+    const text = events
+      .flatMap((e) => (e.type === 'delta' ? e.choices.map((c) => c.delta.content ?? '') : []))
+      .join('');
+    expect(JSON.parse(text)).toEqual(JSON.parse(ANSWER));
+  });
+
+  it('what Anthropic cannot take goes without the format, served as before instead of refused', async () => {
+    structured(false);
+    const cannot: [string, ChatRequest][] = [
+      ['json_object (no JSON mode)', { ...base, response_format: { type: 'json_object' } }],
+      ['additionalProperties true', asking({ ...trip, additionalProperties: true })],
+      [
+        'a typed map',
+        asking({
+          type: 'object',
+          properties: { tags: { type: 'object', additionalProperties: { type: 'string' } } },
+        }),
+      ],
+      ['a free-form object', asking({ type: 'object', properties: { meta: { type: 'object' } } })],
+      [
+        'a recursive schema',
+        asking({
+          type: 'object',
+          properties: { root: { $ref: '#/$defs/Node' } },
+          $defs: {
+            Node: {
+              type: 'object',
+              properties: { kids: { type: 'array', items: { $ref: '#/$defs/Node' } } },
+            },
+          },
+        }),
+      ],
+      [
+        'an external $ref',
+        asking({ type: 'object', properties: { a: { $ref: 'https://example.com/a.json' } } }),
+      ],
+      [
+        'a prefill',
+        {
+          ...asking(trip),
+          messages: [...base.messages, { role: 'assistant', content: 'Here is the plan:' }],
+        },
+      ],
+    ];
+    for (const [what, req] of cannot) {
+      const res = await completeChat(anthropicAdapter, req, on('claude-sonnet-4-5'), { client });
+      expect(sent(), what).not.toHaveProperty('output_config');
+      expect(res.choices[0].message.content, what).toBe('Paris, for a day or two.');
+    }
+    // The same request with a schema it can take does carry the format.
+    await completeChat(anthropicAdapter, asking(trip, false), on('claude-sonnet-4-5'), { client });
+    expect(sent().output_config.format.schema).toEqual(adapted);
   });
 });

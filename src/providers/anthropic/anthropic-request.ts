@@ -3,15 +3,19 @@
  * `anthropic-version: 2023-06-01`).
  *
  * Target options (`target.extra`): `defaultMaxTokens` (default 4096: Anthropic requires
- * `max_tokens`), `version` (anthropic-version), `beta` (anthropic-beta header).
+ * `max_tokens`), `version` (anthropic-version), `beta` (anthropic-beta header),
+ * `structuredOutputs` (true|false: whether the model takes `output_config.format`, instead of the
+ * name rule in `anthropic-output-format.ts`).
  *
  * Mapped: max_tokens/max_completion_tokens (at most the model's output limit, `target.maxOutputTokens`,
  * when the registry knows it: Anthropic refuses more), temperature (clamped to Anthropic's 0..1), top_p (only
  * without temperature: newer models refuse both), top_k,
  * stop -> stop_sequences (whitespace-only ones removed: Anthropic rejects them), user ->
  * metadata.user_id, tools, tool_choice (required -> any, named -> tool), parallel_tool_calls:false ->
- * disable_parallel_tool_use, reasoning -> thinking. Everything else (penalties, seed, logprobs,
- * logit_bias, n, response_format, min_p...) is dropped.
+ * disable_parallel_tool_use, reasoning -> thinking, response_format json_schema ->
+ * output_config.format on models with structured outputs (Claude 4.5 and later; the schema
+ * adapted, see `anthropic-output-format.ts`). Everything else (penalties, seed, logprobs,
+ * logit_bias, n, response_format json_object or on older models, min_p...) is dropped.
  *
  * Thinking: budget = reasoning.max_tokens, else effort ratio x max_tokens, at least 1024 and at
  * most 128000. Anthropic needs budget < max_tokens, so max_tokens is raised to budget + the
@@ -29,8 +33,9 @@ import { joinUrl } from '../shared/media.js';
 import { functionTools } from '../shared/tools.js';
 import type { UpstreamHttpRequest, UpstreamTarget } from '../types.js';
 import { type AnthropicMessage, toAnthropicMessages } from './anthropic-messages.js';
+import { anthropicOutputFormat } from './anthropic-output-format.js';
 
-export const ANTHROPIC_PARAMS: ReadonlySet<string> = new Set([
+const BASE_PARAMS = [
   'messages',
   'max_tokens',
   'max_completion_tokens',
@@ -44,6 +49,14 @@ export const ANTHROPIC_PARAMS: ReadonlySet<string> = new Set([
   'user',
   'reasoning',
   'reasoning_effort',
+];
+/** What a model without structured outputs can express. */
+export const ANTHROPIC_PARAMS: ReadonlySet<string> = new Set(BASE_PARAMS);
+/** What a model with structured outputs (`takesStructuredOutputs`) can express. */
+export const ANTHROPIC_STRUCTURED_PARAMS: ReadonlySet<string> = new Set([
+  ...BASE_PARAMS,
+  'response_format',
+  'structured_outputs',
 ]);
 
 export const DEFAULT_MAX_TOKENS = 4096;
@@ -171,6 +184,8 @@ export function buildAnthropicRequest(
   // Temperature is the one kept.
   if (body.temperature !== undefined && body.top_p !== undefined) delete body.top_p;
   if (toolChoice) body.tool_choice = toolChoice;
+  const format = anthropicOutputFormat(req, target, messages.at(-1)?.role === 'assistant');
+  if (format) body.output_config = { format };
   if (opts.stream) body.stream = true;
 
   return {

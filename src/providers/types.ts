@@ -57,11 +57,12 @@ export interface ChatAdapter {
    */
   readonly supportedParams: ReadonlySet<string>;
   /**
-   * The params one upstream of this kind can express, when its settings change them (an
-   * OpenAI-compatible upstream that speaks OpenRouter takes `top_a`...). Must not allocate: route
-   * planning calls it per candidate. Absent: `supportedParams`.
+   * The params one upstream of this kind can express for one model, when its settings or the model
+   * change them (an OpenAI-compatible upstream that speaks OpenRouter takes `top_a`...; an Anthropic
+   * model from Claude 4.5 on takes `response_format`). Must not allocate: route planning calls it
+   * per candidate. Absent: `supportedParams`.
    */
-  paramsFor?(settings: Record<string, unknown>): ReadonlySet<string>;
+  paramsFor?(settings: Record<string, unknown>, upstreamModel: string): ReadonlySet<string>;
   buildChatRequest(req: ChatRequest, target: UpstreamTarget, opts: { stream: boolean }): UpstreamHttpRequest;
   /** Parses a 2xx body; throws UpstreamError for a non-2xx status or a malformed/blocked body. */
   parseChatResponse(status: number, body: string, headers: UpstreamHeaders): ChatResult;

@@ -267,6 +267,43 @@ describe('an upstream that speaks OpenRouter', () => {
   });
 });
 
+describe('structured outputs and require_parameters', () => {
+  const rf = {
+    type: 'json_schema',
+    json_schema: {
+      name: 'x',
+      schema: { type: 'object', properties: { a: { type: 'string' } }, required: ['a'] },
+    },
+  };
+  it('response_format json_schema keeps Claude 4.5 (sent as output_config.format), and skips Opus 4.1, which cannot take it', async () => {
+    const call = (id: string) =>
+      c.gw.call('POST', '/v1/chat/completions', {
+        token: c.key,
+        body: { model: id, messages, response_format: rf, provider: { require_parameters: true } },
+      });
+    const before = up.requests.length;
+    const r = await call('t/an');
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(up.requests.slice(before).map((q) => q.json.output_config)).toEqual([
+      {
+        format: {
+          type: 'json_schema',
+          schema: {
+            type: 'object',
+            properties: { a: { type: 'string' } },
+            required: ['a'],
+            additionalProperties: false,
+          },
+        },
+      },
+    ]);
+    const skipped = await call('t/an-16k');
+    expect(skipped.status).toBe(503);
+    expect(skipped.body.error.metadata.excluded_by).toEqual(['require_parameters']);
+    expect(up.requests.length).toBe(before + 1);
+  });
+});
+
 describe('an empty or missing tools array', () => {
   const tool = { type: 'function', function: { name: 'f', parameters: { type: 'object' } } };
   const sentFor = async (id: string, extra: Record<string, unknown>) => {

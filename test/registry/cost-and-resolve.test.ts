@@ -93,3 +93,26 @@ describe('prices and names', () => {
     expect(m.source).toBe('config');
   });
 });
+
+describe('default registry: structured outputs', () => {
+  it('Claude 4.5 models list response_format and structured_outputs; older Claude models do not', () => {
+    const r = registry();
+    for (const id of [
+      'anthropic/claude-opus-4.5',
+      'anthropic/claude-sonnet-4.5',
+      'anthropic/claude-haiku-4.5',
+    ])
+      expect(r.resolve(id)!.supported_parameters, id).toEqual(
+        expect.arrayContaining(['response_format', 'structured_outputs', 'reasoning', 'tools']),
+      );
+    for (const id of [
+      'anthropic/claude-opus-4.1',
+      'anthropic/claude-sonnet-4',
+      'anthropic/claude-3.7-sonnet',
+    ]) {
+      const params = r.resolve(id)!.supported_parameters;
+      expect(params, id).not.toContain('response_format');
+      expect(params, id).not.toContain('structured_outputs');
+    }
+  });
+});

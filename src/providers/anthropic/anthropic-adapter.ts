@@ -4,8 +4,10 @@
  * `anthropic-stream.ts`.
  */
 import type { ChatAdapter } from '../types.js';
+import { takesStructuredOutputs } from './anthropic-output-format.js';
 import {
   ANTHROPIC_PARAMS,
+  ANTHROPIC_STRUCTURED_PARAMS,
   anthropicHeaders,
   anthropicUrl,
   buildAnthropicRequest,
@@ -15,7 +17,10 @@ import { AnthropicStreamDecoder } from './anthropic-stream.js';
 
 export const anthropicAdapter: ChatAdapter = {
   kind: 'anthropic',
-  supportedParams: ANTHROPIC_PARAMS,
+  supportedParams: ANTHROPIC_STRUCTURED_PARAMS,
+  // response_format only where it is sent: require_parameters routes it to Claude 4.5+, not Opus 4.1.
+  paramsFor: (settings, model) =>
+    takesStructuredOutputs(model, settings) ? ANTHROPIC_STRUCTURED_PARAMS : ANTHROPIC_PARAMS,
   buildChatRequest: buildAnthropicRequest,
   parseChatResponse: parseAnthropicResponse,
   createStreamDecoder: (maxEventBytes) => new AnthropicStreamDecoder(maxEventBytes),

@@ -99,6 +99,44 @@ describe('model discovery', () => {
     expect(failed.body.data.success).toBe(false);
     expect(failed.body.data.message).toBeTruthy();
   });
+
+  it('a channel whose base_url lacks /v1 says which address answered 404, with a hint', async () => {
+    const made = await gw.call('POST', '/api/channel', {
+      cookie: root,
+      body: { name: 'no-v1', kind: 'openai-compatible', base_url: `${up.url}/`, models: ['no-v1-model'] },
+    });
+    expect(made.status).toBe(200);
+    const id = made.body.data.id;
+    const hint = `${up.url} answered 404: no route (an OpenAI-compatible base_url usually ends in /v1: ${up.url}/v1)`;
+    const tested = await gw.call('POST', `/api/channel/${id}/test`, { cookie: root });
+    expect(tested.body.data).toMatchObject({ success: false, message: hint });
+    expect(up.requests.at(-1)).toMatchObject({ method: 'POST', path: '/chat/completions' });
+
+    // The same for a model refresh, which the gateway answers 502.
+    await gw.call('PUT', '/api/channel', { cookie: root, body: { id, models: [] } });
+    const refreshed = await gw.call('POST', `/api/channel/${id}/models/refresh`, { cookie: root });
+    expect(refreshed.status).toBe(502);
+    expect(refreshed.body.message).toBe(`upstream failed: ${hint}`);
+
+    // Fixing the base_url lists the models again, without a refresh or a restart.
+    const served = () =>
+      gw.services.registry
+        .targetsFor('Qwen/Qwen3-8B', { endpoint: 'chat' })
+        .some((t) => t.channelName === 'no-v1');
+    expect(served()).toBe(false);
+    await gw.call('PUT', '/api/channel', { cookie: root, body: { id, base_url: `${up.url}/v1` } });
+    for (let i = 0; i < 100 && !served(); i++) await new Promise((r) => setTimeout(r, 20));
+    expect(served()).toBe(true);
+
+    // A base_url with a version segment gets no hint; an unreachable one names its address.
+    await gw.call('PUT', '/api/channel', {
+      cookie: root,
+      body: { id, base_url: 'http://127.0.0.1:1/v1?api-version=x', models: ['no-v1-model'] },
+    });
+    const dead = await gw.call('POST', `/api/channel/${id}/test`, { cookie: root });
+    expect(dead.body.data.message).toMatch(/^http:\/\/127\.0\.0\.1:1\/v1: upstream connection failed/);
+    await gw.call('DELETE', `/api/channel/${id}`, { cookie: root });
+  });
 });
 
 describe('GET /v1/models', () => {

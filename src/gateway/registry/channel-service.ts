@@ -1,10 +1,11 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { ChannelDeclaration } from '../../config/schema.js';
-import { badRequest, conflict, notFound } from '../errors.js';
+import { badRequest, conflict, notFound, UpstreamError } from '../errors.js';
 import type { BodyLimits, UpstreamClient } from '../upstream/upstream-client.js';
 import {
   type Channel,
   type ChannelInput,
+  explainChannelFailure,
   mergeKeys,
   type PublicChannel,
   parseChannelRow,
@@ -67,7 +68,13 @@ export class ChannelService {
     const updated = await this.state.repos.channels.update(id, { ...row, updated_time: now() });
     if (!updated) throw notFound(`channel ${id} not found`);
     await this.state.changed();
-    return toPublicChannel(parseChannelRow(updated));
+    const after = parseChannelRow(updated);
+    // A channel whose address, keys or model list changed (an operator fixing a base_url that
+    // lacked /v1) lists its models again, as at creation: before, it kept serving the listing
+    // of the old address, or nothing, until a refresh or a restart.
+    if (DISCOVERY_FIELDS.some((f) => JSON.stringify(current[f]) !== JSON.stringify(after[f])))
+      this.refreshInBackground(after);
+    return toPublicChannel(after);
   }
 
   async delete(id: number): Promise<void> {
@@ -98,7 +105,15 @@ export class ChannelService {
   async refreshModels(id: number): Promise<string[]> {
     const channel = await this.stored(id);
     if (!canDiscover(channel)) throw badRequest(`a ${channel.kind} channel cannot list its models`);
-    const found = await discoverModels(channel, this.client, this.opts);
+    const found = await discoverModels(channel, this.client, this.opts).catch((err: unknown) => {
+      throw err instanceof UpstreamError
+        ? new UpstreamError(err.kind, explainChannelFailure(channel, err), {
+            upstreamStatus: err.upstreamStatus,
+            retryAfterMs: err.retryAfterMs,
+            cause: err,
+          })
+        : err;
+    });
     await this.state.repos.channels.setDiscovered(id, JSON.stringify(found));
     await this.state.changed();
     return found.map((f) => f.name);
@@ -142,6 +157,17 @@ export class ChannelService {
     return parseChannelRow(row);
   }
 }
+
+/** Fields that change what a channel's `GET /models` answers (or whether it is asked). */
+const DISCOVERY_FIELDS = [
+  'kind',
+  'base_url',
+  'keys',
+  'models',
+  'model_mapping',
+  'status',
+  'settings',
+] as const;
 
 function definedOnly<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;

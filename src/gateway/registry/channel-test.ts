@@ -3,7 +3,7 @@ import { getChatAdapter, isChatProviderKind } from '../../providers/registry.js'
 import { embedWithAdapter } from '../embeddings/embed-with-adapter.js';
 import { completeChat } from '../upstream/call-chat.js';
 import type { BodyLimits, UpstreamClient } from '../upstream/upstream-client.js';
-import type { Channel } from './channel.js';
+import { type Channel, explainChannelFailure } from './channel.js';
 import { isEmbeddingModel, type ModelInfo } from './model-info.js';
 
 export interface ChannelTestResult {
@@ -75,6 +75,6 @@ export async function testChannel(
     const text = r.choices[0]?.message?.content;
     return done(true, typeof text === 'string' ? text.slice(0, 200) : 'ok');
   } catch (err) {
-    return done(false, (err as Error).message || String(err));
+    return done(false, explainChannelFailure(c, err));
   }
 }

@@ -1,5 +1,5 @@
 import type { ChannelRow, NewChannelRow } from '../../store/channels-repo.js';
-import { badRequest } from '../errors.js';
+import { badRequest, UpstreamError } from '../errors.js';
 import { CHANNEL_KINDS, type ChannelKind, defaultBaseUrl, isChannelKind } from './channel-kinds.js';
 
 /**
@@ -172,4 +172,28 @@ function isHttpUrl(s: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * A failed channel test or model refresh, said so that the operator sees which address failed
+ * and how: `http://host:8000 answered 404: not found`. An OpenAI-compatible base URL without a
+ * version segment that answers 404 gets a hint, the most common setup mistake (the gateway
+ * appends `chat/completions` and `models` to the base URL as it is). Only the origin and path of
+ * the base URL are shown, never a query string.
+ */
+export function explainChannelFailure(c: Pick<Channel, 'kind' | 'base_url'>, err: unknown): string {
+  const message = (err as Error | undefined)?.message || String(err);
+  if (!(err instanceof UpstreamError)) return message;
+  let where = c.base_url;
+  let path = '';
+  try {
+    const u = new URL(c.base_url);
+    path = u.pathname.replace(/\/+$/, '');
+    where = `${u.origin}${path}`;
+  } catch {}
+  const status = err.upstreamStatus;
+  let out = status === undefined ? `${where}: ${message}` : `${where} answered ${status}: ${message}`;
+  if (status === 404 && c.kind === 'openai-compatible' && !/\/v\d/.test(path))
+    out += ` (an OpenAI-compatible base_url usually ends in /v1: ${where}/v1)`;
+  return out;
 }

@@ -106,6 +106,25 @@ export function applyHeapGrowing(percent: number, execArgv: readonly string[] = 
   setFlagsFromString(`--heap-growing-percent=${percent}`);
 }
 
+/**
+ * What a new operator does next, printed at start while no upstream serves a model (a fresh
+ * install): how to add one and how to get an API key. Empty once something is servable.
+ */
+export function nextSteps(url: string, servableModels: number): string {
+  if (servableModels > 0) return '';
+  return [
+    '',
+    'modelgate: no upstream serves a model yet. Add one with',
+    '  OPENAI_API_KEY=sk-... npm start   (OPENAI_BASE_URL=http://127.0.0.1:11434/v1 for a local server;',
+    '                                     ANTHROPIC_API_KEY, GEMINI_API_KEY, VOYAGE_API_KEY, ... alike)',
+    `  or \`channels:\` in the MODELGATE_CONFIG file, the console (${url}/, Admin, Upstreams)`,
+    '  or POST /api/channel (docs/configuration.md, "Upstreams (channels)").',
+    'Then create an API key (console: Keys, or `npx modelgate key create -u root`) and call',
+    `  ${url}/v1/chat/completions with "Authorization: Bearer sk-..." (model ids: GET ${url}/v1/models).`,
+    '',
+  ].join('\n');
+}
+
 export async function serve(): Promise<void> {
   let config: Config;
   try {
@@ -121,6 +140,8 @@ export async function serve(): Promise<void> {
   const log = createLogger(config);
   const gw = await startGateway(config, log);
   process.stdout.write(`modelgate listening on ${gw.url}  (console: ${gw.url}/, API docs: ${gw.url}/docs)\n`);
+  const hint = nextSteps(gw.url, gw.services.registry.servableModels().length);
+  if (hint) process.stdout.write(hint);
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => {
       log.info({ signal }, 'shutting down');

@@ -1,8 +1,8 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load-config.js';
-import { startGateway } from '../../src/main.js';
+import { nextSteps, startGateway } from '../../src/main.js';
 import { createTestDatabase } from '../helpers/databases.js';
 
 const run = promisify(execFile);
@@ -51,6 +51,44 @@ describe('modelgate CLI', () => {
     } finally {
       await db.drop();
     }
+  });
+
+  it('serve on a fresh install prints the root password and how to add an upstream and a key', async () => {
+    const db = await createTestDatabase();
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {
+      env: {
+        PATH: process.env.PATH ?? '',
+        DATABASE_URL: db.url,
+        MODELGATE_PORT: '0',
+        MODELGATE_LOG_LEVEL: 'silent',
+        MODELGATE_SERVER_SERVE_CONSOLE: 'false',
+      },
+    });
+    try {
+      let out = '';
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no hint in time: ${out}`)), 20_000);
+        child.stdout.on('data', (d: Buffer) => {
+          out += d.toString();
+          if (out.includes('Then create an API key')) {
+            clearTimeout(timer);
+            resolve();
+          }
+        });
+        child.once('exit', (code) => reject(new Error(`serve exited (${code}): ${out}`)));
+      });
+      expect(out).toMatch(/username: root\n\s+password: \S+/);
+      expect(out).toContain('no upstream serves a model yet');
+      expect(out).toContain('OPENAI_API_KEY=sk-... npm start');
+      expect(out).toContain('npx modelgate key create -u root');
+      expect(out).toMatch(/http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions/);
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((r) => (child.exitCode === null ? child.once('exit', r) : r(null)));
+      await db.drop();
+    }
+    // Once an upstream serves something, nothing more is printed.
+    expect(nextSteps('http://127.0.0.1:3000', 1)).toBe('');
   });
 
   it('refuses a bad configuration listing every problem, with exit code 2', async () => {

@@ -163,6 +163,34 @@ describe('the reservation of a middle-out request', () => {
     expect(await usedMicros(k.id)).toBe(0);
   });
 
+  it('a refusal of a request without max_tokens says that a lower max_tokens may fit', async () => {
+    // $0.001 covers a short answer but not the short model's whole completion limit ($0.002).
+    const k = await newKey(0.001);
+    const messages = [{ role: 'user', content: 'hi' }];
+    const call = (key: string, extra: Record<string, unknown>) =>
+      c.gw.call('POST', '/v1/chat/completions', {
+        token: key,
+        body: { model: 'acme/short', messages, ...extra },
+      });
+    for (const extra of [{}, { stream: true }]) {
+      const refused = await call(k.key, extra);
+      expect(refused.status).toBe(402);
+      expect(refused.body.error).toMatchObject({ code: 402, type: 'insufficient_quota', param: null });
+      expect(refused.body.error.metadata.scope).toBe('key');
+      expect(refused.body.error.message).toMatch(
+        /^quota exhausted: the quota of API key \d+ cannot cover this request \(\$0\.002\d*\); without max_tokens the estimate counts the longest answer the model can give, a lower max_tokens may fit$/,
+      );
+    }
+    expect((await call(k.key, { max_tokens: 10 })).status).toBe(200);
+    // A request that set its limit gets the plain refusal.
+    const tiny = await newKey(0.000001);
+    for (const extra of [{ max_tokens: 10 }, { max_completion_tokens: 10 }]) {
+      const refused = await call(tiny.key, extra);
+      expect(refused.status).toBe(402);
+      expect(refused.body.error.message).not.toContain('max_tokens');
+    }
+  });
+
   it('is the worst case over the fallback models: the widest, dearest context decides', async () => {
     const body = {
       model: 'acme/down',

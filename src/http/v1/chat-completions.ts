@@ -5,7 +5,7 @@ import { abortedKind, abortedStatus, ClientGone } from '../../gateway/cancel.js'
 import type { ChatRequest, ChatStreamEvent, ChatUsage } from '../../gateway/chat/types.js';
 import { type ChatPlan, planChat } from '../../gateway/completions/chat-plan.js';
 import type { ChatContext, ChatRunner, StreamOpened } from '../../gateway/completions/chat-runner.js';
-import { UpstreamError } from '../../gateway/errors.js';
+import { GatewayError, UpstreamError } from '../../gateway/errors.js';
 import { attemptsHeader, attemptsOf, countsAgainstHealth } from '../../gateway/routing/execute.js';
 import type { Services } from '../../services.js';
 import type { App } from '../app.js';
@@ -63,7 +63,7 @@ async function handleChat(
       reservation = r instanceof Promise ? await r : r;
     } catch (err) {
       runner.recordRefusal(plan, ctx, err);
-      throw err;
+      throw withMaxTokensHint(err, body);
     }
     return await (plan.stream
       ? streamChat(services, runner, plan, ctx, reservation, reply)
@@ -72,6 +72,21 @@ async function handleChat(
     // Billed and logged: a stop that cut this request may close the log writer now.
     settled();
   }
+}
+
+/**
+ * A quota refusal of a request that set no length limit: the estimate counted the longest answer
+ * the model can give (docs/quotas.md, "The chat estimate"), which a small quota cannot cover even
+ * for a short answer. The message says so, so the client knows a max_tokens may get it through.
+ */
+function withMaxTokensHint(err: unknown, body: ChatRequest): unknown {
+  if (!(err instanceof GatewayError) || err.status !== 402) return err;
+  if (body.max_tokens != null || body.max_completion_tokens != null) return err;
+  return new GatewayError(
+    402,
+    `${err.message}; without max_tokens the estimate counts the longest answer the model can give, a lower max_tokens may fit`,
+    { type: err.type, param: err.param, metadata: err.metadata },
+  );
 }
 
 // Completion ids: a random per-process prefix and a counter, unique without per-request entropy.

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { KeyPrincipal } from '../access/api-keys.js';
 import { Role } from '../access/roles.js';
-import { forbidden, unauthorized } from '../gateway/errors.js';
+import { forbidden, GatewayError, unauthorized } from '../gateway/errors.js';
 import type { Services } from '../services.js';
 import type { UserRow } from '../store/users-repo.js';
 
@@ -76,7 +76,16 @@ export function requireApiKey(services: Services) {
         request.principal = p;
         done();
       },
-      (err: Error) => done(err),
+      // An access token sent to /v1 (the other mix-up) is told what it is; the hot path of a
+      // valid key is untouched.
+      (err: Error) =>
+        done(
+          token.startsWith('mgt-') && err instanceof GatewayError && err.status === 401
+            ? unauthorized(
+                'access tokens (mgt-...) are for /api calls; /v1 needs an API key: Authorization: Bearer sk-...',
+              )
+            : err,
+        ),
     );
   };
 }

@@ -205,6 +205,21 @@ describe('access tokens', () => {
     const r = await gw.call('GET', '/api/user/self', { token: k.body.data.key });
     expect(r.status).toBe(401);
   });
+
+  it('an access token sent to /v1 is told that /v1 needs an API key', async () => {
+    const t = await gw.call('POST', '/api/user/tokens', { cookie: rootCookie, body: { name: 'mixup' } });
+    const r = await gw.call('GET', '/v1/models', { token: t.body.data.token });
+    expect(r.status).toBe(401);
+    expect(r.body.error).toMatchObject({
+      code: 401,
+      type: 'authentication_error',
+      message:
+        'access tokens (mgt-...) are for /api calls; /v1 needs an API key: Authorization: Bearer sk-...',
+    });
+    // Any other unknown secret keeps the plain answer.
+    const other = await gw.call('GET', '/v1/models', { token: 'sk-not-a-key' });
+    expect(other.body.error.message).toBe('invalid API key');
+  });
 });
 
 describe('API keys on /v1', () => {

@@ -117,6 +117,11 @@ describe('model discovery', () => {
     const refreshed = await gw.call('POST', `/api/channel/${id}/models/refresh`, { cookie: root });
     expect(refreshed.status).toBe(502);
     expect(refreshed.body.message).toBe(`upstream failed: ${hint}`);
+    const nothing = await gw.call('POST', `/api/channel/${id}/test`, { cookie: root });
+    expect(nothing.status).toBe(400);
+    expect(nothing.body.message).toBe(
+      `channel serves no models: its model list could not be read (fix base_url or keys, then POST /api/channel/${id}/models/refresh), or list them in models`,
+    );
 
     // Fixing the base_url lists the models again, without a refresh or a restart.
     const served = () =>

@@ -136,7 +136,11 @@ export class ChannelService {
       : (served.find((t) => t.model.source !== 'discovered') ?? served[0]);
     if (!chosen)
       throw badRequest(
-        model ? `model: channel ${id} does not serve ${model}` : 'channel serves no models',
+        model
+          ? `model: channel ${id} does not serve ${model}`
+          : canDiscover(channel) && channel.models.length === 0
+            ? `channel serves no models: its model list could not be read (fix base_url or keys, then POST /api/channel/${id}/models/refresh), or list them in models`
+            : 'channel serves no models',
         'model',
       );
     return testChannel(channel, chosen.model, chosen.upstreamModel, this.client, this.opts);

@@ -19,6 +19,7 @@ import { registerKeyRoutes } from './api/key-routes.js';
 import { registerLogRoutes } from './api/log-routes.js';
 import { registerModelRoutes } from './api/model-routes.js';
 import { registerUserRoutes } from './api/user-routes.js';
+import { securityOf } from './auth.js';
 import { errorHandler, sendError } from './error-handler.js';
 import { lazyChildLogger } from './lazy-child-logger.js';
 import { registerMetrics } from './metrics.js';
@@ -145,6 +146,12 @@ export async function buildApp(services: Services, opts: BuildOptions = {}): Pro
   taps.add(publishChanges(services.invalidation));
 
   app.addHook('onRoute', guardAgainstNul);
+  // The OpenAPI document names the credential of each authenticated route (/docs showed it for
+  // the chat and embeddings routes only).
+  app.addHook('onRoute', (route) => {
+    const security = securityOf(route.onRequest);
+    if (security && route.schema && !route.schema.security) route.schema.security = security;
+  });
   for (const register of [...ROUTES, ...(opts.extraRoutes ?? [])]) await register(app, services);
 
   const webRoot = config.server.serve_console ? consoleRoot(config.server.console_dir) : undefined;

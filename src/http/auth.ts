@@ -43,14 +43,31 @@ export async function resolveUser(services: Services, request: FastifyRequest): 
   return null;
 }
 
+type OpenApiSecurity = Array<Record<string, string[]>>;
+const SECURITY = new WeakMap<object, OpenApiSecurity>();
+const USER_SECURITY: OpenApiSecurity = [{ session: [] }, { accessToken: [] }];
+const API_KEY_SECURITY: OpenApiSecurity = [{ apiKey: [] }];
+
+/**
+ * The OpenAPI `security` of a route whose onRequest hooks include `requireUser` or
+ * `requireApiKey`, so /docs shows which credential each operation takes (app.ts fills it in for
+ * routes that do not declare their own).
+ */
+export function securityOf(hooks: unknown): OpenApiSecurity | undefined {
+  for (const h of [hooks].flat()) if (typeof h === 'function' && SECURITY.has(h)) return SECURITY.get(h);
+  return undefined;
+}
+
 /** onRequest hook (runs before body parsing, so 401/403 come before 400): a signed-in user with at least `minRole`. */
 export function requireUser(services: Services, minRole: number = Role.user) {
-  return async (request: FastifyRequest, _reply: FastifyReply) => {
+  const hook = async (request: FastifyRequest, _reply: FastifyReply) => {
     const user = await resolveUser(services, request);
     if (!user) throw unauthorized('sign in or send an access token');
     if (user.role < minRole) throw forbidden(`requires the ${minRole >= Role.root ? 'root' : 'admin'} role`);
     request.user = user;
   };
+  SECURITY.set(hook, USER_SECURITY);
+  return hook;
 }
 
 /**
@@ -58,7 +75,7 @@ export function requireUser(services: Services, minRole: number = Role.user) {
  * key verified within the credential cache's TTL is accepted without a promise.
  */
 export function requireApiKey(services: Services) {
-  return (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
+  const hook = (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
     const token = bearer(request) ?? (request.headers['x-api-key'] as string | undefined);
     if (!token) return done(unauthorized('missing API key: send Authorization: Bearer sk-...'));
     let cached: KeyPrincipal | undefined;
@@ -88,4 +105,6 @@ export function requireApiKey(services: Services) {
         ),
     );
   };
+  SECURITY.set(hook, API_KEY_SECURITY);
+  return hook;
 }

@@ -384,6 +384,17 @@ describe('operations', () => {
     const doc = await gw.call('GET', '/openapi.json');
     expect(doc.body.openapi).toMatch(/^3\./);
     expect(Object.keys(doc.body.paths)).toContain('/api/user/login');
+    // Each authenticated operation names its credential; public ones name none.
+    const user = [{ session: [] }, { accessToken: [] }];
+    const paths = doc.body.paths;
+    expect(paths['/api/channel'].post.security).toEqual(user);
+    expect(paths['/api/key'].get.security).toEqual(user);
+    expect(paths['/api/log/stats'].get.security).toEqual(user);
+    expect(paths['/api/app'].post.security).toEqual(user);
+    expect(paths['/v1/models'].get.security).toEqual([{ apiKey: [] }]);
+    expect(paths['/v1/chat/completions'].post.security).toEqual([{ apiKey: [] }]);
+    expect(paths['/api/app'].get.security).toBeUndefined();
+    expect(paths['/api/user/login'].post.security).toBeUndefined();
     expect((await fetch(`${gw.url}/docs`)).status).toBe(200);
   });
 

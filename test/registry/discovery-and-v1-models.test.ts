@@ -320,3 +320,40 @@ describe('/api/model', () => {
     expect(servable.body.data.every((m: any) => m.servable)).toBe(true);
   });
 });
+
+describe('gateway.discover_models: false', () => {
+  it('a channel created or changed through the admin API is not listed until an explicit refresh', async () => {
+    const quiet = await startFakeUpstream({
+      'GET /v1/models': { json: { object: 'list', data: [{ id: 'quiet-model', object: 'model' }] } },
+    });
+    const off = await startTestGateway({ gateway: { discover_models: false } });
+    try {
+      const cookie = await off.login();
+      const listed = () => quiet.requests.filter((r) => r.method === 'GET' && r.path === '/v1/models').length;
+      const made = await off.call('POST', '/api/channel', {
+        cookie,
+        body: { name: 'quiet', kind: 'openai-compatible', base_url: `${quiet.url}/v1/` },
+      });
+      expect(made.status).toBe(200);
+      const id = made.body.data.id;
+      const changed = await off.call('PUT', '/api/channel', {
+        cookie,
+        body: { id, base_url: `${quiet.url}/v1` },
+      });
+      expect(changed.status).toBe(200);
+      // Discovery, were it started, reaches the loopback upstream within milliseconds.
+      await new Promise((r) => setTimeout(r, 300));
+      expect(listed()).toBe(0);
+      expect(off.services.registry.targetsFor('quiet-model', { endpoint: 'chat' })).toEqual([]);
+
+      // The explicit refresh still lists them.
+      const refreshed = await off.call('POST', `/api/channel/${id}/models/refresh`, { cookie });
+      expect(refreshed.status).toBe(200);
+      expect(refreshed.body.data).toEqual(['quiet-model']);
+      expect(listed()).toBe(1);
+    } finally {
+      await off.close();
+      await quiet.close();
+    }
+  });
+});

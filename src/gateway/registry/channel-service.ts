@@ -25,7 +25,13 @@ export class ChannelService {
   constructor(
     private readonly state: RegistryState,
     private readonly client: UpstreamClient,
-    private readonly opts: { timeoutMs: number; limits?: Partial<BodyLimits>; log?: FastifyBaseLogger },
+    private readonly opts: {
+      timeoutMs: number;
+      limits?: Partial<BodyLimits>;
+      log?: FastifyBaseLogger;
+      /** `gateway.discover_models`: false lists models only on an explicit refresh. */
+      discover?: boolean;
+    },
   ) {}
 
   async list(offset: number, limit: number): Promise<{ rows: PublicChannel[]; total: number }> {
@@ -147,6 +153,7 @@ export class ChannelService {
   }
 
   private refreshInBackground(c: Channel): void {
+    if (this.opts.discover === false) return;
     if (c.models.length > 0 || c.status !== 1 || !canDiscover(c)) return;
     this.refreshModels(c.id).catch((err) => this.logDiscoveryFailure(c, err));
   }

@@ -83,7 +83,12 @@ export function createRegistry(deps: RegistryDeps): Registry {
   const state = new RegistryState(deps.repos, models, deps.log);
   const timeoutMs = Math.min(deps.config.gateway.connect_timeout_ms, 10_000);
   const limits = upstreamLimits(deps.config.gateway);
-  const channels = new ChannelService(state, deps.client, { timeoutMs, limits, log: deps.log });
+  const channels = new ChannelService(state, deps.client, {
+    timeoutMs,
+    limits,
+    log: deps.log,
+    discover: deps.config.gateway.discover_models,
+  });
   let discovery: Promise<void> = Promise.resolve();
   return {
     resolve: (id) => models.resolve(id),

@@ -209,6 +209,29 @@ describe('GET /v1/models', () => {
     expect(missing.body.error.code).toBe(404);
     expect((await gw.call('GET', '/v1/models')).status).toBe(401);
   });
+  it("shows a discovered model's listed created when it is sane; registry entries keep theirs", async () => {
+    const now = Math.floor(Date.now() / 1000);
+    listing.push(
+      { id: 'future-model', object: 'model', created: now + 10 * 86_400 },
+      { id: 'millis-model', object: 'model', created: Date.now() },
+      { id: 'negative-model', object: 'model', created: -5 },
+      { id: 'fraction-model', object: 'model', created: 1700000000.5 },
+      { id: 'string-model', object: 'model', created: '1700000000' },
+    );
+    const ch = (await gw.call('GET', '/api/channel', { cookie: root })).body.data.find(
+      (c: any) => c.name === 'local-vllm',
+    );
+    expect((await gw.call('POST', `/api/channel/${ch.id}/models/refresh`, { cookie: root })).status).toBe(
+      200,
+    );
+    const r = await gw.call('GET', '/v1/models', { token: await newKey() });
+    const created = Object.fromEntries(r.body.data.map((m: any) => [m.id, m.created]));
+    expect(created['Qwen/Qwen3-8B']).toBe(1700000000);
+    // the listing says 1700000000 for gpt-4o-mini too; the default entry's date wins
+    expect(created['openai/gpt-4o-mini']).toBe(1721260800);
+    for (const id of ['future-model', 'millis-model', 'negative-model', 'fraction-model', 'string-model'])
+      expect(created[id]).toBe(0);
+  });
 });
 
 describe('/api/model', () => {

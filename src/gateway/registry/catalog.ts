@@ -27,6 +27,8 @@ export interface Target {
 export interface DiscoveredModel {
   name: string;
   contextLength?: number;
+  /** The listing's `created` (Unix seconds), when sane. */
+  created?: number;
 }
 
 /**
@@ -52,8 +54,12 @@ export class Catalog {
     // Names nobody described still need an entry (a local server's `llama3:8b`).
     this.registry.setDiscovered(
       served.flatMap(({ channel, names }) => {
-        const ctx = new Map((discovered.get(channel.id) ?? []).map((d) => [d.name, d.contextLength]));
-        return names.map((name) => ({ name, contextLength: ctx.get(name) }));
+        const found = new Map((discovered.get(channel.id) ?? []).map((d) => [d.name, d]));
+        return names.map((name) => ({
+          name,
+          contextLength: found.get(name)?.contextLength,
+          created: found.get(name)?.created,
+        }));
       }),
     );
     const byModel = new Map<string, Target[]>();

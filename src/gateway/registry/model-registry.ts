@@ -37,14 +37,23 @@ export class ModelRegistry {
     this.rebuild();
   }
 
-  /** Upstream-listed models: `{ name, contextLength }`; known names are ignored. */
-  setDiscovered(found: Array<{ name: string; contextLength?: number }>): void {
+  /**
+   * Upstream-listed models: `{ name, contextLength, created }`; known names are ignored (their
+   * default, config or admin entry wins). Listed by several channels: the largest context
+   * window, and the earliest `created`.
+   */
+  setDiscovered(found: Array<{ name: string; contextLength?: number; created?: number }>): void {
     this.discovered = new Map();
     for (const f of found) {
       if (this.entries.has(f.name) || this.lookupName(f.name, false)) continue;
       const prev = this.discovered.get(f.name);
-      if (!prev || (f.contextLength && prev.context_length < f.contextLength))
-        this.discovered.set(f.name, blankModel(f.name, f.name, f.contextLength));
+      const created = [prev?.created, f.created].filter((c): c is number => !!c);
+      const next =
+        !prev || (f.contextLength && prev.context_length < f.contextLength)
+          ? blankModel(f.name, f.name, f.contextLength)
+          : prev;
+      next.created = created.length > 0 ? Math.min(...created) : 0;
+      this.discovered.set(f.name, next);
     }
   }
 

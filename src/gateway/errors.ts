@@ -93,7 +93,8 @@ export class UnfitCandidate extends GatewayError {
 export const badRequest = (message: string, param: string | null = null) =>
   new GatewayError(400, message, { param });
 export const unauthorized = (message = 'missing or invalid credentials') => new GatewayError(401, message);
-export const forbidden = (message = 'not allowed') => new GatewayError(403, message);
+export const forbidden = (message = 'not allowed', param: string | null = null) =>
+  new GatewayError(403, message, { param });
 export const notFound = (message: string) => new GatewayError(404, message);
 export const conflict = (message: string) => new GatewayError(409, message);
 

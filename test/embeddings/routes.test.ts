@@ -535,6 +535,17 @@ describe('routing and access', () => {
     const limited = await newKey({ allowed_models: ['text-embedding-3-small'] });
     const r = await gw.call('POST', '/v1/multimodalembeddings', { token: limited, body: body(VOYAGE_MM) });
     expect(r.status).toBe(403);
+    // `param` names the refused field, as for the other errors about the request.
+    expect(r.body).toMatchObject({
+      detail: `this API key may not use model ${VOYAGE_MM}`,
+      error: { code: 403, param: 'model' },
+    });
+    const refused = await gw.call('POST', '/v1/embeddings', {
+      token: limited,
+      body: { model: VOYAGE_MM, input: 'x' },
+    });
+    expect(refused.status).toBe(403);
+    expect(refused.body.error).toMatchObject({ code: 403, param: 'model' });
     const ok = await gw.call('POST', '/v1/embeddings', {
       token: limited,
       body: { model: OPENAI, input: 'x' },

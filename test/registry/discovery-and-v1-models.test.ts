@@ -197,6 +197,11 @@ describe('GET /v1/models', () => {
       body: { model: 'Qwen/Qwen3-8B', messages: [{ role: 'user', content: 'x' }] },
     });
     expect(other.status).toBe(403);
+    expect(other.body.error).toMatchObject({
+      code: 403,
+      message: 'this API key may not use model Qwen/Qwen3-8B',
+      param: 'model',
+    });
   });
 
   it('answers one model by id or plain name, 404 for unknown, 401 without a key', async () => {

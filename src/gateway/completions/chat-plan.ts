@@ -61,7 +61,7 @@ export function planChat(req: ChatRequest, principal: KeyPrincipal, deps: PlanDe
   if (!model) throw badRequest('model: is required (no default model is configured)', 'model');
   const allowed = principal.allowedModels;
   const mayUse = (m: string) => !allowed || modelAllowed(allowed, [m, ...deps.namesOf(m)]);
-  if (!mayUse(model)) throw forbidden(`this API key may not use model ${model}`);
+  if (!mayUse(model)) throw forbidden(`this API key may not use model ${model}`, 'model');
   if (req.reasoning?.effort && req.reasoning_effort && req.reasoning.effort !== req.reasoning_effort)
     throw badRequest('reasoning_effort: conflicts with reasoning.effort', 'reasoning_effort');
   if (req.top_logprobs !== undefined && req.top_logprobs > 0 && req.logprobs !== true)

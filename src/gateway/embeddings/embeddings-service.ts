@@ -157,7 +157,7 @@ export class EmbeddingsService {
     const model = this.deps.registry.resolve(name);
     if (!model) throw new GatewayError(404, `model not found: ${name}`, { param: 'model' });
     if (!modelAllowed(principal.allowedModels, [name, ...modelNames(model)]))
-      throw forbidden(`this API key may not use model ${name}`);
+      throw forbidden(`this API key may not use model ${name}`, 'model');
     return model;
   }
 

@@ -20,7 +20,7 @@ import { registerLogRoutes } from './api/log-routes.js';
 import { registerModelRoutes } from './api/model-routes.js';
 import { registerUserRoutes } from './api/user-routes.js';
 import { securityOf } from './auth.js';
-import { errorHandler, sendError } from './error-handler.js';
+import { errorHandler, sendError, unsupportedMediaType } from './error-handler.js';
 import { lazyChildLogger } from './lazy-child-logger.js';
 import { registerMetrics } from './metrics.js';
 import { registerOpsRoutes } from './ops-routes.js';
@@ -99,6 +99,15 @@ export async function buildApp(services: Services, opts: BuildOptions = {}): Pro
 
   app.setValidatorCompiler(validatorCompiler);
   app.setErrorHandler(errorHandler);
+  // Every body the gateway reads is JSON. Fastify's built-in text/plain parser handed a JSON
+  // text sent as text/plain (fetch's default for a string body) to the routes as a string, which
+  // they refused as "body: must be object"; it is a 415 saying what to send, like any other
+  // non-JSON type. An empty text/plain body is still no body (bodiless POSTs such as logout).
+  app.removeContentTypeParser('text/plain');
+  app.addContentTypeParser('text/plain', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '') done(null, undefined);
+    else done(unsupportedMediaType(request.headers['content-type']), undefined);
+  });
   app.decorateRequest('user', null);
   app.decorateRequest('principal', null);
   // Hot-path hooks take a callback instead of returning a promise: one microtask fewer each.

@@ -3,6 +3,15 @@ import { defaultType, GatewayError, UpstreamError, upstreamToGateway } from '../
 import { isDatabaseTimeout, isDatabaseUnavailable } from '../store/db-errors.js';
 import { validationError } from './validation.js';
 
+/**
+ * A body in a media type no route reads: every body the gateway takes is JSON, and Fastify's own
+ * 415 said only "Unsupported Media Type", not what to send.
+ */
+export function unsupportedMediaType(contentType: string | undefined): GatewayError {
+  const given = contentType?.split(';')[0]?.trim();
+  return new GatewayError(415, `content-type: must be application/json (got ${given || 'none'})`);
+}
+
 /** Turns any thrown error into a GatewayError; unknown errors become a 500 with the request id. */
 export function toGatewayError(err: unknown, request: FastifyRequest): GatewayError {
   if (err instanceof GatewayError) return err;
@@ -10,6 +19,8 @@ export function toGatewayError(err: unknown, request: FastifyRequest): GatewayEr
   const fe = err as FastifyError & { validationContext?: string };
   if (fe.validation) return validationError(fe.validation as any, fe.validationContext);
   const status = fe.statusCode;
+  if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE')
+    return unsupportedMediaType(request.headers['content-type']);
   if (status && status >= 400 && status < 500) {
     const message =
       fe.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err instanceof SyntaxError

@@ -164,3 +164,62 @@ describe('integers past their columns', () => {
     expect([taken.status, taken.body.message]).toEqual([409, 'username: "root" is taken']);
   });
 });
+
+describe('request content-type', () => {
+  const post = (path: string, headers: Record<string, string>, body: string | Uint8Array) =>
+    fetch(gw.url + path, { method: 'POST', headers, body }).then(async (r) => ({
+      status: r.status,
+      body: (await r.json()) as any,
+    }));
+  const json = JSON.stringify({ model: 'acme/small', messages: [{ role: 'user', content: 'x' }] });
+
+  it('a body that is not application/json is a 415 saying what to send, in each envelope', async () => {
+    const auth = { authorization: `Bearer ${key}` };
+    const chat = await post('/v1/chat/completions', { ...auth, 'content-type': 'text/plain' }, json);
+    expect(chat).toEqual({
+      status: 415,
+      body: {
+        error: {
+          code: 415,
+          message: 'content-type: must be application/json (got text/plain)',
+          type: 'invalid_request_error',
+          param: null,
+          metadata: {},
+        },
+      },
+    });
+    const form = await post(
+      '/v1/embeddings',
+      { ...auth, 'content-type': 'application/x-www-form-urlencoded' },
+      'model=acme%2Fsmall&input=x',
+    );
+    expect(form.status).toBe(415);
+    expect(form.body.error.message).toBe(
+      'content-type: must be application/json (got application/x-www-form-urlencoded)',
+    );
+    // No content-type at all (fetch sends none for bytes).
+    const bare = await post('/v1/chat/completions', auth, new TextEncoder().encode(json));
+    expect(bare.status).toBe(415);
+    expect(bare.body.error.message).toBe('content-type: must be application/json (got none)');
+
+    const api = await post(
+      '/api/key',
+      { cookie, 'content-type': 'text/plain;charset=UTF-8' },
+      '{"name":"x"}',
+    );
+    expect(api).toEqual({
+      status: 415,
+      body: { success: false, message: 'content-type: must be application/json (got text/plain)' },
+    });
+  });
+
+  it('an empty text/plain body is still no body', async () => {
+    const other = await gw.login();
+    const out = await fetch(`${gw.url}/api/user/logout`, {
+      method: 'POST',
+      headers: { cookie: other, 'content-type': 'text/plain' },
+      body: '',
+    });
+    expect(out.status).toBe(200);
+  });
+});

@@ -287,7 +287,7 @@ function validatePassword(pw: string): void {
   if (pw.length < 8 || pw.length > 256) throw badRequest('password: must be 8..256 characters', 'password');
 }
 
-const MAX_QUOTA_USD = Math.floor(MAX_EXACT / 1e6);
+export const MAX_QUOTA_USD = Math.floor(MAX_EXACT / 1e6);
 
 export function toMicros(usd: number | null | undefined): number | null {
   if (usd === null || usd === undefined) return null;

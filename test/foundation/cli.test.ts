@@ -30,6 +30,10 @@ describe('modelgate CLI', () => {
       await expect(cli(['user', 'create', '-u', 'ops', '-p', 'ops-password-1'], env)).rejects.toThrow(
         /taken/,
       );
+      // What the service refuses is named by the option, not by the stored field.
+      const short = await cli(['user', 'create', '-u', 'shorty', '-p', 'short'], env).catch((e) => e);
+      expect(short.code).toBe(1);
+      expect(short.stderr).toBe("error: option '--password': must be 8..256 characters\n");
 
       const config = loadConfig(
         {},
@@ -89,6 +93,28 @@ describe('modelgate CLI', () => {
     }
     // Once an upstream serves something, nothing more is printed.
     expect(nextSteps('http://127.0.0.1:3000', 1)).toBe('');
+  });
+
+  it('names the option whose value is bad, before touching the database', async () => {
+    const refused = (args: string[]) =>
+      cli(args, { DATABASE_URL: 'postgres://127.0.0.1:1/none' }).then(
+        () => expect.fail(`${args.join(' ')} succeeded`),
+        (e) => ({ code: e.code, stderr: e.stderr }),
+      );
+    const [abc, trailing, rpm, role] = await Promise.all([
+      refused(['key', 'create', '-u', 'root', '--quota', 'abc']),
+      refused(['key', 'create', '-u', 'root', '--quota', '2.5abc']),
+      refused(['key', 'create', '-u', 'root', '--rpm', '0']),
+      refused(['user', 'create', '-u', 'x', '-p', 'password-1', '-r', 'boss']),
+    ]);
+    expect(abc).toEqual({
+      code: 1,
+      stderr:
+        "error: option '--quota <usd>' argument 'abc' is invalid. must be a number from 0 to 9007199254 (USD)\n",
+    });
+    expect(trailing.stderr).toContain("option '--quota <usd>' argument '2.5abc' is invalid");
+    expect(rpm.stderr).toContain("option '--rpm <n>' argument '0' is invalid. must be a whole number from 1");
+    expect(role.stderr).toContain("option '-r, --role <role>' argument 'boss' is invalid");
   });
 
   it('refuses a bad configuration listing every problem, with exit code 2', async () => {

@@ -24,9 +24,9 @@ export interface UpstreamTarget {
   /** Kind-specific options; each adapter documents the keys it reads. */
   extra?: Record<string, unknown>;
   /**
-   * The model's output limit (the registry's `max_completion_tokens`) when known: Anthropic and
-   * Gemini, which refuse a larger output length, send at most this, whether the client asked for
-   * more or the adapter raised it (Anthropic thinking).
+   * The model's output limit (the registry's `max_completion_tokens`) when known: every adapter
+   * sends at most this (`sentMaxTokens`), whether the client asked for more or the adapter raised
+   * it (Anthropic thinking); OpenAI, Anthropic and Gemini refuse a larger output length.
    */
   maxOutputTokens?: number;
 }

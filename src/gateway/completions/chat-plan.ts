@@ -1,5 +1,6 @@
 import type { KeyPrincipal } from '../../access/api-keys.js';
 import { modelAllowed } from '../../access/api-keys.js';
+import { sentMaxTokens } from '../chat/max-tokens.js';
 import { applyMiddleOut } from '../chat/middle-out.js';
 import { measurePrompt, type PromptCounts, promptTokenBound } from '../chat/tokens.js';
 import type { ChatRequest } from '../chat/types.js';
@@ -133,15 +134,6 @@ function fitting(candidates: Candidate[], maxTokens: number, field: string): Can
   return candidates.filter((c) => maxTokens < c.target.contextLength);
 }
 
-/**
- * The completion length `t` is sent: what the request asks, at most the model's output limit when
- * the registry knows it (every adapter sends no more, since upstreams refuse a larger one).
- */
-export function sentMaxTokens(req: ChatRequest, t: RouteTarget): number | undefined {
-  const asked = req.max_completion_tokens ?? req.max_tokens;
-  return asked === undefined ? undefined : Math.min(asked, t.maxCompletionTokens ?? Number.POSITIVE_INFINITY);
-}
-
 /** Middle-out's result per plan, context length and reserve: retries and fallbacks of one size reuse it. */
 const cuts = new WeakMap<ChatPlan, Map<string, ChatRequest | null>>();
 
@@ -151,7 +143,7 @@ const cuts = new WeakMap<ChatPlan, Map<string, ChatRequest | null>>();
  */
 export function requestFor(plan: ChatPlan, t: RouteTarget): ChatRequest {
   if (!plan.middleOut) return plan.request;
-  const reserve = sentMaxTokens(plan.request, t) ?? 0;
+  const reserve = sentMaxTokens(plan.request, t.maxCompletionTokens) ?? 0;
   // The bound (bytes, no tokenizer) settles a prompt that clearly fits; one that may not is
   // measured once for all candidates (bounded cost), and middle-out goes by those counts.
   if (plan.promptBound() + reserve < t.contextLength) return plan.request;
@@ -203,7 +195,7 @@ export function promptTokenCap(plan: ChatPlan, t: RouteTarget): number {
 export function reservationMicros(plan: ChatPlan): number {
   let worst = 0;
   for (const { target: t } of plan.candidates) {
-    const maxTokens = sentMaxTokens(plan.request, t);
+    const maxTokens = sentMaxTokens(plan.request, t.maxCompletionTokens);
     const prompt = promptTokenCap(plan, t);
     const limit = t.maxCompletionTokens ?? 4096;
     // Without max_tokens the completion is what the context leaves after the prompt. A prompt

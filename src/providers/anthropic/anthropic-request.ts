@@ -27,6 +27,7 @@
  * assistant prefill, thinking is left off for the request (Anthropic refuses it otherwise; see
  * `toolTurnLostThinking`).
  */
+import { sentMaxTokens } from '../../gateway/chat/max-tokens.js';
 import { reasoningBudget, resolveReasoning } from '../../gateway/chat/reasoning.js';
 import type { ChatRequest } from '../../gateway/chat/types.js';
 import { joinUrl } from '../shared/media.js';
@@ -120,8 +121,7 @@ export function buildAnthropicRequest(
   // is the maximum allowed number of output tokens"), and the answer cannot be longer than the
   // limit anyway: the limit is sent instead, when the registry knows it (`target.maxOutputTokens`).
   const limit = target.maxOutputTokens;
-  const asked = req.max_completion_tokens ?? req.max_tokens;
-  const answer = limit !== undefined ? Math.min(asked ?? defaultMax, limit) : (asked ?? defaultMax);
+  const answer = sentMaxTokens(req, limit) ?? Math.min(defaultMax, limit ?? defaultMax);
   let maxTokens = answer;
   const body: Record<string, unknown> = { model: target.upstreamModel, max_tokens: maxTokens, messages };
   if (system.length > 0) body.system = system;

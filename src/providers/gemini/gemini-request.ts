@@ -18,9 +18,9 @@
  * range the Gemini 2.5 model accepts; off -> budget 0 (2.5 Pro, which cannot turn thinking off: 128).
  * `includeThoughts` is true unless `reasoning.exclude`. Target option `extra.apiVersion` (default v1beta).
  */
+import { sentMaxTokens } from '../../gateway/chat/max-tokens.js';
 import { reasoningBudget, resolveReasoning } from '../../gateway/chat/reasoning.js';
 import type { ChatRequest } from '../../gateway/chat/types.js';
-import { sentMaxTokens } from '../shared/max-tokens.js';
 import { joinUrl } from '../shared/media.js';
 import { functionTools } from '../shared/tools.js';
 import type { UpstreamHttpRequest, UpstreamTarget } from '../types.js';
@@ -112,7 +112,7 @@ export function buildGeminiRequest(
   // Gemini refuses a maxOutputTokens above the model's limit (400 "... maxOutputTokens value of N
   // but the supported range is from 1 (inclusive) to M (exclusive)"), and the answer cannot be
   // longer anyway: the limit is sent instead, when the registry knows it (`target.maxOutputTokens`).
-  const maxTokens = sentMaxTokens(req, target);
+  const maxTokens = sentMaxTokens(req, target.maxOutputTokens);
   if (req.temperature !== undefined) gen.temperature = req.temperature;
   if (req.top_p !== undefined) gen.topP = req.top_p;
   if (req.top_k !== undefined) gen.topK = req.top_k;

@@ -24,10 +24,10 @@
  * speaks OpenRouter, which wants them back; and for hosts other than api.openai.com
  * `developer` becomes `system`, except for an upstream that speaks OpenRouter (it takes `developer`).
  */
+import { sentMaxTokens } from '../../gateway/chat/max-tokens.js';
 import { effortFromBudget, resolveReasoning } from '../../gateway/chat/reasoning.js';
 import type { ChatMessage, ChatRequest } from '../../gateway/chat/types.js';
 import { perObject } from '../../gateway/per-object.js';
-import { sentMaxTokens } from '../shared/max-tokens.js';
 import { joinUrl } from '../shared/media.js';
 import type { UpstreamHttpRequest, UpstreamTarget } from '../types.js';
 
@@ -181,7 +181,7 @@ export function buildOpenAiRequest(
 
   // OpenAI refuses more than the model's limit: 400 "max_tokens is too large ... This model
   // supports at most N completion tokens".
-  const limit = sentMaxTokens(req, target);
+  const limit = sentMaxTokens(req, target.maxOutputTokens);
   if (limit !== undefined) {
     const field =
       extra.maxTokensField === 'max_tokens' || extra.maxTokensField === 'max_completion_tokens'

@@ -107,7 +107,7 @@ describe('model discovery', () => {
     });
     expect(made.status).toBe(200);
     const id = made.body.data.id;
-    const hint = `${up.url} answered 404: no route (an OpenAI-compatible base_url usually ends in /v1: ${up.url}/v1)`;
+    const hint = `${up.url} answered 404: no route (openai-compatible channels take a base_url ending in /v1: ${up.url}/v1)`;
     const tested = await gw.call('POST', `/api/channel/${id}/test`, { cookie: root });
     expect(tested.body.data).toMatchObject({ success: false, message: hint });
     expect(up.requests.at(-1)).toMatchObject({ method: 'POST', path: '/chat/completions' });

@@ -55,11 +55,10 @@ export class Catalog {
     this.registry.setDiscovered(
       served.flatMap(({ channel, names }) => {
         const found = new Map((discovered.get(channel.id) ?? []).map((d) => [d.name, d]));
-        return names.map((name) => ({
-          name,
-          contextLength: found.get(name)?.contextLength,
-          created: found.get(name)?.created,
-        }));
+        return names.map((name) => {
+          const d = found.get(name);
+          return { name, contextLength: d?.contextLength, created: d?.created };
+        });
       }),
     );
     const byModel = new Map<string, Target[]>();

@@ -17,10 +17,15 @@ interface KindInfo {
   baseUrl: string;
   /** Registry author served by default; openai-compatible only when pointed at OpenAI itself. */
   author: string;
+  /**
+   * The base URL ends in the API version and request paths are appended to it as given
+   * (`{base}/chat/completions`), so one without it answers 404: a setup hint names the fix.
+   */
+  versionInBaseUrl?: true;
 }
 
 const KINDS: Record<ChannelKind, KindInfo> = {
-  'openai-compatible': { baseUrl: 'https://api.openai.com/v1', author: 'openai' },
+  'openai-compatible': { baseUrl: 'https://api.openai.com/v1', author: 'openai', versionInBaseUrl: true },
   anthropic: { baseUrl: 'https://api.anthropic.com', author: 'anthropic' },
   gemini: { baseUrl: 'https://generativelanguage.googleapis.com', author: 'google' },
   voyage: { baseUrl: 'https://api.voyageai.com/v1', author: 'voyageai' },
@@ -46,6 +51,11 @@ export function nativeAuthor(kind: string, baseUrl: string): string | undefined 
   const info = KINDS[kind];
   if (kind === 'openai-compatible' && sameOrigin(baseUrl, info.baseUrl) === false) return undefined;
   return info.author;
+}
+
+/** Whether a channel of `kind` needs the API version (`/v1`) at the end of its base URL. */
+export function needsVersionInBaseUrl(kind: string): boolean {
+  return isChannelKind(kind) && KINDS[kind].versionInBaseUrl === true;
 }
 
 function sameOrigin(a: string, b: string): boolean {

@@ -1,6 +1,12 @@
 import type { ChannelRow, NewChannelRow } from '../../store/channels-repo.js';
 import { badRequest, UpstreamError } from '../errors.js';
-import { CHANNEL_KINDS, type ChannelKind, defaultBaseUrl, isChannelKind } from './channel-kinds.js';
+import {
+  CHANNEL_KINDS,
+  type ChannelKind,
+  defaultBaseUrl,
+  isChannelKind,
+  needsVersionInBaseUrl,
+} from './channel-kinds.js';
 
 /**
  * Per-channel options. The known ones are checked; anything else is a kind-specific option
@@ -176,9 +182,9 @@ function isHttpUrl(s: string): boolean {
 
 /**
  * A failed channel test or model refresh, said so that the operator sees which address failed
- * and how: `http://host:8000 answered 404: not found`. An OpenAI-compatible base URL without a
- * version segment that answers 404 gets a hint, the most common setup mistake (the gateway
- * appends `chat/completions` and `models` to the base URL as it is). Only the origin and path of
+ * and how: `http://host:8000 answered 404: not found`. A base URL without a version segment, of a
+ * kind that needs one (`needsVersionInBaseUrl`: OpenAI-compatible), that answers 404 gets a hint,
+ * the most common setup mistake (`chat/completions` and `models` are appended to it as it is). Only the origin and path of
  * the base URL are shown, never a query string.
  */
 export function explainChannelFailure(c: Pick<Channel, 'kind' | 'base_url'>, err: unknown): string {
@@ -193,7 +199,7 @@ export function explainChannelFailure(c: Pick<Channel, 'kind' | 'base_url'>, err
   } catch {}
   const status = err.upstreamStatus;
   let out = status === undefined ? `${where}: ${message}` : `${where} answered ${status}: ${message}`;
-  if (status === 404 && c.kind === 'openai-compatible' && !/\/v\d/.test(path))
-    out += ` (an OpenAI-compatible base_url usually ends in /v1: ${where}/v1)`;
+  if (status === 404 && needsVersionInBaseUrl(c.kind) && !/\/v\d/.test(path))
+    out += ` (${c.kind} channels take a base_url ending in /v1: ${where}/v1)`;
   return out;
 }

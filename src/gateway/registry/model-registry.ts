@@ -47,12 +47,14 @@ export class ModelRegistry {
     for (const f of found) {
       if (this.entries.has(f.name) || this.lookupName(f.name, false)) continue;
       const prev = this.discovered.get(f.name);
-      const created = [prev?.created, f.created].filter((c): c is number => !!c);
       const next =
         !prev || (f.contextLength && prev.context_length < f.contextLength)
           ? blankModel(f.name, f.name, f.contextLength)
           : prev;
-      next.created = created.length > 0 ? Math.min(...created) : 0;
+      // The earliest date any channel lists (0: none listed one).
+      const a = prev?.created || 0;
+      const b = f.created || 0;
+      next.created = a && b ? Math.min(a, b) : a || b;
       this.discovered.set(f.name, next);
     }
   }

@@ -58,7 +58,7 @@ export interface PlanDeps {
  * the ordered candidates.
  */
 export function planChat(req: ChatRequest, principal: KeyPrincipal, deps: PlanDeps): ChatPlan {
-  const model = req.model || principal.user.default_model || deps.defaultModel;
+  const model = requestedModel(req, principal, deps);
   if (!model) throw badRequest('model: is required (no default model is configured)', 'model');
   const allowed = principal.allowedModels;
   const mayUse = (m: string) => !allowed || modelAllowed(allowed, [m, ...deps.namesOf(m)]);
@@ -109,6 +109,18 @@ export function planChat(req: ChatRequest, principal: KeyPrincipal, deps: PlanDe
     excludeReasoning: req.reasoning?.exclude === true,
     middleOut: req.transforms?.includes('middle-out') ?? false,
   };
+}
+
+/**
+ * The model a request asks for: its own, else its user's default, else the server's ('' when
+ * none is configured). What a request refused by `planChat` is logged under.
+ */
+export function requestedModel(
+  req: ChatRequest,
+  principal: KeyPrincipal,
+  deps: Pick<PlanDeps, 'defaultModel'>,
+): string {
+  return req.model || principal.user.default_model || deps.defaultModel;
 }
 
 /**

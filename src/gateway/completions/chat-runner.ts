@@ -204,8 +204,13 @@ export class ChatRunner {
     return plan.excludeReasoning ? omitReasoningFromEvent(ev) : ev;
   }
 
-  /** A request refused before any upstream call (quota exhausted) still leaves a log record. */
-  recordRefusal(plan: ChatPlan, ctx: ChatContext, err: unknown): void {
+  /**
+   * A request refused before any upstream call still leaves a log record (docs/quotas.md,
+   * "Which requests leave a row"): by `planChat` (403 allow-list, 404 unknown model, 503 no
+   * upstream, a 400 about the parameters), where there is no plan and the model is the one asked
+   * for, or by the quota (402). No upstream, channel, tokens or cost.
+   */
+  recordRefusal(plan: Pick<ChatPlan, 'model' | 'stream'>, ctx: ChatContext, err: unknown): void {
     this.deps.logs.record({
       request_id: ctx.requestId,
       user_id: ctx.principal.user.id,

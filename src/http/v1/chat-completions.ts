@@ -3,7 +3,7 @@ import type { Reservation } from '../../access/quota/quota-ledger.js';
 import { randomToken } from '../../access/secrets.js';
 import { abortedKind, abortedStatus, ClientGone } from '../../gateway/cancel.js';
 import type { ChatRequest, ChatStreamEvent, ChatUsage } from '../../gateway/chat/types.js';
-import { type ChatPlan, planChat } from '../../gateway/completions/chat-plan.js';
+import { type ChatPlan, planChat, requestedModel } from '../../gateway/completions/chat-plan.js';
 import type { ChatContext, ChatRunner, StreamOpened } from '../../gateway/completions/chat-runner.js';
 import { GatewayError, UpstreamError } from '../../gateway/errors.js';
 import { attemptsHeader, attemptsOf, countsAgainstHealth } from '../../gateway/routing/execute.js';
@@ -45,16 +45,27 @@ async function handleChat(
   body: ChatRequest,
 ) {
   const { runner, planDeps } = services.chat;
-  const plan = planChat(body, request.principal!, planDeps);
   const gone = new ClientGone();
-  // A client that goes away (or a shutdown that cuts the connection) aborts the upstream call at once.
-  const settled = abortOnClose(request, reply, gone);
   const ctx: ChatContext = {
     requestId: request.id,
     principal: request.principal!,
     signal: gone,
     startedAt: Date.now(),
   };
+  let plan: ChatPlan;
+  try {
+    plan = planChat(body, ctx.principal, planDeps);
+  } catch (err) {
+    // Past the body's schema check every request leaves one row, a refusal by the plan too.
+    runner.recordRefusal(
+      { model: requestedModel(body, ctx.principal, planDeps), stream: body.stream === true },
+      ctx,
+      err,
+    );
+    throw err;
+  }
+  // A client that goes away (or a shutdown that cuts the connection) aborts the upstream call at once.
+  const settled = abortOnClose(request, reply, gone);
   try {
     let reservation: Reservation;
     try {

@@ -29,7 +29,7 @@ export async function startGateway(
   config: Config,
   log: FastifyBaseLogger = createLogger(config),
 ): Promise<RunningGateway> {
-  const services = await createServices(config, log);
+  const services = await createServices(config, log, { removeUndeclaredChannels: true });
   const boot = await services.users.bootstrapRoot(config.auth.root_password);
   const app = await buildApp(services, { logger: log });
   // Open connections, so a stop can close each keep-alive connection after its last answer.

@@ -70,7 +70,16 @@ export interface Services {
   close(): Promise<void>;
 }
 
-export async function createServices(config: Config, _log?: FastifyBaseLogger): Promise<Services> {
+/**
+ * `removeUndeclaredChannels`: the start deletes the config/env channels the configuration no
+ * longer declares. `modelgate serve` sets it; the CLI's one-off commands do not, so one run with
+ * a partial environment (a shell without the config file) cannot take upstreams out of service.
+ */
+export async function createServices(
+  config: Config,
+  _log?: FastifyBaseLogger,
+  opts: { removeUndeclaredChannels?: boolean } = {},
+): Promise<Services> {
   const database = openDatabase(config.database.url, {
     poolSize: config.database.pool_size,
     statementTimeoutMs: config.database.statement_timeout_ms,
@@ -108,6 +117,7 @@ export async function createServices(config: Config, _log?: FastifyBaseLogger): 
     repos: { channels: new ChannelsRepo(database), models: new ModelsRepo(database) },
     client: sharedUpstreamClient(),
     log: _log,
+    removeUndeclaredChannels: opts.removeUndeclaredChannels,
   });
   await registry.start();
   closers.push(() => registry.close());

@@ -57,6 +57,24 @@ export class ChannelsRepo {
       .executeTakeFirst();
   }
 
+  /**
+   * Deletes the channels the config file or environment declared (source `config` or `env`)
+   * whose name is not in `declared`, in one statement: two instances doing it at once both
+   * succeed. Returns what was deleted.
+   */
+  deleteUndeclared(declared: string[]): Promise<Array<{ id: number; name: string }>> {
+    let q = this.d.db.deleteFrom('channels').where('source', 'in', DECLARED_SOURCES);
+    if (declared.length > 0) q = q.where('name', 'not in', declared);
+    return q.returning(['id', 'name']).execute();
+  }
+
+  /** Hands undeclared `config`/`env` channels to the console (source `api`); returns them. */
+  adoptUndeclared(declared: string[]): Promise<Array<{ id: number; name: string }>> {
+    let q = this.d.db.updateTable('channels').set({ source: 'api' }).where('source', 'in', DECLARED_SOURCES);
+    if (declared.length > 0) q = q.where('name', 'not in', declared);
+    return q.returning(['id', 'name']).execute();
+  }
+
   async delete(id: number): Promise<boolean> {
     const r = await this.d.db.deleteFrom('channels').where('id', '=', id).executeTakeFirst();
     return Number(r.numDeletedRows) > 0;
@@ -78,6 +96,16 @@ export class ChannelsRepo {
 
   async setVersion(token: string): Promise<void> {
     await this.setKv(VERSION_KEY, token);
+  }
+
+  /** Whether this database already had its undeclared imports handed over (see adoptUndeclared). */
+  async declarationsOwned(): Promise<boolean> {
+    const r = await this.d.db.selectFrom('kv').select('key').where('key', '=', OWNED_KEY).executeTakeFirst();
+    return r !== undefined;
+  }
+
+  async setDeclarationsOwned(): Promise<void> {
+    await this.setKv(OWNED_KEY, '1');
   }
 
   /** Model listings found by discovery, by channel id (JSON text as stored). */
@@ -108,4 +136,6 @@ export class ChannelsRepo {
 }
 
 const VERSION_KEY = 'registry:version';
+const OWNED_KEY = 'channels:declarations-owned';
+const DECLARED_SOURCES = ['config', 'env'];
 const DISCOVERED_PREFIX = 'channel-models:';

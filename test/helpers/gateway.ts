@@ -1,3 +1,4 @@
+import type { FastifyBaseLogger } from 'fastify';
 import { loadConfig } from '../../src/config/load-config.js';
 import type { Config } from '../../src/config/schema.js';
 import { type RunningGateway, startGateway } from '../../src/main.js';
@@ -28,15 +29,17 @@ export interface CallOptions {
 
 /**
  * Starts a real gateway on a loopback port with fresh storage (SQLite, or PostgreSQL under
- * `npm run test:pg`). Pass `databaseUrl` to start a second instance on the same database.
+ * `npm run test:pg`). Pass `databaseUrl` to start a second instance on the same database,
+ * `env` for environment variables read by the configuration (`OPENAI_API_KEY`, ...), `log` for a
+ * logger of the test's own.
  */
 export async function startTestGateway(
   overrides: Record<string, any> = {},
-  opts: { databaseUrl?: string; redis?: boolean } = {},
+  opts: { databaseUrl?: string; redis?: boolean; env?: Record<string, string>; log?: FastifyBaseLogger } = {},
 ): Promise<TestGateway> {
   const db = opts.databaseUrl ? { url: opts.databaseUrl, drop: async () => {} } : await createTestDatabase();
   const config: Config = loadConfig(
-    {},
+    opts.env ?? {},
     deepMerge(
       {
         server: { host: '127.0.0.1', port: 0, serve_console: false },
@@ -49,7 +52,7 @@ export async function startTestGateway(
       overrides,
     ),
   );
-  const gw = await startGateway(config);
+  const gw = await startGateway(config, opts.log);
   const call: TestGateway['call'] = async (method, path, o = {}) => {
     const headers: Record<string, string> = { ...(o.headers ?? {}) };
     if (o.body !== undefined || o.rawBody !== undefined) headers['content-type'] ??= 'application/json';

@@ -1,5 +1,4 @@
 import type { FastifyBaseLogger } from 'fastify';
-import type { ChannelDeclaration } from '../../config/schema.js';
 import { badRequest, conflict, notFound, UpstreamError } from '../errors.js';
 import type { BodyLimits, UpstreamClient } from '../upstream/upstream-client.js';
 import {
@@ -20,7 +19,10 @@ export type ChannelPatch = Partial<ChannelInput>;
 
 const now = () => Math.floor(Date.now() / 1000);
 
-/** Admin management of upstream channels, config import, discovery and the test action. */
+/**
+ * Admin management of upstream channels, discovery and the test action (the config import is
+ * channel-declarations.ts).
+ */
 export class ChannelService {
   constructor(
     private readonly state: RegistryState,
@@ -87,24 +89,6 @@ export class ChannelService {
     if (!(await this.state.repos.channels.delete(id))) throw notFound(`channel ${id} not found`);
     await this.state.repos.channels.deleteDiscovered(id);
     await this.state.changed();
-  }
-
-  /**
-   * Upserts declared channels by name (source `config`, or `env` for the environment
-   * shortcuts). Unchanged declarations write nothing, so restarts are no-ops.
-   */
-  async importDeclarations(decls: ChannelDeclaration[]): Promise<void> {
-    let wrote = false;
-    for (const d of decls) {
-      const row = validateChannel(d);
-      const source = d.name.startsWith('env-') ? 'env' : 'config';
-      const existing = await this.state.repos.channels.byName(row.name);
-      if (existing && sameRow(existing, { ...row, source })) continue;
-      const t = now();
-      await this.state.repos.channels.upsertByName({ ...row, source, created_time: t, updated_time: t });
-      wrote = true;
-    }
-    if (wrote) await this.state.changed();
   }
 
   /** Fetches the upstream's model list and stores it; returns the names found. */
@@ -182,8 +166,4 @@ const DISCOVERY_FIELDS = [
 
 function definedOnly<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
-}
-
-function sameRow(existing: Record<string, unknown>, row: Record<string, unknown>): boolean {
-  return Object.entries(row).every(([k, v]) => existing[k] === v);
 }

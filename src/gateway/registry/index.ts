@@ -38,6 +38,7 @@ import type { ModelsRepo } from '../../store/models-repo.js';
 import type { UpstreamClient } from '../upstream/upstream-client.js';
 import { upstreamLimits } from '../upstream/upstream-limits.js';
 import type { Endpoint, Target } from './catalog.js';
+import { importDeclarations } from './channel-declarations.js';
 import { ChannelService } from './channel-service.js';
 import { costOf, type Usage } from './cost.js';
 import { defaultModels } from './default-models.js';
@@ -62,7 +63,10 @@ export interface Registry {
   invalidate(): void;
   readonly channels: ChannelService;
   readonly models: ModelService;
-  /** Imports config channels, loads, starts polling and background discovery. */
+  /**
+   * Imports config channels (and removes the config/env channels no longer declared, with
+   * `removeUndeclaredChannels`), loads, starts polling and background discovery.
+   */
   start(): Promise<void>;
   close(): Promise<void>;
 }
@@ -76,6 +80,11 @@ export interface RegistryDeps {
   pollMs?: number;
   /** How long start() waits for discovery before going on in the background; default 3000 ms. */
   discoveryWaitMs?: number;
+  /**
+   * Deletes the `config`/`env` channels the configuration no longer declares (`modelgate
+   * serve`). Off for the CLI's one-off commands, which may run without the full configuration.
+   */
+  removeUndeclaredChannels?: boolean;
 }
 
 export function createRegistry(deps: RegistryDeps): Registry {
@@ -100,7 +109,10 @@ export function createRegistry(deps: RegistryDeps): Registry {
     models: new ModelService(state),
     async start() {
       await state.reload();
-      await channels.importDeclarations(deps.config.channels);
+      await importDeclarations(state, deps.config.channels, {
+        removeUndeclared: deps.removeUndeclaredChannels ?? false,
+        log: deps.log,
+      });
       state.startPolling(deps.pollMs ?? 1000);
       if (!deps.config.gateway.discover_models) return;
       discovery = channels.discoverAll();

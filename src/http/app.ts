@@ -50,6 +50,24 @@ const ROUTES: RouteModule[] = [
   registerEmbeddingRoutes,
 ];
 
+/** The operation groups of the OpenAPI document: each route's `tags` names one of these. */
+export const OPENAPI_TAGS = [
+  { name: 'chat', description: 'OpenAI/OpenRouter-compatible chat completions (API key)' },
+  { name: 'embeddings', description: 'Voyage- and OpenAI-compatible embeddings (API key)' },
+  {
+    name: 'models',
+    description: 'Models the gateway serves (/v1/models) and the model registry (/api/model)',
+  },
+  { name: 'app catalog', description: 'The public application catalog and its administration' },
+  { name: 'users', description: 'Sign-in, your account and personal access tokens; user administration' },
+  {
+    name: 'api keys',
+    description: 'API keys for /v1, with quotas, expiry, model allow-lists and rate limits',
+  },
+  { name: 'channels', description: 'Upstreams, their keys and their health (admins)' },
+  { name: 'logs', description: 'Request logs and usage totals' },
+];
+
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
 export const LOG_REDACT = [
@@ -135,6 +153,8 @@ export async function buildApp(services: Services, opts: BuildOptions = {}): Pro
     openapi: {
       openapi: '3.1.0',
       info: { title: 'modelgate', version: '0.1.0', description: 'AI model gateway and application catalog' },
+      // The groups of /docs, in this order; every operation names one (test/foundation/openapi.test.ts).
+      tags: OPENAPI_TAGS,
       components: {
         securitySchemes: {
           apiKey: { type: 'http', scheme: 'bearer', description: 'API key (sk-...) for /v1' },

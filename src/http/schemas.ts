@@ -12,6 +12,12 @@ export const RowId = Type.Integer({ minimum: 1, maximum: INT32_MAX });
 /** A Unix time in seconds, up to the end of year 9999. */
 export const UnixSeconds = Type.Integer({ minimum: 0, maximum: 253_402_300_799 });
 
+/**
+ * Route descriptions in the OpenAPI document (/docs): `security` names the credential, these say
+ * which role it needs beyond signing in.
+ */
+export const ADMIN_ONLY = 'Admins only.';
+
 export const IdParams = Type.Object({ id: RowId });
 
 export const PageQuery = {

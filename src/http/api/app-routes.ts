@@ -8,7 +8,7 @@ import type { Services } from '../../services.js';
 import type { App } from '../app.js';
 import { requireUser, resolveUser } from '../auth.js';
 import { ok, paging } from '../envelope.js';
-import { IdParams } from '../schemas.js';
+import { ADMIN_ONLY, IdParams } from '../schemas.js';
 import {
   CategoryParams,
   CreateAppBody,
@@ -17,6 +17,8 @@ import {
   SubsetQuery,
   UpdateAppBody,
 } from './app-schemas.js';
+
+const PUBLIC_VIEW = 'Public: published apps; a signed-in admin (session or access token) sees every status.';
 
 /**
  * The app catalog (`/api/app`). Reads are public and see published apps; a signed-in admin
@@ -49,17 +51,36 @@ export function registerAppRoutes(app: App, services: Services): void {
       );
   };
 
-  app.get('/api/app', { schema: { tags, querystring: ListQuery } }, async (request) => {
-    const q = request.query;
-    const order = parseOrder(q.order);
-    const filter = { status: q.status, category: q.category, featured: q.featured };
-    const { apps, total } = await catalog.list(await viewer(request), filter, order, paging(q));
-    return ok(apps, total);
-  });
+  app.get(
+    '/api/app',
+    {
+      schema: {
+        tags,
+        summary: 'List apps',
+        description: `${PUBLIC_VIEW} Filter by category, featured or status; sort with order.`,
+        querystring: ListQuery,
+      },
+    },
+    async (request) => {
+      const q = request.query;
+      const order = parseOrder(q.order);
+      const filter = { status: q.status, category: q.category, featured: q.featured };
+      const { apps, total } = await catalog.list(await viewer(request), filter, order, paging(q));
+      return ok(apps, total);
+    },
+  );
 
   app.get(
     '/api/app/search',
-    { schema: { tags, querystring: SearchQuery }, onRequest: searchLimit },
+    {
+      schema: {
+        tags,
+        summary: 'Search apps by keyword, best matches first',
+        description: `${PUBLIC_VIEW} Rate-limited per client address (catalog.search_rate_per_minute).`,
+        querystring: SearchQuery,
+      },
+      onRequest: searchLimit,
+    },
     async (request) => {
       const q = request.query;
       const terms = parseKeyword(q.keyword);
@@ -69,16 +90,35 @@ export function registerAppRoutes(app: App, services: Services): void {
     },
   );
 
-  app.get('/api/app/featured', { schema: { tags, querystring: SubsetQuery } }, async (request) => {
-    const q = request.query;
-    const filter = { status: q.status, featured: true };
-    const { apps, total } = await catalog.list(await viewer(request), filter, parseOrder(q.order), paging(q));
-    return ok(apps, total);
-  });
+  app.get(
+    '/api/app/featured',
+    {
+      schema: { tags, summary: 'List featured apps', description: PUBLIC_VIEW, querystring: SubsetQuery },
+    },
+    async (request) => {
+      const q = request.query;
+      const filter = { status: q.status, featured: true };
+      const { apps, total } = await catalog.list(
+        await viewer(request),
+        filter,
+        parseOrder(q.order),
+        paging(q),
+      );
+      return ok(apps, total);
+    },
+  );
 
   app.get(
     '/api/app/category/:category',
-    { schema: { tags, params: CategoryParams, querystring: SubsetQuery } },
+    {
+      schema: {
+        tags,
+        summary: 'List the apps of one category',
+        description: PUBLIC_VIEW,
+        params: CategoryParams,
+        querystring: SubsetQuery,
+      },
+    },
     async (request) => {
       const q = request.query;
       const filter = { status: q.status, category: request.params.category };
@@ -92,39 +132,80 @@ export function registerAppRoutes(app: App, services: Services): void {
     },
   );
 
-  app.get('/api/app/:id', { schema: { tags, params: IdParams } }, async (request) =>
-    ok(await catalog.get(await viewer(request), request.params.id)),
+  app.get(
+    '/api/app/:id',
+    { schema: { tags, summary: 'Get one app', description: PUBLIC_VIEW, params: IdParams } },
+    async (request) => ok(await catalog.get(await viewer(request), request.params.id)),
   );
 
-  app.post('/api/app/download/:id', { schema: { tags, params: IdParams } }, async (request) =>
-    ok(await catalog.download(request.params.id)),
+  app.post(
+    '/api/app/download/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Count a download of a published app and answer its download URL',
+        params: IdParams,
+      },
+    },
+    async (request) => ok(await catalog.download(request.params.id)),
   );
 
-  app.post('/api/app', { schema: { tags, body: CreateAppBody }, onRequest: admin }, async (request) => {
-    const created = await catalog.create(request.user!.id, request.body);
-    request.log.info(
-      { actor: request.user!.id, actor_name: request.user!.username, app_id: created.id, name: created.name },
-      'app created',
-    );
-    return ok(created);
-  });
+  app.post(
+    '/api/app',
+    {
+      schema: { tags, summary: 'Create an app', description: ADMIN_ONLY, body: CreateAppBody },
+      onRequest: admin,
+    },
+    async (request) => {
+      const created = await catalog.create(request.user!.id, request.body);
+      request.log.info(
+        {
+          actor: request.user!.id,
+          actor_name: request.user!.username,
+          app_id: created.id,
+          name: created.name,
+        },
+        'app created',
+      );
+      return ok(created);
+    },
+  );
 
-  app.put('/api/app', { schema: { tags, body: UpdateAppBody }, onRequest: admin }, async (request) => {
-    const { id, ...patch } = request.body;
-    const { app: updated, fields } = await catalog.update(request.user!.id, id, patch);
-    request.log.info(
-      { actor: request.user!.id, actor_name: request.user!.username, app_id: id, fields },
-      'app updated',
-    );
-    return ok(updated);
-  });
+  app.put(
+    '/api/app',
+    {
+      schema: {
+        tags,
+        summary: 'Update an app (fields not sent are kept)',
+        description: ADMIN_ONLY,
+        body: UpdateAppBody,
+      },
+      onRequest: admin,
+    },
+    async (request) => {
+      const { id, ...patch } = request.body;
+      const { app: updated, fields } = await catalog.update(request.user!.id, id, patch);
+      request.log.info(
+        { actor: request.user!.id, actor_name: request.user!.username, app_id: id, fields },
+        'app updated',
+      );
+      return ok(updated);
+    },
+  );
 
-  app.delete('/api/app/:id', { schema: { tags, params: IdParams }, onRequest: admin }, async (request) => {
-    await catalog.delete(request.params.id);
-    request.log.info(
-      { actor: request.user!.id, actor_name: request.user!.username, app_id: request.params.id },
-      'app deleted',
-    );
-    return ok(null);
-  });
+  app.delete(
+    '/api/app/:id',
+    {
+      schema: { tags, summary: 'Delete an app', description: ADMIN_ONLY, params: IdParams },
+      onRequest: admin,
+    },
+    async (request) => {
+      await catalog.delete(request.params.id);
+      request.log.info(
+        { actor: request.user!.id, actor_name: request.user!.username, app_id: request.params.id },
+        'app deleted',
+      );
+      return ok(null);
+    },
+  );
 }

@@ -5,7 +5,7 @@ import type { Services } from '../../services.js';
 import type { App } from '../app.js';
 import { requireUser } from '../auth.js';
 import { ok, paging } from '../envelope.js';
-import { IdParams, INT32_MAX, PageQuery, RowId } from '../schemas.js';
+import { ADMIN_ONLY, IdParams, INT32_MAX, PageQuery, RowId } from '../schemas.js';
 
 const ChannelFields = {
   kind: Type.Union(
@@ -65,7 +65,15 @@ export function registerChannelRoutes(app: App, services: Services): void {
 
   app.get(
     '/api/channel',
-    { schema: { tags, querystring: Type.Object(PageQuery) }, onRequest: admin },
+    {
+      schema: {
+        tags,
+        summary: 'List channels (keys masked)',
+        description: ADMIN_ONLY,
+        querystring: Type.Object(PageQuery),
+      },
+      onRequest: admin,
+    },
     async (request) => {
       const { offset, limit } = paging(request.query);
       const { rows, total } = await channels.list(offset, limit);
@@ -73,29 +81,61 @@ export function registerChannelRoutes(app: App, services: Services): void {
     },
   );
 
-  app.get('/api/channel/:id', { schema: { tags, params: IdParams }, onRequest: admin }, async (request) =>
-    ok(await channels.get(request.params.id)),
+  app.get(
+    '/api/channel/:id',
+    {
+      schema: { tags, summary: 'Get a channel (keys masked)', description: ADMIN_ONLY, params: IdParams },
+      onRequest: admin,
+    },
+    async (request) => ok(await channels.get(request.params.id)),
   );
 
-  app.post('/api/channel', { schema: { tags, body: CreateChannel }, onRequest: admin }, async (request) => {
-    const row = await channels.create(request.body);
-    request.log.info({ actor: request.user!.id, channel_id: row.id }, 'channel created');
-    return ok(row);
-  });
+  app.post(
+    '/api/channel',
+    {
+      schema: {
+        tags,
+        summary: 'Add a channel (an upstream and its keys)',
+        description: ADMIN_ONLY,
+        body: CreateChannel,
+      },
+      onRequest: admin,
+    },
+    async (request) => {
+      const row = await channels.create(request.body);
+      request.log.info({ actor: request.user!.id, channel_id: row.id }, 'channel created');
+      return ok(row);
+    },
+  );
 
-  app.put('/api/channel', { schema: { tags, body: UpdateChannel }, onRequest: admin }, async (request) => {
-    const { id, ...patch } = request.body;
-    const row = await channels.update(id, patch);
-    request.log.info(
-      { actor: request.user!.id, channel_id: id, fields: Object.keys(patch) },
-      'channel updated',
-    );
-    return ok(row);
-  });
+  app.put(
+    '/api/channel',
+    {
+      schema: {
+        tags,
+        summary: 'Update a channel (fields not sent are kept)',
+        description: ADMIN_ONLY,
+        body: UpdateChannel,
+      },
+      onRequest: admin,
+    },
+    async (request) => {
+      const { id, ...patch } = request.body;
+      const row = await channels.update(id, patch);
+      request.log.info(
+        { actor: request.user!.id, channel_id: id, fields: Object.keys(patch) },
+        'channel updated',
+      );
+      return ok(row);
+    },
+  );
 
   app.delete(
     '/api/channel/:id',
-    { schema: { tags, params: IdParams }, onRequest: admin },
+    {
+      schema: { tags, summary: 'Delete a channel', description: ADMIN_ONLY, params: IdParams },
+      onRequest: admin,
+    },
     async (request) => {
       await channels.delete(request.params.id);
       request.log.info({ actor: request.user!.id, channel_id: request.params.id }, 'channel deleted');
@@ -106,7 +146,13 @@ export function registerChannelRoutes(app: App, services: Services): void {
   app.post(
     '/api/channel/:id/test',
     {
-      schema: { tags, params: IdParams, body: TestBody },
+      schema: {
+        tags,
+        summary: 'Test a channel with one small chat or embeddings call',
+        description: `${ADMIN_ONLY} Calls the given model, or one the channel serves; answers success, latency and the upstream's message on failure.`,
+        params: IdParams,
+        body: TestBody,
+      },
       onRequest: admin,
       // The body is optional: no body reads as `{}` (the schema would refuse undefined).
       preValidation: (request, _reply, done) => {
@@ -122,7 +168,15 @@ export function registerChannelRoutes(app: App, services: Services): void {
 
   app.post(
     '/api/channel/:id/models/refresh',
-    { schema: { tags, params: IdParams }, onRequest: admin },
+    {
+      schema: {
+        tags,
+        summary: "Discover the channel's models again from its upstream",
+        description: `${ADMIN_ONLY} Reads the upstream's model listing and answers the names found.`,
+        params: IdParams,
+      },
+      onRequest: admin,
+    },
     async (request) => ok(await channels.refreshModels(request.params.id)),
   );
 }

@@ -25,6 +25,9 @@ const CreateKey = Type.Object(
 );
 const UpdateKey = Type.Object({ id: RowId, ...KeyFields }, { additionalProperties: false });
 
+const OWN_KEYS =
+  "Your own keys; admins see every user's and change those of users whose role is below theirs (root: all).";
+
 export function registerKeyRoutes(app: App, services: Services): void {
   const signedIn = requireUser(services, Role.user);
   const tags = ['api keys'];
@@ -34,6 +37,8 @@ export function registerKeyRoutes(app: App, services: Services): void {
     {
       schema: {
         tags,
+        summary: 'List API keys (secrets never shown)',
+        description: `${OWN_KEYS} Narrow with user_id (admins) or ids.`,
         querystring: Type.Object({
           ...PageQuery,
           user_id: Type.Optional(RowId),
@@ -58,26 +63,71 @@ export function registerKeyRoutes(app: App, services: Services): void {
     },
   );
 
-  app.get('/api/key/:id', { schema: { tags, params: IdParams }, onRequest: signedIn }, async (request) =>
-    ok(toPublicKey(await services.apiKeys.owned(request.user!, request.params.id))),
+  app.get(
+    '/api/key/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Get an API key (secret never shown)',
+        description: OWN_KEYS,
+        params: IdParams,
+      },
+      onRequest: signedIn,
+    },
+    async (request) => ok(toPublicKey(await services.apiKeys.owned(request.user!, request.params.id))),
   );
 
-  app.post('/api/key', { schema: { tags, body: CreateKey }, onRequest: signedIn }, async (request) => {
-    const { row, secret } = await services.apiKeys.create(request.user!, request.body);
-    request.log.info({ actor: request.user!.id, key_id: row.id }, 'api key created');
-    return ok({ ...toPublicKey(row), key: secret });
-  });
+  app.post(
+    '/api/key',
+    {
+      schema: {
+        tags,
+        summary: 'Create an API key for /v1',
+        description:
+          'The secret (sk-...) is in this answer only. Admins may create one for another user (user_id).',
+        body: CreateKey,
+      },
+      onRequest: signedIn,
+    },
+    async (request) => {
+      const { row, secret } = await services.apiKeys.create(request.user!, request.body);
+      request.log.info({ actor: request.user!.id, key_id: row.id }, 'api key created');
+      return ok({ ...toPublicKey(row), key: secret });
+    },
+  );
 
-  app.put('/api/key', { schema: { tags, body: UpdateKey }, onRequest: signedIn }, async (request) => {
-    const { id, ...patch } = request.body;
-    const row = await services.apiKeys.update(request.user!, id, patch);
-    request.log.info({ actor: request.user!.id, key_id: id, fields: Object.keys(patch) }, 'api key updated');
-    return ok(toPublicKey(row));
-  });
+  app.put(
+    '/api/key',
+    {
+      schema: {
+        tags,
+        summary: 'Update an API key (fields not sent are kept)',
+        description: OWN_KEYS,
+        body: UpdateKey,
+      },
+      onRequest: signedIn,
+    },
+    async (request) => {
+      const { id, ...patch } = request.body;
+      const row = await services.apiKeys.update(request.user!, id, patch);
+      request.log.info(
+        { actor: request.user!.id, key_id: id, fields: Object.keys(patch) },
+        'api key updated',
+      );
+      return ok(toPublicKey(row));
+    },
+  );
 
-  app.delete('/api/key/:id', { schema: { tags, params: IdParams }, onRequest: signedIn }, async (request) => {
-    await services.apiKeys.delete(request.user!, request.params.id);
-    request.log.info({ actor: request.user!.id, key_id: request.params.id }, 'api key deleted');
-    return ok(null);
-  });
+  app.delete(
+    '/api/key/:id',
+    {
+      schema: { tags, summary: 'Delete an API key', description: OWN_KEYS, params: IdParams },
+      onRequest: signedIn,
+    },
+    async (request) => {
+      await services.apiKeys.delete(request.user!, request.params.id);
+      request.log.info({ actor: request.user!.id, key_id: request.params.id }, 'api key deleted');
+      return ok(null);
+    },
+  );
 }

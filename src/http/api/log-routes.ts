@@ -89,23 +89,45 @@ function visibleFilter(
   return { userId, keyId: q.key_id, model: q.model, status: q.status, from: q.from, to: q.to };
 }
 
+const OWN_LOGS = "Your own requests; admins see every user's (user_id narrows to one).";
+
 export function registerLogRoutes(app: App, services: Services): void {
   const signedIn = requireUser(services, Role.user);
   const tags = ['logs'];
 
-  app.get('/api/log', { schema: { tags, querystring: ListQuery }, onRequest: signedIn }, async (request) => {
-    const { offset, limit } = paging(request.query);
-    const { rows, total } = await services.repos.logs.list(
-      visibleFilter(request, request.query),
-      offset,
-      limit,
-    );
-    return ok(rows.map(toPublicLog), total);
-  });
+  app.get(
+    '/api/log',
+    {
+      schema: {
+        tags,
+        summary: 'List request logs, newest first',
+        description: `${OWN_LOGS} Filter by model, key, status and time.`,
+        querystring: ListQuery,
+      },
+      onRequest: signedIn,
+    },
+    async (request) => {
+      const { offset, limit } = paging(request.query);
+      const { rows, total } = await services.repos.logs.list(
+        visibleFilter(request, request.query),
+        offset,
+        limit,
+      );
+      return ok(rows.map(toPublicLog), total);
+    },
+  );
 
   app.get(
     '/api/log/stats',
-    { schema: { tags, querystring: StatsQuery }, onRequest: signedIn },
+    {
+      schema: {
+        tags,
+        summary: 'Usage and cost totals by day, model or key',
+        description: OWN_LOGS,
+        querystring: StatsQuery,
+      },
+      onRequest: signedIn,
+    },
     async (request) => {
       const rows = await services.repos.logs.stats(
         request.query.group ?? 'day',

@@ -4,7 +4,7 @@ import type { Services } from '../../services.js';
 import type { App } from '../app.js';
 import { requireUser } from '../auth.js';
 import { ok, paging } from '../envelope.js';
-import { INT32_MAX, Nullable, PageQuery, UnixSeconds } from '../schemas.js';
+import { ADMIN_ONLY, INT32_MAX, Nullable, PageQuery, UnixSeconds } from '../schemas.js';
 
 const Price = Type.Union([
   Type.String({ pattern: '^\\s*[0-9.eE+-]+\\s*$', 'x-accepts': 'a numeric string' }),
@@ -50,6 +50,9 @@ export function registerModelRoutes(app: App, services: Services): void {
     {
       schema: {
         tags,
+        summary: 'List the model registry',
+        description:
+          'Every known model with pricing and whether an enabled channel serves it (servable); q matches id or name.',
         querystring: Type.Object({
           ...PageQuery,
           servable: Type.Optional(Type.Boolean()),
@@ -65,25 +68,63 @@ export function registerModelRoutes(app: App, services: Services): void {
     },
   );
 
-  app.get('/api/model/*', { schema: { tags, params: WildcardId }, onRequest: signedIn }, async (request) =>
-    ok(models.get(request.params['*'])),
+  app.get(
+    '/api/model/*',
+    { schema: { tags, summary: 'Get one model of the registry', params: WildcardId }, onRequest: signedIn },
+    async (request) => ok(models.get(request.params['*'])),
   );
 
-  app.post('/api/model', { schema: { tags, body: ModelBody }, onRequest: admin }, async (request) => {
-    const m = await models.create(request.body as any);
-    request.log.info({ actor: request.user!.id, model: m.id }, 'model created');
-    return ok(m);
-  });
+  app.post(
+    '/api/model',
+    {
+      schema: {
+        tags,
+        summary: 'Add an admin entry for a model',
+        description: `${ADMIN_ONLY} 409 when one exists (use PUT).`,
+        body: ModelBody,
+      },
+      onRequest: admin,
+    },
+    async (request) => {
+      const m = await models.create(request.body as any);
+      request.log.info({ actor: request.user!.id, model: m.id }, 'model created');
+      return ok(m);
+    },
+  );
 
-  app.put('/api/model', { schema: { tags, body: ModelBody }, onRequest: admin }, async (request) => {
-    const m = await models.update(request.body as any);
-    request.log.info({ actor: request.user!.id, model: m.id }, 'model updated');
-    return ok(m);
-  });
+  app.put(
+    '/api/model',
+    {
+      schema: {
+        tags,
+        summary: "Change a model's fields",
+        description: `${ADMIN_ONLY} Fields not sent are kept; null unsets upstream_model and context_length.`,
+        body: ModelBody,
+      },
+      onRequest: admin,
+    },
+    async (request) => {
+      const m = await models.update(request.body as any);
+      request.log.info({ actor: request.user!.id, model: m.id }, 'model updated');
+      return ok(m);
+    },
+  );
 
-  app.delete('/api/model/*', { schema: { tags, params: WildcardId }, onRequest: admin }, async (request) => {
-    await models.delete(request.params['*']);
-    request.log.info({ actor: request.user!.id, model: request.params['*'] }, 'model entry deleted');
-    return ok(null);
-  });
+  app.delete(
+    '/api/model/*',
+    {
+      schema: {
+        tags,
+        summary: "Delete a model's admin entry",
+        description: `${ADMIN_ONLY} The model reverts to its configured or default description, if any.`,
+        params: WildcardId,
+      },
+      onRequest: admin,
+    },
+    async (request) => {
+      await models.delete(request.params['*']);
+      request.log.info({ actor: request.user!.id, model: request.params['*'] }, 'model entry deleted');
+      return ok(null);
+    },
+  );
 }

@@ -6,7 +6,7 @@ import type { Services } from '../../services.js';
 import type { App } from '../app.js';
 import { requireUser, SESSION_COOKIE } from '../auth.js';
 import { ok, paging } from '../envelope.js';
-import { IdParams, INT32_MAX, Nullable, PageQuery, RowId, UnixSeconds } from '../schemas.js';
+import { ADMIN_ONLY, IdParams, INT32_MAX, Nullable, PageQuery, RowId, UnixSeconds } from '../schemas.js';
 
 const Login = Type.Object(
   {
@@ -61,51 +61,96 @@ export function registerUserRoutes(app: App, services: Services): void {
   const admin = requireUser(services, Role.admin);
   const tags = ['users'];
 
-  app.post('/api/user/login', { schema: { tags, body: Login } }, async (request, reply) => {
-    const { user, session, maxAge } = await services.users.login(
-      request.body.username,
-      request.body.password,
-    );
-    reply.setCookie(SESSION_COOKIE, session, {
-      httpOnly: true,
-      sameSite: 'strict',
-      path: '/',
-      maxAge,
-      secure:
-        services.config.auth.cookie_secure === 'auto'
-          ? request.protocol === 'https'
-          : services.config.auth.cookie_secure,
-    });
-    request.log.info({ user_id: user.id }, 'user signed in');
-    return ok(toPublicUser(user));
-  });
-
-  app.post('/api/user/logout', { schema: { tags } }, async (request, reply) => {
-    const session = request.cookies[SESSION_COOKIE];
-    if (session) await services.users.logout(session);
-    reply.clearCookie(SESSION_COOKIE, { path: '/' });
-    return ok(null);
-  });
-
-  app.get('/api/user/self', { schema: { tags }, onRequest: signedIn }, async (request) =>
-    ok(toPublicUser(request.user!)),
+  app.post(
+    '/api/user/login',
+    {
+      schema: {
+        tags,
+        summary: 'Sign in with a username and password',
+        description: 'Sets the mg_session cookie and answers the user.',
+        body: Login,
+      },
+    },
+    async (request, reply) => {
+      const { user, session, maxAge } = await services.users.login(
+        request.body.username,
+        request.body.password,
+      );
+      reply.setCookie(SESSION_COOKIE, session, {
+        httpOnly: true,
+        sameSite: 'strict',
+        path: '/',
+        maxAge,
+        secure:
+          services.config.auth.cookie_secure === 'auto'
+            ? request.protocol === 'https'
+            : services.config.auth.cookie_secure,
+      });
+      request.log.info({ user_id: user.id }, 'user signed in');
+      return ok(toPublicUser(user));
+    },
   );
 
-  app.put('/api/user/self', { schema: { tags, body: SelfPatch }, onRequest: signedIn }, async (request) =>
-    ok(toPublicUser(await services.users.updateSelf(request.user!, request.body))),
+  app.post(
+    '/api/user/logout',
+    {
+      schema: {
+        tags,
+        summary: 'Sign out',
+        description: 'Ends the session of the mg_session cookie, if any, and clears the cookie.',
+      },
+    },
+    async (request, reply) => {
+      const session = request.cookies[SESSION_COOKIE];
+      if (session) await services.users.logout(session);
+      reply.clearCookie(SESSION_COOKIE, { path: '/' });
+      return ok(null);
+    },
   );
 
-  app.get('/api/user/tokens', { schema: { tags }, onRequest: signedIn }, async (request) => {
-    const rows = await services.users.listTokens(request.user!);
-    return ok(
-      rows.map(({ token_hash: _h, ...t }) => t),
-      rows.length,
-    );
-  });
+  app.get(
+    '/api/user/self',
+    { schema: { tags, summary: 'The signed-in user' }, onRequest: signedIn },
+    async (request) => ok(toPublicUser(request.user!)),
+  );
+
+  app.put(
+    '/api/user/self',
+    {
+      schema: {
+        tags,
+        summary: 'Update your own profile or password',
+        description: 'A new password needs current_password.',
+        body: SelfPatch,
+      },
+      onRequest: signedIn,
+    },
+    async (request) => ok(toPublicUser(await services.users.updateSelf(request.user!, request.body))),
+  );
+
+  app.get(
+    '/api/user/tokens',
+    { schema: { tags, summary: 'List your personal access tokens' }, onRequest: signedIn },
+    async (request) => {
+      const rows = await services.users.listTokens(request.user!);
+      return ok(
+        rows.map(({ token_hash: _h, ...t }) => t),
+        rows.length,
+      );
+    },
+  );
 
   app.post(
     '/api/user/tokens',
-    { schema: { tags, body: CreateToken }, onRequest: signedIn },
+    {
+      schema: {
+        tags,
+        summary: 'Create a personal access token for /api',
+        description: 'The token is in this answer only.',
+        body: CreateToken,
+      },
+      onRequest: signedIn,
+    },
     async (request) => {
       const { row, secret } = await services.users.createToken(
         request.user!,
@@ -119,7 +164,10 @@ export function registerUserRoutes(app: App, services: Services): void {
 
   app.delete(
     '/api/user/tokens/:id',
-    { schema: { tags, params: IdParams }, onRequest: signedIn },
+    {
+      schema: { tags, summary: 'Delete one of your personal access tokens', params: IdParams },
+      onRequest: signedIn,
+    },
     async (request) => {
       await services.users.deleteToken(request.user!, request.params.id);
       return ok(null);
@@ -131,6 +179,8 @@ export function registerUserRoutes(app: App, services: Services): void {
     {
       schema: {
         tags,
+        summary: 'List users',
+        description: `${ADMIN_ONLY} keyword matches part of the username.`,
         querystring: Type.Object({ ...PageQuery, keyword: Type.Optional(Type.String({ maxLength: 64 })) }),
       },
       onRequest: admin,
@@ -142,28 +192,68 @@ export function registerUserRoutes(app: App, services: Services): void {
     },
   );
 
-  app.get('/api/user/:id', { schema: { tags, params: IdParams }, onRequest: admin }, async (request) => {
-    const user = await services.users.get(request.params.id);
-    if (!user) throw notFound(`user ${request.params.id} not found`);
-    return ok(toPublicUser(user));
-  });
+  app.get(
+    '/api/user/:id',
+    { schema: { tags, summary: 'Get a user', description: ADMIN_ONLY, params: IdParams }, onRequest: admin },
+    async (request) => {
+      const user = await services.users.get(request.params.id);
+      if (!user) throw notFound(`user ${request.params.id} not found`);
+      return ok(toPublicUser(user));
+    },
+  );
 
-  app.post('/api/user', { schema: { tags, body: CreateUser }, onRequest: admin }, async (request) => {
-    const user = await services.users.create(request.user!, request.body);
-    request.log.info({ actor: request.user!.id, user_id: user.id, role: user.role }, 'user created');
-    return ok(toPublicUser(user));
-  });
+  app.post(
+    '/api/user',
+    {
+      schema: {
+        tags,
+        summary: 'Create a user',
+        description: `${ADMIN_ONLY} The role may not be above your own.`,
+        body: CreateUser,
+      },
+      onRequest: admin,
+    },
+    async (request) => {
+      const user = await services.users.create(request.user!, request.body);
+      request.log.info({ actor: request.user!.id, user_id: user.id, role: user.role }, 'user created');
+      return ok(toPublicUser(user));
+    },
+  );
 
-  app.put('/api/user', { schema: { tags, body: UpdateUser }, onRequest: admin }, async (request) => {
-    const { id, ...patch } = request.body;
-    const user = await services.users.update(request.user!, id, patch);
-    request.log.info({ actor: request.user!.id, user_id: id, fields: Object.keys(patch) }, 'user updated');
-    return ok(toPublicUser(user));
-  });
+  app.put(
+    '/api/user',
+    {
+      schema: {
+        tags,
+        summary: 'Update a user (fields not sent are kept)',
+        description: `${ADMIN_ONLY} Yourself or users whose role is below yours (a root: anyone); roles up to your own.`,
+        body: UpdateUser,
+      },
+      onRequest: admin,
+    },
+    async (request) => {
+      const { id, ...patch } = request.body;
+      const user = await services.users.update(request.user!, id, patch);
+      request.log.info({ actor: request.user!.id, user_id: id, fields: Object.keys(patch) }, 'user updated');
+      return ok(toPublicUser(user));
+    },
+  );
 
-  app.delete('/api/user/:id', { schema: { tags, params: IdParams }, onRequest: admin }, async (request) => {
-    await services.users.delete(request.user!, request.params.id);
-    request.log.info({ actor: request.user!.id, user_id: request.params.id }, 'user deleted');
-    return ok(null);
-  });
+  app.delete(
+    '/api/user/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Delete a user',
+        description: `${ADMIN_ONLY} Not yourself; users whose role is below yours, or anyone for a root (the last root stays).`,
+        params: IdParams,
+      },
+      onRequest: admin,
+    },
+    async (request) => {
+      await services.users.delete(request.user!, request.params.id);
+      request.log.info({ actor: request.user!.id, user_id: request.params.id }, 'user deleted');
+      return ok(null);
+    },
+  );
 }

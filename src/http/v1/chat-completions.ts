@@ -29,7 +29,14 @@ import {
 /** `POST /v1/chat/completions` (also under `/api/v1`, where the OpenRouter SDK looks). */
 export function registerChatRoutes(app: App, services: Services): void {
   const opts = {
-    schema: { tags: ['chat'], body: ChatRequestSchema, security: [{ apiKey: [] }] },
+    schema: {
+      tags: ['chat'],
+      summary: 'Chat completion (OpenAI/OpenRouter-compatible), streamed with stream: true',
+      description:
+        'Routed to the upstreams serving the model, with retries and fallbacks (models, provider); usage and cost are billed to the key.',
+      body: ChatRequestSchema,
+      security: [{ apiKey: [] }],
+    },
     onRequest: requireApiKey(services),
   };
   const handler = (request: FastifyRequest, reply: FastifyReply) =>

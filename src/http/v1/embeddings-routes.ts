@@ -21,6 +21,8 @@ import { decodeVoyageMultimodalRequest, encodeVoyageMultimodalResponse } from '.
 interface Endpoint {
   name: EmbeddingEndpoint;
   path: string;
+  /** The operation's one line in the OpenAPI document. */
+  summary: string;
   surface: Surface;
   decode(body: unknown): EmbeddingRequest;
   encode(result: Parameters<typeof encodeEmbeddingsResponse>[0], encoding: 'float' | 'base64'): unknown;
@@ -30,6 +32,7 @@ const ENDPOINTS: Endpoint[] = [
   {
     name: 'multimodalembeddings',
     path: '/v1/multimodalembeddings',
+    summary: 'Multimodal embeddings of text and images (Voyage-compatible)',
     surface: 'voyage',
     decode: decodeVoyageMultimodalRequest,
     encode: encodeVoyageMultimodalResponse,
@@ -37,6 +40,7 @@ const ENDPOINTS: Endpoint[] = [
   {
     name: 'embeddings',
     path: '/v1/embeddings',
+    summary: 'Text embeddings (OpenAI-compatible; also the voyageai SDK embed)',
     surface: 'openai',
     decode: decodeEmbeddingsRequest,
     encode: encodeEmbeddingsResponse,
@@ -46,7 +50,7 @@ const ENDPOINTS: Endpoint[] = [
 export function registerEmbeddingRoutes(app: App, services: Services): void {
   for (const ep of ENDPOINTS) {
     const opts = {
-      schema: { tags: ['embeddings'], security: [{ apiKey: [] }] },
+      schema: { tags: ['embeddings'], summary: ep.summary, security: [{ apiKey: [] }] },
       onRequest: requireApiKey(services),
       bodyLimit: services.config.server.embedding_body_limit_bytes,
       errorHandler: (err: unknown, request: FastifyRequest, reply: FastifyReply) => {

@@ -54,13 +54,33 @@ export function registerModelsRoute(app: App, services: Services): void {
     // One page: `links.next` and `total_count` as OpenRouter's paged list carries them.
     return { object: 'list', data, links: { next: null }, total_count: data.length };
   };
-  app.get('/v1/models', { schema: { tags }, onRequest: auth }, list);
+  app.get(
+    '/v1/models',
+    {
+      schema: {
+        tags,
+        summary: 'List the models this key can use (OpenAI/OpenRouter list shape)',
+        description: "Models an enabled channel serves, within the key's allowed_models.",
+      },
+      onRequest: auth,
+    },
+    list,
+  );
   // Also where the OpenRouter SDK looks, beside chat (`serverURL: <gateway>/api/v1`).
   app.get('/api/v1/models', { schema: { tags, hide: true }, onRequest: auth }, list);
 
   app.get(
     '/v1/models/*',
-    { schema: { tags, params: Type.Object({ '*': Type.String() }) }, onRequest: auth },
+    {
+      schema: {
+        tags,
+        summary: 'Get one model this key can use',
+        description:
+          'An alias answers the model it names; 404 when no channel serves it or the key may not use it.',
+        params: Type.Object({ '*': Type.String() }),
+      },
+      onRequest: auth,
+    },
     async (request) => {
       const id = request.params['*'];
       const model = services.registry.resolve(id);

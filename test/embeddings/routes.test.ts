@@ -250,11 +250,12 @@ describe('voyageai SDK multimodalEmbed', () => {
       ],
     });
     const textTokens = countTokens(text);
+    // As Voyage bills them: the 40x30 image as its minimum of 50,000 pixels.
     expect(res.usage).toMatchObject({
       text_tokens: textTokens,
-      image_pixels: 40 * 30 + 800 * 600,
+      image_pixels: 50_000 + 800 * 600,
       video_pixels: 0,
-      totalTokens: textTokens + tokensOf(40 * 30) + tokensOf(800 * 600),
+      totalTokens: textTokens + tokensOf(50_000) + tokensOf(800 * 600),
     });
   });
 
@@ -750,6 +751,33 @@ describe('usage accounting', () => {
         ['multimodalembeddings', VOYAGE_MM, 200, tokensOf(800 * 600), tokensOf(800 * 600), 'voyage'],
       ].sort(),
     );
+  });
+
+  it('holds quota for a large photo as Voyage bills it (2 megapixels), not its own 12', async () => {
+    // $0.01 = 10,000 micro-USD at 1 micro-USD a token: 12,000,000 pixels would be 21,429 tokens
+    // (refused as over quota before the call), Voyage bills 2,000,000 (3,572 tokens).
+    const fresh = (await gw.call('POST', '/api/key', { cookie, body: { name: 'photo', quota_limit: 0.01 } }))
+      .body.data;
+    voyageUsage = 'none';
+    const photo = dataUrl('image/jpeg', makeJpeg(4000, 3000));
+    const res = await voyage(fresh.key).multimodalEmbed({
+      model: VOYAGE_MM,
+      inputs: [{ content: [{ type: 'image_base64', imageBase64: photo }] }],
+    });
+    expect(res.usage).toMatchObject({
+      text_tokens: 0,
+      image_pixels: 2_000_000,
+      totalTokens: tokensOf(2_000_000),
+    });
+    await gw.services.requestLogs.flush();
+    expect((await gw.services.repos.apiKeys.byId(fresh.id))!.quota_used_micros).toBe(tokensOf(2_000_000));
+    // What the upstream reports passes through as it is.
+    voyageUsage = 'full';
+    const reported = await voyage(fresh.key).multimodalEmbed({
+      model: VOYAGE_MM,
+      inputs: [{ content: [{ type: 'image_base64', imageBase64: photo }] }],
+    });
+    expect(reported.usage).toMatchObject({ text_tokens: 9, image_pixels: 100000, totalTokens: 188 });
   });
 
   it('402 when the quota is exhausted, logged, and nothing sent upstream', async () => {

@@ -11,7 +11,8 @@ import { dataUrl, makeJpeg } from './test-images.js';
 /**
  * Upstream caps on the tokens of one request (embeddings.md 1.4, 1.7, 4): Voyage 120K for
  * voyage-3-large (and any text model the gateway does not know), 320K for voyage-4, 1M for
- * voyage-4-lite, 320K for the multimodal models (every 560 image pixels one token), OpenAI
+ * voyage-4-lite, 320K for the multimodal models (every 560 image pixels one token, an image
+ * counted as at least 50,000 and at most 2,000,000 pixels as Voyage bills it), OpenAI
  * 300K. The fakes refuse a request over its cap as the real ones do (a 400), counting text with
  * o200k and images by their pixels; the gateway cuts a large valid request into calls under
  * the cap, and answers it whole, in input order, with the calls' usage summed.
@@ -45,8 +46,13 @@ function overCap(model: string, tokens: number, detail: boolean): FakeAnswer | u
     : { status: 400, json: { error: { message, type: 'invalid_request_error', param: null, code: null } } };
 }
 
+/** An image's pixels as Voyage bills them (a larger image is downsampled), embeddings.md 1.4. */
+function billedPixels(url: string): number {
+  return Math.min(2_000_000, Math.max(50_000, inspectImage(decodeImageDataUrl(url)).pixels));
+}
+
 function imageTokens(url: string): number {
-  return Math.ceil(inspectImage(decodeImageDataUrl(url)).pixels / 560);
+  return Math.ceil(billedPixels(url) / 560);
 }
 
 beforeAll(async () => {
@@ -79,7 +85,7 @@ beforeAll(async () => {
             textTokens += n;
             tokens += n;
           } else {
-            pixels += inspectImage(decodeImageDataUrl(p.image_base64)).pixels;
+            pixels += billedPixels(p.image_base64);
             tokens += imageTokens(p.image_base64);
           }
         }
@@ -179,7 +185,32 @@ describe('a request over the upstream token cap is cut into calls under it', () 
       expect(voyageUp.requests[0]!.json.model).toBe(model.slice('voyageai/'.length));
     });
 
-  it('voyage-multimodal-3 (320K tokens a call): 24 inputs of text and a 9-megapixel image', async () => {
+  it('voyage-multimodal-3 (320K tokens a call): 100 inputs of text and a 9-megapixel image', async () => {
+    const image = dataUrl('image/jpeg', makeJpeg(3000, 3000));
+    const captions = Array.from({ length: 100 }, (_, i) => `${i} ${text(400, false, i + 1)}`);
+    const inputs = captions.map((caption) => ({
+      content: [
+        { type: 'text' as const, text: caption },
+        { type: 'image_base64' as const, imageBase64: image },
+      ],
+    }));
+    const res = await voyage().multimodalEmbed({ model: VOYAGE_MM, inputs });
+    expect(res.data?.map((d) => d.embedding?.[0])).toEqual(inputs.map((_, i) => i));
+    const texts = captions.reduce((a, s) => a + countTokens(s), 0);
+    // Each image billed (and counted toward the cap) as 2,000,000 pixels, 3,572 tokens.
+    expect(res.usage).toMatchObject({
+      text_tokens: texts,
+      image_pixels: 100 * 2_000_000,
+      video_pixels: 0,
+      totalTokens: texts + 100 * imageTokens(image),
+    });
+    expect(texts + 100 * imageTokens(image)).toBeGreaterThan(CAPS['voyage-multimodal-3']!);
+    expect(voyageUp.requests.length).toBeGreaterThan(1);
+  });
+
+  it('voyage-multimodal-3: 24 inputs with a 9-megapixel image are one call (images count as 2 megapixels)', async () => {
+    // Counted at 9,000,000 pixels each (16,072 tokens) they would be 386K tokens, over the cap;
+    // Voyage downsamples them to 2,000,000 (3,572 tokens): about 88K, one call.
     const image = dataUrl('image/jpeg', makeJpeg(3000, 3000));
     const captions = Array.from({ length: 24 }, (_, i) => `${i} ${text(400, false, i + 1)}`);
     const inputs = captions.map((caption) => ({
@@ -190,16 +221,8 @@ describe('a request over the upstream token cap is cut into calls under it', () 
     }));
     const res = await voyage().multimodalEmbed({ model: VOYAGE_MM, inputs });
     expect(res.data?.map((d) => d.embedding?.[0])).toEqual(inputs.map((_, i) => i));
-    const texts = captions.reduce((a, s) => a + countTokens(s), 0);
-    const pixels = 24 * 3000 * 3000;
-    expect(res.usage).toMatchObject({
-      text_tokens: texts,
-      image_pixels: pixels,
-      video_pixels: 0,
-      totalTokens: texts + 24 * imageTokens(image),
-    });
-    expect(texts + 24 * imageTokens(image)).toBeGreaterThan(CAPS['voyage-multimodal-3']!);
-    expect(voyageUp.requests.length).toBeGreaterThan(1);
+    expect(res.usage).toMatchObject({ image_pixels: 24 * 2_000_000 });
+    expect(voyageUp.requests).toHaveLength(1);
   });
 
   it('OpenAI (300K tokens a call): 40 token arrays of 8,000 ids', async () => {

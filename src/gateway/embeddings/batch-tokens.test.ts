@@ -45,4 +45,22 @@ describe('inputTokenWeights', () => {
     expect(inputTokenWeights(req, { cap }, estimate)).toBe(undefined);
     expect(inputTokenWeights(req, { cap, minImagePixels: 50_000 }, estimate)).toHaveLength(3);
   });
+
+  it('counts an image over the upstream maximum as the maximum (Voyage downsamples it)', () => {
+    const photos = request([[image(4000, 3000)], [image(4000, 3000)], [image(500, 500)]]);
+    const voyage = { minImagePixels: 50_000, maxImagePixels: 2_000_000 };
+    const w = inputTokenWeights(photos, { cap: 10, ...voyage })!;
+    // 2,000,000 pixels (3,572 tokens) each, not 12,000,000 (21,429).
+    expect(w).toEqual([
+      Math.ceil(3572 * TOKEN_HEADROOM),
+      Math.ceil(3572 * TOKEN_HEADROOM),
+      Math.ceil(Math.ceil(250_000 / 560) * TOKEN_HEADROOM),
+    ]);
+    // Two 12-megapixel photos fit one call of 10,000 tokens: the quick check clamps too, even
+    // given an estimate made without the upstream's rule.
+    const estimate = estimateEmbeddingUsage(photos);
+    expect(estimate.totalTokens).toBeGreaterThan(40_000);
+    expect(inputTokenWeights(photos, { cap: 10_000, ...voyage }, estimate)).toBe(undefined);
+    expect(inputTokenWeights(photos, { cap: 10_000 }, estimate)).toHaveLength(3);
+  });
 });

@@ -1,6 +1,6 @@
 import { type SampleOptions, sampledTokensBySlot } from '../chat/tokens.js';
 import type { EmbeddingUsage, ResolvedEmbeddingRequest } from './embedding-request.js';
-import { imageTokens } from './embedding-usage.js';
+import { billedImages, billedPixels, type ImagePixelRule, imageTokens } from './embedding-usage.js';
 
 /**
  * Token weights for cutting an upstream call under a per-request token cap (Voyage 120K-1M by
@@ -11,11 +11,13 @@ import { imageTokens } from './embedding-usage.js';
  */
 export const TOKEN_HEADROOM = 1.25;
 
-export interface BatchTokenRule {
+/**
+ * The upstream's cap, and how it counts an image's pixels (Voyage: at least 50,000 and at most
+ * 2,000,000, a larger image being downsampled).
+ */
+export interface BatchTokenRule extends ImagePixelRule {
   /** Tokens one upstream call may carry in all. */
   cap: number;
-  /** Pixels an image counts as at least (Voyage bills small images as 50,000). */
-  minImagePixels?: number;
 }
 
 /**
@@ -30,13 +32,10 @@ export function inputTokenWeights(
   estimate?: EmbeddingUsage,
   o?: SampleOptions,
 ): number[] | undefined {
-  const minImageTokens = rule.minImagePixels ? imageTokens(rule.minImagePixels) : 0;
   if (estimate) {
-    let bound = estimate.totalTokens;
-    if (minImageTokens > 0)
-      for (const input of req.inputs)
-        for (const p of input)
-          if (p.type === 'image') bound += Math.max(0, minImageTokens - imageTokens(p.image.pixels));
+    // The estimate's text, and its images counted again under this upstream's rule (whatever
+    // rule the estimate was made with).
+    const bound = estimate.textTokens + billedImages(req, rule).tokens;
     if (bound * TOKEN_HEADROOM <= rule.cap) return undefined;
   }
   const texts: string[] = [];
@@ -49,7 +48,7 @@ export function inputTokenWeights(
         texts.push(p.text);
         slotOf.push(i);
       } else if (p.type === 'tokens') fixed[i] += p.tokens.length;
-      else fixed[i] += Math.max(minImageTokens, imageTokens(p.image.pixels));
+      else fixed[i] += imageTokens(billedPixels(p.image.pixels, rule));
     }
   });
   const { tokens } = sampledTokensBySlot(texts, slotOf, req.inputs.length, o);

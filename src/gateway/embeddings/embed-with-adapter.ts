@@ -90,6 +90,7 @@ function tokenLimit(
 ): WeightLimit | undefined {
   const cap = adapter.maxBatchTokens?.(target.upstreamModel);
   if (cap === undefined) return undefined;
-  const weights = inputTokenWeights(req, { cap, minImagePixels: adapter.minImagePixels }, estimate);
+  const rule = { cap, minImagePixels: adapter.minImagePixels, maxImagePixels: adapter.maxImagePixels };
+  const weights = inputTokenWeights(req, rule, estimate);
   return weights && { weights, max: cap };
 }

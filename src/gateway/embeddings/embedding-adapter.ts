@@ -57,8 +57,13 @@ export interface EmbeddingAdapter {
    * (batch-tokens.ts), so a large valid request is not refused upstream as too big.
    */
   maxBatchTokens?(upstreamModel: string): number | undefined;
-  /** Pixels the upstream counts a smaller image as, for that estimate. */
+  /**
+   * Pixels the upstream bills a smaller image as, and a larger one as (it downsamples it): our
+   * estimate of its usage (quota hold, the usage reported when it reports none) and of its
+   * tokens for that cap count each image's width x height clamped to these.
+   */
   minImagePixels?: number;
+  maxImagePixels?: number;
   /**
    * Output types the upstream can return. A request for a quantized type outside this set is
    * never sent here (see `adapterRejectionOf`); absent means float only.

@@ -2,7 +2,13 @@ import { encode } from 'gpt-tokenizer';
 import { describe, expect, it } from 'vitest';
 import type { ImageData } from '../images/image-data.js';
 import type { ResolvedEmbeddingRequest } from './embedding-request.js';
-import { embeddingCost, estimateEmbeddingUsage, finalizeEmbeddingUsage } from './embedding-usage.js';
+import {
+  billedAs,
+  billedPixels,
+  embeddingCost,
+  estimateEmbeddingUsage,
+  finalizeEmbeddingUsage,
+} from './embedding-usage.js';
 
 const image = (width: number, height: number): ImageData => ({
   format: 'png',
@@ -43,6 +49,38 @@ describe('estimateEmbeddingUsage', () => {
       totalTokens: textTokens + 3,
       estimated: true,
     });
+  });
+});
+
+describe('images as the upstream bills them', () => {
+  const voyage = { minImagePixels: 50_000, maxImagePixels: 2_000_000 };
+
+  it('clamps each image to the upstream minimum and maximum', () => {
+    expect(billedPixels(4000 * 3000, voyage)).toBe(2_000_000);
+    expect(billedPixels(40 * 30, voyage)).toBe(50_000);
+    expect(billedPixels(800 * 600, voyage)).toBe(480_000);
+    expect(billedPixels(4000 * 3000)).toBe(12_000_000);
+    expect(billedPixels(4000 * 3000, { minImagePixels: 50_000 })).toBe(12_000_000);
+  });
+
+  it('estimates pixels and tokens per image from the clamped figure, the text once', () => {
+    const r = req([
+      [
+        { type: 'text', text: 'a photo' },
+        { type: 'image', image: image(4000, 3000) },
+      ],
+      [{ type: 'image', image: image(40, 30) }],
+    ]);
+    const raw = estimateEmbeddingUsage(r);
+    expect(raw).toMatchObject({ imagePixels: 12_001_200, totalTokens: raw.textTokens + 21_429 + 3 });
+    const clamped = { imagePixels: 2_050_000, totalTokens: raw.textTokens + 3572 + 90 };
+    expect(estimateEmbeddingUsage(r, {}, voyage)).toMatchObject(clamped);
+    expect(billedAs(raw, r, voyage)).toEqual({ ...raw, ...clamped });
+    // Our figures fill in only what the upstream did not report; what it reports passes through.
+    expect(finalizeEmbeddingUsage(r, undefined, billedAs(raw, r, voyage))).toMatchObject(clamped);
+    expect(
+      finalizeEmbeddingUsage(r, { imagePixels: 12_001_200, totalTokens: 21_500 }, billedAs(raw, r, voyage)),
+    ).toMatchObject({ imagePixels: 12_001_200, totalTokens: 21_500 });
   });
 });
 

@@ -17,34 +17,75 @@ export function imageTokens(pixels: number): number {
 }
 
 /**
- * Our own figures for a resolved request; use it to reserve quota before the upstream call.
- * An estimate: the o200k encoding (chat/tokenizer.ts), not the upstream model's own tokenizer
+ * How an upstream bills one image's pixels: clamped to [min, max]. Voyage's multimodal models
+ * bill an image as at least 50,000 and at most 2,000,000 pixels (a larger one is downsampled),
+ * embeddings.md 1.4. No rule: width x height as it is.
+ */
+export interface ImagePixelRule {
+  minImagePixels?: number;
+  maxImagePixels?: number;
+}
+
+export function billedPixels(pixels: number, rule?: ImagePixelRule): number {
+  const min = rule?.minImagePixels ?? 0;
+  const max = rule?.maxImagePixels ?? Number.POSITIVE_INFINITY;
+  return Math.min(max, Math.max(min, pixels));
+}
+
+/** The request's images as `rule` bills them: pixels, and tokens rounded up per image. */
+export function billedImages(req: ResolvedEmbeddingRequest, rule?: ImagePixelRule) {
+  let pixels = 0;
+  let tokens = 0;
+  for (const input of req.inputs)
+    for (const p of input)
+      if (p.type === 'image') {
+        const billed = billedPixels(p.image.pixels, rule);
+        pixels += billed;
+        tokens += imageTokens(billed);
+      }
+  return { pixels, tokens };
+}
+
+/**
+ * Our own figures for a resolved request, images as `rule` bills them (see `billedAs` for the
+ * same request under another upstream's rule without counting the text again); use it to
+ * reserve quota before the upstream call. An estimate: the o200k encoding (chat/tokenizer.ts), not the upstream model's own tokenizer
  * (Voyage, Cohere, Jina each have theirs); upstream counts replace it. The text is counted
  * exactly up to TOKENIZE_BUDGET_CHARS and sampled beyond (chat/tokens.ts `sampledTokens`), so a
  * batch of megabytes does not hold the event loop for seconds.
  */
-export function estimateEmbeddingUsage(req: ResolvedEmbeddingRequest, o: SampleOptions = {}): EmbeddingUsage {
+export function estimateEmbeddingUsage(
+  req: ResolvedEmbeddingRequest,
+  o: SampleOptions = {},
+  rule?: ImagePixelRule,
+): EmbeddingUsage {
   const texts: string[] = [];
   let given = 0; // inputs sent as token ids
-  let imagePixels = 0;
-  let imageTokenSum = 0;
   for (const input of req.inputs) {
     for (const p of input) {
-      if (p.type === 'image') {
-        imagePixels += p.image.pixels;
-        imageTokenSum += imageTokens(p.image.pixels);
-      } else if (p.type === 'text') texts.push(p.text);
+      if (p.type === 'text') texts.push(p.text);
       else if (p.type === 'tokens') given += p.tokens.length;
     }
   }
   const textTokens = given + sampledTokens(texts, o);
+  const images = billedImages(req, rule);
   return {
     textTokens,
-    imagePixels,
+    imagePixels: images.pixels,
     videoPixels: 0,
-    totalTokens: textTokens + imageTokenSum,
+    totalTokens: textTokens + images.tokens,
     estimated: true,
   };
+}
+
+/** `estimate` of `req` (its text counted once) with the images as `rule` bills them. */
+export function billedAs(
+  estimate: EmbeddingUsage,
+  req: ResolvedEmbeddingRequest,
+  rule: ImagePixelRule,
+): EmbeddingUsage {
+  const images = billedImages(req, rule);
+  return { ...estimate, imagePixels: images.pixels, totalTokens: estimate.textTokens + images.tokens };
 }
 
 /**

@@ -17,14 +17,14 @@ import type { AttemptRecord, Candidate } from '../routing/types.js';
 import { sharedUpstreamClient, type UpstreamTimeouts } from '../upstream/upstream-client.js';
 import { errorKindOf, lastProvider, type RequestLogEntry } from '../usage/request-log-entry.js';
 import { type EmbeddingSend, embedWithAdapter } from './embed-with-adapter.js';
-import type { EmbeddingTarget } from './embedding-adapter.js';
+import type { EmbeddingAdapter, EmbeddingTarget } from './embedding-adapter.js';
 import {
   type EmbeddingRequest,
   type EmbeddingResult,
   type EmbeddingUsage,
   partTypesOf,
 } from './embedding-request.js';
-import { estimateEmbeddingUsage, finalizeEmbeddingUsage } from './embedding-usage.js';
+import { billedAs, estimateEmbeddingUsage, finalizeEmbeddingUsage } from './embedding-usage.js';
 import { resolveImages } from './resolve-images.js';
 
 /**
@@ -93,11 +93,17 @@ export class EmbeddingsService {
         throw new GatewayError(400, rejection.message, {
           param: rejection.param ?? INPUTS_PARAM[ctx.endpoint],
         });
+      // The text is counted once; the images as each upstream bills them (Voyage clamps pixels).
       const estimate = estimateEmbeddingUsage(resolved);
+      const billed = new Map<EmbeddingAdapter, EmbeddingUsage>();
+      if (hasImages)
+        for (const { adapter } of usable)
+          if (!billed.has(adapter)) billed.set(adapter, billedAs(estimate, resolved, adapter));
+      const estimateFor = (a: EmbeddingAdapter) => billed.get(a) ?? estimate;
       const images = countImages(resolved);
       const worst = Math.max(
         0,
-        ...usable.map((u) => embeddingMicros(u.candidate.target.pricing, estimate, images)),
+        ...usable.map((u) => embeddingMicros(u.candidate.target.pricing, estimateFor(u.adapter), images)),
       );
       reservation = await this.deps.quota.reserve({
         keyId: ctx.principal.key.id,
@@ -110,7 +116,7 @@ export class EmbeddingsService {
         (c, apiKey, signal) =>
           embedWithAdapter(adapters.get(c)!, resolved, embeddingTarget(c, apiKey), this.deps.send, {
             signal,
-            estimate,
+            estimate: estimateFor(adapters.get(c)!),
           }),
         { health: this.deps.health, ...this.deps.retry, signal: ctx.signal },
       ).catch((err: unknown) => {
@@ -119,7 +125,11 @@ export class EmbeddingsService {
       });
       const latencyMs = Date.now() - ex.startedAt;
       this.deps.health.success(ex.candidate.healthKey, { latencyMs, durationMs: latencyMs });
-      const usage = finalizeEmbeddingUsage(resolved, ex.value.usage, estimate);
+      const usage = finalizeEmbeddingUsage(
+        resolved,
+        ex.value.usage,
+        estimateFor(adapters.get(ex.candidate)!),
+      );
       const t = ex.candidate.target;
       Object.assign(log, {
         provider: t.channelName,

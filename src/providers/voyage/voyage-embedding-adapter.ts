@@ -80,8 +80,10 @@ export const voyageMultimodalAdapter: EmbeddingAdapter = {
   fusesParts: true,
   maxBatch: 1000,
   maxBatchTokens: () => MULTIMODAL_BATCH_TOKENS,
-  // Voyage bills an image of fewer pixels as this many (its client config, embeddings.md 1.4).
+  // Voyage bills an image of fewer pixels as 50,000 and one of more as 2,000,000 (it downsamples
+  // it): its client config, embeddings.md 1.4.
   minImagePixels: 50_000,
+  maxImagePixels: 2_000_000,
   dtypes: DTYPES,
   buildRequest(req, target) {
     return post(target, '/v1/multimodalembeddings', {

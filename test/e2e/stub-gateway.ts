@@ -91,6 +91,8 @@ export async function startStubGateway(opts: {
     {
       id: opts.chatModel,
       name: 'Fake chat model',
+      // A plausible release time (2025-01-01 UTC) like a registry entry's; the console shows none.
+      created: 1_735_689_600,
       context_length: 8192,
       max_completion_tokens: 1024,
       pricing: { prompt: '0.000001', completion: '0.000002', request: '0', image: '0' },
@@ -479,7 +481,7 @@ export async function startStubGateway(opts: {
           id: m.id,
           name: m.name,
           object: 'model',
-          created: 0,
+          created: m.created,
           owned_by: 'modelgate',
           pricing: m.pricing,
           context_length: m.context_length,

@@ -124,6 +124,26 @@ describe('planRoute', () => {
     expect(names(plan({ sort: 'latency' }, { health }))).toEqual(['gamma', 'beta', 'alpha']);
   });
 
+  it('sort exacto: highest success rate first (smoothed), unmeasured last, priority breaks ties', () => {
+    const health = new HealthTracker({ failures: 100, windowMs: 60_000, cooldownMs: 60_000 });
+    const ok = (t: RouteTarget, n: number) => {
+      for (let i = 0; i < n; i++) health.success(`${t.channelId}:acme/a`, { latencyMs: 10 });
+    };
+    const fail = (t: RouteTarget, n: number) => {
+      for (let i = 0; i < n; i++) health.failure(`${t.channelId}:acme/a`, 'server_error');
+    };
+    // gamma 1/1 (smoothed 2/3), beta 9/10 (10/12): the longer good record wins; alpha unmeasured.
+    ok(C, 1);
+    ok(B, 9);
+    fail(B, 1);
+    expect(names(plan({ sort: 'exacto' }, { health }))).toEqual(['beta', 'gamma', 'alpha']);
+    expect(names(plan({ sort: { by: 'exacto' } }, { health }))).toEqual(['beta', 'gamma', 'alpha']);
+    // Equal records: priority decides (alpha is priority 10).
+    ok(A, 9);
+    fail(A, 1);
+    expect(names(plan({ sort: 'exacto' }, { health }))).toEqual(['alpha', 'beta', 'gamma']);
+  });
+
   it('max_price accepts numbers and numeric strings (USD per million tokens)', () => {
     // alpha 3/M, gamma 2/M, beta 1/M prompt.
     expect(names(plan({ max_price: { prompt: 2 } }))).toEqual(['beta', 'gamma']);

@@ -181,11 +181,24 @@ export class HealthTracker {
     this.badKeys.delete(channelId);
   }
 
-  figures(key: string): { latencyMs: number; ttftMs: number; tokensPerSec: number } {
+  /** Rolling figures (NaN until measured) and the counts of successes and of failures that count. */
+  figures(key: string): {
+    latencyMs: number;
+    ttftMs: number;
+    tokensPerSec: number;
+    successes: number;
+    errors: number;
+  } {
     const e = this.entries.get(key);
     return e
-      ? { latencyMs: e.latencyMs, ttftMs: e.ttftMs, tokensPerSec: e.tokensPerSec }
-      : { latencyMs: Number.NaN, ttftMs: Number.NaN, tokensPerSec: Number.NaN };
+      ? {
+          latencyMs: e.latencyMs,
+          ttftMs: e.ttftMs,
+          tokensPerSec: e.tokensPerSec,
+          successes: e.successes,
+          errors: e.errors,
+        }
+      : { latencyMs: Number.NaN, ttftMs: Number.NaN, tokensPerSec: Number.NaN, successes: 0, errors: 0 };
   }
 
   snapshot(now = Date.now()): HealthSnapshot[] {

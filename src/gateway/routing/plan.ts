@@ -1,7 +1,7 @@
 import { GatewayError } from '../errors.js';
 import { perObject } from '../per-object.js';
 import type { HealthTracker } from './health.js';
-import type { Candidate, ProviderPrefs, RouteTarget } from './types.js';
+import type { Candidate, ProviderPrefs, RouteTarget, SortBy } from './types.js';
 
 export interface PlanInput {
   /** `model` first, then the `models` fallbacks, deduplicated. */
@@ -131,7 +131,7 @@ function order(
   input: PlanInput,
   random: () => number,
 ): RouteTarget[] {
-  const sortBy = typeof prefs.sort === 'string' ? prefs.sort : prefs.sort?.by;
+  const sortBy = (typeof prefs.sort === 'string' ? prefs.sort : prefs.sort?.by) as SortBy | undefined;
   if (prefs.order?.length) {
     const rank = (t: RouteTarget) => {
       const i = prefs.order!.findIndex((n) => matchesAny(t, [n]));
@@ -146,6 +146,18 @@ function order(
     const val = (t: RouteTarget) => (sortBy === 'throughput' ? -fig(t).tokensPerSec : fig(t).latencyMs);
     // Upstreams without figures yet go after measured ones, in priority order.
     return [...ts].sort((a, b) => nanLast(val(a), val(b)) || b.priority - a.priority);
+  }
+  if (sortBy === 'exacto') {
+    // OpenRouter prefers the endpoints with the best tool-calling record; the gateway has no
+    // quality scores, only each upstream's record of successes and failures that were its fault
+    // (health.ts). Highest success rate first, smoothed by one success and one failure (Laplace)
+    // so one lucky request does not outrank a long good record; unmeasured ones go last.
+    const rate = (t: RouteTarget) => {
+      const f = input.health.figures(`${t.channelId}:${t.modelId}`);
+      const n = f.successes + f.errors;
+      return n === 0 ? Number.NaN : -(f.successes + 1) / (n + 2);
+    };
+    return [...ts].sort((a, b) => nanLast(rate(a), rate(b)) || b.priority - a.priority);
   }
   return weightedTiers(ts, random);
 }

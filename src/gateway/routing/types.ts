@@ -27,6 +27,9 @@ export interface Candidate {
   healthKey: string;
 }
 
+/** How `provider.sort` (or a model variant such as `:nitro`) orders a model's upstreams. */
+export type SortBy = 'price' | 'throughput' | 'latency' | 'exacto';
+
 export interface ProviderPrefs {
   order?: string[];
   only?: string[];
@@ -35,7 +38,7 @@ export interface ProviderPrefs {
   require_parameters?: boolean;
   data_collection?: 'allow' | 'deny';
   quantizations?: string[];
-  sort?: 'price' | 'throughput' | 'latency' | { by: string; partition?: string };
+  sort?: SortBy | { by: string; partition?: string };
   max_price?: {
     prompt?: number | string;
     completion?: number | string;

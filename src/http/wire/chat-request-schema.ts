@@ -116,7 +116,7 @@ const Price = Type.Union([
   Type.Number({ minimum: 0 }),
   Type.String({ pattern: '^(?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)$', 'x-accepts': 'a decimal string' }),
 ]);
-const SORTS = ['price', 'throughput', 'latency'] as const;
+const SORTS = ['price', 'throughput', 'latency', 'exacto'] as const;
 
 export const ChatRequestSchema = prepareBody(
   Type.Object(
@@ -138,6 +138,7 @@ export const ChatRequestSchema = prepareBody(
               Type.Literal('price'),
               Type.Literal('throughput'),
               Type.Literal('latency'),
+              Type.Literal('exacto'),
               Type.Object(
                 { by: StrEnum(SORTS), partition: Opt(StrEnum(['model', 'none'])) },
                 { additionalProperties: true },

@@ -295,6 +295,26 @@ describe('@openrouter/sdk (strict zod checks)', () => {
     expect(chunks.at(-1).choices[0].finishReason).toBe('error');
   });
 
+  it('a model variant and provider.sort exacto as the SDK types them; the base model served', async () => {
+    const r = (await client().chat.send({
+      chatRequest: {
+        model: 'acme/gpt:nitro',
+        messages: userMsg('text'),
+        provider: { sort: 'exacto' },
+      },
+    })) as any;
+    expect(r.model).toBe('acme/gpt');
+    expect(r.choices[0].message.content).toBe('Hello! How can I assist you today?');
+    const by = (await client().chat.send({
+      chatRequest: {
+        model: 'acme/gpt:exacto',
+        messages: userMsg('text'),
+        provider: { sort: { by: 'exacto' } },
+      },
+    })) as any;
+    expect(by.model).toBe('acme/gpt');
+  });
+
   it('a gateway error is a typed SDK error with an integer code', async () => {
     await expect(
       client().chat.send({ chatRequest: { model: 'nope/missing', messages: userMsg('text') } }),

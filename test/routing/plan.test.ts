@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/gateway/errors.js';
 import { HealthTracker } from '../../src/gateway/routing/health.js';
-import { type PlanInput, planRoute } from '../../src/gateway/routing/plan.js';
+import { type PlanInput, type PlanModel, planRoute } from '../../src/gateway/routing/plan.js';
 import type { ProviderPrefs, RouteTarget } from '../../src/gateway/routing/types.js';
 
 let nextId = 1;
@@ -35,22 +35,27 @@ const C = target('gamma', {
 const M2 = target('delta', { modelId: 'acme/b' });
 const TARGETS: Record<string, RouteTarget[]> = { 'acme/a': [A, B, C], 'acme/b': [M2], 'acme/none': [] };
 
-function plan(prefs: ProviderPrefs | undefined, o: Partial<PlanInput> = {}) {
+type PlanOptions = Partial<Omit<PlanInput, 'models'>> & {
+  models?: Array<string | PlanModel>;
+  targetsFor?: (model: string) => RouteTarget[] | undefined;
+};
+
+function plan(prefs: ProviderPrefs | undefined, o: PlanOptions = {}) {
+  const { models = ['acme/a'], targetsFor = (m: string) => TARGETS[m], ...rest } = o;
   return planRoute({
-    models: ['acme/a'],
+    models: models.map((m) => (typeof m === 'string' ? { name: m, targets: targetsFor(m) } : m)),
     prefs,
     requestedParams: [],
-    targetsFor: (m) => TARGETS[m],
     adapterParams: (kind) => new Set(kind === 'anthropic' ? ['temperature', 'tools'] : ['temperature']),
     health: new HealthTracker({ failures: 2, windowMs: 60_000, cooldownMs: 60_000 }),
     random: () => 0,
-    ...o,
+    ...rest,
   }).map((c) => `${c.target.channelName}:${c.target.modelId}`);
 }
 
 const names = (xs: string[]) => xs.map((x) => x.split(':')[0]);
 
-function planError(prefs: ProviderPrefs | undefined, o: Partial<PlanInput> = {}): GatewayError {
+function planError(prefs: ProviderPrefs | undefined, o: PlanOptions = {}): GatewayError {
   try {
     plan(prefs, o);
   } catch (err) {
@@ -142,6 +147,31 @@ describe('planRoute', () => {
     ok(A, 9);
     fail(A, 1);
     expect(names(plan({ sort: 'exacto' }, { health }))).toEqual(['alpha', 'beta', 'gamma']);
+  });
+
+  it("a model's own sort (a variant) orders its upstreams, unless provider sets sort or order", () => {
+    const own = (sort: PlanModel['sort']): PlanModel => ({
+      name: 'acme/a:x',
+      targets: TARGETS['acme/a'],
+      sort,
+    });
+    expect(names(plan(undefined, { models: [own('price')] }))).toEqual(['beta', 'gamma', 'alpha']);
+    expect(names(plan({ sort: 'throughput' }, { models: [own('price')] }))).toEqual([
+      'alpha',
+      'beta',
+      'gamma',
+    ]);
+    expect(names(plan({ order: ['gamma'] }, { models: [own('price')] }))).toEqual(['gamma', 'alpha', 'beta']);
+    // Per model: the fallback keeps its own order.
+    const other = { name: 'acme/a', targets: TARGETS['acme/a'] };
+    expect(names(plan(undefined, { models: [other, own('price')] }))).toEqual([
+      'alpha',
+      'beta',
+      'gamma',
+      'beta',
+      'gamma',
+      'alpha',
+    ]);
   });
 
   it('max_price accepts numbers and numeric strings (USD per million tokens)', () => {

@@ -2,12 +2,14 @@ import type { KeyPrincipal } from '../../access/api-keys.js';
 import { modelAllowed } from '../../access/api-keys.js';
 import { sentMaxTokens } from '../chat/max-tokens.js';
 import { applyMiddleOut } from '../chat/middle-out.js';
+import { resolveReasoning } from '../chat/reasoning.js';
 import { measurePrompt, type PromptCounts, promptTokenBound } from '../chat/tokens.js';
 import type { ChatRequest } from '../chat/types.js';
 import { badRequest, forbidden, UnfitCandidate } from '../errors.js';
 import type { HealthTracker } from '../routing/health.js';
 import { planRoute } from '../routing/plan.js';
 import type { Candidate, ProviderPrefs, RouteTarget } from '../routing/types.js';
+import { type ChatModel, resolveChatModel } from './model-variant.js';
 
 /**
  * Request fields that are routing instructions or end-user ids, never sampling parameters: they do
@@ -31,8 +33,11 @@ const NOT_PARAMS = new Set([
 
 export interface ChatPlan {
   request: ChatRequest;
+  /** The model asked for (`model` or a default), without a variant suffix (`:nitro`...). */
   model: string;
   candidates: Candidate[];
+  /** Registry ids of models whose `:thinking` variant turns reasoning on (undefined: none). */
+  thinking: ReadonlySet<string> | undefined;
   /** The prompt measured for middle-out on first use (`measurePrompt`: bounded cost). */
   promptCounts(): PromptCounts;
   /** An upper bound on the prompt's tokens without the tokenizer (promptTokenBound: UTF-8 bytes). */
@@ -58,11 +63,15 @@ export interface PlanDeps {
  * the ordered candidates.
  */
 export function planChat(req: ChatRequest, principal: KeyPrincipal, deps: PlanDeps): ChatPlan {
-  const model = requestedModel(req, principal, deps);
-  if (!model) throw badRequest('model: is required (no default model is configured)', 'model');
+  const asked = requestedModel(req, principal, deps);
+  if (!asked) throw badRequest('model: is required (no default model is configured)', 'model');
+  const primary = resolveChatModel(asked, deps.targetsFor, 'model');
   const allowed = principal.allowedModels;
-  const mayUse = (m: string) => !allowed || modelAllowed(allowed, [m, ...deps.namesOf(m)]);
-  if (!mayUse(model)) throw forbidden(`this API key may not use model ${model}`, 'model');
+  // A variant is a way of serving its base model: the key's allow-list is read for the base (and
+  // the name as written, so an entry naming the variant itself allows it too).
+  const mayUse = (m: ChatModel) =>
+    !allowed || modelAllowed(allowed, [m.name, ...(m.id === m.name ? [] : [m.id]), ...deps.namesOf(m.id)]);
+  if (!mayUse(primary)) throw forbidden(`this API key may not use model ${asked}`, 'model');
   if (req.reasoning?.effort && req.reasoning_effort && req.reasoning.effort !== req.reasoning_effort)
     throw badRequest('reasoning_effort: conflicts with reasoning.effort', 'reasoning_effort');
   if (req.top_logprobs !== undefined && req.top_logprobs > 0 && req.logprobs !== true)
@@ -81,15 +90,14 @@ export function planChat(req: ChatRequest, principal: KeyPrincipal, deps: PlanDe
   // (emptyToolsMeanNone).
   if (!req.tools?.length && req.tool_choice !== undefined)
     throw badRequest('tool_choice: requires a tool to call, and tools is empty or missing', 'tool_choice');
-  // Fallback models the key may not use are dropped rather than failing the request.
-  const models = req.models?.length ? [...new Set([model, ...req.models])].filter(mayUse) : [model];
+  const models = req.models?.length ? withFallbacks(primary, req.models, deps, mayUse) : [primary];
+  const thinking = thinkingModels(models, req);
   const routed = planRoute({
     models,
     prefs: (req.provider ?? undefined) as ProviderPrefs | undefined,
     requestedParams: memo(() =>
       Object.keys(req).filter((k) => !NOT_PARAMS.has(k) && req[k] !== undefined && req[k] !== null),
     ),
-    targetsFor: deps.targetsFor,
     adapterParams: deps.adapterParams,
     health: deps.health,
   });
@@ -100,8 +108,9 @@ export function planChat(req: ChatRequest, principal: KeyPrincipal, deps: PlanDe
   const candidates = maxTokens === undefined ? routed : fitting(routed, maxTokens, limitField);
   return {
     request: req,
-    model,
+    model: primary.id,
     candidates,
+    thinking,
     promptCounts: memo(() => measurePrompt(req)),
     promptBound: memo(() => promptTokenBound(req)),
     stream: req.stream === true,
@@ -121,6 +130,51 @@ export function requestedModel(
   deps: Pick<PlanDeps, 'defaultModel'>,
 ): string {
   return req.model || principal.user.default_model || deps.defaultModel;
+}
+
+/**
+ * `model` then the `models` fallbacks, each once: a name written twice, or a variant of a model
+ * already listed (`x:nitro` after `x`), is dropped, the first one kept. Fallbacks the key may not
+ * use are dropped rather than failing the request; unknown ones are left for the plan to skip.
+ */
+function withFallbacks(
+  primary: ChatModel,
+  fallbacks: string[],
+  deps: PlanDeps,
+  mayUse: (m: ChatModel) => boolean,
+): ChatModel[] {
+  const out = [primary];
+  const seen = new Set([primary.name, primary.id]);
+  for (const name of fallbacks) {
+    if (seen.has(name)) continue;
+    seen.add(name);
+    const m = resolveChatModel(name, deps.targetsFor, 'models');
+    if (m.id !== name && seen.has(m.id)) continue;
+    seen.add(m.id);
+    if (mayUse(m)) out.push(m);
+  }
+  return out;
+}
+
+/**
+ * The registry ids whose `:thinking` variant turns reasoning on: when the request does not say
+ * whether to reason (`reasoning.enabled`, an effort, a budget). Else the variant changes nothing
+ * and adds nothing to what `require_parameters` checks.
+ */
+function thinkingModels(models: ChatModel[], req: ChatRequest): ReadonlySet<string> | undefined {
+  let out: Set<string> | undefined;
+  for (const m of models) {
+    if (m.variant !== 'thinking') continue;
+    if (resolveReasoning(req)?.enabled !== undefined) {
+      m.params = undefined;
+      continue;
+    }
+    const id = m.targets?.[0]?.modelId;
+    if (id === undefined) continue;
+    out ??= new Set();
+    out.add(id);
+  }
+  return out;
 }
 
 /**
@@ -151,10 +205,17 @@ const cuts = new WeakMap<ChatPlan, Map<string, ChatRequest | null>>();
 
 /**
  * The request as one candidate receives it: routing fields are left for the adapter to drop,
- * and middle-out compresses the prompt to this candidate's context when asked.
+ * middle-out compresses the prompt to this candidate's context when asked, and a `:thinking`
+ * variant of its model turns reasoning on (keeping the request's `exclude`).
  */
 export function requestFor(plan: ChatPlan, t: RouteTarget): ChatRequest {
-  if (!plan.middleOut) return plan.request;
+  const r = plan.middleOut ? cutFor(plan, t) : plan.request;
+  if (plan.thinking === undefined || !plan.thinking.has(t.modelId)) return r;
+  return { ...r, reasoning: { ...r.reasoning, enabled: true } };
+}
+
+/** The request with its prompt cut by middle-out to fit `t`'s context, when it does not already. */
+function cutFor(plan: ChatPlan, t: RouteTarget): ChatRequest {
   const reserve = sentMaxTokens(plan.request, t.maxCompletionTokens) ?? 0;
   // The bound (bytes, no tokenizer) settles a prompt that clearly fits; one that may not is
   // measured once for all candidates (bounded cost), and middle-out goes by those counts.

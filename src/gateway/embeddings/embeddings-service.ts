@@ -176,10 +176,9 @@ export class EmbeddingsService {
     if (targets.length === 0 && !isEmbeddingModel(model) && model.source !== 'discovered')
       throw badRequest(`model: ${model.id} is not an embedding model`, 'model');
     return planRoute({
-      models: [model.id],
+      models: [{ name: model.id, targets: targets.map(toRouteTarget) }],
       prefs: undefined,
       requestedParams: [],
-      targetsFor: () => targets.map(toRouteTarget),
       adapterParams: () => undefined,
       health: this.deps.health,
     });

@@ -3,14 +3,24 @@ import { perObject } from '../per-object.js';
 import type { HealthTracker } from './health.js';
 import type { Candidate, ProviderPrefs, RouteTarget, SortBy } from './types.js';
 
+/** One model of the request, resolved once (`model` first, then the `models` fallbacks). */
+export interface PlanModel {
+  /** The model as the request named it, for error messages. */
+  name: string;
+  /** Upstreams that serve it (enabled ones), or undefined when the model is unknown. */
+  targets: RouteTarget[] | undefined;
+  /** The order its variant asks for (`:nitro`, `:floor`, `:exacto`); `provider.sort` or `order` wins. */
+  sort?: SortBy;
+  /** Parameters its variant sets (`:thinking`: `reasoning`), for `require_parameters`. */
+  params?: readonly string[];
+}
+
 export interface PlanInput {
   /** `model` first, then the `models` fallbacks, deduplicated. */
-  models: string[];
+  models: PlanModel[];
   prefs: ProviderPrefs | undefined;
   /** Parameters the request sets (for `require_parameters`; only asked for then). */
   requestedParams: string[] | (() => string[]);
-  /** Upstreams that serve `model` (enabled ones), or undefined when the model is unknown. */
-  targetsFor(model: string): RouteTarget[] | undefined;
   /** What the upstream `target` (of adapter `kind`) can express, for `require_parameters`. */
   adapterParams(kind: string, target: RouteTarget): ReadonlySet<string> | undefined;
   health: HealthTracker;
@@ -29,20 +39,21 @@ export function planRoute(input: PlanInput): Candidate[] {
   const out: Candidate[] = [];
   const excluded = new Set<string>();
   let known = false;
+  const sortAsked = sortOf(prefs);
   for (const model of input.models) {
-    const all = input.targetsFor(model);
+    const all = model.targets;
     if (!all) continue;
     known = true;
     if (all.length === 0) excluded.add('no_enabled_upstream');
     // Without preferences nothing is excluded: no filtering pass (the common request).
     let ts = input.prefs
       ? all.filter((t) => {
-          const why = exclusion(t, prefs, input);
+          const why = exclusion(t, prefs, input, model.params);
           if (why) excluded.add(why);
           return !why;
         })
       : all;
-    ts = order(ts, prefs, input, random);
+    ts = order(ts, prefs, sortAsked ?? model.sort, input, random);
     if (prefs.allow_fallbacks === false) {
       ts = prefs.order?.length ? ts.filter((t) => matchesAny(t, prefs.order!)) : ts.slice(0, 1);
     }
@@ -56,12 +67,13 @@ export function planRoute(input: PlanInput): Candidate[] {
     }
     out.push(...healthy, ...open);
   }
-  if (!known) throw new GatewayError(404, `model not found: ${input.models.join(', ')}`, { param: 'model' });
+  const names = () => input.models.map((m) => m.name).join(', ');
+  if (!known) throw new GatewayError(404, `model not found: ${names()}`, { param: 'model' });
   if (out.length === 0)
     throw new GatewayError(
       503,
       excluded.size === 1 && excluded.has('no_enabled_upstream')
-        ? `no enabled upstream serves ${input.models.join(', ')}`
+        ? `no enabled upstream serves ${names()}`
         : 'no upstream satisfies the provider preferences',
       {
         param: 'provider',
@@ -78,7 +90,12 @@ const candidateOf = perObject(
 /** The one-candidate list of a candidate (callers never change a plan's list). */
 const alone = perObject((c: Candidate): Candidate[] => [c]);
 
-function exclusion(t: RouteTarget, prefs: ProviderPrefs, input: PlanInput): string | undefined {
+function exclusion(
+  t: RouteTarget,
+  prefs: ProviderPrefs,
+  input: PlanInput,
+  variantParams: readonly string[] | undefined,
+): string | undefined {
   if (prefs.only?.length && !matchesAny(t, prefs.only)) return 'only';
   if (prefs.ignore?.length && matchesAny(t, prefs.ignore)) return 'ignore';
   // Undeclared counts as "may collect": `deny` keeps only upstreams that declare they do not.
@@ -90,8 +107,9 @@ function exclusion(t: RouteTarget, prefs: ProviderPrefs, input: PlanInput): stri
   if (prefs.max_price && overPrice(t, prefs.max_price)) return 'max_price';
   if (prefs.require_parameters) {
     const adapter = input.adapterParams(t.kind, t);
-    const requested =
+    const asked =
       typeof input.requestedParams === 'function' ? input.requestedParams() : input.requestedParams;
+    const requested = variantParams ? [...asked, ...variantParams] : asked;
     const ok = requested.every(
       (p) =>
         (adapter?.has(p) ?? false) && (t.supportedParameters === null || t.supportedParameters.includes(p)),
@@ -125,13 +143,17 @@ function providerSlugs(t: RouteTarget): string[] {
   return slugs;
 }
 
+function sortOf(prefs: ProviderPrefs): SortBy | undefined {
+  return (typeof prefs.sort === 'string' ? prefs.sort : prefs.sort?.by) as SortBy | undefined;
+}
+
 function order(
   ts: RouteTarget[],
   prefs: ProviderPrefs,
+  sortBy: SortBy | undefined,
   input: PlanInput,
   random: () => number,
 ): RouteTarget[] {
-  const sortBy = (typeof prefs.sort === 'string' ? prefs.sort : prefs.sort?.by) as SortBy | undefined;
   if (prefs.order?.length) {
     const rank = (t: RouteTarget) => {
       const i = prefs.order!.findIndex((n) => matchesAny(t, [n]));

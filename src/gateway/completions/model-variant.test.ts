@@ -1,0 +1,150 @@
+import { describe, expect, it, vi } from 'vitest';
+import type { KeyPrincipal } from '../../access/api-keys.js';
+import type { ChatRequest } from '../chat/types.js';
+import type { GatewayError } from '../errors.js';
+import { HealthTracker } from '../routing/health.js';
+import type { RouteTarget } from '../routing/types.js';
+import { type PlanDeps, planChat, requestFor } from './chat-plan.js';
+import { resolveChatModel, splitVariant } from './model-variant.js';
+
+let nextId = 1;
+function target(name: string, modelId: string, o: Partial<RouteTarget> & { prompt?: string } = {}) {
+  const { prompt, ...rest } = o;
+  return {
+    channelId: nextId++,
+    channelName: name,
+    kind: 'openai-compatible',
+    baseUrl: 'http://x',
+    keys: ['k'],
+    upstreamModel: 'm',
+    priority: 0,
+    weight: 1,
+    settings: {},
+    modelId,
+    contextLength: 8000,
+    maxCompletionTokens: null,
+    pricing: { prompt: prompt ?? '0.000001', completion: '0.000002', request: '0', image: '0' },
+    supportedParameters: null,
+    ...rest,
+  } as RouteTarget;
+}
+
+// Prices differ per upstream here (the registry prices per model), so a price sort shows.
+const A = target('alpha', 'acme/a', { priority: 10, prompt: '0.000003' });
+const B = target('beta', 'acme/a', { prompt: '0.000001' });
+const X = target('exact', 'acme/a:free');
+const D = target('delta', 'acme/b');
+const TARGETS: Record<string, RouteTarget[]> = { 'acme/a': [A, B], 'acme/a:free': [X], 'acme/b': [D] };
+
+const principal = (allowedModels: string[] | null = null) =>
+  ({ key: { id: 1 }, user: { id: 1, default_model: '' }, allowedModels }) as unknown as KeyPrincipal;
+
+function deps(health = new HealthTracker({ failures: 5, windowMs: 60_000, cooldownMs: 60_000 })): PlanDeps {
+  return {
+    targetsFor: (m) => TARGETS[m],
+    namesOf: (m) => (TARGETS[m] ? [m] : []),
+    adapterParams: () => new Set(['temperature', 'reasoning']),
+    health,
+    defaultModel: '',
+  };
+}
+
+const req = (o: Partial<ChatRequest>): ChatRequest => ({
+  model: 'acme/a',
+  messages: [{ role: 'user', content: 'hi' }],
+  ...o,
+});
+const served = (r: ChatRequest, p = principal()) =>
+  planChat(r, p, deps()).candidates.map((c) => c.target.channelName);
+
+describe('model variants', () => {
+  it('splits only the suffixes it knows, at the last colon', () => {
+    expect(splitVariant('openai/gpt-4o:nitro')).toEqual({ base: 'openai/gpt-4o', variant: 'nitro' });
+    expect(splitVariant('llama3:8b')).toBeUndefined();
+    expect(splitVariant(':nitro')).toBeUndefined();
+    expect(splitVariant('openai/gpt-4o')).toBeUndefined();
+  });
+
+  it('looks the full id up first, and reads a suffix only when it misses', () => {
+    const targetsFor = vi.fn((m: string) => TARGETS[m]);
+    expect(resolveChatModel('acme/a', targetsFor, 'model')).toEqual({
+      name: 'acme/a',
+      id: 'acme/a',
+      targets: [A, B],
+    });
+    expect(targetsFor.mock.calls).toEqual([['acme/a']]);
+    expect(resolveChatModel('acme/a:free', targetsFor, 'model').targets).toEqual([X]);
+    targetsFor.mockClear();
+    expect(resolveChatModel('acme/a:floor', targetsFor, 'model')).toMatchObject({
+      id: 'acme/a',
+      sort: 'price',
+    });
+    expect(targetsFor.mock.calls).toEqual([['acme/a:floor'], ['acme/a']]);
+  });
+
+  it(':floor sorts by price and :nitro by throughput; an explicit provider.sort wins', () => {
+    expect(served(req({}))).toEqual(['alpha', 'beta']);
+    expect(served(req({ model: 'acme/a:floor' }))).toEqual(['beta', 'alpha']);
+    expect(served(req({ model: 'acme/a:floor', provider: { sort: 'latency' } }))).toEqual(['alpha', 'beta']);
+    const health = new HealthTracker({ failures: 5, windowMs: 60_000, cooldownMs: 60_000 });
+    health.success(`${A.channelId}:acme/a`, { latencyMs: 100, completionTokens: 100, durationMs: 1000 });
+    health.success(`${B.channelId}:acme/a`, { latencyMs: 50, completionTokens: 100, durationMs: 500 });
+    const plan = planChat(req({ model: 'acme/a:nitro' }), principal(), deps(health));
+    expect(plan.candidates.map((c) => c.target.channelName)).toEqual(['beta', 'alpha']);
+    expect(plan.model).toBe('acme/a');
+  });
+
+  it(':thinking turns reasoning on for its own model only, keeping exclude; the request decides otherwise', () => {
+    const both = planChat(req({ model: 'acme/b:thinking', models: ['acme/a'] }), principal(), deps());
+    expect(both.candidates.map((c) => c.target.channelName)).toEqual(['delta', 'alpha', 'beta']);
+    expect(requestFor(both, D).reasoning).toEqual({ enabled: true });
+    expect(requestFor(both, A).reasoning).toBeUndefined();
+    const hidden = planChat(
+      req({ model: 'acme/a:thinking', reasoning: { exclude: true } }),
+      principal(),
+      deps(),
+    );
+    expect(requestFor(hidden, A).reasoning).toEqual({ exclude: true, enabled: true });
+    const off = planChat(
+      req({ model: 'acme/a:thinking', reasoning: { enabled: false } }),
+      principal(),
+      deps(),
+    );
+    expect(requestFor(off, A).reasoning).toEqual({ enabled: false });
+    expect(off.thinking).toBeUndefined();
+  });
+
+  it(':thinking counts reasoning for require_parameters', () => {
+    const d = {
+      ...deps(),
+      adapterParams: (_k: string, t: RouteTarget) => new Set(t === A ? ['reasoning'] : []),
+    };
+    const plan = planChat(
+      req({ model: 'acme/a:thinking', provider: { require_parameters: true } }),
+      principal(),
+      d,
+    );
+    expect(plan.candidates.map((c) => c.target.channelName)).toEqual(['alpha']);
+  });
+
+  it('refuses :online always and :free for a priced model; serves :extended as the base', () => {
+    const err = (r: ChatRequest) => {
+      try {
+        planChat(r, principal(), deps());
+      } catch (e) {
+        return e as GatewayError;
+      }
+      throw new Error('expected an error');
+    };
+    expect(err(req({ model: 'acme/a:online' }))).toMatchObject({ status: 400, param: 'model' });
+    expect(err(req({ models: ['acme/b:online'] }))).toMatchObject({ status: 400, param: 'models' });
+    expect(err(req({ model: 'acme/b:free' }))).toMatchObject({ status: 400, param: 'model' });
+    expect(served(req({ model: 'acme/a:extended' }))).toEqual(['alpha', 'beta']);
+    expect(err(req({ model: 'acme/none:nitro' })).status).toBe(404);
+  });
+
+  it("reads the key's allow-list for the base model", () => {
+    expect(served(req({ model: 'acme/a:nitro' }), principal(['acme/a']))).toEqual(['alpha', 'beta']);
+    expect(() => served(req({ model: 'acme/b:nitro' }), principal(['acme/a']))).toThrow(/may not use/);
+  });
+});

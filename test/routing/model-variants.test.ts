@@ -206,4 +206,16 @@ describe('provider.sort exacto', () => {
     expect(by.body.provider).toBe('b');
     expect((await chat({ model: 'acme/e:exacto' })).body.provider).toBe('b');
   });
+
+  it('takes the sort object with by and partition each left out or null, as @openrouter/sdk types them', async () => {
+    // No `by`: no sort, so the default order (a, by priority) serves.
+    for (const sort of [{ partition: 'none' }, { by: null }, { by: null, partition: null }, {}]) {
+      const r = await chat({ model: 'acme/m', provider: { sort } });
+      expect(r.status, JSON.stringify(sort)).toBe(200);
+      expect(r.body.provider).toBe('a');
+    }
+    const bad = await chat({ model: 'acme/m', provider: { sort: { by: 'fastest' } } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.message).toMatch(/provider\.sort/);
+  });
 });

@@ -144,7 +144,8 @@ function providerSlugs(t: RouteTarget): string[] {
 }
 
 function sortOf(prefs: ProviderPrefs): SortBy | undefined {
-  return (typeof prefs.sort === 'string' ? prefs.sort : prefs.sort?.by) as SortBy | undefined;
+  // `{by: null}` or `{partition}` alone sorts nothing: upstreams are load-balanced as without it.
+  return ((typeof prefs.sort === 'string' ? prefs.sort : prefs.sort?.by) ?? undefined) as SortBy | undefined;
 }
 
 function order(

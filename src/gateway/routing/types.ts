@@ -38,7 +38,7 @@ export interface ProviderPrefs {
   require_parameters?: boolean;
   data_collection?: 'allow' | 'deny';
   quantizations?: string[];
-  sort?: SortBy | { by: string; partition?: string };
+  sort?: SortBy | { by?: string | null; partition?: string | null };
   max_price?: {
     prompt?: number | string;
     completion?: number | string;

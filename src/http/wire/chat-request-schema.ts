@@ -140,7 +140,11 @@ export const ChatRequestSchema = prepareBody(
               Type.Literal('latency'),
               Type.Literal('exacto'),
               Type.Object(
-                { by: StrEnum(SORTS), partition: Opt(StrEnum(['model', 'none'])) },
+                // Both optional and nullable, as @openrouter/sdk types them: no `by` is no sort.
+                {
+                  by: Opt(Type.Union([StrEnum(SORTS), Type.Null()])),
+                  partition: Opt(Type.Union([StrEnum(['model', 'none']), Type.Null()])),
+                },
                 { additionalProperties: true },
               ),
             ]),

@@ -70,6 +70,53 @@ describe('loadConfig', () => {
     });
   });
 
+  it('refuses two channels of one name, naming both positions (the last one used to win)', () => {
+    const f = yamlFile(
+      [
+        'channels:',
+        '  - { name: local, kind: openai-compatible }',
+        '  - { name: other, kind: openai-compatible }',
+        '  - { name: remote, kind: anthropic }',
+        '  - { name: " local ", kind: openai-compatible, base_url: "http://127.0.0.1:9/v1" }',
+        '  - { name: remote, kind: anthropic }',
+        '  - { name: Local, kind: openai-compatible }',
+      ].join('\n'),
+    );
+    try {
+      loadConfig({ MODELGATE_CONFIG: f });
+      expect.unreachable();
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      // Names compare as stored: trimmed, case-sensitive ("Local" is another channel).
+      expect((err as ConfigError).problems).toEqual([
+        'channels.3.name: "local" is already used by channels.0',
+        'channels.4.name: "remote" is already used by channels.2',
+      ]);
+    }
+  });
+
+  it('refuses a config channel that takes the name of an environment shortcut', () => {
+    const channels = [
+      { name: 'mine', kind: 'openai-compatible' },
+      { name: 'env-openai', kind: 'openai-compatible', base_url: 'http://127.0.0.1:9/v1' },
+    ];
+    try {
+      loadConfig({ OPENAI_API_KEY: 'sk-a', ANTHROPIC_API_KEY: 'sk-b' }, { channels });
+      expect.unreachable();
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      expect((err as ConfigError).problems).toEqual([
+        'channels.1.name: "env-openai" is already used by the upstream that OPENAI_API_KEY declares',
+      ]);
+    }
+    // Without the variable, the file's entry is the only one of that name.
+    expect(loadConfig({}, { channels }).channels.map((c) => c.name)).toEqual(['mine', 'env-openai']);
+  });
+
+  it('reports a channels setting that is not a list even when a shortcut declares an upstream', () => {
+    expect(() => loadConfig({ OPENAI_API_KEY: 'sk-a' }, { channels: { name: 'x' } })).toThrow(ConfigError);
+  });
+
   it('sets the PostgreSQL statement and connection timeouts (30 s and 10 s by default) from the environment', () => {
     expect(loadConfig({}).database).toMatchObject({
       statement_timeout_ms: 30_000,

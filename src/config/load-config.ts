@@ -57,7 +57,11 @@ export function loadConfig(env: Env = process.env, overrides: unknown = undefine
     }
   }
   if (overrides) raw = deepMerge(raw, overrides as Record<string, any>);
-  applyEnv(raw, env, problems);
+  const shortcuts = applyEnv(raw, env, problems);
+  const fileChannels = Array.isArray(raw.channels) ? raw.channels.length : 0;
+  // A `channels:` that is not a list stays as it is, for the schema to report.
+  if (shortcuts.length > 0 && (raw.channels == null || Array.isArray(raw.channels)))
+    raw.channels = [...(raw.channels ?? []), ...shortcuts];
   const withDefaults = Value.Default(ConfigSchema, Value.Convert(ConfigSchema, raw)) as Config;
   for (const e of Value.Errors(ConfigSchema, withDefaults)) {
     const path = e.instancePath.replace(/^\//, '').replaceAll('/', '.') || '(root)';
@@ -65,13 +69,16 @@ export function loadConfig(env: Env = process.env, overrides: unknown = undefine
     const what = extra ? `unknown setting(s) ${extra.join(', ')}` : e.message;
     problems.push(SECRET_PATHS.has(path) ? `${path}: invalid value (hidden)` : `${path}: ${what}`);
   }
+  if (Array.isArray(withDefaults.channels))
+    problems.push(...channelNameProblems(withDefaults.channels.slice(0, fileChannels), shortcuts));
   for (const [i, m] of (Array.isArray(withDefaults.models) ? withDefaults.models : []).entries())
     problems.push(...priceBoundProblems(m?.pricing ?? {}, `models.${i}.pricing`));
   if (problems.length > 0) throw new ConfigError(problems);
   return withDefaults;
 }
 
-function applyEnv(raw: Record<string, any>, env: Env, problems: string[]): void {
+/** Sets what the environment says in `raw`; returns the upstreams its shortcuts declare. */
+function applyEnv(raw: Record<string, any>, env: Env, problems: string[]): ChannelDeclaration[] {
   const sections = Object.keys(ConfigSchema.properties);
   for (const [name, value] of Object.entries(env)) {
     if (value === undefined || value === '' || IGNORED_ENV.has(name)) continue;
@@ -121,7 +128,35 @@ function applyEnv(raw: Record<string, any>, env: Env, problems: string[]): void 
       settings: {},
     });
   }
-  if (shortcuts.length > 0) raw.channels = [...(raw.channels ?? []), ...shortcuts];
+  return shortcuts;
+}
+
+/**
+ * A channel is declared by its name (the import upserts by name, and a start deletes the
+ * declared channels whose name is gone), so two declarations of one name would both be
+ * written in turn, the last one winning at every start. Names compare as the import stores
+ * them: trimmed, case-sensitive. Non-string names are the schema's problem.
+ */
+function channelNameProblems(file: unknown[], shortcuts: ChannelDeclaration[]): string[] {
+  const problems: string[] = [];
+  const first = new Map<string, number>();
+  for (const [i, c] of file.entries()) {
+    const name = (c as { name?: unknown } | null)?.name;
+    if (typeof name !== 'string' || !name.trim()) continue;
+    const key = name.trim();
+    const earlier = first.get(key);
+    if (earlier === undefined) first.set(key, i);
+    else problems.push(`channels.${i}.name: ${JSON.stringify(key)} is already used by channels.${earlier}`);
+  }
+  for (const s of shortcuts) {
+    const at = first.get(s.name);
+    const prefix = PROVIDER_SHORTCUTS.find((p) => `env-${p.name}` === s.name)?.prefix;
+    if (at !== undefined)
+      problems.push(
+        `channels.${at}.name: ${JSON.stringify(s.name)} is already used by the upstream that ${prefix}_API_KEY declares`,
+      );
+  }
+  return problems;
 }
 
 function deepMerge(a: Record<string, any>, b: Record<string, any>): Record<string, any> {

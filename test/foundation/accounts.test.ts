@@ -388,6 +388,8 @@ describe('operations', () => {
     const user = [{ session: [] }, { accessToken: [] }];
     const paths = doc.body.paths;
     expect(paths['/api/channel'].post.security).toEqual(user);
+    // Answers carry `source`, which decides whether an edit lasts; the document says so.
+    expect(paths['/api/channel'].get.description).toMatch(/source: "api" .*"config" .*"env"/);
     expect(paths['/api/key'].get.security).toEqual(user);
     expect(paths['/api/log/stats'].get.security).toEqual(user);
     expect(paths['/api/app'].post.security).toEqual(user);

@@ -57,6 +57,13 @@ const TestBody = Type.Object(
   { additionalProperties: false },
 );
 
+/** What the answers carry beyond the writable fields (no response schema: it would drop fields). */
+const LISTED =
+  'Each channel has the writable fields (keys masked), id, created_time, updated_time and source: ' +
+  '"api" (made in the console or this API), "config" (declared in the config file) or "env" (an ' +
+  'environment shortcut, env-<p>). A start puts a config/env channel back as declared, so edits ' +
+  'and deletes of one last until the next restart (docs/configuration.md, "Declared channels").';
+
 /** `/api/channel`: upstreams, admin only. Keys are masked in every answer and never logged. */
 export function registerChannelRoutes(app: App, services: Services): void {
   const admin = requireUser(services, Role.admin);
@@ -69,7 +76,7 @@ export function registerChannelRoutes(app: App, services: Services): void {
       schema: {
         tags,
         summary: 'List channels (keys masked)',
-        description: ADMIN_ONLY,
+        description: `${ADMIN_ONLY} ${LISTED}`,
         querystring: Type.Object(PageQuery),
       },
       onRequest: admin,
@@ -84,7 +91,12 @@ export function registerChannelRoutes(app: App, services: Services): void {
   app.get(
     '/api/channel/:id',
     {
-      schema: { tags, summary: 'Get a channel (keys masked)', description: ADMIN_ONLY, params: IdParams },
+      schema: {
+        tags,
+        summary: 'Get a channel (keys masked)',
+        description: `${ADMIN_ONLY} ${LISTED}`,
+        params: IdParams,
+      },
       onRequest: admin,
     },
     async (request) => ok(await channels.get(request.params.id)),

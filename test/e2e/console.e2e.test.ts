@@ -1,7 +1,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, screenshot } from './browser.js';
-import { ANSWER, type E2EGateway, startGatewayForE2E } from './gateway.js';
+import { ANSWER, DECLARED_CHANNEL, type E2EGateway, startGatewayForE2E } from './gateway.js';
 
 let gw: E2EGateway;
 let browser: Browser;
@@ -413,7 +413,7 @@ describe('console in a real browser', () => {
     await screenshot(page, '12-usage');
 
     await page.getByRole('link', { name: 'Upstreams' }).click();
-    await page.getByRole('button', { name: 'Test' }).first().click();
+    await page.getByRole('button', { name: 'Test fake upstream' }).click();
     await page.getByText(/^Works/).waitFor();
     await screenshot(page, '13-upstreams');
 
@@ -424,6 +424,42 @@ describe('console in a real browser', () => {
     await page.getByRole('link', { name: 'Users' }).click();
     await page.getByRole('row', { name: new RegExp(gw.admin.username) }).waitFor();
     await screenshot(page, '15-users');
+  });
+
+  it('marks an upstream declared in the config file and says a console edit or delete will not last', async () => {
+    await page.getByRole('link', { name: 'Upstreams' }).click();
+    const button = (name: string) => page.getByRole('button', { name, exact: true });
+    const row = (name: string) => page.getByRole('row').filter({ has: button(`Edit ${name}`) });
+    await button(`Edit ${DECLARED_CHANNEL}`).waitFor();
+    expect(await row(DECLARED_CHANNEL).locator('th .badge').allTextContents()).toEqual(['config file']);
+    // Made through /api, as the console makes one: the console's, so no badge.
+    expect(await row('fake upstream').locator('th .badge').count()).toBe(0);
+
+    const note = page.getByRole('note');
+    await button(`Edit ${DECLARED_CHANNEL}`).click();
+    await page.getByRole('heading', { name: `Edit ${DECLARED_CHANNEL}` }).waitFor();
+    expect(await note.textContent()).toBe(
+      'Declared in the config file: edits last until the next restart; change the file instead.',
+    );
+    await screenshot(page, '13b-upstream-declared-edit');
+    await button('Cancel').click();
+    await button('Edit fake upstream').click();
+    await page.getByRole('heading', { name: 'Edit fake upstream' }).waitFor();
+    expect(await note.count()).toBe(0);
+    await button('Cancel').click();
+
+    await button(`Delete ${DECLARED_CHANNEL}`).click();
+    await page
+      .getByText(/until the next restart, which brings it back: it is declared in the config file/)
+      .waitFor();
+    await button('Cancel').click();
+    await button('Delete fake upstream').click();
+    const dialog = page.getByRole('dialog', { name: 'Delete upstream?' });
+    await dialog
+      .getByText('Requests will no longer be routed to “fake upstream”.', { exact: true })
+      .waitFor();
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    expect(await button(`Edit ${DECLARED_CHANNEL}`).count()).toBe(1);
   });
 
   it('names every key in the usage chart, past the first 100 keys', async () => {

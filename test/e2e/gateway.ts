@@ -11,6 +11,11 @@ import { fileURLToPath } from 'node:url';
 import { startStubGateway } from './stub-gateway.js';
 
 export const CHAT_MODEL = 'e2e/fake-chat';
+/**
+ * An upstream declared in the gateway's configuration (`channels:`), beside the one the tests
+ * make through /api: disabled, so it routes nothing.
+ */
+export const DECLARED_CHANNEL = 'e2e declared';
 /** The streamed answer, in the pieces the upstream sends. */
 export const ANSWER = [
   'Hello',
@@ -39,7 +44,13 @@ const WEB_ROOT = fileURLToPath(new URL('../../web/dist/', import.meta.url));
 export async function startGatewayForE2E(): Promise<E2EGateway> {
   if (process.env.E2E_GATEWAY !== 'stub') return startReal();
   const admin = { username: 'root', password: 'e2e-root-password' };
-  const stub = await startStubGateway({ webRoot: WEB_ROOT, admin, chatModel: CHAT_MODEL, answer: ANSWER });
+  const stub = await startStubGateway({
+    webRoot: WEB_ROOT,
+    admin,
+    chatModel: CHAT_MODEL,
+    answer: ANSWER,
+    declaredChannel: DECLARED_CHANNEL,
+  });
   return { url: stub.url, admin, chatModel: CHAT_MODEL, kind: 'stub', close: stub.close };
 }
 
@@ -69,7 +80,19 @@ async function startReal(): Promise<E2EGateway> {
     'POST /v1/chat/completions': (req) => (req.json?.stream ? { sse } : { json: completion }),
   });
   // Request logs are flushed in batches; a short interval makes a finished chat show on the Logs page at once.
-  const gw = await startTestGateway({ server: { serve_console: true }, log: { request_logs_flush_ms: 20 } });
+  const gw = await startTestGateway({
+    server: { serve_console: true },
+    log: { request_logs_flush_ms: 20 },
+    channels: [
+      {
+        name: DECLARED_CHANNEL,
+        kind: 'openai-compatible',
+        base_url: `${upstream.url}/v1`,
+        models: ['e2e/declared-only'],
+        status: 2,
+      },
+    ],
+  });
   const cookie = await gw.login();
   const must = async (method: string, path: string, body: unknown) => {
     const r = await gw.call(method, path, { cookie, body });

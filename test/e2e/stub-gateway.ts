@@ -54,6 +54,8 @@ export async function startStubGateway(opts: {
   admin: { username: string; password: string };
   chatModel: string;
   answer: string[];
+  /** The name of an upstream the stand-in lists as declared in its config file. */
+  declaredChannel?: string;
 }): Promise<StubGateway> {
   const now = () => Math.floor(Date.now() / 1000);
   const users: Row[] = [
@@ -85,6 +87,20 @@ export async function startStubGateway(opts: {
       priority: 0,
       weight: 1,
       status: 1,
+      source: 'api',
+    },
+    {
+      id: 2,
+      name: opts.declaredChannel ?? 'declared',
+      kind: 'openai-compatible',
+      base_url: 'http://127.0.0.1:9/v1',
+      keys: [],
+      models: ['e2e/declared-only'],
+      model_mapping: {},
+      priority: 0,
+      weight: 1,
+      status: 2,
+      source: 'config',
     },
   ];
   const models: Row[] = [

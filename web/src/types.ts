@@ -73,6 +73,8 @@ export interface Channel {
   priority: number;
   weight: number;
   status: number;
+  /** Who owns it: the console and the admin API, or a declaration that a restart applies again. */
+  source: 'api' | 'config' | 'env';
 }
 
 export interface ModelPricing {

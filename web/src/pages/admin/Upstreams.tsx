@@ -100,6 +100,39 @@ function toBody(v: FormValues, c?: Channel): Record<string, unknown> {
   return body;
 }
 
+/**
+ * Channels declared in the config file or the environment are put back by every start, and
+ * come back after a delete (docs/configuration.md, "Declared channels"): say so where an
+ * administrator would otherwise edit in vain.
+ */
+const DECLARED: Record<string, { badge: string; by: string; change: string; remove: string }> = {
+  config: {
+    badge: 'config file',
+    by: 'in the config file',
+    change: 'the file',
+    remove: 'remove it from the file',
+  },
+  env: {
+    badge: 'environment',
+    by: 'by environment variables',
+    change: 'the variables',
+    remove: 'unset its variables',
+  },
+};
+
+function SourceBadge({ c }: { c: Channel }) {
+  const d = DECLARED[c.source];
+  if (!d) return null;
+  return (
+    <span
+      className="badge badge-muted badge-gap"
+      title={`Declared ${d.by}: console edits last until the next restart`}
+    >
+      {d.badge}
+    </span>
+  );
+}
+
 function maskedKeys(keys: Channel['keys']): string {
   const list = Array.isArray(keys) ? keys : keys ? String(keys).split('\n') : [];
   return list.length ? `${list.length} key${list.length > 1 ? 's' : ''}` : 'no keys';
@@ -155,7 +188,8 @@ export function Upstreams() {
     setError(null);
     try {
       await api.put('/channel', { id: c.id, status: c.status === 1 ? 2 : 1 });
-      setNotice(`Upstream “${c.name}” ${c.status === 1 ? 'disabled' : 'enabled'}.`);
+      const until = DECLARED[c.source] ? ` until the next restart (declared ${DECLARED[c.source].by})` : '';
+      setNotice(`Upstream “${c.name}” ${c.status === 1 ? 'disabled' : 'enabled'}${until}.`);
       list.reload();
     } catch (e) {
       setError(errorText(e));
@@ -173,6 +207,8 @@ export function Upstreams() {
   }
 
   const current = editing === 'new' ? undefined : (editing ?? undefined);
+  const declared = current && DECLARED[current.source];
+  const deletingDeclared = deleting && DECLARED[deleting.source];
   return (
     <>
       <div className="page-head">
@@ -210,6 +246,7 @@ export function Upstreams() {
                 <tr key={c.id}>
                   <th scope="row">
                     {c.name}
+                    <SourceBadge c={c} />
                     <div className="meta break">{c.base_url}</div>
                     <div className="meta">{maskedKeys(c.keys)}</div>
                   </th>
@@ -275,6 +312,11 @@ export function Upstreams() {
         onClose={() => setEditing(null)}
         wide
       >
+        {declared && (
+          <p className="alert alert-warn" role="note">
+            Declared {declared.by}: edits last until the next restart; change {declared.change} instead.
+          </p>
+        )}
         {editing !== null && (
           <SpecForm
             key={current?.id ?? 'new'}
@@ -289,7 +331,11 @@ export function Upstreams() {
       <Confirm
         open={deleting !== null}
         title="Delete upstream?"
-        message={`Requests will no longer be routed to “${deleting?.name ?? ''}”.`}
+        message={
+          deletingDeclared
+            ? `Requests will no longer be routed to “${deleting.name}” until the next restart, which brings it back: it is declared ${deletingDeclared.by}. To delete it for good, ${deletingDeclared.remove}.`
+            : `Requests will no longer be routed to “${deleting?.name ?? ''}”.`
+        }
         onConfirm={remove}
         onCancel={() => setDeleting(null)}
       />

@@ -460,6 +460,19 @@ describe('console in a real browser', () => {
       .waitFor();
     await dialog.getByRole('button', { name: 'Cancel' }).click();
     expect(await button(`Edit ${DECLARED_CHANNEL}`).count()).toBe(1);
+
+    await button(`Enable ${DECLARED_CHANNEL}`).click();
+    await page
+      .getByText(
+        `Upstream “${DECLARED_CHANNEL}” enabled until the next restart (declared in the config file).`,
+      )
+      .waitFor();
+    await button(`Disable ${DECLARED_CHANNEL}`).click();
+    await page
+      .getByText(
+        `Upstream “${DECLARED_CHANNEL}” disabled until the next restart (declared in the config file).`,
+      )
+      .waitFor();
   });
 
   it('names every key in the usage chart, past the first 100 keys', async () => {

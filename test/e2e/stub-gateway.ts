@@ -437,6 +437,12 @@ export async function startStubGateway(opts: {
       }
     }
     if (path === '/api/channel' && m === 'GET') return need(req, 10) && ok(channels, channels.length);
+    if (path === '/api/channel' && m === 'PUT') {
+      need(req, 10);
+      const c = channels.find((x) => x.id === body.id);
+      if (!c) throw new HttpError(404, `channel ${body.id} not found`);
+      return ok(Object.assign(c, body));
+    }
     if (at(/^\/api\/channel\/(\d+)\/test$/) && m === 'POST') {
       need(req, 10);
       return ok({ model: opts.chatModel, latency_ms: 42 });

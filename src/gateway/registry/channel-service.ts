@@ -17,6 +17,19 @@ import type { RegistryState } from './registry-state.js';
 
 export type ChannelPatch = Partial<ChannelInput>;
 
+/** How a listing of a channel's models ended: the names found, or why it failed (with the setup hint). */
+export type ListingOutcome = { models: string[] } | { error: string };
+
+/**
+ * A created or changed channel, and the listing of its models the change started (undefined when
+ * none was due: models listed, disabled, a kind that cannot list, `gateway.discover_models: false`).
+ * The admin API answers without waiting for it; the CLI waits and prints how it ended.
+ */
+export interface ChannelChange {
+  channel: PublicChannel;
+  listing?: Promise<ListingOutcome>;
+}
+
 const now = () => Math.floor(Date.now() / 1000);
 
 /**
@@ -45,7 +58,17 @@ export class ChannelService {
     return toPublicChannel(await this.stored(id));
   }
 
-  async create(input: ChannelInput): Promise<PublicChannel> {
+  async byName(name: string): Promise<PublicChannel | undefined> {
+    const row = await this.state.repos.channels.byName(name);
+    return row && toPublicChannel(parseChannelRow(row));
+  }
+
+  /** Model ids the channel serves, enabled or not (declared, discovered or its provider's own). */
+  servedModels(id: number): string[] {
+    return this.state.catalog.channelTargets(id).map((t) => t.model.id);
+  }
+
+  async create(input: ChannelInput): Promise<ChannelChange> {
     const row = validateChannel(input);
     if (await this.state.repos.channels.byName(row.name))
       throw conflict(`channel ${row.name} already exists`);
@@ -59,12 +82,12 @@ export class ChannelService {
         throw err;
       });
     await this.state.changed();
-    this.refreshInBackground(parseChannelRow(created));
-    return toPublicChannel(parseChannelRow(created));
+    const channel = parseChannelRow(created);
+    return { channel: toPublicChannel(channel), listing: this.refreshInBackground(channel) };
   }
 
   /** Changes only the fields present; omitted or masked keys keep the stored ones. */
-  async update(id: number, patch: ChannelPatch): Promise<PublicChannel> {
+  async update(id: number, patch: ChannelPatch): Promise<ChannelChange> {
     const current = await this.stored(id);
     const keys = patch.keys === undefined ? current.keys : mergeKeys(patch.keys, current.keys);
     const merged: ChannelInput = { ...current, ...definedOnly(patch), keys };
@@ -80,9 +103,8 @@ export class ChannelService {
     // A channel whose address, keys or model list changed (an operator fixing a base_url that
     // lacked /v1) lists its models again, as at creation: before, it kept serving the listing
     // of the old address, or nothing, until a refresh or a restart.
-    if (DISCOVERY_FIELDS.some((f) => JSON.stringify(current[f]) !== JSON.stringify(after[f])))
-      this.refreshInBackground(after);
-    return toPublicChannel(after);
+    const relist = DISCOVERY_FIELDS.some((f) => JSON.stringify(current[f]) !== JSON.stringify(after[f]));
+    return { channel: toPublicChannel(after), listing: relist ? this.refreshInBackground(after) : undefined };
   }
 
   async delete(id: number): Promise<void> {
@@ -136,10 +158,16 @@ export class ChannelService {
     return testChannel(channel, chosen.model, chosen.upstreamModel, this.client, this.opts);
   }
 
-  private refreshInBackground(c: Channel): void {
-    if (this.opts.discover === false) return;
-    if (c.models.length > 0 || c.status !== 1 || !canDiscover(c)) return;
-    this.refreshModels(c.id).catch((err) => this.logDiscoveryFailure(c, err));
+  private refreshInBackground(c: Channel): Promise<ListingOutcome> | undefined {
+    if (this.opts.discover === false) return undefined;
+    if (c.models.length > 0 || c.status !== 1 || !canDiscover(c)) return undefined;
+    return this.refreshModels(c.id).then(
+      (models) => ({ models }),
+      (err: unknown) => {
+        this.logDiscoveryFailure(c, err);
+        return { error: (err as Error).message };
+      },
+    );
   }
 
   private logDiscoveryFailure(c: Channel, err: unknown): void {

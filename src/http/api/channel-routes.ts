@@ -36,7 +36,8 @@ const optional = <T extends Record<string, any>>(o: T) =>
     [K in keyof T]: ReturnType<typeof Type.Optional<T[K]>>;
   };
 
-const CreateChannel = Type.Object(
+/** `POST /api/channel`; `modelgate channel add` checks its options against it too. */
+export const CreateChannel = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 128 }),
     ...optional(ChannelFields),
@@ -44,7 +45,8 @@ const CreateChannel = Type.Object(
   },
   { additionalProperties: false },
 );
-const UpdateChannel = Type.Object(
+/** `PUT /api/channel`; `modelgate channel enable|disable` checks against it too. */
+export const UpdateChannel = Type.Object(
   {
     id: RowId,
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
@@ -114,9 +116,9 @@ export function registerChannelRoutes(app: App, services: Services): void {
       onRequest: admin,
     },
     async (request) => {
-      const row = await channels.create(request.body);
-      request.log.info({ actor: request.user!.id, channel_id: row.id }, 'channel created');
-      return ok(row);
+      const { channel } = await channels.create(request.body);
+      request.log.info({ actor: request.user!.id, channel_id: channel.id }, 'channel created');
+      return ok(channel);
     },
   );
 
@@ -133,12 +135,12 @@ export function registerChannelRoutes(app: App, services: Services): void {
     },
     async (request) => {
       const { id, ...patch } = request.body;
-      const row = await channels.update(id, patch);
+      const { channel } = await channels.update(id, patch);
       request.log.info(
         { actor: request.user!.id, channel_id: id, fields: Object.keys(patch) },
         'channel updated',
       );
-      return ok(row);
+      return ok(channel);
     },
   );
 

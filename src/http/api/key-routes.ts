@@ -19,7 +19,8 @@ const KeyFields = {
   tpm_limit: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: INT32_MAX }))),
 };
 
-const CreateKey = Type.Object(
+/** `POST /api/key`; `modelgate key create` checks its options against it too. */
+export const CreateKey = Type.Object(
   { ...KeyFields, user_id: Type.Optional(RowId) },
   { additionalProperties: false },
 );

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load-config.js';
 import { nextSteps, startGateway } from '../../src/main.js';
 import { createTestDatabase } from '../helpers/databases.js';
+import { runCli } from '../helpers/run-cli.js';
 
 const run = promisify(execFile);
 const cli = (args: string[], env: Record<string, string>) =>
@@ -57,6 +58,95 @@ describe('modelgate CLI', () => {
     }
   });
 
+  it('creates keys with a tpm limit and an expiry, lists them and revokes one', {
+    timeout: 120_000,
+  }, async () => {
+    const db = await createTestDatabase();
+    const env = {
+      DATABASE_URL: db.url,
+      MODELGATE_ROOT_PASSWORD: 'cli-root-password',
+      MODELGATE_LOG_LEVEL: 'silent',
+    };
+    const iso = (unix: number) => new Date(unix * 1000).toISOString().replace('.000Z', 'Z');
+    try {
+      expect((await runCli(['user', 'create', '-u', 'dev', '-p', 'dev-password-1'], env)).code).toBe(0);
+      const before = Math.floor(Date.now() / 1000);
+      const ci = await runCli(
+        [
+          'key',
+          'create',
+          '-u',
+          'dev',
+          '-n',
+          'ci',
+          '--tpm',
+          '1000',
+          '--expires',
+          '2h',
+          '--models',
+          'openai/*, llama3:8b,',
+        ],
+        env,
+      );
+      const after = Math.floor(Date.now() / 1000);
+      const m = /^created API key 1 for dev, expires (\S+):\nsk-[A-Za-z0-9]{48}\n$/.exec(ci.stdout);
+      expect(m, ci.stdout + ci.stderr).not.toBeNull();
+      const expires = Date.parse(m![1]!) / 1000;
+      expect(expires).toBeGreaterThanOrEqual(before + 7200);
+      expect(expires).toBeLessThanOrEqual(after + 7200);
+      const year = new Date().getUTCFullYear() + 1;
+      const later = await runCli(
+        ['key', 'create', '-u', 'dev', '-n', 'later', '--expires', `${year}-06-30`],
+        env,
+      );
+      expect(later.stdout).toMatch(
+        new RegExp(`^created API key 2 for dev, expires ${year}-06-30T00:00:00Z:\n`),
+      );
+
+      const rows = async (args: string[]) =>
+        (await runCli(['key', 'list', ...args], env)).stdout
+          .trim()
+          .split('\n')
+          .map((line) => line.split(/\s{2,}/));
+      const head = [
+        'ID',
+        'NAME',
+        'OWNER',
+        'PREFIX',
+        'STATUS',
+        'USED/QUOTA USD',
+        'EXPIRES',
+        'RPM',
+        'TPM',
+        'MODELS',
+      ];
+      const listed = await rows(['-u', 'dev']);
+      expect(listed[0]).toEqual(head);
+      expect(listed.slice(1).map((r) => [r[0], r[1], r[2], r[4], r[6], r[8], r[9]])).toEqual([
+        ['2', 'later', 'dev', 'enabled', `${year}-06-30T00:00:00Z`, '-', '*'],
+        ['1', 'ci', 'dev', 'enabled', iso(expires), '1000', 'openai/*,llama3:8b'],
+      ]);
+
+      expect(await runCli(['key', 'revoke', '1'], env)).toEqual({
+        code: 0,
+        stdout: 'revoked API key 1 (ci) of dev\n',
+        stderr: '',
+      });
+      expect(await runCli(['key', 'revoke', '1'], env)).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: 'error: API key 1 not found\n',
+      });
+      expect((await rows([])).map((r) => r[0])).toEqual(['ID', '2']);
+      expect((await runCli(['key', 'list', '-u', 'root'], env)).stdout).toBe('no API keys of root\n');
+      expect((await runCli(['key', 'list', '-u', 'nobody'], env)).stderr).toBe(
+        'error: no user named nobody\n',
+      );
+    } finally {
+      await db.drop();
+    }
+  });
+
   it('serve on a fresh install prints the root password and how to add an upstream and a key', async () => {
     const db = await createTestDatabase();
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {
@@ -95,7 +185,7 @@ describe('modelgate CLI', () => {
     expect(nextSteps('http://127.0.0.1:3000', 1)).toBe('');
   });
 
-  it('names the option whose value is bad, before touching the database', async () => {
+  it('names the option whose value is bad, before touching the database', { timeout: 90_000 }, async () => {
     const refused = (args: string[]) =>
       cli(args, { DATABASE_URL: 'postgres://127.0.0.1:1/none' }).then(
         () => expect.fail(`${args.join(' ')} succeeded`),
@@ -107,6 +197,36 @@ describe('modelgate CLI', () => {
       refused(['key', 'create', '-u', 'root', '--rpm', '0']),
       refused(['user', 'create', '-u', 'x', '-p', 'password-1', '-r', 'boss']),
     ]);
+    const [past, feb30, tenYears, tooLate, tpm, longModel, revoke] = await Promise.all([
+      refused(['key', 'create', '-u', 'root', '--expires', '2020-01-01']),
+      refused(['key', 'create', '-u', 'root', '--expires', '2999-02-30']),
+      refused(['key', 'create', '-u', 'root', '--expires', '10y']),
+      refused(['key', 'create', '-u', 'root', '--expires', '10000000w']),
+      refused(['key', 'create', '-u', 'root', '--tpm', '0']),
+      // The admin API's schema bounds each allow-list entry; the CLI took any length before.
+      refused(['key', 'create', '-u', 'root', '--models', `openai/*,${'m'.repeat(256)}`]),
+      refused(['key', 'revoke', 'abc']),
+    ]);
+    const when =
+      'must be a duration from now (12h, 30d, 8w) or an ISO 8601 date or time (2027-01-31, 2027-01-31T18:00Z)';
+    expect(past).toEqual({
+      code: 1,
+      stderr:
+        "error: option '--expires <when>' argument '2020-01-01' is invalid. must be in the future (2020-01-01 has passed)\n",
+    });
+    expect(feb30.stderr).toBe(`error: option '--expires <when>' argument '2999-02-30' is invalid. ${when}\n`);
+    expect(tenYears.stderr).toBe(`error: option '--expires <when>' argument '10y' is invalid. ${when}\n`);
+    expect(tooLate.stderr).toBe(
+      "error: option '--expires': must be an integer from 0 to 253402300799, or null\n",
+    );
+    expect(tpm.stderr).toContain("option '--tpm <n>' argument '0' is invalid. must be a whole number from 1");
+    expect(longModel).toEqual({
+      code: 1,
+      stderr: "error: option '--models': item 2: must NOT have more than 255 characters\n",
+    });
+    expect(revoke.stderr).toContain(
+      "value 'abc' is invalid for argument 'id'. must be a whole number from 1",
+    );
     expect(abc).toEqual({
       code: 1,
       stderr:

@@ -1,0 +1,55 @@
+import { Role } from '../access/roles.js';
+import { loadConfig } from '../config/load-config.js';
+import { GatewayError } from '../gateway/errors.js';
+import { createServices, type Services } from '../services.js';
+import type { UserRow } from '../store/users-repo.js';
+
+/**
+ * What the services and the admin API's schemas refuse is named by its field
+ * (`password: ...`, `allowed_models.0: ...`); from the CLI it is the option's name that says
+ * what to fix (`option '--models': item 1: ...`). `options` maps fields to option names.
+ */
+export async function namingOptions(options: Record<string, string>, fn: () => Promise<void>): Promise<void> {
+  try {
+    await fn();
+  } catch (err) {
+    const m = err instanceof GatewayError ? /^(\w+)((?:\.\w+|\[\d+\])*): (.*)$/s.exec(err.message) : null;
+    const option = m ? options[m[1]!] : undefined;
+    if (!m || !option) throw err;
+    // A comma list's items are numbered from 1, as a reader counts them.
+    const index = /^(?:\.(\d+)|\[(\d+)\])$/.exec(m[2]!);
+    const where = index ? `item ${Number(index[1] ?? index[2]) + 1}: ` : m[2] ? `${m[1]}${m[2]}: ` : '';
+    throw new Error(`option '${option}': ${where}${m[3]}`);
+  }
+}
+
+export async function withServices<T>(fn: (s: Services) => Promise<T>): Promise<T> {
+  const services = await createServices(loadConfig());
+  try {
+    return await fn(services);
+  } finally {
+    await services.close();
+  }
+}
+
+/** The CLI acts as root: whoever runs it can read the database anyway. */
+export async function rootActor(s: Services): Promise<UserRow> {
+  const root = (await s.repos.users.byUsername('root')) ?? (await s.repos.users.byId(1));
+  if (!root) throw new Error('no root user to act as');
+  return { ...root, role: Role.root };
+}
+
+/** Left-aligned columns, two spaces apart; the last column is not padded. */
+export function table(rows: string[][]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return rows
+    .map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  '))
+    .join('\n')
+    .concat('\n');
+}
+
+/** `a, b, c` up to `max` names, then how many more. */
+export function someOf(names: string[], max = 10): string {
+  const shown = names.slice(0, max).join(', ');
+  return names.length > max ? `${shown}, and ${names.length - max} more` : shown;
+}

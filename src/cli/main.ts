@@ -3,6 +3,7 @@ import { Command, Option } from 'commander';
 import { Role } from '../access/roles.js';
 import { ConfigError } from '../config/load-config.js';
 import { serve } from '../main.js';
+import { registerChannelCommands } from './channel-commands.js';
 import { namingOptions, rootActor, withServices } from './cli-support.js';
 import { registerKeyCommands } from './key-commands.js';
 
@@ -46,6 +47,7 @@ user
   });
 
 registerKeyCommands(program);
+registerChannelCommands(program);
 
 program.parseAsync().catch((err: unknown) => {
   process.stderr.write(`${err instanceof ConfigError ? err.message : `error: ${(err as Error).message}`}\n`);

@@ -175,6 +175,7 @@ describe('modelgate CLI', () => {
       expect(out).toContain('no upstream serves a model yet');
       expect(out).toContain('OPENAI_API_KEY=sk-... npm start');
       expect(out).toContain('npx modelgate key create -u root');
+      expect(out).toContain('`npx modelgate channel add --name NAME --kind openai-compatible --base-url URL');
       expect(out).toMatch(/http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions/);
     } finally {
       child.kill('SIGTERM');

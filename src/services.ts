@@ -74,11 +74,12 @@ export interface Services {
  * `removeUndeclaredChannels`: the start deletes the config/env channels the configuration no
  * longer declares. `modelgate serve` sets it; the CLI's one-off commands do not, so one run with
  * a partial environment (a shell without the config file) cannot take upstreams out of service.
+ * `discoverAtStart: false` (the CLI) lists no channel's models at start.
  */
 export async function createServices(
   config: Config,
   _log?: FastifyBaseLogger,
-  opts: { removeUndeclaredChannels?: boolean } = {},
+  opts: { removeUndeclaredChannels?: boolean; discoverAtStart?: boolean } = {},
 ): Promise<Services> {
   const database = openDatabase(config.database.url, {
     poolSize: config.database.pool_size,
@@ -118,6 +119,7 @@ export async function createServices(
     client: sharedUpstreamClient(),
     log: _log,
     removeUndeclaredChannels: opts.removeUndeclaredChannels,
+    discoverAtStart: opts.discoverAtStart,
   });
   await registry.start();
   closers.push(() => registry.close());

@@ -24,7 +24,9 @@ export async function namingOptions(options: Record<string, string>, fn: () => P
 }
 
 export async function withServices<T>(fn: (s: Services) => Promise<T>): Promise<T> {
-  const services = await createServices(loadConfig());
+  // A one-off command lists no upstream's models at start (a down upstream would hold every
+  // command for seconds); `channel add`, `update` and `refresh` list the one they change.
+  const services = await createServices(loadConfig(), undefined, { discoverAtStart: false });
   try {
     return await fn(services);
   } finally {

@@ -103,6 +103,8 @@ describe('modelgate channel', () => {
       ['2', 'nov1', 'openai-compatible', 'enabled', '-3', '1', '0', '2', 'api', up.url],
     ]);
     expect(list.stdout).not.toContain('0123456789');
+    // Only `add` listed vllm's models: a command's start lists no upstream's (the two after it).
+    expect(listed(secret)).toHaveLength(1);
 
     // The admin API's test: a tiny chat request through the channel, by name or by id.
     const tested = await cli(['test', 'vllm']);

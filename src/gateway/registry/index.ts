@@ -85,6 +85,11 @@ export interface RegistryDeps {
    * serve`). Off for the CLI's one-off commands, which may run without the full configuration.
    */
   removeUndeclaredChannels?: boolean;
+  /**
+   * Lists the models of channels that name none, at start (default true). Off for the CLI's
+   * one-off commands: `key list` should not wait on (or for) every upstream's model list.
+   */
+  discoverAtStart?: boolean;
 }
 
 export function createRegistry(deps: RegistryDeps): Registry {
@@ -114,7 +119,7 @@ export function createRegistry(deps: RegistryDeps): Registry {
         log: deps.log,
       });
       state.startPolling(deps.pollMs ?? 1000);
-      if (!deps.config.gateway.discover_models) return;
+      if (!deps.config.gateway.discover_models || deps.discoverAtStart === false) return;
       discovery = channels.discoverAll();
       let timer: NodeJS.Timeout | undefined;
       const wait = new Promise<void>((r) => {

@@ -44,13 +44,7 @@ export async function startGateway(
   const host =
     config.server.host === '0.0.0.0' || config.server.host === '::' ? 'localhost' : config.server.host;
   const url = config.server.public_url || `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  if (boot.created) {
-    // Printed once, on the very first start; never logged through pino (no secrets in logs).
-    const pw = boot.generatedPassword
-      ? `password: ${boot.generatedPassword}  (printed once; change it after signing in)`
-      : 'password: from MODELGATE_ROOT_PASSWORD';
-    process.stdout.write(`\nmodelgate: created the first user\n  username: root\n  ${pw}\n\n`);
-  }
+  announceRoot(boot);
   let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= (async () => {
@@ -155,4 +149,17 @@ export async function serve(): Promise<void> {
       );
     });
   }
+}
+
+/**
+ * Says, once, that the first user was created and with which password: a generated one is shown
+ * here and nowhere else. Printed to stdout, never logged through pino (no secrets in logs). By
+ * `serve` and by `modelgate user create`, whichever runs first on a new database.
+ */
+export function announceRoot(boot: { created: boolean; generatedPassword?: string }): void {
+  if (!boot.created) return;
+  const pw = boot.generatedPassword
+    ? `password: ${boot.generatedPassword}  (printed once; change it after signing in)`
+    : 'password: from MODELGATE_ROOT_PASSWORD';
+  process.stdout.write(`\nmodelgate: created the first user\n  username: root\n  ${pw}\n\n`);
 }

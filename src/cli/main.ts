@@ -2,7 +2,7 @@
 import { Command, Option } from 'commander';
 import { Role } from '../access/roles.js';
 import { ConfigError } from '../config/load-config.js';
-import { serve } from '../main.js';
+import { announceRoot, serve } from '../main.js';
 import { registerChannelCommands } from './channel-commands.js';
 import { namingOptions, rootActor, withServices } from './cli-support.js';
 import { registerKeyCommands } from './key-commands.js';
@@ -35,7 +35,9 @@ user
     const options = { username: '--username', password: '--password', role: '--role' };
     await namingOptions(options, () =>
       withServices(async (s) => {
-        await s.users.bootstrapRoot(s.config.auth.root_password);
+        // On a new database this makes root first: its password, generated when
+        // MODELGATE_ROOT_PASSWORD is unset, is shown now or never.
+        announceRoot(await s.users.bootstrapRoot(s.config.auth.root_password));
         const created = await s.users.create(await rootActor(s), {
           username: o.username,
           password: o.password,

@@ -147,6 +147,37 @@ describe('modelgate CLI', () => {
     }
   });
 
+  it('user create on a new database without MODELGATE_ROOT_PASSWORD shows the root password it generated', async () => {
+    const db = await createTestDatabase();
+    const env = { DATABASE_URL: db.url, MODELGATE_LOG_LEVEL: 'silent' };
+    try {
+      const first = await cli(['user', 'create', '-u', 'alice', '-p', 'alice-password-1'], env);
+      const pw = /username: root\n\s+password: (\S+) {2}\(printed once/.exec(first.stdout)?.[1];
+      expect(pw, first.stdout).toBeDefined();
+      expect(first.stdout).toMatch(/created user alice \(id \d+, role user\)/);
+      // Once only: root exists from then on, and nothing prints a password again.
+      const second = await cli(['user', 'create', '-u', 'bob', '-p', 'bob-password-12'], env);
+      expect(second.stdout).not.toContain('password');
+      const config = loadConfig(
+        {},
+        { server: { host: '127.0.0.1', port: 0 }, database: { url: db.url }, log: { level: 'silent' } },
+      );
+      const gw = await startGateway(config);
+      try {
+        const login = await fetch(`${gw.url}/api/user/login`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ username: 'root', password: pw }),
+        });
+        expect(login.status).toBe(200);
+      } finally {
+        await gw.stop();
+      }
+    } finally {
+      await db.drop();
+    }
+  });
+
   it('serve on a fresh install prints the root password and how to add an upstream and a key', async () => {
     const db = await createTestDatabase();
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {

@@ -33,6 +33,8 @@ export interface ChatContext {
   principal: KeyPrincipal;
   signal: CancelSignal;
   startedAt: number;
+  /** The request log's `endpoint`: the ingress the request came through (`chat.completions`, `messages`). */
+  endpoint: string;
 }
 
 export interface ServedChat {
@@ -215,7 +217,7 @@ export class ChatRunner {
       request_id: ctx.requestId,
       user_id: ctx.principal.user.id,
       key_id: ctx.principal.key.id,
-      endpoint: 'chat.completions',
+      endpoint: ctx.endpoint,
       model: plan.model,
       latency_ms: Date.now() - ctx.startedAt,
       status: err instanceof GatewayError ? err.status : 500,
@@ -284,7 +286,7 @@ export class ChatRunner {
       request_id: ctx.requestId,
       user_id: ctx.principal.user.id,
       key_id: ctx.principal.key.id,
-      endpoint: 'chat.completions',
+      endpoint: ctx.endpoint,
       model: o.served?.target.modelId ?? plan.model,
       provider: o.served?.target.channelName ?? lastProvider(o.attempts),
       channel_id: o.served?.target.channelId ?? null,

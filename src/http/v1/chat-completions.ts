@@ -1,18 +1,11 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Reservation } from '../../access/quota/quota-ledger.js';
 import { randomToken } from '../../access/secrets.js';
-import { abortedKind, abortedStatus, ClientGone } from '../../gateway/cancel.js';
-import type { ChatRequest, ChatStreamEvent, ChatUsage } from '../../gateway/chat/types.js';
-import { type ChatPlan, planChat, requestedModel } from '../../gateway/completions/chat-plan.js';
-import type { ChatContext, ChatRunner, StreamOpened } from '../../gateway/completions/chat-runner.js';
-import { GatewayError, UpstreamError } from '../../gateway/errors.js';
-import { attemptsHeader, attemptsOf, countsAgainstHealth } from '../../gateway/routing/execute.js';
+import type { ChatDeltaChoice, ChatRequest } from '../../gateway/chat/types.js';
+import type { Bill } from '../../gateway/completions/chat-runner.js';
+import type { GatewayError } from '../../gateway/errors.js';
 import type { Services } from '../../services.js';
 import type { App } from '../app.js';
 import { requireApiKey } from '../auth.js';
-import { disconnectIfNotTaken } from '../client-stall.js';
-import { toGatewayError } from '../error-handler.js';
-import { abortOnClose } from '../shutdown-cut.js';
 import { ChatRequestSchema } from '../wire/chat-request-schema.js';
 import {
   chunkEvent,
@@ -25,6 +18,7 @@ import {
   streamHead,
   usageEvent,
 } from '../wire/openai-chat-encode.js';
+import { type ChatWire, handleChat, type Served, type StreamWriter } from './chat-pipeline.js';
 
 /** `POST /v1/chat/completions` (also under `/api/v1`, where the OpenRouter SDK looks). */
 export function registerChatRoutes(app: App, services: Services): void {
@@ -40,322 +34,58 @@ export function registerChatRoutes(app: App, services: Services): void {
     onRequest: requireApiKey(services),
   };
   const handler = (request: FastifyRequest, reply: FastifyReply) =>
-    handleChat(services, request, reply, request.body as ChatRequest);
+    handleChat(services, OPENAI_WIRE, request, reply, request.body as ChatRequest);
   app.post('/v1/chat/completions', opts, handler);
   app.post('/api/v1/chat/completions', { ...opts, schema: { ...opts.schema, hide: true } }, handler);
-}
-
-async function handleChat(
-  services: Services,
-  request: FastifyRequest,
-  reply: FastifyReply,
-  body: ChatRequest,
-) {
-  const { runner, planDeps } = services.chat;
-  const gone = new ClientGone();
-  const ctx: ChatContext = {
-    requestId: request.id,
-    principal: request.principal!,
-    signal: gone,
-    startedAt: Date.now(),
-  };
-  let plan: ChatPlan;
-  try {
-    plan = planChat(body, ctx.principal, planDeps);
-  } catch (err) {
-    // Past the body's schema check every request leaves one row, a refusal by the plan too.
-    runner.recordRefusal(
-      { model: requestedModel(body, ctx.principal, planDeps), stream: body.stream === true },
-      ctx,
-      err,
-    );
-    throw err;
-  }
-  // A client that goes away (or a shutdown that cuts the connection) aborts the upstream call at once.
-  const settled = abortOnClose(request, reply, gone);
-  try {
-    let reservation: Reservation;
-    try {
-      // No await when the ledger answered at once (local credit): a microtask turn fewer.
-      const r = runner.reserve(plan, ctx);
-      reservation = r instanceof Promise ? await r : r;
-    } catch (err) {
-      runner.recordRefusal(plan, ctx, err);
-      throw withMaxTokensHint(err, body);
-    }
-    return await (plan.stream
-      ? streamChat(services, runner, plan, ctx, reservation, reply)
-      : completeChat(services, runner, plan, ctx, reservation, reply));
-  } finally {
-    // Billed and logged: a stop that cut this request may close the log writer now.
-    settled();
-  }
-}
-
-/**
- * A quota refusal of a request that set no length limit: the estimate counted the longest answer
- * the model can give (docs/quotas.md, "The chat estimate"), which a small quota cannot cover even
- * for a short answer. The message says so, so the client knows a max_tokens may get it through.
- */
-function withMaxTokensHint(err: unknown, body: ChatRequest): unknown {
-  if (!(err instanceof GatewayError) || err.status !== 402) return err;
-  if (body.max_tokens != null || body.max_completion_tokens != null) return err;
-  return new GatewayError(
-    402,
-    `${err.message}; without max_tokens the estimate counts the longest answer the model can give, a lower max_tokens may fit`,
-    { type: err.type, param: err.param, metadata: err.metadata },
-  );
 }
 
 // Completion ids: a random per-process prefix and a counter, unique without per-request entropy.
 const ID_PREFIX = randomToken(12);
 let idCounter = 0;
 
-function envelope(model: string, provider: string, startedAt: number): Envelope {
-  const created = Math.floor(startedAt / 1000);
-  return { id: `gen-${created}-${ID_PREFIX}${(++idCounter).toString(36)}`, created, model, provider };
-}
-
-async function completeChat(
-  services: Services,
-  runner: ChatRunner,
-  plan: ChatPlan,
-  ctx: ChatContext,
-  reservation: Reservation,
-  reply: FastifyReply,
-) {
-  let outcome: Awaited<ReturnType<ChatRunner['complete']>>;
-  try {
-    outcome = await runner.complete(plan, ctx);
-  } catch (err) {
-    await finishFailed(runner, plan, ctx, reservation, reply, err);
-    throw err;
-  }
-  const { result, served } = outcome;
-  const b = runner.finish(plan, ctx, reservation, {
-    served,
-    usage: result.usage,
-    completionText: outcome.completionText,
-    status: 200,
-  });
-  const bill = b instanceof Promise ? await b : b;
-  reply.header('x-modelgate-attempts', attemptsHeader(served.attempts));
-  // Already JSON text: Fastify sends a string as is.
-  reply.header('content-type', 'application/json; charset=utf-8');
-  const env = envelope(served.target.modelId, served.target.channelName, ctx.startedAt);
-  reply.send(
-    encodeCompletion(env, result, bill.usage && encodeUsage(bill.usage, plan.includeUsage, bill.costUsd)),
-  );
-  disconnectIfNotTaken(reply.raw, services.config.gateway.client_stall_ms);
-  return reply;
-}
-
-/**
- * Streams Server-Sent Events. Until the first data chunk is written, failures may still fall
- * back to other upstreams; while waiting, `: keep-alive` comments are sent every
- * `keep_alive_interval_ms` (committing to status 200, so a total failure after that point is
- * reported in-band). After the first data chunk nothing is retried.
- */
-async function streamChat(
-  services: Services,
-  runner: ChatRunner,
-  plan: ChatPlan,
-  ctx: ChatContext,
-  reservation: Reservation,
-  reply: FastifyReply,
-) {
-  const res = reply.raw;
-  let committed = false;
-  let lastWrite = Date.now();
-  const commit = () => {
-    if (committed) return;
-    committed = true;
-    reply.hijack();
-    res.writeHead(200, {
-      ...(reply.getHeaders() as Record<string, string>),
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache',
-      connection: 'keep-alive',
-      'x-accel-buffering': 'no',
-    });
+function envelope(s: Served): Envelope {
+  const created = Math.floor(s.startedAt / 1000);
+  return {
+    id: `gen-${created}-${ID_PREFIX}${(++idCounter).toString(36)}`,
+    created,
+    model: s.model,
+    provider: s.provider,
   };
-  const stallMs = services.config.gateway.client_stall_ms;
-  /**
-   * Resolves once the client has taken what is buffered (or went away). One that takes nothing
-   * for `client_stall_ms` is disconnected: a client that opens a stream and never reads would
-   * otherwise hold its upstream request, and a connection of the upstream's pool, for good.
-   */
-  const drained = () =>
-    new Promise<void>((resolve) => {
-      const stall = stallMs > 0 ? setTimeout(() => res.destroy(), stallMs) : undefined;
-      const done = () => {
-        clearTimeout(stall);
-        res.off('drain', done).off('close', done);
-        resolve();
-      };
-      res.on('drain', done).on('close', done);
-    });
-  const interval = services.config.gateway.keep_alive_interval_ms;
-  const timer = setInterval(
-    () => {
-      if (Date.now() - lastWrite < interval || res.destroyed) return;
-      commit();
-      lastWrite = Date.now();
-      res.write(KEEP_ALIVE);
-    },
-    Math.max(50, Math.floor(interval / 2)),
-  );
-
-  let opened: StreamOpened;
-  try {
-    opened = await runner.open(plan, ctx);
-  } catch (err) {
-    clearInterval(timer);
-    const e = await finishFailed(runner, plan, ctx, reservation, reply, err);
-    if (!committed) throw err;
-    const head = streamHead(envelope(plan.model, '', ctx.startedAt));
-    if (!res.destroyed) res.end(errorEvent(head, e) + DONE_EVENT);
-    return reply;
-  }
-  reply.header('x-modelgate-attempts', attemptsHeader(opened.attempts));
-  commit();
-  const head = streamHead(envelope(opened.target.modelId, opened.target.channelName, ctx.startedAt));
-  let usage: ChatUsage | undefined;
-  // The generated text, kept only to count usage if the upstream reports none. Deltas are joined
-  // in groups: `text += delta` per delta holds a rope node per delta (~31 KB for 1,000 deltas
-  // of a 5.6 KB answer), times every open stream.
-  let text = '';
-  let parts: string[] = [];
-  const keep = (s: string) => {
-    parts.push(s);
-    if (parts.length >= 64) {
-      text += parts.join('');
-      parts = [];
-    }
-  };
-  let ttftMs: number | null = null;
-  let status = 200;
-  let failure: unknown;
-  let inBand: unknown;
-  /** One batch of upstream events (what one socket read delivered) as one write. */
-  const encode = (batch: ChatStreamEvent[]): string => {
-    let out = '';
-    for (const raw of batch) {
-      // Kept before reasoning.exclude filters the event: the upstream generated it, shown or not.
-      if (raw.type === 'delta')
-        for (const c of raw.choices) {
-          const d = c.delta;
-          if (d.reasoning) keep(d.reasoning);
-          if (d.content) keep(d.content);
-          if (d.tool_calls)
-            for (const t of d.tool_calls) {
-              const f = t.function;
-              if (f?.name) keep(f.name);
-              if (f?.arguments) keep(f.arguments);
-            }
-        }
-      const ev = runner.shapeEvent(plan, raw);
-      if (!ev) continue;
-      if (ev.type === 'usage') usage = ev.usage;
-      else if (ev.type === 'error') {
-        // Deltas before it in the batch still go out first.
-        inBand = ev.error;
-        break;
-      } else {
-        ttftMs ??= Date.now() - ctx.startedAt;
-        out += chunkEvent(head, ev.choices);
-      }
-    }
-    return out;
-  };
-  try {
-    let batch: ChatStreamEvent[] | null = opened.first;
-    while (batch !== null) {
-      const out = encode(batch);
-      if (out) {
-        lastWrite = Date.now();
-        if (!res.write(out) && !res.destroyed) await drained();
-      }
-      if (inBand !== undefined) throw inBand;
-      batch = await opened.events.next();
-    }
-  } catch (err) {
-    failure = err;
-    status = ctx.signal.aborted ? abortedStatus(ctx.signal) : toGatewayError(err, reply.request).status;
-  } finally {
-    clearInterval(timer);
-    if (failure !== undefined) opened.events.cancel();
-  }
-  const last = opened.attempts.at(-1);
-  if (failure !== undefined && last) {
-    // A stream that ends in a failure ran until it (the route executor measured its try only
-    // until the first thing shown).
-    last.ms = Date.now() - opened.attemptStartedAt;
-    if (ctx.signal.aborted) {
-      // The client left (or the shutdown cut it) mid-stream: the try ends there, and says so.
-      last.ok = false;
-      last.error_kind = abortedKind(ctx.signal);
-    } else if (failure instanceof UpstreamError) {
-      last.ok = false;
-      last.error_kind = `mid_stream_${failure.kind}`;
-    }
-  }
-  const served = { target: opened.target, attempts: opened.attempts };
-  const bill = await runner.finish(plan, ctx, reservation, {
-    served,
-    usage,
-    // Cut or left before the upstream's usage event: the counts it reported before that.
-    reported: usage ? undefined : opened.events.reported(),
-    completionText: text + parts.join(''),
-    status,
-    error: failure,
-    ttftMs,
-  });
-  const durationMs = Date.now() - ctx.startedAt;
-  const health = services.chat.health;
-  const key = `${opened.target.channelId}:${opened.target.modelId}`;
-  if (failure === undefined)
-    health.success(key, {
-      latencyMs: durationMs,
-      ttftMs: ttftMs ?? undefined,
-      completionTokens: bill.usage?.completion_tokens,
-      durationMs,
-    });
-  // A stream cut mid-way is the upstream's failure too; a client that left says nothing about it.
-  else if (!ctx.signal.aborted && failure instanceof UpstreamError && countsAgainstHealth(failure.kind))
-    health.failure(key, failure.kind);
-  else health.release(key);
-  if (res.destroyed) return reply;
-  let tail = '';
-  if (failure !== undefined) tail += errorEvent(head, toGatewayError(failure, reply.request));
-  // A stream cut mid-way is billed for what was generated: a client that asked for usage gets
-  // that figure too, as the last event before [DONE], after the error.
-  if (plan.includeUsage && bill.usage) tail += usageEvent(head, encodeUsage(bill.usage, true, bill.costUsd));
-  res.end(tail + DONE_EVENT);
-  // The last bytes too: a client that never takes them would keep the socket.
-  disconnectIfNotTaken(res, stallMs);
-  return reply;
 }
 
-/**
- * Settles and logs a request whose route failed before anything was streamed, with the trail
- * of attempts the route executor attached to the error, and puts that trail in the header.
- */
-async function finishFailed(
-  runner: ChatRunner,
-  plan: ChatPlan,
-  ctx: ChatContext,
-  reservation: Reservation,
-  reply: FastifyReply,
-  err: unknown,
-) {
-  const e = toGatewayError(err, reply.request);
-  const attempts = attemptsOf(err);
-  if (attempts?.length && !reply.sent) reply.header('x-modelgate-attempts', attemptsHeader(attempts));
-  await runner.finish(plan, ctx, reservation, {
-    status: ctx.signal.aborted ? abortedStatus(ctx.signal) : e.status,
-    error: err,
-    attempts,
-  });
-  return e;
+/** The OpenAI/OpenRouter chat wire: chat.completion bodies and chunks, `data: [DONE]` last. */
+class OpenAiStreamWriter implements StreamWriter {
+  private readonly head: string;
+  constructor(
+    served: Served,
+    private readonly includeUsage: boolean,
+  ) {
+    this.head = streamHead(envelope(served));
+  }
+  chunk(choices: ChatDeltaChoice[]): string {
+    return chunkEvent(this.head, choices);
+  }
+  end(bill: Bill, failure: GatewayError | undefined): string {
+    let tail = '';
+    if (failure !== undefined) tail += errorEvent(this.head, failure);
+    // A stream cut mid-way is billed for what was generated: a client that asked for usage gets
+    // that figure too, as the last event before [DONE], after the error.
+    if (this.includeUsage && bill.usage)
+      tail += usageEvent(this.head, encodeUsage(bill.usage, true, bill.costUsd));
+    return tail + DONE_EVENT;
+  }
 }
+
+const OPENAI_WIRE: ChatWire = {
+  endpoint: 'chat.completions',
+  keepAlive: KEEP_ALIVE,
+  complete: (served, result, bill, plan) =>
+    encodeCompletion(
+      envelope(served),
+      result,
+      bill.usage && encodeUsage(bill.usage, plan.includeUsage, bill.costUsd),
+    ),
+  stream: (served, plan) => new OpenAiStreamWriter(served, plan.includeUsage),
+  failedStream: (model, startedAt, e) =>
+    errorEvent(streamHead(envelope({ model, provider: '', startedAt })), e) + DONE_EVENT,
+};

@@ -6,16 +6,29 @@
  */
 import type { UpstreamError } from '../errors.js';
 
+/**
+ * Anthropic's prompt-cache breakpoint. Text parts carry it as OpenRouter does (enumerable, sent to
+ * every upstream). Elsewhere (images, files, tool definitions, tool calls, tool results) only the
+ * Anthropic ingress sets it, as a non-enumerable property (`setHidden`): the Anthropic adapter reads
+ * it, while an OpenAI-compatible upstream, which gets the objects serialized as they are, never sees it.
+ */
+export interface CacheControl {
+  type: 'ephemeral';
+  ttl?: string;
+}
+
 export type ChatRole = 'system' | 'developer' | 'user' | 'assistant' | 'tool';
 
 export interface TextPart {
   type: 'text';
   text: string;
-  cache_control?: { type: 'ephemeral'; ttl?: string };
+  cache_control?: CacheControl;
 }
 export interface ImagePart {
   type: 'image_url';
   image_url: { url: string; detail?: string };
+  /** Non-enumerable (see CacheControl). */
+  cache_control?: CacheControl;
 }
 export interface AudioPart {
   type: 'input_audio';
@@ -24,6 +37,8 @@ export interface AudioPart {
 export interface FilePart {
   type: 'file';
   file: { filename?: string; file_data?: string; file_id?: string };
+  /** Non-enumerable (see CacheControl). */
+  cache_control?: CacheControl;
 }
 /** Assistant messages only: a turn replayed from an earlier refusal. */
 export interface RefusalPart {
@@ -36,6 +51,8 @@ export interface ToolCall {
   id: string;
   type: 'function';
   function: { name: string; arguments: string };
+  /** Non-enumerable (see CacheControl). */
+  cache_control?: CacheControl;
 }
 
 /**
@@ -64,6 +81,12 @@ export interface ChatMessage {
   refusal?: string | null;
   /** tool */
   tool_call_id?: string;
+  /**
+   * tool, non-enumerable (set by the Anthropic ingress with `setHidden`, read by the Anthropic
+   * adapter): the result is an error (`tool_result.is_error`), and the result's cache breakpoint.
+   */
+  is_error?: boolean;
+  cache_control?: CacheControl;
 }
 
 export interface ToolDefinition {
@@ -74,6 +97,8 @@ export interface ToolDefinition {
     parameters?: Record<string, unknown>;
     strict?: boolean | null;
   };
+  /** Non-enumerable (see CacheControl). */
+  cache_control?: CacheControl;
 }
 
 export type ToolChoice = 'none' | 'auto' | 'required' | { type: 'function'; function: { name: string } };

@@ -6,7 +6,10 @@
  * - Tool call ids must match `^[a-zA-Z0-9_-]+$` at Anthropic; ids other upstreams made (e.g.
  *   `functions.get_weather:0`) are rewritten the same way in `tool_use` and `tool_result`.
  * - `tool` turns become `tool_result` blocks in a user turn; consecutive same-role turns are merged
- *   into one (tool results first, as Anthropic requires after a tool_use turn).
+ *   into one (tool results first, as Anthropic requires after a tool_use turn). A tool turn's
+ *   `is_error` becomes the result's `is_error`.
+ * - Cache breakpoints: on text parts as sent; on images, files, tool calls and tool results when
+ *   the Anthropic ingress carried them (non-enumerable, see CacheControl in types.ts).
  * - Assistant `reasoning_details` (from an earlier answer) are replayed as `thinking` /
  *   `redacted_thinking` blocks ahead of the text and tool_use blocks, unmodified and in order;
  *   streamed fragments of one block (same `index`) are joined. A thinking text without signature
@@ -19,7 +22,7 @@
  *   message-level `refusal` (`content: null, refusal: "..."`), after the content (messageRefusal).
  */
 import { createHash } from 'node:crypto';
-import type { ChatMessage, ContentPart, ReasoningDetail } from '../../gateway/chat/types.js';
+import type { CacheControl, ChatMessage, ContentPart, ReasoningDetail } from '../../gateway/chat/types.js';
 import { mediaToFirstUserTurn, parseDataUrl } from '../shared/media.js';
 import { messageRefusal } from '../shared/refusal.js';
 import { argumentsObject, functionCalls } from '../shared/tools.js';
@@ -46,6 +49,12 @@ export function anthropicToolId(id: string): string {
   return `${id.replace(/[^a-zA-Z0-9_-]/g, '_')}_${hash}`;
 }
 
+/** A block with the cache breakpoint its source carried (non-enumerable there: see CacheControl). */
+function withCache(b: AnthropicBlock, cache: CacheControl | undefined): AnthropicBlock {
+  if (cache) b.cache_control = cache;
+  return b;
+}
+
 function partToBlock(part: ContentPart): AnthropicBlock | undefined {
   switch (part.type) {
     case 'text': {
@@ -57,27 +66,36 @@ function partToBlock(part: ContentPart): AnthropicBlock | undefined {
       return { type: 'text', text: part.refusal };
     case 'image_url': {
       const data = parseDataUrl(part.image_url.url);
-      return data
-        ? { type: 'image', source: { type: 'base64', media_type: data.mediaType, data: data.data } }
-        : { type: 'image', source: { type: 'url', url: part.image_url.url } };
+      return withCache(
+        data
+          ? { type: 'image', source: { type: 'base64', media_type: data.mediaType, data: data.data } }
+          : { type: 'image', source: { type: 'url', url: part.image_url.url } },
+        part.cache_control,
+      );
     }
     case 'file': {
       const src = part.file.file_data;
       if (!src) return undefined;
       const data = parseDataUrl(src);
       if (data?.mediaType === 'text/plain') {
-        return {
-          type: 'document',
-          source: {
-            type: 'text',
-            media_type: 'text/plain',
-            data: Buffer.from(data.data, 'base64').toString('utf8'),
+        return withCache(
+          {
+            type: 'document',
+            source: {
+              type: 'text',
+              media_type: 'text/plain',
+              data: Buffer.from(data.data, 'base64').toString('utf8'),
+            },
           },
-        };
+          part.cache_control,
+        );
       }
-      return data
-        ? { type: 'document', source: { type: 'base64', media_type: data.mediaType, data: data.data } }
-        : { type: 'document', source: { type: 'url', url: src } };
+      return withCache(
+        data
+          ? { type: 'document', source: { type: 'base64', media_type: data.mediaType, data: data.data } }
+          : { type: 'document', source: { type: 'url', url: src } },
+        part.cache_control,
+      );
     }
     default:
       return undefined;
@@ -155,13 +173,13 @@ export function toAnthropicMessages(messages: ChatMessage[]): {
         break;
       case 'tool': {
         const inner = contentToBlocks(m.content).filter((b) => b.type === 'text' || b.type === 'image');
-        push('user', [
-          {
-            type: 'tool_result',
-            tool_use_id: anthropicToolId(m.tool_call_id ?? ''),
-            content: inner.length > 0 ? inner : '',
-          },
-        ]);
+        const result: AnthropicBlock = {
+          type: 'tool_result',
+          tool_use_id: anthropicToolId(m.tool_call_id ?? ''),
+          content: inner.length > 0 ? inner : '',
+        };
+        if (m.is_error) result.is_error = true;
+        push('user', [withCache(result, m.cache_control)]);
         break;
       }
       case 'assistant': {
@@ -169,12 +187,17 @@ export function toAnthropicMessages(messages: ChatMessage[]): {
         const refusal = messageRefusal(m);
         if (refusal) blocks.push({ type: 'text', text: refusal });
         for (const call of functionCalls(m.tool_calls)) {
-          blocks.push({
-            type: 'tool_use',
-            id: anthropicToolId(call.id ?? ''),
-            name: call.function.name,
-            input: argumentsObject(call.function.arguments),
-          });
+          blocks.push(
+            withCache(
+              {
+                type: 'tool_use',
+                id: anthropicToolId(call.id ?? ''),
+                name: call.function.name,
+                input: argumentsObject(call.function.arguments),
+              },
+              call.cache_control,
+            ),
+          );
         }
         push('assistant', blocks);
         break;

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { setHidden } from '../../gateway/chat/hidden.js';
 import type { ChatRequest, ReasoningDetail } from '../../gateway/chat/types.js';
+import { buildOpenAiRequest } from '../openai-compatible/openai-request.js';
 import { reasoningToBlocks } from './anthropic-messages.js';
 import { buildAnthropicRequest } from './anthropic-request.js';
 import { AnthropicStreamDecoder } from './anthropic-stream.js';
@@ -110,5 +112,63 @@ describe('Anthropic thinking round trip from a stream', () => {
         completion_tokens_details: { reasoning_tokens: 8 },
       },
     });
+  });
+});
+
+describe('fields only the Anthropic ingress sets (non-enumerable)', () => {
+  const cache = { type: 'ephemeral' as const };
+  const request = (): ChatRequest => {
+    const tool = setHidden(
+      { type: 'function' as const, function: { name: 'run', parameters: { type: 'object' } } },
+      'cache_control',
+      cache,
+    );
+    const call = setHidden(
+      { id: 'toolu_1', type: 'function' as const, function: { name: 'run', arguments: '{"a":1}' } },
+      'cache_control',
+      cache,
+    );
+    const result = setHidden(
+      setHidden({ role: 'tool' as const, tool_call_id: 'toolu_1', content: 'boom' }, 'is_error', true),
+      'cache_control',
+      cache,
+    );
+    const image = setHidden(
+      { type: 'image_url' as const, image_url: { url: 'data:image/png;base64,AAAA' } },
+      'cache_control',
+      cache,
+    );
+    return {
+      messages: [
+        { role: 'user', content: [image] },
+        { role: 'assistant', content: null, tool_calls: [call] },
+        result,
+      ],
+      tools: [tool],
+    };
+  };
+
+  it('reach Anthropic: is_error and cache breakpoints on images, tools, tool calls and results', () => {
+    const b = build(request());
+    expect(b.tools[0].cache_control).toEqual(cache);
+    expect(b.messages[0].content[0]).toMatchObject({ type: 'image', cache_control: cache });
+    expect(b.messages[1].content[0]).toMatchObject({ type: 'tool_use', id: 'toolu_1', cache_control: cache });
+    expect(b.messages[2].content[0]).toMatchObject({
+      type: 'tool_result',
+      tool_use_id: 'toolu_1',
+      is_error: true,
+      cache_control: cache,
+    });
+  });
+
+  it('never reach an OpenAI-compatible upstream', () => {
+    const body = buildOpenAiRequest(
+      request(),
+      { baseUrl: 'https://api.openai.com/v1', apiKey: 'k', upstreamModel: 'gpt-4o' },
+      { stream: false },
+    ).body!;
+    expect(body).not.toContain('cache_control');
+    expect(body).not.toContain('is_error');
+    expect(JSON.parse(body).messages[2]).toEqual({ role: 'tool', tool_call_id: 'toolu_1', content: 'boom' });
   });
 });

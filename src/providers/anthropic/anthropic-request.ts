@@ -139,6 +139,8 @@ export function buildAnthropicRequest(
       name: t.function.name,
       ...(t.function.description ? { description: t.function.description } : {}),
       input_schema: inputSchema(t.function.parameters),
+      // Non-enumerable, from the Anthropic ingress (CacheControl in types.ts).
+      ...(t.cache_control ? { cache_control: t.cache_control } : {}),
     }));
     const tc = fns.choice;
     if (tc === 'none') toolChoice = { type: 'none' };

@@ -28,6 +28,7 @@ import { guardAgainstNul } from './refuse-nul.js';
 import { ResponseTaps } from './response-taps.js';
 import { registerChatRoutes } from './v1/chat-completions.js';
 import { registerEmbeddingRoutes } from './v1/embeddings-routes.js';
+import { registerMessagesRoutes } from './v1/messages.js';
 import { registerModelsRoute } from './v1/models-route.js';
 import { validatorCompiler } from './validation.js';
 
@@ -47,12 +48,17 @@ const ROUTES: RouteModule[] = [
   registerModelRoutes,
   registerModelsRoute,
   registerChatRoutes,
+  registerMessagesRoutes,
   registerEmbeddingRoutes,
 ];
 
 /** The operation groups of the OpenAPI document: each route's `tags` names one of these. */
 export const OPENAPI_TAGS = [
   { name: 'chat', description: 'OpenAI/OpenRouter-compatible chat completions (API key)' },
+  {
+    name: 'messages',
+    description: 'Anthropic Messages-compatible chat, for Anthropic SDKs and Claude Code (API key)',
+  },
   { name: 'embeddings', description: 'Voyage- and OpenAI-compatible embeddings (API key)' },
   {
     name: 'models',

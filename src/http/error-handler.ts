@@ -2,6 +2,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { defaultType, GatewayError, UpstreamError, upstreamToGateway } from '../gateway/errors.js';
 import { isDatabaseTimeout, isDatabaseUnavailable } from '../store/db-errors.js';
 import { validationError } from './validation.js';
+import { anthropicErrorBody } from './wire/anthropic-encode.js';
 
 /**
  * A body in a media type no route reads: every body the gateway takes is JSON, and Fastify's own
@@ -54,18 +55,27 @@ export function toGatewayError(err: unknown, request: FastifyRequest): GatewayEr
   return new GatewayError(500, `internal error (request id ${request.id})`, { type: 'server_error' });
 }
 
-export type Surface = 'openai' | 'voyage' | 'api';
+export type Surface = 'openai' | 'voyage' | 'anthropic' | 'api';
 
 export function surfaceOf(url: string): Surface {
   // `/api/v1/...` serves the same wire as `/v1/...` (the OpenRouter SDK's base path).
   const path = url.startsWith('/api/v1/') ? url.slice(4) : url;
-  if (path.startsWith('/v1/')) return path.startsWith('/v1/multimodalembeddings') ? 'voyage' : 'openai';
+  if (path.startsWith('/v1/')) {
+    if (path.startsWith('/v1/multimodalembeddings')) return 'voyage';
+    // `/v1/messages` and `/v1/messages/count_tokens` (not `/v1/messagesx`).
+    if (path.startsWith('/v1/messages') && /^\/v1\/messages(?:[/?]|$)/.test(path)) return 'anthropic';
+    return 'openai';
+  }
   return 'api';
 }
 
-/** The error body for each surface (decisions.md "Errors"). */
-export function errorBody(e: GatewayError, surface: Surface): unknown {
+/**
+ * The error body for each surface (decisions.md "Errors"); the Anthropic ingress answers in
+ * Anthropic's shape, `{"type":"error","error":{type, message},"request_id"}`.
+ */
+export function errorBody(e: GatewayError, surface: Surface, requestId?: string): unknown {
   if (surface === 'api') return { success: false, message: e.message };
+  if (surface === 'anthropic') return anthropicErrorBody(e, requestId);
   const body: Record<string, unknown> = {
     error: {
       code: e.status,
@@ -84,7 +94,7 @@ export function sendError(reply: FastifyReply, e: GatewayError): FastifyReply {
   return reply
     .code(e.status)
     .type('application/json')
-    .send(errorBody(e, surfaceOf(reply.request.url)));
+    .send(errorBody(e, surfaceOf(reply.request.url), reply.request.id));
 }
 
 export function errorHandler(err: unknown, request: FastifyRequest, reply: FastifyReply) {

@@ -86,6 +86,5 @@ const OPENAI_WIRE: ChatWire = {
       bill.usage && encodeUsage(bill.usage, plan.includeUsage, bill.costUsd),
     ),
   stream: (served, plan) => new OpenAiStreamWriter(served, plan.includeUsage),
-  failedStream: (model, startedAt, e) =>
-    errorEvent(streamHead(envelope({ model, provider: '', startedAt })), e) + DONE_EVENT,
+  failedStream: (served, e) => errorEvent(streamHead(envelope(served)), e) + DONE_EVENT,
 };

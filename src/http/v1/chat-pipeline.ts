@@ -32,17 +32,18 @@ export interface ChatWire {
   complete(served: Served, result: ChatResult, bill: Bill, plan: ChatPlan): string;
   /** A stream's writer, made once the upstream that serves it is known. */
   stream(served: Served, plan: ChatPlan): StreamWriter;
-  /** What ends a stream already committed (keep-alives sent) when no upstream answered. */
-  failedStream(model: string, startedAt: number, e: GatewayError): string;
+  /** What ends a stream already committed (keep-alives sent) when no upstream answered (provider ''). */
+  failedStream(served: Served, e: GatewayError): string;
   /** The comment written while waiting for the first upstream byte. */
   keepAlive: string;
 }
 
-/** The model and channel that served, and when the request began (for ids and `created`). */
+/** The model and channel that served, when the request began (for ids and `created`), its id. */
 export interface Served {
   model: string;
   provider: string;
   startedAt: number;
+  requestId: string;
 }
 
 export interface StreamWriter {
@@ -145,7 +146,12 @@ async function completeChat(
   reply.header('content-type', 'application/json; charset=utf-8');
   reply.send(
     wire.complete(
-      { model: served.target.modelId, provider: served.target.channelName, startedAt: ctx.startedAt },
+      {
+        model: served.target.modelId,
+        provider: served.target.channelName,
+        startedAt: ctx.startedAt,
+        requestId: ctx.requestId,
+      },
       result,
       bill,
       plan,
@@ -219,13 +225,24 @@ async function streamChat(
     clearInterval(timer);
     const e = await finishFailed(runner, plan, ctx, reservation, reply, err);
     if (!committed) throw err;
-    if (!res.destroyed) res.end(wire.failedStream(plan.model, ctx.startedAt, e));
+    if (!res.destroyed)
+      res.end(
+        wire.failedStream(
+          { model: plan.model, provider: '', startedAt: ctx.startedAt, requestId: ctx.requestId },
+          e,
+        ),
+      );
     return reply;
   }
   reply.header('x-modelgate-attempts', attemptsHeader(opened.attempts));
   commit();
   const writer = wire.stream(
-    { model: opened.target.modelId, provider: opened.target.channelName, startedAt: ctx.startedAt },
+    {
+      model: opened.target.modelId,
+      provider: opened.target.channelName,
+      startedAt: ctx.startedAt,
+      requestId: ctx.requestId,
+    },
     plan,
   );
   let usage: ChatUsage | undefined;

@@ -1,0 +1,92 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { randomToken } from '../../access/secrets.js';
+import { sampledPromptTokens } from '../../gateway/chat/tokens.js';
+import type { Services } from '../../services.js';
+import type { App } from '../app.js';
+import { requireApiKey } from '../auth.js';
+import { type AnthropicRequestBody, decodeAnthropicRequest } from '../wire/anthropic-decode.js';
+import {
+  AnthropicStreamEncoder,
+  anthropicErrorEvent,
+  encodeAnthropicMessage,
+} from '../wire/anthropic-encode.js';
+import { AnthropicCountTokensSchema, AnthropicMessagesSchema } from '../wire/anthropic-request-schema.js';
+import { KEEP_ALIVE } from '../wire/openai-chat-encode.js';
+import { type ChatWire, handleChat, type Served } from './chat-pipeline.js';
+
+/**
+ * Anthropic Messages API ingress (docs/anthropic-ingress.md): `POST /v1/messages`, also under
+ * `/api/v1` (OpenRouter's path), for the Anthropic SDKs and Claude Code
+ * (`ANTHROPIC_BASE_URL=http://host:port`). The body is decoded into the canonical chat request and
+ * runs through the chat pipeline (`handleChat`): the same auth (`x-api-key` or Bearer), plan,
+ * quota, retries and fallbacks, request log (endpoint `messages`) and metrics as
+ * /v1/chat/completions. Errors have Anthropic's shape (error-handler.ts, surface `anthropic`).
+ */
+export function registerMessagesRoutes(app: App, services: Services): void {
+  // Anthropic's SDKs read `request-id` (error.requestID, message._request_id); set before the key
+  // is checked so a 401 carries it too.
+  const requestIdHeader = (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+    reply.header('request-id', request.id);
+    done();
+  };
+  const onRequest = [requestIdHeader, requireApiKey(services)];
+  const messages = {
+    schema: {
+      tags: ['messages'],
+      summary: 'Message (Anthropic Messages-compatible), streamed with stream: true',
+      description:
+        'Runs through the chat pipeline (models, fallbacks, quotas, logs) as /v1/chat/completions does; the API key goes in x-api-key or Authorization: Bearer.',
+      body: AnthropicMessagesSchema,
+      security: [{ apiKey: [] }],
+    },
+    onRequest,
+  };
+  const handler = (request: FastifyRequest, reply: FastifyReply) =>
+    handleChat(
+      services,
+      ANTHROPIC_WIRE,
+      request,
+      reply,
+      decodeAnthropicRequest(request.body as AnthropicRequestBody),
+    );
+  app.post('/v1/messages', messages, handler);
+  app.post('/api/v1/messages', { ...messages, schema: { ...messages.schema, hide: true } }, handler);
+
+  const count = {
+    schema: {
+      tags: ['messages'],
+      summary: "Count a message request's input tokens (gateway estimate, no upstream call)",
+      description:
+        "The gateway's own tokenizer estimate (o200k_base, OpenAI's message framing): no upstream call, no quota, no request log row.",
+      body: AnthropicCountTokensSchema,
+      security: [{ apiKey: [] }],
+    },
+    onRequest,
+  };
+  const counter = async (request: FastifyRequest) => {
+    const req = decodeAnthropicRequest(request.body as AnthropicRequestBody);
+    return { input_tokens: sampledPromptTokens(req) };
+  };
+  app.post('/v1/messages/count_tokens', count, counter);
+  app.post('/api/v1/messages/count_tokens', { ...count, schema: { ...count.schema, hide: true } }, counter);
+}
+
+// Message ids: a random per-process prefix and a counter, as the chat completion ids.
+const ID_PREFIX = randomToken(12);
+let idCounter = 0;
+const messageId = () => `msg_${ID_PREFIX}${(++idCounter).toString(36)}`;
+
+const ANTHROPIC_WIRE: ChatWire = {
+  endpoint: 'messages',
+  // A comment: SSE parsers (Anthropic's SDKs included) skip it, before message_start too.
+  keepAlive: KEEP_ALIVE,
+  complete: (served, result, bill) => encodeAnthropicMessage(messageId(), served.model, result, bill.usage),
+  stream: (served: Served) => {
+    const enc = new AnthropicStreamEncoder(messageId(), served.model, served.requestId);
+    return {
+      chunk: (choices) => enc.chunk(choices),
+      end: (bill, failure) => enc.end(bill.usage, failure),
+    };
+  },
+  failedStream: (served, e) => anthropicErrorEvent(e, served.requestId),
+};

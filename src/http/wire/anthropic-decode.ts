@@ -1,0 +1,311 @@
+/**
+ * Anthropic Messages request (`POST /v1/messages`, schema in anthropic-request-schema.ts) ->
+ * the canonical chat request, so it runs through the same pipeline as /v1/chat/completions.
+ *
+ * - `system` (string or text blocks) -> a system message first; `metadata.user_id` -> `user`;
+ *   `stop_sequences` -> `stop`; `fallbacks: [{model}]` (OpenRouter's skin) -> `models`.
+ * - Blocks: text (with `cache_control`, as OpenRouter carries it), image (base64 -> data URL, url),
+ *   document (base64/url PDF, plain text) -> `file`; tool_use -> `tool_calls` (input as JSON text,
+ *   the id kept); tool_result -> a `tool` message (string, text and image content) after the user
+ *   turn's earlier parts; thinking / redacted_thinking -> the assistant's `reasoning_details`
+ *   (signature and data unchanged, `format` Anthropic's), which the Anthropic adapter replays as
+ *   the same blocks.
+ * - What the canonical request has no field for rides as non-enumerable properties that only the
+ *   Anthropic adapter reads (`setHidden`, CacheControl in types.ts): tool_result `is_error`, and
+ *   `cache_control` on images, documents, tools, tool_use and tool_result blocks.
+ * - Top-level `cache_control` (automatic caching) is put on the last block of the last message.
+ * - tools (custom tools, with `input_schema`) -> functions; server tools (`web_search_...`,
+ *   `bash_...`: a `type` other than "custom") have no canonical form and are dropped.
+ * - tool_choice auto/any/tool/none -> auto/required/function/none; `disable_parallel_tool_use` ->
+ *   `parallel_tool_calls: false`. A choice with no tools is dropped (`none`/`auto`) or refused.
+ * - thinking enabled -> `reasoning.max_tokens` = budget_tokens; adaptive -> `reasoning.enabled`
+ *   (with `output_config.effort` as the effort); disabled -> `reasoning.enabled: false`.
+ * - `service_tier`, `container`, `context_management`, `mcp_servers` and other fields are ignored.
+ */
+import { setHidden } from '../../gateway/chat/hidden.js';
+import type {
+  CacheControl,
+  ChatMessage,
+  ChatRequest,
+  ContentPart,
+  ReasoningDetail,
+  ReasoningEffort,
+  ToolCall,
+  ToolDefinition,
+} from '../../gateway/chat/types.js';
+import { badRequest } from '../../gateway/errors.js';
+import { ANTHROPIC_FORMAT } from '../../providers/anthropic/anthropic-messages.js';
+
+type Block = Record<string, any> & { type: string };
+
+export interface AnthropicRequestBody {
+  model: string;
+  max_tokens?: number;
+  messages: Array<{ role: 'user' | 'assistant'; content: string | Block[] }>;
+  system?: string | Block[];
+  tools?: Array<Record<string, any>>;
+  tool_choice?: { type: string; name?: string; disable_parallel_tool_use?: boolean };
+  thinking?: { type: string; budget_tokens?: number };
+  stop_sequences?: string[];
+  temperature?: number;
+  top_p?: number;
+  top_k?: number;
+  stream?: boolean;
+  metadata?: { user_id?: string | null };
+  output_config?: { effort?: string };
+  fallbacks?: Array<{ model: string }>;
+  cache_control?: unknown;
+  [extra: string]: unknown;
+}
+
+export function decodeAnthropicRequest(body: AnthropicRequestBody): ChatRequest {
+  if (body.cache_control && typeof body.cache_control === 'object') markLastBlock(body);
+  const messages: ChatMessage[] = [];
+  if (body.system !== undefined) {
+    const system = systemContent(body.system);
+    if (system !== undefined) messages.push({ role: 'system', content: system });
+  }
+  body.messages.forEach((m, i) => {
+    if (m.role === 'user') userTurn(m.content, `messages.${i}.content`, messages);
+    else messages.push(assistantTurn(m.content, `messages.${i}.content`));
+  });
+  const req: ChatRequest = { model: body.model, messages };
+  if (body.max_tokens !== undefined) req.max_tokens = body.max_tokens;
+  if (body.stream === true) req.stream = true;
+  if (body.temperature !== undefined) req.temperature = body.temperature;
+  if (body.top_p !== undefined) req.top_p = body.top_p;
+  if (body.top_k !== undefined) req.top_k = body.top_k;
+  if (body.stop_sequences?.length) req.stop = body.stop_sequences;
+  if (body.metadata?.user_id) req.user = body.metadata.user_id;
+  if (body.fallbacks?.length) req.models = body.fallbacks.map((f) => f.model);
+  const tools = body.tools ? functionTools(body.tools) : [];
+  if (tools.length > 0) req.tools = tools;
+  toolChoice(body.tool_choice, tools.length > 0, req);
+  const reasoning = reasoningOf(body);
+  if (reasoning) req.reasoning = reasoning;
+  return req;
+}
+
+/**
+ * Top-level `cache_control` (automatic caching) marks the last block of the request, as
+ * Anthropic applies it: set on that block here (a string content becomes one text block), unless
+ * the block has its own.
+ */
+function markLastBlock(body: AnthropicRequestBody): void {
+  const last = body.messages.at(-1);
+  if (!last) return;
+  if (typeof last.content === 'string')
+    last.content = [{ type: 'text', text: last.content, cache_control: body.cache_control }];
+  else {
+    const b = last.content.at(-1);
+    if (b && b.cache_control === undefined) b.cache_control = body.cache_control;
+  }
+}
+
+function cacheOf(b: Block): CacheControl | undefined {
+  const c = b.cache_control;
+  return c && typeof c === 'object' ? (c as CacheControl) : undefined;
+}
+
+function systemContent(system: string | Block[]): string | ContentPart[] | undefined {
+  if (typeof system === 'string') return system === '' ? undefined : system;
+  if (system.length === 0) return undefined;
+  return system.map((b) => textPart(b));
+}
+
+function textPart(b: Block): ContentPart {
+  const cache = cacheOf(b);
+  return cache ? { type: 'text', text: b.text, cache_control: cache } : { type: 'text', text: b.text };
+}
+
+function hiddenCache<T extends object>(o: T, b: Block): T {
+  const cache = cacheOf(b);
+  return cache ? setHidden(o, 'cache_control', cache) : o;
+}
+
+function mediaPart(b: Block, at: string): ContentPart {
+  const src = b.source as Record<string, any> | undefined;
+  if (!src || typeof src !== 'object') throw badRequest(`${at}.source: is required`, `${at}.source`);
+  if (b.type === 'image') {
+    if (src.type === 'base64' && typeof src.data === 'string' && typeof src.media_type === 'string')
+      return hiddenCache(
+        { type: 'image_url', image_url: { url: `data:${src.media_type};base64,${src.data}` } },
+        b,
+      );
+    if (src.type === 'url' && typeof src.url === 'string')
+      return hiddenCache({ type: 'image_url', image_url: { url: src.url } }, b);
+    throw badRequest(`${at}.source: only base64 and url image sources are supported`, `${at}.source`);
+  }
+  const filename = typeof b.title === 'string' ? b.title : undefined;
+  let data: string | undefined;
+  if (src.type === 'base64' && typeof src.data === 'string' && typeof src.media_type === 'string')
+    data = `data:${src.media_type};base64,${src.data}`;
+  else if (src.type === 'text' && typeof src.data === 'string')
+    data = `data:text/plain;base64,${Buffer.from(src.data, 'utf8').toString('base64')}`;
+  else if (src.type === 'url' && typeof src.url === 'string') data = src.url;
+  if (data === undefined)
+    throw badRequest(
+      `${at}.source: only base64, text and url document sources are supported`,
+      `${at}.source`,
+    );
+  return hiddenCache({ type: 'file', file: { ...(filename ? { filename } : {}), file_data: data } }, b);
+}
+
+/** A user turn: its tool results as `tool` messages, the other blocks as user messages, in order. */
+function userTurn(content: string | Block[], at: string, out: ChatMessage[]): void {
+  if (typeof content === 'string') {
+    out.push({ role: 'user', content });
+    return;
+  }
+  let parts: ContentPart[] = [];
+  const flush = () => {
+    if (parts.length > 0) out.push({ role: 'user', content: parts });
+    parts = [];
+  };
+  content.forEach((b, j) => {
+    const where = `${at}.${j}`;
+    switch (b.type) {
+      case 'text':
+        parts.push(textPart(b));
+        break;
+      case 'image':
+      case 'document':
+        parts.push(mediaPart(b, where));
+        break;
+      case 'tool_result':
+        flush();
+        out.push(toolResult(b, where));
+        break;
+      default:
+        throw unsupported(b, where);
+    }
+  });
+  flush();
+}
+
+function toolResult(b: Block, at: string): ChatMessage {
+  if (typeof b.tool_use_id !== 'string')
+    throw badRequest(`${at}.tool_use_id: is required`, `${at}.tool_use_id`);
+  let content: string | ContentPart[] = '';
+  if (typeof b.content === 'string') content = b.content;
+  else if (Array.isArray(b.content))
+    content = (b.content as Block[]).map((c, k) => {
+      if (c?.type === 'text') return textPart(c);
+      if (c?.type === 'image') return mediaPart(c, `${at}.content.${k}`);
+      throw unsupported(c, `${at}.content.${k}`);
+    });
+  const m: ChatMessage = { role: 'tool', tool_call_id: b.tool_use_id, content };
+  if (b.is_error === true) setHidden(m, 'is_error', true);
+  return hiddenCache(m, b);
+}
+
+function assistantTurn(content: string | Block[], at: string): ChatMessage {
+  if (typeof content === 'string') return { role: 'assistant', content };
+  const texts: ContentPart[] = [];
+  const details: ReasoningDetail[] = [];
+  const calls: ToolCall[] = [];
+  let reasoning: string | undefined;
+  content.forEach((b, j) => {
+    switch (b.type) {
+      case 'text':
+        texts.push(textPart(b));
+        break;
+      case 'thinking':
+        reasoning = (reasoning ?? '') + (b.thinking ?? '');
+        details.push({
+          type: 'reasoning.text',
+          text: typeof b.thinking === 'string' ? b.thinking : '',
+          signature: typeof b.signature === 'string' ? b.signature : null,
+          format: ANTHROPIC_FORMAT,
+          index: j,
+        });
+        break;
+      case 'redacted_thinking':
+        details.push({ type: 'reasoning.encrypted', data: b.data, format: ANTHROPIC_FORMAT, index: j });
+        break;
+      case 'tool_use':
+        if (typeof b.id !== 'string' || typeof b.name !== 'string')
+          throw badRequest(`${at}.${j}: tool_use needs an id and a name`, `${at}.${j}`);
+        calls.push(
+          hiddenCache(
+            {
+              id: b.id,
+              type: 'function',
+              function: { name: b.name, arguments: JSON.stringify(b.input ?? {}) },
+            },
+            b,
+          ),
+        );
+        break;
+      default:
+        throw unsupported(b, `${at}.${j}`);
+    }
+  });
+  // Plain text goes as a string (what every OpenAI-compatible server takes); parts only when a
+  // block carries a cache breakpoint.
+  const plain = texts.every((p) => p.type === 'text' && !p.cache_control);
+  const m: ChatMessage = {
+    role: 'assistant',
+    content:
+      texts.length === 0 ? null : plain ? texts.map((p) => (p as { text: string }).text).join('') : texts,
+  };
+  if (reasoning !== undefined) m.reasoning = reasoning;
+  if (details.length > 0) m.reasoning_details = details;
+  if (calls.length > 0) m.tool_calls = calls;
+  return m;
+}
+
+function unsupported(b: Block | undefined, at: string) {
+  const type = typeof b?.type === 'string' ? b.type : typeof b;
+  return badRequest(
+    `${at}.type: content block type "${type}" is not supported by this gateway`,
+    `${at}.type`,
+  );
+}
+
+/** Custom tools (no `type`, or "custom"); server tools have no canonical form. */
+function functionTools(tools: Array<Record<string, any>>): ToolDefinition[] {
+  const out: ToolDefinition[] = [];
+  for (const t of tools) {
+    if (t.type !== undefined && t.type !== 'custom') continue;
+    const fn: ToolDefinition['function'] = { name: t.name };
+    if (typeof t.description === 'string') fn.description = t.description;
+    if (t.input_schema && typeof t.input_schema === 'object') fn.parameters = t.input_schema;
+    out.push(hiddenCache({ type: 'function', function: fn }, t as Block));
+  }
+  return out;
+}
+
+function toolChoice(tc: AnthropicRequestBody['tool_choice'], hasTools: boolean, req: ChatRequest): void {
+  if (!tc) return;
+  if (!hasTools) {
+    if (tc.type === 'none' || tc.type === 'auto') return;
+    throw badRequest('tool_choice: requires a tool to call, and tools is empty or missing', 'tool_choice');
+  }
+  if (tc.type === 'auto') req.tool_choice = 'auto';
+  else if (tc.type === 'none') req.tool_choice = 'none';
+  else if (tc.type === 'any') req.tool_choice = 'required';
+  else {
+    if (!tc.name) throw badRequest('tool_choice.name: is required for type "tool"', 'tool_choice.name');
+    req.tool_choice = { type: 'function', function: { name: tc.name } };
+  }
+  if (tc.disable_parallel_tool_use === true && tc.type !== 'none') req.parallel_tool_calls = false;
+}
+
+function reasoningOf(body: AnthropicRequestBody): ChatRequest['reasoning'] {
+  const t = body.thinking;
+  const effort = body.output_config?.effort as ReasoningEffort | undefined;
+  if (!t) return effort ? { effort } : undefined;
+  if (t.type === 'disabled') return { enabled: false };
+  if (t.type === 'enabled') {
+    if (t.budget_tokens === undefined)
+      throw badRequest(
+        'thinking.budget_tokens: is required when thinking is enabled',
+        'thinking.budget_tokens',
+      );
+    if (body.max_tokens !== undefined && t.budget_tokens >= body.max_tokens)
+      throw badRequest('thinking.budget_tokens: must be less than max_tokens', 'thinking.budget_tokens');
+    return { max_tokens: t.budget_tokens };
+  }
+  return effort ? { effort } : { enabled: true };
+}

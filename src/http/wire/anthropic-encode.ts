@@ -1,0 +1,286 @@
+/**
+ * Canonical answers -> Anthropic Messages responses (reference/providers.md §2.5-2.7).
+ *
+ * - content: thinking blocks first (from Anthropic-format `reasoning_details`, signature and
+ *   redacted data unchanged; else the plain `reasoning` text with an empty signature, which
+ *   Anthropic would not accept back and the adapter leaves out on the next turn), then the text,
+ *   then one tool_use per tool call (arguments parsed to an object, the id kept).
+ * - stop_reason: stop -> end_turn, length -> max_tokens, tool_calls -> tool_use,
+ *   content_filter -> refusal. `stop_sequence` is always null: the canonical result does not say
+ *   which sequence stopped it.
+ * - usage: input_tokens excludes cached tokens (Anthropic's meaning): prompt - cache reads -
+ *   cache writes, with those two as cache_read_input_tokens / cache_creation_input_tokens.
+ * - Streams: message_start, then content_block_start / _delta / _stop per block (text_delta,
+ *   thinking_delta, signature_delta, input_json_delta), message_delta (stop reason and the final
+ *   usage, input counts included since message_start cannot know them), message_stop. A failure
+ *   is one `error` event, as Anthropic sends it, and ends the stream.
+ */
+import type {
+  ChatDeltaChoice,
+  ChatResult,
+  ChatUsage,
+  FinishReason,
+  ReasoningDetail,
+} from '../../gateway/chat/types.js';
+import type { GatewayError } from '../../gateway/errors.js';
+import { ANTHROPIC_FORMAT } from '../../providers/anthropic/anthropic-messages.js';
+import { argumentsObject } from '../../providers/shared/tools.js';
+
+type Block = Record<string, unknown> & { type: string };
+
+/** Anthropic's error type for a gateway status (the SDKs pick their error class by status). */
+export function anthropicErrorType(status: number): string {
+  switch (status) {
+    case 401:
+      return 'authentication_error';
+    case 402:
+      return 'billing_error';
+    case 403:
+      return 'permission_error';
+    case 404:
+      return 'not_found_error';
+    case 413:
+      return 'request_too_large';
+    case 429:
+      return 'rate_limit_error';
+    case 503:
+    case 529:
+      return 'overloaded_error';
+    case 504:
+      return 'timeout_error';
+    default:
+      return status >= 500 ? 'api_error' : 'invalid_request_error';
+  }
+}
+
+export function anthropicErrorBody(e: GatewayError, requestId: string | undefined): Record<string, unknown> {
+  const body: Record<string, unknown> = {
+    type: 'error',
+    error: { type: anthropicErrorType(e.status), message: e.message },
+  };
+  if (requestId) body.request_id = requestId;
+  return body;
+}
+
+export function anthropicStopReason(finish: FinishReason | null | undefined): string {
+  switch (finish) {
+    case 'length':
+      return 'max_tokens';
+    case 'tool_calls':
+      return 'tool_use';
+    case 'content_filter':
+      return 'refusal';
+    default:
+      return 'end_turn';
+  }
+}
+
+export function anthropicUsage(u: ChatUsage | undefined): Record<string, number> {
+  const read = int(u?.prompt_tokens_details?.cached_tokens);
+  const write = int(u?.prompt_tokens_details?.cache_write_tokens);
+  return {
+    input_tokens: Math.max(0, int(u?.prompt_tokens) - read - write),
+    output_tokens: int(u?.completion_tokens),
+    cache_creation_input_tokens: write,
+    cache_read_input_tokens: read,
+  };
+}
+
+const int = (n: unknown) => (typeof n === 'number' && Number.isFinite(n) ? Math.round(n) : 0);
+
+/** Details an Anthropic client can send back: Anthropic's own (or unlabelled ones). */
+const replayable = (d: ReasoningDetail) =>
+  !d.format || d.format === ANTHROPIC_FORMAT || d.format === 'unknown';
+
+/** Thinking blocks from reasoning details, fragments of one block (same index) joined. */
+function thinkingBlocks(details: ReasoningDetail[]): Block[] {
+  const out: Block[] = [];
+  let open: { thinking: string; signature: string; index: number | undefined } | undefined;
+  const close = () => {
+    if (open) out.push({ type: 'thinking', thinking: open.thinking, signature: open.signature });
+    open = undefined;
+  };
+  for (const d of details) {
+    if (!replayable(d)) continue;
+    if (d.type === 'reasoning.text') {
+      if (open && d.index !== undefined && open.index !== d.index) close();
+      open ??= { thinking: '', signature: '', index: d.index };
+      open.thinking += d.text ?? '';
+      if (d.signature) open.signature += d.signature;
+    } else if (d.type === 'reasoning.encrypted' && d.data) {
+      close();
+      out.push({ type: 'redacted_thinking', data: d.data });
+    }
+  }
+  close();
+  return out;
+}
+
+export function encodeAnthropicMessage(
+  id: string,
+  model: string,
+  result: ChatResult,
+  usage: ChatUsage | undefined,
+): string {
+  const choice = result.choices[0];
+  const m = choice?.message;
+  const content: Block[] = [];
+  if (m) {
+    const thinking = m.reasoning_details?.length ? thinkingBlocks(m.reasoning_details) : [];
+    if (thinking.length > 0) content.push(...thinking);
+    else if (m.reasoning) content.push({ type: 'thinking', thinking: m.reasoning, signature: '' });
+    const text = (m.content ?? '') || (m.refusal ?? '');
+    if (text) content.push({ type: 'text', text });
+    for (const call of m.tool_calls ?? [])
+      content.push({
+        type: 'tool_use',
+        id: call.id,
+        name: call.function.name,
+        input: argumentsObject(call.function.arguments),
+      });
+  }
+  return JSON.stringify({
+    id,
+    type: 'message',
+    role: 'assistant',
+    model,
+    content,
+    stop_reason: anthropicStopReason(choice?.finish_reason),
+    stop_sequence: null,
+    usage: anthropicUsage(usage),
+  });
+}
+
+export const sseEvent = (type: string, data: Record<string, unknown>) =>
+  `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+
+export function anthropicErrorEvent(e: GatewayError, requestId: string | undefined): string {
+  const body = anthropicErrorBody(e, requestId);
+  return `event: error\ndata: ${JSON.stringify(body)}\n\n`;
+}
+
+/**
+ * Writes one stream's deltas as Anthropic events. Blocks are opened as their kind of delta
+ * arrives and closed when another kind (or another thinking block, by its upstream index, or
+ * another tool call) begins, so indexes follow the order of the final content as Anthropic's do.
+ */
+export class AnthropicStreamEncoder {
+  private started = false;
+  private next = 0;
+  /** The open block's index and kind (-1: none). */
+  private openIndex = -1;
+  private openKind: 'text' | 'thinking' | 'tool' | undefined;
+  /** The upstream index of the open thinking block's details. */
+  private thinkingKey: number | undefined;
+  /** Tool call index -> its block's index. */
+  private readonly tools = new Map<number, number>();
+  private stop: FinishReason | null = null;
+
+  constructor(
+    private readonly id: string,
+    private readonly model: string,
+    private readonly requestId: string,
+  ) {}
+
+  private start(): string {
+    if (this.started) return '';
+    this.started = true;
+    return sseEvent('message_start', {
+      message: {
+        id: this.id,
+        type: 'message',
+        role: 'assistant',
+        model: this.model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: 0, output_tokens: 0 },
+      },
+    });
+  }
+
+  private close(): string {
+    if (this.openIndex < 0) return '';
+    const out = sseEvent('content_block_stop', { index: this.openIndex });
+    this.openIndex = -1;
+    this.openKind = undefined;
+    return out;
+  }
+
+  private open(kind: 'text' | 'thinking' | 'tool', block: Block): string {
+    const out = `${this.close()}${sseEvent('content_block_start', { index: this.next, content_block: block })}`;
+    this.openIndex = this.next++;
+    this.openKind = kind;
+    return out;
+  }
+
+  private thinking(key: number | undefined): string {
+    if (this.openKind === 'thinking' && (key === undefined || key === this.thinkingKey)) return '';
+    this.thinkingKey = key;
+    return this.open('thinking', { type: 'thinking', thinking: '', signature: '' });
+  }
+
+  private delta(delta: Record<string, unknown>, index = this.openIndex): string {
+    return sseEvent('content_block_delta', { index, delta });
+  }
+
+  chunk(choices: ChatDeltaChoice[]): string {
+    let out = this.start();
+    for (const c of choices) {
+      if (c.index !== 0) continue;
+      const d = c.delta;
+      const details = d.reasoning_details?.filter(replayable);
+      if (details?.length) {
+        for (const r of details) {
+          if (r.type === 'reasoning.text') {
+            out += this.thinking(r.index);
+            if (r.text) out += this.delta({ type: 'thinking_delta', thinking: r.text });
+            if (r.signature) out += this.delta({ type: 'signature_delta', signature: r.signature });
+          } else if (r.type === 'reasoning.encrypted' && r.data) {
+            out += this.open('thinking', { type: 'redacted_thinking', data: r.data });
+            out += this.close();
+          }
+        }
+      } else if (d.reasoning) {
+        out += this.thinking(undefined);
+        out += this.delta({ type: 'thinking_delta', thinking: d.reasoning });
+      }
+      const text = d.content || d.refusal;
+      if (text) {
+        if (this.openKind !== 'text') out += this.open('text', { type: 'text', text: '' });
+        out += this.delta({ type: 'text_delta', text });
+      }
+      if (d.tool_calls)
+        for (const t of d.tool_calls) {
+          let index = this.tools.get(t.index);
+          if (index === undefined) {
+            out += this.open('tool', {
+              type: 'tool_use',
+              id: t.id || `toolu_${this.id.slice(4)}_${t.index}`,
+              name: t.function?.name ?? '',
+              input: {},
+            });
+            index = this.openIndex;
+            this.tools.set(t.index, index);
+          }
+          const args = t.function?.arguments;
+          if (args) out += this.delta({ type: 'input_json_delta', partial_json: args }, index);
+        }
+      if (c.finish_reason) this.stop = c.finish_reason;
+    }
+    return out;
+  }
+
+  end(usage: ChatUsage | undefined, failure: GatewayError | undefined): string {
+    if (failure !== undefined) return anthropicErrorEvent(failure, this.requestId);
+    return (
+      this.start() +
+      this.close() +
+      sseEvent('message_delta', {
+        delta: { stop_reason: anthropicStopReason(this.stop), stop_sequence: null },
+        usage: anthropicUsage(usage),
+      }) +
+      sseEvent('message_stop', {})
+    );
+  }
+}

@@ -1,0 +1,547 @@
+import Anthropic from '@anthropic-ai/sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
+import {
+  type ChatGateway,
+  fixture,
+  fixtureJson,
+  model,
+  requestLogs,
+  sseSteps,
+  startChatGateway,
+} from './chat-helpers.js';
+
+/**
+ * The Anthropic Messages ingress (/v1/messages) with the official @anthropic-ai/sdk against a
+ * started gateway, in front of a fake Anthropic upstream (recorded answers: the request must
+ * survive Anthropic -> canonical -> Anthropic) and a fake OpenAI-compatible one (translated
+ * both ways). The last user text picks the upstream's scenario.
+ */
+const lastText = (json: any): string => {
+  const last = json?.messages?.at(-1);
+  if (typeof last?.content === 'string') return last.content;
+  const text = (last?.content ?? []).find((b: any) => b.type === 'text');
+  return text?.text ?? '';
+};
+
+let up: FakeUpstream;
+let c: ChatGateway;
+
+beforeAll(async () => {
+  const anthropic = (req: any) => {
+    const s = lastText(req.json);
+    const stream = req.json.stream === true;
+    if (s.startsWith('tools'))
+      return stream
+        ? { sse: sseSteps(fixture('anthropic/tools-stream.sse')) }
+        : { json: fixtureJson('anthropic/tools.json') };
+    if (s.startsWith('reason'))
+      return stream
+        ? { sse: sseSteps(fixture('anthropic/reasoning-stream.sse')) }
+        : { json: fixtureJson('anthropic/reasoning.json') };
+    if (s === 'overloaded') return { status: 529, json: fixtureJson('anthropic/error-529.json') };
+    if (s === 'cut') return { sse: sseSteps(fixture('anthropic/error-after-200.sse')) };
+    return stream
+      ? { sse: sseSteps(fixture('anthropic/chat-stream.sse')) }
+      : { json: fixtureJson('anthropic/chat.json') };
+  };
+  const openai = (req: any) => {
+    const s = lastText(req.json);
+    const stream = req.json.stream === true;
+    if (s.startsWith('tools'))
+      return stream
+        ? { sse: sseSteps(fixture('openai/tools-stream.sse')) }
+        : { json: fixtureJson('openai/tools.json') };
+    if (s.startsWith('reason'))
+      return stream
+        ? { sse: sseSteps(fixture('openai/reasoning-stream.sse')) }
+        : { json: fixtureJson('openai/reasoning.json') };
+    return stream
+      ? { sse: sseSteps(fixture('openai/chat-stream.sse')) }
+      : { json: fixtureJson('openai/chat.json') };
+  };
+  up = await startFakeUpstream({ 'POST /v1/messages': anthropic, 'POST /v1/chat/completions': openai });
+  c = await startChatGateway({
+    channels: [
+      {
+        name: 'claude',
+        kind: 'anthropic',
+        base_url: up.url,
+        keys: ['sk-ant'],
+        models: ['acme/claude'],
+        model_mapping: { 'acme/claude': 'claude-sonnet-4-5' },
+      },
+      {
+        name: 'oa',
+        kind: 'openai-compatible',
+        base_url: `${up.url}/v1`,
+        keys: ['up-key'],
+        models: ['acme/gpt'],
+      },
+    ],
+    models: [model('acme/claude', { max_completion_tokens: 64_000 }), model('acme/gpt')],
+    gateway: { retry_base_ms: 1, first_byte_timeout_ms: 2000 },
+  });
+});
+afterAll(async () => {
+  await c?.gw.close();
+  await up?.close();
+});
+
+const client = (o: Partial<ConstructorParameters<typeof Anthropic>[0]> = {}) =>
+  new Anthropic({ baseURL: c.gw.url, apiKey: c.key, maxRetries: 0, ...o });
+const sentTo = (path: string) => up.requests.filter((r) => r.path === path).at(-1)!;
+const user = (content: any) => [{ role: 'user' as const, content }];
+
+describe('@anthropic-ai/sdk against an Anthropic upstream', () => {
+  it('creates a message: text, stop reason, usage with cache counts, the request passed through', async () => {
+    const r = await client().messages.create({
+      model: 'acme/claude',
+      max_tokens: 300,
+      system: [{ type: 'text', text: 'You are terse.', cache_control: { type: 'ephemeral' } }],
+      messages: user([{ type: 'text', text: 'hello', cache_control: { type: 'ephemeral', ttl: '1h' } }]),
+      stop_sequences: ['END'],
+      metadata: { user_id: 'u-42' },
+      // Deprecated in the SDK's types, still sent by older clients.
+      ...({ temperature: 0.5, top_k: 40 } as object),
+    });
+    expect(r.id).toMatch(/^msg_/);
+    expect(r.type).toBe('message');
+    expect(r.role).toBe('assistant');
+    expect(r.model).toBe('acme/claude');
+    expect(r.content).toEqual([{ type: 'text', text: 'Hello! How can I help you today?' }]);
+    expect(r.stop_reason).toBe('end_turn');
+    expect(r.stop_sequence).toBeNull();
+    expect(r.usage).toEqual({
+      input_tokens: 12,
+      output_tokens: 10,
+      cache_creation_input_tokens: 100,
+      cache_read_input_tokens: 2000,
+    });
+    expect(r._request_id).toBeTruthy();
+    expect(sentTo('/v1/messages').json).toEqual({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 300,
+      system: [{ type: 'text', text: 'You are terse.', cache_control: { type: 'ephemeral' } }],
+      messages: user([{ type: 'text', text: 'hello', cache_control: { type: 'ephemeral', ttl: '1h' } }]),
+      temperature: 0.5,
+      top_k: 40,
+      stop_sequences: ['END'],
+      metadata: { user_id: 'u-42' },
+    });
+  });
+
+  it('puts a top-level cache_control on the last block', async () => {
+    await client().messages.create({
+      model: 'acme/claude',
+      max_tokens: 10,
+      cache_control: { type: 'ephemeral' },
+      messages: [...user('first'), { role: 'assistant', content: 'ok' }, ...user('second')],
+    });
+    const sent = sentTo('/v1/messages').json;
+    expect(sent.messages.at(-1)).toEqual({
+      role: 'user',
+      content: [{ type: 'text', text: 'second', cache_control: { type: 'ephemeral' } }],
+    });
+    expect(sent).not.toHaveProperty('cache_control');
+    expect(sent.messages[0]).toEqual({ role: 'user', content: [{ type: 'text', text: 'first' }] });
+  });
+
+  it('streams text (messages.stream, finalMessage) with Anthropic events in order', async () => {
+    const stream = client().messages.stream({ model: 'acme/claude', max_tokens: 100, messages: user('hi') });
+    let text = '';
+    stream.on('text', (t) => {
+      text += t;
+    });
+    const final = await stream.finalMessage();
+    expect(text.length).toBeGreaterThan(0);
+    expect(final.content).toEqual([{ type: 'text', text }]);
+    expect(final.stop_reason).toBe('end_turn');
+    expect(final.usage.output_tokens).toBeGreaterThan(0);
+    expect(final.usage.input_tokens).toBeGreaterThan(0);
+
+    const res = await fetch(`${c.gw.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': c.key, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify({ model: 'acme/claude', max_tokens: 100, messages: user('hi'), stream: true }),
+    });
+    expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const events = (await res.text())
+      .split('\n\n')
+      .filter((e) => e.startsWith('event: '))
+      .map((e) => {
+        const [head, data] = e.split('\n');
+        const name = head!.slice(7);
+        expect(JSON.parse(data!.slice(6)).type).toBe(name);
+        return name;
+      });
+    expect(events[0]).toBe('message_start');
+    expect(events[1]).toBe('content_block_start');
+    expect(events.slice(-3)).toEqual(['content_block_stop', 'message_delta', 'message_stop']);
+    expect(new Set(events.slice(2, -3))).toEqual(new Set(['content_block_delta']));
+  });
+
+  it('round-trips a tool call: ids, inputs, is_error and cache_control reach the upstream', async () => {
+    const tools: Anthropic.Tool[] = [
+      {
+        name: 'get_weather',
+        description: 'Weather at a place',
+        input_schema: { type: 'object', properties: { location: { type: 'string' } } },
+      },
+      {
+        name: 'get_time',
+        input_schema: { type: 'object', properties: {} },
+        cache_control: { type: 'ephemeral' },
+      },
+    ];
+    const first = await client().messages.create({
+      model: 'acme/claude',
+      max_tokens: 500,
+      tools,
+      tool_choice: { type: 'auto', disable_parallel_tool_use: true },
+      messages: user('tools please'),
+    });
+    expect(first.stop_reason).toBe('tool_use');
+    const uses = first.content.filter((b) => b.type === 'tool_use');
+    const upstreamAnswer = fixtureJson('anthropic/tools.json');
+    expect(uses).toEqual(upstreamAnswer.content.filter((b: any) => b.type === 'tool_use'));
+    const sent1 = sentTo('/v1/messages').json;
+    expect(sent1.tools).toEqual(tools);
+    expect(sent1.tool_choice).toEqual({ type: 'auto', disable_parallel_tool_use: true });
+
+    // A second call of the model's (the recorded answer has one) to send an error back for.
+    const assistant: Anthropic.ContentBlockParam[] = [
+      ...first.content,
+      { type: 'tool_use', id: 'toolu_02time', name: 'get_time', input: {} },
+    ];
+    const calls = assistant.filter((b) => b.type === 'tool_use');
+    const results: Anthropic.ToolResultBlockParam[] = calls.map((u, i) => ({
+      type: 'tool_result',
+      tool_use_id: u.id,
+      content: i === 0 ? '68F, sunny' : [{ type: 'text', text: 'clock broke' }],
+      ...(i === 0 ? {} : { is_error: true, cache_control: { type: 'ephemeral' as const } }),
+    }));
+    const second = await client().messages.create({
+      model: 'acme/claude',
+      max_tokens: 500,
+      tools,
+      messages: [
+        ...user('tools please'),
+        { role: 'assistant', content: assistant },
+        { role: 'user', content: [...results, { type: 'text', text: 'thanks' }] },
+      ],
+    });
+    expect(second.content[0]).toMatchObject({ type: 'text' });
+    const sent2 = sentTo('/v1/messages').json;
+    expect(sent2.messages[1]).toEqual({ role: 'assistant', content: assistant });
+    expect(sent2.messages[2].content[0]).toEqual({
+      type: 'tool_result',
+      tool_use_id: 'toolu_01A09q90qw90lq917835lq9',
+      content: [{ type: 'text', text: '68F, sunny' }],
+    });
+    expect(sent2.messages[2].content[1]).toEqual({
+      type: 'tool_result',
+      tool_use_id: 'toolu_02time',
+      content: [{ type: 'text', text: 'clock broke' }],
+      is_error: true,
+      cache_control: { type: 'ephemeral' },
+    });
+    expect(sent2.messages[2].content[2]).toEqual({ type: 'text', text: 'thanks' });
+  });
+
+  it('streams tool calls: input_json_delta parsed into each tool_use input', async () => {
+    const final = await client()
+      .messages.stream({
+        model: 'acme/claude',
+        max_tokens: 500,
+        tools: [{ name: 'get_weather', input_schema: { type: 'object' } }],
+        messages: user('tools please'),
+      })
+      .finalMessage();
+    expect(final.stop_reason).toBe('tool_use');
+    const uses = final.content.filter((b) => b.type === 'tool_use');
+    expect(uses[0]).toMatchObject({
+      id: 'toolu_01T1x1fJ34qAmk2tNTrN7Up6',
+      name: 'get_weather',
+      input: { location: 'San Francisco, CA', unit: 'fahrenheit' },
+    });
+    expect(final.content[0]).toEqual({
+      type: 'text',
+      text: "Okay, let's check the weather for San Francisco, CA:",
+    });
+  });
+
+  it('thinking: the budget reaches the upstream; signed and redacted blocks come back and are replayed unchanged', async () => {
+    const first = await client().messages.create({
+      model: 'acme/claude',
+      max_tokens: 8000,
+      thinking: { type: 'enabled', budget_tokens: 2000 },
+      messages: user('reason about primes'),
+    });
+    const sent1 = sentTo('/v1/messages').json;
+    expect(sent1.thinking).toEqual({ type: 'enabled', budget_tokens: 2000 });
+    expect(sent1.max_tokens).toBe(8000);
+    const recorded = fixtureJson('anthropic/reasoning.json').content;
+    expect(first.content).toEqual(recorded);
+
+    await client().messages.create({
+      model: 'acme/claude',
+      max_tokens: 8000,
+      thinking: { type: 'enabled', budget_tokens: 2000 },
+      messages: [
+        ...user('reason about primes'),
+        { role: 'assistant', content: first.content },
+        ...user('and again'),
+      ],
+    });
+    expect(sentTo('/v1/messages').json.messages[1]).toEqual({ role: 'assistant', content: recorded });
+  });
+
+  it('streams thinking with its signature (thinking_delta, signature_delta)', async () => {
+    const final = await client()
+      .messages.stream({
+        model: 'acme/claude',
+        max_tokens: 8000,
+        thinking: { type: 'enabled', budget_tokens: 2000 },
+        messages: user('reason: gcd'),
+      })
+      .finalMessage();
+    expect(final.content[0]).toMatchObject({
+      type: 'thinking',
+      signature: 'EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds...',
+    });
+    expect((final.content[0] as Anthropic.ThinkingBlock).thinking).toContain('GCD(1071, 462) = 21');
+    expect(final.content[1]).toEqual({
+      type: 'text',
+      text: 'The greatest common divisor of 1071 and 462 is **21**.',
+    });
+  });
+
+  it('reports a failure after the 200 as an error event', async () => {
+    const stream = client().messages.stream({ model: 'acme/claude', max_tokens: 100, messages: user('cut') });
+    const err = await stream.finalMessage().then(
+      () => undefined,
+      (e) => e,
+    );
+    expect(err).toBeInstanceOf(Anthropic.APIError);
+    expect(err.error).toMatchObject({ type: 'error', error: { type: 'overloaded_error' } });
+  });
+
+  it('falls back to OpenRouter-style fallbacks when the model fails', async () => {
+    const r = await client().messages.create({
+      model: 'acme/claude',
+      max_tokens: 100,
+      messages: user('overloaded'),
+      // @ts-expect-error OpenRouter's Anthropic skin field
+      fallbacks: [{ model: 'acme/gpt' }],
+    });
+    expect(r.model).toBe('acme/gpt');
+    expect(r.content).toEqual([{ type: 'text', text: 'Hello! How can I assist you today?' }]);
+  });
+});
+
+describe('@anthropic-ai/sdk against an OpenAI-compatible upstream', () => {
+  it('translates the request to chat completions and the answer back', async () => {
+    const r = await client().messages.create({
+      model: 'acme/gpt',
+      max_tokens: 200,
+      system: 'Be brief.',
+      messages: user([
+        { type: 'text', text: 'tools: what is here?', cache_control: { type: 'ephemeral' } },
+        { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } },
+      ]),
+      tools: [
+        {
+          name: 'get_weather',
+          description: 'Weather',
+          input_schema: { type: 'object', properties: {} },
+          cache_control: { type: 'ephemeral' },
+        },
+      ],
+      tool_choice: { type: 'any' },
+      stop_sequences: ['STOP'],
+      metadata: { user_id: 'u-1' },
+    });
+    const sent = sentTo('/v1/chat/completions').json;
+    expect(sent).toMatchObject({
+      model: 'acme/gpt',
+      max_tokens: 200,
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'tools: what is here?', cache_control: { type: 'ephemeral' } },
+            { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } },
+          ],
+        },
+      ],
+      tools: [
+        {
+          type: 'function',
+          function: {
+            name: 'get_weather',
+            description: 'Weather',
+            parameters: { type: 'object', properties: {} },
+          },
+        },
+      ],
+      tool_choice: 'required',
+      stop: ['STOP'],
+      user: 'u-1',
+    });
+    // Anthropic-only fields stay out of an OpenAI request.
+    expect(sent.tools[0]).not.toHaveProperty('cache_control');
+    expect(r.stop_reason).toBe('tool_use');
+    expect(r.content).toEqual([
+      { type: 'tool_use', id: 'call_abc123', name: 'get_weather', input: { location: 'Boston, MA' } },
+    ]);
+    expect(r.usage).toMatchObject({ input_tokens: 82, output_tokens: 17 });
+  });
+
+  it('sends a tool result back as a tool message (is_error left out)', async () => {
+    await client().messages.create({
+      model: 'acme/gpt',
+      max_tokens: 200,
+      messages: [
+        ...user('weather?'),
+        {
+          role: 'assistant',
+          content: [
+            { type: 'text', text: 'Checking.' },
+            { type: 'tool_use', id: 'call_1', name: 'get_weather', input: { location: 'Oslo' } },
+          ],
+        },
+        ...user([{ type: 'tool_result', tool_use_id: 'call_1', content: 'no data', is_error: true }]),
+      ],
+    });
+    const sent = sentTo('/v1/chat/completions').json;
+    expect(sent.messages).toEqual([
+      { role: 'user', content: 'weather?' },
+      {
+        role: 'assistant',
+        content: 'Checking.',
+        tool_calls: [
+          {
+            id: 'call_1',
+            type: 'function',
+            function: { name: 'get_weather', arguments: '{"location":"Oslo"}' },
+          },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'call_1', content: 'no data' },
+    ]);
+  });
+
+  it('streams the translated answer', async () => {
+    const stream = client().messages.stream({ model: 'acme/gpt', max_tokens: 100, messages: user('hi') });
+    const final = await stream.finalMessage();
+    expect(final.content).toHaveLength(1);
+    expect(final.content[0]).toMatchObject({ type: 'text' });
+    expect((final.content[0] as Anthropic.TextBlock).text.length).toBeGreaterThan(0);
+    expect(final.stop_reason).toBe('end_turn');
+    expect(final.model).toBe('acme/gpt');
+  });
+
+  it('streams tool calls from chat chunks as tool_use blocks', async () => {
+    const final = await client()
+      .messages.stream({
+        model: 'acme/gpt',
+        max_tokens: 100,
+        tools: [
+          { name: 'get_weather', input_schema: { type: 'object' } },
+          { name: 'get_time', input_schema: { type: 'object' } },
+        ],
+        messages: user('tools'),
+      })
+      .finalMessage();
+    expect(final.stop_reason).toBe('tool_use');
+    const uses = final.content.filter((b) => b.type === 'tool_use');
+    expect(uses.length).toBeGreaterThan(0);
+    for (const u of uses) {
+      expect(u.id).toBeTruthy();
+      expect(typeof u.input).toBe('object');
+    }
+  });
+});
+
+describe('errors in Anthropic shape', () => {
+  it('401 for a bad key (x-api-key and Bearer) as AuthenticationError', async () => {
+    for (const o of [{ apiKey: 'sk-nope' }, { apiKey: null, authToken: 'sk-nope' }]) {
+      const err = await client(o)
+        .messages.create({ model: 'acme/claude', max_tokens: 10, messages: user('hi') })
+        .catch((e) => e);
+      expect(err).toBeInstanceOf(Anthropic.AuthenticationError);
+      expect(err.status).toBe(401);
+      expect(err.error).toMatchObject({ type: 'error', error: { type: 'authentication_error' } });
+      expect(err.requestID).toBeTruthy();
+    }
+  });
+
+  it('404 for an unknown model as NotFoundError', async () => {
+    const err = await client()
+      .messages.create({ model: 'acme/nope', max_tokens: 10, messages: user('hi') })
+      .catch((e) => e);
+    expect(err).toBeInstanceOf(Anthropic.NotFoundError);
+    expect(err.error).toMatchObject({ type: 'error', error: { type: 'not_found_error' } });
+    expect(err.error.error.message).toContain('acme/nope');
+  });
+
+  it('400 for a missing max_tokens as BadRequestError naming it', async () => {
+    const err = await client()
+      .messages.create({ model: 'acme/claude', messages: user('hi') } as any)
+      .catch((e) => e);
+    expect(err).toBeInstanceOf(Anthropic.BadRequestError);
+    expect(err.error).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
+    expect(err.error.error.message).toContain('max_tokens');
+  });
+
+  it('400 for a block type it cannot translate', async () => {
+    const err = await client()
+      .messages.create({
+        model: 'acme/claude',
+        max_tokens: 10,
+        messages: user([{ type: 'container_upload', file_id: 'f' } as any]),
+      })
+      .catch((e) => e);
+    expect(err).toBeInstanceOf(Anthropic.BadRequestError);
+    expect(err.error.error.message).toContain('messages.0.content.0.type');
+  });
+});
+
+describe('accounting', () => {
+  it('logs a row with endpoint messages, tokens and cost', async () => {
+    await client().messages.create({ model: 'acme/claude', max_tokens: 50, messages: user('log me') });
+    const row = (await requestLogs(c)).find((l) => l.endpoint === 'messages' && l.model === 'acme/claude');
+    expect(row).toMatchObject({ status: 200, provider: 'claude', stream: false });
+    expect(row.prompt_tokens).toBe(2112);
+    expect(row.completion_tokens).toBe(10);
+    expect(row.cost).toBeGreaterThan(0);
+  });
+
+  it('counts tokens locally: no upstream call, no log row', async () => {
+    const before = up.requests.length;
+    const logsBefore = (await requestLogs(c)).length;
+    const small = await client().messages.countTokens({ model: 'acme/claude', messages: user('hi') });
+    const big = await client().messages.countTokens({
+      model: 'acme/claude',
+      system: 'You are a helpful assistant. '.repeat(20),
+      messages: user('hi there, how many tokens is this?'),
+      tools: [{ name: 'get_weather', input_schema: { type: 'object', properties: {} } }],
+    });
+    expect(Number.isInteger(small.input_tokens)).toBe(true);
+    expect(small.input_tokens).toBeGreaterThan(0);
+    expect(big.input_tokens).toBeGreaterThan(small.input_tokens + 100);
+    expect(up.requests.length).toBe(before);
+    expect((await requestLogs(c)).length).toBe(logsBefore);
+  });
+
+  it('serves OpenRouter\u2019s path /api/v1/messages', async () => {
+    const r = await client({ baseURL: `${c.gw.url}/api` }).messages.create({
+      model: 'acme/claude',
+      max_tokens: 10,
+      messages: user('hi'),
+    });
+    expect(r.content[0]).toMatchObject({ type: 'text' });
+  });
+});

@@ -166,16 +166,27 @@ describe('@anthropic-ai/sdk against an Anthropic upstream', () => {
       body: JSON.stringify({ model: 'acme/claude', max_tokens: 100, messages: user('hi'), stream: true }),
     });
     expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const starts: any[] = [];
     const events = (await res.text())
       .split('\n\n')
       .filter((e) => e.startsWith('event: '))
       .map((e) => {
         const [head, data] = e.split('\n');
         const name = head!.slice(7);
-        expect(JSON.parse(data!.slice(6)).type).toBe(name);
+        const json = JSON.parse(data!.slice(6));
+        expect(json.type).toBe(name);
+        if (name === 'message_start') starts.push(json);
         return name;
       });
+    const recordedInput = JSON.parse(
+      fixture('anthropic/chat-stream.sse')
+        .split('\n')
+        .find((l) => l.startsWith('data: ') && l.includes('message_start'))!
+        .slice(6),
+    ).message.usage.input_tokens;
     expect(events[0]).toBe('message_start');
+    // The input counts are in message_start already, as Anthropic's upstream reported them.
+    expect(starts[0].message.usage).toMatchObject({ input_tokens: recordedInput });
     expect(events[1]).toBe('content_block_start');
     expect(events.slice(-3)).toEqual(['content_block_stop', 'message_delta', 'message_stop']);
     expect(new Set(events.slice(2, -3))).toEqual(new Set(['content_block_delta']));
@@ -435,7 +446,15 @@ describe('@anthropic-ai/sdk against an OpenAI-compatible upstream', () => {
 
   it('streams the translated answer', async () => {
     const stream = client().messages.stream({ model: 'acme/gpt', max_tokens: 100, messages: user('hi') });
+    let startUsage: Anthropic.Usage | undefined;
+    stream.on('streamEvent', (ev) => {
+      // A copy: the SDK's final message is this object, updated by message_delta.
+      if (ev.type === 'message_start') startUsage = { ...ev.message.usage };
+    });
     const final = await stream.finalMessage();
+    // This upstream reports usage only at the end: message_start has the local estimate of the prompt.
+    expect(startUsage!.input_tokens).toBeGreaterThan(0);
+    expect(startUsage!.input_tokens).toBeLessThan(50);
     expect(final.content).toHaveLength(1);
     expect(final.content[0]).toMatchObject({ type: 'text' });
     expect((final.content[0] as Anthropic.TextBlock).text.length).toBeGreaterThan(0);

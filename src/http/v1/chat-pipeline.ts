@@ -12,6 +12,7 @@ import { type ChatPlan, planChat, requestedModel } from '../../gateway/completio
 import type { Bill, ChatContext, ChatRunner, StreamOpened } from '../../gateway/completions/chat-runner.js';
 import { GatewayError, UpstreamError } from '../../gateway/errors.js';
 import { attemptsHeader, attemptsOf, countsAgainstHealth } from '../../gateway/routing/execute.js';
+import type { ChatEventStream } from '../../gateway/upstream/event-stream.js';
 import type { Services } from '../../services.js';
 import { disconnectIfNotTaken } from '../client-stall.js';
 import { toGatewayError } from '../error-handler.js';
@@ -30,8 +31,11 @@ export interface ChatWire {
   endpoint: string;
   /** The non-streamed answer, as JSON text. */
   complete(served: Served, result: ChatResult, bill: Bill, plan: ChatPlan): string;
-  /** A stream's writer, made once the upstream that serves it is known. */
-  stream(served: Served, plan: ChatPlan): StreamWriter;
+  /**
+   * A stream's writer, made once the upstream that serves it is known; `events` is that
+   * upstream's stream, for the usage it reported before the first delta (`reported`).
+   */
+  stream(served: Served, plan: ChatPlan, events: ChatEventStream): StreamWriter;
   /** What ends a stream already committed (keep-alives sent) when no upstream answered (provider ''). */
   failedStream(served: Served, e: GatewayError): string;
   /** The comment written while waiting for the first upstream byte. */
@@ -244,6 +248,7 @@ async function streamChat(
       requestId: ctx.requestId,
     },
     plan,
+    opened.events,
   );
   let usage: ChatUsage | undefined;
   // The generated text, kept only to count usage if the upstream reports none. Deltas are joined

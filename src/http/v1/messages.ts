@@ -81,8 +81,16 @@ const ANTHROPIC_WIRE: ChatWire = {
   // A comment: SSE parsers (Anthropic's SDKs included) skip it, before message_start too.
   keepAlive: KEEP_ALIVE,
   complete: (served, result, bill) => encodeAnthropicMessage(messageId(), served.model, result, bill.usage),
-  stream: (served: Served) => {
-    const enc = new AnthropicStreamEncoder(messageId(), served.model, served.requestId);
+  stream: (served: Served, plan, events) => {
+    // message_start carries the input counts, as Anthropic's does (Claude Code sizes its context
+    // by them): the upstream's when it reported them before the first delta (Anthropic does, in
+    // its message_start), else the local estimate; message_delta has the final counts.
+    const start = events.reported()?.usage ?? {
+      prompt_tokens: sampledPromptTokens(plan.request),
+      completion_tokens: 0,
+      total_tokens: 0,
+    };
+    const enc = new AnthropicStreamEncoder(messageId(), served.model, served.requestId, start);
     return {
       chunk: (choices) => enc.chunk(choices),
       end: (bill, failure) => enc.end(bill.usage, failure),

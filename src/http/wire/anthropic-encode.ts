@@ -180,6 +180,8 @@ export class AnthropicStreamEncoder {
     private readonly id: string,
     private readonly model: string,
     private readonly requestId: string,
+    /** The usage message_start reports (input counts; the final ones come in message_delta). */
+    private readonly startUsage: ChatUsage | undefined,
   ) {}
 
   private start(): string {
@@ -194,7 +196,7 @@ export class AnthropicStreamEncoder {
         content: [],
         stop_reason: null,
         stop_sequence: null,
-        usage: { input_tokens: 0, output_tokens: 0 },
+        usage: anthropicUsage(this.startUsage),
       },
     });
   }

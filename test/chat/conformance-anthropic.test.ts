@@ -462,6 +462,16 @@ describe('@anthropic-ai/sdk against an OpenAI-compatible upstream', () => {
     expect(final.model).toBe('acme/gpt');
   });
 
+  it("gives the upstream's reasoning as a thinking block (unsigned), streamed or not", async () => {
+    const params = { model: 'acme/gpt', max_tokens: 100, messages: user('reason: 2+2') };
+    const expected = [
+      { type: 'thinking', thinking: 'The user asks 2+2. That is 4.', signature: '' },
+      { type: 'text', text: '2 + 2 = 4.' },
+    ];
+    expect((await client().messages.create(params)).content).toEqual(expected);
+    expect((await client().messages.stream(params).finalMessage()).content).toEqual(expected);
+  });
+
   it('streams tool calls from chat chunks as tool_use blocks', async () => {
     const final = await client()
       .messages.stream({
@@ -504,6 +514,22 @@ describe('errors in Anthropic shape', () => {
     expect(err).toBeInstanceOf(Anthropic.NotFoundError);
     expect(err.error).toMatchObject({ type: 'error', error: { type: 'not_found_error' } });
     expect(err.error.error.message).toContain('acme/nope');
+    // Refused by the plan: logged like a chat refusal, under this endpoint.
+    const row = (await requestLogs(c)).find((l) => l.model === 'acme/nope');
+    expect(row).toMatchObject({ endpoint: 'messages', status: 404 });
+  });
+
+  it('402 for an exhausted quota, as billing_error', async () => {
+    const res = await c.gw.call('POST', '/api/key', {
+      cookie: c.cookie,
+      body: { name: 'poor', quota_limit: 0.000001 },
+    });
+    const err = await client({ apiKey: res.body.data.key })
+      .messages.create({ model: 'acme/claude', max_tokens: 4000, messages: user('hi') })
+      .catch((e) => e);
+    expect(err).toBeInstanceOf(Anthropic.APIError);
+    expect(err.status).toBe(402);
+    expect(err.error).toMatchObject({ type: 'error', error: { type: 'billing_error' } });
   });
 
   it('400 for a missing max_tokens as BadRequestError naming it', async () => {

@@ -564,6 +564,37 @@ describe('accounting', () => {
     expect(row.cost).toBeGreaterThan(0);
   });
 
+  it('charges a tokens-per-minute key the prompt as translated (system counted, blocks as their text)', async () => {
+    const res = await c.gw.call('POST', '/api/key', {
+      cookie: c.cookie,
+      body: { name: 'tpm', tpm_limit: 60_000 },
+    });
+    const results = Array.from({ length: 30 }, (_, i) => ({
+      type: 'tool_result' as const,
+      tool_use_id: `toolu_${i}`,
+      content: 'ok',
+    }));
+    const calls = results.map((r) => ({
+      type: 'tool_use' as const,
+      id: r.tool_use_id,
+      name: 'f',
+      input: {},
+    }));
+    const { response } = await client({ apiKey: res.body.data.key })
+      .messages.create({
+        model: 'acme/claude',
+        max_tokens: 10,
+        system: 'word '.repeat(3000),
+        messages: [...user('go'), { role: 'assistant', content: calls }, { role: 'user', content: results }],
+      })
+      .withResponse();
+    const charged = 60_000 - Number(response.headers.get('x-ratelimit-remaining-tokens'));
+    // The system prompt's ~3,000 tokens, and the 60 blocks at their few tokens each (not a flat
+    // 1,000 per block as parts the chat estimate does not know).
+    expect(charged).toBeGreaterThan(3000);
+    expect(charged).toBeLessThan(5000);
+  });
+
   it('counts tokens locally: no upstream call, no log row', async () => {
     const before = up.requests.length;
     const logsBefore = (await requestLogs(c)).length;

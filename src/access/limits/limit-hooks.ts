@@ -5,6 +5,13 @@ import type { RateLimitResult } from '../rate-limit/rate-limiter.js';
 import { estimatePromptTokens } from './prompt-estimate.js';
 import { type Admission, type CallerLimits, type LimitScope, RequestLimits } from './request-limits.js';
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route body as a chat request, for the tokens-per-minute estimate (`chatBodyOf`). */
+    chatRequestOf?: (body: unknown) => unknown;
+  }
+}
+
 export interface LimitHookOptions {
   /** Called once per refused request (metrics). */
   onReject?: (scope: LimitScope) => void;
@@ -45,7 +52,7 @@ export function registerLimitHooks(app: FastifyInstance, services: Services, opt
   });
 
   const admit = async (request: FastifyRequest, reply: FastifyReply, caller: CallerLimits) => {
-    const prompt = caller.tpm ? tpmPromptTokens(request.body, services.registry) : 0;
+    const prompt = caller.tpm ? tpmPromptTokens(chatBodyOf(request), services.registry) : 0;
     const admission = await limits.admit(caller, prompt);
     setHeaders(reply, admission);
     if (!admission.allowed) {
@@ -96,6 +103,16 @@ export function registerLimitHooks(app: FastifyInstance, services: Services, opt
       }
     });
   }
+}
+
+/**
+ * The body to estimate the prompt of: a route whose wire is not the chat request's (the Anthropic
+ * `/v1/messages`: system apart, tool results and thinking as blocks) names its translation in its
+ * route config (`chatRequestOf`), so its prompt is counted as the chat pipeline will see it.
+ */
+function chatBodyOf(request: FastifyRequest): unknown {
+  const of = request.routeOptions.config?.chatRequestOf;
+  return of ? of(request.body) : request.body;
 }
 
 /**

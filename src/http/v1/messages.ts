@@ -30,6 +30,8 @@ export function registerMessagesRoutes(app: App, services: Services): void {
     done();
   };
   const onRequest = [requestIdHeader, requireApiKey(services)];
+  // A key with a tokens-per-minute limit is charged the prompt as the chat pipeline sees it.
+  const config = { chatRequestOf: (body: unknown) => decodeAnthropicRequest(body as AnthropicRequestBody) };
   const messages = {
     schema: {
       tags: ['messages'],
@@ -40,6 +42,7 @@ export function registerMessagesRoutes(app: App, services: Services): void {
       security: [{ apiKey: [] }],
     },
     onRequest,
+    config,
   };
   const handler = (request: FastifyRequest, reply: FastifyReply) =>
     handleChat(
@@ -62,6 +65,7 @@ export function registerMessagesRoutes(app: App, services: Services): void {
       security: [{ apiKey: [] }],
     },
     onRequest,
+    config,
   };
   const counter = async (request: FastifyRequest) => {
     const req = decodeAnthropicRequest(request.body as AnthropicRequestBody);

@@ -94,6 +94,7 @@ export function registerChannelCommands(program: Command): void {
       namingOptions({ model: '--model' }, () =>
         withServices(async (s) => {
           const c = await findChannel(s, ref);
+          await readModelsIfNeverRead(s, c);
           const r = await s.registry.channels.test(c.id, o.model);
           if (!r.success)
             throw new Error(
@@ -199,6 +200,21 @@ function channelBody(o: ChannelOptions): ChannelPatch {
 }
 
 /** A plain number is an id first (a channel may be named `7`), else a name. */
+/**
+ * An enabled channel that names no models and serves none had its list never read (the upstream
+ * was down when it was added, or was fixed since): read it now, as a gateway start would, so the
+ * test has a model to try, and say why when it cannot be read.
+ */
+async function readModelsIfNeverRead(s: Services, c: PublicChannel): Promise<void> {
+  const channels = s.registry.channels;
+  if (c.status !== 1 || c.models.length > 0 || channels.servedModels(c.id).length > 0) return;
+  try {
+    await channels.refreshModels(c.id);
+  } catch (err) {
+    throw new Error(`channel ${c.name} serves no models: listing them failed: ${(err as Error).message}`);
+  }
+}
+
 async function findChannel(s: Services, ref: string): Promise<PublicChannel> {
   const channels = s.registry.channels;
   if (/^\d+$/.test(ref) && Number(ref) >= 1 && Number(ref) <= INT32_MAX) {

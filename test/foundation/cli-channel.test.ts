@@ -159,6 +159,52 @@ describe('modelgate channel', () => {
     expect(taken).toMatchObject({ code: 1, stderr: 'error: channel nov1 already exists\n' });
   });
 
+  it('test reads the models of a channel whose listing failed when it was added', {
+    timeout: 120_000,
+  }, async () => {
+    // The upstream cannot list its models at first (503), and can by the time the channel is tested.
+    const flaky = await startFakeUpstream({
+      'GET /v1/models': [
+        { status: 503, json: { error: { message: 'warming up' } } },
+        { json: { object: 'list', data: [{ id: 'late-model', object: 'model' }] } },
+      ],
+      'POST /v1/chat/completions': {
+        json: {
+          id: 'c2',
+          object: 'chat.completion',
+          created: 1,
+          model: 'late-model',
+          choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+          usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
+        },
+      },
+    });
+    const own = await createTestDatabase();
+    const cli = (args: string[]) => runCli(['channel', ...args], { ...env, DATABASE_URL: own.url });
+    try {
+      const base = `${flaky.url}/v1`;
+      const added = await cli([
+        'add',
+        '--name',
+        'late',
+        '--kind',
+        'openai-compatible',
+        '--base-url',
+        base,
+        '--keys',
+        'k-late',
+      ]);
+      expect(added.code).toBe(0);
+      expect(added.stderr).toContain('warning: listing the models of late failed');
+      const tested = await cli(['test', 'late']);
+      expect(tested.stderr).toBe('');
+      expect(tested.stdout).toMatch(/^channel late works: late-model answered in \d+ ms: "ok"\n$/);
+    } finally {
+      await flaky.close();
+      await own.drop();
+    }
+  });
+
   it('refuses bad options as the admin API does, naming the option, before touching the database', async () => {
     const refused = (args: string[]) =>
       runCli(['channel', ...args], { DATABASE_URL: 'postgres://127.0.0.1:1/none' });

@@ -15,15 +15,9 @@
  *   usage, input counts included since message_start cannot know them), message_stop. A failure
  *   is one `error` event, as Anthropic sends it, and ends the stream.
  */
-import type {
-  ChatDeltaChoice,
-  ChatResult,
-  ChatUsage,
-  FinishReason,
-  ReasoningDetail,
-} from '../../gateway/chat/types.js';
+import type { ChatDeltaChoice, ChatResult, ChatUsage, FinishReason } from '../../gateway/chat/types.js';
 import type { GatewayError } from '../../gateway/errors.js';
-import { ANTHROPIC_FORMAT } from '../../providers/anthropic/anthropic-messages.js';
+import { reasoningToBlocks, replayableByAnthropic } from '../../providers/anthropic/anthropic-messages.js';
 import { argumentsObject } from '../../providers/shared/tools.js';
 
 type Block = Record<string, unknown> & { type: string };
@@ -88,34 +82,6 @@ export function anthropicUsage(u: ChatUsage | undefined): Record<string, number>
 
 const int = (n: unknown) => (typeof n === 'number' && Number.isFinite(n) ? Math.round(n) : 0);
 
-/** Details an Anthropic client can send back: Anthropic's own (or unlabelled ones). */
-const replayable = (d: ReasoningDetail) =>
-  !d.format || d.format === ANTHROPIC_FORMAT || d.format === 'unknown';
-
-/** Thinking blocks from reasoning details, fragments of one block (same index) joined. */
-function thinkingBlocks(details: ReasoningDetail[]): Block[] {
-  const out: Block[] = [];
-  let open: { thinking: string; signature: string; index: number | undefined } | undefined;
-  const close = () => {
-    if (open) out.push({ type: 'thinking', thinking: open.thinking, signature: open.signature });
-    open = undefined;
-  };
-  for (const d of details) {
-    if (!replayable(d)) continue;
-    if (d.type === 'reasoning.text') {
-      if (open && d.index !== undefined && open.index !== d.index) close();
-      open ??= { thinking: '', signature: '', index: d.index };
-      open.thinking += d.text ?? '';
-      if (d.signature) open.signature += d.signature;
-    } else if (d.type === 'reasoning.encrypted' && d.data) {
-      close();
-      out.push({ type: 'redacted_thinking', data: d.data });
-    }
-  }
-  close();
-  return out;
-}
-
 export function encodeAnthropicMessage(
   id: string,
   model: string,
@@ -126,7 +92,7 @@ export function encodeAnthropicMessage(
   const m = choice?.message;
   const content: Block[] = [];
   if (m) {
-    const thinking = m.reasoning_details?.length ? thinkingBlocks(m.reasoning_details) : [];
+    const thinking = reasoningToBlocks(m.reasoning_details, true);
     if (thinking.length > 0) content.push(...thinking);
     else if (m.reasoning) content.push({ type: 'thinking', thinking: m.reasoning, signature: '' });
     const text = (m.content ?? '') || (m.refusal ?? '');
@@ -231,7 +197,7 @@ export class AnthropicStreamEncoder {
     for (const c of choices) {
       if (c.index !== 0) continue;
       const d = c.delta;
-      const details = d.reasoning_details?.filter(replayable);
+      const details = d.reasoning_details?.filter(replayableByAnthropic);
       if (details?.length) {
         for (const r of details) {
           if (r.type === 'reasoning.text') {

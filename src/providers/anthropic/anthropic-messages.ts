@@ -120,17 +120,29 @@ function contentToBlocks(content: ChatMessage['content']): AnthropicBlock[] {
   return out;
 }
 
-/** Joins streamed fragments of one thinking block back into replayable blocks. */
-export function reasoningToBlocks(details: ReasoningDetail[] | undefined): AnthropicBlock[] {
+/** Reasoning details Anthropic can take back: its own, or unlabelled ones. */
+export const replayableByAnthropic = (d: ReasoningDetail): boolean =>
+  !d.format || d.format === ANTHROPIC_FORMAT || d.format === 'unknown';
+
+/**
+ * Joins streamed fragments of one thinking block back into replayable blocks. A thinking block
+ * without a signature is dropped (Anthropic refuses it in a request), unless `keepUnsigned`: an
+ * answer to an Anthropic client (the /v1/messages ingress) shows another upstream's reasoning so.
+ */
+export function reasoningToBlocks(
+  details: ReasoningDetail[] | undefined,
+  keepUnsigned = false,
+): AnthropicBlock[] {
   if (!details) return [];
   const out: AnthropicBlock[] = [];
   let open: { text: string; signature: string; index: number | undefined } | undefined;
   const close = () => {
-    if (open?.signature) out.push({ type: 'thinking', thinking: open.text, signature: open.signature });
+    if (open && (keepUnsigned || open.signature))
+      out.push({ type: 'thinking', thinking: open.text, signature: open.signature });
     open = undefined;
   };
   for (const d of details) {
-    if (d.format && d.format !== ANTHROPIC_FORMAT && d.format !== 'unknown') continue;
+    if (!replayableByAnthropic(d)) continue;
     if (d.type === 'reasoning.text') {
       if (open && d.index !== undefined && open.index !== d.index) close();
       open ??= { text: '', signature: '', index: d.index };

@@ -612,6 +612,25 @@ describe('accounting', () => {
     expect((await requestLogs(c)).length).toBe(logsBefore);
   });
 
+  it('counts tokens against requests per minute, not tokens per minute', async () => {
+    const res = await c.gw.call('POST', '/api/key', {
+      cookie: c.cookie,
+      body: { name: 'tpm-count', tpm_limit: 1000, rpm_limit: 3 },
+    });
+    const keyed = client({ apiKey: res.body.data.key, maxRetries: 0 });
+    const big = { model: 'acme/claude', system: 'word '.repeat(3000), messages: user('hi') };
+    // Each estimate is ~3,000 tokens, over the key's 1,000 a minute: charged, the second would be
+    // refused, and the message after them too.
+    for (let i = 0; i < 2; i++)
+      expect((await keyed.messages.countTokens(big)).input_tokens).toBeGreaterThan(2900);
+    const { response } = await keyed.messages
+      .create({ model: 'acme/claude', max_tokens: 10, messages: user('hi') })
+      .withResponse();
+    expect(Number(response.headers.get('x-ratelimit-remaining-tokens'))).toBeGreaterThan(900);
+    // The fourth request of the minute is over the key's 3 requests per minute.
+    await expect(keyed.messages.countTokens(big)).rejects.toMatchObject({ status: 429 });
+  });
+
   it('serves OpenRouter\u2019s path /api/v1/messages', async () => {
     const r = await client({ baseURL: `${c.gw.url}/api` }).messages.create({
       model: 'acme/claude',

@@ -9,6 +9,11 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The route body as a chat request, for the tokens-per-minute estimate (`chatBodyOf`). */
     chatRequestOf?: (body: unknown) => unknown;
+    /**
+     * false: the route consumes no tokens (Anthropic's count_tokens): its requests count against
+     * requests per minute, never against tokens per minute.
+     */
+    chargesTokens?: boolean;
   }
 }
 
@@ -78,7 +83,7 @@ export function registerLimitHooks(app: FastifyInstance, services: Services, opt
       keyId: principal.key.id,
       userId: principal.user.id,
       rpm: principal.key.rpm_limit,
-      tpm: principal.key.tpm_limit,
+      tpm: request.routeOptions.config?.chargesTokens === false ? null : principal.key.tpm_limit,
     };
     if (!limits.applies(caller)) return done();
     admit(request, reply, caller).then(() => done(), done);

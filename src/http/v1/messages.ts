@@ -60,12 +60,13 @@ export function registerMessagesRoutes(app: App, services: Services): void {
       tags: ['messages'],
       summary: "Count a message request's input tokens (gateway estimate, no upstream call)",
       description:
-        "The gateway's own tokenizer estimate (o200k_base, OpenAI's message framing): no upstream call, no quota, no request log row.",
+        "The gateway's own tokenizer estimate (o200k_base, OpenAI's message framing): no upstream call, no quota, no request log row; counts against the key's requests per minute, not its tokens per minute.",
       body: AnthropicCountTokensSchema,
       security: [{ apiKey: [] }],
     },
     onRequest,
-    config,
+    // Counting consumes no tokens: as Anthropic's, its limit is apart from message creation's.
+    config: { chargesTokens: false },
   };
   const counter = async (request: FastifyRequest) => {
     const req = decodeAnthropicRequest(request.body as AnthropicRequestBody);

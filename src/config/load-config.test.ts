@@ -117,6 +117,14 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ OPENAI_API_KEY: 'sk-a' }, { channels: { name: 'x' } })).toThrow(ConfigError);
   });
 
+  it('reads a section left empty in the file (every entry commented out) as absent', () => {
+    const file = yamlFile('server:\nchannels:\n#  - name: later\n#    kind: openai-compatible\nmodels:\n');
+    const c = loadConfig({ MODELGATE_CONFIG: file, OPENAI_API_KEY: 'sk-a' });
+    expect(c.channels.map((ch) => ch.name)).toEqual(['env-openai']);
+    expect(c.models).toEqual([]);
+    expect(c.server).toEqual(loadConfig({}).server);
+  });
+
   it('sets the PostgreSQL statement and connection timeouts (30 s and 10 s by default) from the environment', () => {
     expect(loadConfig({}).database).toMatchObject({
       statement_timeout_ms: 30_000,

@@ -52,6 +52,9 @@ export function loadConfig(env: Env = process.env, overrides: unknown = undefine
       if (parsed != null && (typeof parsed !== 'object' || Array.isArray(parsed))) {
         problems.push(`${file}: top level must be a mapping`);
       } else raw = parsed ?? {};
+      // A section left empty (`channels:` with every entry commented out) is null in YAML: it
+      // means nothing is set there, as an absent section, not a value to refuse.
+      for (const key of Object.keys(raw)) if (raw[key] === null) delete raw[key];
     } catch (err) {
       problems.push(`${file}: ${(err as Error).message.split('\n')[0]}`);
     }

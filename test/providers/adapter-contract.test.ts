@@ -46,7 +46,9 @@ async function collect(events: AsyncIterable<ChatStreamEvent>): Promise<ChatStre
 
 const deltas = (events: ChatStreamEvent[]) =>
   events.flatMap((e) =>
-    e.type === 'delta' ? e.choices.map((c) => ({ delta: c.delta, finish: c.finish_reason })) : [],
+    e.type === 'delta'
+      ? e.choices.map((c) => ({ delta: c.delta, finish: c.finish_reason, native: c.native_finish_reason }))
+      : [],
   );
 
 describe.each(providerCases)('$name adapter contract', (pc) => {
@@ -73,6 +75,7 @@ describe.each(providerCases)('$name adapter contract', (pc) => {
     const result = await completeChat(pc.adapter, base, target(), { client });
     expect(result.choices[0].message).toMatchObject({ role: 'assistant', content: pc.text });
     expect(result.choices[0].finish_reason).toBe('stop');
+    expect(result.choices[0].native_finish_reason).toBe(pc.native.chat);
     expect(result.usage).toMatchObject({
       prompt_tokens: pc.usage.prompt,
       completion_tokens: pc.usage.completion,
@@ -106,6 +109,9 @@ describe.each(providerCases)('$name adapter contract', (pc) => {
     expect(ds.map((d) => d.delta.content ?? '').join('')).toBe(pc.streamText);
     const finishes = ds.filter((d) => d.finish !== null);
     expect(finishes.map((d) => d.finish)).toEqual(['stop']);
+    // The provider's own value on the finishing delta, null on every other one.
+    expect(finishes.map((d) => d.native)).toEqual([pc.native.chat]);
+    expect(ds.filter((d) => d.finish === null).every((d) => d.native === null)).toBe(true);
     const finishAt = events.findIndex((e) => e.type === 'delta' && e.choices.some((c) => c.finish_reason));
     expect(events.slice(finishAt + 1).every((e) => e.type === 'usage')).toBe(true);
     const usage = events.filter((e) => e.type === 'usage').at(-1);
@@ -149,8 +155,8 @@ describe.each(providerCases)('$name adapter contract', (pc) => {
     expect(
       deltas(events)
         .filter((d) => d.finish)
-        .map((d) => d.finish),
-    ).toEqual(['tool_calls']);
+        .map((d) => [d.finish, d.native]),
+    ).toEqual([['tool_calls', pc.native.tools]]);
     pc.validate(lastRequest(), true);
   });
 
@@ -161,6 +167,7 @@ describe.each(providerCases)('$name adapter contract', (pc) => {
     expect(call?.function.name).toBe(pc.jsonTool.name);
     expect(JSON.parse(call?.function.arguments ?? '')).toEqual(pc.jsonTool.args);
     expect(first.choices[0].finish_reason).toBe('tool_calls');
+    expect(first.choices[0].native_finish_reason).toBe(pc.native.tools);
 
     serveJson('chat.json');
     const req: ChatRequest = {

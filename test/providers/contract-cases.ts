@@ -37,6 +37,8 @@ export interface ProviderCase {
   streamText: string;
   usage: { prompt: number; completion: number; cached?: number };
   streamUsage: { prompt: number; completion: number };
+  /** The provider's own stop value (`native_finish_reason`) of the chat and tools fixtures. */
+  native: { chat: string; tools: string };
   streamTools: Array<{ name: string; args: unknown }>;
   jsonTool: { name: string; args: unknown };
   reasoning: { stream: string; streamContent: string; json: string; signature?: string };
@@ -71,6 +73,7 @@ export const openAiCase: ProviderCase = {
   streamText: 'Hello! How can I assist you today?',
   usage: { prompt: 19, completion: 10, cached: 0 },
   streamUsage: { prompt: 19, completion: 10 },
+  native: { chat: 'stop', tools: 'tool_calls' },
   streamTools: [
     { name: 'get_weather', args: { location: 'Paris, France' } },
     { name: 'get_time', args: { tz: 'Europe/Paris' } },
@@ -151,6 +154,7 @@ export const anthropicCase: ProviderCase = {
   streamText: 'Hello! How can I help you today?',
   usage: { prompt: 2112, completion: 10, cached: 2000 },
   streamUsage: { prompt: 25, completion: 15 },
+  native: { chat: 'end_turn', tools: 'tool_use' },
   streamTools: [
     { name: 'get_weather', args: { location: 'San Francisco, CA', unit: 'fahrenheit' } },
     { name: 'get_time', args: {} },
@@ -264,6 +268,7 @@ export const geminiCase: ProviderCase = {
   streamText: 'Hello! How can I help you today?',
   usage: { prompt: 9, completion: 12, cached: 4 },
   streamUsage: { prompt: 9, completion: 12 },
+  native: { chat: 'STOP', tools: 'STOP' },
   streamTools: [
     { name: 'get_weather', args: { location: 'Paris, France' } },
     { name: 'get_time', args: { tz: 'Europe/Paris' } },

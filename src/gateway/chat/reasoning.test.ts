@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { setHidden } from './hidden.js';
 import {
   effortFromBudget,
   omitReasoningFromEvent,
@@ -72,5 +73,22 @@ describe('reasoning', () => {
         choices: [{ index: 0, delta: { reasoning: 'r', content: 'c' }, finish_reason: null }],
       }),
     ).toEqual({ type: 'delta', choices: [{ index: 0, delta: { content: 'c' }, finish_reason: null }] });
+    // The finishing delta keeps what rides on it unseen (the matched stop sequence).
+    const last = setHidden(
+      {
+        index: 0,
+        delta: { reasoning: 'r', content: 'c' },
+        finish_reason: 'stop',
+        native_finish_reason: 'stop',
+      },
+      'stop_sequence',
+      'END',
+    );
+    const shaped = omitReasoningFromEvent({ type: 'delta', choices: [last] });
+    expect(shaped).toEqual({
+      type: 'delta',
+      choices: [{ index: 0, delta: { content: 'c' }, finish_reason: 'stop', native_finish_reason: 'stop' }],
+    });
+    expect(shaped?.type === 'delta' && shaped.choices[0]!.stop_sequence).toBe('END');
   });
 });

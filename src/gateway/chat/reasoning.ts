@@ -90,7 +90,11 @@ export function omitReasoningFromResult(result: ChatResult): ChatResult {
   return result;
 }
 
-/** Removes reasoning from a stream event; returns null when nothing is left to send. */
+/**
+ * Removes reasoning from a stream event; returns null when nothing is left to send. A choice keeps
+ * its object (its delta is replaced), so what rides on it unseen (the matched stop sequence, see
+ * `FinishDetails`) stays with it.
+ */
 export function omitReasoningFromEvent(ev: ChatStreamEvent): ChatStreamEvent | null {
   if (ev.type !== 'delta') return ev;
   const kept: ChatDeltaChoice[] = [];
@@ -101,8 +105,10 @@ export function omitReasoningFromEvent(ev: ChatStreamEvent): ChatStreamEvent | n
       continue;
     }
     const { reasoning: _r, reasoning_details: _d, ...rest } = d;
-    if (Object.keys(rest).length > 0 || c.finish_reason !== null || c.logprobs)
-      kept.push({ ...c, delta: rest });
+    if (Object.keys(rest).length > 0 || c.finish_reason !== null || c.logprobs) {
+      c.delta = rest;
+      kept.push(c);
+    }
   }
   return kept.length > 0 ? { type: 'delta', choices: kept } : null;
 }

@@ -192,7 +192,25 @@ export interface AssistantMessage {
   [extra: string]: unknown;
 }
 
-export interface ChatChoice {
+/**
+ * What a choice says of why generation stopped, beside the normalised `finish_reason`:
+ * - `native_finish_reason` (sent to OpenAI/OpenRouter clients, as OpenRouter does): the upstream's
+ *   own stop value, unchanged (Anthropic `end_turn`, `stop_sequence`, `max_tokens`, `tool_use`;
+ *   Gemini `STOP`, `MAX_TOKENS`, `SAFETY`; an OpenAI-compatible server's `finish_reason`, or its
+ *   own `native_finish_reason` when it sends one, as OpenRouter does); null while a stream has not
+ *   finished, or when the upstream gave none. Each adapter sets it; the encoder sends null for a
+ *   choice without one.
+ * - `stop_sequence` (non-enumerable, set with `setHidden`, read by the Anthropic ingress): the stop
+ *   sequence that ended the answer, when the upstream says which (Anthropic's `stop_sequence`, a
+ *   vLLM server's string `stop_reason`). Never sent to OpenAI clients (OpenRouter sends no such
+ *   field) nor copied by spreads: whatever rebuilds a choice carries it over itself.
+ */
+export interface FinishDetails {
+  native_finish_reason?: string | null;
+  stop_sequence?: string;
+}
+
+export interface ChatChoice extends FinishDetails {
   index: number;
   message: AssistantMessage;
   finish_reason: FinishReason | null;
@@ -225,7 +243,8 @@ export interface ChatDelta {
   [extra: string]: unknown;
 }
 
-export interface ChatDeltaChoice {
+/** The final delta of a choice carries its `FinishDetails`; earlier ones `native_finish_reason: null`. */
+export interface ChatDeltaChoice extends FinishDetails {
   index: number;
   delta: ChatDelta;
   finish_reason: FinishReason | null;

@@ -9,6 +9,7 @@ import {
   AnthropicStreamEncoder,
   anthropicErrorEvent,
   encodeAnthropicMessage,
+  stopList,
 } from '../wire/anthropic-encode.js';
 import { AnthropicCountTokensSchema, AnthropicMessagesSchema } from '../wire/anthropic-request-schema.js';
 import { KEEP_ALIVE } from '../wire/openai-chat-encode.js';
@@ -85,7 +86,8 @@ const ANTHROPIC_WIRE: ChatWire = {
   endpoint: 'messages',
   // A comment: SSE parsers (Anthropic's SDKs included) skip it, before message_start too.
   keepAlive: KEEP_ALIVE,
-  complete: (served, result, bill) => encodeAnthropicMessage(messageId(), served.model, result, bill.usage),
+  complete: (served, result, bill, plan) =>
+    encodeAnthropicMessage(messageId(), served.model, result, bill.usage, stopList(plan.request.stop)),
   stream: (served: Served, plan, events) => {
     // message_start carries the input counts, as Anthropic's does (Claude Code sizes its context
     // by them): the upstream's when it reported them before the first delta (Anthropic does, in
@@ -95,7 +97,13 @@ const ANTHROPIC_WIRE: ChatWire = {
       completion_tokens: 0,
       total_tokens: 0,
     };
-    const enc = new AnthropicStreamEncoder(messageId(), served.model, served.requestId, start);
+    const enc = new AnthropicStreamEncoder(
+      messageId(),
+      served.model,
+      served.requestId,
+      start,
+      stopList(plan.request.stop),
+    );
     return {
       chunk: (choices) => enc.chunk(choices),
       end: (bill, failure) => enc.end(bill.usage, failure),

@@ -5,9 +5,12 @@
  *   redacted data unchanged; else the plain `reasoning` text with an empty signature, which
  *   Anthropic would not accept back and the adapter leaves out on the next turn), then the text,
  *   then one tool_use per tool call (arguments parsed to an object, the id kept).
- * - stop_reason: stop -> end_turn, length -> max_tokens, tool_calls -> tool_use,
- *   content_filter -> refusal. `stop_sequence` is always null: the canonical result does not say
- *   which sequence stopped it.
+ * - stop_reason and stop_sequence (`anthropicStop`): `stop_sequence` with the matched string when
+ *   the upstream said which of the request's stop sequences ended the answer; else the native
+ *   finish reason when it is one of Anthropic's stop reasons (an Anthropic upstream's, directly or
+ *   through an OpenRouter-like one); else from the finish reason: stop -> end_turn, length ->
+ *   max_tokens, tool_calls -> tool_use, content_filter -> refusal. An upstream that stopped on a
+ *   sequence without saying so (Gemini, OpenAI) gives end_turn: the gateway cannot tell.
  * - usage: input_tokens excludes cached tokens (Anthropic's meaning): prompt - cache reads -
  *   cache writes, with those two as cache_read_input_tokens / cache_creation_input_tokens.
  * - Streams: message_start, then content_block_start / _delta / _stop per block (text_delta,
@@ -15,7 +18,13 @@
  *   usage, input counts included since message_start cannot know them), message_stop. A failure
  *   is one `error` event, as Anthropic sends it, and ends the stream.
  */
-import type { ChatDeltaChoice, ChatResult, ChatUsage, FinishReason } from '../../gateway/chat/types.js';
+import type {
+  ChatDeltaChoice,
+  ChatResult,
+  ChatUsage,
+  FinishDetails,
+  FinishReason,
+} from '../../gateway/chat/types.js';
 import type { GatewayError } from '../../gateway/errors.js';
 import { reasoningToBlocks, replayableByAnthropic } from '../../providers/anthropic/anthropic-messages.js';
 import { argumentsObject } from '../../providers/shared/tools.js';
@@ -56,6 +65,49 @@ export function anthropicErrorBody(e: GatewayError, requestId: string | undefine
   return body;
 }
 
+/** Anthropic's stop reasons (reference/providers.md §2.5). */
+const ANTHROPIC_STOP_REASONS = new Set([
+  'end_turn',
+  'max_tokens',
+  'stop_sequence',
+  'tool_use',
+  'pause_turn',
+  'refusal',
+  'model_context_window_exceeded',
+]);
+
+/** How a choice finished, as a canonical choice (or its final delta) says it. */
+export interface Finish extends FinishDetails {
+  finish_reason: FinishReason | null | undefined;
+}
+
+/** The request's stop sequences as a list (`stop` may be one string). */
+export function stopList(stop: string | string[] | null | undefined): readonly string[] {
+  if (typeof stop === 'string') return [stop];
+  return stop ?? [];
+}
+
+/**
+ * An answer's `stop_reason` and `stop_sequence`. The matched sequence is believed only when it is
+ * one the request asked for. A native `stop_sequence` without the string (OpenRouter does not
+ * pass it on) is that sequence when the request had only one, else null: the stop reason still
+ * says a sequence matched, which `end_turn` would hide.
+ */
+export function anthropicStop(
+  f: Finish | undefined,
+  stops: readonly string[],
+): { stop_reason: string; stop_sequence: string | null } {
+  const matched = f?.stop_sequence;
+  if (typeof matched === 'string' && stops.includes(matched))
+    return { stop_reason: 'stop_sequence', stop_sequence: matched };
+  const native = f?.native_finish_reason;
+  if (native === 'stop_sequence')
+    return { stop_reason: native, stop_sequence: stops.length === 1 ? stops[0]! : null };
+  if (typeof native === 'string' && ANTHROPIC_STOP_REASONS.has(native))
+    return { stop_reason: native, stop_sequence: null };
+  return { stop_reason: anthropicStopReason(f?.finish_reason), stop_sequence: null };
+}
+
 export function anthropicStopReason(finish: FinishReason | null | undefined): string {
   switch (finish) {
     case 'length':
@@ -87,6 +139,7 @@ export function encodeAnthropicMessage(
   model: string,
   result: ChatResult,
   usage: ChatUsage | undefined,
+  stops: readonly string[] = [],
 ): string {
   const choice = result.choices[0];
   const m = choice?.message;
@@ -111,8 +164,7 @@ export function encodeAnthropicMessage(
     role: 'assistant',
     model,
     content,
-    stop_reason: anthropicStopReason(choice?.finish_reason),
-    stop_sequence: null,
+    ...anthropicStop(choice, stops),
     usage: anthropicUsage(usage),
   });
 }
@@ -140,7 +192,8 @@ export class AnthropicStreamEncoder {
   private thinkingKey: number | undefined;
   /** Tool call index -> its block's index. */
   private readonly tools = new Map<number, number>();
-  private stop: FinishReason | null = null;
+  /** The finishing delta of choice 0 (its finish details ride on it). */
+  private finish: Finish | undefined;
 
   constructor(
     private readonly id: string,
@@ -148,6 +201,8 @@ export class AnthropicStreamEncoder {
     private readonly requestId: string,
     /** The usage message_start reports (input counts; the final ones come in message_delta). */
     private readonly startUsage: ChatUsage | undefined,
+    /** The request's stop sequences (see `anthropicStop`). */
+    private readonly stops: readonly string[] = [],
   ) {}
 
   private start(): string {
@@ -234,7 +289,7 @@ export class AnthropicStreamEncoder {
           const args = t.function?.arguments;
           if (args) out += this.delta({ type: 'input_json_delta', partial_json: args }, index);
         }
-      if (c.finish_reason) this.stop = c.finish_reason;
+      if (c.finish_reason) this.finish = c;
     }
     return out;
   }
@@ -245,7 +300,7 @@ export class AnthropicStreamEncoder {
       this.start() +
       this.close() +
       sseEvent('message_delta', {
-        delta: { stop_reason: anthropicStopReason(this.stop), stop_sequence: null },
+        delta: anthropicStop(this.finish, this.stops),
         usage: anthropicUsage(usage),
       }) +
       sseEvent('message_stop', {})

@@ -14,6 +14,7 @@ describe('encodeCompletion', () => {
           message: { role: 'assistant', content: 'hi "there"', refusal: null, annotations: [] },
           logprobs: null,
           finish_reason: 'stop',
+          native_finish_reason: 'stop',
         },
       ],
     } as unknown as ChatResult;
@@ -32,7 +33,7 @@ describe('encodeCompletion', () => {
     expect(encodeCompletion(env, result, undefined)).toBe(text.replace(/,"usage":.*\}$/, '}'));
   });
 
-  it('other choices are cleaned: content null, null arrays dropped, index and finish_reason set', () => {
+  it('other choices are cleaned: content null, null arrays dropped, index and finish reasons set', () => {
     const result = {
       choices: [
         { message: { role: 'assistant', tool_calls: null, reasoning_details: null } },
@@ -43,8 +44,18 @@ describe('encodeCompletion', () => {
     expect(out.system_fingerprint).toBeNull();
     expect(out).not.toHaveProperty('usage');
     expect(out.choices).toEqual([
-      { index: 0, message: { role: 'assistant', content: null }, finish_reason: null },
-      { index: 1, message: { role: 'assistant', content: 'x' }, finish_reason: 'length' },
+      {
+        index: 0,
+        message: { role: 'assistant', content: null },
+        finish_reason: null,
+        native_finish_reason: null,
+      },
+      {
+        index: 1,
+        message: { role: 'assistant', content: 'x' },
+        finish_reason: 'length',
+        native_finish_reason: null,
+      },
     ]);
   });
 });

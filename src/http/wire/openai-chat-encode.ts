@@ -7,6 +7,8 @@ import { KeyTree } from '../../gateway/key-tree.js';
  * (@openrouter/sdk, reference/openrouter.md §13): integer `created`, `system_fingerprint`
  * present on completions (null allowed) but never null on chunks, `finish_reason` always
  * present, array fields absent rather than null, usage detail objects with their sub-fields.
+ * Every choice also carries OpenRouter's `native_finish_reason` (the upstream's raw stop value,
+ * null on a chunk that does not finish): the strict SDK strips it, the openai SDK keeps it.
  */
 export interface Envelope {
   id: string;
@@ -74,6 +76,7 @@ function isClean(c: ChatChoice): boolean {
   return (
     typeof c.index === 'number' &&
     c.finish_reason !== undefined &&
+    c.native_finish_reason !== undefined &&
     m.role === 'assistant' &&
     m.content !== undefined &&
     m.tool_calls !== null &&
@@ -90,6 +93,7 @@ function cleanChoice(c: ChatChoice): ChatChoice {
     index: c.index ?? 0,
     message: message as ChatChoice['message'],
     finish_reason: c.finish_reason ?? null,
+    native_finish_reason: c.native_finish_reason ?? null,
   };
 }
 
@@ -100,6 +104,7 @@ const CHUNK_HEAD = (env: Envelope) =>
 export function chunkEvent(head: string, choices: ChatDeltaChoice[]): string {
   for (const c of choices) {
     if (c.finish_reason === undefined) c.finish_reason = null;
+    if (c.native_finish_reason === undefined) c.native_finish_reason = null;
     const d = c.delta as Record<string, unknown>;
     if (d.tool_calls === null) delete d.tool_calls;
     if (d.reasoning_details === null) delete d.reasoning_details;

@@ -1,5 +1,7 @@
 /**
- * Anthropic answers -> canonical: non-stream bodies, usage, stop reasons and errors.
+ * Anthropic answers -> canonical: non-stream bodies, usage, stop reasons and errors. The stop
+ * reason is mapped to a finish reason and kept as it is as the native one, with the matched stop
+ * sequence (`setFinishDetails`).
  *
  * Usage: prompt_tokens = input_tokens + cache_read_input_tokens + cache_creation_input_tokens
  * (Anthropic's input_tokens excludes cached tokens; OpenAI's prompt_tokens includes them), with
@@ -7,9 +9,13 @@
  * thinking tokens separately, so reasoning_tokens is counted locally from the thinking text
  * (exactly up to 128 K characters, by a sample beyond: see tokens.ts).
  */
+
+import { setHidden } from '../../gateway/chat/hidden.js';
 import { sampledTokens } from '../../gateway/chat/tokens.js';
 import type {
   AssistantMessage,
+  ChatChoice,
+  ChatDeltaChoice,
   ChatResult,
   ChatUsage,
   FinishReason,
@@ -91,7 +97,22 @@ export function classifyAnthropicError(
 interface AnthropicMessageBody {
   content?: Array<Record<string, any>>;
   stop_reason?: string | null;
+  stop_sequence?: string | null;
   usage?: AnthropicUsage;
+}
+
+/**
+ * A choice's finish details (`FinishDetails` in types.ts) from Anthropic's `stop_reason` and
+ * `stop_sequence` (the matched string, non-null when the stop reason is `stop_sequence`).
+ */
+export function setFinishDetails(
+  choice: ChatChoice | ChatDeltaChoice,
+  stopReason: string | null | undefined,
+  stopSequence: string | null | undefined,
+): void {
+  choice.native_finish_reason = stopReason ?? null;
+  if (stopReason === 'stop_sequence' && typeof stopSequence === 'string')
+    setHidden(choice, 'stop_sequence', stopSequence);
 }
 
 export function parseAnthropicResponse(status: number, body: string, headers: UpstreamHeaders): ChatResult {
@@ -132,8 +153,16 @@ export function parseAnthropicResponse(status: number, body: string, headers: Up
   if (reasoning !== null) message.reasoning = reasoning;
   if (details.length > 0) message.reasoning_details = details;
   if (calls.length > 0) message.tool_calls = calls;
+  const choice: ChatChoice = {
+    index: 0,
+    message,
+    finish_reason: mapStopReason(parsed.stop_reason),
+    native_finish_reason: null,
+    logprobs: null,
+  };
+  setFinishDetails(choice, parsed.stop_reason, parsed.stop_sequence);
   return {
-    choices: [{ index: 0, message, finish_reason: mapStopReason(parsed.stop_reason), logprobs: null }],
+    choices: [choice],
     // No usage in the answer: none here, so the gateway counts the prompt and the answer itself.
     usage: parsed.usage
       ? toChatUsage(parsed.usage, reasoning !== null ? sampledTokens([reasoning]) : undefined)

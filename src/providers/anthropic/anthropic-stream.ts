@@ -7,13 +7,20 @@
  * - thinking_delta -> `reasoning` + a `reasoning.text` detail; signature_delta -> a detail carrying the
  *   signature; redacted_thinking -> `reasoning.encrypted`. Details carry the block index so a client
  *   that returns them lets `reasoningToBlocks` rebuild the blocks.
- * - message_delta counts are cumulative: the last wins, never summed. The finish delta and the usage
- *   event are emitted at message_stop.
+ * - message_delta counts are cumulative: the last wins, never summed. The finish delta (with the
+ *   stop reason as the native one, and the matched stop sequence) and the usage event are emitted
+ *   at message_stop.
  * - `event: error` after the 200 -> an error event classified by its type (overloaded_error -> 529).
  */
 import { SseDecoder } from '../../gateway/chat/sse.js';
 import { sampledTokens } from '../../gateway/chat/tokens.js';
-import type { ChatDelta, ChatStreamEvent, FinishReason, ReportedUsage } from '../../gateway/chat/types.js';
+import type {
+  ChatDelta,
+  ChatDeltaChoice,
+  ChatStreamEvent,
+  FinishReason,
+  ReportedUsage,
+} from '../../gateway/chat/types.js';
 import { UpstreamError } from '../../gateway/errors.js';
 import { excerpt } from '../shared/classify-failure.js';
 import type { StreamDecoder } from '../types.js';
@@ -22,6 +29,7 @@ import {
   type AnthropicUsage,
   classifyAnthropicError,
   mapStopReason,
+  setFinishDetails,
   toChatUsage,
 } from './anthropic-response.js';
 
@@ -35,6 +43,9 @@ export class AnthropicStreamDecoder implements StreamDecoder {
   private readonly thoughts: string[] = [];
   private sawUsage = false;
   private finish: FinishReason | null = null;
+  /** message_delta's stop_reason and stop_sequence, as Anthropic sent them. */
+  private stopReason: string | undefined;
+  private stopSequence: string | null | undefined;
   private ended = false;
 
   /** @param maxEventBytes the largest single event; see `SseDecoder`. */
@@ -61,8 +72,11 @@ export class AnthropicStreamDecoder implements StreamDecoder {
     return out;
   }
 
-  private delta(out: ChatStreamEvent[], delta: ChatDelta, finish: FinishReason | null = null): void {
-    out.push({ type: 'delta', choices: [{ index: 0, delta, finish_reason: finish }] });
+  private delta(out: ChatStreamEvent[], delta: ChatDelta): void {
+    out.push({
+      type: 'delta',
+      choices: [{ index: 0, delta, finish_reason: null, native_finish_reason: null }],
+    });
   }
 
   private handle(data: string, out: ChatStreamEvent[]): void {
@@ -139,17 +153,29 @@ export class AnthropicStreamDecoder implements StreamDecoder {
         break;
       }
       case 'message_delta':
-        if (ev.delta?.stop_reason) this.finish = mapStopReason(ev.delta.stop_reason);
+        if (ev.delta?.stop_reason) {
+          this.finish = mapStopReason(ev.delta.stop_reason);
+          this.stopReason = ev.delta.stop_reason;
+          this.stopSequence = ev.delta.stop_sequence;
+        }
         this.takeUsage(ev.usage);
         break;
-      case 'message_stop':
+      case 'message_stop': {
         this.ended = true;
-        this.delta(out, {}, this.finish ?? 'stop');
+        const last: ChatDeltaChoice = {
+          index: 0,
+          delta: {},
+          finish_reason: this.finish ?? 'stop',
+          native_finish_reason: null,
+        };
+        setFinishDetails(last, this.stopReason, this.stopSequence);
+        out.push({ type: 'delta', choices: [last] });
         if (this.sawUsage) {
           const reasoning = this.thoughts.length > 0 ? sampledTokens(this.thoughts) : undefined;
           out.push({ type: 'usage', usage: toChatUsage(this.usage, reasoning) });
         }
         break;
+      }
       case 'error':
         this.ended = true;
         out.push({ type: 'error', error: classifyAnthropicError(200, data, {}) });

@@ -4,7 +4,9 @@
  * Usage: completion_tokens = candidatesTokenCount + thoughtsTokenCount (Gemini's candidates count
  * excludes thinking; OpenAI's completion count includes it), reasoning_tokens = thoughts,
  * prompt_tokens = promptTokenCount + toolUsePromptTokenCount, cached_tokens = cachedContentTokenCount.
- * Gemini reports STOP after function calls, so a candidate with a functionCall finishes `tool_calls`.
+ * Gemini reports STOP after function calls, so a candidate with a functionCall finishes `tool_calls`;
+ * Gemini's own value (STOP, MAX_TOKENS, SAFETY, ...) is the native finish reason. Gemini does not
+ * say which stop sequence ended an answer.
  * A functionCall's `id` (optional at Gemini) is the tool call id; a missing one is generated as
  * `call_<24 hex>` (`newCallId`), which is never sent back to Gemini as its id.
  */
@@ -149,6 +151,7 @@ export function parseGeminiResponse(status: number, body: string, headers: Upstr
         index: c.index ?? i,
         message,
         finish_reason: mapFinishReason(c.finishReason, calls.length > 0),
+        native_finish_reason: c.finishReason || null,
         logprobs: null,
       };
     }),

@@ -96,7 +96,7 @@ export class GeminiStreamDecoder implements StreamDecoder {
         ? mapFinishReason(c.finishReason, (this.toolCount.get(index) ?? 0) > 0)
         : null;
       if (finish) this.finished.add(index);
-      choices.push({ index, delta, finish_reason: finish });
+      choices.push({ index, delta, finish_reason: finish, native_finish_reason: c.finishReason || null });
     }
     this.sawRole = true;
     out.push({ type: 'delta', choices });

@@ -95,7 +95,14 @@ describe('OpenAI stream decoder', () => {
     expect(ev).toEqual([
       {
         type: 'delta',
-        choices: [{ index: 0, delta: { role: 'assistant', reasoning: 'hm' }, finish_reason: null }],
+        choices: [
+          {
+            index: 0,
+            delta: { role: 'assistant', reasoning: 'hm' },
+            finish_reason: null,
+            native_finish_reason: null,
+          },
+        ],
       },
     ]);
   });

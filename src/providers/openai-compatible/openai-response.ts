@@ -1,14 +1,16 @@
 /**
  * OpenAI-format answers -> canonical. The upstream JSON is parsed once and handed on as is (the
  * canonical result and chunk choices are OpenAI's own shapes); the only rewrite is the
- * `reasoning_content` alias (llama.cpp, older vLLM, DeepSeek) to `reasoning`.
+ * `reasoning_content` alias (llama.cpp, older vLLM, DeepSeek) to `reasoning`, and the only
+ * additions a choice's finish details (`finishDetails`).
  *
  * The non-stream result may still carry upstream fields such as id/model/created; the encoder
  * overwrites those it owns.
  */
 
+import { setHidden } from '../../gateway/chat/hidden.js';
 import { SseDecoder } from '../../gateway/chat/sse.js';
-import type { ChatDeltaChoice, ChatResult, ChatStreamEvent } from '../../gateway/chat/types.js';
+import type { ChatChoice, ChatDeltaChoice, ChatResult, ChatStreamEvent } from '../../gateway/chat/types.js';
 import { UpstreamError } from '../../gateway/errors.js';
 import { classifyFailure, excerpt, safeJson } from '../shared/classify-failure.js';
 import type { StreamDecoder, UpstreamHeaders } from '../types.js';
@@ -71,8 +73,22 @@ export function parseOpenAiResponse(status: number, body: string, headers: Upstr
       delete m.reasoning_content;
     }
     if (c.finish_reason === undefined) c.finish_reason = null;
+    finishDetails(c);
   }
   return parsed as ChatResult;
+}
+
+/**
+ * A choice's `FinishDetails` (types.ts), on the upstream's own object: `native_finish_reason` is
+ * the one it sent (an OpenRouter-like server's, passed on as is) or else its `finish_reason`,
+ * which is the raw value of an OpenAI-compatible server; a vLLM server's `stop_reason` that is a
+ * string is the stop sequence that matched (an integer one is a stop token id, and null a
+ * natural end).
+ */
+function finishDetails(c: ChatChoice | ChatDeltaChoice): void {
+  if (c.native_finish_reason === undefined) c.native_finish_reason = c.finish_reason;
+  if (c.finish_reason === 'stop' && typeof c.stop_reason === 'string' && c.stop_reason !== '')
+    setHidden(c, 'stop_sequence', c.stop_reason);
 }
 
 /** Error carried inside a 200 stream: `data: {"error": {...}}` (OpenAI, vLLM, OpenRouter). */
@@ -158,6 +174,7 @@ export class OpenAiStreamDecoder implements StreamDecoder {
         }
         if (c.finish_reason === undefined) c.finish_reason = null;
         else if (c.finish_reason !== null) this.finished = true;
+        finishDetails(c);
       }
       this.sawRole = true;
       out.push({ type: 'delta', choices });

@@ -170,6 +170,78 @@ describe('Anthropic request schema', () => {
     expect(msgs[3].content[0].id).toBe('toolu_01ABC-x');
     expect(msgs[4].content[0].tool_use_id).toBe('toolu_01ABC-x');
   });
+
+  it('a cache breakpoint on a part of a tool message goes on the tool_result (Anthropic refuses it inside)', async () => {
+    // OpenRouter clients mark the latest tool result for caching on its text part; Anthropic
+    // answers this 400 for a cache_control within tool_result.content.
+    up.on('POST /v1/messages', (r) => {
+      for (const [i, m] of (r.json.messages as any[]).entries())
+        for (const [j, b] of m.content.entries())
+          if (b.type === 'tool_result' && Array.isArray(b.content))
+            for (const [k, inner] of b.content.entries())
+              if (inner.cache_control !== undefined)
+                return {
+                  status: 400,
+                  json: {
+                    type: 'error',
+                    error: {
+                      type: 'invalid_request_error',
+                      message: `messages.${i}.content.${j}.tool_result.content.${k}.cache_control: cache_control may not be specified within \`tool_result.content\`. Instead, place it directly on \`tool_result\``,
+                    },
+                  },
+                };
+      return { body: fixture('anthropic', 'chat.json'), headers: { 'content-type': 'application/json' } };
+    });
+    const cache = { type: 'ephemeral' as const };
+    const part = { type: 'text' as const, text: '18C', cache_control: cache };
+    const req: ChatRequest = {
+      ...base,
+      tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object' } } }],
+      messages: [
+        {
+          role: 'user',
+          content: [{ type: 'text', text: 'Weather in Paris and Rome?', cache_control: cache }],
+        },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            {
+              id: 'toolu_1',
+              type: 'function',
+              function: { name: 'get_weather', arguments: '{"city":"Paris"}' },
+            },
+            {
+              id: 'toolu_2',
+              type: 'function',
+              function: { name: 'get_weather', arguments: '{"city":"Rome"}' },
+            },
+          ],
+        },
+        { role: 'tool', tool_call_id: 'toolu_1', content: [part] },
+        { role: 'tool', tool_call_id: 'toolu_2', content: [{ type: 'text', text: '24C' }] },
+      ],
+    };
+    const r = await completeChat(anthropicAdapter, req, target(), { client });
+    expect(r.choices[0].message.content).toBeTruthy();
+    const msgs = sent().messages;
+    expect(msgs[0].content[0]).toEqual({
+      type: 'text',
+      text: 'Weather in Paris and Rome?',
+      cache_control: cache,
+    });
+    expect(msgs[2].content).toEqual([
+      {
+        type: 'tool_result',
+        tool_use_id: 'toolu_1',
+        content: [{ type: 'text', text: '18C' }],
+        cache_control: cache,
+      },
+      { type: 'tool_result', tool_use_id: 'toolu_2', content: [{ type: 'text', text: '24C' }] },
+    ]);
+    // The client's part keeps its breakpoint (a retry or a fallback sends the same request).
+    expect(part.cache_control).toBe(cache);
+  });
 });
 
 describe('Anthropic thinking in a tool loop', () => {

@@ -9,7 +9,8 @@
  *   into one (tool results first, as Anthropic requires after a tool_use turn). A tool turn's
  *   `is_error` becomes the result's `is_error`.
  * - Cache breakpoints: on text parts as sent; on images, files, tool calls and tool results when
- *   the Anthropic ingress carried them (non-enumerable, see CacheControl in types.ts).
+ *   the Anthropic ingress carried them (non-enumerable, see CacheControl in types.ts). One on a
+ *   part of a `tool` message goes on its tool_result instead (Anthropic refuses it inside).
  * - Assistant `reasoning_details` (from an earlier answer) are replayed as `thinking` /
  *   `redacted_thinking` blocks ahead of the text and tool_use blocks, unmodified and in order;
  *   streamed fragments of one block (same `index`) are joined. A thinking text without signature
@@ -103,6 +104,23 @@ function partToBlock(part: ContentPart): AnthropicBlock | undefined {
 }
 
 /**
+ * Anthropic refuses a cache breakpoint inside a tool result's content (400 "cache_control may not
+ * be specified within `tool_result.content`. Instead, place it directly on `tool_result`"), where
+ * OpenRouter clients put it: on a text part of a `tool` message. The breakpoints are taken off the
+ * blocks (fresh objects, not the client's) and the last one is returned for the tool_result, which
+ * caches the same prefix (the result is one block, ending where its content ends).
+ */
+function hoistCache(blocks: AnthropicBlock[]): CacheControl | undefined {
+  let cache: CacheControl | undefined;
+  for (const b of blocks) {
+    if (b.cache_control === undefined) continue;
+    cache = b.cache_control as CacheControl;
+    delete b.cache_control;
+  }
+  return cache;
+}
+
+/**
  * Anthropic refuses text blocks that are empty ("text content blocks must be non-empty") or only
  * whitespace ("... must contain non-whitespace text"); other models' answers often are (a "\n\n"
  * before tool calls), so they are left out. A turn left with no block is not sent.
@@ -191,7 +209,7 @@ export function toAnthropicMessages(messages: ChatMessage[]): {
           content: inner.length > 0 ? inner : '',
         };
         if (m.is_error) result.is_error = true;
-        push('user', [withCache(result, m.cache_control)]);
+        push('user', [withCache(result, m.cache_control ?? hoistCache(inner))]);
         break;
       }
       case 'assistant': {

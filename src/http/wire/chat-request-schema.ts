@@ -166,6 +166,9 @@ export const ChatRequestSchema = prepareBody(
         }),
       ),
       reasoning_effort: Opt(StrEnum(EFFORTS)),
+      // OpenRouter's legacy switch, folded into `reasoning` before this schema runs
+      // (includeReasoning); what is left here is a value that is not a boolean.
+      include_reasoning: Opt(Type.Boolean()),
       usage: Opt(NullableObj({ include: Opt(Type.Boolean()) })),
       transforms: Opt(Type.Array(StrEnum(['middle-out']), { maxItems: 8 })),
       stream: Opt(Type.Boolean()),
@@ -239,6 +242,28 @@ export const ChatRequestSchema = prepareBody(
 export function prepareChatBody(body: unknown): void {
   nullMeansAbsent(body);
   emptyToolsMeanNone(body);
+  includeReasoning(body);
+}
+
+/**
+ * OpenRouter's legacy `include_reasoning` (older clients and the OpenAI SDK's `extra_body` still
+ * send it): `true` is `reasoning: {}`, `false` is `reasoning: {exclude: true}`. It becomes that
+ * `reasoning`, so every adapter and the answer's reasoning filter read one field, an upstream that
+ * speaks OpenRouter gets the current spelling, and `provider.require_parameters` counts
+ * `reasoning`. An `exclude` the request's own `reasoning` sets wins. A value that is not a boolean
+ * (or a `reasoning` that is not an object) is left for the schema to refuse.
+ */
+export function includeReasoning(body: unknown): void {
+  if (body === null || typeof body !== 'object') return;
+  const b = body as Record<string, unknown>;
+  const include = b.include_reasoning;
+  if (typeof include !== 'boolean') return;
+  const r = b.reasoning;
+  if (r !== undefined && (r === null || typeof r !== 'object' || Array.isArray(r))) return;
+  const reasoning = (r ?? {}) as Record<string, unknown>;
+  if (!include && reasoning.exclude === undefined) reasoning.exclude = true;
+  b.reasoning = reasoning;
+  delete b.include_reasoning;
 }
 
 /**

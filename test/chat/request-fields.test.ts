@@ -1,0 +1,134 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
+import {
+  type ChatGateway,
+  fixtureJson,
+  model,
+  oaChunk,
+  oaCompletion,
+  rawStream,
+  sse,
+  startChatGateway,
+} from './chat-helpers.js';
+
+/**
+ * Request fields of OpenAI's and OpenRouter's chat request checked against the fact sheets: what
+ * each upstream kind receives for them (asserted on the body the loopback fake received), and
+ * the 400 naming the field for a value out of range.
+ */
+let up: FakeUpstream;
+let c: ChatGateway;
+
+const answer = () => {
+  const body = oaCompletion('fine');
+  (body.choices[0]!.message as Record<string, unknown>).reasoning = 'thought';
+  return body;
+};
+
+beforeAll(async () => {
+  up = await startFakeUpstream({
+    'POST /v1/chat/completions': (req) =>
+      req.json?.stream
+        ? {
+            sse: sse([
+              oaChunk({ role: 'assistant', reasoning: 'thought' }),
+              oaChunk({ content: 'fine' }),
+              oaChunk({}, 'stop'),
+            ]),
+          }
+        : { json: answer() },
+    'POST /v1/messages': () => ({ json: fixtureJson('anthropic/chat.json') }),
+  });
+  c = await startChatGateway({
+    channels: [
+      { name: 'oa', kind: 'openai-compatible', base_url: `${up.url}/v1`, keys: ['k'], models: ['t/oa'] },
+      {
+        name: 'or',
+        kind: 'openai-compatible',
+        base_url: `${up.url}/v1`,
+        keys: ['k'],
+        models: ['t/or'],
+        settings: { reasoningObject: true },
+      },
+      {
+        name: 'an',
+        kind: 'anthropic',
+        base_url: up.url,
+        keys: ['k'],
+        models: ['t/an'],
+        model_mapping: { 't/an': 'claude-sonnet-4-5' },
+      },
+    ],
+    models: [model('t/oa'), model('t/or'), model('t/an')],
+    gateway: { retry_base_ms: 1, max_attempts: 1 },
+  });
+});
+afterAll(async () => {
+  await c?.gw.close();
+  await up?.close();
+});
+
+const messages = [{ role: 'user', content: 'x' }];
+const chat = (body: Record<string, unknown>) =>
+  c.gw.call('POST', '/v1/chat/completions', { token: c.key, body: { messages, ...body } });
+/** The one body the upstream received for `body`, and the gateway's answer. */
+async function sentFor(body: Record<string, unknown>) {
+  const before = up.requests.length;
+  const r = await chat(body);
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  const sent = up.requests.slice(before);
+  expect(sent).toHaveLength(1);
+  return { sent: sent[0]!.json, answer: r.body };
+}
+
+describe('include_reasoning (OpenRouter, legacy)', () => {
+  it('false keeps the reasoning out of the answer, as reasoning.exclude does', async () => {
+    const { sent, answer } = await sentFor({ model: 't/oa', include_reasoning: false });
+    expect(answer.choices[0].message.content).toBe('fine');
+    expect(answer.choices[0].message).not.toHaveProperty('reasoning');
+    expect(sent).not.toHaveProperty('include_reasoning');
+
+    const streamed = await rawStream(c, { model: 't/oa', messages, include_reasoning: false });
+    expect(streamed.res.status).toBe(200);
+    expect(streamed.chunks.some((k) => k.choices?.[0]?.delta?.reasoning)).toBe(false);
+    expect(streamed.chunks.map((k) => k.choices?.[0]?.delta?.content ?? '').join('')).toBe('fine');
+  });
+
+  it('true (or absent) leaves the reasoning in the answer', async () => {
+    for (const extra of [{ include_reasoning: true }, {}]) {
+      const { answer } = await sentFor({ model: 't/oa', ...extra });
+      expect(answer.choices[0].message.reasoning).toBe('thought');
+    }
+  });
+
+  it('an upstream that speaks OpenRouter gets it as the reasoning object', async () => {
+    expect((await sentFor({ model: 't/or', include_reasoning: false })).sent.reasoning).toEqual({
+      exclude: true,
+    });
+    expect((await sentFor({ model: 't/or', include_reasoning: true })).sent.reasoning).toEqual({});
+    const both = await sentFor({ model: 't/or', include_reasoning: false, reasoning: { effort: 'low' } });
+    expect(both.sent.reasoning).toEqual({ effort: 'low', exclude: true });
+    expect(both.sent).not.toHaveProperty('include_reasoning');
+  });
+
+  it("the request's own reasoning.exclude wins", async () => {
+    const { sent, answer } = await sentFor({
+      model: 't/or',
+      include_reasoning: false,
+      reasoning: { exclude: false },
+    });
+    expect(sent.reasoning).toEqual({ exclude: false });
+    expect(answer.choices[0].message.reasoning).toBe('thought');
+  });
+
+  it('a value that is not a boolean is a 400 naming include_reasoning, sent nowhere', async () => {
+    const before = up.requests.length;
+    for (const v of ['no', 0, {}]) {
+      const r = await chat({ model: 't/oa', include_reasoning: v });
+      expect(r.status, JSON.stringify(v)).toBe(400);
+      expect(r.body.error.param).toBe('include_reasoning');
+      expect(r.body.error.message).toContain('include_reasoning:');
+    }
+    expect(up.requests.length).toBe(before);
+  });
+});

@@ -18,6 +18,25 @@ import {
  */
 let up: FakeUpstream;
 let c: ChatGateway;
+/** The default registry's `openai_chat` parameter set. */
+const OPENAI_CHAT_PARAMS = [
+  'tools',
+  'tool_choice',
+  'parallel_tool_calls',
+  'max_tokens',
+  'max_completion_tokens',
+  'temperature',
+  'top_p',
+  'stop',
+  'frequency_penalty',
+  'presence_penalty',
+  'seed',
+  'logit_bias',
+  'logprobs',
+  'top_logprobs',
+  'response_format',
+  'structured_outputs',
+];
 
 const answer = () => {
   const body = oaCompletion('fine');
@@ -41,7 +60,13 @@ beforeAll(async () => {
   });
   c = await startChatGateway({
     channels: [
-      { name: 'oa', kind: 'openai-compatible', base_url: `${up.url}/v1`, keys: ['k'], models: ['t/oa'] },
+      {
+        name: 'oa',
+        kind: 'openai-compatible',
+        base_url: `${up.url}/v1`,
+        keys: ['k'],
+        models: ['t/oa', 't/oa-listed'],
+      },
       {
         name: 'or',
         kind: 'openai-compatible',
@@ -59,7 +84,13 @@ beforeAll(async () => {
         model_mapping: { 't/an': 'claude-sonnet-4-5' },
       },
     ],
-    models: [model('t/oa'), model('t/or'), model('t/an')],
+    models: [
+      model('t/oa'),
+      model('t/or'),
+      model('t/an'),
+      // A registry entry listing its parameters, as the default registry's openai/gpt-4o does.
+      model('t/oa-listed', { supported_parameters: OPENAI_CHAT_PARAMS }),
+    ],
     gateway: { retry_base_ms: 1, max_attempts: 1 },
   });
 });
@@ -130,5 +161,35 @@ describe('include_reasoning (OpenRouter, legacy)', () => {
       expect(r.body.error.message).toContain('include_reasoning:');
     }
     expect(up.requests.length).toBe(before);
+  });
+});
+
+describe('labels and cache hints with provider.require_parameters', () => {
+  const labels = {
+    metadata: { team: 'search', run: '42' },
+    store: false,
+    prompt_cache_key: 'conv-7',
+    prompt_cache_retention: '24h',
+  };
+
+  it('skip no upstream: they are not parameters a model lists, and change nothing in the answer', async () => {
+    for (const [k, v] of Object.entries(labels)) {
+      for (const id of ['t/oa-listed', 't/an', 't/oa']) {
+        const before = up.requests.length;
+        const r = await chat({ model: id, [k]: v, temperature: 0.5, provider: { require_parameters: true } });
+        expect(r.status, `${k} on ${id}: ${JSON.stringify(r.body)}`).toBe(200);
+        const sent = up.requests.slice(before);
+        expect(sent).toHaveLength(1);
+        // OpenAI-compatible upstreams get them; Anthropic has no place for them.
+        if (id === 't/an') expect(sent[0]!.json, k).not.toHaveProperty(k);
+        else expect(sent[0]!.json[k], k).toEqual(v);
+      }
+    }
+  });
+
+  it('a parameter the model does not list still skips it', async () => {
+    const r = await chat({ model: 't/oa-listed', top_k: 5, provider: { require_parameters: true } });
+    expect(r.status).toBe(503);
+    expect(r.body.error.metadata.excluded_by).toEqual(['require_parameters']);
   });
 });

@@ -12,8 +12,8 @@ import type { Candidate, ProviderPrefs, RouteTarget } from '../routing/types.js'
 import { type ChatModel, resolveChatModel } from './model-variant.js';
 
 /**
- * Request fields that are routing instructions or end-user ids, never sampling parameters: they do
- * not count for `provider.require_parameters`.
+ * Request fields that are routing instructions, end-user ids, labels or cache hints, never
+ * sampling parameters: they do not count for `provider.require_parameters`.
  */
 const NOT_PARAMS = new Set([
   'model',
@@ -29,6 +29,14 @@ const NOT_PARAMS = new Set([
   'route',
   // OpenRouter's sticky-routing key grouping a conversation's requests (@openrouter/sdk sessionId).
   'session_id',
+  // Labels and cache hints that change nothing in the answer, and that no model's
+  // supported_parameters lists (OpenRouter's list has no name for them): counted, they would
+  // skip every Anthropic and Gemini upstream and every model whose registry entry lists its
+  // parameters (a 503 for `metadata` on openai/gpt-4o). Sent where the upstream takes them.
+  'metadata',
+  'store',
+  'prompt_cache_key',
+  'prompt_cache_retention',
 ]);
 
 export interface ChatPlan {

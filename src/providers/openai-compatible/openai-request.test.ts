@@ -70,6 +70,56 @@ describe('OpenAI-compatible request', () => {
     expect(body(r, 'https://api.openai.com/v1', 'gpt-4o')).not.toHaveProperty('reasoning_effort');
   });
 
+  it('api.openai.com: no cache_control on messages or parts (it answers 400 "Unknown parameter"); other hosts keep them', () => {
+    const cache = { type: 'ephemeral' as const };
+    const hidden = { type: 'text' as const, text: 'hidden' };
+    // As the Anthropic ingress sets its own: not serialized anyway.
+    Object.defineProperty(hidden, 'cache_control', { value: cache, enumerable: false });
+    const r: ChatRequest = {
+      messages: [
+        { role: 'system', content: [{ type: 'text', text: 'rules', cache_control: cache }] },
+        { role: 'user', content: 'q', cache_control: cache },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'a' },
+            { type: 'text', text: 'b', cache_control: { ...cache, ttl: '1h' } },
+          ],
+        },
+        { role: 'user', content: [hidden] },
+      ],
+    };
+    const official = body(r, 'https://api.openai.com/v1', 'gpt-4.1');
+    expect(official.messages).toEqual([
+      { role: 'system', content: [{ type: 'text', text: 'rules' }] },
+      { role: 'user', content: 'q' },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'a' },
+          { type: 'text', text: 'b' },
+        ],
+      },
+      { role: 'user', content: [{ type: 'text', text: 'hidden' }] },
+    ]);
+    // The client's objects are not changed (a fallback to Anthropic still has the breakpoints).
+    expect((r.messages[0].content as { cache_control?: unknown }[])[0].cache_control).toBe(cache);
+    expect(r.messages[1].cache_control).toBe(cache);
+    // Nothing of them is left in the body sent.
+    const b = buildOpenAiRequest(
+      r,
+      { baseUrl: 'https://api.openai.com/v1', apiKey: 'k', upstreamModel: 'm' },
+      {
+        stream: false,
+      },
+    );
+    expect(b.body).not.toContain('cache_control');
+    for (const host of ['https://openrouter.ai/api/v1', 'http://127.0.0.1:8000/v1'])
+      expect(
+        body(r, host, 'm', { reasoningObject: host.includes('openrouter') }).messages.slice(0, 3),
+      ).toEqual(r.messages.slice(0, 3));
+  });
+
   it('streams ask for usage unless told not to; supportedParams narrows the allow-list', () => {
     expect(body(req, 'http://h/v1', 'm', undefined, true).stream_options).toEqual({ include_usage: true });
     expect(body(req, 'http://h/v1', 'm', { streamUsage: false }, true)).not.toHaveProperty('stream_options');

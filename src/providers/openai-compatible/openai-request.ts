@@ -23,6 +23,10 @@
  * schema and self-hosted chat templates do not know them) unless `reasoningObject` says the upstream
  * speaks OpenRouter, which wants them back; and for hosts other than api.openai.com
  * `developer` becomes `system`, except for an upstream that speaks OpenRouter (it takes `developer`).
+ * api.openai.com does not get Anthropic's `cache_control` breakpoints on messages and their parts
+ * (OpenRouter's clients put them there): it answers 400 "Unknown parameter:
+ * 'messages[0].content[0].cache_control'", and caches prefixes on its own. Other hosts get them
+ * (OpenRouter and some OpenAI-compatible APIs read them).
  */
 import { sentMaxTokens } from '../../gateway/chat/max-tokens.js';
 import { effortFromBudget, resolveReasoning } from '../../gateway/chat/reasoning.js';
@@ -117,6 +121,8 @@ interface TargetFacts {
   openRouter: boolean;
   /** `developer` messages become `system` (hosts other than api.openai.com and OpenRouter). */
   developerToSystem: boolean;
+  /** `cache_control` is removed from messages and their parts (api.openai.com). */
+  dropCache: boolean;
   reasoningModel: boolean;
   /** A reasoning model that rejects `stop` (STOPLESS_MODEL). */
   stopless: boolean;
@@ -137,6 +143,7 @@ const factsOf = perObject((target: UpstreamTarget): TargetFacts => {
     official,
     openRouter,
     developerToSystem: !official && !openRouter,
+    dropCache: official,
     reasoningModel,
     stopless: reasoningModel && STOPLESS_MODEL.test(target.upstreamModel),
     allowed: custom ?? (openRouter ? OPENROUTER_PARAMS : official ? OPENAI_PARAMS : OPENAI_COMPATIBLE_PARAMS),
@@ -168,11 +175,12 @@ export function buildOpenAiRequest(
   opts: { stream: boolean },
 ): UpstreamHttpRequest {
   const extra = target.extra ?? {};
-  const { official, openRouter, developerToSystem, reasoningModel, stopless, allowed, url } = factsOf(target);
+  const { official, openRouter, developerToSystem, dropCache, reasoningModel, stopless, allowed, url } =
+    factsOf(target);
   const skip = stopless ? STOPLESS_SKIP : reasoningModel ? REASONING_SKIP : SET_AFTER;
 
   const body: Record<string, unknown> = { model: target.upstreamModel };
-  body.messages = plainMessages(req.messages, developerToSystem, openRouter);
+  body.messages = plainMessages(req.messages, developerToSystem, openRouter, dropCache);
   for (const key in req) {
     if (skip.has(key)) continue;
     const v = req[key];
@@ -226,27 +234,58 @@ export function buildOpenAiRequest(
 }
 
 /**
- * Copies only the messages that carry fields self-hosted servers reject. An upstream that speaks
- * OpenRouter (`keepReasoning`) keeps the assistant's `reasoning` / `reasoning_details`: OpenRouter
- * asks for them back unchanged to carry reasoning across turns (Anthropic refuses a thinking turn
- * with tool calls whose signed thinking blocks are missing).
+ * Copies only the messages that carry fields self-hosted servers (or, for `dropCache`,
+ * api.openai.com) reject. An upstream that speaks OpenRouter (`keepReasoning`) keeps the
+ * assistant's `reasoning` / `reasoning_details`: OpenRouter asks for them back unchanged to carry
+ * reasoning across turns (Anthropic refuses a thinking turn with tool calls whose signed thinking
+ * blocks are missing).
  */
 function plainMessages(
   messages: ChatMessage[],
   developerToSystem: boolean,
   keepReasoning: boolean,
+  dropCache: boolean,
 ): ChatMessage[] {
   let out: ChatMessage[] | undefined;
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i];
     const dev = developerToSystem && m.role === 'developer';
     const strip = !keepReasoning && (m.reasoning !== undefined || m.reasoning_details !== undefined);
-    if (!dev && !strip) continue;
+    const uncache = dropCache && carriesCache(m);
+    if (!dev && !strip && !uncache) continue;
     out ??= messages.slice();
-    const rest = strip ? withoutReasoning(m) : m;
+    let rest = strip ? withoutReasoning(m) : m;
+    if (uncache) rest = withoutCache(rest);
     out[i] = dev ? { ...rest, role: 'system' } : rest;
   }
   return out ?? messages;
+}
+
+/**
+ * A breakpoint that would be serialized: the Anthropic ingress sets its own as non-enumerable
+ * properties (CacheControl in types.ts), which JSON.stringify already leaves out.
+ */
+const sentCache = (o: object) => Object.prototype.propertyIsEnumerable.call(o, 'cache_control');
+
+function carriesCache(m: ChatMessage): boolean {
+  if (sentCache(m)) return true;
+  const content = m.content;
+  if (!Array.isArray(content)) return false;
+  for (const p of content) if (sentCache(p)) return true;
+  return false;
+}
+
+/** The message without breakpoints, on it or its parts (copies: the client's objects stay as sent). */
+function withoutCache(m: ChatMessage): ChatMessage {
+  const out = { ...m };
+  delete out.cache_control;
+  if (Array.isArray(m.content))
+    out.content = m.content.map((p) => {
+      if (!sentCache(p)) return p;
+      const { cache_control: _c, ...part } = p as typeof p & { cache_control?: unknown };
+      return part as typeof p;
+    });
+  return out;
 }
 
 function withoutReasoning(m: ChatMessage): ChatMessage {

@@ -33,6 +33,7 @@ const KeyLike = Type.Object(
         Type.Object({ by: Type.Unsafe({ type: 'string', enum: ['price', 'latency'] }) }),
       ]),
     ),
+    labels: Type.Optional(Type.Record(Type.String(), Type.String(), { propertyNames: { maxLength: 8 } })),
     content: Type.Optional(
       Type.Union([
         Type.String(),
@@ -84,6 +85,16 @@ describe('validation messages', () => {
     expect(messageFor(KeyLike, { tags: ['a', 3] })).toBe('tags.1: must be string');
     expect(messageFor(KeyLike, { tags: 3 })).toBe(
       'tags: must be a string of at most 20 characters, an array of at most 2 items, or null',
+    );
+  });
+
+  it('describe the problem inside an object whose constant type names its branch', () => {
+    expect(messageFor(KeyLike, { content: [{ type: 'image_url', image_url: 5 }] })).toBe(
+      'content.0.image_url: must be string',
+    );
+    expect(messageFor(KeyLike, { content: [{ type: 'text' }] })).toBe('content.0.text: is required');
+    expect(messageFor(KeyLike, { labels: { ['k'.repeat(9)]: 'v' } })).toBe(
+      'labels: key "kkkkkkkkk" must NOT have more than 8 characters',
     );
   });
 

@@ -174,6 +174,12 @@ export function describeAjvError(
         param: where,
       };
     default:
+      // A failure inside `propertyNames` is about a key of the object, which ajv names apart.
+      if (e.propertyName !== undefined)
+        return {
+          message: `${where}: key ${JSON.stringify(e.propertyName)} ${e.message ?? 'is invalid'}`,
+          param: where,
+        };
       return { message: `${where}: ${e.message ?? 'is invalid'}`, param: where };
   }
 }
@@ -181,14 +187,23 @@ export function describeAjvError(
 /**
  * The errors of the one branch of `union` that takes the failing value's kind, when the value is
  * an object or an array and only one branch takes that kind (`tags: [1]` against string | array
- * | null is about `tags.0`). Empty otherwise.
+ * | null is about `tags.0`), or, among objects told apart by a constant `type` (content parts),
+ * the one whose `type` the value has (`{"type": "text", "cache_control": 1}` is about its
+ * `cache_control`). Empty otherwise.
  */
 function innerBranchErrors(errors: ErrorObject[], union: ErrorObject): ErrorObject[] {
   const branches = union.schema;
   const data: unknown = union.data;
   if (!Array.isArray(branches) || data === null || typeof data !== 'object') return [];
   const kind = Array.isArray(data) ? 'array' : 'object';
-  const takers = (branches as Shape[]).flatMap((b, i) => (typesOf(b).includes(kind) ? [i] : []));
+  let takers = (branches as Shape[]).flatMap((b, i) => (typesOf(b).includes(kind) ? [i] : []));
+  if (takers.length > 1 && kind === 'object') {
+    const tag = (data as { type?: unknown }).type;
+    takers = takers.filter((i) => {
+      const t = (branches as Shape[])[i]!.properties?.type;
+      return t !== undefined && 'const' in t && t.const === tag;
+    });
+  }
   if (takers.length !== 1) return [];
   const prefix = `${union.schemaPath}/${takers[0]}/`;
   return errors.filter((x) => x.schemaPath.startsWith(prefix));

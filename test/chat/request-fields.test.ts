@@ -193,3 +193,72 @@ describe('labels and cache hints with provider.require_parameters', () => {
     expect(r.body.error.metadata.excluded_by).toEqual(['require_parameters']);
   });
 });
+
+describe('OpenAI and OpenRouter fields with documented ranges', () => {
+  const cases: [string, Record<string, unknown>, string][] = [
+    ['verbosity', { verbosity: 'loud' }, 'verbosity'],
+    ['metadata: a value that is not a string', { metadata: { run: 42 } }, 'metadata.run'],
+    ['metadata: a value over 512 characters', { metadata: { run: 'x'.repeat(513) } }, 'metadata.run'],
+    ['metadata: a key over 64 characters', { metadata: { ['k'.repeat(65)]: 'v' } }, 'metadata'],
+    [
+      'metadata: more than 16 pairs',
+      { metadata: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, 'v'])) },
+      'metadata',
+    ],
+    ['session_id over 256 characters', { session_id: 's'.repeat(257) }, 'session_id'],
+    ['modalities', { modalities: ['video'] }, 'modalities.0'],
+    ['service_tier', { service_tier: 'turbo' }, 'service_tier'],
+    ['prediction', { prediction: { type: 'text', content: 'x' } }, 'prediction.type'],
+    ['prediction content', { prediction: { type: 'content', content: 5 } }, 'prediction.content'],
+    [
+      'cache_control type',
+      {
+        messages: [
+          { role: 'user', content: [{ type: 'text', text: 'x', cache_control: { type: 'forever' } }] },
+        ],
+      },
+      'messages.0.content.0.cache_control.type',
+    ],
+    [
+      'cache_control ttl',
+      {
+        messages: [
+          {
+            role: 'user',
+            content: [{ type: 'text', text: 'x', cache_control: { type: 'ephemeral', ttl: '2h' } }],
+          },
+        ],
+      },
+      'messages.0.content.0.cache_control.ttl',
+    ],
+  ];
+
+  it('out of range: a 400 naming the field, sent nowhere', async () => {
+    const before = up.requests.length;
+    for (const [what, body, param] of cases) {
+      for (const id of ['t/oa', 't/an']) {
+        const r = await chat({ model: id, ...body });
+        expect(r.status, `${what} on ${id}: ${JSON.stringify(r.body)}`).toBe(400);
+        expect(r.body.error.param, what).toBe(param);
+        expect(r.body.error.message, what).toContain(`${param}:`);
+      }
+    }
+    expect(up.requests.length).toBe(before);
+  });
+
+  it('within range: reach an OpenAI-compatible upstream as sent', async () => {
+    const fields = {
+      verbosity: 'low',
+      metadata: { team: 'search', ['k'.repeat(64)]: 'v'.repeat(512) },
+      session_id: 's'.repeat(256),
+      modalities: ['text', 'audio'],
+      service_tier: 'flex',
+      prediction: { type: 'content', content: [{ type: 'text', text: 'old code' }] },
+    };
+    const { sent } = await sentFor({ model: 't/or', ...fields });
+    expect(sent).toMatchObject(fields);
+    const cached = [{ type: 'text', text: 'x', cache_control: { type: 'ephemeral', ttl: '1h' } }];
+    const withCache = await sentFor({ model: 't/an', messages: [{ role: 'user', content: cached }] });
+    expect(withCache.sent.messages[0].content).toEqual(cached);
+  });
+});

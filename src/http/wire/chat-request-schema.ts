@@ -16,8 +16,16 @@ const Opt = Type.Optional;
 const NullableObj = (props: Parameters<typeof Type.Object>[0]) =>
   Type.Union([Type.Object(props, { additionalProperties: true }), Type.Null()]);
 
+/**
+ * Anthropic's prompt-cache breakpoint as OpenRouter takes it on parts (openrouter.md §2.2): any
+ * other shape would reach an Anthropic upstream and be its 400.
+ */
+const CacheControl = Type.Object(
+  { type: Type.Literal('ephemeral'), ttl: Opt(StrEnum(['5m', '1h'])) },
+  { additionalProperties: true },
+);
 const TextPart = Type.Object(
-  { type: Type.Literal('text'), text: Type.String() },
+  { type: Type.Literal('text'), text: Type.String(), cache_control: Opt(CacheControl) },
   { additionalProperties: true },
 );
 const ImagePart = Type.Object(
@@ -27,6 +35,7 @@ const ImagePart = Type.Object(
       { url: Type.String({ minLength: 1 }), detail: Opt(Type.String()) },
       { additionalProperties: true },
     ),
+    cache_control: Opt(CacheControl),
   },
   { additionalProperties: true },
 );
@@ -44,6 +53,7 @@ const FilePart = Type.Object(
       { filename: Opt(Type.String()), file_data: Opt(Type.String()), file_id: Opt(Type.String()) },
       { additionalProperties: true },
     ),
+    cache_control: Opt(CacheControl),
   },
   { additionalProperties: true },
 );
@@ -232,6 +242,25 @@ export const ChatRequestSchema = prepareBody(
         }),
       ),
       user: Opt(Type.String({ maxLength: 256 })),
+      // OpenRouter's (and OpenAI's) limits, openrouter.md §2.5: beyond them OpenAI answers 400,
+      // and the other upstreams drop the field, so a request would pass on one and fail on its
+      // fallback.
+      session_id: Opt(Type.String({ maxLength: 256 })),
+      metadata: Opt(
+        Type.Record(Type.String(), Type.String({ maxLength: 512 }), {
+          maxProperties: 16,
+          propertyNames: { maxLength: 64 },
+        }),
+      ),
+      verbosity: Opt(StrEnum(['low', 'medium', 'high', 'xhigh', 'max'])),
+      modalities: Opt(Type.Array(StrEnum(['text', 'image', 'audio']), { maxItems: 3 })),
+      service_tier: Opt(StrEnum(['auto', 'default', 'fast', 'flex', 'priority', 'scale'])),
+      prediction: Opt(
+        Type.Object(
+          { type: Type.Literal('content'), content: Type.Union([Type.String(), Type.Array(TextPart)]) },
+          { additionalProperties: true },
+        ),
+      ),
     },
     { additionalProperties: true },
   ),

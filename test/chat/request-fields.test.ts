@@ -261,4 +261,10 @@ describe('OpenAI and OpenRouter fields with documented ranges', () => {
     const withCache = await sentFor({ model: 't/an', messages: [{ role: 'user', content: cached }] });
     expect(withCache.sent.messages[0].content).toEqual(cached);
   });
+
+  it('service_tier "fast" (OpenRouter\'s alias) reaches other OpenAI-compatible upstreams as "priority"', async () => {
+    expect((await sentFor({ model: 't/oa', service_tier: 'fast' })).sent.service_tier).toBe('priority');
+    expect((await sentFor({ model: 't/or', service_tier: 'fast' })).sent.service_tier).toBe('fast');
+    expect((await sentFor({ model: 't/oa', service_tier: 'flex' })).sent.service_tier).toBe('flex');
+  });
 });

@@ -18,6 +18,9 @@
  *   Otherwise `reasoning` becomes `reasoning_effort` (a budget is turned into the nearest effort).
  * - `streamUsage: false`: do not send `stream_options.include_usage` (servers that choke on it).
  *
+ * `service_tier: "fast"` (OpenRouter's alias of `priority`) is sent as `priority` except to an
+ * upstream that speaks OpenRouter.
+ *
  * Dropped always: routing fields (models, provider, transforms, usage, plugins, route, debug).
  * Assistant `reasoning` / `reasoning_details` are removed from history (OpenAI's strict message
  * schema and self-hosted chat templates do not know them) unless `reasoningObject` says the upstream
@@ -186,6 +189,10 @@ export function buildOpenAiRequest(
     const v = req[key];
     if (v !== undefined && allowed.has(key)) body[key] = v;
   }
+
+  // OpenRouter's alias of the priority tier: OpenAI (and others that copy its enum) know only
+  // `priority`. An upstream that speaks OpenRouter gets the alias as sent.
+  if (body.service_tier === 'fast' && !openRouter) body.service_tier = 'priority';
 
   // OpenAI refuses more than the model's limit: 400 "max_tokens is too large ... This model
   // supports at most N completion tokens".

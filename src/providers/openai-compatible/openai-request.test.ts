@@ -120,6 +120,19 @@ describe('OpenAI-compatible request', () => {
       ).toEqual(r.messages.slice(0, 3));
   });
 
+  it('api.openai.com: verbosity only for reasoning models (others answer 400 to any but the default)', () => {
+    const r: ChatRequest = { messages: [{ role: 'user', content: 'q' }], verbosity: 'low' };
+    expect(body(r, 'https://api.openai.com/v1', 'gpt-4.1')).not.toHaveProperty('verbosity');
+    expect(body(r, 'https://api.openai.com/v1', 'gpt-4o')).not.toHaveProperty('verbosity');
+    for (const m of ['gpt-5', 'gpt-5.5', 'o3'])
+      expect(body(r, 'https://api.openai.com/v1', m).verbosity, m).toBe('low');
+    // Other hosts decide for themselves (OpenRouter routes it; self-hosted servers ignore it).
+    expect(body(r, 'http://127.0.0.1:8000/v1', 'gpt-4o').verbosity).toBe('low');
+    expect(
+      body(r, 'https://openrouter.ai/api/v1', 'openai/gpt-4o', { reasoningObject: true }).verbosity,
+    ).toBe('low');
+  });
+
   it('streams ask for usage unless told not to; supportedParams narrows the allow-list', () => {
     expect(body(req, 'http://h/v1', 'm', undefined, true).stream_options).toEqual({ include_usage: true });
     expect(body(req, 'http://h/v1', 'm', { streamUsage: false }, true)).not.toHaveProperty('stream_options');

@@ -11,7 +11,8 @@
  *   `max_tokens` everywhere else (Ollama ignores `max_completion_tokens`).
  * - `reasoningModel: boolean`: override the o-series/gpt-5 name rule. Reasoning models also get
  *   temperature, top_p, penalties, logprobs and logit_bias dropped (OpenAI rejects them there),
- *   and the o-series and gpt-5 up to 5.4 also `stop`.
+ *   and the o-series and gpt-5 up to 5.4 also `stop`. Other models on api.openai.com get no
+ *   `verbosity` (they take only the default, and refuse any other value).
  * - `reasoningObject: true`: the upstream speaks OpenRouter; forward `reasoning` as is, keep
  *   the history's assistant reasoning and `developer` messages (below), and allow OpenRouter's
  *   own fields (OPENROUTER_PARAMS: `top_a`, ...) unless `supportedParams` says otherwise.
@@ -171,6 +172,13 @@ const SET_AFTER: ReadonlySet<string> = new Set([
 ]);
 const REASONING_SKIP: ReadonlySet<string> = new Set([...SET_AFTER, ...REASONING_UNSUPPORTED]);
 const STOPLESS_SKIP: ReadonlySet<string> = new Set([...REASONING_SKIP, 'stop']);
+/**
+ * OpenAI's other models (gpt-4o, gpt-4.1...) take only the default verbosity and answer any other
+ * with 400 "Unsupported value: 'verbosity' does not support 'low' with this model. Supported
+ * values are: 'medium'": dropped there, like `reasoning_effort` (OpenRouter, too, ignores
+ * verbosity where a model cannot take it).
+ */
+const OFFICIAL_CHAT_SKIP: ReadonlySet<string> = new Set([...SET_AFTER, 'verbosity']);
 
 export function buildOpenAiRequest(
   req: ChatRequest,
@@ -180,7 +188,13 @@ export function buildOpenAiRequest(
   const extra = target.extra ?? {};
   const { official, openRouter, developerToSystem, dropCache, reasoningModel, stopless, allowed, url } =
     factsOf(target);
-  const skip = stopless ? STOPLESS_SKIP : reasoningModel ? REASONING_SKIP : SET_AFTER;
+  const skip = stopless
+    ? STOPLESS_SKIP
+    : reasoningModel
+      ? REASONING_SKIP
+      : official
+        ? OFFICIAL_CHAT_SKIP
+        : SET_AFTER;
 
   const body: Record<string, unknown> = { model: target.upstreamModel };
   body.messages = plainMessages(req.messages, developerToSystem, openRouter, dropCache);

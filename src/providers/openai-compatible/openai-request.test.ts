@@ -106,14 +106,8 @@ describe('OpenAI-compatible request', () => {
     expect((r.messages[0].content as { cache_control?: unknown }[])[0].cache_control).toBe(cache);
     expect(r.messages[1].cache_control).toBe(cache);
     // Nothing of them is left in the body sent.
-    const b = buildOpenAiRequest(
-      r,
-      { baseUrl: 'https://api.openai.com/v1', apiKey: 'k', upstreamModel: 'm' },
-      {
-        stream: false,
-      },
-    );
-    expect(b.body).not.toContain('cache_control');
+    const target = { baseUrl: 'https://api.openai.com/v1', apiKey: 'k', upstreamModel: 'm' };
+    expect(buildOpenAiRequest(r, target, { stream: false }).body).not.toContain('cache_control');
     for (const host of ['https://openrouter.ai/api/v1', 'http://127.0.0.1:8000/v1'])
       expect(
         body(r, host, 'm', { reasoningObject: host.includes('openrouter') }).messages.slice(0, 3),

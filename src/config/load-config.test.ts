@@ -150,6 +150,54 @@ describe('loadConfig', () => {
     ).toHaveLength(1);
   });
 
+  it("checks a channel's settings.pricing as model prices are checked, naming each bad field", () => {
+    const f = yamlFile(
+      [
+        'channels:',
+        '  - name: ok',
+        '    kind: openai-compatible',
+        '    settings:',
+        '      pricing:',
+        '        acme/m: { prompt: "0.0000001", completion: 2e-7 }',
+        '        not/listed/yet: { request: 0 }',
+        '  - name: bad',
+        '    kind: openai-compatible',
+        '    settings:',
+        '      pricing:',
+        '        acme/m: { prompt: -1, completion: 1e300, request: "0x10", Image: "1" }',
+        '        acme/n: "0.1"',
+        '  - name: worse',
+        '    kind: openai-compatible',
+        '    settings: { pricing: [1] }',
+      ].join('\n'),
+    );
+    let err: unknown;
+    try {
+      loadConfig({ MODELGATE_CONFIG: f });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).problems).toEqual([
+      'channels.1.settings.pricing["acme/m"].prompt: must be a non-negative number or numeric string',
+      'channels.1.settings.pricing["acme/m"].completion: must be a number from 0 to 9007199254 (USD per unit)',
+      'channels.1.settings.pricing["acme/m"].request: must be a non-negative number or numeric string',
+      'channels.1.settings.pricing["acme/m"].Image: is not a price key (lowercase letters, digits and _, as in prompt or input_cache_read)',
+      'channels.1.settings.pricing["acme/n"]: must be an object of prices (USD per token, request or image)',
+      'channels.2.settings.pricing: must map model ids to prices ({"<model id>": {"prompt": "0.000001", ...}})',
+    ]);
+    // Ids the registry does not know (yet) are allowed: a channel's models may be discovered later.
+    const good = loadConfig(
+      {},
+      {
+        channels: [
+          { name: 'ok', kind: 'openai-compatible', settings: { pricing: { 'x/y': { prompt: 1 } } } },
+        ],
+      },
+    );
+    expect(good.channels[0]!.settings).toEqual({ pricing: { 'x/y': { prompt: 1 } } });
+  });
+
   it('reports an unreadable file', () => {
     expect(() => loadConfig({ MODELGATE_CONFIG: '/nonexistent/x.yaml' })).toThrow(/nonexistent/);
   });

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Value } from 'typebox/value';
 import { parse as parseYaml } from 'yaml';
-import { priceBoundProblems } from '../gateway/registry/model-info.js';
+import { checkPricingOverrides, priceBoundProblems } from '../gateway/registry/model-info.js';
 import { type ChannelDeclaration, type Config, ConfigSchema, SECRET_PATHS } from './schema.js';
 
 export class ConfigError extends Error {
@@ -76,6 +76,13 @@ export function loadConfig(env: Env = process.env, overrides: unknown = undefine
     problems.push(...channelNameProblems(withDefaults.channels.slice(0, fileChannels), shortcuts));
   for (const [i, m] of (Array.isArray(withDefaults.models) ? withDefaults.models : []).entries())
     problems.push(...priceBoundProblems(m?.pricing ?? {}, `models.${i}.pricing`));
+  for (const [i, c] of (Array.isArray(withDefaults.channels) ? withDefaults.channels : []).entries()) {
+    const pricing = (c?.settings as Record<string, unknown> | undefined)?.pricing;
+    if (pricing != null)
+      problems.push(
+        ...checkPricingOverrides(pricing, `channels.${i}.settings.pricing`).problems.map((p) => p.message),
+      );
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   return withDefaults;
 }

@@ -272,7 +272,12 @@ export function promptTokenCap(plan: ChatPlan, t: RouteTarget): number {
   return plan.middleOut ? Math.min(bound, t.contextLength) : bound;
 }
 
-/** Worst-case cost of the request over its candidates, in micro-USD, for the quota reservation. */
+/**
+ * Worst-case cost of the request over its candidates, in micro-USD, for the quota reservation.
+ * Each is priced at its own upstream's price (a channel's `settings.pricing`): which one serves is
+ * known only after the call, so the dearest candidate decides, and the bill (at the price of the
+ * one that served) never exceeds the estimate on price.
+ */
 export function reservationMicros(plan: ChatPlan): number {
   let worst = 0;
   for (const { target: t } of plan.candidates) {

@@ -101,7 +101,7 @@ export function toRouteTarget(t: Target): RouteTarget {
     modelId: t.model.id,
     contextLength: t.model.context_length,
     maxCompletionTokens: t.model.max_completion_tokens,
-    pricing: t.model.pricing,
+    pricing: t.pricing,
     supportedParameters: t.model.supported_parameters.length > 0 ? t.model.supported_parameters : null,
   };
 }

@@ -29,12 +29,22 @@ function target(name: string, modelId: string, o: Partial<RouteTarget> & { promp
   } as RouteTarget;
 }
 
-// Prices differ per upstream here (the registry prices per model), so a price sort shows.
+// Prices differ per upstream (a channel's settings.pricing), so a price sort shows.
 const A = target('alpha', 'acme/a', { priority: 10, prompt: '0.000003' });
 const B = target('beta', 'acme/a', { prompt: '0.000001' });
 const X = target('exact', 'acme/a:free');
 const D = target('delta', 'acme/b');
-const TARGETS: Record<string, RouteTarget[]> = { 'acme/a': [A, B], 'acme/a:free': [X], 'acme/b': [D] };
+// acme/c: one upstream charges for it, one does not.
+const C1 = target('paid', 'acme/c', { priority: 10 });
+const C2 = target('gratis', 'acme/c', {
+  pricing: { prompt: '0', completion: '0', request: '0', image: '0', input_cache_read: '0' },
+});
+const TARGETS: Record<string, RouteTarget[]> = {
+  'acme/a': [A, B],
+  'acme/a:free': [X],
+  'acme/b': [D],
+  'acme/c': [C1, C2],
+};
 
 const principal = (allowedModels: string[] | null = null) =>
   ({ key: { id: 1 }, user: { id: 1, default_model: '' }, allowedModels }) as unknown as KeyPrincipal;
@@ -139,6 +149,10 @@ describe('model variants', () => {
     expect(err(req({ model: 'acme/a:online' }))).toMatchObject({ status: 400, param: 'model' });
     expect(err(req({ models: ['acme/b:online'] }))).toMatchObject({ status: 400, param: 'models' });
     expect(err(req({ model: 'acme/b:free' }))).toMatchObject({ status: 400, param: 'model' });
+    // :free keeps the upstreams that charge nothing; in models too.
+    expect(served(req({ model: 'acme/c:free' }))).toEqual(['gratis']);
+    expect(served(req({ model: 'acme/b', models: ['acme/c:free'] }))).toEqual(['delta', 'gratis']);
+    expect(served(req({ model: 'acme/c' }))).toEqual(['paid', 'gratis']);
     expect(served(req({ model: 'acme/a:extended' }))).toEqual(['alpha', 'beta']);
     expect(err(req({ model: 'acme/none:nitro' })).status).toBe(404);
   });

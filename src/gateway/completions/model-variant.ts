@@ -1,4 +1,5 @@
 import { badRequest } from '../errors.js';
+import { perObject } from '../per-object.js';
 import type { PlanModel } from '../routing/plan.js';
 import type { RouteTarget, SortBy } from '../routing/types.js';
 
@@ -12,8 +13,9 @@ import type { RouteTarget, SortBy } from '../routing/types.js';
  * - `:thinking`: reasoning on for that model's upstreams, unless the request decides it.
  * - `:extended`: the base model is served (the gateway has no extended-context tier; a prompt
  *   too long for the base model fails as it would without the suffix, never silently worse).
- * - `:free`: served only when the base model costs nothing in the registry; else a 400, since
- *   serving it would bill a request the client was told costs nothing.
+ * - `:free`: served only by the base model's upstreams that charge nothing for it (the model's
+ *   registry price, or the channel's own `settings.pricing`, all zero); none is a 400, since
+ *   serving it elsewhere would bill a request the client was told costs nothing.
  * - `:online`: a 400. The gateway has no web search, and an answer without it looks the same
  *   as one with it: the client would take a stale answer for a searched one.
  */
@@ -68,22 +70,32 @@ export function resolveChatModel(
       `${field}: ${name}: the :online variant (web search) is not available on this gateway; ask for ${split.base} to be served without web search`,
       field,
     );
-  if (variant === 'free' && !base.every(isFree))
+  const served = variant === 'free' ? freeOf(base) : base;
+  if (variant === 'free' && served.length === 0 && base.length > 0)
     throw badRequest(
-      `${field}: ${name}: this gateway has no free tier of ${split.base} (it is billed at its registry price); ask for ${split.base}, or have an admin register ${name} as a model`,
+      `${field}: ${name}: no upstream of this gateway serves ${split.base} for free (each charges its price); ask for ${split.base}, or have an admin register ${name} as a model`,
       field,
     );
   return {
     name,
     id: split.base,
-    targets: base,
+    targets: served,
     variant,
     sort: SORTS[variant],
     params: variant === 'thinking' ? REASONING : undefined,
   };
 }
 
-/** Every price of the target's model is zero (pricing is per model, so every target agrees). */
+/**
+ * The upstreams that charge nothing (every price of the target, the channel's own included, is
+ * zero). Worked out once per target list: the catalog answers with the same array until it is
+ * rebuilt, and a list where every upstream is free is returned as it is.
+ */
+const freeOf = perObject((ts: RouteTarget[]) => {
+  const free = ts.filter(isFree);
+  return free.length === ts.length ? ts : free;
+});
+
 function isFree(t: RouteTarget): boolean {
   return Object.values(t.pricing).every((v) => v === undefined || Number(v) === 0);
 }

@@ -3,7 +3,7 @@ import { isChatProviderKind } from '../../providers/registry.js';
 import type { Channel, ChannelSettings } from './channel.js';
 import type { ChannelKind } from './channel-kinds.js';
 import { nativeAuthor } from './channel-kinds.js';
-import { authorOf, isEmbeddingModel, type ModelInfo } from './model-info.js';
+import { authorOf, effectivePricing, isEmbeddingModel, type ModelInfo, type Pricing } from './model-info.js';
 import type { ModelRegistry } from './model-registry.js';
 
 export type Endpoint = 'chat' | 'embeddings';
@@ -21,6 +21,12 @@ export interface Target {
   weight: number;
   settings: ChannelSettings;
   model: ModelInfo;
+  /**
+   * What this channel charges for the model: the model's prices with the channel's
+   * `settings.pricing` for its id laid over them (`model.pricing` itself when it has none).
+   * Routing (price sort, `max_price`, `:free`), the quota reservation and the bill read this.
+   */
+  pricing: Pricing;
 }
 
 /** What a channel's upstream listing said about one model. */
@@ -148,6 +154,7 @@ function toTarget(c: Channel, name: string, model: ModelInfo): Target {
     weight: c.weight,
     settings: c.settings,
     model,
+    pricing: effectivePricing(model, c.settings.pricing),
   };
 }
 

@@ -7,6 +7,7 @@ import {
   isChannelKind,
   needsVersionInBaseUrl,
 } from './channel-kinds.js';
+import { checkPricingOverrides, type PricingOverrides } from './model-info.js';
 
 /**
  * Per-channel options. The known ones are checked; anything else is a kind-specific option
@@ -18,6 +19,11 @@ export interface ChannelSettings {
   /** Requests per minute this upstream accepts from us. */
   rpm?: number;
   headers?: Record<string, string>;
+  /**
+   * What this channel charges, per model id, over the model's own prices field by field
+   * (normalized decimal strings; docs/routing.md, "Prices per upstream").
+   */
+  pricing?: PricingOverrides;
   [option: string]: unknown;
 }
 
@@ -163,7 +169,16 @@ function validateSettings(s: Record<string, unknown>): ChannelSettings {
       Object.values(s.headers).some((v) => typeof v !== 'string'))
   )
     throw badRequest('settings.headers: must map header names to strings', 'settings.headers');
-  return s as ChannelSettings;
+  if (s.pricing === undefined) return s as ChannelSettings;
+  if (s.pricing === null) {
+    // null: no prices of its own, as leaving it out.
+    const { pricing: _, ...rest } = s;
+    return rest as ChannelSettings;
+  }
+  const checked = checkPricingOverrides(s.pricing);
+  const [first] = checked.problems;
+  if (first) throw badRequest(first.message, first.field);
+  return { ...s, pricing: checked.value } as ChannelSettings;
 }
 
 function hasCredentials(s: string): boolean {

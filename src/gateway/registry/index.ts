@@ -12,9 +12,11 @@
  *   const targets = services.registry.targetsFor(model.id, { endpoint: 'chat' });
  *   // Target[] of ENABLED channels only, best first: priority desc, then weight desc, then id.
  *   // Each: { channelId, channelName, kind, baseUrl, keys, upstreamModel, priority, weight,
- *   //         settings, model }. Pick among equal priorities by weight and a key from `keys`
- *   // (empty = no auth, e.g. a local server). `endpoint: 'embeddings'` returns only channels
- *   // whose kind has an embedding adapter. [] with a known model -> 503 no upstream.
+ *   //         settings, model, pricing }; `pricing` is what that channel charges (the model's
+ *   //         prices under the channel's `settings.pricing` for it). Pick among equal
+ *   // priorities by weight and a key from `keys` (empty = no auth, e.g. a local server).
+ *   // `endpoint: 'embeddings'` returns only channels whose kind has an embedding adapter.
+ *   // [] with a known model -> 503 no upstream.
  *   const upstream = toUpstreamTarget(targets[0], targets[0].keys[0]);  // adapter's UpstreamTarget
  *
  *   const micros = services.registry.costOf(model, { prompt_tokens, completion_tokens,

@@ -93,6 +93,97 @@ export function normalizePricing(p: Record<string, string | number> | undefined,
   return out as Pricing;
 }
 
+/** A price key, as `/api/model` accepts it (`prompt`, `input_cache_read`, `image_pixel`, ...). */
+const PRICE_KEY = /^[a-z_0-9]{1,64}$/;
+/** A price string, as `/api/model` accepts it: digits, a point, an exponent (no hex, no "Infinity"). */
+const PRICE_TEXT = /^\s*[0-9.eE+-]+\s*$/;
+
+/** Prices of one model on one channel: registry id -> price key -> decimal string. */
+export type PricingOverrides = Record<string, Record<string, string>>;
+
+/** One problem of a pricing override: the field it is about, and the whole message. */
+export interface PriceProblem {
+  field: string;
+  message: string;
+}
+
+/**
+ * A channel's `settings.pricing` checked and normalized: an object mapping model ids (as the
+ * registry knows them) to objects of prices, each priced like a model's own `pricing` (same keys,
+ * same numbers or numeric strings, same bound). Ids the registry does not know are kept: a
+ * channel's models may be discovered later. `problems` names each bad field under `prefix`
+ * (`settings.pricing["acme/m"].prompt`); `value` is undefined when there is any.
+ */
+export function checkPricingOverrides(
+  raw: unknown,
+  prefix = 'settings.pricing',
+): { value?: PricingOverrides; problems: PriceProblem[] } {
+  const problems: PriceProblem[] = [];
+  const problem = (field: string, what: string) => problems.push({ field, message: `${field}: ${what}` });
+  if (!isPlainObject(raw)) {
+    problem(prefix, 'must map model ids to prices ({"<model id>": {"prompt": "0.000001", ...}})');
+    return { problems };
+  }
+  const out: PricingOverrides = {};
+  for (const [id, prices] of Object.entries(raw)) {
+    const at = `${prefix}[${JSON.stringify(id)}]`;
+    if (!id.trim() || id.length > 255 || id !== id.trim()) {
+      problem(at, 'must be a model id (1 to 255 characters, no surrounding spaces)');
+      continue;
+    }
+    if (!isPlainObject(prices)) {
+      problem(at, 'must be an object of prices (USD per token, request or image)');
+      continue;
+    }
+    const model: Record<string, string> = {};
+    for (const [key, v] of Object.entries(prices)) {
+      const field = `${at}.${key}`;
+      if (!PRICE_KEY.test(key)) {
+        problem(
+          field,
+          'is not a price key (lowercase letters, digits and _, as in prompt or input_cache_read)',
+        );
+        continue;
+      }
+      if (!((typeof v === 'string' && PRICE_TEXT.test(v)) || typeof v === 'number')) {
+        problem(field, 'must be a non-negative number or numeric string');
+        continue;
+      }
+      try {
+        model[key] = normalizePrice(v, field);
+      } catch (err) {
+        problems.push({ field, message: (err as Error).message });
+        continue;
+      }
+      for (const message of priceBoundProblems({ [key]: model[key] }, at)) problems.push({ field, message });
+    }
+    out[id] = model;
+  }
+  return problems.length > 0 ? { problems } : { value: out, problems };
+}
+
+/**
+ * What a channel charges for `model`: its prices with the channel's override for that model's
+ * id laid over them field by field, or the model's own prices (the same object) when the channel
+ * overrides none. Worked out once per route target when the catalog is rebuilt. Overrides that
+ * do not check (stored by hand, or before they were checked) are ignored rather than failing
+ * the rebuild.
+ */
+export function effectivePricing(model: Pick<ModelInfo, 'id' | 'pricing'>, overrides: unknown): Pricing {
+  if (!isPlainObject(overrides)) return model.pricing;
+  const mine = overrides[model.id];
+  if (mine === undefined) return model.pricing;
+  const { value } = checkPricingOverrides({ [model.id]: mine });
+  const prices = value?.[model.id];
+  return prices && Object.keys(prices).length > 0
+    ? ({ ...model.pricing, ...prices } as Pricing)
+    : model.pricing;
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
 /** Defaults for an entry nobody described, e.g. a model found on a local vLLM/Ollama server. */
 export function blankModel(id: string, upstreamModel = id, contextLength?: number): ModelInfo {
   return {

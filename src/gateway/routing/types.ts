@@ -15,7 +15,10 @@ export interface RouteTarget {
   modelId: string;
   contextLength: number;
   maxCompletionTokens: number | null;
-  /** Registry prices: decimal strings of USD per token / request / image. */
+  /**
+   * What this upstream charges for the model (decimal strings of USD per token / request /
+   * image): the registry's prices with the channel's `settings.pricing` for the model over them.
+   */
   pricing: Pricing;
   /** Parameters the model accepts, when the registry knows (null = whatever the adapter supports). */
   supportedParameters: string[] | null;

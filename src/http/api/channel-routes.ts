@@ -28,7 +28,10 @@ const ChannelFields = {
   priority: Type.Integer({ minimum: -INT32_MAX, maximum: INT32_MAX }),
   weight: Type.Integer({ minimum: 1, maximum: INT32_MAX }),
   status: Type.Integer({ minimum: 1, maximum: 2 }),
-  settings: Type.Record(Type.String(), Type.Unknown()),
+  settings: Type.Record(Type.String(), Type.Unknown(), {
+    description:
+      'data_collection, quantization, rpm, headers, pricing (what this upstream charges per model id, over the model prices: {"<model id>": {"prompt": "0.000001", ...}}, docs/routing.md "Prices per upstream"), and kind-specific options',
+  }),
 };
 
 const optional = <T extends Record<string, any>>(o: T) =>

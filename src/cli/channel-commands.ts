@@ -9,7 +9,7 @@ import { checkBody } from '../http/validation.js';
 import type { Services } from '../services.js';
 import { INT32_MAX } from '../store/column-bounds.js';
 import { namingOptions, someOf, table, withServices } from './cli-support.js';
-import { commaList, wholeNumber } from './option-parsers.js';
+import { commaList, pricingJson, wholeNumber } from './option-parsers.js';
 
 const out = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -22,6 +22,8 @@ const OPTIONS = {
   models: '--models',
   priority: '--priority',
   weight: '--weight',
+  // The only setting the command line sets: a `settings.pricing[...]` error is about it.
+  settings: '--pricing',
 };
 
 interface ChannelOptions {
@@ -32,6 +34,7 @@ interface ChannelOptions {
   models?: string[];
   priority?: number;
   weight?: number;
+  pricing?: Record<string, unknown>;
 }
 
 /** `modelgate channel ...`: the admin API's channel service (`/api/channel`), from a shell. */
@@ -70,15 +73,18 @@ export function registerChannelCommands(program: Command): void {
       .argument('<channel>', 'id or name'),
     false,
   ).action(async (ref: string, o: ChannelOptions) => {
-    const patch = channelBody(o);
-    if (Object.keys(patch).length === 0)
+    const given = channelBody(o);
+    if (Object.keys(given).length === 0)
       throw new Error(`nothing to change: give one or more of ${Object.values(OPTIONS).join(', ')}`);
     await namingOptions(OPTIONS, () =>
       withServices(async (s) => {
         const c = await findChannel(s, ref);
+        // The prices replace the channel's, beside the settings it has (headers, rpm, ...).
+        const patch = given.settings ? { ...given, settings: { ...c.settings, ...given.settings } } : given;
         checkBody(UpdateChannel, { id: c.id, ...patch });
         const change = await s.registry.channels.update(c.id, patch);
-        out(`updated channel ${change.channel.name} (id ${c.id}): ${Object.keys(patch).join(', ')}`);
+        const changed = Object.keys(patch).map((k) => (k === 'settings' ? 'pricing' : k));
+        out(`updated channel ${change.channel.name} (id ${c.id}): ${changed.join(', ')}`);
         sourceNote(c);
         await reportModels(s, change);
       }),
@@ -175,7 +181,12 @@ function withChannelFields(cmd: Command, adding: boolean): Command {
       commaList,
     )
     .option('--priority <n>', `higher is tried first (default 0)`, wholeNumber)
-    .option('--weight <n>', 'share among channels of equal priority (default 1)', wholeNumber);
+    .option('--weight <n>', 'share among channels of equal priority (default 1)', wholeNumber)
+    .option(
+      '--pricing <json>',
+      `what this upstream charges, over the models' own prices: '{"<model id>": {"prompt": "0.000001", "completion": "0.000002"}}' (USD per token, request, image); '{}' for none`,
+      pricingJson,
+    );
 }
 
 /** The admin API's body for the options given (absent ones left out). */
@@ -195,6 +206,7 @@ function channelBody(o: ChannelOptions): ChannelPatch {
     models: o.models,
     priority: o.priority,
     weight: o.weight,
+    settings: o.pricing && { pricing: o.pricing },
   };
   return Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined));
 }

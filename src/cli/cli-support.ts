@@ -13,7 +13,8 @@ export async function namingOptions(options: Record<string, string>, fn: () => P
   try {
     await fn();
   } catch (err) {
-    const m = err instanceof GatewayError ? /^(\w+)((?:\.\w+|\[\d+\])*): (.*)$/s.exec(err.message) : null;
+    const m =
+      err instanceof GatewayError ? /^(\w+)((?:\.\w+|\[\d+\]|\["[^"]*"\])*): (.*)$/s.exec(err.message) : null;
     const option = m ? options[m[1]!] : undefined;
     if (!m || !option) throw err;
     // A comma list's items are numbered from 1, as a reader counts them.

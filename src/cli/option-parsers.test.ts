@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { commaList, expiresAt } from './option-parsers.js';
+import { commaList, expiresAt, pricingJson } from './option-parsers.js';
 
 const NOW = Date.UTC(2026, 0, 15, 12, 0, 0);
 const at = (v: string) => expiresAt(v, NOW);
@@ -43,4 +43,13 @@ describe('--expires', () => {
 it('comma lists drop blanks and trim items', () => {
   expect(commaList(' a, b,,c ,')).toEqual(['a', 'b', 'c']);
   expect(commaList('')).toEqual([]);
+});
+
+describe('--pricing', () => {
+  it('reads a JSON object, leaving the prices to the admin API checks', () => {
+    expect(pricingJson('{"acme/m": {"prompt": 1.5e-7}}')).toEqual({ 'acme/m': { prompt: 1.5e-7 } });
+    expect(pricingJson('{}')).toEqual({});
+    for (const bad of ['[1]', 'null', '"x"', '{', ''])
+      expect(() => pricingJson(bad)).toThrow(/^must be a JSON object of model ids and their prices/);
+  });
 });

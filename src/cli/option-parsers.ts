@@ -68,3 +68,21 @@ export function expiresAt(v: string, nowMs = Date.now()): number {
   if (ms <= nowMs) throw new InvalidArgumentError(`must be in the future (${text} has passed)`);
   return Math.floor(ms / 1000);
 }
+
+/**
+ * `--pricing`: a channel's prices as JSON, `{"<model id>": {"prompt": "0.000001", ...}}`. Only the
+ * shape is read here; the prices are checked as the admin API checks `settings.pricing`.
+ */
+export function pricingJson(v: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(v);
+  } catch {
+    parsed = undefined;
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw new InvalidArgumentError(
+      'must be a JSON object of model ids and their prices: {"<model id>": {"prompt": "0.000001", "completion": "0.000002"}}',
+    );
+  return parsed as Record<string, unknown>;
+}

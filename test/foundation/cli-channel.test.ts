@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ChannelsRepo } from '../../src/store/channels-repo.js';
+import { openDatabase } from '../../src/store/database.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
 import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
 import { runCli } from '../helpers/run-cli.js';
@@ -128,6 +130,31 @@ describe('modelgate channel', () => {
     expect(fixed).toMatchObject({ code: 0, stderr: '' });
     expect(fixed.stdout).toContain('updated channel nov1 (id 2): base_url, models\nnov1 serves 2 models');
     expect(listed('k-one-0123456789').length).toBe(before + 1);
+
+    // Its own prices: checked as the admin API checks settings.pricing, the field named; they
+    // replace the channel's prices and keep its other settings.
+    const d = openDatabase(db.url);
+    try {
+      const channels = new ChannelsRepo(d);
+      await channels.update(2, {
+        settings: JSON.stringify({ rpm: 60, pricing: { 'x/y': { prompt: '1' } } }),
+      });
+      expect(await cli(['update', 'nov1', '--pricing', '{"openai/gpt-4o-mini": {"prompt": "-1"}}'])).toEqual({
+        code: 1,
+        stdout: '',
+        stderr:
+          'error: option \'--pricing\': settings.pricing["openai/gpt-4o-mini"].prompt: must be a non-negative number or numeric string\n',
+      });
+      const priced = await cli(['update', 'nov1', '--pricing', '{"openai/gpt-4o-mini": {"prompt": 1.5e-7}}']);
+      expect(priced).toMatchObject({ code: 0, stderr: '' });
+      expect(priced.stdout).toMatch(/^updated channel nov1 \(id 2\): pricing\n/);
+      expect(JSON.parse((await channels.byId(2))!.settings)).toEqual({
+        rpm: 60,
+        pricing: { 'openai/gpt-4o-mini': { prompt: '0.00000015' } },
+      });
+    } finally {
+      await d.close();
+    }
 
     expect((await cli(['disable', 'nov1'])).stdout).toBe('disabled channel nov1 (id 2)\n');
     expect((await cli(['list'])).stdout).toMatch(/\n2 +nov1 +openai-compatible +disabled /);

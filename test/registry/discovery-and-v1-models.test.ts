@@ -100,6 +100,39 @@ describe('model discovery', () => {
     expect(failed.body.data.message).toBeTruthy();
   });
 
+  it("prices a discovered model per channel (settings.pricing), without listing the channel's models again", async () => {
+    const ch = (await gw.call('GET', '/api/channel', { cookie: root })).body.data.find(
+      (c: any) => c.name === 'local-vllm',
+    );
+    const listings = () => up.requests.filter((r) => r.method === 'GET' && r.path === '/v1/models').length;
+    const before = listings();
+    const priced = await gw.call('PUT', '/api/channel', {
+      cookie: root,
+      body: { id: ch.id, settings: { pricing: { 'Qwen/Qwen3-8B': { prompt: '0.0000001' } } } },
+    });
+    expect(priced.status).toBe(200);
+    const [qwen] = gw.services.registry.targetsFor('Qwen/Qwen3-8B', { endpoint: 'chat' });
+    expect(qwen!.pricing).toMatchObject({ prompt: '0.0000001', completion: '0' });
+    expect(qwen!.model.pricing.prompt).toBe('0');
+    // A listing would have started with the change (the PUT does not wait for it).
+    await new Promise((r) => setTimeout(r, 200));
+    expect(listings()).toBe(before);
+    // Other settings still list them again (headers may change what the upstream answers).
+    await gw.call('PUT', '/api/channel', {
+      cookie: root,
+      body: { id: ch.id, settings: { headers: { 'x-test': '1' } } },
+    });
+    for (let i = 0; i < 100 && listings() === before; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(listings()).toBe(before + 1);
+    expect(gw.services.registry.targetsFor('Qwen/Qwen3-8B', { endpoint: 'chat' })[0]!.pricing.prompt).toBe(
+      '0',
+    );
+    await gw.call('PUT', '/api/channel', { cookie: root, body: { id: ch.id, settings: {} } });
+    // That lists them again too: waited for, so that it does not land in the next test.
+    for (let i = 0; i < 100 && listings() === before + 1; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(listings()).toBe(before + 2);
+  });
+
   it('a channel whose base_url lacks /v1 says which address answered 404, with a hint', async () => {
     const made = await gw.call('POST', '/api/channel', {
       cookie: root,

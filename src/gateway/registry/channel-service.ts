@@ -103,7 +103,9 @@ export class ChannelService {
     // A channel whose address, keys or model list changed (an operator fixing a base_url that
     // lacked /v1) lists its models again, as at creation: before, it kept serving the listing
     // of the old address, or nothing, until a refresh or a restart.
-    const relist = DISCOVERY_FIELDS.some((f) => JSON.stringify(current[f]) !== JSON.stringify(after[f]));
+    const relist = DISCOVERY_FIELDS.some(
+      (f) => JSON.stringify(discoveryView(current, f)) !== JSON.stringify(discoveryView(after, f)),
+    );
     return { channel: toPublicChannel(after), listing: relist ? this.refreshInBackground(after) : undefined };
   }
 
@@ -191,6 +193,13 @@ const DISCOVERY_FIELDS = [
   'status',
   'settings',
 ] as const;
+
+/** A field as the listing sees it: prices (`settings.pricing`) change nothing it answers. */
+function discoveryView(c: Channel, f: (typeof DISCOVERY_FIELDS)[number]): unknown {
+  if (f !== 'settings' || c.settings.pricing === undefined) return c[f];
+  const { pricing: _, ...rest } = c.settings;
+  return rest;
+}
 
 function definedOnly<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;

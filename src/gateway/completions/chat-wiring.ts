@@ -81,6 +81,9 @@ export function createChatServices(
  */
 const routeTargetOf = perObject((t: Target) => toRouteTarget(t));
 
+/** The embeddings path's route targets, derived once per catalog answer as the chat path's. */
+export const routeTargetsOf = perObject((ts: Target[]) => ts.map(routeTargetOf));
+
 const CHAT = { endpoint: 'chat' } as const;
 /** The catalog answers with the same array until it is rebuilt: derive the route targets once. */
 const chatTargetsOf = perObject((ts: Target[]) =>

@@ -4,7 +4,7 @@ import type { Config } from '../../config/schema.js';
 import { selectEmbeddingCandidates } from '../../providers/embedding-registry.js';
 import { MAX_EXACT } from '../../store/column-bounds.js';
 import { abortedStatus } from '../cancel.js';
-import { toRouteTarget } from '../completions/chat-wiring.js';
+import { routeTargetsOf } from '../completions/chat-wiring.js';
 import { badRequest, forbidden, GatewayError, UpstreamError, upstreamToGateway } from '../errors.js';
 import { createSafeFetcher, type SafeFetcher } from '../images/safe-fetch.js';
 import type { ModelInfo, Pricing, Registry } from '../registry/index.js';
@@ -176,7 +176,7 @@ export class EmbeddingsService {
     if (targets.length === 0 && !isEmbeddingModel(model) && model.source !== 'discovered')
       throw badRequest(`model: ${model.id} is not an embedding model`, 'model');
     return planRoute({
-      models: [{ name: model.id, targets: targets.map(toRouteTarget) }],
+      models: [{ name: model.id, targets: routeTargetsOf(targets) }],
       prefs: undefined,
       requestedParams: [],
       adapterParams: () => undefined,

@@ -117,6 +117,24 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ OPENAI_API_KEY: 'sk-a' }, { channels: { name: 'x' } })).toThrow(ConfigError);
   });
 
+  it('names the declaration a channel check refuses (file position, or the environment upstream)', () => {
+    const channels = [
+      { name: 'ok', kind: 'openai-compatible', base_url: 'http://127.0.0.1:9/v1' },
+      { name: 'slow', kind: 'openai-compatible', base_url: 'http://127.0.0.1:9/v1', settings: { rpm: 0 } },
+    ];
+    const env = { OPENAI_API_KEY: 'sk-a', OPENAI_BASE_URL: 'ftp://127.0.0.1/v1' };
+    let problems: string[] = [];
+    try {
+      loadConfig(env, { channels });
+    } catch (err) {
+      problems = (err as ConfigError).problems;
+    }
+    expect(problems).toEqual([
+      'channels.1.settings.rpm: must be an integer >= 1',
+      'upstream env-openai (environment): base_url: must be an absolute http(s) URL',
+    ]);
+  });
+
   it('reads a section left empty in the file (every entry commented out) as absent', () => {
     const file = yamlFile('server:\nchannels:\n#  - name: later\n#    kind: openai-compatible\nmodels:\n');
     const c = loadConfig({ MODELGATE_CONFIG: file, OPENAI_API_KEY: 'sk-a' });

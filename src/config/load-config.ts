@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Value } from 'typebox/value';
 import { parse as parseYaml } from 'yaml';
+import { validateChannel } from '../gateway/registry/channel.js';
 import { checkPricingOverrides, priceBoundProblems } from '../gateway/registry/model-info.js';
 import { type ChannelDeclaration, type Config, ConfigSchema, SECRET_PATHS } from './schema.js';
 
@@ -82,6 +83,17 @@ export function loadConfig(env: Env = process.env, overrides: unknown = undefine
       problems.push(
         ...checkPricingOverrides(pricing, `channels.${i}.settings.pricing`).problems.map((p) => p.message),
       );
+  }
+  // The checks the admin API makes of a channel (base_url, weight, settings...), here so a bad
+  // declaration names its place in the file instead of failing the start with the bare message.
+  for (const [i, c] of (Array.isArray(withDefaults.channels) ? withDefaults.channels : []).entries()) {
+    const at = i < fileChannels ? `channels.${i}` : `upstream ${c?.name} (environment)`;
+    if (problems.some((p) => p.startsWith(`${at}.`) || p.startsWith(`${at}:`))) continue;
+    try {
+      validateChannel(c);
+    } catch (err) {
+      problems.push(`${at}${i < fileChannels ? '.' : ': '}${(err as Error).message}`);
+    }
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return withDefaults;

@@ -260,5 +260,6 @@ describe('modelgate channel', () => {
       /^error: nothing to change: give one or more of --name, --kind, --base-url/,
     );
     for (const r of [weight, priority, fraction, name, nothing]) expect(r.code).toBe(1);
-  });
+    // Six CLI processes at once, each compiling through tsx: on a loaded 2-core machine over 30 s.
+  }, 120_000);
 });

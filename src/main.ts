@@ -31,6 +31,9 @@ export async function startGateway(
 ): Promise<RunningGateway> {
   const services = await createServices(config, log, { removeUndeclaredChannels: true });
   const boot = await services.users.bootstrapRoot(config.auth.root_password);
+  // Said at once: a generated password is shown here or never, and a start that fails from now
+  // on (its port taken) would otherwise leave root with a password nobody saw.
+  announceRoot(boot);
   const app = await buildApp(services, { logger: log });
   // Open connections, so a stop can close each keep-alive connection after its last answer.
   const sockets = new Set<Socket>();
@@ -38,13 +41,18 @@ export async function startGateway(
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
   });
-  await app.listen({ host: config.server.host, port: config.server.port });
+  try {
+    await app.listen({ host: config.server.host, port: config.server.port });
+  } catch (err) {
+    await app.close().catch(() => {});
+    await services.close().catch(() => {});
+    throw listenError(err, config);
+  }
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.server.port;
   const host =
     config.server.host === '0.0.0.0' || config.server.host === '::' ? 'localhost' : config.server.host;
   const url = config.server.public_url || `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  announceRoot(boot);
   let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= (async () => {
@@ -74,6 +82,16 @@ export async function startGateway(
     return stopping;
   };
   return { app, services, url, stop };
+}
+
+/** A taken port says how to choose another one (the message alone named only the address). */
+function listenError(err: unknown, config: Config): unknown {
+  if ((err as NodeJS.ErrnoException)?.code !== 'EADDRINUSE') return err;
+  const { host, port } = config.server;
+  return new Error(
+    `${(err as Error).message}: another process listens on ${host}:${port}; stop it, or start on another port with MODELGATE_PORT=${port + 1} (server.port in the config file)`,
+    { cause: err },
+  );
 }
 
 /**
@@ -114,7 +132,7 @@ export function nextSteps(url: string, servableModels: number): string {
     `  or \`channels:\` in the MODELGATE_CONFIG file, the console (${url}/, Admin, Upstreams),`,
     '  `npx modelgate channel add --name NAME --kind openai-compatible --base-url URL --keys KEY`',
     '  or POST /api/channel (docs/configuration.md, "Upstreams (channels)").',
-    'Then create an API key (console: Keys, or `npx modelgate key create -u root`) and call',
+    'Then create an API key (console: API keys, or `npx modelgate key create -u root`) and call',
     `  ${url}/v1/chat/completions with "Authorization: Bearer sk-..." (model ids: GET ${url}/v1/models).`,
     '',
   ].join('\n');

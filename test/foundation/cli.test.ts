@@ -1,4 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load-config.js';
@@ -215,6 +216,47 @@ describe('modelgate CLI', () => {
     }
     // Once an upstream serves something, nothing more is printed.
     expect(nextSteps('http://127.0.0.1:3000', 1)).toBe('');
+  });
+
+  it('serve on a fresh install whose port is taken still shows the root password, and how to choose a port', async () => {
+    // The README's "Port 3000 taken? MODELGATE_PORT=3001 npm start": the first start, refused
+    // the port, has already made root; its password was printed only after listening, so never.
+    const db = await createTestDatabase();
+    const taken = createServer();
+    await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
+    const port = (taken.address() as { port: number }).port;
+    try {
+      const first = await runCli(['serve'], {
+        DATABASE_URL: db.url,
+        MODELGATE_PORT: String(port),
+        MODELGATE_LOG_LEVEL: 'silent',
+        MODELGATE_SERVER_SERVE_CONSOLE: 'false',
+      });
+      expect(first.code, first.stderr).toBe(1);
+      const pw = /username: root\n\s+password: (\S+) {2}\(printed once/.exec(first.stdout)?.[1];
+      expect(pw, first.stdout).toBeDefined();
+      expect(first.stderr).toBe(
+        `error: listen EADDRINUSE: address already in use 127.0.0.1:${port}: another process listens on 127.0.0.1:${port}; stop it, or start on another port with MODELGATE_PORT=${port + 1} (server.port in the config file)\n`,
+      );
+      const config = loadConfig(
+        {},
+        { server: { host: '127.0.0.1', port: 0 }, database: { url: db.url }, log: { level: 'silent' } },
+      );
+      const gw = await startGateway(config);
+      try {
+        const login = await fetch(`${gw.url}/api/user/login`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ username: 'root', password: pw }),
+        });
+        expect(login.status).toBe(200);
+      } finally {
+        await gw.stop();
+      }
+    } finally {
+      await new Promise((r) => taken.close(r));
+      await db.drop();
+    }
   });
 
   it('names the option whose value is bad, before touching the database', { timeout: 90_000 }, async () => {

@@ -164,24 +164,30 @@ export function registerChannelCommands(program: Command): void {
 
 function withChannelFields(cmd: Command, adding: boolean): Command {
   const kind = new Option('--kind <kind>', 'upstream wire format').choices(CHANNEL_KINDS);
+  // `update` keeps what is not given: its help names no defaults, and says what '' clears.
+  const unless = (added: string, updated: string) => (adding ? added : updated);
   return cmd
     .addOption(new Option('--name <name>', 'unique name').makeOptionMandatory(adding))
     .addOption(adding ? kind.makeOptionMandatory() : kind)
     .option(
       '--base-url <url>',
-      "API base URL; openai-compatible: the one ending in /v1 (default: the kind's)",
+      `API base URL; openai-compatible: the one ending in /v1${unless(" (default: the kind's)", '')}`,
     )
     .option(
       '--keys <list>',
-      'comma-separated API keys, or - to read them from standard input (none: no auth)',
+      `comma-separated API keys, or - to read them from standard input${unless(' (none: no auth)', " ('': no auth)")}`,
     )
     .option(
       '--models <list>',
-      'comma-separated models it serves (none: what its GET /models lists)',
+      `comma-separated models it serves${unless(' (none: what its GET /models lists)', " ('': what its GET /models lists)")}`,
       commaList,
     )
-    .option('--priority <n>', `higher is tried first (default 0)`, wholeNumber)
-    .option('--weight <n>', 'share among channels of equal priority (default 1)', wholeNumber)
+    .option('--priority <n>', `higher is tried first${unless(' (default 0)', '')}`, wholeNumber)
+    .option(
+      '--weight <n>',
+      `share among channels of equal priority${unless(' (default 1)', '')}`,
+      wholeNumber,
+    )
     .option(
       '--pricing <json>',
       `what this upstream charges, over the models' own prices: '{"<model id>": {"prompt": "0.000001", "completion": "0.000002"}}' (USD per token, request, image); '{}' for none`,
@@ -211,7 +217,6 @@ function channelBody(o: ChannelOptions): ChannelPatch {
   return Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined));
 }
 
-/** A plain number is an id first (a channel may be named `7`), else a name. */
 /**
  * An enabled channel that names no models and serves none had its list never read (the upstream
  * was down when it was added, or was fixed since): read it now, as a gateway start would, so the
@@ -227,6 +232,7 @@ async function readModelsIfNeverRead(s: Services, c: PublicChannel): Promise<voi
   }
 }
 
+/** A plain number is an id first (a channel may be named `7`), else a name. */
 async function findChannel(s: Services, ref: string): Promise<PublicChannel> {
   const channels = s.registry.channels;
   if (/^\d+$/.test(ref) && Number(ref) >= 1 && Number(ref) <= INT32_MAX) {

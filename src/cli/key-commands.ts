@@ -30,6 +30,7 @@ export function registerKeyCommands(program: Command): void {
   const key = program.command('key').description('manage API keys');
   key
     .command('create')
+    .description('create an API key and print its secret (shown this once)')
     .requiredOption('-u, --username <name>', 'owner of the key')
     .option('-n, --name <name>', 'key name', 'cli')
     .option('--quota <usd>', 'spend limit in USD', usd)

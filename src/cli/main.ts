@@ -25,8 +25,9 @@ program
 const user = program.command('user').description('manage users');
 user
   .command('create')
-  .requiredOption('-u, --username <name>')
-  .requiredOption('-p, --password <password>')
+  .description('create a user, as POST /api/user does (prints the root password on a new database)')
+  .requiredOption('-u, --username <name>', 'login name')
+  .requiredOption('-p, --password <password>', '8 to 256 characters')
   .addOption(
     new Option('-r, --role <role>', 'user | admin | root').choices(['user', 'admin', 'root']).default('user'),
   )

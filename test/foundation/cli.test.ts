@@ -311,6 +311,29 @@ describe('modelgate CLI', () => {
     expect(role.stderr).toContain("option '-r, --role <role>' argument 'boss' is invalid");
   });
 
+  it('describes every command and option in its help, and update names no defaults it does not apply', {
+    timeout: 90_000,
+  }, async () => {
+    const help = async (args: string[]) => (await runCli([...args, '--help'], {})).stdout;
+    const pages = await Promise.all(
+      [['user'], ['user', 'create'], ['key'], ['key', 'create'], ['channel', 'update']].map(
+        async (args) => [args.join(' '), await help(args)] as const,
+      ),
+    );
+    for (const [command, text] of pages) {
+      // An entry of "Options:" or "Commands:" starts at column 2; its description follows on the line.
+      const bare = text.split('\n').filter((line) => /^ {2}\S/.test(line) && !/\S {2,}\S/.test(line));
+      expect(bare, `modelgate ${command} --help`).toEqual([]);
+    }
+    const update = pages.at(-1)![1];
+    // `update` keeps what is not given: "(default 0)" was add's default, printed for update too.
+    expect(update).not.toContain('default');
+    expect(update).toMatch(
+      /--models <list> +comma-separated models it serves \('': what its GET \/models\s+lists\)/,
+    );
+    expect(await help(['channel', 'add'])).toContain('higher is tried first (default 0)');
+  });
+
   it('refuses a bad configuration listing every problem, with exit code 2', async () => {
     const err = await cli(['migrate'], { MODELGATE_PORT: 'abc', MODELGATE_LOG_LEVEL: 'loud' }).catch(
       (e) => e,

@@ -16,6 +16,8 @@ export const CHAT_MODEL = 'e2e/fake-chat';
  * make through /api: disabled, so it routes nothing.
  */
 export const DECLARED_CHANNEL = 'e2e declared';
+/** The one model the fake upstream's `GET /v1/models` lists (unknown to the registry). */
+export const LISTED_MODEL = 'e2e-listed-model';
 /** The streamed answer, in the pieces the upstream sends. */
 export const ANSWER = [
   'Hello',
@@ -36,6 +38,11 @@ export interface E2EGateway {
   admin: { username: string; password: string };
   chatModel: string;
   kind: 'stub' | 'real';
+  /**
+   * The fake upstream's address (real gateway only): its `GET /v1/models` lists `LISTED_MODEL`,
+   * for an upstream that serves what it lists.
+   */
+  upstreamUrl?: string;
   close(): Promise<void>;
 }
 
@@ -78,6 +85,7 @@ async function startReal(): Promise<E2EGateway> {
   // Streams for the playground, plain JSON for the channel test.
   const upstream = await startFakeUpstream({
     'POST /v1/chat/completions': (req) => (req.json?.stream ? { sse } : { json: completion }),
+    'GET /v1/models': { json: { object: 'list', data: [{ id: LISTED_MODEL, object: 'model' }] } },
   });
   // Request logs are flushed in batches; a short interval makes a finished chat show on the Logs page at once.
   const gw = await startTestGateway({
@@ -121,6 +129,7 @@ async function startReal(): Promise<E2EGateway> {
     admin: { username: 'root', password: ROOT_PASSWORD },
     chatModel: CHAT_MODEL,
     kind: 'real',
+    upstreamUrl: upstream.url,
     async close() {
       await gw.close();
       await upstream.close();

@@ -436,7 +436,14 @@ export async function startStubGateway(opts: {
         return ok(null);
       }
     }
-    if (path === '/api/channel' && m === 'GET') return need(req, 10) && ok(channels, channels.length);
+    if (path === '/api/channel' && m === 'GET')
+      return (
+        need(req, 10) &&
+        ok(
+          channels.map((c) => ({ ...c, served_models: c.models })),
+          channels.length,
+        )
+      );
     if (path === '/api/channel' && m === 'PUT') {
       need(req, 10);
       const c = channels.find((x) => x.id === body.id);

@@ -62,6 +62,31 @@ describe('model discovery', () => {
     expect(t[0]!.model.context_length).toBe(8192);
   });
 
+  it('GET /api/channel names the models each channel serves, discovered ones included', async () => {
+    // `models` is what the channel declares: empty for one that serves its GET /models listing,
+    // which the console showed as serving nothing.
+    const list = await gw.call('GET', '/api/channel', { cookie: root });
+    const vllm = list.body.data.find((c: any) => c.name === 'local-vllm');
+    expect(vllm.models).toEqual([]);
+    expect(vllm.served_models).toEqual(
+      expect.arrayContaining(['Qwen/Qwen3-8B', 'openai/gpt-4o-mini', 'llama3:8b']),
+    );
+    const one = await gw.call('GET', `/api/channel/${vllm.id}`, { cookie: root });
+    expect(one.body.data.served_models).toEqual(vllm.served_models);
+
+    // One whose listing failed serves nothing, and says so.
+    const made = await gw.call('POST', '/api/channel', {
+      cookie: root,
+      body: { name: 'unlisted', kind: 'openai-compatible', base_url: `${up.url}/` },
+    });
+    const id = made.body.data.id;
+    expect((await gw.call('POST', `/api/channel/${id}/models/refresh`, { cookie: root })).status).toBe(502);
+    expect((await gw.call('GET', `/api/channel/${id}`, { cookie: root })).body.data.served_models).toEqual(
+      [],
+    );
+    await gw.call('DELETE', `/api/channel/${id}`, { cookie: root });
+  });
+
   it('tests a channel with a tiny chat request', async () => {
     up.on('POST /v1/chat/completions', {
       json: {

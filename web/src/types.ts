@@ -69,6 +69,8 @@ export interface Channel {
   base_url: string;
   keys: string[] | string;
   models: string[];
+  /** The model ids it serves now: declared, listed by its GET /models, or its provider's own. */
+  served_models?: string[];
   model_mapping: Record<string, string> | null;
   priority: number;
   weight: number;

@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { Role } from '../../access/roles.js';
+import type { PublicChannel } from '../../gateway/registry/channel.js';
 import { CHANNEL_KINDS } from '../../gateway/registry/channel-kinds.js';
 import type { Services } from '../../services.js';
 import type { App } from '../app.js';
@@ -67,13 +68,16 @@ const LISTED =
   'Each channel has the writable fields (keys masked), id, created_time, updated_time and source: ' +
   '"api" (made in the console or this API), "config" (declared in the config file) or "env" (an ' +
   'environment shortcut, env-<p>). A start puts a config/env channel back as declared, so edits ' +
-  'and deletes of one last until the next restart (docs/configuration.md, "Declared channels").';
+  'and deletes of one last until the next restart (docs/configuration.md, "Declared channels"). ' +
+  'served_models: the model ids it serves now, declared, listed by its GET /models or its ' +
+  "provider's own; empty while its model list could not be read (POST /api/channel/:id/models/refresh).";
 
 /** `/api/channel`: upstreams, admin only. Keys are masked in every answer and never logged. */
 export function registerChannelRoutes(app: App, services: Services): void {
   const admin = requireUser(services, Role.admin);
   const tags = ['channels'];
   const channels = services.registry.channels;
+  const served = (c: PublicChannel) => ({ ...c, served_models: channels.servedModels(c.id) });
 
   app.get(
     '/api/channel',
@@ -89,7 +93,7 @@ export function registerChannelRoutes(app: App, services: Services): void {
     async (request) => {
       const { offset, limit } = paging(request.query);
       const { rows, total } = await channels.list(offset, limit);
-      return ok(rows, total);
+      return ok(rows.map(served), total);
     },
   );
 
@@ -104,7 +108,7 @@ export function registerChannelRoutes(app: App, services: Services): void {
       },
       onRequest: admin,
     },
-    async (request) => ok(await channels.get(request.params.id)),
+    async (request) => ok(served(await channels.get(request.params.id))),
   );
 
   app.post(

@@ -147,7 +147,7 @@ export function Account() {
             New access token
           </button>
         </div>
-        <p className="meta">
+        <p className="meta prose">
           For scripts that call the management API: send <code>Authorization: Bearer mgt-…</code> to{' '}
           <code>/api</code>. They act as you; API keys (for <code>/v1</code>) are on the API keys page.
         </p>

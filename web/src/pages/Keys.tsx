@@ -139,7 +139,7 @@ export function Keys() {
           New API key
         </button>
       </div>
-      <p className="meta">
+      <p className="meta prose">
         Use a key as <code>Authorization: Bearer sk-…</code> on <code>/v1</code>. Try one in the{' '}
         <Link to="/playground">playground</Link>.
       </p>

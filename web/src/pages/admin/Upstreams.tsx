@@ -17,6 +17,7 @@ function fields(editing: boolean): FieldSpec[] {
       label: 'Base URL',
       type: 'url',
       placeholder: 'https://api.example.com/v1',
+      hint: "Empty: the kind's public API. For an OpenAI-compatible server, the address ending in /v1 (http://127.0.0.1:11434/v1).",
       wide: true,
     },
     {
@@ -29,7 +30,7 @@ function fields(editing: boolean): FieldSpec[] {
       name: 'models',
       label: 'Models',
       type: 'textarea',
-      hint: 'Model ids this upstream serves, comma or line separated.',
+      hint: 'Model ids this upstream serves, comma or line separated. Empty: the models its GET /models lists (OpenAI-compatible, Anthropic, Gemini).',
     },
     {
       name: 'model_mapping',
@@ -133,6 +134,34 @@ function SourceBadge({ c }: { c: Channel }) {
   );
 }
 
+/** Kinds whose upstream lists its models (GET /models), so a refresh can read them again. */
+const LISTS_MODELS = new Set(['openai-compatible', 'anthropic', 'gemini']);
+const SHOWN_MODELS = 6;
+
+/** Whether the channel serves what its upstream lists rather than models it names. */
+function listsItsModels(c: Channel): boolean {
+  return LISTS_MODELS.has(c.kind) && c.models.length === 0 && !Object.keys(c.model_mapping ?? {}).length;
+}
+
+/**
+ * What the channel serves now. `models` is only what it declares: empty for one that serves its
+ * upstream's listing, which this column showed as serving nothing.
+ */
+function ServedModels({ c }: { c: Channel }) {
+  const served = c.served_models ?? c.models;
+  if (!served.length) return <span>None{listsItsModels(c) ? ' listed yet' : ''}</span>;
+  const more = served.length - SHOWN_MODELS;
+  return (
+    <>
+      <span title={more > 0 ? served.join(', ') : undefined}>
+        {served.slice(0, SHOWN_MODELS).join(', ')}
+        {more > 0 && ` and ${more} more`}
+      </span>
+      {listsItsModels(c) && <div className="meta">listed by the upstream</div>}
+    </>
+  );
+}
+
 function maskedKeys(keys: Channel['keys']): string {
   const list = Array.isArray(keys) ? keys : keys ? String(keys).split('\n') : [];
   return list.length ? `${list.length} key${list.length > 1 ? 's' : ''}` : 'no keys';
@@ -145,6 +174,9 @@ export function Upstreams() {
   const [editing, setEditing] = useState<Channel | 'new' | null>(null);
   const [deleting, setDeleting] = useState<Channel | null>(null);
   const [tests, setTests] = useState<Record<number, { busy: boolean; text: string; ok?: boolean }>>({});
+  const [refreshes, setRefreshes] = useState<Record<number, { busy: boolean; text: string; ok?: boolean }>>(
+    {},
+  );
   const [notice, setNotice] = useState('');
   const [error, setError] = useState<string | null>(null);
 
@@ -181,6 +213,24 @@ export function Upstreams() {
     } catch (e) {
       setTests((t) => ({ ...t, [c.id]: { busy: false, ok: false, text: errorText(e) } }));
     }
+  }
+
+  /** Reads the upstream's model list again; a failure says why (a base URL without /v1, a key). */
+  async function refresh(c: Channel) {
+    setNotice('');
+    setError(null);
+    setRefreshes((t) => ({ ...t, [c.id]: { busy: true, text: 'Listing…' } }));
+    try {
+      const names = await api.post<string[]>(`/channel/${c.id}/models/refresh`);
+      const n = Array.isArray(names) ? names.length : 0;
+      setRefreshes((t) => ({
+        ...t,
+        [c.id]: { busy: false, ok: true, text: `Listed ${n} model${n === 1 ? '' : 's'}.` },
+      }));
+    } catch (e) {
+      setRefreshes((t) => ({ ...t, [c.id]: { busy: false, ok: false, text: errorText(e) } }));
+    }
+    list.reload();
   }
 
   async function toggle(c: Channel) {
@@ -251,7 +301,26 @@ export function Upstreams() {
                     <div className="meta">{maskedKeys(c.keys)}</div>
                   </th>
                   <td>{c.kind}</td>
-                  <td className="wrap-cell">{(c.models ?? []).join(', ') || '—'}</td>
+                  <td className="wrap-cell">
+                    <ServedModels c={c} />
+                    {listsItsModels(c) && (
+                      <button
+                        type="button"
+                        className="btn btn-small cell-action"
+                        aria-label={`Refresh the models of ${c.name}`}
+                        onClick={() => refresh(c)}
+                        disabled={refreshes[c.id]?.busy}
+                      >
+                        Refresh
+                      </button>
+                    )}
+                    <div
+                      aria-live="polite"
+                      className={`test-result ${refreshes[c.id]?.ok === false ? 'text-error' : 'text-ok'}`}
+                    >
+                      {refreshes[c.id]?.text}
+                    </div>
+                  </td>
                   <td>
                     {c.priority} / {c.weight}
                   </td>

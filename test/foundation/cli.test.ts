@@ -218,7 +218,9 @@ describe('modelgate CLI', () => {
     expect(nextSteps('http://127.0.0.1:3000', 1)).toBe('');
   });
 
-  it('serve on a fresh install whose port is taken still shows the root password, and how to choose a port', async () => {
+  it('serve on a fresh install whose port is taken still shows the root password, and how to choose a port', {
+    timeout: 90_000,
+  }, async () => {
     // The README's "Port 3000 taken? MODELGATE_PORT=3001 npm start": the first start, refused
     // the port, has already made root; its password was printed only after listening, so never.
     const db = await createTestDatabase();

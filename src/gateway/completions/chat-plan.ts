@@ -2,6 +2,7 @@ import type { KeyPrincipal } from '../../access/api-keys.js';
 import { modelAllowed } from '../../access/api-keys.js';
 import { sentMaxTokens } from '../chat/max-tokens.js';
 import { applyMiddleOut } from '../chat/middle-out.js';
+import { requestedParameters } from '../chat/parameters.js';
 import { resolveReasoning } from '../chat/reasoning.js';
 import { measurePrompt, type PromptCounts, promptTokenBound } from '../chat/tokens.js';
 import type { ChatRequest } from '../chat/types.js';
@@ -10,34 +11,6 @@ import type { HealthTracker } from '../routing/health.js';
 import { planRoute } from '../routing/plan.js';
 import type { Candidate, ProviderPrefs, RouteTarget } from '../routing/types.js';
 import { type ChatModel, resolveChatModel } from './model-variant.js';
-
-/**
- * Request fields that are routing instructions, end-user ids, labels or cache hints, never
- * sampling parameters: they do not count for `provider.require_parameters`.
- */
-const NOT_PARAMS = new Set([
-  'model',
-  'models',
-  'messages',
-  'provider',
-  'transforms',
-  'stream',
-  'stream_options',
-  'usage',
-  'user',
-  'safety_identifier',
-  'route',
-  // OpenRouter's sticky-routing key grouping a conversation's requests (@openrouter/sdk sessionId).
-  'session_id',
-  // Labels and cache hints that change nothing in the answer, and that no model's
-  // supported_parameters lists (OpenRouter's list has no name for them): counted, they would
-  // skip every Anthropic and Gemini upstream and every model whose registry entry lists its
-  // parameters (a 503 for `metadata` on openai/gpt-4o). Sent where the upstream takes them.
-  'metadata',
-  'store',
-  'prompt_cache_key',
-  'prompt_cache_retention',
-]);
 
 export interface ChatPlan {
   request: ChatRequest;
@@ -103,9 +76,8 @@ export function planChat(req: ChatRequest, principal: KeyPrincipal, deps: PlanDe
   const routed = planRoute({
     models,
     prefs: (req.provider ?? undefined) as ProviderPrefs | undefined,
-    requestedParams: memo(() =>
-      Object.keys(req).filter((k) => !NOT_PARAMS.has(k) && req[k] !== undefined && req[k] !== null),
-    ),
+    // Only the names a model's supported_parameters can hold count (chat/parameters.ts).
+    requestedParams: memo(() => requestedParameters(req)),
     adapterParams: deps.adapterParams,
     health: deps.health,
   });

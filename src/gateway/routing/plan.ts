@@ -1,3 +1,4 @@
+import { takes } from '../chat/parameters.js';
 import { GatewayError } from '../errors.js';
 import { perObject } from '../per-object.js';
 import type { HealthTracker } from './health.js';
@@ -110,9 +111,11 @@ function exclusion(
     const asked =
       typeof input.requestedParams === 'function' ? input.requestedParams() : input.requestedParams;
     const requested = variantParams ? [...asked, ...variantParams] : asked;
+    // One rule (chat/parameters.ts): the adapter sends it for this upstream and model, and the
+    // model's list, when the registry has one, names it or one of its aliases.
+    const lists = t.supportedParameters;
     const ok = requested.every(
-      (p) =>
-        (adapter?.has(p) ?? false) && (t.supportedParameters === null || t.supportedParameters.includes(p)),
+      (p) => adapter !== undefined && takes(adapter, p) && (lists === null || takes(lists, p)),
     );
     if (!ok) return 'require_parameters';
   }

@@ -49,20 +49,33 @@ export interface StreamDecoder {
   reported?(): ReportedUsage | undefined;
 }
 
+/** What `ChatAdapter.paramsFor` reads of an upstream (a route target). */
+export interface ParamsTarget {
+  baseUrl: string;
+  upstreamModel: string;
+  /** The channel's settings (`UpstreamTarget.extra` when sending). */
+  settings: Record<string, unknown>;
+}
+
 export interface ChatAdapter {
   readonly kind: string;
   /**
-   * Request params this kind can express. Others are dropped silently by `buildChatRequest`;
-   * route planning uses this set for `provider.require_parameters`.
+   * Request params this kind can express (sends as they are or translated). Others are dropped
+   * silently by `buildChatRequest`; route planning uses this set for `provider.require_parameters`,
+   * with the aliases of `gateway/chat/parameters.ts` (a set naming `max_tokens` takes
+   * `max_completion_tokens`).
    */
   readonly supportedParams: ReadonlySet<string>;
   /**
-   * The params one upstream of this kind can express for one model, when its settings or the model
-   * change them (an OpenAI-compatible upstream that speaks OpenRouter takes `top_a`...; an Anthropic
-   * model from Claude 4.5 on takes `response_format`). Must not allocate: route planning calls it
-   * per candidate. Absent: `supportedParams`.
+   * The params one upstream of this kind sends for one model, when its settings, host or model
+   * change them (an OpenAI-compatible upstream that speaks OpenRouter takes `top_a`, one with a
+   * `supportedParams` list only what it names, an OpenAI reasoning model no `temperature`; an
+   * Anthropic model from Claude 4.5 on takes `response_format`): exactly what `buildChatRequest`
+   * sends it. Route planning calls it per candidate, with the same object for the same upstream
+   * while the registry holds it: an adapter may cache by that object, and must not allocate per
+   * call. Absent: `supportedParams`.
    */
-  paramsFor?(settings: Record<string, unknown>, upstreamModel: string): ReadonlySet<string>;
+  paramsFor?(target: ParamsTarget): ReadonlySet<string>;
   buildChatRequest(req: ChatRequest, target: UpstreamTarget, opts: { stream: boolean }): UpstreamHttpRequest;
   /** Parses a 2xx body; throws UpstreamError for a non-2xx status or a malformed/blocked body. */
   parseChatResponse(status: number, body: string, headers: UpstreamHeaders): ChatResult;

@@ -44,7 +44,7 @@ export function createChatServices(
     adapterParams(kind, t) {
       if (!isChatProviderKind(kind)) return undefined;
       const a = getChatAdapter(kind);
-      return a.paramsFor?.(t.settings, t.upstreamModel) ?? a.supportedParams;
+      return a.paramsFor?.(t) ?? a.supportedParams;
     },
     health,
     defaultModel: g.default_model,

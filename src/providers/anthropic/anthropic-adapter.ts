@@ -19,8 +19,8 @@ export const anthropicAdapter: ChatAdapter = {
   kind: 'anthropic',
   supportedParams: ANTHROPIC_STRUCTURED_PARAMS,
   // response_format only where it is sent: require_parameters routes it to Claude 4.5+, not Opus 4.1.
-  paramsFor: (settings, model) =>
-    takesStructuredOutputs(model, settings) ? ANTHROPIC_STRUCTURED_PARAMS : ANTHROPIC_PARAMS,
+  paramsFor: (t) =>
+    takesStructuredOutputs(t.upstreamModel, t.settings) ? ANTHROPIC_STRUCTURED_PARAMS : ANTHROPIC_PARAMS,
   buildChatRequest: buildAnthropicRequest,
   parseChatResponse: parseAnthropicResponse,
   createStreamDecoder: (maxEventBytes) => new AnthropicStreamDecoder(maxEventBytes),

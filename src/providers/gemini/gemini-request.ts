@@ -39,6 +39,8 @@ export const GEMINI_PARAMS: ReadonlySet<string> = new Set([
   'frequency_penalty',
   'seed',
   'response_format',
+  // A flag, not a field: honoured by sending a json_schema response_format as responseJsonSchema.
+  'structured_outputs',
   'tools',
   'tool_choice',
   'reasoning',

@@ -6,13 +6,13 @@
  */
 import { joinUrl } from '../shared/media.js';
 import type { ChatAdapter } from '../types.js';
-import { buildOpenAiRequest, OPENAI_COMPATIBLE_PARAMS, OPENROUTER_PARAMS } from './openai-request.js';
+import { buildOpenAiRequest, OPENAI_COMPATIBLE_PARAMS, openAiParamsFor } from './openai-request.js';
 import { classifyOpenAiError, OpenAiStreamDecoder, parseOpenAiResponse } from './openai-response.js';
 
 export const openAiCompatibleAdapter: ChatAdapter = {
   kind: 'openai-compatible',
   supportedParams: OPENAI_COMPATIBLE_PARAMS,
-  paramsFor: (settings) => (settings.reasoningObject === true ? OPENROUTER_PARAMS : OPENAI_COMPATIBLE_PARAMS),
+  paramsFor: openAiParamsFor,
   buildChatRequest: buildOpenAiRequest,
   parseChatResponse: parseOpenAiResponse,
   createStreamDecoder: (maxEventBytes) => new OpenAiStreamDecoder(maxEventBytes),

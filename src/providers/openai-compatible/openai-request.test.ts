@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatRequest } from '../../gateway/chat/types.js';
-import { buildOpenAiRequest } from './openai-request.js';
+import { buildOpenAiRequest, openAiParamsFor } from './openai-request.js';
 import { OpenAiStreamDecoder } from './openai-response.js';
 
 const req: ChatRequest = {
@@ -132,6 +132,59 @@ describe('OpenAI-compatible request', () => {
     expect(body(req, 'http://h/v1', 'm', { streamUsage: false }, true)).not.toHaveProperty('stream_options');
     const b = body(req, 'http://h/v1', 'm', { supportedParams: ['messages', 'max_tokens'] });
     expect(Object.keys(b).sort()).toEqual(['max_tokens', 'messages', 'model']);
+  });
+
+  it('an allow-list takes the limit and reasoning under any of their spellings, and sends them under the one the upstream takes', () => {
+    const r: ChatRequest = {
+      messages: [{ role: 'user', content: 'q' }],
+      max_tokens: 50,
+      reasoning_effort: 'low',
+    };
+    const list = { supportedParams: ['messages', 'max_completion_tokens', 'reasoning'] };
+    expect(body(r, 'http://h/v1', 'm', list)).toMatchObject({ max_tokens: 50, reasoning_effort: 'low' });
+    // Named in neither spelling: not sent, as any other field the list leaves out.
+    for (const extra of [
+      { supportedParams: ['messages'] },
+      { supportedParams: ['messages'], reasoningObject: true },
+    ]) {
+      const b = body(r, 'http://h/v1', 'm', extra);
+      for (const k of ['max_tokens', 'max_completion_tokens', 'reasoning', 'reasoning_effort'])
+        expect(b, `${JSON.stringify(extra)} ${k}`).not.toHaveProperty(k);
+    }
+  });
+
+  it('paramsFor is what is sent: the allow-list, the host and the model decide both', () => {
+    const of = (baseUrl: string, upstreamModel: string, settings: Record<string, unknown> = {}) =>
+      openAiParamsFor({ baseUrl, upstreamModel, settings });
+    const selfHosted = of('http://h/v1', 'qwen3');
+    for (const p of [
+      'top_k',
+      'max_completion_tokens',
+      'reasoning_effort',
+      'structured_outputs',
+      'temperature',
+    ])
+      expect(selfHosted.has(p), p).toBe(true);
+    expect(selfHosted.has('top_a')).toBe(false);
+    expect(of('http://h/v1', 'm', { reasoningObject: true }).has('top_a')).toBe(true);
+    // OpenAI: no top_k; its reasoning models no temperature (o3 no stop either), its other models
+    // no reasoning and no verbosity.
+    const gpt4o = of('https://api.openai.com/v1', 'gpt-4o');
+    expect([
+      gpt4o.has('top_k'),
+      gpt4o.has('reasoning'),
+      gpt4o.has('verbosity'),
+      gpt4o.has('temperature'),
+    ]).toEqual([false, false, false, true]);
+    const o3 = of('https://api.openai.com/v1', 'o3');
+    expect([o3.has('temperature'), o3.has('stop'), o3.has('reasoning_effort'), o3.has('verbosity')]).toEqual([
+      false,
+      false,
+      true,
+      true,
+    ]);
+    const narrow = of('http://h/v1', 'm', { supportedParams: ['messages', 'max_tokens'] });
+    expect([...narrow].sort()).toEqual(['max_completion_tokens', 'max_tokens']);
   });
 
   it('an allow-list naming model or stream cannot let the client override them', () => {

@@ -5,6 +5,9 @@
  *
  * Target options read from `target.extra`:
  * - `supportedParams: string[]`: replace the default allow-list (a server that rejects unknown fields).
+ *   The limit and reasoning are sent when it names one of their spellings (`max_tokens` or
+ *   `max_completion_tokens`; `reasoning`, `reasoning_effort` or `include_reasoning`), and sent
+ *   under the name this upstream takes.
  * - `maxTokensField: 'max_tokens' | 'max_completion_tokens'`: force the field name for the limit.
  *   Default: `max_completion_tokens` for api.openai.com (every current model accepts it and reasoning
  *   models reject `max_tokens`) and for model names of OpenAI reasoning models (o1/o3/o4..., gpt-5...);
@@ -22,6 +25,9 @@
  * `service_tier: "fast"` (OpenRouter's alias of `priority`) is sent as `priority` except to an
  * upstream that speaks OpenRouter.
  *
+ * What an upstream receives is decided once per upstream (`targetFacts`), and route planning reads
+ * the same decision (`openAiParamsFor`) for `provider.require_parameters`.
+ *
  * Dropped always: routing fields (models, provider, transforms, usage, plugins, route, debug).
  * Assistant `reasoning` / `reasoning_details` are removed from history (OpenAI's strict message
  * schema and self-hosted chat templates do not know them) unless `reasoningObject` says the upstream
@@ -33,11 +39,12 @@
  * (OpenRouter and some OpenAI-compatible APIs read them).
  */
 import { sentMaxTokens } from '../../gateway/chat/max-tokens.js';
+import { takes, withAliases } from '../../gateway/chat/parameters.js';
 import { effortFromBudget, resolveReasoning } from '../../gateway/chat/reasoning.js';
 import type { ChatMessage, ChatRequest } from '../../gateway/chat/types.js';
 import { perObject } from '../../gateway/per-object.js';
 import { joinUrl } from '../shared/media.js';
-import type { UpstreamHttpRequest, UpstreamTarget } from '../types.js';
+import type { ParamsTarget, UpstreamHttpRequest, UpstreamTarget } from '../types.js';
 
 export const OPENAI_PARAMS: ReadonlySet<string> = new Set([
   'messages',
@@ -115,8 +122,12 @@ const REASONING_UNSUPPORTED = [
 const isOfficialOpenAi = (baseUrl: string) => /^https?:\/\/api\.openai\.com(?:[:/]|$)/i.test(baseUrl);
 
 export function isReasoningModel(target: UpstreamTarget): boolean {
-  const forced = target.extra?.reasoningModel;
-  return typeof forced === 'boolean' ? forced : REASONING_MODEL.test(target.upstreamModel);
+  return isReasoningModelName(target.upstreamModel, target.extra ?? {});
+}
+
+function isReasoningModelName(upstreamModel: string, extra: Record<string, unknown>): boolean {
+  const forced = extra.reasoningModel;
+  return typeof forced === 'boolean' ? forced : REASONING_MODEL.test(upstreamModel);
 }
 
 interface TargetFacts {
@@ -128,32 +139,115 @@ interface TargetFacts {
   /** `cache_control` is removed from messages and their parts (api.openai.com). */
   dropCache: boolean;
   reasoningModel: boolean;
-  /** A reasoning model that rejects `stop` (STOPLESS_MODEL). */
-  stopless: boolean;
-  allowed: ReadonlySet<string>;
+  /** Fields copied as they are: the allow-list without what is set after the copy or refused here. */
+  copied: ReadonlySet<string>;
+  /** The completion limit is sent: the allow-list names it (either spelling, chat/parameters.ts). */
+  sendsLimit: boolean;
+  /** Reasoning is sent (as `reasoning_effort`, or as it is to an upstream that speaks OpenRouter). */
+  sendsReasoning: boolean;
+  /** Every request param this upstream receives, as it is or translated: `paramsFor`. */
+  sends: ReadonlySet<string>;
   url: string;
 }
 
-/** What a target says about every request to it, worked out once per target object. */
-const factsOf = perObject((target: UpstreamTarget): TargetFacts => {
-  const extra = target.extra ?? {};
-  const official = isOfficialOpenAi(target.baseUrl);
-  const custom = Array.isArray(extra.supportedParams)
-    ? new Set(extra.supportedParams as string[])
-    : undefined;
-  const reasoningModel = isReasoningModel(target);
+/**
+ * What a target says about every request to it, from its host, model and settings. The one place
+ * that decides what an upstream of this kind receives: `buildOpenAiRequest` sends by it, and route
+ * planning (`openAiParamsFor`) checks `provider.require_parameters` against it.
+ */
+function targetFacts(baseUrl: string, upstreamModel: string, extra: Record<string, unknown>): TargetFacts {
+  const official = isOfficialOpenAi(baseUrl);
+  const reasoningModel = isReasoningModelName(upstreamModel, extra);
   const openRouter = extra.reasoningObject === true;
+  const stopless = reasoningModel && STOPLESS_MODEL.test(upstreamModel);
+  const allowed = Array.isArray(extra.supportedParams)
+    ? customList(extra.supportedParams)
+    : openRouter
+      ? OPENROUTER_PARAMS
+      : official
+        ? OPENAI_PARAMS
+        : OPENAI_COMPATIBLE_PARAMS;
+  const skip = stopless
+    ? STOPLESS_SKIP
+    : reasoningModel
+      ? REASONING_SKIP
+      : official
+        ? OFFICIAL_CHAT_SKIP
+        : SET_AFTER;
+  const copied = copiedOf(allowed, skip);
+  const sendsLimit = takes(allowed, 'max_tokens');
+  // OpenAI answers 400 to reasoning_effort on a non-reasoning model: not sent there.
+  const sendsReasoning = takes(allowed, 'reasoning') && (openRouter || reasoningModel || !official);
   return {
     official,
     openRouter,
     developerToSystem: !official && !openRouter,
     dropCache: official,
     reasoningModel,
-    stopless: reasoningModel && STOPLESS_MODEL.test(target.upstreamModel),
-    allowed: custom ?? (openRouter ? OPENROUTER_PARAMS : official ? OPENAI_PARAMS : OPENAI_COMPATIBLE_PARAMS),
-    url: joinUrl(target.baseUrl, 'chat/completions'),
+    copied,
+    sendsLimit,
+    sendsReasoning,
+    sends: sendsOf(copied, sendsLimit, sendsReasoning),
+    url: joinUrl(baseUrl, 'chat/completions'),
   };
-});
+}
+
+/** Per sending target (one per key of an upstream). */
+const factsOf = perObject(
+  (target: UpstreamTarget): TargetFacts =>
+    targetFacts(target.baseUrl, target.upstreamModel, target.extra ?? {}),
+);
+
+/** What one upstream receives, for route planning (`ChatAdapter.paramsFor`): worked out once per route target. */
+export const openAiParamsFor = perObject(
+  (t: ParamsTarget): ReadonlySet<string> => targetFacts(t.baseUrl, t.upstreamModel, t.settings).sends,
+);
+
+/** A channel's `supportedParams`, as a set once per list. */
+const customList = perObject(
+  (list: unknown[]): ReadonlySet<string> => new Set(list.filter((p): p is string => typeof p === 'string')),
+);
+
+/** The allow-list without `skip`, shared by every target with the same two sets. */
+const copiedSets = new WeakMap<ReadonlySet<string>, Map<ReadonlySet<string>, ReadonlySet<string>>>();
+function copiedOf(allowed: ReadonlySet<string>, skip: ReadonlySet<string>): ReadonlySet<string> {
+  let bySkip = copiedSets.get(allowed);
+  if (!bySkip) {
+    bySkip = new Map();
+    copiedSets.set(allowed, bySkip);
+  }
+  let out = bySkip.get(skip);
+  if (!out) {
+    out = new Set([...allowed].filter((p) => !skip.has(p)));
+    bySkip.set(skip, out);
+  }
+  return out;
+}
+
+/**
+ * What is copied, plus what is translated: the limit (both spellings), reasoning (all its
+ * spellings), and `structured_outputs` where `response_format` goes (OpenAI's json_schema is its
+ * structured outputs; the flag itself is sent only where the allow-list names it).
+ */
+const sendsSets = new WeakMap<ReadonlySet<string>, Map<string, ReadonlySet<string>>>();
+function sendsOf(copied: ReadonlySet<string>, limit: boolean, reasoning: boolean): ReadonlySet<string> {
+  let byFlags = sendsSets.get(copied);
+  if (!byFlags) {
+    byFlags = new Map();
+    sendsSets.set(copied, byFlags);
+  }
+  const key = `${limit}/${reasoning}`;
+  let out = byFlags.get(key);
+  if (!out) {
+    const s = new Set(copied);
+    if (limit) for (const p of withAliases(['max_tokens'])) s.add(p);
+    if (reasoning) for (const p of withAliases(['reasoning'])) s.add(p);
+    if (s.has('response_format')) s.add('structured_outputs');
+    out = s;
+    byFlags.set(key, out);
+  }
+  return out;
+}
 
 /**
  * Fields the copy loop leaves to the code after it: the token limit (renamed per target), the
@@ -186,22 +280,15 @@ export function buildOpenAiRequest(
   opts: { stream: boolean },
 ): UpstreamHttpRequest {
   const extra = target.extra ?? {};
-  const { official, openRouter, developerToSystem, dropCache, reasoningModel, stopless, allowed, url } =
-    factsOf(target);
-  const skip = stopless
-    ? STOPLESS_SKIP
-    : reasoningModel
-      ? REASONING_SKIP
-      : official
-        ? OFFICIAL_CHAT_SKIP
-        : SET_AFTER;
+  const f = factsOf(target);
+  const { official, openRouter, reasoningModel, sendsReasoning } = f;
 
   const body: Record<string, unknown> = { model: target.upstreamModel };
-  body.messages = plainMessages(req.messages, developerToSystem, openRouter, dropCache);
+  body.messages = plainMessages(req.messages, f.developerToSystem, openRouter, f.dropCache);
+  const copied = f.copied;
   for (const key in req) {
-    if (skip.has(key)) continue;
     const v = req[key];
-    if (v !== undefined && allowed.has(key)) body[key] = v;
+    if (v !== undefined && copied.has(key)) body[key] = v;
   }
 
   // OpenRouter's alias of the priority tier: OpenAI (and others that copy its enum) know only
@@ -211,7 +298,7 @@ export function buildOpenAiRequest(
   // OpenAI refuses more than the model's limit: 400 "max_tokens is too large ... This model
   // supports at most N completion tokens".
   const limit = sentMaxTokens(req, target.maxOutputTokens);
-  if (limit !== undefined) {
+  if (limit !== undefined && f.sendsLimit) {
     const field =
       extra.maxTokensField === 'max_tokens' || extra.maxTokensField === 'max_completion_tokens'
         ? extra.maxTokensField
@@ -221,13 +308,13 @@ export function buildOpenAiRequest(
     body[field] = limit;
   }
 
-  if (openRouter) {
+  // Not sent where the allow-list names none of its spellings, or to OpenAI's other models.
+  if (sendsReasoning && openRouter) {
     if (req.reasoning !== undefined) body.reasoning = req.reasoning;
     if (req.reasoning_effort !== undefined) body.reasoning_effort = req.reasoning_effort;
-  } else if (allowed.has('reasoning_effort') || allowed.has('reasoning')) {
+  } else if (sendsReasoning) {
     const r = resolveReasoning(req);
-    // OpenAI answers 400 to reasoning_effort on a non-reasoning model: drop it there.
-    if (r && r.enabled !== undefined && (reasoningModel || !official)) {
+    if (r && r.enabled !== undefined) {
       body.reasoning_effort =
         r.enabled === false
           ? 'none'
@@ -248,7 +335,7 @@ export function buildOpenAiRequest(
   if (target.headers) Object.assign(headers, target.headers);
   return {
     method: 'POST',
-    url,
+    url: f.url,
     headers,
     body: JSON.stringify(body),
   };

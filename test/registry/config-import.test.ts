@@ -75,6 +75,8 @@ describe('config import', () => {
     await d.close();
     const [a, b] = await Promise.all([start(db.url), start(db.url)]);
     expect((await rows(a)).map((c) => c.name)).toEqual(['cfg-anthropic', 'cfg-local']);
+    // served_models is each instance's own catalog: both serve the declared channels once
+    // started, also the one that found the other's rows already written (it used to wait a poll).
     expect(await rows(b)).toEqual(await rows(a));
   });
 

@@ -30,9 +30,15 @@ export async function importDeclarations(
     return { ...row, source: row.name.startsWith('env-') ? 'env' : 'config' };
   });
   let wrote = false;
+  // Rows another instance wrote after this one loaded (instances starting together): nothing to
+  // write, but this instance's catalog must hold them before it serves, not a poll later.
+  let behind = false;
   for (const row of rows) {
     const existing = await repo.byName(row.name);
-    if (existing && sameRow(existing, row)) continue;
+    if (existing && sameRow(existing, row)) {
+      if (state.channel(existing.id)?.updated_time !== Number(existing.updated_time)) behind = true;
+      continue;
+    }
     if (existing?.source === 'api')
       opts.log?.warn(
         { channel: row.name, id: existing.id },
@@ -44,6 +50,7 @@ export async function importDeclarations(
   }
   if (opts.removeUndeclared && (await removeUndeclared(state, rows, opts.log))) wrote = true;
   if (wrote) await state.changed();
+  else if (behind) await state.reload();
 }
 
 async function removeUndeclared(

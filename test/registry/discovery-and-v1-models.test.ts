@@ -178,7 +178,7 @@ describe('model discovery', () => {
     const nothing = await gw.call('POST', `/api/channel/${id}/test`, { cookie: root });
     expect(nothing.status).toBe(400);
     expect(nothing.body.message).toBe(
-      `channel serves no models: its model list could not be read (fix base_url or keys, then POST /api/channel/${id}/models/refresh), or list them in models`,
+      `channel serves no models: its model list could not be read (fix base_url or keys, then refresh its models: Refresh in the console's Upstreams, or POST /api/channel/${id}/models/refresh), or list them in models`,
     );
 
     // Fixing the base_url lists the models again, without a refresh or a restart.

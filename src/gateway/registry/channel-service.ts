@@ -153,7 +153,7 @@ export class ChannelService {
         model
           ? `model: channel ${id} does not serve ${model}`
           : canDiscover(channel) && channel.models.length === 0
-            ? `channel serves no models: its model list could not be read (fix base_url or keys, then POST /api/channel/${id}/models/refresh), or list them in models`
+            ? `channel serves no models: its model list could not be read (fix base_url or keys, then refresh its models: Refresh in the console's Upstreams, or POST /api/channel/${id}/models/refresh), or list them in models`
             : 'channel serves no models',
         'model',
       );

@@ -206,6 +206,10 @@ describe('OpenAI and OpenRouter fields with documented ranges', () => {
       'metadata',
     ],
     ['session_id over 256 characters', { session_id: 's'.repeat(257) }, 'session_id'],
+    ['safety_identifier over 256 characters', { safety_identifier: 's'.repeat(257) }, 'safety_identifier'],
+    ['safety_identifier that is not a string', { safety_identifier: 42 }, 'safety_identifier'],
+    ['top-level cache_control type', { cache_control: { type: 'forever' } }, 'cache_control.type'],
+    ['top-level cache_control ttl', { cache_control: { type: 'ephemeral', ttl: '2h' } }, 'cache_control.ttl'],
     ['modalities', { modalities: ['video'] }, 'modalities.0'],
     ['service_tier', { service_tier: 'turbo' }, 'service_tier'],
     ['prediction', { prediction: { type: 'text', content: 'x' } }, 'prediction.type'],
@@ -260,6 +264,21 @@ describe('OpenAI and OpenRouter fields with documented ranges', () => {
     const cached = [{ type: 'text', text: 'x', cache_control: { type: 'ephemeral', ttl: '1h' } }];
     const withCache = await sentFor({ model: 't/an', messages: [{ role: 'user', content: cached }] });
     expect(withCache.sent.messages[0].content).toEqual(cached);
+  });
+
+  it('safety_identifier: metadata.user_id at Anthropic (over user), as sent elsewhere', async () => {
+    const fields = { user: 'u-1', safety_identifier: 's'.repeat(256) };
+    const an = await sentFor({ model: 't/an', ...fields });
+    expect(an.sent.metadata).toEqual({ user_id: 's'.repeat(256) });
+    expect(an.sent).not.toHaveProperty('safety_identifier');
+    expect((await sentFor({ model: 't/oa', ...fields })).sent).toMatchObject(fields);
+  });
+
+  it('top-level cache_control (Anthropic automatic caching) reaches Anthropic only', async () => {
+    const cache_control = { type: 'ephemeral', ttl: '5m' };
+    expect((await sentFor({ model: 't/an', cache_control })).sent.cache_control).toEqual(cache_control);
+    for (const id of ['t/oa', 't/or'])
+      expect((await sentFor({ model: id, cache_control })).sent, id).not.toHaveProperty('cache_control');
   });
 
   it('service_tier "fast" (OpenRouter\'s alias) reaches other OpenAI-compatible upstreams as "priority"', async () => {

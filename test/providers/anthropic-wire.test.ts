@@ -922,3 +922,72 @@ describe('Anthropic structured outputs (response_format json_schema)', () => {
     expect(sent().output_config.format.schema).toEqual(adapted);
   });
 });
+
+describe('Anthropic request fields from OpenAI and OpenRouter clients', () => {
+  it('safety_identifier becomes metadata.user_id, and wins over user when both are set', async () => {
+    const cases: [Partial<ChatRequest>, string | undefined][] = [
+      [{ safety_identifier: 'sid-1' }, 'sid-1'],
+      [{ user: 'u-1' }, 'u-1'],
+      [{ user: 'u-1', safety_identifier: 'sid-1' }, 'sid-1'],
+      [{ user: 'u-1', safety_identifier: '' }, 'u-1'],
+      [{}, undefined],
+    ];
+    for (const [fields, userId] of cases) {
+      serveChat();
+      await completeChat(anthropicAdapter, { ...base, ...fields }, target(), { client });
+      const body = sent();
+      if (userId === undefined) expect(body).not.toHaveProperty('metadata');
+      else expect(body.metadata, JSON.stringify(fields)).toEqual({ user_id: userId });
+      expect(body).not.toHaveProperty('safety_identifier');
+      expect(body).not.toHaveProperty('user');
+    }
+  });
+
+  it('top-level cache_control (automatic prompt caching) is sent to Anthropic as it is', async () => {
+    serveChat();
+    const req: ChatRequest = { ...base, cache_control: { type: 'ephemeral', ttl: '1h' } };
+    await completeChat(anthropicAdapter, req, target(), { client });
+    expect(sent()).toEqual({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 4096,
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'Hi' }] }],
+      cache_control: { type: 'ephemeral', ttl: '1h' },
+    });
+  });
+
+  it('a file part holding an image is an image block (Anthropic refuses an image document); a PDF stays a document', async () => {
+    serveChat();
+    const req: ChatRequest = {
+      ...base,
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'file', file: { filename: 'a.png', file_data: 'data:image/png;base64,iVBORw0KGgo=' } },
+            { type: 'file', file: { filename: 'b.jpg', file_data: 'data:image/jpg;base64,/9j/4AAQ' } },
+            { type: 'file', file: { filename: 'c.pdf', file_data: 'data:application/pdf;base64,JVBERi0x' } },
+            { type: 'file', file: { file_data: 'https://example.test/d.webp?x=1' } },
+            { type: 'file', file: { file_data: 'https://example.test/e.pdf' } },
+            { type: 'file', file: { file_data: 'https://example.test/report' } },
+            { type: 'text', text: 'Compare them.' },
+          ],
+        },
+      ],
+    };
+    await completeChat(anthropicAdapter, req, target(), { client });
+    expect(sent().messages).toEqual([
+      {
+        role: 'user',
+        content: [
+          { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } },
+          { type: 'image', source: { type: 'base64', media_type: 'image/jpeg', data: '/9j/4AAQ' } },
+          { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0x' } },
+          { type: 'image', source: { type: 'url', url: 'https://example.test/d.webp?x=1' } },
+          { type: 'document', source: { type: 'url', url: 'https://example.test/e.pdf' } },
+          { type: 'document', source: { type: 'url', url: 'https://example.test/report' } },
+          { type: 'text', text: 'Compare them.' },
+        ],
+      },
+    ]);
+  });
+});

@@ -151,6 +151,10 @@ export interface ChatRequest {
   parallel_tool_calls?: boolean | null;
   response_format?: ResponseFormat;
   user?: string;
+  /** OpenAI's successor of `user`; Anthropic gets it as `metadata.user_id`. */
+  safety_identifier?: string;
+  /** Top-level: Anthropic's automatic prompt caching (OpenRouter passes it). Anthropic upstreams only. */
+  cache_control?: CacheControl;
   reasoning?: ReasoningOptions;
   reasoning_effort?: ReasoningEffort;
   usage?: { include?: boolean };

@@ -242,6 +242,10 @@ export const ChatRequestSchema = prepareBody(
         }),
       ),
       user: Opt(Type.String({ maxLength: 256 })),
+      // Anthropic's metadata.user_id takes either, and at most 256 characters.
+      safety_identifier: Opt(Type.String({ maxLength: 256 })),
+      // Anthropic's automatic prompt caching (openrouter.md §2.5), sent to Anthropic as it is.
+      cache_control: Opt(CacheControl),
       // OpenRouter's (and OpenAI's) limits, openrouter.md §2.5: beyond them OpenAI answers 400,
       // and the other upstreams drop the field, so a request would pass on one and fail on its
       // fallback.

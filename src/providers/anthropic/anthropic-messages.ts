@@ -16,7 +16,8 @@
  *   streamed fragments of one block (same `index`) are joined. A thinking text without signature
  *   cannot be replayed and is left out.
  * - `image_url`: data URL -> base64 source (image/jpg sent as image/jpeg: see parseDataUrl), http(s)
- *   -> url source; `file` PDFs -> `document`.
+ *   -> url source; `file` PDFs and text -> `document`, `file` images (an image data URL, or a URL
+ *   ending in an image extension) -> `image` (Anthropic refuses an image in a `document`).
  *   `input_audio` has no Anthropic equivalent and is dropped.
  * - An assistant `refusal` part (a turn replayed from an earlier refusal) becomes a text block:
  *   Anthropic has no refusal block, and the model should see what it answered. So does a
@@ -24,7 +25,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { CacheControl, ChatMessage, ContentPart, ReasoningDetail } from '../../gateway/chat/types.js';
-import { mediaToFirstUserTurn, parseDataUrl } from '../shared/media.js';
+import { guessMediaType, mediaToFirstUserTurn, parseDataUrl } from '../shared/media.js';
 import { messageRefusal } from '../shared/refusal.js';
 import { argumentsObject, functionCalls } from '../shared/tools.js';
 
@@ -91,10 +92,14 @@ function partToBlock(part: ContentPart): AnthropicBlock | undefined {
           part.cache_control,
         );
       }
+      // An image sent as a file (OpenAI `file` part with an image data URL or image URL) is an
+      // `image` block: Anthropic's `document` takes PDFs and text only, and refuses an image.
+      const mediaType = data ? data.mediaType : guessMediaType(src, 'application/pdf');
+      const type = mediaType.startsWith('image/') ? 'image' : 'document';
       return withCache(
         data
-          ? { type: 'document', source: { type: 'base64', media_type: data.mediaType, data: data.data } }
-          : { type: 'document', source: { type: 'url', url: src } },
+          ? { type, source: { type: 'base64', media_type: data.mediaType, data: data.data } }
+          : { type, source: { type: 'url', url: src } },
         part.cache_control,
       );
     }

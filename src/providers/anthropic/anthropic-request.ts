@@ -10,8 +10,9 @@
  * Mapped: max_tokens/max_completion_tokens (at most the model's output limit, `target.maxOutputTokens`,
  * when the registry knows it: Anthropic refuses more), temperature (clamped to Anthropic's 0..1), top_p (only
  * without temperature: newer models refuse both), top_k,
- * stop -> stop_sequences (whitespace-only ones removed: Anthropic rejects them), user ->
- * metadata.user_id, tools, tool_choice (required -> any, named -> tool), parallel_tool_calls:false ->
+ * stop -> stop_sequences (whitespace-only ones removed: Anthropic rejects them), safety_identifier
+ * or else user -> metadata.user_id (see `endUserId`), top-level cache_control (automatic prompt
+ * caching, as OpenRouter passes it) as it is, tools, tool_choice (required -> any, named -> tool), parallel_tool_calls:false ->
  * disable_parallel_tool_use, reasoning -> thinking, response_format json_schema ->
  * output_config.format on models with structured outputs (Claude 4.5 and later; the schema
  * adapted, see `anthropic-output-format.ts`). Everything else (penalties, seed, logprobs,
@@ -48,6 +49,8 @@ const BASE_PARAMS = [
   'tool_choice',
   'parallel_tool_calls',
   'user',
+  'safety_identifier',
+  'cache_control',
   'reasoning',
   'reasoning_effort',
 ];
@@ -109,6 +112,17 @@ function toolTurnLostThinking(messages: AnthropicMessage[]): boolean {
   return false;
 }
 
+/**
+ * The end-user id for `metadata.user_id` (an opaque id Anthropic uses to detect abuse; at most
+ * 256 characters, which the chat schema enforces on both fields). OpenAI's `safety_identifier`,
+ * the successor of `user` for exactly this purpose, wins over `user` when both are set.
+ */
+function endUserId(req: ChatRequest): string | undefined {
+  const id = req.safety_identifier;
+  if (typeof id === 'string' && id !== '') return id;
+  return req.user || undefined;
+}
+
 export function buildAnthropicRequest(
   req: ChatRequest,
   target: UpstreamTarget,
@@ -130,7 +144,10 @@ export function buildAnthropicRequest(
   if (req.top_k !== undefined) body.top_k = req.top_k;
   const stops = (typeof req.stop === 'string' ? [req.stop] : (req.stop ?? [])).filter((s) => s.trim() !== '');
   if (stops.length > 0) body.stop_sequences = stops;
-  if (req.user) body.metadata = { user_id: req.user };
+  const userId = endUserId(req);
+  if (userId) body.metadata = { user_id: userId };
+  // Automatic prompt caching: Anthropic puts the breakpoint on the last cacheable block itself.
+  if (req.cache_control) body.cache_control = req.cache_control;
 
   let toolChoice: Record<string, unknown> | undefined;
   const fns = functionTools(req);

@@ -459,6 +459,31 @@ describe('Gemini system media', () => {
     expect(body.contents[2].parts).toEqual([{ text: 'And Q4?' }]);
   });
 
+  it('a file part holding an image is inline data or a file URI of its image type, as a PDF is', async () => {
+    serveChat();
+    const req: ChatRequest = {
+      ...q,
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'file', file: { filename: 'a.png', file_data: 'data:image/png;base64,iVBORw0KGgo=' } },
+            { type: 'file', file: { file_data: 'data:image/jpg;base64,/9j/4AAQ' } },
+            { type: 'file', file: { file_data: 'https://example.com/c.webp' } },
+            { type: 'file', file: { file_data: 'https://example.com/report' } },
+          ],
+        },
+      ],
+    };
+    await completeChat(geminiAdapter, req, target('gemini-2.5-flash'), { client });
+    expect(sentBody().contents[0].parts).toEqual([
+      { inlineData: { mimeType: 'image/png', data: 'iVBORw0KGgo=' } },
+      { inlineData: { mimeType: 'image/jpeg', data: '/9j/4AAQ' } },
+      { fileData: { mimeType: 'image/webp', fileUri: 'https://example.com/c.webp' } },
+      { fileData: { mimeType: 'application/pdf', fileUri: 'https://example.com/report' } },
+    ]);
+  });
+
   it('with no user turn, the media make one; a system message of media alone sends no systemInstruction', async () => {
     serveChat();
     const req: ChatRequest = {

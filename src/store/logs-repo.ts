@@ -5,6 +5,15 @@ import { type BatchMark, createUsageStore, type SpendDeltas, type UsageStore } f
 
 export type RequestLogRow = Selectable<RequestLogsTable>;
 export type NewRequestLogRow = Insertable<RequestLogsTable>;
+/**
+ * A row as /api/log lists it: with the names of its user and key, or null once the user or
+ * key is deleted (or the request had none).
+ */
+export type NamedRequestLogRow = RequestLogRow & {
+  username: string | null;
+  user_display_name: string | null;
+  key_name: string | null;
+};
 
 export interface LogFilter {
   userId?: number;
@@ -52,15 +61,26 @@ export class LogsRepo {
     filter: LogFilter,
     offset: number,
     limit: number,
-  ): Promise<{ rows: RequestLogRow[]; total: number }> {
+  ): Promise<{ rows: NamedRequestLogRow[]; total: number }> {
     const q = this.filtered(filter);
+    // The page is chosen first, then joined to its users and keys: one query, and the join
+    // touches only the page's rows whatever the table's size.
+    const page = q
+      .selectAll()
+      .orderBy('created_time', 'desc')
+      .orderBy('id', 'desc')
+      .offset(offset)
+      .limit(limit)
+      .as('l');
     const [rows, total] = await Promise.all([
-      q
-        .selectAll()
-        .orderBy('created_time', 'desc')
-        .orderBy('id', 'desc')
-        .offset(offset)
-        .limit(limit)
+      this.d.db
+        .selectFrom(page)
+        .leftJoin('users as u', 'u.id', 'l.user_id')
+        .leftJoin('api_keys as k', 'k.id', 'l.key_id')
+        .selectAll('l')
+        .select(['u.username as username', 'u.display_name as user_display_name', 'k.name as key_name'])
+        .orderBy('l.created_time', 'desc')
+        .orderBy('l.id', 'desc')
         .execute(),
       q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
     ]);

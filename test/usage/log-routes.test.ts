@@ -206,3 +206,55 @@ describe('GET /api/log/stats', () => {
     expect(r.body.message).toContain('group');
   });
 });
+
+describe('GET /api/log names', () => {
+  it("names each row's user and key beside their ids, null once deleted or absent", async () => {
+    const upd = await gw.call('PUT', '/api/user/self', { cookie: alice, body: { display_name: 'Alice A.' } });
+    expect(upd.status).toBe(200);
+    const made = async (name: string) => {
+      const r = await gw.call('POST', '/api/key', { cookie: alice, body: { name } });
+      expect(r.status).toBe(200);
+      return r.body.data.id as number;
+    };
+    const kept = await made('laptop');
+    const gone = await made('old phone');
+    const base = { endpoint: 'chat.completions', provider: 'fake', status: 200, model: 'm-named' } as const;
+    const rows: [string, number | null, number | null][] = [
+      ['n1', aliceId, kept],
+      ['n2', aliceId, gone],
+      ['n3', aliceId, null],
+      ['n4', 999_999, 999_998],
+    ];
+    rows.forEach(([request_id, user_id, key_id], i) => {
+      gw.services.requestLogs.record({ ...base, created_time: D0 - 100 + i, request_id, user_id, key_id });
+    });
+    await gw.services.requestLogs.flush();
+    expect((await gw.call('DELETE', `/api/key/${gone}`, { cookie: alice })).status).toBe(200);
+
+    const r = await gw.call('GET', '/api/log?model=m-named', { cookie: root });
+    expect(r.status).toBe(200);
+    expect(r.body.total).toBe(4);
+    const by = Object.fromEntries(r.body.data.map((d: any) => [d.request_id, d]));
+    expect(ids(r.body)).toEqual(['n4', 'n3', 'n2', 'n1']);
+    expect(by.n1).toMatchObject({
+      user_id: aliceId,
+      username: 'alice',
+      user_display_name: 'Alice A.',
+      key_id: kept,
+      key_name: 'laptop',
+    });
+    expect(by.n2).toMatchObject({ key_id: gone, key_name: null, username: 'alice' });
+    expect(by.n3).toMatchObject({ key_id: null, key_name: null, username: 'alice' });
+    expect(by.n4).toMatchObject({
+      user_id: 999_999,
+      username: null,
+      user_display_name: null,
+      key_id: 999_998,
+      key_name: null,
+    });
+    // Paging still picks rows newest first before naming them.
+    const p = await gw.call('GET', '/api/log?model=m-named&p=1&page_size=2', { cookie: root });
+    expect(ids(p.body)).toEqual(['n2', 'n1']);
+    expect(p.body.data[1].key_name).toBe('laptop');
+  });
+});

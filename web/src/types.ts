@@ -75,6 +75,8 @@ export interface Channel {
   priority: number;
   weight: number;
   status: number;
+  /** data_collection, rpm, headers, pricing (per model id) and kind-specific options. */
+  settings?: Record<string, unknown> & { pricing?: Record<string, Record<string, unknown>> | null };
   /** Who owns it: the console and the admin API, or a declaration that a restart applies again. */
   source: 'api' | 'config' | 'env';
 }
@@ -103,6 +105,12 @@ export interface LogRecord {
   created_time: number;
   user_id: number;
   key_id: number | null;
+  /** The user's login name; null once the user is deleted. */
+  username?: string | null;
+  /** The user's display name, possibly empty. */
+  user_display_name?: string | null;
+  /** The key's name; null when the request had no key or the key is deleted. */
+  key_name?: string | null;
   model: string;
   endpoint?: string;
   provider: string | null;

@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { Role } from '../../access/roles.js';
 import { badRequest, forbidden } from '../../gateway/errors.js';
 import type { Services } from '../../services.js';
-import type { LogFilter, RequestLogRow } from '../../store/logs-repo.js';
+import type { LogFilter, NamedRequestLogRow, RequestLogRow } from '../../store/logs-repo.js';
 import type { App } from '../app.js';
 import { requireUser } from '../auth.js';
 import { ok, paging } from '../envelope.js';
@@ -51,6 +51,23 @@ export interface PublicLog {
   stream: boolean;
   attempts: unknown[] | null;
 }
+
+/** A log as GET /api/log lists it: the names of its user and key beside their ids. */
+export interface NamedPublicLog extends PublicLog {
+  /** The user's login name; null when the request had no user or the user is deleted. */
+  username: string | null;
+  /** The user's display name (may be empty); null as for `username`. */
+  user_display_name: string | null;
+  /** The key's name; null when the request used no key or the key is deleted. */
+  key_name: string | null;
+}
+
+const toNamedPublicLog = (r: NamedRequestLogRow): NamedPublicLog => ({
+  ...toPublicLog(r),
+  username: r.username ?? null,
+  user_display_name: r.user_display_name ?? null,
+  key_name: r.key_name ?? null,
+});
 
 export const toPublicLog = (r: RequestLogRow): PublicLog => ({
   id: r.id,
@@ -113,7 +130,7 @@ export function registerLogRoutes(app: App, services: Services): void {
         offset,
         limit,
       );
-      return ok(rows.map(toPublicLog), total);
+      return ok(rows.map(toNamedPublicLog), total);
     },
   );
 

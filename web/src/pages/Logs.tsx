@@ -33,6 +33,33 @@ function filterErrors(f: Filters, admin: boolean): Partial<Record<keyof Filters,
   return errors;
 }
 
+/** The user as a person reads it: display name, else login name, else the id of a deleted user. */
+function userLabel(r: LogRecord) {
+  if (r.user_id == null) return '—';
+  if (r.username == null) return <span className="meta">user #{r.user_id} (deleted)</span>;
+  const shown = r.user_display_name || r.username;
+  return (
+    <>
+      {shown}
+      <div className="meta">
+        {shown !== r.username ? `${r.username} · ` : ''}#{r.user_id}
+      </div>
+    </>
+  );
+}
+
+/** The key by name with its id (the id is what the Key id filter takes). */
+function keyLabel(r: LogRecord) {
+  if (r.key_id == null) return '—';
+  if (r.key_name == null) return <span className="meta">key #{r.key_id} (deleted)</span>;
+  return (
+    <>
+      {r.key_name}
+      <div className="meta">#{r.key_id}</div>
+    </>
+  );
+}
+
 function isOk(status: LogRecord['status']): boolean {
   const n = Number(status);
   return (
@@ -199,8 +226,8 @@ export function Logs() {
                       <span className="mono">{r.model}</span>
                       <div className="meta">{[r.provider, r.endpoint].filter(Boolean).join(' · ')}</div>
                     </td>
-                    {admin && <td>{r.user_id}</td>}
-                    <td>{r.key_id ?? '—'}</td>
+                    {admin && <td>{userLabel(r)}</td>}
+                    <td>{keyLabel(r)}</td>
                     <td>
                       {formatNumber(r.prompt_tokens)} / {formatNumber(r.completion_tokens)}
                     </td>

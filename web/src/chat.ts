@@ -39,7 +39,11 @@ async function v1Error(res: Response): Promise<V1Error> {
 }
 
 export async function listModels(key: string, signal?: AbortSignal): Promise<V1Model[]> {
-  const res = await fetch('/v1/models', { headers: { Authorization: `Bearer ${key}` }, signal });
+  // Chat models only: an embedding model would fail in the playground.
+  const res = await fetch('/v1/models?endpoint=chat', {
+    headers: { Authorization: `Bearer ${key}` },
+    signal,
+  });
   if (!res.ok) throw await v1Error(res);
   const body = (await res.json()) as { data?: V1Model[] };
   return Array.isArray(body.data) ? body.data : [];

@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { notFound } from '../../gateway/errors.js';
+import type { Endpoint } from '../../gateway/registry/catalog.js';
 import { isAllowed, type ModelInfo } from '../../gateway/registry/index.js';
 import { authorOf } from '../../gateway/registry/model-info.js';
 import type { Services } from '../../services.js';
@@ -40,6 +41,9 @@ export function toWireModel(m: ModelInfo) {
   };
 }
 
+/** A gateway extension beside OpenRouter's list: the endpoint a model must be served on. */
+const ListQuery = Type.Object({ endpoint: Type.Optional(Type.Enum(['chat', 'embeddings'])) });
+
 /** `GET /v1/models`: what this gateway can serve, limited to the key's allow-list. */
 export function registerModelsRoute(app: App, services: Services): void {
   const auth = requireApiKey(services);
@@ -47,9 +51,13 @@ export function registerModelsRoute(app: App, services: Services): void {
 
   const list = async (request: FastifyRequest) => {
     const allowed = request.principal!.allowedModels;
+    const { endpoint } = request.query as { endpoint?: Endpoint }; // checked by ListQuery
     const data = services.registry
       .servableModels()
       .filter((m) => isAllowed(m, allowed))
+      // `endpoint`: only what some enabled upstream serves there, as routing decides it (a
+      // model found on a Voyage channel is listed by its modalities as text, yet chats nowhere).
+      .filter((m) => !endpoint || services.registry.targetsFor(m.id, { endpoint }).length > 0)
       .map(toWireModel);
     // One page: `links.next` and `total_count` as OpenRouter's paged list carries them.
     return { object: 'list', data, links: { next: null }, total_count: data.length };
@@ -60,14 +68,16 @@ export function registerModelsRoute(app: App, services: Services): void {
       schema: {
         tags,
         summary: 'List the models this key can use (OpenAI/OpenRouter list shape)',
-        description: "Models an enabled channel serves, within the key's allowed_models.",
+        description:
+          "Models an enabled channel serves, within the key's allowed_models. `endpoint=chat` (or `embeddings`) keeps those some enabled channel serves on that endpoint.",
+        querystring: ListQuery,
       },
       onRequest: auth,
     },
     list,
   );
   // Also where the OpenRouter SDK looks, beside chat (`serverURL: <gateway>/api/v1`).
-  app.get('/api/v1/models', { schema: { tags, hide: true }, onRequest: auth }, list);
+  app.get('/api/v1/models', { schema: { tags, hide: true, querystring: ListQuery }, onRequest: auth }, list);
 
   app.get(
     '/v1/models/*',

@@ -4,7 +4,7 @@ import { ROLE, type User } from './types';
 
 interface AuthState {
   user: User | null;
-  /** True until the first /api/user/self answer arrives. */
+  /** True until the first /api/user/session answer arrives. */
   loading: boolean;
   login(username: string, password: string): Promise<User>;
   logout(): Promise<void>;
@@ -19,7 +19,9 @@ export function AuthProvider({ children }: { children: ReactNode }) {
 
   const refresh = useCallback(async () => {
     try {
-      setUser(await api.get<User>('/user/self'));
+      // Signed out is a 200 with null here: a 401 from /user/self would be logged by the
+      // browser on every anonymous page load.
+      setUser(await api.get<User | null>('/user/session'));
     } catch (e) {
       if (!(e instanceof ApiError) || e.status === 401 || e.status === 403) setUser(null);
     } finally {

@@ -4,7 +4,7 @@ import { toPublicUser } from '../../access/users.js';
 import { notFound } from '../../gateway/errors.js';
 import type { Services } from '../../services.js';
 import type { App } from '../app.js';
-import { requireUser, SESSION_COOKIE } from '../auth.js';
+import { requireUser, resolveUser, SESSION_COOKIE } from '../auth.js';
 import { ok, paging } from '../envelope.js';
 import { ADMIN_ONLY, IdParams, INT32_MAX, Nullable, PageQuery, RowId, UnixSeconds } from '../schemas.js';
 
@@ -112,6 +112,24 @@ export function registerUserRoutes(app: App, services: Services): void {
     '/api/user/self',
     { schema: { tags, summary: 'The signed-in user' }, onRequest: signedIn },
     async (request) => ok(toPublicUser(request.user!)),
+  );
+
+  // What the console asks on every page load: signed out is an answer (data null), not a 401 a
+  // browser logs as a failed request.
+  app.get(
+    '/api/user/session',
+    {
+      schema: {
+        tags,
+        summary: 'The signed-in user, or null',
+        description:
+          'As GET /api/user/self, but 200 with data null when no session cookie or access token is sent, or the session has ended. An invalid access token is still a 401.',
+      },
+    },
+    async (request) => {
+      const user = await resolveUser(services, request);
+      return ok(user ? toPublicUser(user) : null);
+    },
   );
 
   app.put(

@@ -105,6 +105,26 @@ describe('console in a real browser', () => {
     await screenshot(page, '01-home');
   });
 
+  it('loads a page signed out without a failed request or a console error', async () => {
+    const ctx = await browser.newContext();
+    try {
+      const anon = await ctx.newPage();
+      const errors: string[] = [];
+      const failed: string[] = [];
+      anon.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+      anon.on('response', (r) => r.status() >= 400 && failed.push(`${r.status()} ${r.url()}`));
+      await anon.goto(`${gw.url}/apps`);
+      await anon.getByRole('link', { name: 'Sign in' }).first().waitFor();
+      await anon.goto(gw.url);
+      await anon.getByRole('heading', { name: 'Featured', exact: true }).waitFor();
+      await anon.waitForLoadState('networkidle');
+      expect(failed).toEqual([]);
+      expect(errors).toEqual([]);
+    } finally {
+      await ctx.close();
+    }
+  });
+
   it('filters by category, pages and sorts the list', async () => {
     await page.getByRole('button', { name: 'Tools' }).click();
     await page.waitForURL(/\/apps\?category=tools/);
@@ -349,9 +369,24 @@ describe('console in a real browser', () => {
   });
 
   it('streams a playground answer token by token and shows usage and cost', async () => {
+    // An upstream that only embeds: its model is servable, but not as a chat model.
+    const embedOnly =
+      gw.kind === 'real'
+        ? await adminApi<{ id: number }>('POST', '/channel', {
+            name: 'e2e embeddings',
+            kind: 'voyage',
+            base_url: `${gw.upstreamUrl}/v1`,
+            keys: ['voyage-key'],
+            models: ['e2e-embed-only'],
+          })
+        : undefined;
     await page.getByRole('link', { name: 'Playground', exact: true }).click();
     // The key created in this tab is offered; the models come from /v1/models with it.
     await page.locator(`#pg-model option[value="${gw.chatModel}"]`).waitFor({ state: 'attached' });
+    if (embedOnly) {
+      expect(await page.locator('#pg-model option[value="e2e-embed-only"]').count()).toBe(0);
+      await adminApi('DELETE', `/channel/${embedOnly.id}`);
+    }
     expect(await page.getByLabel('Model').inputValue()).toBe(gw.chatModel);
     await page.getByLabel('Message').fill('Say hello');
     // Every text the answer shows is recorded in the page as it renders (polling it from here,
@@ -387,6 +422,15 @@ describe('console in a real browser', () => {
   it('shows logs, usage charts and the admin pages', async () => {
     await page.getByRole('link', { name: 'Logs' }).click();
     await page.getByRole('cell', { name: gw.chatModel }).first().waitFor();
+    // The playground's request names its key and user, not bare ids.
+    const first = page
+      .getByRole('row')
+      .filter({ has: page.getByRole('cell', { name: gw.chatModel }) })
+      .first();
+    const me = await adminApi<{ id: number; username: string; display_name: string }>('GET', '/user/self');
+    const cells = first.getByRole('cell');
+    expect(await cells.nth(2).textContent()).toContain(me.display_name || me.username);
+    expect(await cells.nth(3).textContent()).toMatch(/^e2e key#\d+$/);
     await screenshot(page, '11-logs');
     // Filters the server would refuse are said under their field, without the rows of the last query.
     const logRows = page.getByRole('cell', { name: gw.chatModel });
@@ -474,6 +518,61 @@ describe('console in a real browser', () => {
       )
       .waitFor();
   });
+
+  realOnly(
+    "sets prices per upstream as JSON, showing the API's 400 and keeping settings it does not show",
+    async () => {
+      const channels = await adminApi<{ id: number; name: string; settings: Record<string, unknown> }[]>(
+        'GET',
+        '/channel',
+      );
+      const fake = channels.find((c) => c.name === 'fake upstream')!;
+      const other = { rpm: 1000, headers: { 'x-e2e': 'kept' } };
+      await adminApi('PUT', '/channel', { id: fake.id, settings: other });
+      const stored = async () =>
+        (await adminApi<{ id: number; settings: Record<string, unknown> }[]>('GET', '/channel')).find(
+          (c) => c.id === fake.id,
+        )!.settings;
+      try {
+        await page.getByRole('link', { name: 'Upstreams' }).click();
+        const open = async () => {
+          await page.getByRole('button', { name: 'Edit fake upstream', exact: true }).click();
+          return page.getByRole('dialog');
+        };
+        let dialog = await open();
+        const prices = dialog.getByLabel('Prices on this upstream (JSON)');
+        expect(await prices.inputValue()).toBe('');
+        // Not JSON: said under the field before anything is sent.
+        await prices.fill('{"e2e/fake-chat": ');
+        await dialog.getByRole('button', { name: 'Save' }).click();
+        await dialog.getByText('Not valid JSON').waitFor();
+        // The API's 400 lands under the field, naming the price it refuses.
+        await prices.fill(JSON.stringify({ [gw.chatModel]: { prompt: '-1' } }));
+        await dialog.getByRole('button', { name: 'Save' }).click();
+        await dialog.getByText(/pricing\["e2e\/fake-chat"\]\.prompt: must be a non-negative/).waitFor();
+        expect(await prices.getAttribute('aria-invalid')).toBe('true');
+        await prices.fill(JSON.stringify({ [gw.chatModel]: { prompt: '0.000003' } }));
+        await dialog.getByRole('button', { name: 'Save' }).click();
+        await page.getByText('Saved upstream “fake upstream”.').waitFor();
+        expect(await stored()).toEqual({ ...other, pricing: { [gw.chatModel]: { prompt: '0.000003' } } });
+
+        // Shown again on the next edit; another field's edit sends no settings; clearing removes only the prices.
+        dialog = await open();
+        expect(JSON.parse(await prices.inputValue())).toEqual({ [gw.chatModel]: { prompt: '0.000003' } });
+        await dialog.getByLabel('Priority').fill('0');
+        await dialog.getByRole('button', { name: 'Save' }).click();
+        await page.getByText('Saved upstream “fake upstream”.').waitFor();
+        expect(await stored()).toEqual({ ...other, pricing: { [gw.chatModel]: { prompt: '0.000003' } } });
+        dialog = await open();
+        await prices.fill('');
+        await dialog.getByRole('button', { name: 'Save' }).click();
+        await page.getByText('Saved upstream “fake upstream”.').waitFor();
+        expect(await stored()).toEqual(other);
+      } finally {
+        await adminApi('PUT', '/channel', { id: fake.id, settings: {} });
+      }
+    },
+  );
 
   it('shows the models an upstream names, with nothing to refresh', async () => {
     await page.getByRole('link', { name: 'Upstreams' }).click();

@@ -217,6 +217,10 @@ export async function startStubGateway(opts: {
         'set-cookie': 'mg_session=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict',
       });
     if (m === 'GET' && path === '/api/user/self') return ok(publicUser(need(req)));
+    if (m === 'GET' && path === '/api/user/session') {
+      const u = sessionUser(req);
+      return ok(u ? publicUser(u) : null);
+    }
     if (m === 'PUT' && path === '/api/user/self') {
       // The Account page: own settings, and the password only with the current one.
       const u = need(req);
@@ -458,7 +462,18 @@ export async function startStubGateway(opts: {
     if (path === '/api/log' && m === 'GET') {
       need(req);
       const { data, total } = paged([...logs].reverse(), q);
-      return ok(data, total);
+      // Named as the gateway names them: null once the user or key is gone.
+      const named = data.map((l) => {
+        const u = users.find((x) => x.id === l.user_id);
+        const k = keys.find((x) => x.id === l.key_id);
+        return {
+          ...l,
+          username: u?.username ?? null,
+          user_display_name: u?.display_name ?? null,
+          key_name: k?.name ?? null,
+        };
+      });
+      return ok(named, total);
     }
     if (path === '/api/log/stats' && m === 'GET') {
       need(req);

@@ -36,9 +36,12 @@ export function queryString(q: Query): string {
   return s ? `?${s}` : '';
 }
 
-/** Finds the field a validation message is about: "author_url: ...", "body/author_url must ...". */
+/**
+ * Finds the field a validation message is about: "author_url: ...", "body/author_url must ...",
+ * "settings.pricing[\"acme/m\"].prompt: ..." (settings_pricing).
+ */
 export function fieldOfMessage(message: string): string | null {
-  const m = /^(?:body)?[/.]?([a-z_][a-z0-9_]*(?:[./][a-z0-9_]+)*)(?::|\s+(?:must|is|should|has)\b)/i.exec(
+  const m = /^(?:body)?[/.]?([a-z_][a-z0-9_]*(?:[./][a-z0-9_]+)*)(?::|\[|\s+(?:must|is|should|has)\b)/i.exec(
     message.trim(),
   );
   return m ? m[1].toLowerCase().replace(/[./]/g, '_') : null;

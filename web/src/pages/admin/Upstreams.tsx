@@ -38,6 +38,13 @@ function fields(editing: boolean): FieldSpec[] {
       type: 'textarea',
       hint: 'Optional: {"public-model": "upstream-model"}',
     },
+    {
+      name: 'settings_pricing',
+      label: 'Prices on this upstream (JSON)',
+      type: 'textarea',
+      hint: 'Optional: what this upstream charges, by model id, over the model\'s own prices (USD per token): {"openai/gpt-4o-mini": {"prompt": "0.0000001", "completion": "0.0000004"}}. Fields left out keep the model\'s price.',
+      wide: true,
+    },
     { name: 'priority', label: 'Priority', type: 'number', hint: 'Higher is tried first.' },
     {
       name: 'weight',
@@ -67,10 +74,17 @@ function toValues(c?: Channel): FormValues {
     models: (c?.models ?? []).join(', '),
     model_mapping:
       c?.model_mapping && Object.keys(c.model_mapping).length ? JSON.stringify(c.model_mapping, null, 2) : '',
+    settings_pricing: pricingText(c),
     priority: String(c?.priority ?? 0),
     weight: String(c?.weight ?? 1),
     status: String(c?.status ?? 1),
   };
+}
+
+/** The channel's `settings.pricing` as the form shows it; empty when it has none. */
+function pricingText(c?: Channel): string {
+  const p = c?.settings?.pricing;
+  return p && typeof p === 'object' && Object.keys(p).length ? JSON.stringify(p, null, 2) : '';
 }
 
 function toBody(v: FormValues, c?: Channel): Record<string, unknown> {
@@ -98,6 +112,20 @@ function toBody(v: FormValues, c?: Channel): Record<string, unknown> {
     .filter(Boolean);
   if (keys.length || !c) body.keys = keys;
   if (c) body.id = c.id;
+  // `settings` is replaced whole by PUT: it goes only when the prices changed (save() lays them
+  // over the settings stored then, which the form does not show: headers, rpm...).
+  const pricing = str(v.settings_pricing);
+  if (!c ? pricing : pricing !== pricingText(c).trim()) {
+    let parsed: unknown = null;
+    if (pricing) {
+      try {
+        parsed = JSON.parse(pricing);
+      } catch {
+        throw new ApiError(400, 'settings.pricing: not valid JSON', 'settings_pricing');
+      }
+    }
+    body.settings = { pricing: parsed };
+  }
   return body;
 }
 
@@ -185,6 +213,13 @@ export function Upstreams() {
     setError(null);
     const current = editing === 'new' || editing === null ? undefined : editing;
     const body = toBody(v, current);
+    if (current && body.settings) {
+      // The list may be older than the channel (another tab, the CLI): build on what is stored
+      // now, so a setting the form does not show is never dropped.
+      const { pricing } = body.settings as { pricing: unknown };
+      const { pricing: _, ...rest } = (await api.get<Channel>(`/channel/${current.id}`)).settings ?? {};
+      body.settings = pricing === null ? rest : { ...rest, pricing };
+    }
     if (current) await api.put('/channel', body);
     else await api.post('/channel', body);
     setNotice(`Saved upstream “${body.name}”.`);

@@ -99,7 +99,8 @@ describe('request log writer', () => {
     await w.close();
     const { rows } = await gw.services.repos.logs.list({ model: 'm-full' }, 0, 10);
     expect(rows).toHaveLength(1);
-    const { id: _id, ...row } = rows[0]!;
+    // The stored row: the names list() joins in (user, key) are not columns of request_logs.
+    const { id: _id, username: _u, user_display_name: _d, key_name: _k, ...row } = rows[0]!;
     expect(row).toEqual({
       created_time: 1_700_000_000,
       request_id: 'full-1',
@@ -147,7 +148,9 @@ describe('request log writer', () => {
     await w.close();
     const { rows } = await gw.services.repos.logs.list({ model: 'm-every' }, 0, 50);
     expect(rows).toHaveLength(23);
-    const stored = new Map(rows.map(({ id: _id, ...r }) => [r.request_id, r]));
+    const stored = new Map(
+      rows.map(({ id: _id, username: _u, user_display_name: _d, key_name: _k, ...r }) => [r.request_id, r]),
+    );
     for (let i = 0; i < 23; i++) {
       const e = full(i);
       expect(stored.get(e.request_id)).toEqual({

@@ -174,7 +174,8 @@ function targetFacts(baseUrl: string, upstreamModel: string, extra: Record<strin
       : official
         ? OFFICIAL_CHAT_SKIP
         : SET_AFTER;
-  const copied = copiedOf(allowed, skip);
+  // Worked out once per target (factsOf, openAiParamsFor): a few sets per upstream, per rebuild.
+  const copied: ReadonlySet<string> = new Set([...allowed].filter((p) => !skip.has(p)));
   const sendsLimit = takes(allowed, 'max_tokens');
   // OpenAI answers 400 to reasoning_effort on a non-reasoning model: not sent there.
   const sendsReasoning = takes(allowed, 'reasoning') && (openRouter || reasoningModel || !official);
@@ -208,45 +209,17 @@ const customList = perObject(
   (list: unknown[]): ReadonlySet<string> => new Set(list.filter((p): p is string => typeof p === 'string')),
 );
 
-/** The allow-list without `skip`, shared by every target with the same two sets. */
-const copiedSets = new WeakMap<ReadonlySet<string>, Map<ReadonlySet<string>, ReadonlySet<string>>>();
-function copiedOf(allowed: ReadonlySet<string>, skip: ReadonlySet<string>): ReadonlySet<string> {
-  let bySkip = copiedSets.get(allowed);
-  if (!bySkip) {
-    bySkip = new Map();
-    copiedSets.set(allowed, bySkip);
-  }
-  let out = bySkip.get(skip);
-  if (!out) {
-    out = new Set([...allowed].filter((p) => !skip.has(p)));
-    bySkip.set(skip, out);
-  }
-  return out;
-}
-
 /**
  * What is copied, plus what is translated: the limit (both spellings), reasoning (all its
  * spellings), and `structured_outputs` where `response_format` goes (OpenAI's json_schema is its
  * structured outputs; the flag itself is sent only where the allow-list names it).
  */
-const sendsSets = new WeakMap<ReadonlySet<string>, Map<string, ReadonlySet<string>>>();
 function sendsOf(copied: ReadonlySet<string>, limit: boolean, reasoning: boolean): ReadonlySet<string> {
-  let byFlags = sendsSets.get(copied);
-  if (!byFlags) {
-    byFlags = new Map();
-    sendsSets.set(copied, byFlags);
-  }
-  const key = `${limit}/${reasoning}`;
-  let out = byFlags.get(key);
-  if (!out) {
-    const s = new Set(copied);
-    if (limit) for (const p of withAliases(['max_tokens'])) s.add(p);
-    if (reasoning) for (const p of withAliases(['reasoning'])) s.add(p);
-    if (s.has('response_format')) s.add('structured_outputs');
-    out = s;
-    byFlags.set(key, out);
-  }
-  return out;
+  const s = new Set(copied);
+  if (limit) for (const p of withAliases(['max_tokens'])) s.add(p);
+  if (reasoning) for (const p of withAliases(['reasoning'])) s.add(p);
+  if (s.has('response_format')) s.add('structured_outputs');
+  return s;
 }
 
 /**

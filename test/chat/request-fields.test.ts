@@ -274,11 +274,11 @@ describe('OpenAI and OpenRouter fields with documented ranges', () => {
     expect((await sentFor({ model: 't/oa', ...fields })).sent).toMatchObject(fields);
   });
 
-  it('top-level cache_control (Anthropic automatic caching) reaches Anthropic only', async () => {
+  it('top-level cache_control (Anthropic automatic caching) reaches Anthropic and upstreams that speak OpenRouter only', async () => {
     const cache_control = { type: 'ephemeral', ttl: '5m' };
-    expect((await sentFor({ model: 't/an', cache_control })).sent.cache_control).toEqual(cache_control);
-    for (const id of ['t/oa', 't/or'])
-      expect((await sentFor({ model: id, cache_control })).sent, id).not.toHaveProperty('cache_control');
+    for (const id of ['t/an', 't/or'])
+      expect((await sentFor({ model: id, cache_control })).sent.cache_control, id).toEqual(cache_control);
+    expect((await sentFor({ model: 't/oa', cache_control })).sent).not.toHaveProperty('cache_control');
   });
 
   it('service_tier "fast" (OpenRouter\'s alias) reaches other OpenAI-compatible upstreams as "priority"', async () => {

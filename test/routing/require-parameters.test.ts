@@ -58,8 +58,8 @@ beforeAll(async () => {
         kind: 'openai-compatible',
         base_url: `${oa.url}/v1`,
         keys: ['k'],
-        models: ['openai/gpt-4o', 't/aliased', 't/mixed'],
-        model_mapping: { 'openai/gpt-4o': 'gpt-4o' },
+        models: ['openai/gpt-4o', 'openai/gpt-5', 'openai/o3', 't/aliased', 't/mixed'],
+        model_mapping: { 'openai/gpt-4o': 'gpt-4o', 'openai/gpt-5': 'gpt-5', 'openai/o3': 'o3' },
       },
       {
         // A server that takes only what its settings list.
@@ -196,6 +196,14 @@ describe('Gemini (default registry) with require_parameters', () => {
       provider: required,
     });
     expect(o.response_format).toEqual(rf);
+  });
+});
+
+describe('OpenAI (default registry) with require_parameters', () => {
+  it('verbosity is served by gpt-5, whose list names it, and skips o3, which takes only the default', async () => {
+    const b = await served(oa, { model: 'openai/gpt-5', verbosity: 'low', provider: required });
+    expect(b.verbosity).toBe('low');
+    await skipped(oa, { model: 'openai/o3', verbosity: 'low', provider: required });
   });
 });
 

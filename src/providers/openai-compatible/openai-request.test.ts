@@ -114,11 +114,22 @@ describe('OpenAI-compatible request', () => {
       ).toEqual(r.messages.slice(0, 3));
   });
 
-  it('api.openai.com: verbosity only for reasoning models (others answer 400 to any but the default)', () => {
+  it('a top-level cache_control (automatic caching) goes only to an upstream that speaks OpenRouter', () => {
+    const cache = { type: 'ephemeral', ttl: '1h' };
+    const r = { messages: [{ role: 'user', content: 'q' }], cache_control: cache } as ChatRequest;
+    expect(
+      body(r, 'https://openrouter.ai/api/v1', 'anthropic/claude-sonnet-4.5', { reasoningObject: true })
+        .cache_control,
+    ).toEqual(cache);
+    expect(body(r, 'https://api.openai.com/v1', 'gpt-5')).not.toHaveProperty('cache_control');
+    expect(body(r, 'http://127.0.0.1:8000/v1', 'qwen3')).not.toHaveProperty('cache_control');
+  });
+
+  it('api.openai.com: verbosity only for gpt-5 and later (others answer 400 to any but the default)', () => {
     const r: ChatRequest = { messages: [{ role: 'user', content: 'q' }], verbosity: 'low' };
-    expect(body(r, 'https://api.openai.com/v1', 'gpt-4.1')).not.toHaveProperty('verbosity');
-    expect(body(r, 'https://api.openai.com/v1', 'gpt-4o')).not.toHaveProperty('verbosity');
-    for (const m of ['gpt-5', 'gpt-5.5', 'o3'])
+    for (const m of ['gpt-4.1', 'gpt-4o', 'o3', 'o4-mini', 'gpt-5-chat-latest'])
+      expect(body(r, 'https://api.openai.com/v1', m), m).not.toHaveProperty('verbosity');
+    for (const m of ['gpt-5', 'gpt-5-mini', 'gpt-5-pro', 'gpt-5.1-chat-latest', 'gpt-5.5', 'openai/gpt-5'])
       expect(body(r, 'https://api.openai.com/v1', m).verbosity, m).toBe('low');
     // Other hosts decide for themselves (OpenRouter routes it; self-hosted servers ignore it).
     expect(body(r, 'http://127.0.0.1:8000/v1', 'gpt-4o').verbosity).toBe('low');
@@ -168,7 +179,7 @@ describe('OpenAI-compatible request', () => {
     expect(selfHosted.has('top_a')).toBe(false);
     expect(of('http://h/v1', 'm', { reasoningObject: true }).has('top_a')).toBe(true);
     // OpenAI: no top_k; its reasoning models no temperature (o3 no stop either), its other models
-    // no reasoning and no verbosity.
+    // no reasoning; verbosity only from gpt-5 on.
     const gpt4o = of('https://api.openai.com/v1', 'gpt-4o');
     expect([
       gpt4o.has('top_k'),
@@ -181,8 +192,9 @@ describe('OpenAI-compatible request', () => {
       false,
       false,
       true,
-      true,
+      false,
     ]);
+    expect(of('https://api.openai.com/v1', 'gpt-5').has('verbosity')).toBe(true);
     const narrow = of('http://h/v1', 'm', { supportedParams: ['messages', 'max_tokens'] });
     expect([...narrow].sort()).toEqual(['max_completion_tokens', 'max_tokens']);
   });

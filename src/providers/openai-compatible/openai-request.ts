@@ -14,8 +14,8 @@
  *   `max_tokens` everywhere else (Ollama ignores `max_completion_tokens`).
  * - `reasoningModel: boolean`: override the o-series/gpt-5 name rule. Reasoning models also get
  *   temperature, top_p, penalties, logprobs and logit_bias dropped (OpenAI rejects them there),
- *   and the o-series and gpt-5 up to 5.4 also `stop`. Other models on api.openai.com get no
- *   `verbosity` (they take only the default, and refuse any other value).
+ *   and the o-series and gpt-5 up to 5.4 also `stop`. On api.openai.com only gpt-5 and later
+ *   get `verbosity` (the others, o-series included, take only the default and refuse any other).
  * - `reasoningObject: true`: the upstream speaks OpenRouter; forward `reasoning` as is, keep
  *   the history's assistant reasoning and `developer` messages (below), and allow OpenRouter's
  *   own fields (OPENROUTER_PARAMS: `top_a`, ...) unless `supportedParams` says otherwise.
@@ -91,14 +91,16 @@ export const OPENAI_COMPATIBLE_PARAMS: ReadonlySet<string> = new Set([
 
 /**
  * An upstream that speaks OpenRouter (`reasoningObject: true`) takes OpenRouter's request fields
- * too: `top_a`, `structured_outputs`, and `session_id` (its sticky routing key, for cache hits).
- * OpenRouter drops what the model behind it does not support, so they are safe to send.
+ * too: `top_a`, `structured_outputs`, `session_id` (its sticky routing key, for cache hits) and a
+ * top-level `cache_control` (Anthropic's automatic prompt caching, which OpenRouter passes on to
+ * Claude). OpenRouter drops what the model behind it does not support, so they are safe to send.
  */
 export const OPENROUTER_PARAMS: ReadonlySet<string> = new Set([
   ...OPENAI_COMPATIBLE_PARAMS,
   'top_a',
   'structured_outputs',
   'session_id',
+  'cache_control',
 ]);
 
 const REASONING_MODEL = /^(?:.*\/)?(?:o\d|gpt-5)/i;
@@ -167,15 +169,12 @@ function targetFacts(baseUrl: string, upstreamModel: string, extra: Record<strin
       : official
         ? OPENAI_PARAMS
         : OPENAI_COMPATIBLE_PARAMS;
-  const skip = stopless
-    ? STOPLESS_SKIP
-    : reasoningModel
-      ? REASONING_SKIP
-      : official
-        ? OFFICIAL_CHAT_SKIP
-        : SET_AFTER;
+  const skip = stopless ? STOPLESS_SKIP : reasoningModel ? REASONING_SKIP : SET_AFTER;
+  const dropVerbosity = official && !VERBOSITY_MODEL.test(upstreamModel);
   // Worked out once per target (factsOf, openAiParamsFor): a few sets per upstream, per rebuild.
-  const copied: ReadonlySet<string> = new Set([...allowed].filter((p) => !skip.has(p)));
+  const copied: ReadonlySet<string> = new Set(
+    [...allowed].filter((p) => !skip.has(p) && !(dropVerbosity && p === 'verbosity')),
+  );
   const sendsLimit = takes(allowed, 'max_tokens');
   // OpenAI answers 400 to reasoning_effort on a non-reasoning model: not sent there.
   const sendsReasoning = takes(allowed, 'reasoning') && (openRouter || reasoningModel || !official);
@@ -240,12 +239,14 @@ const SET_AFTER: ReadonlySet<string> = new Set([
 const REASONING_SKIP: ReadonlySet<string> = new Set([...SET_AFTER, ...REASONING_UNSUPPORTED]);
 const STOPLESS_SKIP: ReadonlySet<string> = new Set([...REASONING_SKIP, 'stop']);
 /**
- * OpenAI's other models (gpt-4o, gpt-4.1...) take only the default verbosity and answer any other
- * with 400 "Unsupported value: 'verbosity' does not support 'low' with this model. Supported
- * values are: 'medium'": dropped there, like `reasoning_effort` (OpenRouter, too, ignores
- * verbosity where a model cannot take it).
+ * The OpenAI models that take `verbosity`: gpt-5 and later (gpt-5, -mini, -nano, -pro, gpt-5.1,
+ * gpt-5.1-chat-latest...), but not gpt-5-chat-latest. The others (gpt-4o, gpt-4.1, the o-series)
+ * take only the default and answer any other with 400 "Unsupported value: 'verbosity' does not
+ * support 'low' with this model. Supported values are: 'medium'": on api.openai.com it is dropped
+ * there, like `reasoning_effort` on a non-reasoning model (OpenRouter, too, ignores verbosity
+ * where a model cannot take it).
  */
-const OFFICIAL_CHAT_SKIP: ReadonlySet<string> = new Set([...SET_AFTER, 'verbosity']);
+const VERBOSITY_MODEL = /^(?:.*\/)?gpt-(?:5(?!-chat)|[6-9]|\d{2})/i;
 
 export function buildOpenAiRequest(
   req: ChatRequest,

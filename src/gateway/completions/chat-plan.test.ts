@@ -154,6 +154,24 @@ describe('reservationMicros', () => {
     expectMicros(reservationMicros(one.plan), 8_000 * 1 + 1_000 * 2);
   });
 
+  it('prices the prompt at its cache-write price when that is dearer (every prompt token may be written)', () => {
+    const small: ChatRequest = { model: 'm', messages: [{ role: 'user', content: 'hello' }], max_tokens: 50 };
+    const claude = {
+      ...short,
+      pricing: { ...short.pricing, input_cache_write: '0.00000125', input_cache_read: '0.0000001' },
+    };
+    expectMicros(
+      reservationMicros(planOf(small, { candidates: [claude as RouteTarget] }).plan),
+      Math.ceil(promptTokenBound(small) * 1.25 + 50 * 2),
+    );
+    // A cheaper cache write (or none) leaves the prompt price.
+    const cheap = { ...short, pricing: { ...short.pricing, input_cache_write: '0.0000005' } };
+    expectMicros(
+      reservationMicros(planOf(small, { candidates: [cheap as RouteTarget] }).plan),
+      promptTokenBound(small) * 1 + 50 * 2,
+    );
+  });
+
   it('a prompt whose bound fits is priced alike with and without middle-out', () => {
     const small: ChatRequest = { model: 'm', messages: [{ role: 'user', content: 'hello' }], max_tokens: 50 };
     const on = reservationMicros(planOf(small, { candidates: [short, wide] }).plan);

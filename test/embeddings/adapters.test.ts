@@ -7,7 +7,10 @@ import { finalizeEmbeddingUsage } from '../../src/gateway/embeddings/embedding-u
 import { UpstreamError } from '../../src/gateway/errors.js';
 import { inspectImage } from '../../src/gateway/images/image-data.js';
 import { UpstreamClient } from '../../src/gateway/upstream/upstream-client.js';
-import { cohereEmbeddingAdapter } from '../../src/providers/cohere/cohere-embedding-adapter.js';
+import {
+  cohereEmbeddingAdapter,
+  cohereEmbedUrl,
+} from '../../src/providers/cohere/cohere-embedding-adapter.js';
 import { getEmbeddingAdapter, selectEmbeddingCandidates } from '../../src/providers/embedding-registry.js';
 import { jinaEmbeddingAdapter } from '../../src/providers/jina/jina-embedding-adapter.js';
 import { openaiEmbeddingAdapter } from '../../src/providers/openai-embeddings/openai-embedding-adapter.js';
@@ -207,6 +210,19 @@ describe('jina', () => {
 });
 
 describe('cohere', () => {
+  it("drops a version in the base URL of Cohere's own host (v1 docs), and keeps any other host's path", () => {
+    for (const b of [
+      'https://api.cohere.com',
+      'https://api.cohere.com/v1',
+      'https://api.cohere.ai/v1/',
+      'https://api.cohere.com/v2',
+    ])
+      expect(cohereEmbedUrl(b), b).toBe(
+        `${b.includes('.ai') ? 'https://api.cohere.ai' : 'https://api.cohere.com'}/v2/embed`,
+      );
+    expect(cohereEmbedUrl('http://proxy:8080/cohere/v1')).toBe('http://proxy:8080/cohere/v1/v2/embed');
+  });
+
   it('sends v2 content inputs with image_url data URIs and reads embeddings.float', async () => {
     fake = await startFakeUpstream(() => ({ body: fixture('cohere', 'embed-response.json') }));
     const out = await embedWithAdapter(

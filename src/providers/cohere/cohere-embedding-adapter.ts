@@ -25,6 +25,17 @@ function coherePart(p: ResolvedPart) {
   throw new Error('cohere cannot embed token inputs'); // unreachable: `accepts` keeps them away
 }
 
+/**
+ * Cohere's own host with a version in the base URL (`https://api.cohere.com/v1`, as its v1 docs
+ * write it) would make `/v1/v2/embed`, a 404: the version is dropped there. Other hosts keep their
+ * path, since a proxy may mount Cohere under any prefix.
+ */
+const COHERE_VERSIONED = /^(https?:\/\/api\.cohere\.(?:com|ai))\/v\d+\/*$/i;
+
+export function cohereEmbedUrl(baseUrl: string): string {
+  return upstreamUrl(baseUrl.replace(COHERE_VERSIONED, '$1'), '/v2/embed');
+}
+
 export const cohereEmbeddingAdapter: EmbeddingAdapter = {
   kind: 'cohere',
   accepts: new Set(['text', 'image']),
@@ -45,7 +56,7 @@ export const cohereEmbeddingAdapter: EmbeddingAdapter = {
     };
     return {
       method: 'POST',
-      url: upstreamUrl(target.baseUrl, '/v2/embed'),
+      url: cohereEmbedUrl(target.baseUrl),
       headers: jsonHeaders(target),
       body: JSON.stringify(body),
     };

@@ -10,7 +10,7 @@ const run = promisify(execFile);
 
 /**
  * The size of V8's new space (MB) in a child node started with `flags`, after a burst of
- * allocation and then five seconds of near idleness with a scavenge each second: what an idle
+ * allocation and then ten seconds of near idleness with a scavenge each second: what an idle
  * gateway's timers do. V8 shrinks the new space at a GC that sees a low allocation rate.
  */
 async function newSpaceAfterIdle(flags: string[]): Promise<number> {
@@ -24,7 +24,7 @@ keep = [];
 let n = 0;
 const tick = setInterval(() => {
   globalThis.gc({ type: 'minor' });
-  if (++n === 6) { clearInterval(tick); process.stdout.write(String(size())); }
+  if (++n === 10) { clearInterval(tick); process.stdout.write(String(size())); }
 }, 1000);`;
   const { stdout } = await run(process.execPath, ['--expose-gc', ...flags, '-e', script], {
     timeout: 60_000,
@@ -63,8 +63,22 @@ describe('node flags the gateway is started with', () => {
     // Without the floor V8 shrinks the new space to 1 MB once idle; the next burst then scavenges
     // every few dozen requests and promotes what is in flight, for seconds (docs/performance.md,
     // Session 20).
-    const [plain, started] = await Promise.all([newSpaceAfterIdle([]), newSpaceAfterIdle(startNodeFlags())]);
-    expect(plain).toBeLessThanOrEqual(2);
-    expect(started).toBeGreaterThanOrEqual(8);
-  });
+    // The plain node is the control: only a run where V8 did shrink its new space shows anything.
+    // V8 decides from the allocation rate it sampled at its recent GCs, and on a loaded machine
+    // (CI beside other suites) one run in three kept the burst's 32 MB after five idle seconds
+    // (none after ten, as measured now); a run that still shows no shrinking is measured again,
+    // up to three times.
+    const seen: number[] = [];
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const [plain, started] = await Promise.all([
+        newSpaceAfterIdle([]),
+        newSpaceAfterIdle(startNodeFlags()),
+      ]);
+      seen.push(plain);
+      if (plain > 2) continue;
+      expect(started).toBeGreaterThanOrEqual(8);
+      return;
+    }
+    expect.fail(`V8 never shrank the plain node's new space (MB: ${seen.join(', ')}): nothing was shown`);
+  }, 120_000);
 });

@@ -79,10 +79,12 @@ export function registerChannelCommands(program: Command): void {
     await namingOptions(OPTIONS, () =>
       withServices(async (s) => {
         const c = await findChannel(s, ref);
-        // The prices replace the channel's, beside the settings it has (headers, rpm, ...).
+        // The prices replace the channel's, beside the settings it has (headers, rpm, ...): only
+        // over the settings read here (its revision), or a change made meanwhile would be undone.
         const patch = given.settings ? { ...given, settings: { ...c.settings, ...given.settings } } : given;
-        checkBody(UpdateChannel, { id: c.id, ...patch });
-        const change = await s.registry.channels.update(c.id, patch);
+        const revision = given.settings ? c.revision : undefined;
+        checkBody(UpdateChannel, { id: c.id, revision, ...patch });
+        const change = await s.registry.channels.update(c.id, patch, revision);
         const changed = Object.keys(patch).map((k) => (k === 'settings' ? 'pricing' : k));
         out(`updated channel ${change.channel.name} (id ${c.id}): ${changed.join(', ')}`);
         sourceNote(c);

@@ -37,22 +37,34 @@ export class ChannelsRepo {
 
   /**
    * Insert or replace by name in one statement, so two instances importing the same config at
-   * the same moment both succeed and leave one row.
+   * the same moment both succeed and leave one row. A replaced row's revision moves on.
    */
   async upsertByName(row: NewChannelRow): Promise<void> {
-    const { created_time: _created, ...rest } = row;
+    const { created_time: _created, revision: _revision, ...rest } = row;
     await this.d.db
       .insertInto('channels')
       .values(row)
-      .onConflict((oc) => oc.column('name').doUpdateSet(rest))
+      .onConflict((oc) =>
+        oc.column('name').doUpdateSet((eb) => ({ ...rest, revision: eb('channels.revision', '+', 1) })),
+      )
       .execute();
   }
 
-  update(id: number, patch: Updateable<ChannelsTable>): Promise<ChannelRow | undefined> {
+  /**
+   * Writes `patch` only over the row at `revision` (the one the patch was computed from), moving
+   * the revision on: undefined when the row is gone or another write came first. Every write of
+   * a channel row moves its revision on (this, upsertByName, adoptUndeclared), so none is undone.
+   */
+  update(
+    id: number,
+    revision: number,
+    patch: Omit<Updateable<ChannelsTable>, 'revision'>,
+  ): Promise<ChannelRow | undefined> {
     return this.d.db
       .updateTable('channels')
-      .set(patch)
+      .set((eb) => ({ ...patch, revision: eb('revision', '+', 1) }))
       .where('id', '=', id)
+      .where('revision', '=', revision)
       .returningAll()
       .executeTakeFirst();
   }
@@ -70,7 +82,10 @@ export class ChannelsRepo {
 
   /** Hands undeclared `config`/`env` channels to the console (source `api`); returns them. */
   adoptUndeclared(declared: string[]): Promise<Array<{ id: number; name: string }>> {
-    let q = this.d.db.updateTable('channels').set({ source: 'api' }).where('source', 'in', DECLARED_SOURCES);
+    let q = this.d.db
+      .updateTable('channels')
+      .set((eb) => ({ source: 'api', revision: eb('revision', '+', 1) }))
+      .where('source', 'in', DECLARED_SOURCES);
     if (declared.length > 0) q = q.where('name', 'not in', declared);
     return q.returning(['id', 'name']).execute();
   }

@@ -93,6 +93,8 @@ export interface ChannelsTable {
   source: string; // 'api' | 'config' | 'env'
   created_time: number;
   updated_time: number;
+  /** Moves on by one with every write of the row (compare-and-swap updates). */
+  revision: Generated<number>;
 }
 
 export interface ModelsTable {

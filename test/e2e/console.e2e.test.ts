@@ -534,7 +534,8 @@ describe('console in a real browser', () => {
           (c) => c.id === fake.id,
         )!.settings;
       try {
-        await page.getByRole('link', { name: 'Upstreams' }).click();
+        // Loaded after that change: a list loaded before it would refuse the save (the next test).
+        await page.goto(`${gw.url}/admin/upstreams`);
         const open = async () => {
           await page.getByRole('button', { name: 'Edit fake upstream', exact: true }).click();
           return page.getByRole('dialog');
@@ -570,6 +571,51 @@ describe('console in a real browser', () => {
         expect(await stored()).toEqual(other);
       } finally {
         await adminApi('PUT', '/channel', { id: fake.id, settings: {} });
+      }
+    },
+  );
+
+  realOnly(
+    'refuses to save over an upstream changed since the page loaded it, saying to reload it',
+    async () => {
+      type Stored = { id: number; name: string; revision: number; settings: Record<string, unknown> };
+      const stored = async () =>
+        (await adminApi<Stored[]>('GET', '/channel')).find((c) => c.name === 'fake upstream')!;
+      const fake = await stored();
+      try {
+        await page.goto(`${gw.url}/admin/upstreams`);
+        const open = async () => {
+          await page.getByRole('button', { name: 'Edit fake upstream', exact: true }).click();
+          return page.getByRole('dialog');
+        };
+        let dialog = await open();
+        // Meanwhile, another administrator (or the CLI) changes a setting the form does not show.
+        await adminApi('PUT', '/channel', { id: fake.id, settings: { rpm: 77 } });
+        const prices = JSON.stringify({ [gw.chatModel]: { prompt: '0.000002' } });
+        await dialog.getByLabel('Prices on this upstream (JSON)').fill(prices);
+        await dialog.getByLabel('Priority').fill('4');
+        await dialog.getByRole('button', { name: 'Save' }).click();
+        await dialog
+          .getByText(
+            'Not saved: “fake upstream” was changed elsewhere since this page loaded it, and saving would undo that change. Cancel and edit it again to start from its current values, then redo your change.',
+          )
+          .waitFor();
+        await screenshot(page, '13e-upstream-changed-elsewhere');
+        expect(await stored()).toMatchObject({ revision: fake.revision + 1, settings: { rpm: 77 } });
+
+        // Opened again from the reloaded list, the same change saves, over the other one.
+        await dialog.getByRole('button', { name: 'Cancel' }).click();
+        dialog = await open();
+        await dialog.getByLabel('Prices on this upstream (JSON)').fill(prices);
+        await dialog.getByLabel('Priority').fill('4');
+        await dialog.getByRole('button', { name: 'Save' }).click();
+        await page.getByText('Saved upstream “fake upstream”.').waitFor();
+        expect(await stored()).toMatchObject({
+          revision: fake.revision + 2,
+          settings: { rpm: 77, pricing: { [gw.chatModel]: { prompt: '0.000002' } } },
+        });
+      } finally {
+        await adminApi('PUT', '/channel', { id: fake.id, settings: {}, priority: 0 });
       }
     },
   );

@@ -88,6 +88,7 @@ export async function startStubGateway(opts: {
       weight: 1,
       status: 1,
       source: 'api',
+      revision: 1,
     },
     {
       id: 2,
@@ -101,6 +102,7 @@ export async function startStubGateway(opts: {
       weight: 1,
       status: 2,
       source: 'config',
+      revision: 1,
     },
   ];
   const models: Row[] = [
@@ -452,7 +454,14 @@ export async function startStubGateway(opts: {
       need(req, 10);
       const c = channels.find((x) => x.id === body.id);
       if (!c) throw new HttpError(404, `channel ${body.id} not found`);
-      return ok(Object.assign(c, body));
+      // Like the gateway: a revision sent must be the stored one.
+      const { revision, ...patch } = body;
+      if (revision !== undefined && revision !== c.revision)
+        throw new HttpError(
+          409,
+          `channel ${c.id} was changed after revision ${revision} (it is at ${c.revision})`,
+        );
+      return ok(Object.assign(c, patch, { revision: c.revision + 1 }));
     }
     if (at(/^\/api\/channel\/(\d+)\/test$/) && m === 'POST') {
       need(req, 10);

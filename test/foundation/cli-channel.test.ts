@@ -136,7 +136,7 @@ describe('modelgate channel', () => {
     const d = openDatabase(db.url);
     try {
       const channels = new ChannelsRepo(d);
-      await channels.update(2, {
+      await channels.update(2, (await channels.byId(2))!.revision, {
         settings: JSON.stringify({ rpm: 60, pricing: { 'x/y': { prompt: '1' } } }),
       });
       expect(await cli(['update', 'nov1', '--pricing', '{"openai/gpt-4o-mini": {"prompt": "-1"}}'])).toEqual({

@@ -79,6 +79,8 @@ export interface Channel {
   settings?: Record<string, unknown> & { pricing?: Record<string, Record<string, unknown>> | null };
   /** Who owns it: the console and the admin API, or a declaration that a restart applies again. */
   source: 'api' | 'config' | 'env';
+  /** Moves on with every change; a PUT sending it is refused (409) once someone else changed it. */
+  revision?: number;
 }
 
 export interface ModelPricing {

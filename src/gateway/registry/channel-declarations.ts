@@ -8,9 +8,9 @@ import type { RegistryState } from './registry-state.js';
  * The config file's `channels:` and the environment shortcuts (`env-<p>`) are the source of
  * truth for the channels they declare (docs/configuration.md, "Upstreams (channels)"):
  *
- * - each is upserted by name with source `config` (`env` for an `env-` name); unchanged ones
- *   write nothing, so restarts are no-ops. A console channel (source `api`) of the same name
- *   is taken over: the file wins, and the row is the file's from then on.
+ * - each is upserted by name with source `config` (`env` for an `env-` name), its revision
+ *   moved on; unchanged ones write nothing, so restarts are no-ops. A console channel (source
+ *   `api`) of the same name is taken over: the file wins, and the row is the file's from then on.
  * - with `removeUndeclared` (`modelgate serve`, never the CLI's one-off commands, which may run
  *   with a partial environment), a `config`/`env` channel the declarations no longer name is
  *   deleted. Console channels are never touched.
@@ -36,7 +36,7 @@ export async function importDeclarations(
   for (const row of rows) {
     const existing = await repo.byName(row.name);
     if (existing && sameRow(existing, row)) {
-      if (state.channel(existing.id)?.updated_time !== Number(existing.updated_time)) behind = true;
+      if (state.channel(existing.id)?.revision !== Number(existing.revision)) behind = true;
       continue;
     }
     if (existing?.source === 'api')

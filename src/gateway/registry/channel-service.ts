@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import type { ChannelRow } from '../../store/channels-repo.js';
 import { badRequest, conflict, notFound, UpstreamError } from '../errors.js';
 import type { BodyLimits, UpstreamClient } from '../upstream/upstream-client.js';
 import {
@@ -31,6 +32,9 @@ export interface ChannelChange {
 }
 
 const now = () => Math.floor(Date.now() / 1000);
+
+/** Writes of one update before it gives up with a 409, each lost to another write of the row. */
+const UPDATE_ATTEMPTS = 5;
 
 /**
  * Admin management of upstream channels, discovery and the test action (the config import is
@@ -86,18 +90,12 @@ export class ChannelService {
     return { channel: toPublicChannel(channel), listing: this.refreshInBackground(channel) };
   }
 
-  /** Changes only the fields present; omitted or masked keys keep the stored ones. */
-  async update(id: number, patch: ChannelPatch): Promise<ChannelChange> {
-    const current = await this.stored(id);
-    const keys = patch.keys === undefined ? current.keys : mergeKeys(patch.keys, current.keys);
-    const merged: ChannelInput = { ...current, ...definedOnly(patch), keys };
-    const row = validateChannel(merged);
-    if (row.name !== current.name) {
-      const other = await this.state.repos.channels.byName(row.name);
-      if (other && other.id !== id) throw conflict(`channel ${row.name} already exists`);
-    }
-    const updated = await this.state.repos.channels.update(id, { ...row, updated_time: now() });
-    if (!updated) throw notFound(`channel ${id} not found`);
+  /**
+   * Changes only the fields present; omitted or masked keys keep the stored ones. `revision`, when
+   * given, must be the stored one, else 409 and nothing is written.
+   */
+  async update(id: number, patch: ChannelPatch, revision?: number): Promise<ChannelChange> {
+    const { current, updated } = await this.writePatch(id, patch, revision);
     await this.state.changed();
     const after = parseChannelRow(updated);
     // A channel whose address, keys or model list changed (an operator fixing a base_url that
@@ -158,6 +156,42 @@ export class ChannelService {
         'model',
       );
     return testChannel(channel, chosen.model, chosen.upstreamModel, this.client, this.opts);
+  }
+
+  /**
+   * Lays the patch over the stored row and writes it only over that row (compare-and-swap on its
+   * revision). When another write came in between (a second admin, another instance), the patch
+   * is laid again over the row as it is now, so neither change is lost; a delete in between is a
+   * 404. Returns the row read and the row written.
+   */
+  private async writePatch(
+    id: number,
+    patch: ChannelPatch,
+    revision: number | undefined,
+  ): Promise<{ current: Channel; updated: ChannelRow }> {
+    for (let attempt = 1; ; attempt++) {
+      const current = await this.stored(id);
+      if (revision !== undefined && current.revision !== revision)
+        throw conflict(
+          `channel ${id} was changed after revision ${revision} (it is at ${current.revision}): nothing was written; read it again and redo the change`,
+        );
+      const keys = patch.keys === undefined ? current.keys : mergeKeys(patch.keys, current.keys);
+      const merged: ChannelInput = { ...current, ...definedOnly(patch), keys };
+      const row = validateChannel(merged);
+      if (row.name !== current.name) {
+        const other = await this.state.repos.channels.byName(row.name);
+        if (other && other.id !== id) throw conflict(`channel ${row.name} already exists`);
+      }
+      const updated = await this.state.repos.channels.update(id, current.revision, {
+        ...row,
+        updated_time: now(),
+      });
+      if (updated) return { current, updated };
+      if (attempt >= UPDATE_ATTEMPTS)
+        throw conflict(
+          `channel ${id} is being changed by others at the same time: nothing was written; try again`,
+        );
+    }
   }
 
   private refreshInBackground(c: Channel): Promise<ListingOutcome> | undefined {

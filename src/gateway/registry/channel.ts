@@ -46,9 +46,11 @@ export interface Channel {
   source: ChannelSource;
   created_time: number;
   updated_time: number;
+  /** Moves on by one with every write; `PUT /api/channel` may send the one it read. */
+  revision: number;
 }
 
-/** Everything but id, times and source: what create/import supply. */
+/** Everything but id, times, revision and source: what create/import supply. */
 export interface ChannelInput {
   name: string;
   kind: string;
@@ -80,6 +82,7 @@ export function parseChannelRow(r: ChannelRow): Channel {
     source: r.source as ChannelSource,
     created_time: Number(r.created_time),
     updated_time: Number(r.updated_time),
+    revision: Number(r.revision),
   };
 }
 
@@ -119,7 +122,7 @@ export function mergeKeys(sent: string[], stored: string[]): string[] {
 /** Checks what a JSON schema cannot and fills defaults; throws a 400 naming the field. */
 export function validateChannel(
   input: ChannelInput,
-): Omit<NewChannelRow, 'source' | 'created_time' | 'updated_time'> {
+): Omit<NewChannelRow, 'source' | 'created_time' | 'updated_time' | 'revision'> {
   if (!input.name?.trim()) throw badRequest('name: is required', 'name');
   if (!isChannelKind(input.kind))
     throw badRequest(`kind: must be one of ${CHANNEL_KINDS.join(', ')}`, 'kind');

@@ -53,6 +53,14 @@ export const CreateChannel = Type.Object(
 export const UpdateChannel = Type.Object(
   {
     id: RowId,
+    revision: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: INT32_MAX,
+        description:
+          'optional precondition: the revision the change was made from (as a GET answered it); when the stored one differs (someone changed the channel since), the answer is 409 and nothing is written',
+      }),
+    ),
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
     ...optional(ChannelFields),
   },
@@ -65,12 +73,21 @@ const TestBody = Type.Object(
 
 /** What the answers carry beyond the writable fields (no response schema: it would drop fields). */
 const LISTED =
-  'Each channel has the writable fields (keys masked), id, created_time, updated_time and source: ' +
+  'Each channel has the writable fields (keys masked), id, created_time, updated_time, revision (moves ' +
+  'on by one with every change; PUT may send it back as a precondition) and source: ' +
   '"api" (made in the console or this API), "config" (declared in the config file) or "env" (an ' +
   'environment shortcut, env-<p>). A start puts a config/env channel back as declared, so edits ' +
   'and deletes of one last until the next restart (docs/configuration.md, "Declared channels"). ' +
   'served_models: the model ids it serves now, declared, listed by its GET /models or its ' +
   "provider's own; empty while its model list could not be read (POST /api/channel/:id/models/refresh).";
+
+const UPDATED =
+  'Only the fields sent change, laid over the channel as stored when it is written: two changes ' +
+  'of different fields at the same time both land, on one instance or several. With revision ' +
+  '(from a GET, POST or PUT answer), the change is made only if the channel is still at that ' +
+  'revision, else 409 Conflict and nothing is written: a client that sends fields it did not ' +
+  'change (a whole form, settings it read) cannot overwrite a change it has not seen. The answer ' +
+  'is the channel as stored, with its new revision.';
 
 /** `/api/channel`: upstreams, admin only. Keys are masked in every answer and never logged. */
 export function registerChannelRoutes(app: App, services: Services): void {
@@ -135,14 +152,14 @@ export function registerChannelRoutes(app: App, services: Services): void {
       schema: {
         tags,
         summary: 'Update a channel (fields not sent are kept)',
-        description: ADMIN_ONLY,
+        description: `${ADMIN_ONLY} ${UPDATED}`,
         body: UpdateChannel,
       },
       onRequest: admin,
     },
     async (request) => {
-      const { id, ...patch } = request.body;
-      const { channel } = await channels.update(id, patch);
+      const { id, revision, ...patch } = request.body;
+      const { channel } = await channels.update(id, patch, revision);
       request.log.info(
         { actor: request.user!.id, channel_id: id, fields: Object.keys(patch) },
         'channel updated',

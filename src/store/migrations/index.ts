@@ -3,6 +3,7 @@ import type { Dialect } from '../database.js';
 import { init } from './0001-init.js';
 import { appSearch } from './0002-app-search.js';
 import { writeOnce } from './0003-write-once.js';
+import { channelRevision } from './0004-channel-revision.js';
 
 /**
  * Numbered migrations, applied in order and never edited once released: add a new file
@@ -13,5 +14,6 @@ export function migrationsFor(dialect: Dialect): Record<string, Migration> {
     '0001-init': init(dialect),
     '0002-app-search': appSearch(dialect),
     '0003-write-once': writeOnce(),
+    '0004-channel-revision': channelRevision(),
   };
 }

@@ -111,9 +111,11 @@ function toBody(v: FormValues, c?: Channel): Record<string, unknown> {
     .map((k) => k.trim())
     .filter(Boolean);
   if (keys.length || !c) body.keys = keys;
-  if (c) body.id = c.id;
+  // The form sends every field it shows, and save() the settings the list gave: only over the
+  // revision the list gave, or a change made since would be undone.
+  if (c) Object.assign(body, { id: c.id, revision: c.revision });
   // `settings` is replaced whole by PUT: it goes only when the prices changed (save() lays them
-  // over the settings stored then, which the form does not show: headers, rpm...).
+  // over the channel's other settings, which the form does not show: headers, rpm...).
   const pricing = str(v.settings_pricing);
   if (!c ? pricing : pricing !== pricingText(c).trim()) {
     let parsed: unknown = null;
@@ -214,17 +216,35 @@ export function Upstreams() {
     const current = editing === 'new' || editing === null ? undefined : editing;
     const body = toBody(v, current);
     if (current && body.settings) {
-      // The list may be older than the channel (another tab, the CLI): build on what is stored
-      // now, so a setting the form does not show is never dropped.
+      // Over the settings the list gave: the revision sent with them refuses the save if they
+      // have changed since (another tab, the CLI), so none is dropped.
       const { pricing } = body.settings as { pricing: unknown };
-      const { pricing: _, ...rest } = (await api.get<Channel>(`/channel/${current.id}`)).settings ?? {};
+      const { pricing: _, ...rest } = current.settings ?? {};
       body.settings = pricing === null ? rest : { ...rest, pricing };
     }
-    if (current) await api.put('/channel', body);
+    if (current) await api.put('/channel', body).catch((e) => changedMeanwhile(e, current));
     else await api.post('/channel', body);
     setNotice(`Saved upstream “${body.name}”.`);
     setEditing(null);
     list.reload();
+  }
+
+  /**
+   * A 409 from a channel now at another revision than the form's: someone changed it since the
+   * list was loaded. Said so (the API's message speaks of revisions), with the list reloaded.
+   */
+  async function changedMeanwhile(e: unknown, c: Channel): Promise<never> {
+    if (e instanceof ApiError && e.status === 409 && c.revision !== undefined) {
+      const now = await api.get<Channel>(`/channel/${c.id}`).catch(() => null);
+      if (now && now.revision !== c.revision) {
+        list.reload();
+        throw new ApiError(
+          409,
+          `Not saved: “${c.name}” was changed elsewhere since this page loaded it, and saving would undo that change. Cancel and edit it again to start from its current values, then redo your change.`,
+        );
+      }
+    }
+    throw e;
   }
 
   async function test(c: Channel) {

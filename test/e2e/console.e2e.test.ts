@@ -534,7 +534,6 @@ describe('console in a real browser', () => {
           (c) => c.id === fake.id,
         )!.settings;
       try {
-        // Loaded after that change: a list loaded before it would refuse the save (the next test).
         await page.goto(`${gw.url}/admin/upstreams`);
         const open = async () => {
           await page.getByRole('button', { name: 'Edit fake upstream', exact: true }).click();
@@ -576,19 +575,40 @@ describe('console in a real browser', () => {
   );
 
   realOnly(
-    'refuses to save over an upstream changed since the page loaded it, saying to reload it',
+    'edits an upstream as it is now, and refuses to save over a change made while the form was open',
     async () => {
-      type Stored = { id: number; name: string; revision: number; settings: Record<string, unknown> };
+      type Stored = {
+        id: number;
+        name: string;
+        revision: number;
+        weight: number;
+        settings: Record<string, unknown>;
+      };
       const stored = async () =>
         (await adminApi<Stored[]>('GET', '/channel')).find((c) => c.name === 'fake upstream')!;
-      const fake = await stored();
+      const before = await stored();
       try {
         await page.goto(`${gw.url}/admin/upstreams`);
+        // The form opens once the channel is read: from then on a change is one made while it is open.
         const open = async () => {
           await page.getByRole('button', { name: 'Edit fake upstream', exact: true }).click();
-          return page.getByRole('dialog');
+          const dialog = page.getByRole('dialog');
+          await dialog.getByLabel('Priority').waitFor();
+          return dialog;
         };
+        // Changed after the list loaded, before the form opens: the form shows the change, and
+        // saves over it (the list's copy would have shown priority 0 and been refused).
+        await page.getByRole('button', { name: 'Edit fake upstream', exact: true }).waitFor();
+        await adminApi('PUT', '/channel', { id: before.id, priority: 3 });
         let dialog = await open();
+        expect(await dialog.getByLabel('Priority').inputValue()).toBe('3');
+        await dialog.getByLabel('Weight').fill('2');
+        await dialog.getByRole('button', { name: 'Save' }).click();
+        await page.getByText('Saved upstream “fake upstream”.').waitFor();
+        const fake = await stored();
+        expect(fake).toMatchObject({ revision: before.revision + 2, priority: 3, weight: 2 });
+
+        dialog = await open();
         // Meanwhile, another administrator (or the CLI) changes a setting the form does not show.
         await adminApi('PUT', '/channel', { id: fake.id, settings: { rpm: 77 } });
         const prices = JSON.stringify({ [gw.chatModel]: { prompt: '0.000002' } });
@@ -597,13 +617,13 @@ describe('console in a real browser', () => {
         await dialog.getByRole('button', { name: 'Save' }).click();
         await dialog
           .getByText(
-            'Not saved: “fake upstream” was changed elsewhere since this page loaded it, and saving would undo that change. Cancel and edit it again to start from its current values, then redo your change.',
+            'Not saved: “fake upstream” was changed elsewhere since this form opened, and saving would undo that change. Cancel and edit it again to start from its current values, then redo your change.',
           )
           .waitFor();
         await screenshot(page, '13e-upstream-changed-elsewhere');
         expect(await stored()).toMatchObject({ revision: fake.revision + 1, settings: { rpm: 77 } });
 
-        // Opened again from the reloaded list, the same change saves, over the other one.
+        // Opened again, the form starts from the other change, and the same change saves over it.
         await dialog.getByRole('button', { name: 'Cancel' }).click();
         dialog = await open();
         await dialog.getByLabel('Prices on this upstream (JSON)').fill(prices);
@@ -615,7 +635,12 @@ describe('console in a real browser', () => {
           settings: { rpm: 77, pricing: { [gw.chatModel]: { prompt: '0.000002' } } },
         });
       } finally {
-        await adminApi('PUT', '/channel', { id: fake.id, settings: {}, priority: 0 });
+        await adminApi('PUT', '/channel', {
+          id: before.id,
+          settings: {},
+          priority: 0,
+          weight: before.weight,
+        });
       }
     },
   );

@@ -230,8 +230,20 @@ export function Upstreams() {
   }
 
   /**
+   * The form starts from the channel as it is now, not as the list read it: a list left open
+   * while another administrator (or the CLI) changed the channel would otherwise show old values
+   * and refuse every save with a 409. The list's copy serves when the read fails.
+   */
+  async function edit(c: Channel) {
+    setNotice('');
+    setError(null);
+    const now = await api.get<Channel>(`/channel/${c.id}`).catch(() => null);
+    setEditing(now ?? c);
+  }
+
+  /**
    * A 409 from a channel now at another revision than the form's: someone changed it since the
-   * list was loaded. Said so (the API's message speaks of revisions), with the list reloaded.
+   * form opened. Said so (the API's message speaks of revisions), with the list reloaded.
    */
   async function changedMeanwhile(e: unknown, c: Channel): Promise<never> {
     if (e instanceof ApiError && e.status === 409 && c.revision !== undefined) {
@@ -240,7 +252,7 @@ export function Upstreams() {
         list.reload();
         throw new ApiError(
           409,
-          `Not saved: “${c.name}” was changed elsewhere since this page loaded it, and saving would undo that change. Cancel and edit it again to start from its current values, then redo your change.`,
+          `Not saved: “${c.name}” was changed elsewhere since this form opened, and saving would undo that change. Cancel and edit it again to start from its current values, then redo your change.`,
         );
       }
     }
@@ -396,7 +408,7 @@ export function Upstreams() {
                       type="button"
                       className="btn btn-small"
                       aria-label={`Edit ${c.name}`}
-                      onClick={() => setEditing(c)}
+                      onClick={() => edit(c)}
                     >
                       Edit
                     </button>

@@ -80,6 +80,11 @@ describe('model discovery', () => {
       body: { name: 'unlisted', kind: 'openai-compatible', base_url: `${up.url}/` },
     });
     const id = made.body.data.id;
+    // Create and update answer with the models served, as GET does.
+    expect(made.body.data.served_models).toEqual([]);
+    const named = await gw.call('PUT', '/api/channel', { cookie: root, body: { id, models: ['m/one'] } });
+    expect(named.body.data.served_models).toEqual(['m/one']);
+    await gw.call('PUT', '/api/channel', { cookie: root, body: { id, models: [] } });
     expect((await gw.call('POST', `/api/channel/${id}/models/refresh`, { cookie: root })).status).toBe(502);
     expect((await gw.call('GET', `/api/channel/${id}`, { cookie: root })).body.data.served_models).toEqual(
       [],

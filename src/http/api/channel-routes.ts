@@ -142,7 +142,7 @@ export function registerChannelRoutes(app: App, services: Services): void {
     async (request) => {
       const { channel } = await channels.create(request.body);
       request.log.info({ actor: request.user!.id, channel_id: channel.id }, 'channel created');
-      return ok(channel);
+      return ok(served(channel));
     },
   );
 
@@ -164,7 +164,7 @@ export function registerChannelRoutes(app: App, services: Services): void {
         { actor: request.user!.id, channel_id: id, fields: Object.keys(patch) },
         'channel updated',
       );
-      return ok(channel);
+      return ok(served(channel));
     },
   );
 

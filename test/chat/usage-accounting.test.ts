@@ -103,6 +103,53 @@ const stop = (word: string): SseStep[] => [{ delayMs: 50 }, word.startsWith('lea
 
 const anthropicEvent = (type: string, data: object) =>
   `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+/**
+ * 'cached-1h': 100 input, 1000 read from the cache, 3000 written to it (1000 for five minutes,
+ * 2000 for an hour) and 50 output, as Anthropic reports them, streamed (the counts in
+ * message_start, the final output count in message_delta) or not.
+ */
+const CACHED_USAGE = {
+  input_tokens: 100,
+  cache_creation_input_tokens: 3000,
+  cache_read_input_tokens: 1000,
+  cache_creation: { ephemeral_5m_input_tokens: 1000, ephemeral_1h_input_tokens: 2000 },
+  output_tokens: 50,
+  service_tier: 'standard',
+};
+function anthropicCachedAnswer(stream: boolean): FakeAnswer {
+  const message = {
+    id: 'msg_2',
+    type: 'message',
+    role: 'assistant',
+    model: 'claude-cached',
+    stop_sequence: null,
+  };
+  if (!stream)
+    return {
+      json: {
+        ...message,
+        content: [{ type: 'text', text: 'ok' }],
+        stop_reason: 'end_turn',
+        usage: CACHED_USAGE,
+      },
+    };
+  return {
+    sse: [
+      anthropicEvent('message_start', {
+        message: { ...message, content: [], stop_reason: null, usage: { ...CACHED_USAGE, output_tokens: 1 } },
+      }),
+      anthropicEvent('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
+      anthropicEvent('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'ok' } }),
+      anthropicEvent('content_block_stop', { index: 0 }),
+      anthropicEvent('message_delta', {
+        delta: { stop_reason: 'end_turn', stop_sequence: null },
+        usage: { output_tokens: 50 },
+      }),
+      anthropicEvent('message_stop', {}),
+    ],
+  };
+}
+
 /** Input 15 + 6 read from the cache: 21 prompt tokens, reported in message_start. */
 function anthropicAnswer(word: string): FakeAnswer {
   const usage = {
@@ -153,7 +200,12 @@ beforeAll(async () => {
     'POST /v1/chat/completions': (req) =>
       answerTo(String(req.json.messages.at(-1).content), req.json.stream === true),
   });
-  an = await startFakeUpstream({ 'POST /v1/messages': (req) => anthropicAnswer(lastText(req.json)) });
+  an = await startFakeUpstream({
+    'POST /v1/messages': (req) =>
+      lastText(req.json) === 'cached-1h'
+        ? anthropicCachedAnswer(req.json.stream === true)
+        : anthropicAnswer(lastText(req.json)),
+  });
   ge = await startFakeUpstream({
     'POST /v1beta/models/gemini-2.5-flash:streamGenerateContent': (req) => geminiAnswer(lastText(req.json)),
   });
@@ -164,8 +216,8 @@ beforeAll(async () => {
         kind: 'anthropic',
         base_url: an.url,
         keys: ['sk-ant'],
-        models: ['anthropic/c'],
-        model_mapping: { 'anthropic/c': 'claude-x' },
+        models: ['anthropic/c', 'anthropic/cached'],
+        model_mapping: { 'anthropic/c': 'claude-x', 'anthropic/cached': 'claude-cached' },
       },
       {
         name: 'google',
@@ -188,6 +240,17 @@ beforeAll(async () => {
       model('acme/m', { pricing: { prompt: '0.00000015', completion: '0.0000006' } }),
       model('acme/short', { context_length: SHORT_CONTEXT, max_completion_tokens: 1000 }),
       model('anthropic/c'),
+      // Claude Sonnet's prices: $3 per million prompt tokens, $0.30 read from the cache, $3.75
+      // written for five minutes, $6 written for an hour; $15 per million completion tokens.
+      model('anthropic/cached', {
+        pricing: {
+          prompt: '0.000003',
+          completion: '0.000015',
+          input_cache_read: '0.0000003',
+          input_cache_write: '0.00000375',
+          input_cache_write_1h: '0.000006',
+        },
+      }),
       model('google/g'),
     ],
     gateway: { retry_base_ms: 1, first_byte_timeout_ms: 2000, max_attempts: 1 },
@@ -221,6 +284,39 @@ describe('usage.cost', () => {
     expect(s.chunks.at(-1).usage).toMatchObject({ prompt_tokens: 7, completion_tokens: 8, cost: 0.000006 });
     expect((await requestLogs(c))[0]).toMatchObject({ stream: true, cost: 0.000006 });
     expect(Math.round((await spent()) * 1e6 - before * 1e6)).toBe(12);
+  });
+});
+
+describe('Anthropic prompt caching: one-hour writes at their own price', () => {
+  it('bills cache writes kept an hour at input_cache_write_1h, streamed and not', async () => {
+    const before = await spent();
+    const body = {
+      model: 'anthropic/cached',
+      messages: [
+        {
+          role: 'user',
+          content: [{ type: 'text', text: 'cached-1h', cache_control: { type: 'ephemeral', ttl: '1h' } }],
+        },
+      ],
+      usage: { include: true },
+    };
+    // 100 x $3 + 1000 read x $0.30 + 1000 five-minute writes x $3.75 + 2000 one-hour writes x $6
+    // + 50 x $15 per million = 300 + 300 + 3750 + 12000 + 750 = 17,100 micro-USD (all 3000
+    // writes at $3.75 would be 12,600).
+    const usage = {
+      prompt_tokens: 4100,
+      completion_tokens: 50,
+      prompt_tokens_details: { cached_tokens: 1000, cache_write_tokens: 3000 },
+      cost: 0.0171,
+    };
+    const r = await chat(body);
+    expect(r.status).toBe(200);
+    expect(r.body.usage).toMatchObject(usage);
+    expect((await requestLogs(c))[0]).toMatchObject({ stream: false, prompt_tokens: 4100, cost: 0.0171 });
+    const s = await rawStream(c, body);
+    expect(s.chunks.at(-1).usage).toMatchObject(usage);
+    expect((await requestLogs(c))[0]).toMatchObject({ stream: true, prompt_tokens: 4100, cost: 0.0171 });
+    expect(Math.round((await spent()) * 1e6 - before * 1e6)).toBe(2 * 17_100);
   });
 });
 

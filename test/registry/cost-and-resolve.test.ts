@@ -44,6 +44,45 @@ describe('costOf', () => {
     expect(costOf(m, { prompt_tokens: 7000, cache_write_tokens: 2000, cached_tokens: 4000 })).toBe(11_700);
   });
 
+  it('prices one-hour cache writes at input_cache_write_1h (claude-sonnet-4: $6, twice the prompt)', () => {
+    const m = registry().resolve('claude-sonnet-4-20250514')!;
+    expect(m.pricing.input_cache_write_1h).toBe('0.000006');
+    // 1000 plain * 3 + 500 five-minute writes * 3.75 + 1500 one-hour writes * 6 + 4000 read * 0.30
+    const usage = {
+      prompt_tokens: 7000,
+      cache_write_tokens: 2000,
+      cache_write_1h_tokens: 1500,
+      cached_tokens: 4000,
+    };
+    expect(costOf(m, usage)).toBe(3000 + 1875 + 9000 + 1200);
+    // One-hour writes are part of the writes: never more of them than writes.
+    expect(costOf(m, { ...usage, cache_write_1h_tokens: 9000 })).toBe(3000 + 2000 * 6 + 1200);
+  });
+
+  it('falls back for one-hour writes: to input_cache_write, then to prompt', () => {
+    const usage = { prompt_tokens: 1000, cache_write_tokens: 600, cache_write_1h_tokens: 400 };
+    const priced = (p: Record<string, string>) =>
+      costOf({ pricing: normalizePricing({ prompt: '0.000002', ...p }) }, usage);
+    // 400 plain * 2 + 200 * 2.5 + 400 * 4
+    expect(priced({ input_cache_write: '0.0000025', input_cache_write_1h: '0.000004' })).toBe(
+      800 + 500 + 1600,
+    );
+    // no one-hour price: all 600 writes at input_cache_write
+    expect(priced({ input_cache_write: '0.0000025' })).toBe(800 + 600 * 2.5);
+    // no cache price at all: everything at the prompt price
+    expect(priced({})).toBe(1000 * 2);
+  });
+
+  it('gives every registry Claude model a one-hour write price of twice its prompt price', () => {
+    const claudes = defaultModels().filter((m) => m.id.startsWith('anthropic/'));
+    expect(claudes.length).toBeGreaterThan(0);
+    for (const m of claudes) {
+      const prompt = BigInt(Math.round(Number(m.pricing.prompt) * 1e12));
+      expect(BigInt(Math.round(Number(m.pricing.input_cache_write_1h) * 1e12)), m.id).toBe(2n * prompt);
+      expect(normalizePrice(m.pricing.input_cache_write_1h!), m.id).toBe(m.pricing.input_cache_write_1h);
+    }
+  });
+
   it('is zero for a free model', () => {
     expect(costOf({ pricing: normalizePricing({}) }, { prompt_tokens: 5000, completion_tokens: 5000 })).toBe(
       0,

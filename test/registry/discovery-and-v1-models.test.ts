@@ -321,6 +321,24 @@ describe('/api/model', () => {
     expect((await gw.call('DELETE', '/api/model/openai/gpt-4o-mini', { cookie: root })).status).toBe(404);
   });
 
+  it('shows and takes the one-hour cache-write price (input_cache_write_1h), also in GET /v1/models', async () => {
+    const claude = await gw.call('GET', '/api/model/anthropic/claude-sonnet-4', { cookie: root });
+    expect(claude.body.data.pricing).toMatchObject({
+      prompt: '0.000003',
+      input_cache_write: '0.00000375',
+      input_cache_write_1h: '0.000006',
+    });
+    const put = await gw.call('PUT', '/api/model', {
+      cookie: root,
+      body: { id: 'openai/gpt-4o-mini', pricing: { input_cache_write_1h: 3e-7 } },
+    });
+    expect(put.status).toBe(200);
+    expect(put.body.data.pricing.input_cache_write_1h).toBe('0.0000003');
+    const listed = await gw.call('GET', '/v1/models/openai/gpt-4o-mini', { token: await newKey() });
+    expect(listed.body.pricing).toMatchObject({ prompt: '0.00000015', input_cache_write_1h: '0.0000003' });
+    expect((await gw.call('DELETE', '/api/model/openai/gpt-4o-mini', { cookie: root })).status).toBe(200);
+  });
+
   it('null unsets upstream_model and context_length, as cleared console fields send them', async () => {
     const edit = (body: Record<string, unknown>) =>
       gw.call('PUT', '/api/model', { cookie: root, body: { id: 'openai/gpt-4o-mini', ...body } });

@@ -171,7 +171,13 @@ export interface ChatUsage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
-  prompt_tokens_details?: { cached_tokens: number; cache_write_tokens?: number; [k: string]: unknown } | null;
+  /** `cache_write_1h_tokens`: of the cache writes, those kept for an hour (Anthropic's `ttl: "1h"`). */
+  prompt_tokens_details?: {
+    cached_tokens: number;
+    cache_write_tokens?: number;
+    cache_write_1h_tokens?: number;
+    [k: string]: unknown;
+  } | null;
   completion_tokens_details?: { reasoning_tokens?: number | null; [k: string]: unknown } | null;
   [extra: string]: unknown;
 }

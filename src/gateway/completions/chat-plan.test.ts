@@ -172,6 +172,29 @@ describe('reservationMicros', () => {
     );
   });
 
+  it('prices the prompt at its one-hour cache-write price when that is the dearest (ttl: "1h", 2x)', () => {
+    const small: ChatRequest = { model: 'm', messages: [{ role: 'user', content: 'hello' }], max_tokens: 50 };
+    const claude = {
+      ...short,
+      pricing: {
+        ...short.pricing,
+        input_cache_write: '0.00000125',
+        input_cache_write_1h: '0.000002',
+        input_cache_read: '0.0000001',
+      },
+    };
+    expectMicros(
+      reservationMicros(planOf(small, { candidates: [claude as RouteTarget] }).plan),
+      promptTokenBound(small) * 2 + 50 * 2,
+    );
+    // A one-hour price alone (no 5-minute one) counts too.
+    const hourOnly = { ...short, pricing: { ...short.pricing, input_cache_write_1h: '0.000003' } };
+    expectMicros(
+      reservationMicros(planOf(small, { candidates: [hourOnly as RouteTarget] }).plan),
+      promptTokenBound(small) * 3 + 50 * 2,
+    );
+  });
+
   it('a prompt whose bound fits is priced alike with and without middle-out', () => {
     const small: ChatRequest = { model: 'm', messages: [{ role: 'user', content: 'hello' }], max_tokens: 50 };
     const on = reservationMicros(planOf(small, { candidates: [short, wide] }).plan);

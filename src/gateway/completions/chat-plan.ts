@@ -264,10 +264,15 @@ export function reservationMicros(plan: ChatPlan): number {
       (plan.middleOut
         ? Math.min(limit, t.contextLength)
         : Math.min(limit, Math.max(1, t.contextLength - Math.min(prompt, t.contextLength))));
-    // Every prompt token may be billed as a cache write (Anthropic's `cache_control`, 1.25x the
-    // prompt price), the dearest way a prompt token can be billed: the estimate stays an upper
-    // bound (docs/quotas.md's guarantee). Before, it priced the prompt at `prompt` only.
-    const promptPrice = Math.max(Number(t.pricing.prompt) || 0, Number(t.pricing.input_cache_write) || 0);
+    // Every prompt token may be billed as a cache write (Anthropic's `cache_control`: 1.25x the
+    // prompt price, 2x with `ttl: "1h"`), the dearest way a prompt token can be billed: the
+    // estimate stays an upper bound (docs/quotas.md's guarantee). Before, it priced the prompt at
+    // `prompt` only, then at the dearer of `prompt` and the 5-minute write.
+    const promptPrice = Math.max(
+      Number(t.pricing.prompt) || 0,
+      Number(t.pricing.input_cache_write) || 0,
+      Number(t.pricing.input_cache_write_1h) || 0,
+    );
     const usd = prompt * promptPrice + completion * Number(t.pricing.completion) + Number(t.pricing.request);
     worst = Math.max(worst, usd);
   }

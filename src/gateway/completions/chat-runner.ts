@@ -247,6 +247,7 @@ export class ChatRunner {
       completion_tokens: usage.completion_tokens,
       cached_tokens: usage.prompt_tokens_details?.cached_tokens ?? 0,
       cache_write_tokens: usage.prompt_tokens_details?.cache_write_tokens ?? 0,
+      cache_write_1h_tokens: usage.prompt_tokens_details?.cache_write_1h_tokens ?? 0,
     };
     const micros = model && u ? costOf(model, u) : 0;
     // The client is told what was charged and logged, to the micro-USD.

@@ -8,6 +8,11 @@ export interface Usage {
   cached_tokens?: number;
   /** Prompt tokens written to the cache (a subset of prompt_tokens), where the provider bills them apart. */
   cache_write_tokens?: number;
+  /**
+   * Of the cache writes, those kept for an hour (a subset of cache_write_tokens: Anthropic's
+   * `ttl: "1h"`), billed at `input_cache_write_1h`; the rest are 5-minute writes.
+   */
+  cache_write_1h_tokens?: number;
   /** Input images, priced per image. */
   images?: number;
   /** Upstream requests billed per request; 1 unless told otherwise. */
@@ -35,7 +40,8 @@ function pico(price: string | undefined): number {
 
 /**
  * Cost in pico-USD, exact for real prices and saturated at 2^53 - 1 micro-USD; cached and
- * cache-write tokens fall back to the prompt price when unpriced.
+ * cache-write tokens fall back to the prompt price when unpriced, and one-hour cache writes to
+ * the (5-minute) cache-write price.
  */
 export function costPico(pricing: Pricing, usage: Usage): number {
   const total = unboundedPico(pricing, usage);
@@ -46,13 +52,17 @@ function unboundedPico(pricing: Pricing, usage: Usage): number {
   const prompt = Math.max(0, usage.prompt_tokens ?? 0);
   const cached = Math.min(prompt, Math.max(0, usage.cached_tokens ?? 0));
   const written = Math.min(prompt - cached, Math.max(0, usage.cache_write_tokens ?? 0));
+  const written1h = Math.min(written, Math.max(0, usage.cache_write_1h_tokens ?? 0));
   const p = pico(pricing.prompt);
   const cacheRead = pricing.input_cache_read !== undefined ? pico(pricing.input_cache_read) : p;
   const cacheWrite = pricing.input_cache_write !== undefined ? pico(pricing.input_cache_write) : p;
+  const cacheWrite1h =
+    pricing.input_cache_write_1h !== undefined ? pico(pricing.input_cache_write_1h) : cacheWrite;
   return (
     (prompt - cached - written) * p +
     cached * cacheRead +
-    written * cacheWrite +
+    (written - written1h) * cacheWrite +
+    written1h * cacheWrite1h +
     Math.max(0, usage.completion_tokens ?? 0) * pico(pricing.completion) +
     (usage.requests ?? 1) * pico(pricing.request) +
     Math.max(0, usage.images ?? 0) * pico(pricing.image)

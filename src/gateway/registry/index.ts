@@ -20,7 +20,7 @@
  *   const upstream = toUpstreamTarget(targets[0], targets[0].keys[0]);  // adapter's UpstreamTarget
  *
  *   const micros = services.registry.costOf(model, { prompt_tokens, completion_tokens,
- *     cached_tokens, cache_write_tokens, images, requests });   // integer micro-USD
+ *     cached_tokens, cache_write_tokens, cache_write_1h_tokens, images, requests });  // micro-USD
  *   const usd = costUsd(model, usage);                          // for `usage.cost`
  *
  *   model.context_length / max_completion_tokens / supported_parameters / pricing

@@ -11,6 +11,7 @@ export type PriceKey =
   | 'image'
   | 'input_cache_read'
   | 'input_cache_write'
+  | 'input_cache_write_1h'
   | 'internal_reasoning';
 
 export type Pricing = { prompt: string; completion: string; request: string; image: string } & Partial<

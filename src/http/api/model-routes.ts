@@ -21,7 +21,8 @@ const ModelFields = {
   context_length: Nullable(Type.Integer({ minimum: 1, maximum: INT32_MAX })),
   max_completion_tokens: Type.Union([Type.Integer({ minimum: 1, maximum: INT32_MAX }), Type.Null()]),
   pricing: Type.Record(Type.String({ pattern: '^[a-z_0-9]{1,64}$' }), Price, {
-    description: 'USD per token (prompt, completion, input_cache_read, ...), per request, per image',
+    description:
+      'USD per token (prompt, completion, input_cache_read, input_cache_write, input_cache_write_1h, ...), per request, per image',
     // Keys outside the pattern are refused (otherwise their values would skip the Price check).
     additionalProperties: false,
   }),

@@ -115,6 +115,60 @@ describe('Anthropic thinking round trip from a stream', () => {
   });
 });
 
+describe('Anthropic cache writes by TTL', () => {
+  const streamed = (events: object[]) => {
+    const d = new AnthropicStreamDecoder();
+    const sse = events.map((e: any) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join('');
+    return [...d.push(sse), ...d.end()].find((e) => e.type === 'usage');
+  };
+  const start = (usage: object) => ({
+    type: 'message_start',
+    message: { id: 'msg_1', type: 'message', role: 'assistant', content: [], model: 'claude', usage },
+  });
+  const counts = { input_tokens: 5, cache_read_input_tokens: 0, cache_creation_input_tokens: 30 };
+
+  it('reads the one-hour writes from message_start, and from message_delta (cumulative, the last wins)', () => {
+    const atStart = streamed([
+      start({ ...counts, cache_creation: { ephemeral_5m_input_tokens: 10, ephemeral_1h_input_tokens: 20 } }),
+      { type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 3 } },
+      { type: 'message_stop' },
+    ]);
+    expect(atStart).toMatchObject({
+      usage: {
+        prompt_tokens: 35,
+        prompt_tokens_details: { cache_write_tokens: 30, cache_write_1h_tokens: 20 },
+      },
+    });
+    const inDelta = streamed([
+      start({ ...counts, output_tokens: 1 }),
+      {
+        type: 'message_delta',
+        delta: { stop_reason: 'end_turn' },
+        usage: {
+          ...counts,
+          cache_creation: { ephemeral_5m_input_tokens: 5, ephemeral_1h_input_tokens: 25 },
+          output_tokens: 3,
+        },
+      },
+      { type: 'message_stop' },
+    ]);
+    expect(inDelta).toMatchObject({ usage: { prompt_tokens_details: { cache_write_1h_tokens: 25 } } });
+  });
+
+  it('leaves them out when there are none, and never counts more of them than writes', () => {
+    const none = streamed([start({ ...counts, cache_creation_input_tokens: 0 }), { type: 'message_stop' }]);
+    expect(none).toMatchObject({
+      usage: { prompt_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 } },
+    });
+    expect((none as any).usage.prompt_tokens_details).not.toHaveProperty('cache_write_1h_tokens');
+    const over = streamed([
+      start({ ...counts, cache_creation: { ephemeral_1h_input_tokens: 99 } }),
+      { type: 'message_stop' },
+    ]);
+    expect(over).toMatchObject({ usage: { prompt_tokens_details: { cache_write_1h_tokens: 30 } } });
+  });
+});
+
 describe('fields only the Anthropic ingress sets (non-enumerable)', () => {
   const cache = { type: 'ephemeral' as const };
   const request = (): ChatRequest => {

@@ -5,7 +5,9 @@
  *
  * Usage: prompt_tokens = input_tokens + cache_read_input_tokens + cache_creation_input_tokens
  * (Anthropic's input_tokens excludes cached tokens; OpenAI's prompt_tokens includes them), with
- * cached_tokens = cache reads and cache_write_tokens = cache writes. Anthropic does not report
+ * cached_tokens = cache reads and cache_write_tokens = cache writes, of which
+ * cache_write_1h_tokens = the one-hour writes (`cache_creation.ephemeral_1h_input_tokens`, billed
+ * at their own price; the rest are 5-minute writes). Anthropic does not report
  * thinking tokens separately, so reasoning_tokens is counted locally from the thinking text
  * (exactly up to 128 K characters, by a sample beyond: see tokens.ts).
  */
@@ -32,6 +34,11 @@ export interface AnthropicUsage {
   output_tokens?: number | null;
   cache_read_input_tokens?: number | null;
   cache_creation_input_tokens?: number | null;
+  /** The cache writes by TTL; together they make cache_creation_input_tokens. */
+  cache_creation?: {
+    ephemeral_5m_input_tokens?: number | null;
+    ephemeral_1h_input_tokens?: number | null;
+  } | null;
 }
 
 export function mapStopReason(reason: string | null | undefined): FinishReason {
@@ -54,11 +61,19 @@ export function toChatUsage(u: AnthropicUsage, reasoningTokens?: number): ChatUs
   const write = u.cache_creation_input_tokens ?? 0;
   const prompt = (u.input_tokens ?? 0) + read + write;
   const completion = u.output_tokens ?? 0;
+  const details: NonNullable<ChatUsage['prompt_tokens_details']> = {
+    cached_tokens: read,
+    cache_write_tokens: write,
+  };
+  // A part of the writes, never more than all of them.
+  const hour = u.cache_creation?.ephemeral_1h_input_tokens;
+  const write1h = typeof hour === 'number' ? Math.min(write, Math.max(0, hour)) : 0;
+  if (write1h > 0) details.cache_write_1h_tokens = write1h;
   const usage: ChatUsage = {
     prompt_tokens: prompt,
     completion_tokens: completion,
     total_tokens: prompt + completion,
-    prompt_tokens_details: { cached_tokens: read, cache_write_tokens: write },
+    prompt_tokens_details: details,
   };
   if (reasoningTokens !== undefined) {
     usage.completion_tokens_details = { reasoning_tokens: Math.min(reasoningTokens, completion) };

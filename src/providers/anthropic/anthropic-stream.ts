@@ -1,6 +1,7 @@
 /**
  * Anthropic SSE events -> canonical events.
- * - message_start: first delta `{role:'assistant', content:''}`; input and cache counts kept.
+ * - message_start: first delta `{role:'assistant', content:''}`; input and cache counts kept (with
+ *   the cache writes by TTL, `cache_creation`).
  * - content blocks share one index space with text and thinking, so tool calls get their own
  *   counter (0, 1, ...) in order of appearance; a tool block that streamed no argument fragment gets
  *   `"{}"` at its content_block_stop.
@@ -204,6 +205,15 @@ export class AnthropicStreamDecoder implements StreamDecoder {
       'cache_creation_input_tokens',
     ] as const) {
       if (typeof u[k] === 'number') this.usage[k] = u[k];
+    }
+    // The writes by TTL, in message_start and (cumulative) in message_delta: each count the last.
+    const c = u.cache_creation;
+    if (c && typeof c === 'object') {
+      const kept = { ...this.usage.cache_creation };
+      for (const k of ['ephemeral_5m_input_tokens', 'ephemeral_1h_input_tokens'] as const) {
+        if (typeof c[k] === 'number') kept[k] = c[k];
+      }
+      this.usage.cache_creation = kept;
     }
   }
 

@@ -17,6 +17,17 @@ describe('costOf', () => {
     expect(costUsd(m, { prompt_tokens: 7, completion_tokens: 8 })).toBe(0.000006);
   });
 
+  it('counts a malformed usage field as 0 for that part alone, never the whole bill', () => {
+    const m = registry().resolve('openai/gpt-4o-mini')!;
+    const bad = (x: unknown) => x as number;
+    // 1000 * 0.15 + 500 * 0.60: a broken cache field does not make the call free.
+    expect(costOf(m, { prompt_tokens: 1000, completion_tokens: 500, cached_tokens: bad('n/a') })).toBe(450);
+    expect(costOf(m, { prompt_tokens: 1000, completion_tokens: 500, cache_write_tokens: bad({}) })).toBe(450);
+    // A numeric string counts; a malformed completion count bills the prompt.
+    expect(costOf(m, { prompt_tokens: bad('1000'), completion_tokens: 500 })).toBe(450);
+    expect(costOf(m, { prompt_tokens: 1000, completion_tokens: bad('many') })).toBe(150);
+  });
+
   it('bills cached prompt tokens at the cache-read price', () => {
     const m = registry().resolve('openai/gpt-4o')!;
     // 10000 prompt of which 8000 cached: 2000 * 2.5 + 8000 * 1.25 + 100 * 10 = 5000 + 10000 + 1000

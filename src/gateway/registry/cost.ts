@@ -48,11 +48,21 @@ export function costPico(pricing: Pricing, usage: Usage): number {
   return total < MAX_PICO ? total : Number.isNaN(total) ? 0 : MAX_PICO;
 }
 
+/**
+ * A count as an upstream reported it, for billing: a number (or a numeric string) at least 0.
+ * Anything else (a malformed field, `"n/a"`, an object) counts 0 for that part alone. Before, one
+ * such field made the whole cost NaN, which bills 0: a broken upstream made every call free.
+ */
+function count(x: unknown): number {
+  const n = typeof x === 'number' ? x : typeof x === 'string' ? Number(x) : Number.NaN;
+  return Number.isFinite(n) && n > 0 ? n : 0;
+}
+
 function unboundedPico(pricing: Pricing, usage: Usage): number {
-  const prompt = Math.max(0, usage.prompt_tokens ?? 0);
-  const cached = Math.min(prompt, Math.max(0, usage.cached_tokens ?? 0));
-  const written = Math.min(prompt - cached, Math.max(0, usage.cache_write_tokens ?? 0));
-  const written1h = Math.min(written, Math.max(0, usage.cache_write_1h_tokens ?? 0));
+  const prompt = count(usage.prompt_tokens);
+  const cached = Math.min(prompt, count(usage.cached_tokens));
+  const written = Math.min(prompt - cached, count(usage.cache_write_tokens));
+  const written1h = Math.min(written, count(usage.cache_write_1h_tokens));
   const p = pico(pricing.prompt);
   const cacheRead = pricing.input_cache_read !== undefined ? pico(pricing.input_cache_read) : p;
   const cacheWrite = pricing.input_cache_write !== undefined ? pico(pricing.input_cache_write) : p;
@@ -63,9 +73,9 @@ function unboundedPico(pricing: Pricing, usage: Usage): number {
     cached * cacheRead +
     (written - written1h) * cacheWrite +
     written1h * cacheWrite1h +
-    Math.max(0, usage.completion_tokens ?? 0) * pico(pricing.completion) +
-    (usage.requests ?? 1) * pico(pricing.request) +
-    Math.max(0, usage.images ?? 0) * pico(pricing.image)
+    count(usage.completion_tokens) * pico(pricing.completion) +
+    (usage.requests === undefined ? 1 : count(usage.requests)) * pico(pricing.request) +
+    count(usage.images) * pico(pricing.image)
   );
 }
 

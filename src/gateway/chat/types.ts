@@ -153,7 +153,7 @@ export interface ChatRequest {
   user?: string;
   /** OpenAI's successor of `user`; Anthropic gets it as `metadata.user_id`. */
   safety_identifier?: string;
-  /** Top-level: Anthropic's automatic prompt caching (OpenRouter passes it). Anthropic upstreams only. */
+  /** Top-level: Anthropic's automatic prompt caching; sent to Anthropic and to upstreams that speak OpenRouter. */
   cache_control?: CacheControl;
   reasoning?: ReasoningOptions;
   reasoning_effort?: ReasoningEffort;

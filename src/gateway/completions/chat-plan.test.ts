@@ -154,45 +154,22 @@ describe('reservationMicros', () => {
     expectMicros(reservationMicros(one.plan), 8_000 * 1 + 1_000 * 2);
   });
 
-  it('prices the prompt at its cache-write price when that is dearer (every prompt token may be written)', () => {
+  it('prices the prompt at the dearest of its prompt, cache-write and one-hour cache-write prices', () => {
     const small: ChatRequest = { model: 'm', messages: [{ role: 'user', content: 'hello' }], max_tokens: 50 };
-    const claude = {
-      ...short,
-      pricing: { ...short.pricing, input_cache_write: '0.00000125', input_cache_read: '0.0000001' },
-    };
-    expectMicros(
-      reservationMicros(planOf(small, { candidates: [claude as RouteTarget] }).plan),
-      Math.ceil(promptTokenBound(small) * 1.25 + 50 * 2),
-    );
-    // A cheaper cache write (or none) leaves the prompt price.
-    const cheap = { ...short, pricing: { ...short.pricing, input_cache_write: '0.0000005' } };
-    expectMicros(
-      reservationMicros(planOf(small, { candidates: [cheap as RouteTarget] }).plan),
-      promptTokenBound(small) * 1 + 50 * 2,
-    );
-  });
-
-  it('prices the prompt at its one-hour cache-write price when that is the dearest (ttl: "1h", 2x)', () => {
-    const small: ChatRequest = { model: 'm', messages: [{ role: 'user', content: 'hello' }], max_tokens: 50 };
-    const claude = {
-      ...short,
-      pricing: {
-        ...short.pricing,
-        input_cache_write: '0.00000125',
-        input_cache_write_1h: '0.000002',
-        input_cache_read: '0.0000001',
-      },
-    };
-    expectMicros(
-      reservationMicros(planOf(small, { candidates: [claude as RouteTarget] }).plan),
-      promptTokenBound(small) * 2 + 50 * 2,
-    );
-    // A one-hour price alone (no 5-minute one) counts too.
-    const hourOnly = { ...short, pricing: { ...short.pricing, input_cache_write_1h: '0.000003' } };
-    expectMicros(
-      reservationMicros(planOf(small, { candidates: [hourOnly as RouteTarget] }).plan),
-      promptTokenBound(small) * 3 + 50 * 2,
-    );
+    // Prices per million tokens over `short`'s prompt 1 / completion 2; the multiplier expected.
+    const cases: [Record<string, string>, number][] = [
+      [{ input_cache_write: '0.00000125', input_cache_read: '0.0000001' }, 1.25], // Claude, 5 minutes
+      [{ input_cache_write: '0.0000005' }, 1], // a cheaper write leaves the prompt price
+      [{ input_cache_write: '0.00000125', input_cache_write_1h: '0.000002' }, 2], // ttl "1h"
+      [{ input_cache_write_1h: '0.000003' }, 3], // a one-hour price alone counts too
+    ];
+    for (const [prices, x] of cases) {
+      const t = { ...short, pricing: { ...short.pricing, ...prices } } as RouteTarget;
+      expectMicros(
+        reservationMicros(planOf(small, { candidates: [t] }).plan),
+        Math.ceil(promptTokenBound(small) * x + 50 * 2),
+      );
+    }
   });
 
   it('a prompt whose bound fits is priced alike with and without middle-out', () => {

@@ -7,6 +7,8 @@ import { resolveReasoning } from '../chat/reasoning.js';
 import { measurePrompt, type PromptCounts, promptTokenBound } from '../chat/tokens.js';
 import type { ChatRequest } from '../chat/types.js';
 import { badRequest, forbidden, UnfitCandidate } from '../errors.js';
+import { perObject } from '../per-object.js';
+import type { Pricing } from '../registry/model-info.js';
 import type { HealthTracker } from '../routing/health.js';
 import { planRoute } from '../routing/plan.js';
 import type { Candidate, ProviderPrefs, RouteTarget } from '../routing/types.js';
@@ -264,20 +266,29 @@ export function reservationMicros(plan: ChatPlan): number {
       (plan.middleOut
         ? Math.min(limit, t.contextLength)
         : Math.min(limit, Math.max(1, t.contextLength - Math.min(prompt, t.contextLength))));
-    // Every prompt token may be billed as a cache write (Anthropic's `cache_control`: 1.25x the
-    // prompt price, 2x with `ttl: "1h"`), the dearest way a prompt token can be billed: the
-    // estimate stays an upper bound (docs/quotas.md's guarantee). Before, it priced the prompt at
-    // `prompt` only, then at the dearer of `prompt` and the 5-minute write.
-    const promptPrice = Math.max(
-      Number(t.pricing.prompt) || 0,
-      Number(t.pricing.input_cache_write) || 0,
-      Number(t.pricing.input_cache_write_1h) || 0,
-    );
-    const usd = prompt * promptPrice + completion * Number(t.pricing.completion) + Number(t.pricing.request);
+    const price = worstPrices(t.pricing);
+    const usd = prompt * price.prompt + completion * price.completion + price.request;
     worst = Math.max(worst, usd);
   }
   return Math.ceil(worst * 1e6);
 }
+
+/**
+ * A target's prices as the reservation counts them, worked out once per pricing object (targets
+ * and their prices live until the registry is rebuilt), not per request. Every prompt token may
+ * be billed as a cache write (Anthropic's `cache_control`: 1.25x the prompt price, 2x with
+ * `ttl: "1h"`), the dearest way a prompt token can be billed, so the estimate stays an upper
+ * bound (docs/quotas.md's guarantee).
+ */
+const worstPrices = perObject((p: Pricing) => ({
+  prompt: Math.max(
+    Number(p.prompt) || 0,
+    Number(p.input_cache_write) || 0,
+    Number(p.input_cache_write_1h) || 0,
+  ),
+  completion: Number(p.completion),
+  request: Number(p.request),
+}));
 
 function memo<T>(fn: () => T): () => T {
   let v: T | undefined;

@@ -450,6 +450,13 @@ export async function startStubGateway(opts: {
           channels.length,
         )
       );
+    if (at(/^\/api\/channel\/(\d+)$/) && m === 'GET') {
+      need(req, 10);
+      // The console's upstream form reads the channel as it is now when it opens.
+      const c = channels.find((x) => x.id === Number(r![1]));
+      if (!c) throw new HttpError(404, `channel ${r![1]} not found`);
+      return ok({ ...c, served_models: c.models });
+    }
     if (path === '/api/channel' && m === 'PUT') {
       need(req, 10);
       const c = channels.find((x) => x.id === body.id);

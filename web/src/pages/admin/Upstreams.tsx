@@ -111,8 +111,8 @@ function toBody(v: FormValues, c?: Channel): Record<string, unknown> {
     .map((k) => k.trim())
     .filter(Boolean);
   if (keys.length || !c) body.keys = keys;
-  // The form sends every field it shows, and save() the settings the list gave: only over the
-  // revision the list gave, or a change made since would be undone.
+  // The form sends every field it shows, and save() the settings it opened with: only over the
+  // revision it opened with (`edit` reads the channel), or a change made since would be undone.
   if (c) Object.assign(body, { id: c.id, revision: c.revision });
   // `settings` is replaced whole by PUT: it goes only when the prices changed (save() lays them
   // over the channel's other settings, which the form does not show: headers, rpm...).
@@ -216,8 +216,8 @@ export function Upstreams() {
     const current = editing === 'new' || editing === null ? undefined : editing;
     const body = toBody(v, current);
     if (current && body.settings) {
-      // Over the settings the list gave: the revision sent with them refuses the save if they
-      // have changed since (another tab, the CLI), so none is dropped.
+      // Over the settings the form opened with: the revision sent with them refuses the save if
+      // they have changed since (another tab, the CLI), so none is dropped.
       const { pricing } = body.settings as { pricing: unknown };
       const { pricing: _, ...rest } = current.settings ?? {};
       body.settings = pricing === null ? rest : { ...rest, pricing };

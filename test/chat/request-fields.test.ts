@@ -235,6 +235,21 @@ describe('OpenAI and OpenRouter fields with documented ranges', () => {
       },
       'messages.0.content.0.cache_control.ttl',
     ],
+    ...['ultra', 'HIGH', ''].map((detail): [string, Record<string, unknown>, string] => [
+      `image_url detail ${JSON.stringify(detail)}`,
+      {
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'x' },
+              { type: 'image_url', image_url: { url: 'https://example.com/a.png', detail } },
+            ],
+          },
+        ],
+      },
+      'messages.0.content.1.image_url.detail',
+    ]),
   ];
 
   it('out of range: a 400 naming the field, sent nowhere', async () => {
@@ -264,6 +279,18 @@ describe('OpenAI and OpenRouter fields with documented ranges', () => {
     const cached = [{ type: 'text', text: 'x', cache_control: { type: 'ephemeral', ttl: '1h' } }];
     const withCache = await sentFor({ model: 't/an', messages: [{ role: 'user', content: cached }] });
     expect(withCache.sent.messages[0].content).toEqual(cached);
+  });
+
+  it("image_url detail: OpenAI's levels and OpenRouter's original reach an OpenAI-compatible upstream as sent", async () => {
+    const image = (detail: string) => ({
+      type: 'image_url',
+      image_url: { url: 'data:image/png;base64,iVBORw0KGgo=', detail },
+    });
+    const content = [{ type: 'text', text: 'x' }, ...['auto', 'low', 'high', 'original'].map(image)];
+    for (const id of ['t/oa', 't/or']) {
+      const { sent } = await sentFor({ model: id, messages: [{ role: 'user', content }] });
+      expect(sent.messages[0].content, id).toEqual(content);
+    }
   });
 
   it('safety_identifier: metadata.user_id at Anthropic (over user), as sent elsewhere', async () => {

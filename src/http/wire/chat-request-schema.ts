@@ -28,11 +28,16 @@ const TextPart = Type.Object(
   { type: Type.Literal('text'), text: Type.String(), cache_control: Opt(CacheControl) },
   { additionalProperties: true },
 );
+/**
+ * OpenAI's detail levels plus OpenRouter's `original` (openrouter.md §2.2; the @openrouter/sdk
+ * type lists the same four). Anything else would pass on one upstream and be a 400 at OpenAI.
+ */
+const IMAGE_DETAILS = ['auto', 'low', 'high', 'original'] as const;
 const ImagePart = Type.Object(
   {
     type: Type.Literal('image_url'),
     image_url: Type.Object(
-      { url: Type.String({ minLength: 1 }), detail: Opt(Type.String()) },
+      { url: Type.String({ minLength: 1 }), detail: Opt(StrEnum(IMAGE_DETAILS)) },
       { additionalProperties: true },
     ),
     cache_control: Opt(CacheControl),

@@ -24,6 +24,56 @@ const lastText = (json: any): string => {
   return text?.text ?? '';
 };
 
+/**
+ * 'cached-1h': 100 input, 1000 read from the cache, 3000 written to it (1000 for five minutes,
+ * 2000 for an hour), 50 output, as Anthropic reports them: in the answer, or streamed (the counts
+ * in message_start, the final output count in message_delta).
+ */
+const CACHED_USAGE = {
+  input_tokens: 100,
+  cache_creation_input_tokens: 3000,
+  cache_read_input_tokens: 1000,
+  cache_creation: { ephemeral_5m_input_tokens: 1000, ephemeral_1h_input_tokens: 2000 },
+  output_tokens: 50,
+  service_tier: 'standard',
+};
+const anthropicEvent = (type: string, data: object) =>
+  `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+function cachedAnswer(stream: boolean) {
+  const message = { id: 'msg_c', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5' };
+  if (!stream)
+    return {
+      json: {
+        ...message,
+        content: [{ type: 'text', text: 'ok' }],
+        stop_reason: 'end_turn',
+        stop_sequence: null,
+        usage: CACHED_USAGE,
+      },
+    };
+  return {
+    sse: [
+      anthropicEvent('message_start', {
+        message: {
+          ...message,
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage: { ...CACHED_USAGE, output_tokens: 1 },
+        },
+      }),
+      anthropicEvent('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
+      anthropicEvent('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'ok' } }),
+      anthropicEvent('content_block_stop', { index: 0 }),
+      anthropicEvent('message_delta', {
+        delta: { stop_reason: 'end_turn', stop_sequence: null },
+        usage: { output_tokens: 50 },
+      }),
+      anthropicEvent('message_stop', {}),
+    ],
+  };
+}
+
 let up: FakeUpstream;
 let c: ChatGateway;
 
@@ -41,6 +91,7 @@ beforeAll(async () => {
         : { json: fixtureJson('anthropic/reasoning.json') };
     if (s === 'overloaded') return { status: 529, json: fixtureJson('anthropic/error-529.json') };
     if (s === 'cut') return { sse: sseSteps(fixture('anthropic/error-after-200.sse')) };
+    if (s === 'cached-1h') return cachedAnswer(stream);
     return stream
       ? { sse: sseSteps(fixture('anthropic/chat-stream.sse')) }
       : { json: fixtureJson('anthropic/chat.json') };
@@ -117,6 +168,8 @@ describe('@anthropic-ai/sdk against an Anthropic upstream', () => {
       output_tokens: 10,
       cache_creation_input_tokens: 100,
       cache_read_input_tokens: 2000,
+      // The upstream gave no TTL split: all its writes count (and are billed) as five-minute ones.
+      cache_creation: { ephemeral_5m_input_tokens: 100, ephemeral_1h_input_tokens: 0 },
     });
     expect(r._request_id).toBeTruthy();
     expect(sentTo('/v1/messages').json).toEqual({
@@ -190,6 +243,41 @@ describe('@anthropic-ai/sdk against an Anthropic upstream', () => {
     expect(events[1]).toBe('content_block_start');
     expect(events.slice(-3)).toEqual(['content_block_stop', 'message_delta', 'message_stop']);
     expect(new Set(events.slice(2, -3))).toEqual(new Set(['content_block_delta']));
+  });
+
+  it('reports the cache writes by TTL (cache_creation) as Anthropic does, streamed and not', async () => {
+    const body = {
+      model: 'acme/claude',
+      max_tokens: 100,
+      messages: user([{ type: 'text', text: 'cached-1h', cache_control: { type: 'ephemeral', ttl: '1h' } }]),
+    } as const;
+    const usage = {
+      input_tokens: 100,
+      output_tokens: 50,
+      cache_creation_input_tokens: 3000,
+      cache_read_input_tokens: 1000,
+      cache_creation: { ephemeral_5m_input_tokens: 1000, ephemeral_1h_input_tokens: 2000 },
+    };
+    const r = await client().messages.create(body);
+    expect(r.usage).toEqual(usage);
+
+    const stream = client().messages.stream(body);
+    const seen: Record<string, any> = {};
+    stream.on('streamEvent', (ev) => {
+      seen[ev.type] = structuredClone(ev);
+    });
+    const final = await stream.finalMessage();
+    expect(final.usage).toEqual(usage);
+    // The SDK's final usage takes cache_creation from message_start (message_delta has none).
+    const { output_tokens: _, ...startCounts } = usage;
+    expect(seen.message_start.message.usage).toMatchObject(startCounts);
+    // message_delta has the final counts in Anthropic's MessageDeltaUsage shape: no TTL split.
+    expect(seen.message_delta.usage).toEqual({
+      input_tokens: 100,
+      output_tokens: 50,
+      cache_creation_input_tokens: 3000,
+      cache_read_input_tokens: 1000,
+    });
   });
 
   it('round-trips a tool call: ids, inputs, is_error and cache_control reach the upstream', async () => {

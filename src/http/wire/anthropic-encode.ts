@@ -12,7 +12,9 @@
  *   max_tokens, tool_calls -> tool_use, content_filter -> refusal. An upstream that stopped on a
  *   sequence without saying so (Gemini, OpenAI) gives end_turn: the gateway cannot tell.
  * - usage: input_tokens excludes cached tokens (Anthropic's meaning): prompt - cache reads -
- *   cache writes, with those two as cache_read_input_tokens / cache_creation_input_tokens.
+ *   cache writes, with those two as cache_read_input_tokens / cache_creation_input_tokens; the
+ *   answer's and message_start's usage add the writes by TTL (`cache_creation`), which Anthropic's
+ *   message_delta usage does not carry.
  * - Streams: message_start, then content_block_start / _delta / _stop per block (text_delta,
  *   thinking_delta, signature_delta, input_json_delta), message_delta (stop reason and the final
  *   usage, input counts included since message_start cannot know them), message_stop. A failure
@@ -121,7 +123,24 @@ export function anthropicStopReason(finish: FinishReason | null | undefined): st
   }
 }
 
-export function anthropicUsage(u: ChatUsage | undefined): Record<string, number> {
+/**
+ * A Message's usage (Anthropic's `Usage`: the non-streamed answer and message_start), with the
+ * cache writes by TTL in `cache_creation`: the one-hour ones (`cache_write_1h_tokens`, at most all
+ * the writes) and the rest as five-minute ones, as the gateway bills them. An upstream that gave
+ * no TTL split (OpenRouter's `cache_write_tokens`) has all its writes as five-minute ones.
+ */
+export function anthropicUsage(u: ChatUsage | undefined): Record<string, unknown> {
+  const counts = anthropicDeltaUsage(u);
+  const write = counts.cache_creation_input_tokens;
+  const write1h = Math.min(write, Math.max(0, int(u?.prompt_tokens_details?.cache_write_1h_tokens)));
+  return {
+    ...counts,
+    cache_creation: { ephemeral_5m_input_tokens: write - write1h, ephemeral_1h_input_tokens: write1h },
+  };
+}
+
+/** message_delta's usage (Anthropic's `MessageDeltaUsage`): the counts, without `cache_creation`. */
+export function anthropicDeltaUsage(u: ChatUsage | undefined) {
   const read = int(u?.prompt_tokens_details?.cached_tokens);
   const write = int(u?.prompt_tokens_details?.cache_write_tokens);
   return {
@@ -301,7 +320,7 @@ export class AnthropicStreamEncoder {
       this.close() +
       sseEvent('message_delta', {
         delta: anthropicStop(this.finish, this.stops),
-        usage: anthropicUsage(usage),
+        usage: anthropicDeltaUsage(usage),
       }) +
       sseEvent('message_stop', {})
     );

@@ -3,8 +3,9 @@ import type { QuotaLedger, Reservation } from '../../access/quota/quota-ledger.j
 import type { ChatAdapter, UpstreamTarget } from '../../providers/types.js';
 import type { CancelSignal } from '../cancel.js';
 import { omitReasoningFromEvent, omitReasoningFromResult } from '../chat/reasoning.js';
-import { estimateUsage, generatedText, withCountedCompletion } from '../chat/tokens.js';
+import { generatedText, sampledPromptTokens, sampledTokens, withCountedCompletion } from '../chat/tokens.js';
 import type { ChatResult, ChatStreamEvent, ChatUsage, ReportedUsage } from '../chat/types.js';
+import { countsWellFormed, isCount } from '../chat/usage-counts.js';
 import { GatewayError } from '../errors.js';
 import { perObject } from '../per-object.js';
 import { costOf, usdOfMicros } from '../registry/cost.js';
@@ -94,17 +95,32 @@ function upstreamTarget(t: RouteTarget, apiKey: string): UpstreamTarget {
 }
 
 /**
- * Usage counted locally for the request as `t` received it (after middle-out). Beyond 128 K
- * characters the prompt's count is a sampled estimate, which can come out above what could have
- * been sent: it is billed at most `promptTokenCap` (the byte bound, and with middle-out the
- * context of the model that took it), the figure the reservation priced, so the reservation stays
- * an upper bound of the bill.
+ * The prompt counted locally as `t` received it (after middle-out). Beyond 128 K characters the
+ * count is a sampled estimate, which can come out above what could have been sent: it is billed
+ * at most `promptTokenCap` (the byte bound, and with middle-out the context of the model that
+ * took it), the figure the reservation priced, so the reservation stays an upper bound of the bill.
  */
+function countedPrompt(plan: ChatPlan, t: RouteTarget): number {
+  return Math.min(sampledPromptTokens(requestFor(plan, t)), promptTokenCap(plan, t));
+}
+
+/** Usage counted locally: the prompt as `t` received it (`countedPrompt`) and the generated text. */
 export function countedUsage(plan: ChatPlan, t: RouteTarget, completionText: string): ChatUsage {
-  const u = estimateUsage(requestFor(plan, t), completionText);
-  const cap = promptTokenCap(plan, t);
-  if (u.prompt_tokens <= cap) return u;
-  return { ...u, prompt_tokens: cap, total_tokens: cap + u.completion_tokens };
+  const completion = sampledTokens([completionText]);
+  const prompt = countedPrompt(plan, t);
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+}
+
+/**
+ * Reported usage whose counts are not all counts (`countsWellFormed`), with each malformed part
+ * counted locally as for usage not reported at all, and the total their sum; the counts that
+ * are counts stay the upstream's. Before, `"completion_tokens": -5` or `null` billed and showed
+ * 0 completion tokens (free output), and `"12"` was billed 12 but logged and shown as 0.
+ */
+function withLocalCounts(plan: ChatPlan, t: RouteTarget, u: ChatUsage, completionText: string): ChatUsage {
+  const prompt = isCount(u.prompt_tokens) ? u.prompt_tokens : countedPrompt(plan, t);
+  const completion = isCount(u.completion_tokens) ? u.completion_tokens : sampledTokens([completionText]);
+  return { ...u, prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
 }
 
 /**
@@ -143,8 +159,8 @@ export class ChatRunner {
 
   /**
    * `completionText` is what the upstream generated, for counting usage it did not report
-   * (undefined when it reported some): taken before `reasoning.exclude` removes the reasoning,
-   * which the upstream generated and bills all the same.
+   * (undefined when it reported well-formed counts, `countsWellFormed`): taken before
+   * `reasoning.exclude` removes the reasoning, which the upstream generated and bills all the same.
    */
   async complete(
     plan: ChatPlan,
@@ -160,11 +176,13 @@ export class ChatRunner {
       ),
     );
     const latencyMs = Date.now() - ex.startedAt;
-    const completionText = ex.value.usage ? undefined : generatedText(ex.value);
+    const reported = ex.value.usage;
+    const completionText = reported && countsWellFormed(reported) ? undefined : generatedText(ex.value);
     const result = plan.excludeReasoning ? omitReasoningFromResult(ex.value) : ex.value;
     this.deps.health.success(ex.candidate.healthKey, {
       latencyMs,
-      completionTokens: result.usage?.completion_tokens,
+      // A malformed count ("12", -5) is no throughput sample.
+      completionTokens: isCount(reported?.completion_tokens) ? reported.completion_tokens : undefined,
       durationMs: latencyMs,
     });
     return {
@@ -229,18 +247,23 @@ export class ChatRunner {
   /**
    * Settles the reservation on what was actually used, then records the request (in that
    * order: the writer's batches keep settled spend equal to logged cost). Usage the upstream did
-   * not report (or only in part: a stream that ended before its usage event) is counted locally
-   * from the prompt as sent and the generated text. Synchronous when the ledger settles at once
-   * (the database ledger does: it only queues), else a promise.
+   * not report (or only in part: a stream that ended before its usage event; or as a count that
+   * is not one, `withLocalCounts`) is counted locally from the prompt as sent and the generated
+   * text. Synchronous when the ledger settles at once (the database ledger does: it only
+   * queues), else a promise.
    */
   finish(plan: ChatPlan, ctx: ChatContext, reservation: Reservation, o: Finish): Bill | Promise<Bill> {
     let usage = o.usage;
     // What the upstream reported wins, part by part; the prompt is counted as the serving
-    // upstream received it (middle-out may have cut it to a fraction).
-    if (!usage && o.served && o.completionText !== undefined)
-      usage = o.reported
-        ? withCountedCompletion(o.reported, o.completionText)
-        : countedUsage(plan, o.served.target, o.completionText);
+    // upstream received it (middle-out may have cut it to a fraction). A count that is not one
+    // is counted locally too, for the bill, the log and the client alike.
+    if (o.served && o.completionText !== undefined) {
+      if (!usage)
+        usage = o.reported
+          ? withCountedCompletion(o.reported, o.completionText)
+          : countedUsage(plan, o.served.target, o.completionText);
+      if (!countsWellFormed(usage)) usage = withLocalCounts(plan, o.served.target, usage, o.completionText);
+    }
     const model = o.served ? { pricing: o.served.target.pricing } : undefined;
     const u = usage && {
       prompt_tokens: usage.prompt_tokens,

@@ -3,7 +3,12 @@ import { type Command, Option } from 'commander';
 import { GatewayError } from '../gateway/errors.js';
 import type { ChannelInput, PublicChannel } from '../gateway/registry/channel.js';
 import { CHANNEL_KINDS } from '../gateway/registry/channel-kinds.js';
-import type { ChannelChange, ChannelPatch } from '../gateway/registry/channel-service.js';
+import {
+  type ChannelChange,
+  type ChannelPatch,
+  type ChannelService,
+  StaleRevisionError,
+} from '../gateway/registry/channel-service.js';
 import { CreateChannel, UpdateChannel } from '../http/api/channel-routes.js';
 import { checkBody } from '../http/validation.js';
 import type { Services } from '../services.js';
@@ -79,13 +84,8 @@ export function registerChannelCommands(program: Command): void {
     await namingOptions(OPTIONS, () =>
       withServices(async (s) => {
         const c = await findChannel(s, ref);
-        // The prices replace the channel's, beside the settings it has (headers, rpm, ...): only
-        // over the settings read here (its revision), or a change made meanwhile would be undone.
-        const patch = given.settings ? { ...given, settings: { ...c.settings, ...given.settings } } : given;
-        const revision = given.settings ? c.revision : undefined;
-        checkBody(UpdateChannel, { id: c.id, revision, ...patch });
-        const change = await s.registry.channels.update(c.id, patch, revision);
-        const changed = Object.keys(patch).map((k) => (k === 'settings' ? 'pricing' : k));
+        const change = await updateChannel(s.registry.channels, c, given);
+        const changed = Object.keys(given).map((k) => (k === 'settings' ? 'pricing' : k));
         out(`updated channel ${change.channel.name} (id ${c.id}): ${changed.join(', ')}`);
         sourceNote(c);
         await reportModels(s, change);
@@ -195,6 +195,42 @@ function withChannelFields(cmd: Command, adding: boolean): Command {
       `what this upstream charges, over the models' own prices: '{"<model id>": {"prompt": "0.000001", "completion": "0.000002"}}' (USD per token, request, image); '{}' for none`,
       pricingJson,
     );
+}
+
+/** Writes of `update --pricing` before it gives up, each lost to another change of the channel. */
+const PRICING_ATTEMPTS = 5;
+
+/**
+ * Writes the options given over the channel read (`c`). The prices replace the channel's, beside
+ * the settings it has (headers, rpm, ...), so they are written only over the settings they were
+ * laid on (the revision read), or a change made meanwhile would be undone. When one was (another
+ * administrator, the console, a gateway start), the channel is read again and the prices laid
+ * over it as it is now; after a few such losses in a row, an error and nothing written.
+ */
+async function updateChannel(
+  channels: ChannelService,
+  c: PublicChannel,
+  given: ChannelPatch,
+): Promise<ChannelChange> {
+  if (!given.settings) {
+    checkBody(UpdateChannel, { id: c.id, ...given });
+    return channels.update(c.id, given);
+  }
+  let read = c;
+  for (let attempt = 1; ; attempt++) {
+    const patch = { ...given, settings: { ...read.settings, ...given.settings } };
+    checkBody(UpdateChannel, { id: read.id, revision: read.revision, ...patch });
+    try {
+      return await channels.update(read.id, patch, read.revision);
+    } catch (err) {
+      if (!(err instanceof StaleRevisionError)) throw err;
+      if (attempt >= PRICING_ATTEMPTS)
+        throw new Error(
+          `channel ${c.name} (id ${c.id}) was changed by others ${attempt} times while its prices were being set: nothing was written; try again`,
+        );
+    }
+    read = await channels.get(read.id);
+  }
 }
 
 /** The admin API's body for the options given (absent ones left out). */

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { ChannelRow } from '../../store/channels-repo.js';
-import { badRequest, conflict, notFound, UpstreamError } from '../errors.js';
+import { badRequest, conflict, GatewayError, notFound, UpstreamError } from '../errors.js';
 import type { BodyLimits, UpstreamClient } from '../upstream/upstream-client.js';
 import {
   type Channel,
@@ -29,6 +29,17 @@ export type ListingOutcome = { models: string[] } | { error: string };
 export interface ChannelChange {
   channel: PublicChannel;
   listing?: Promise<ListingOutcome>;
+}
+
+/**
+ * The 409 of an update whose `revision` precondition no longer holds (nothing was written): a
+ * caller that can redo its change over the channel as it is now (the CLI's `--pricing`) reads
+ * it again and does.
+ */
+export class StaleRevisionError extends GatewayError {
+  constructor(message: string) {
+    super(409, message);
+  }
 }
 
 const now = () => Math.floor(Date.now() / 1000);
@@ -172,7 +183,7 @@ export class ChannelService {
     for (let attempt = 1; ; attempt++) {
       const current = await this.stored(id);
       if (revision !== undefined && current.revision !== revision)
-        throw conflict(
+        throw new StaleRevisionError(
           `channel ${id} was changed after revision ${revision} (it is at ${current.revision}): nothing was written; read it again and redo the change`,
         );
       const keys = patch.keys === undefined ? current.keys : mergeKeys(patch.keys, current.keys);

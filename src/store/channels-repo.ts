@@ -80,11 +80,14 @@ export class ChannelsRepo {
     return q.returning(['id', 'name']).execute();
   }
 
-  /** Hands undeclared `config`/`env` channels to the console (source `api`); returns them. */
-  adoptUndeclared(declared: string[]): Promise<Array<{ id: number; name: string }>> {
+  /**
+   * Hands undeclared `config`/`env` channels to the console (source `api`), at `updatedTime`
+   * (Unix seconds) like any other write of a row; returns them.
+   */
+  adoptUndeclared(declared: string[], updatedTime: number): Promise<Array<{ id: number; name: string }>> {
     let q = this.d.db
       .updateTable('channels')
-      .set((eb) => ({ source: 'api', revision: eb('revision', '+', 1) }))
+      .set((eb) => ({ source: 'api', revision: eb('revision', '+', 1), updated_time: updatedTime }))
       .where('source', 'in', DECLARED_SOURCES);
     if (declared.length > 0) q = q.where('name', 'not in', declared);
     return q.returning(['id', 'name']).execute();

@@ -174,7 +174,7 @@ describe('channel revision', () => {
       await gw3.stop();
     }
 
-    const adopted = await repo.adoptUndeclared([]);
+    const adopted = await repo.adoptUndeclared([], Math.floor(Date.now() / 1000));
     expect(adopted.map((a) => a.name)).toEqual([DECLARED.name]);
     expect(await get(gw1, declared.id)).toMatchObject({ source: 'api', revision: 4 });
   });

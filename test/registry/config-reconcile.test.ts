@@ -171,13 +171,28 @@ describe('declared channels at start', () => {
       .deleteFrom('kv')
       .where('key', '=', 'channels:declarations-owned')
       .execute();
+    // cfg-b last written long ago (the test runs within a second, and times are whole seconds).
+    const old = 1_600_000_000;
+    await first.services.database.db
+      .updateTable('channels')
+      .set({ updated_time: old })
+      .where('name', '=', 'cfg-b')
+      .execute();
     await first.stop();
 
+    const handedOver = Math.floor(Date.now() / 1000);
     const second = await start([decl('cfg-a')], { databaseUrl: first.databaseUrl });
     expect((await rows(second)).map((r) => [r.name, r.source])).toEqual([
       ['cfg-a', 'config'],
       ['cfg-b', 'api'],
     ]);
+    // The hand-over is a write of the row like any other: its updated_time moves on.
+    const adopted = await second.services.database.db
+      .selectFrom('channels')
+      .select('updated_time')
+      .where('name', '=', 'cfg-b')
+      .executeTakeFirstOrThrow();
+    expect(Number(adopted.updated_time)).toBeGreaterThanOrEqual(handedOver);
     expect(served(second, 'cfg-b-model')).toEqual(['cfg-b']);
     expect(second.warnings).toContain(
       'channel cfg-b was imported from the config file or environment, which no longer declare it: kept as a console channel (delete it in the console if it is not wanted)',

@@ -66,7 +66,7 @@ async function removeUndeclared(
     // file stayed (as documented then), and may be relied on: what the declarations no longer
     // name is handed to the console rather than deleted. Not a schema migration: it needs the
     // configuration, which migrations do not see.
-    for (const c of await repo.adoptUndeclared(names)) {
+    for (const c of await repo.adoptUndeclared(names, now())) {
       log?.warn(
         { channel: c.name, id: c.id },
         `channel ${c.name} was imported from the config file or environment, which no longer declare it: kept as a console channel (delete it in the console if it is not wanted)`,

@@ -64,6 +64,10 @@ export class ChannelService {
     },
   ) {}
 
+  /** Listings of models that creates and updates started in the background, until they end. */
+  private readonly listings = new Set<{ listing: Promise<ListingOutcome>; stop: AbortController }>();
+  private closed = false;
+
   async list(offset: number, limit: number): Promise<{ rows: PublicChannel[]; total: number }> {
     const { rows, total } = await this.state.repos.channels.list(offset, limit);
     return { rows: rows.map((r) => toPublicChannel(parseChannelRow(r))), total };
@@ -125,18 +129,20 @@ export class ChannelService {
   }
 
   /** Fetches the upstream's model list and stores it; returns the names found. */
-  async refreshModels(id: number): Promise<string[]> {
+  async refreshModels(id: number, signal?: AbortSignal): Promise<string[]> {
     const channel = await this.stored(id);
     if (!canDiscover(channel)) throw badRequest(`a ${channel.kind} channel cannot list its models`);
-    const found = await discoverModels(channel, this.client, this.opts).catch((err: unknown) => {
-      throw err instanceof UpstreamError
-        ? new UpstreamError(err.kind, explainChannelFailure(channel, err), {
-            upstreamStatus: err.upstreamStatus,
-            retryAfterMs: err.retryAfterMs,
-            cause: err,
-          })
-        : err;
-    });
+    const found = await discoverModels(channel, this.client, { ...this.opts, signal }).catch(
+      (err: unknown) => {
+        throw err instanceof UpstreamError
+          ? new UpstreamError(err.kind, explainChannelFailure(channel, err), {
+              upstreamStatus: err.upstreamStatus,
+              retryAfterMs: err.retryAfterMs,
+              cause: err,
+            })
+          : err;
+      },
+    );
     await this.state.repos.channels.setDiscovered(id, JSON.stringify(found));
     await this.state.changed();
     return found.map((f) => f.name);
@@ -205,16 +211,35 @@ export class ChannelService {
     }
   }
 
+  /**
+   * At shutdown, after the HTTP server drained and before the database closes: the listings
+   * creates and updates started in the background (the admin API answered without waiting for
+   * them) are cut and waited for, so none writes to a closed database or holds an upstream
+   * connection open. A channel left without its list is listed at the next start.
+   */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const l of this.listings) l.stop.abort();
+    await Promise.all([...this.listings].map((l) => l.listing));
+  }
+
   private refreshInBackground(c: Channel): Promise<ListingOutcome> | undefined {
-    if (this.opts.discover === false) return undefined;
+    if (this.closed || this.opts.discover === false) return undefined;
     if (c.models.length > 0 || c.status !== 1 || !canDiscover(c)) return undefined;
-    return this.refreshModels(c.id).then(
-      (models) => ({ models }),
-      (err: unknown) => {
+    const stop = new AbortController();
+    const listing = this.refreshModels(c.id, stop.signal).then(
+      (models): ListingOutcome => ({ models }),
+      (err: unknown): ListingOutcome => {
+        if (stop.signal.aborted) return { error: 'the gateway stopped before the listing ended' };
         this.logDiscoveryFailure(c, err);
         return { error: (err as Error).message };
       },
     );
+    const entry = { listing, stop };
+    this.listings.add(entry);
+    // The listing never rejects (failures are its outcome).
+    void listing.then(() => this.listings.delete(entry));
+    return listing;
   }
 
   private logDiscoveryFailure(c: Channel, err: unknown): void {

@@ -132,8 +132,9 @@ export function createRegistry(deps: RegistryDeps): Registry {
     },
     async close() {
       state.stopPolling();
-      // Discovery writes to the database; let it finish (it is bounded by its timeouts).
-      await discovery;
+      // Discovery writes to the database; let it finish (it is bounded by its timeouts). The
+      // listings creates and updates started are cut (see ChannelService.close).
+      await Promise.all([discovery, channels.close()]);
     },
   };
 }

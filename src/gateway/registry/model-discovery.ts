@@ -1,5 +1,6 @@
 import { getChatAdapter, isChatProviderKind } from '../../providers/registry.js';
 import type { UpstreamTarget } from '../../providers/types.js';
+import type { CancelSignal } from '../cancel.js';
 import { UpstreamError } from '../errors.js';
 import type { BodyLimits, UpstreamClient } from '../upstream/upstream-client.js';
 import type { DiscoveredModel } from './catalog.js';
@@ -14,7 +15,7 @@ export function canDiscover(c: Channel): boolean {
 export async function discoverModels(
   c: Channel,
   client: UpstreamClient,
-  opts: { timeoutMs: number; limits?: Partial<BodyLimits> },
+  opts: { timeoutMs: number; limits?: Partial<BodyLimits>; signal?: CancelSignal },
 ): Promise<DiscoveredModel[]> {
   const adapter = getChatAdapter(c.kind);
   if (!adapter.listModels) return [];
@@ -30,6 +31,7 @@ export async function discoverModels(
     firstByteTimeoutMs: opts.timeoutMs,
     idleTimeoutMs: opts.timeoutMs,
     ...opts.limits,
+    signal: opts.signal,
   });
   const body = await res.text();
   if (res.status < 200 || res.status >= 300) throw adapter.classifyError(res.status, body, res.headers);

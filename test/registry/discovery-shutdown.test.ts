@@ -1,0 +1,72 @@
+/**
+ * `POST /api/channel` answers before the model listing it starts has ended (the upstream's
+ * `GET /models`, in the background). A gateway stopped meanwhile ends that listing before it
+ * closes the database: before, the listing went on and, when the upstream answered, wrote to a
+ * closed database (logged as a failed discovery), with its upstream connection still open.
+ * SQLite here, PostgreSQL under `npm run test:pg`.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import { pino } from 'pino';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { type ChannelChange, ChannelService } from '../../src/gateway/registry/channel-service.js';
+import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
+import { startTestGateway } from '../helpers/gateway.js';
+
+let up: FakeUpstream | undefined;
+afterAll(async () => {
+  vi.restoreAllMocks();
+  await up?.close();
+});
+
+describe('a gateway stopping while a new channel lists its models', () => {
+  it('ends the listing before closing the database: no write after, nothing logged, nothing left open', async () => {
+    let asked!: () => void;
+    const listingAsked = new Promise<void>((r) => {
+      asked = r;
+    });
+    let answer!: () => void;
+    const answered = new Promise<void>((r) => {
+      answer = r;
+    });
+    // The upstream's listing answers only when the test says so (after the stop).
+    up = await startFakeUpstream({
+      'GET /v1/models': async () => {
+        asked();
+        await answered;
+        return { json: { object: 'list', data: [{ id: 'late-model', object: 'model' }] } };
+      },
+    });
+    const logged: Array<{ level: number; msg: string; reason?: string }> = [];
+    const log = pino({ level: 'warn' }, { write: (line: string) => logged.push(JSON.parse(line)) });
+    const gw = await startTestGateway(
+      { gateway: { discover_models: true } },
+      { log: log as FastifyBaseLogger },
+    );
+    const create = vi.spyOn(ChannelService.prototype, 'create');
+
+    const cookie = await gw.login();
+    const res = await gw.call('POST', '/api/channel', {
+      cookie,
+      body: { name: 'slow-lister', kind: 'openai-compatible', base_url: `${up.url}/v1` },
+    });
+    expect(res.status).toBe(200);
+    const change = (await create.mock.results[0]!.value) as ChannelChange;
+    let ended = false;
+    const outcome = change.listing!.then((o) => {
+      ended = true;
+      return o;
+    });
+    await listingAsked;
+
+    await gw.stop();
+    // Ended by the stop, not left to write its models to the closed database when the upstream answers.
+    expect(ended).toBe(true);
+    expect(await outcome).toEqual({ error: 'the gateway stopped before the listing ended' });
+    // Its upstream call was cut (the connection closed before any answer), not left open.
+    const listed = up.requests.filter((r) => r.method === 'GET' && r.path === '/v1/models');
+    expect(listed).toHaveLength(1);
+    expect(await listed[0]!.closed).toEqual({ completed: false });
+    answer();
+    expect(logged.map((l) => [l.msg, l.reason])).toEqual([]);
+  });
+});

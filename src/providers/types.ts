@@ -70,10 +70,10 @@ export interface ChatAdapter {
    * The params one upstream of this kind sends for one model, when its settings, host or model
    * change them (an OpenAI-compatible upstream that speaks OpenRouter takes `top_a`, one with a
    * `supportedParams` list only what it names, an OpenAI reasoning model no `temperature`; an
-   * Anthropic model from Claude 4.5 on takes `response_format`): exactly what `buildChatRequest`
-   * sends it. Route planning calls it per candidate, with the same object for the same upstream
-   * while the registry holds it: an adapter may cache by that object, and must not allocate per
-   * call. Absent: `supportedParams`.
+   * Anthropic model from Claude 4.5 on takes `response_format`, from Opus 4.5 on `verbosity`):
+   * exactly what `buildChatRequest` sends it. Route planning calls it per candidate, with the
+   * same object for the same upstream while the registry holds it: an adapter may cache by that
+   * object, and must not allocate per call. Absent: `supportedParams`.
    */
   paramsFor?(target: ParamsTarget): ReadonlySet<string>;
   buildChatRequest(req: ChatRequest, target: UpstreamTarget, opts: { stream: boolean }): UpstreamHttpRequest;

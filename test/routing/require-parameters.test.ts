@@ -35,12 +35,38 @@ beforeAll(async () => {
         kind: 'anthropic',
         base_url: an.url,
         keys: ['sk-ant'],
-        models: ['anthropic/claude-sonnet-4.5', 'anthropic/claude-opus-4.1', 'anthropic/claude-3.5-haiku'],
+        models: [
+          'anthropic/claude-sonnet-4.5',
+          'anthropic/claude-opus-4.5',
+          'anthropic/claude-opus-4.1',
+          'anthropic/claude-3.5-haiku',
+        ],
         model_mapping: {
           'anthropic/claude-sonnet-4.5': 'claude-sonnet-4-5-20250929',
+          'anthropic/claude-opus-4.5': 'claude-opus-4-5-20251101',
           'anthropic/claude-opus-4.1': 'claude-opus-4-1-20250805',
           'anthropic/claude-3.5-haiku': 'claude-3-5-haiku-20241022',
         },
+      },
+      {
+        // A Claude deployment under a name the effort rule does not know; its settings say it takes effort.
+        name: 'an-proxy',
+        kind: 'anthropic',
+        base_url: an.url,
+        keys: ['sk-ant'],
+        models: ['t/claude-proxy', 't/claude-plain'],
+        model_mapping: { 't/claude-proxy': 'acme-claude', 't/claude-plain': 'acme-claude' },
+        settings: { effort: true },
+      },
+      {
+        // The same deployment without the setting.
+        name: 'an-plain',
+        kind: 'anthropic',
+        base_url: an.url,
+        keys: ['sk-ant'],
+        models: ['t/claude-plain'],
+        model_mapping: { 't/claude-plain': 'acme-claude' },
+        priority: 10,
       },
       {
         name: 'ge',
@@ -87,6 +113,8 @@ beforeAll(async () => {
       model('t/aliased', { supported_parameters: ['max_tokens', 'reasoning', 'temperature'] }),
       model('t/narrow'),
       model('t/mixed'),
+      model('t/claude-proxy'),
+      model('t/claude-plain'),
     ],
     gateway: { retry_base_ms: 1, max_attempts: 1 },
   });
@@ -157,6 +185,31 @@ describe('Claude (default registry) with require_parameters', () => {
     expect(b.thinking).toMatchObject({ type: 'enabled' });
     expect(b.thinking.budget_tokens).toBeGreaterThanOrEqual(1024);
     await skipped(an, { model: 'anthropic/claude-3.5-haiku', reasoning_effort: 'low', provider: required });
+  });
+});
+
+describe('Claude verbosity (output_config.effort) with require_parameters', () => {
+  it('is served by Opus 4.5, whose list names it, and skips Sonnet 4.5 and Opus 4.1, which take no effort', async () => {
+    const b = await served(an, { model: 'anthropic/claude-opus-4.5', verbosity: 'low', provider: required });
+    expect(b.output_config).toEqual({ effort: 'low' });
+    expect(b).not.toHaveProperty('verbosity');
+    for (const id of ['anthropic/claude-sonnet-4.5', 'anthropic/claude-opus-4.1'])
+      await skipped(an, { model: id, verbosity: 'low', provider: required });
+    // Without require_parameters they serve it, without the effort.
+    const plain = await served(an, { model: 'anthropic/claude-sonnet-4.5', verbosity: 'low' });
+    expect(plain).not.toHaveProperty('output_config');
+  });
+
+  it('follows the channel setting `effort` for a name the rule does not know', async () => {
+    const b = await served(an, { model: 't/claude-proxy', verbosity: 'max', provider: required });
+    expect(b.output_config).toEqual({ effort: 'high' });
+    // Two upstreams of one model: without the requirement the higher priority one (no setting)
+    // serves without effort; with it, only the one whose setting sends it.
+    expect(await served(an, { model: 't/claude-plain', verbosity: 'low' })).not.toHaveProperty(
+      'output_config',
+    );
+    const req = await served(an, { model: 't/claude-plain', verbosity: 'low', provider: required });
+    expect(req.output_config).toEqual({ effort: 'low' });
   });
 });
 

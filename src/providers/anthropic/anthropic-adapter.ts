@@ -3,9 +3,13 @@
  * accepted). Request mapping in `anthropic-request.ts`, answers in `anthropic-response.ts` and
  * `anthropic-stream.ts`.
  */
-import type { ChatAdapter } from '../types.js';
+import { perObject } from '../../gateway/per-object.js';
+import type { ChatAdapter, ParamsTarget } from '../types.js';
+import { takesEffort } from './anthropic-effort.js';
 import { takesStructuredOutputs } from './anthropic-output-format.js';
 import {
+  ANTHROPIC_ALL_PARAMS,
+  ANTHROPIC_EFFORT_PARAMS,
   ANTHROPIC_PARAMS,
   ANTHROPIC_STRUCTURED_PARAMS,
   anthropicHeaders,
@@ -15,12 +19,22 @@ import {
 import { classifyAnthropicError, parseAnthropicResponse } from './anthropic-response.js';
 import { AnthropicStreamDecoder } from './anthropic-stream.js';
 
+/**
+ * response_format and verbosity only where they are sent: require_parameters routes
+ * response_format to Claude 4.5+, not Opus 4.1, and verbosity to Opus 4.5+, not Sonnet 4.5.
+ * Worked out once per route target.
+ */
+const anthropicParamsFor = perObject((t: ParamsTarget): ReadonlySet<string> => {
+  const effort = takesEffort(t.upstreamModel, t.settings);
+  if (takesStructuredOutputs(t.upstreamModel, t.settings))
+    return effort ? ANTHROPIC_ALL_PARAMS : ANTHROPIC_STRUCTURED_PARAMS;
+  return effort ? ANTHROPIC_EFFORT_PARAMS : ANTHROPIC_PARAMS;
+});
+
 export const anthropicAdapter: ChatAdapter = {
   kind: 'anthropic',
-  supportedParams: ANTHROPIC_STRUCTURED_PARAMS,
-  // response_format only where it is sent: require_parameters routes it to Claude 4.5+, not Opus 4.1.
-  paramsFor: (t) =>
-    takesStructuredOutputs(t.upstreamModel, t.settings) ? ANTHROPIC_STRUCTURED_PARAMS : ANTHROPIC_PARAMS,
+  supportedParams: ANTHROPIC_ALL_PARAMS,
+  paramsFor: anthropicParamsFor,
   buildChatRequest: buildAnthropicRequest,
   parseChatResponse: parseAnthropicResponse,
   createStreamDecoder: (maxEventBytes) => new AnthropicStreamDecoder(maxEventBytes),

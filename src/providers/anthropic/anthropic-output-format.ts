@@ -26,20 +26,16 @@
 
 import type { ChatRequest } from '../../gateway/chat/types.js';
 import type { UpstreamTarget } from '../types.js';
+import { claudeVersion } from './claude-model.js';
 
 type Schema = Record<string, unknown>;
 
 const isSchema = (v: unknown): v is Schema => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** `claude-<family>-<major>[-<minor>]`, the minor one or two digits (not a date like `-20250514`). */
-const MODEL = /claude-(?:opus|sonnet|haiku)-(\d+)(?:[-.](\d{1,2}))?(?!\d)/i;
-
 export function takesStructuredOutputs(model: string, extra?: Record<string, unknown>): boolean {
   if (typeof extra?.structuredOutputs === 'boolean') return extra.structuredOutputs;
-  const m = MODEL.exec(model);
-  if (!m) return false;
-  const major = Number(m[1]);
-  return major > 4 || (major === 4 && Number(m[2] ?? 0) >= 5);
+  const v = claudeVersion(model);
+  return v !== undefined && (v.major > 4 || (v.major === 4 && v.minor >= 5));
 }
 
 /** What Anthropic compiles as it is (besides those `adapt` handles one by one). */

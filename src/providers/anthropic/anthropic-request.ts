@@ -5,7 +5,8 @@
  * Target options (`target.extra`): `defaultMaxTokens` (default 4096: Anthropic requires
  * `max_tokens`), `version` (anthropic-version), `beta` (anthropic-beta header),
  * `structuredOutputs` (true|false: whether the model takes `output_config.format`, instead of the
- * name rule in `anthropic-output-format.ts`).
+ * name rule in `anthropic-output-format.ts`), `effort` (true|false|levels: whether, and at which
+ * levels, the model takes `output_config.effort`, instead of the name rule in `anthropic-effort.ts`).
  *
  * Mapped: max_tokens/max_completion_tokens (at most the model's output limit, `target.maxOutputTokens`,
  * when the registry knows it: Anthropic refuses more), temperature (clamped to Anthropic's 0..1), top_p (only
@@ -15,7 +16,9 @@
  * caching, as OpenRouter passes it) as it is, tools, tool_choice (required -> any, named -> tool), parallel_tool_calls:false ->
  * disable_parallel_tool_use, reasoning -> thinking, response_format json_schema ->
  * output_config.format on models with structured outputs (Claude 4.5 and later; the schema
- * adapted, see `anthropic-output-format.ts`). Everything else (penalties, seed, logprobs,
+ * adapted, see `anthropic-output-format.ts`), verbosity -> output_config.effort on models with
+ * effort (Opus 4.5, Opus and Sonnet 4.6 and later; the nearest level the model takes, see
+ * `anthropic-effort.ts`). Everything else (penalties, seed, logprobs,
  * logit_bias, n, response_format json_object or on older models, min_p...) is dropped.
  *
  * Thinking: budget = reasoning.max_tokens, else effort ratio x max_tokens, at least 1024 and at
@@ -34,6 +37,7 @@ import type { ChatRequest } from '../../gateway/chat/types.js';
 import { joinUrl } from '../shared/media.js';
 import { functionTools } from '../shared/tools.js';
 import type { UpstreamHttpRequest, UpstreamTarget } from '../types.js';
+import { anthropicEffort } from './anthropic-effort.js';
 import { type AnthropicMessage, toAnthropicMessages } from './anthropic-messages.js';
 import { anthropicOutputFormat } from './anthropic-output-format.js';
 
@@ -54,13 +58,18 @@ const BASE_PARAMS = [
   'reasoning',
   'reasoning_effort',
 ];
-/** What a model without structured outputs can express. */
+const STRUCTURED = ['response_format', 'structured_outputs'];
+/** What a model without structured outputs or effort can express. */
 export const ANTHROPIC_PARAMS: ReadonlySet<string> = new Set(BASE_PARAMS);
-/** What a model with structured outputs (`takesStructuredOutputs`) can express. */
-export const ANTHROPIC_STRUCTURED_PARAMS: ReadonlySet<string> = new Set([
+/** What a model with structured outputs (`takesStructuredOutputs`) and no effort can express. */
+export const ANTHROPIC_STRUCTURED_PARAMS: ReadonlySet<string> = new Set([...BASE_PARAMS, ...STRUCTURED]);
+/** What a model with effort (`takesEffort`: `verbosity`) and no structured outputs can express. */
+export const ANTHROPIC_EFFORT_PARAMS: ReadonlySet<string> = new Set([...BASE_PARAMS, 'verbosity']);
+/** What a model with both can express: everything this kind sends. */
+export const ANTHROPIC_ALL_PARAMS: ReadonlySet<string> = new Set([
   ...BASE_PARAMS,
-  'response_format',
-  'structured_outputs',
+  ...STRUCTURED,
+  'verbosity',
 ]);
 
 export const DEFAULT_MAX_TOKENS = 4096;
@@ -204,7 +213,8 @@ export function buildAnthropicRequest(
   if (body.temperature !== undefined && body.top_p !== undefined) delete body.top_p;
   if (toolChoice) body.tool_choice = toolChoice;
   const format = anthropicOutputFormat(req, target, messages.at(-1)?.role === 'assistant');
-  if (format) body.output_config = { format };
+  const effort = anthropicEffort(req, target);
+  if (format || effort) body.output_config = { ...(effort ? { effort } : {}), ...(format ? { format } : {}) };
   if (opts.stream) body.stream = true;
 
   return {

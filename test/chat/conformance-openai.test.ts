@@ -315,6 +315,31 @@ describe('@openrouter/sdk (strict zod checks)', () => {
     expect(by.model).toBe('acme/gpt');
   });
 
+  it('video parts as the SDK types them, the legacy input_video too, reach the upstream as video_url', async () => {
+    const before = up.requests.length;
+    const r = (await client().chat.send({
+      chatRequest: {
+        model: 'acme/gpt',
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'What happens here?' },
+              { type: 'video_url', videoUrl: { url: 'https://www.youtube.com/watch?v=dQw4w9WgXcQ' } },
+              { type: 'input_video', videoUrl: { url: 'data:video/mp4;base64,AAAAIGZ0eXA=' } },
+            ],
+          },
+        ],
+      },
+    })) as any;
+    expect(r.choices[0].message.content).toBe('Hello! How can I assist you today?');
+    expect(up.requests.slice(before)).toHaveLength(1);
+    expect(up.requests.at(-1)!.json.messages[0].content.slice(1)).toEqual([
+      { type: 'video_url', video_url: { url: 'https://www.youtube.com/watch?v=dQw4w9WgXcQ' } },
+      { type: 'video_url', video_url: { url: 'data:video/mp4;base64,AAAAIGZ0eXA=' } },
+    ]);
+  });
+
   it('a gateway error is a typed SDK error with an integer code', async () => {
     await expect(
       client().chat.send({ chatRequest: { model: 'nope/missing', messages: userMsg('text') } }),

@@ -6,8 +6,8 @@ import {
 } from '../../gateway/chat/tokens.js';
 import type { ChatRequest } from '../../gateway/chat/types.js';
 
-// Image payloads are not text: they are charged by the upstream's own counts after the call.
-const SKIP = new Set(['image_url', 'image_base64', 'url', 'input_audio', 'file']);
+// Media payloads are not text: they are charged by the upstream's own counts after the call.
+const SKIP = new Set(['image_url', 'image_base64', 'url', 'input_audio', 'file', 'video_url', 'input_video']);
 
 /**
  * Tokens a request's input will cost, counted before the call for tokens-per-minute limits:

@@ -6,8 +6,8 @@
  *
  * Message framing follows OpenAI's documented chat accounting: 3 tokens per message, 1 more when
  * `name` is set, 3 to prime the reply. Images count a flat IMAGE_TOKENS (one 1024x1024 high-detail
- * image at OpenAI's tile rate) because the bytes are not fetched here; audio and file parts count
- * a flat FILE_TOKENS each.
+ * image at OpenAI's tile rate) because the bytes are not fetched here; audio, video and file parts
+ * count a flat FILE_TOKENS each (their data, inline base64 or a URL, is never read as text).
  */
 import { countTokens } from './tokenizer.js';
 import type { ChatMessage, ChatRequest, ChatResult, ChatUsage, ContentPart, ReportedUsage } from './types.js';

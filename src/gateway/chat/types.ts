@@ -40,12 +40,21 @@ export interface FilePart {
   /** Non-enumerable (see CacheControl). */
   cache_control?: CacheControl;
 }
+/**
+ * OpenRouter's (and vLLM's) video part: `url` is an http(s) URL (YouTube included, for Gemini), a
+ * `gs://` URI or a `data:video/...;base64,` URL. OpenRouter's legacy `input_video` parts arrive
+ * here as this (see legacyVideoParts in chat-request-schema.ts).
+ */
+export interface VideoPart {
+  type: 'video_url';
+  video_url: { url: string; processing?: string };
+}
 /** Assistant messages only: a turn replayed from an earlier refusal. */
 export interface RefusalPart {
   type: 'refusal';
   refusal: string;
 }
-export type ContentPart = TextPart | ImagePart | AudioPart | FilePart | RefusalPart;
+export type ContentPart = TextPart | ImagePart | AudioPart | FilePart | VideoPart | RefusalPart;
 
 export interface ToolCall {
   id: string;

@@ -62,6 +62,23 @@ const FilePart = Type.Object(
   },
   { additionalProperties: true },
 );
+/**
+ * OpenRouter's video part (openrouter.md §2.2), which vLLM takes too: `url` as for images (an
+ * http(s) URL, a `gs://` URI, or a `data:video/...;base64,` URL), plus OpenRouter's optional
+ * `processing`, passed on as sent. The legacy `input_video` spelling is read as this before the
+ * schema runs (legacyVideoParts).
+ */
+const VideoPart = Type.Object(
+  {
+    type: Type.Literal('video_url'),
+    video_url: Type.Object({ url: Type.String({ minLength: 1 }) }, { additionalProperties: true }),
+  },
+  {
+    additionalProperties: true,
+    description:
+      'OpenRouter\'s legacy `{"type": "input_video", "video_url": {"url": ...}}` is accepted as this.',
+  },
+);
 /** `{name}` of a function, as tools, tool calls and a named tool_choice carry it. */
 const FunctionName = (props: Parameters<typeof Type.Object>[0] = {}) =>
   Type.Object(
@@ -90,9 +107,9 @@ const RefusalPart = Type.Object(
   { type: Type.Literal('refusal'), refusal: Type.String() },
   { additionalProperties: true },
 );
-const Part = Type.Union([TextPart, ImagePart, AudioPart, FilePart, RefusalPart]);
+const Part = Type.Union([TextPart, ImagePart, AudioPart, FilePart, VideoPart, RefusalPart]);
 /** The part types of a message other than the assistant's, which cannot carry a refusal. */
-const NOT_ASSISTANT_PARTS = ['text', 'image_url', 'input_audio', 'file'];
+const NOT_ASSISTANT_PARTS = ['text', 'image_url', 'input_audio', 'file', 'video_url'];
 
 const MessageObject = Type.Object(
   {
@@ -281,6 +298,33 @@ export function prepareChatBody(body: unknown): void {
   nullMeansAbsent(body);
   emptyToolsMeanNone(body);
   includeReasoning(body);
+  legacyVideoParts(body);
+}
+
+/**
+ * OpenRouter's legacy video part, `{type: "input_video", video_url: {url}}` (as @openrouter/sdk
+ * still sends its deprecated LegacyChatContentVideo; a client that put the object under
+ * `input_video` is read alike), becomes the current `{type: "video_url", video_url: {url}}`: one
+ * part type for every adapter, and the one vLLM and OpenRouter upstreams take. The part keeps its
+ * other fields; a wrong shape inside is left for the schema to refuse, named under `video_url`.
+ */
+export function legacyVideoParts(body: unknown): void {
+  if (body === null || typeof body !== 'object') return;
+  const messages = (body as Record<string, unknown>).messages;
+  if (!Array.isArray(messages)) return;
+  for (const m of messages) {
+    const content = m !== null && typeof m === 'object' ? (m as Record<string, unknown>).content : undefined;
+    if (!Array.isArray(content)) continue;
+    for (const p of content) {
+      if (p === null || typeof p !== 'object' || (p as Record<string, unknown>).type !== 'input_video')
+        continue;
+      const part = p as Record<string, unknown>;
+      part.type = 'video_url';
+      if (part.input_video === undefined) continue;
+      if (part.video_url === undefined) part.video_url = part.input_video;
+      delete part.input_video;
+    }
+  }
 }
 
 /**

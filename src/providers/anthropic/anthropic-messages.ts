@@ -18,7 +18,8 @@
  * - `image_url`: data URL -> base64 source (image/jpg sent as image/jpeg: see parseDataUrl), http(s)
  *   -> url source; `file` PDFs and text -> `document`, `file` images (an image data URL, or a URL
  *   ending in an image extension) -> `image` (Anthropic refuses an image in a `document`).
- *   `input_audio` has no Anthropic equivalent and is dropped.
+ *   `input_audio` and `video_url` have no Anthropic equivalent and are dropped (a turn left with
+ *   nothing is not sent: see contentToBlocks).
  * - An assistant `refusal` part (a turn replayed from an earlier refusal) becomes a text block:
  *   Anthropic has no refusal block, and the model should see what it answered. So does a
  *   message-level `refusal` (`content: null, refusal: "..."`), after the content (messageRefusal).

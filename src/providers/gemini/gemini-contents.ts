@@ -8,11 +8,12 @@
  * - An assistant `refusal` (a part, or message-level `content: null, refusal: "..."`: a turn
  *   replayed from an earlier refusal) is sent as text: Gemini has no refusal part (messageRefusal).
  * - Consecutive turns of one role are merged (Gemini rejects non-alternating turns).
- * - system/developer turns become `systemInstruction` text; their images, files and audio go, in
+ * - system/developer turns become `systemInstruction` text; their images, files, audio and video go, in
  *   order, at the start of the first user turn (after its function responses), or in a user turn
  *   of their own at the start (`mediaToFirstUserTurn`, shared with Anthropic).
- * - `image_url`/`file`/`input_audio`: data URLs -> `inlineData`; http(s)/gs URLs -> `fileData` with a
- *   media type guessed from the extension.
+ * - `image_url`/`file`/`input_audio`/`video_url`: data URLs -> `inlineData`; http(s)/gs URLs ->
+ *   `fileData` with a media type guessed from the extension (a video without one, such as a YouTube
+ *   link, which Gemini takes as a file URI, is sent as video/mp4).
  * - Thought signatures come back from `reasoning_details` items of format `google-gemini-v1`: the one
  *   whose `id` names a tool call goes on that `functionCall` part, one without id on the first part
  *   (Gemini 3 rejects a function call turn whose signature is missing).
@@ -55,6 +56,8 @@ function partToGemini(p: ContentPart): GeminiPart | undefined {
       return { inlineData: { mimeType: `audio/${p.input_audio.format}`, data: p.input_audio.data } };
     case 'file':
       return p.file.file_data ? media(p.file.file_data, 'application/pdf') : undefined;
+    case 'video_url':
+      return media(p.video_url.url, 'video/mp4');
     default:
       return undefined;
   }
@@ -191,7 +194,7 @@ export function toGeminiContents(
       }
     }
   }
-  // `systemInstruction` is text (`{parts: [{text}]}`): images, files and audio sent there would
+  // `systemInstruction` is text (`{parts: [{text}]}`): images, files, audio and video sent there would
   // be lost, so they lead the conversation instead, as for Anthropic.
   if (systemMedia) mediaToFirstUserTurn(contents, systemMedia, partsOf, isFunctionResponse, userTurn);
   if (opts.skipSignatureCheck) fillMissingSignatures(contents);

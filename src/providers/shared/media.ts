@@ -26,6 +26,16 @@ const EXT_MIME: Record<string, string> = {
   pdf: 'application/pdf',
   mp3: 'audio/mpeg',
   wav: 'audio/wav',
+  // Video as Gemini names the types it takes (video/mov, not video/quicktime).
+  mp4: 'video/mp4',
+  mpeg: 'video/mpeg',
+  mpg: 'video/mpg',
+  mov: 'video/mov',
+  avi: 'video/avi',
+  flv: 'video/x-flv',
+  webm: 'video/webm',
+  wmv: 'video/wmv',
+  '3gp': 'video/3gpp',
 };
 
 /** Media type guessed from a URL's extension, for upstreams that require one next to a URL. */

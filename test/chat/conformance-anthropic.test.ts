@@ -123,6 +123,14 @@ beforeAll(async () => {
         model_mapping: { 'acme/claude': 'claude-sonnet-4-5' },
       },
       {
+        name: 'opus',
+        kind: 'anthropic',
+        base_url: up.url,
+        keys: ['sk-ant'],
+        models: ['acme/opus'],
+        model_mapping: { 'acme/opus': 'claude-opus-4-5-20251101' },
+      },
+      {
         name: 'oa',
         kind: 'openai-compatible',
         base_url: `${up.url}/v1`,
@@ -130,7 +138,11 @@ beforeAll(async () => {
         models: ['acme/gpt'],
       },
     ],
-    models: [model('acme/claude', { max_completion_tokens: 64_000 }), model('acme/gpt')],
+    models: [
+      model('acme/claude', { max_completion_tokens: 64_000 }),
+      model('acme/opus', { max_completion_tokens: 64_000 }),
+      model('acme/gpt'),
+    ],
     gateway: { retry_base_ms: 1, first_byte_timeout_ms: 2000 },
   });
 });
@@ -394,6 +406,27 @@ describe('@anthropic-ai/sdk against an Anthropic upstream', () => {
       ],
     });
     expect(sentTo('/v1/messages').json.messages[1]).toEqual({ role: 'assistant', content: recorded });
+  });
+
+  it('output_config.effort reaches a model that takes effort as effort, and alone turns no thinking on', async () => {
+    const effortOf = async (model: string, thinking?: { type: 'adaptive' }) => {
+      await client().messages.create({
+        model,
+        max_tokens: 8000,
+        ...(thinking ? { thinking } : {}),
+        output_config: { effort: 'low' },
+        messages: user('hello'),
+      } as any);
+      const sent = sentTo('/v1/messages').json;
+      return { output_config: sent.output_config, thinking: sent.thinking };
+    };
+    expect(await effortOf('acme/opus')).toEqual({ output_config: { effort: 'low' }, thinking: undefined });
+    // Sonnet 4.5 takes no effort: nothing sent, and still no thinking.
+    expect(await effortOf('acme/claude')).toEqual({ output_config: undefined, thinking: undefined });
+    // With adaptive thinking the effort is the thinking's effort too.
+    const adaptive = await effortOf('acme/opus', { type: 'adaptive' });
+    expect(adaptive.output_config).toEqual({ effort: 'low' });
+    expect(adaptive.thinking).toMatchObject({ type: 'enabled' });
   });
 
   it('streams thinking with its signature (thinking_delta, signature_delta)', async () => {

@@ -20,6 +20,8 @@
  *   `parallel_tool_calls: false`. A choice with no tools is dropped (`none`/`auto`) or refused.
  * - thinking enabled -> `reasoning.max_tokens` = budget_tokens; adaptive -> `reasoning.enabled`
  *   (with `output_config.effort` as the effort); disabled -> `reasoning.enabled: false`.
+ * - `output_config.effort` -> `verbosity` (OpenRouter's mapping, back to `output_config.effort`
+ *   on Anthropic models that take it), with or without thinking; alone it turns no thinking on.
  * - `service_tier`, `container`, `context_management`, `mcp_servers` and other fields are ignored.
  */
 import { setHidden } from '../../gateway/chat/hidden.js';
@@ -83,6 +85,11 @@ export function decodeAnthropicRequest(body: AnthropicRequestBody): ChatRequest 
   toolChoice(body.tool_choice, tools.length > 0, req);
   const reasoning = reasoningOf(body);
   if (reasoning) req.reasoning = reasoning;
+  // Effort is how much a turn spends (text, tool calls and thinking), thinking or not: it is
+  // the chat request's `verbosity`, which reaches an Anthropic model that takes effort as
+  // `output_config.effort` again (anthropic-effort.ts).
+  const effort = body.output_config?.effort;
+  if (effort) req.verbosity = effort as ChatRequest['verbosity'];
   return req;
 }
 
@@ -295,7 +302,8 @@ function toolChoice(tc: AnthropicRequestBody['tool_choice'], hasTools: boolean, 
 function reasoningOf(body: AnthropicRequestBody): ChatRequest['reasoning'] {
   const t = body.thinking;
   const effort = body.output_config?.effort as ReasoningEffort | undefined;
-  if (!t) return effort ? { effort } : undefined;
+  // Effort alone turns no thinking on (it goes on as `verbosity`, see above).
+  if (!t) return undefined;
   if (t.type === 'disabled') return { enabled: false };
   if (t.type === 'enabled') {
     if (t.budget_tokens === undefined)

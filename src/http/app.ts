@@ -30,6 +30,7 @@ import { registerChatRoutes } from './v1/chat-completions.js';
 import { registerEmbeddingRoutes } from './v1/embeddings-routes.js';
 import { registerMessagesRoutes } from './v1/messages.js';
 import { registerModelsRoute } from './v1/models-route.js';
+import { registerResponsesRoutes } from './v1/responses.js';
 import { validatorCompiler } from './validation.js';
 
 export type App = FastifyInstance<any, any, any, FastifyBaseLogger, TypeBoxTypeProvider>;
@@ -49,6 +50,7 @@ const ROUTES: RouteModule[] = [
   registerModelsRoute,
   registerChatRoutes,
   registerMessagesRoutes,
+  registerResponsesRoutes,
   registerEmbeddingRoutes,
 ];
 
@@ -58,6 +60,10 @@ export const OPENAPI_TAGS = [
   {
     name: 'messages',
     description: 'Anthropic Messages-compatible chat, for Anthropic SDKs and Claude Code (API key)',
+  },
+  {
+    name: 'responses',
+    description: 'OpenAI Responses-compatible chat (stateless), for Codex CLI and the Agents SDK (API key)',
   },
   { name: 'embeddings', description: 'Voyage- and OpenAI-compatible embeddings (API key)' },
   {

@@ -1,0 +1,266 @@
+/**
+ * OpenAI Responses request (`POST /v1/responses`, schema in responses-request-schema.ts) -> the
+ * canonical chat request, so it runs through the same pipeline as /v1/chat/completions. Stateless:
+ * the gateway stores no response, so what would read one is refused (docs/responses-ingress.md).
+ *
+ * - `instructions` -> a system message first; `input` string -> one user message.
+ * - Items: `message` (also without `type`, as the SDK's EasyInputMessage) with role user / system
+ *   / developer / assistant, content a string or parts (`input_text`, `input_image` by URL,
+ *   `input_file` by data or URL; `output_text` and `refusal` for the assistant's);
+ *   `function_call` -> the assistant's `tool_calls` (call_id as the id); `function_call_output`
+ *   -> a `tool` message; `reasoning` -> the assistant's `reasoning` (summary text) and, from an
+ *   `encrypted_content` this gateway wrote, its `reasoning_details` back as they were.
+ *   Consecutive assistant-side items (reasoning, assistant message, function calls) make one
+ *   assistant message, as the chat form has them.
+ * - `tools` (function tools only) -> functions; `tool_choice` -> the chat form;
+ *   `max_output_tokens` -> `max_tokens`; `reasoning.effort` -> `reasoning.effort`;
+ *   `text.format` -> `response_format`; `text.verbosity` -> `verbosity`.
+ */
+import type {
+  ChatMessage,
+  ChatRequest,
+  ContentPart,
+  ReasoningDetail,
+  ToolCall,
+  ToolDefinition,
+} from '../../gateway/chat/types.js';
+import { badRequest } from '../../gateway/errors.js';
+import { unwrapReasoning } from './responses-reasoning.js';
+
+type Item = Record<string, any>;
+
+export interface ResponsesRequestBody {
+  model?: string;
+  input?: string | Item[];
+  instructions?: string;
+  tools?: Item[];
+  tool_choice?: string | Item;
+  parallel_tool_calls?: boolean;
+  max_output_tokens?: number;
+  temperature?: number;
+  top_p?: number;
+  reasoning?: { effort?: string; summary?: string };
+  text?: { format?: Item; verbosity?: string };
+  metadata?: Record<string, string>;
+  user?: string;
+  safety_identifier?: string;
+  stream?: boolean;
+  store?: boolean;
+  include?: string[];
+  previous_response_id?: string;
+  conversation?: unknown;
+  background?: boolean;
+  prompt?: unknown;
+  models?: string[];
+  provider?: Record<string, unknown>;
+  [extra: string]: unknown;
+}
+
+const STATELESS = 'this gateway stores no responses or conversations; send the whole conversation in input';
+
+export function decodeResponsesRequest(body: ResponsesRequestBody): ChatRequest {
+  if (body.previous_response_id !== undefined)
+    throw badRequest(`previous_response_id: not supported: ${STATELESS}`, 'previous_response_id');
+  if (body.conversation !== undefined)
+    throw badRequest(`conversation: not supported: ${STATELESS}`, 'conversation');
+  if (body.background === true)
+    throw badRequest(`background: not supported: ${STATELESS}; stream instead`, 'background');
+  if (body.prompt !== undefined)
+    throw badRequest(
+      'prompt: stored prompt templates are not supported; send instructions and input',
+      'prompt',
+    );
+  if (body.input === undefined) throw badRequest('input: is required', 'input');
+
+  const messages: ChatMessage[] = [];
+  if (body.instructions) messages.push({ role: 'system', content: body.instructions });
+  if (typeof body.input === 'string') messages.push({ role: 'user', content: body.input });
+  else inputItems(body.input, messages);
+  if (messages.length === 0) throw badRequest('input: must hold at least one item', 'input');
+
+  const req: ChatRequest = { messages };
+  if (body.model !== undefined) req.model = body.model;
+  if (body.stream === true) req.stream = true;
+  if (body.max_output_tokens !== undefined) req.max_tokens = body.max_output_tokens;
+  if (body.temperature !== undefined) req.temperature = body.temperature;
+  if (body.top_p !== undefined) req.top_p = body.top_p;
+  if (body.user !== undefined) req.user = body.user;
+  if (body.safety_identifier !== undefined) req.safety_identifier = body.safety_identifier;
+  if (body.metadata !== undefined) req.metadata = body.metadata;
+  if (body.models?.length) req.models = body.models;
+  if (body.provider !== undefined) req.provider = body.provider;
+  if (body.reasoning?.effort) req.reasoning = { effort: body.reasoning.effort as never };
+  if (body.text?.verbosity) req.verbosity = body.text.verbosity;
+  const format = body.text?.format;
+  if (format?.type === 'json_object') req.response_format = { type: 'json_object' };
+  else if (format?.type === 'json_schema') {
+    const json_schema: Item = { name: format.name, schema: format.schema };
+    if (typeof format.description === 'string') json_schema.description = format.description;
+    if (typeof format.strict === 'boolean') json_schema.strict = format.strict;
+    req.response_format = { type: 'json_schema', json_schema: json_schema as never };
+  }
+  const tools = (body.tools ?? []).map(functionTool);
+  if (tools.length > 0) {
+    req.tools = tools;
+    if (body.parallel_tool_calls !== undefined) req.parallel_tool_calls = body.parallel_tool_calls;
+  }
+  toolChoice(body.tool_choice, tools.length > 0, req);
+  return req;
+}
+
+function inputItems(items: Item[], out: ChatMessage[]): void {
+  /** The assistant message the next assistant-side item joins (one made here, not yet followed). */
+  let turn: ChatMessage | undefined;
+  const assistant = (): ChatMessage => {
+    if (!turn) {
+      turn = { role: 'assistant', content: null };
+      out.push(turn);
+    }
+    return turn;
+  };
+  items.forEach((item, i) => {
+    const at = `input.${i}`;
+    const type = item.type ?? (item.role !== undefined ? 'message' : undefined);
+    switch (type) {
+      case 'message': {
+        if (item.role === 'assistant') {
+          const text = assistantText(item.content, `${at}.content`);
+          const m = assistant();
+          if (text) m.content = `${(m.content as string | null) ?? ''}${text}`;
+          return;
+        }
+        if (item.role !== 'user' && item.role !== 'system' && item.role !== 'developer')
+          throw badRequest(`${at}.role: must be one of user, assistant, system, developer`, `${at}.role`);
+        turn = undefined;
+        out.push({ role: item.role, content: userContent(item.content, `${at}.content`) });
+        return;
+      }
+      case 'function_call': {
+        if (typeof item.call_id !== 'string' || typeof item.name !== 'string')
+          throw badRequest(`${at}: function_call needs a call_id and a name`, at);
+        const call: ToolCall = {
+          id: item.call_id,
+          type: 'function',
+          function: {
+            name: item.name,
+            arguments: typeof item.arguments === 'string' ? item.arguments : '{}',
+          },
+        };
+        const m = assistant();
+        m.tool_calls = [...(m.tool_calls ?? []), call];
+        return;
+      }
+      case 'function_call_output': {
+        if (typeof item.call_id !== 'string') throw badRequest(`${at}.call_id: is required`, `${at}.call_id`);
+        turn = undefined;
+        const content =
+          typeof item.output === 'string' ? item.output : userContent(item.output, `${at}.output`);
+        out.push({ role: 'tool', tool_call_id: item.call_id, content });
+        return;
+      }
+      case 'reasoning': {
+        const m = assistant();
+        const summary = Array.isArray(item.summary)
+          ? item.summary.map((s: Item) => (typeof s?.text === 'string' ? s.text : '')).join('')
+          : '';
+        if (summary) m.reasoning = (m.reasoning ?? '') + summary;
+        const details: ReasoningDetail[] | undefined = unwrapReasoning(item.encrypted_content);
+        if (details?.length) m.reasoning_details = [...(m.reasoning_details ?? []), ...details];
+        return;
+      }
+      case 'item_reference':
+        throw badRequest(`${at}.type: item_reference is not supported: ${STATELESS}`, `${at}.type`);
+      default:
+        throw badRequest(
+          `${at}.type: input item type "${String(type)}" is not supported by this gateway`,
+          `${at}.type`,
+        );
+    }
+  });
+}
+
+function assistantText(content: unknown, at: string): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) throw badRequest(`${at}: must be a string or an array of parts`, at);
+  return content
+    .map((p: Item, j) => {
+      if (p?.type === 'output_text' || p?.type === 'input_text') return String(p.text ?? '');
+      if (p?.type === 'refusal') return String(p.refusal ?? '');
+      throw unsupportedPart(p, `${at}.${j}`);
+    })
+    .join('');
+}
+
+function userContent(content: unknown, at: string): string | ContentPart[] {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) throw badRequest(`${at}: must be a string or an array of parts`, at);
+  return content.map((p: Item, j): ContentPart => {
+    const where = `${at}.${j}`;
+    switch (p?.type) {
+      case 'input_text':
+        return { type: 'text', text: String(p.text ?? '') };
+      case 'input_image': {
+        if (typeof p.image_url !== 'string' || p.image_url === '')
+          throw badRequest(
+            `${where}: only images given by image_url (a URL or a data URL) are supported; file_id needs the Files API, which this gateway does not have`,
+            `${where}.image_url`,
+          );
+        const image_url: { url: string; detail?: string } = { url: p.image_url };
+        if (typeof p.detail === 'string') image_url.detail = p.detail;
+        return { type: 'image_url', image_url };
+      }
+      case 'input_file': {
+        const data = typeof p.file_data === 'string' ? p.file_data : p.file_url;
+        if (typeof data !== 'string' || data === '')
+          throw badRequest(
+            `${where}: only files given by file_data or file_url are supported; file_id needs the Files API, which this gateway does not have`,
+            `${where}.file_data`,
+          );
+        const file: { filename?: string; file_data: string } = { file_data: data };
+        if (typeof p.filename === 'string') file.filename = p.filename;
+        return { type: 'file', file };
+      }
+      default:
+        throw unsupportedPart(p, where);
+    }
+  });
+}
+
+function unsupportedPart(p: Item | undefined, at: string) {
+  const type = typeof p?.type === 'string' ? p.type : typeof p;
+  return badRequest(`${at}.type: content part type "${type}" is not supported here`, `${at}.type`);
+}
+
+function functionTool(t: Item, i: number): ToolDefinition {
+  const at = `tools.${i}`;
+  if (t.type !== 'function')
+    throw badRequest(
+      `${at}.type: built-in tool "${t.type}" is not supported by this gateway; only function tools are`,
+      `${at}.type`,
+    );
+  if (typeof t.name !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(t.name))
+    throw badRequest(`${at}.name: must be 1 to 64 letters, digits, _ or -`, `${at}.name`);
+  const fn: ToolDefinition['function'] = { name: t.name };
+  if (typeof t.description === 'string') fn.description = t.description;
+  if (t.parameters && typeof t.parameters === 'object') fn.parameters = t.parameters;
+  if (typeof t.strict === 'boolean') fn.strict = t.strict;
+  return { type: 'function', function: fn };
+}
+
+function toolChoice(tc: ResponsesRequestBody['tool_choice'], hasTools: boolean, req: ChatRequest): void {
+  if (tc === undefined) return;
+  // As with chat: none / auto without tools mean nothing (OpenAI-compatible upstreams refuse them).
+  if (!hasTools && (tc === 'none' || tc === 'auto')) return;
+  if (typeof tc === 'string') {
+    req.tool_choice = tc as 'none' | 'auto' | 'required';
+    return;
+  }
+  if (tc.type === 'function' && typeof tc.name === 'string') {
+    req.tool_choice = { type: 'function', function: { name: tc.name } };
+    return;
+  }
+  throw badRequest(
+    `tool_choice: type "${tc.type}" is not supported by this gateway; use auto, none, required or {type: "function", name}`,
+    'tool_choice',
+  );
+}

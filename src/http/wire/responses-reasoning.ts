@@ -1,0 +1,65 @@
+import type { ReasoningDetail } from '../../gateway/chat/types.js';
+
+/**
+ * A Responses `reasoning` item's `encrypted_content`, as this gateway writes it: the canonical
+ * `reasoning_details` of the answer (Anthropic's thinking with its signature, OpenRouter's
+ * encrypted reasoning, Gemini's thought signatures...), as JSON in base64url behind a prefix.
+ * The gateway stores nothing, so the client carries them: sent back in `input`, they become the
+ * assistant turn's `reasoning_details` again, and the upstream gets its own reasoning back. Not a
+ * secret (the details are the upstream's own opaque or signed values), only opaque to the client.
+ */
+const PREFIX = 'mgr1.';
+
+export function wrapReasoning(details: readonly ReasoningDetail[]): string {
+  return PREFIX + Buffer.from(JSON.stringify(details), 'utf8').toString('base64url');
+}
+
+/**
+ * The details of an `encrypted_content` this gateway wrote; undefined for anything else (one from
+ * OpenAI itself or another gateway means nothing to the upstreams here, and is dropped).
+ */
+export function unwrapReasoning(content: unknown): ReasoningDetail[] | undefined {
+  if (typeof content !== 'string' || !content.startsWith(PREFIX)) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(
+      Buffer.from(content.slice(PREFIX.length), 'base64url').toString('utf8'),
+    );
+    if (!Array.isArray(parsed)) return undefined;
+    return parsed.filter(
+      (d): d is ReasoningDetail => d !== null && typeof d === 'object' && typeof d.type === 'string',
+    );
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Streamed `reasoning_details` pieces merged into whole details: pieces of one detail share its
+ * type and index (Anthropic's thinking deltas and then its signature; OpenRouter's chunks), their
+ * text, summary and data are joined, and the last signature, id and format win.
+ */
+export class ReasoningDetailsMerger {
+  private readonly byKey = new Map<string, ReasoningDetail>();
+
+  add(pieces: readonly ReasoningDetail[] | undefined): void {
+    if (!pieces) return;
+    for (const p of pieces) {
+      const key = `${p.type}:${p.index ?? this.byKey.size}`;
+      const d = this.byKey.get(key);
+      if (!d) {
+        this.byKey.set(key, { ...p });
+        continue;
+      }
+      if (typeof p.text === 'string') d.text = (d.text ?? '') + p.text;
+      if (typeof p.summary === 'string') d.summary = (d.summary ?? '') + p.summary;
+      if (typeof p.data === 'string') d.data = (d.data ?? '') + p.data;
+      if (p.signature) d.signature = p.signature;
+      if (p.id) d.id = p.id;
+      if (p.format) d.format = p.format;
+    }
+  }
+
+  get details(): ReasoningDetail[] {
+    return [...this.byKey.values()];
+  }
+}

@@ -1,0 +1,66 @@
+import { Type } from 'typebox';
+import { prepareBody } from '../validation.js';
+import { ChatRequestSchema, nullMeansAbsent } from './chat-request-schema.js';
+
+/**
+ * JSON Schema of `POST /v1/responses` (OpenAI's `ResponseCreateParams`, the `openai` SDK's
+ * resources/responses types): the top-level fields and their ranges, so a mistake is a 400 naming
+ * the field. Input items, tools and tool_choice are checked by the decoder (`responses-decode.ts`),
+ * which names what it cannot translate (a built-in tool, an item type). Fields that need stored
+ * state (`previous_response_id`, `conversation`, `background`) pass the schema and are refused by
+ * the decoder with a message that says why. Unknown fields are accepted (the SDKs send newer ones)
+ * and ignored. `null` means "not given", as OpenAI's types declare (`instructions: null`).
+ */
+const Opt = Type.Optional;
+const Obj = (props: Parameters<typeof Type.Object>[0]) => Type.Object(props, { additionalProperties: true });
+const StrEnum = <T extends string>(values: readonly T[]) =>
+  Type.Unsafe<T>({ type: 'string', enum: [...values] });
+/** The chat request's own definitions, where the meaning is the same (ranges, routing fields). */
+const Chat = ChatRequestSchema.properties;
+
+const Format = Type.Unsafe<Record<string, unknown>>({
+  ...Obj({
+    type: StrEnum(['text', 'json_object', 'json_schema']),
+    // OpenAI's rule for the name, as for the chat request's response_format.
+    name: Opt(Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' })),
+    schema: Opt(Type.Object({}, { additionalProperties: true })),
+    strict: Opt(Type.Union([Type.Boolean(), Type.Null()])),
+    description: Opt(Type.String()),
+  }),
+  // (if/else: an object with a `then` key is a thenable.) json_schema needs its name and schema.
+  if: { properties: { type: { not: { const: 'json_schema' } } } },
+  else: { required: ['name', 'schema'] },
+});
+
+export const ResponsesRequestSchema = prepareBody(
+  Obj({
+    model: Chat.model,
+    input: Opt(Type.Union([Type.String(), Type.Array(Obj({}))])),
+    instructions: Opt(Type.String()),
+    tools: Opt(Type.Array(Obj({ type: Type.String() }), { maxItems: 512 })),
+    tool_choice: Opt(Type.Union([StrEnum(['none', 'auto', 'required']), Obj({ type: Type.String() })])),
+    parallel_tool_calls: Opt(Type.Boolean()),
+    max_output_tokens: Opt(Type.Integer({ minimum: 1 })),
+    temperature: Chat.temperature,
+    top_p: Chat.top_p,
+    reasoning: Opt(
+      Obj({
+        effort: Opt(StrEnum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh'])),
+        summary: Opt(StrEnum(['auto', 'concise', 'detailed'])),
+      }),
+    ),
+    text: Opt(Obj({ format: Opt(Format), verbosity: Opt(StrEnum(['low', 'medium', 'high'])) })),
+    metadata: Chat.metadata,
+    user: Chat.user,
+    safety_identifier: Chat.safety_identifier,
+    stream: Opt(Type.Boolean()),
+    store: Opt(Type.Boolean()),
+    include: Opt(Type.Array(Type.String())),
+    previous_response_id: Opt(Type.String()),
+    background: Opt(Type.Boolean()),
+    // OpenRouter's Responses API takes its routing fields too.
+    models: Chat.models,
+    provider: Chat.provider,
+  }),
+  nullMeansAbsent,
+);

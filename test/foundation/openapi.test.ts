@@ -28,6 +28,7 @@ describe('OpenAPI document (/docs)', () => {
     // Enough to be sure the walk below sees the whole document, not an empty one.
     expect(ops.length).toBeGreaterThan(40);
     expect(ops).toContain('POST /v1/chat/completions');
+    expect(ops).toContain('POST /v1/responses');
     expect(ops).toContain('POST /v1/multimodalembeddings');
     expect(ops).toContain('GET /api/app');
     expect(ops).toContain('GET /api/channel/health');
@@ -62,7 +63,14 @@ describe('OpenAPI document (/docs)', () => {
 
   it('keeps hidden routes out (aliases under /api/v1, probes, metrics)', () => {
     const paths = Object.keys(doc.paths);
-    for (const hidden of ['/api/v1/chat/completions', '/api/v1/models', '/healthz', '/readyz', '/metrics'])
+    for (const hidden of [
+      '/api/v1/chat/completions',
+      '/api/v1/responses',
+      '/api/v1/models',
+      '/healthz',
+      '/readyz',
+      '/metrics',
+    ])
       expect(paths).not.toContain(hidden);
   });
 });

@@ -1,0 +1,576 @@
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
+import {
+  type ChatGateway,
+  fixture,
+  fixtureJson,
+  model,
+  oaChunk,
+  oaCompletion,
+  requestLogs,
+  sse,
+  sseSteps,
+  startChatGateway,
+} from './chat-helpers.js';
+
+/**
+ * The OpenAI Responses ingress (/v1/responses) with the official `openai` SDK
+ * (`client.responses.create` / `.stream`) against a started gateway, in front of a fake
+ * OpenAI-compatible upstream (recorded chat answers, translated both ways) and a fake Anthropic one
+ * (reasoning with signatures, carried in encrypted_content). The last user text picks the scenario.
+ */
+const lastText = (json: any): string => {
+  const last = json?.messages?.filter((m: any) => m.role === 'user').at(-1);
+  if (typeof last?.content === 'string') return last.content;
+  const text = (last?.content ?? []).find((b: any) => b.type === 'text');
+  return text?.text ?? '';
+};
+
+/** An answer cut by the length limit, as OpenAI sends it. */
+const LONG = { ...oaCompletion('Once upon a', { prompt_tokens: 8, completion_tokens: 3 }) };
+LONG.choices = [{ ...LONG.choices[0]!, finish_reason: 'length' }];
+
+let up: FakeUpstream;
+let c: ChatGateway;
+
+beforeAll(async () => {
+  const openai = (req: any) => {
+    const s = lastText(req.json);
+    const stream = req.json.stream === true;
+    if (s.startsWith('tools'))
+      return stream
+        ? { sse: sseSteps(fixture('openai/tools-stream.sse')) }
+        : { json: fixtureJson('openai/tools.json') };
+    if (s.startsWith('reason'))
+      return stream
+        ? { sse: sseSteps(fixture('openai/reasoning-stream.sse')) }
+        : { json: fixtureJson('openai/reasoning.json') };
+    if (s === 'long')
+      return stream
+        ? {
+            sse: sse([
+              oaChunk({ role: 'assistant', content: 'Once' }),
+              oaChunk({ content: ' upon a' }),
+              oaChunk({}, 'length'),
+              {
+                ...oaChunk({}),
+                choices: [],
+                usage: { prompt_tokens: 8, completion_tokens: 3, total_tokens: 11 },
+              },
+            ]),
+          }
+        : { json: LONG };
+    if (s === 'cached')
+      return {
+        json: {
+          ...oaCompletion('ok', { prompt_tokens: 100, completion_tokens: 40 }),
+          usage: {
+            prompt_tokens: 100,
+            completion_tokens: 40,
+            total_tokens: 140,
+            prompt_tokens_details: { cached_tokens: 64 },
+            completion_tokens_details: { reasoning_tokens: 30 },
+          },
+        },
+      };
+    if (s === 'cut') return { sse: sseSteps(fixture('openai/error-after-200.sse')) };
+    return stream
+      ? { sse: sseSteps(fixture('openai/chat-stream.sse')) }
+      : { json: fixtureJson('openai/chat.json') };
+  };
+  const anthropic = (req: any) =>
+    req.json.stream === true
+      ? { sse: sseSteps(fixture('anthropic/reasoning-stream.sse')) }
+      : { json: fixtureJson('anthropic/reasoning.json') };
+  up = await startFakeUpstream({ 'POST /v1/messages': anthropic, 'POST /v1/chat/completions': openai });
+  c = await startChatGateway({
+    channels: [
+      {
+        name: 'claude',
+        kind: 'anthropic',
+        base_url: up.url,
+        keys: ['sk-ant'],
+        models: ['acme/claude'],
+        model_mapping: { 'acme/claude': 'claude-sonnet-4-5' },
+      },
+      {
+        name: 'oa',
+        kind: 'openai-compatible',
+        base_url: `${up.url}/v1`,
+        keys: ['up-key'],
+        models: ['acme/gpt'],
+      },
+    ],
+    models: [model('acme/claude', { max_completion_tokens: 64_000 }), model('acme/gpt')],
+    gateway: { retry_base_ms: 1, first_byte_timeout_ms: 2000 },
+  });
+});
+afterAll(async () => {
+  await c?.gw.close();
+  await up?.close();
+});
+
+const client = (o: Partial<ConstructorParameters<typeof OpenAI>[0]> = {}) =>
+  new OpenAI({ baseURL: `${c.gw.url}/v1`, apiKey: c.key, maxRetries: 0, ...o });
+const sentTo = (path: string) => up.requests.filter((r) => r.path === path).at(-1)!;
+const sentChat = () => sentTo('/v1/chat/completions').json;
+
+const WEATHER = {
+  type: 'function' as const,
+  name: 'get_weather',
+  description: 'Weather of a place',
+  parameters: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] },
+  strict: false,
+};
+
+describe('openai SDK responses.create', () => {
+  it('answers a text input with a Response: output message, output_text, usage, echoed settings', async () => {
+    const r = await client().responses.create({ model: 'acme/gpt', input: 'hello' });
+    expect(r.id).toMatch(/^resp_/);
+    expect(r.object).toBe('response');
+    expect(r.status).toBe('completed');
+    expect(r.model).toBe('acme/gpt');
+    expect(typeof r.created_at).toBe('number');
+    expect(r.error).toBeNull();
+    expect(r.incomplete_details).toBeNull();
+    expect(r.output).toEqual([
+      {
+        id: expect.stringMatching(/^msg_/),
+        type: 'message',
+        status: 'completed',
+        role: 'assistant',
+        content: [
+          { type: 'output_text', text: 'Hello! How can I assist you today?', annotations: [], logprobs: [] },
+        ],
+      },
+    ]);
+    // Computed by the SDK from output.
+    expect(r.output_text).toBe('Hello! How can I assist you today?');
+    expect(r.usage).toEqual({
+      input_tokens: 19,
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens: 10,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: 29,
+    });
+    expect(r).toMatchObject({
+      instructions: null,
+      tools: [],
+      tool_choice: 'auto',
+      parallel_tool_calls: true,
+      temperature: null,
+      top_p: null,
+      metadata: {},
+      text: { format: { type: 'text' } },
+      store: false,
+    });
+    expect(sentChat()).toMatchObject({ model: 'acme/gpt', messages: [{ role: 'user', content: 'hello' }] });
+  });
+
+  it('maps instructions, multi-turn items and parameters into the chat request', async () => {
+    const r = await client().responses.create({
+      model: 'acme/gpt',
+      instructions: 'Be terse.',
+      input: [
+        { role: 'developer', content: [{ type: 'input_text', text: 'Answer in English.' }] },
+        { role: 'user', content: 'first question' },
+        {
+          type: 'message',
+          role: 'assistant',
+          id: 'msg_1',
+          status: 'completed',
+          content: [{ type: 'output_text', text: 'first answer', annotations: [] }],
+        },
+        {
+          type: 'message',
+          role: 'user',
+          content: [
+            { type: 'input_text', text: 'what is this?' },
+            { type: 'input_image', image_url: 'https://example.com/cat.png', detail: 'low' },
+          ],
+        },
+      ],
+      temperature: 0.3,
+      top_p: 0.9,
+      max_output_tokens: 200,
+      metadata: { run: 'r1' },
+      user: 'u-42',
+    });
+    expect(sentChat()).toMatchObject({
+      model: 'acme/gpt',
+      messages: [
+        { role: 'system', content: 'Be terse.' },
+        // A developer message (the OpenAI-compatible adapter sends it as system, as for chat).
+        { role: 'system', content: [{ type: 'text', text: 'Answer in English.' }] },
+        { role: 'user', content: 'first question' },
+        { role: 'assistant', content: 'first answer' },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'what is this?' },
+            { type: 'image_url', image_url: { url: 'https://example.com/cat.png', detail: 'low' } },
+          ],
+        },
+      ],
+      temperature: 0.3,
+      top_p: 0.9,
+      user: 'u-42',
+    });
+    const sent = sentChat();
+    expect(sent.max_tokens ?? sent.max_completion_tokens).toBe(200);
+    expect(r).toMatchObject({
+      instructions: 'Be terse.',
+      temperature: 0.3,
+      top_p: 0.9,
+      max_output_tokens: 200,
+      metadata: { run: 'r1' },
+      user: 'u-42',
+    });
+  });
+
+  it('runs a function calling round trip: function_call out, function_call_output back', async () => {
+    const input: OpenAI.Responses.ResponseInput = [{ role: 'user', content: 'tools: weather in Boston?' }];
+    const r = await client().responses.create({
+      model: 'acme/gpt',
+      input,
+      tools: [WEATHER],
+      tool_choice: 'required',
+    });
+    expect(r.status).toBe('completed');
+    expect(r.output).toEqual([
+      {
+        id: expect.stringMatching(/^fc_/),
+        type: 'function_call',
+        status: 'completed',
+        call_id: 'call_abc123',
+        name: 'get_weather',
+        arguments: '{\n"location": "Boston, MA"\n}',
+      },
+    ]);
+    expect(r.tools).toEqual([WEATHER]);
+    expect(r.tool_choice).toBe('required');
+    expect(sentChat()).toMatchObject({
+      tools: [
+        {
+          type: 'function',
+          function: {
+            name: 'get_weather',
+            description: 'Weather of a place',
+            parameters: WEATHER.parameters,
+            strict: false,
+          },
+        },
+      ],
+      tool_choice: 'required',
+    });
+
+    await client().responses.create({
+      model: 'acme/gpt',
+      input: [
+        ...input,
+        ...(r.output as OpenAI.Responses.ResponseInputItem[]),
+        { type: 'function_call_output', call_id: 'call_abc123', output: '{"temp":20}' },
+      ],
+      tools: [WEATHER],
+    });
+    expect(sentChat().messages).toEqual([
+      { role: 'user', content: 'tools: weather in Boston?' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          {
+            id: 'call_abc123',
+            type: 'function',
+            function: { name: 'get_weather', arguments: '{\n"location": "Boston, MA"\n}' },
+          },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'call_abc123', content: '{"temp":20}' },
+    ]);
+  });
+
+  it('sends a json_schema text format as response_format', async () => {
+    const schema = {
+      type: 'object',
+      properties: { n: { type: 'integer' } },
+      required: ['n'],
+      additionalProperties: false,
+    };
+    const r = await client().responses.create({
+      model: 'acme/gpt',
+      input: 'a number',
+      text: { format: { type: 'json_schema', name: 'num', schema, strict: true } },
+    });
+    expect(sentChat().response_format).toEqual({
+      type: 'json_schema',
+      json_schema: { name: 'num', schema, strict: true },
+    });
+    expect(r.text).toEqual({ format: { type: 'json_schema', name: 'num', schema, strict: true } });
+  });
+
+  it('reports cached and reasoning tokens in usage', async () => {
+    const r = await client().responses.create({ model: 'acme/gpt', input: 'cached' });
+    expect(r.usage).toEqual({
+      input_tokens: 100,
+      input_tokens_details: { cached_tokens: 64 },
+      output_tokens: 40,
+      output_tokens_details: { reasoning_tokens: 30 },
+      total_tokens: 140,
+    });
+  });
+
+  it('is incomplete with reason max_output_tokens when the answer hit the limit', async () => {
+    const r = await client().responses.create({ model: 'acme/gpt', input: 'long', max_output_tokens: 3 });
+    expect(r.status).toBe('incomplete');
+    expect(r.incomplete_details).toEqual({ reason: 'max_output_tokens' });
+    expect(r.output[0]).toMatchObject({ type: 'message', status: 'incomplete' });
+    expect(r.output_text).toBe('Once upon a');
+  });
+
+  it('returns reasoning as a reasoning item, and takes its encrypted_content back with the signature', async () => {
+    const input: OpenAI.Responses.ResponseInput = [{ role: 'user', content: 'reason: primes?' }];
+    const r = await client().responses.create({
+      model: 'acme/claude',
+      input,
+      max_output_tokens: 2000,
+      reasoning: { effort: 'high', summary: 'auto' },
+      include: ['reasoning.encrypted_content'],
+    });
+    const reasoning = r.output[0] as OpenAI.Responses.ResponseReasoningItem;
+    expect(reasoning).toMatchObject({
+      type: 'reasoning',
+      summary: [
+        {
+          type: 'summary_text',
+          text: "To approach this, let's think about what we know about prime numbers...",
+        },
+      ],
+    });
+    expect(reasoning.encrypted_content).toEqual(expect.any(String));
+    expect(r.output[1]).toMatchObject({ type: 'message' });
+    expect(r.output_text).toBe('Yes, there are infinitely many prime numbers such that...');
+
+    await client().responses.create({
+      model: 'acme/claude',
+      input: [
+        ...input,
+        ...(r.output as OpenAI.Responses.ResponseInputItem[]),
+        { role: 'user', content: 'and twin primes?' },
+      ],
+      max_output_tokens: 2000,
+    });
+    const sent = sentTo('/v1/messages').json;
+    expect(sent.messages[1]).toEqual({
+      role: 'assistant',
+      content: [
+        {
+          type: 'thinking',
+          thinking: "To approach this, let's think about what we know about prime numbers...",
+          signature: fixtureJson('anthropic/reasoning.json').content[0].signature,
+        },
+        { type: 'redacted_thinking', data: fixtureJson('anthropic/reasoning.json').content[1].data },
+        { type: 'text', text: 'Yes, there are infinitely many prime numbers such that...' },
+      ],
+    });
+  });
+
+  it('leaves encrypted_content out unless include asks for it', async () => {
+    const r = await client().responses.create({
+      model: 'acme/claude',
+      input: 'reason',
+      max_output_tokens: 2000,
+    });
+    expect(r.output[0]).toMatchObject({ type: 'reasoning' });
+    expect(r.output[0]).not.toHaveProperty('encrypted_content');
+  });
+
+  it('serves /api/v1/responses (OpenRouter path) too', async () => {
+    const r = await client({ baseURL: `${c.gw.url}/api/v1` }).responses.create({
+      model: 'acme/gpt',
+      input: 'hi',
+    });
+    expect(r.output_text).toBe('Hello! How can I assist you today?');
+  });
+
+  it('logs each request with endpoint responses and its tokens', async () => {
+    await client().responses.create({ model: 'acme/gpt', input: 'cached', metadata: { tag: 'log-check' } });
+    const row = (await requestLogs(c)).find((l) => l.endpoint === 'responses' && l.prompt_tokens === 100);
+    expect(row).toMatchObject({
+      endpoint: 'responses',
+      model: 'acme/gpt',
+      prompt_tokens: 100,
+      completion_tokens: 40,
+    });
+  });
+});
+
+describe('openai SDK responses.stream', () => {
+  it('streams the documented events with increasing sequence numbers, and finalResponse() has the answer and usage', async () => {
+    const stream = client().responses.stream({ model: 'acme/gpt', input: 'hello' });
+    const deltas: string[] = [];
+    const events: OpenAI.Responses.ResponseStreamEvent[] = [];
+    stream.on('response.output_text.delta', (e) => deltas.push(e.delta));
+    for await (const e of stream) events.push(e);
+    const r = await stream.finalResponse();
+    expect(deltas.join('')).toBe('Hello! How can I assist you today?');
+    expect(r.output_text).toBe('Hello! How can I assist you today?');
+    expect(r.status).toBe('completed');
+    expect(r.usage).toEqual({
+      input_tokens: 19,
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens: 10,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: 29,
+    });
+    const types = events.map((e) => e.type).filter((t) => t !== 'response.output_text.delta');
+    expect(types).toEqual([
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      'response.content_part.added',
+      'response.output_text.done',
+      'response.content_part.done',
+      'response.output_item.done',
+      'response.completed',
+    ]);
+    expect(events.map((e) => e.sequence_number)).toEqual(events.map((_, i) => i));
+    const delta = events.find((e) => e.type === 'response.output_text.delta') as any;
+    const added = events.find((e) => e.type === 'response.output_item.added') as any;
+    expect(delta).toMatchObject({ item_id: added.item.id, output_index: 0, content_index: 0 });
+  });
+
+  it('writes an event: line naming each event, as OpenAI does', async () => {
+    const res = await fetch(`${c.gw.url}/v1/responses`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${c.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'acme/gpt', input: 'hello', stream: true }),
+    });
+    expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const blocks = (await res.text()).split('\n\n').filter((b) => b.startsWith('event: '));
+    expect(blocks.length).toBeGreaterThan(8);
+    for (const b of blocks) {
+      const [event, data] = b.split('\n');
+      expect(JSON.parse(data!.slice('data: '.length)).type).toBe(event!.slice('event: '.length));
+    }
+  });
+
+  it('streams function calls with their argument deltas', async () => {
+    const stream = client().responses.stream({
+      model: 'acme/gpt',
+      input: 'tools: weather and time',
+      tools: [WEATHER, { ...WEATHER, name: 'get_time' }],
+    });
+    const argDeltas: string[] = [];
+    stream.on('response.function_call_arguments.delta', (e) => argDeltas.push(e.delta));
+    const r = await stream.finalResponse();
+    expect(r.output).toEqual([
+      expect.objectContaining({
+        type: 'function_call',
+        call_id: 'call_DdmO9pD3xa9XTPNJ32zg2hcA',
+        name: 'get_weather',
+        arguments: '{"location": "Paris, France"}',
+        status: 'completed',
+      }),
+      expect.objectContaining({
+        type: 'function_call',
+        call_id: 'call_ABaz42nVn1GXXq7HAYSmOkqB',
+        name: 'get_time',
+        arguments: '{"tz":"Europe/Paris"}',
+      }),
+    ]);
+    expect(argDeltas.join('')).toBe('{"location": "Paris, France"}{"tz":"Europe/Paris"}');
+  });
+
+  it('streams reasoning as summary events ahead of the message', async () => {
+    const stream = client().responses.stream({ model: 'acme/gpt', input: 'reason it' });
+    const summary: string[] = [];
+    stream.on('response.reasoning_summary_text.delta', (e) => summary.push(e.delta));
+    const r = await stream.finalResponse();
+    expect(summary.join('')).toBe('The user asks 2+2. That is 4.');
+    expect(r.output.map((o) => o.type)).toEqual(['reasoning', 'message']);
+    expect(r.output[0]).toMatchObject({
+      summary: [{ type: 'summary_text', text: 'The user asks 2+2. That is 4.' }],
+    });
+    expect(r.output_text).toBe('2 + 2 = 4.');
+  });
+
+  it('ends with response.incomplete when the answer hit max_output_tokens', async () => {
+    const stream = client().responses.stream({ model: 'acme/gpt', input: 'long', max_output_tokens: 3 });
+    const types: string[] = [];
+    for await (const e of stream) types.push(e.type);
+    const r = await stream.finalResponse();
+    expect(types.at(-1)).toBe('response.incomplete');
+    expect(r.status).toBe('incomplete');
+    expect(r.incomplete_details).toEqual({ reason: 'max_output_tokens' });
+    expect(r.output_text).toBe('Once upon a');
+  });
+
+  it('ends with response.failed carrying the error when the upstream fails mid-stream', async () => {
+    const stream = client().responses.stream({ model: 'acme/gpt', input: 'cut' });
+    const types: string[] = [];
+    for await (const e of stream) types.push(e.type);
+    const r = await stream.finalResponse();
+    expect(types.at(-1)).toBe('response.failed');
+    expect(r.status).toBe('failed');
+    expect(r.error).toEqual({ code: 'server_error', message: expect.any(String) });
+    expect(r.output_text).toBe('Hel');
+  });
+});
+
+describe('refusals', () => {
+  it('refuses previous_response_id with a 400 naming it (nothing is stored)', async () => {
+    const err = await client()
+      .responses.create({ model: 'acme/gpt', input: 'hi', previous_response_id: 'resp_123' })
+      .catch((e) => e);
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(err.status).toBe(400);
+    expect(err.error).toMatchObject({ param: 'previous_response_id', type: 'invalid_request_error' });
+    expect(err.message).toMatch(/stores no responses/);
+  });
+
+  it('takes previous_response_id: null as not given', async () => {
+    const r = await client().responses.create({ model: 'acme/gpt', input: 'hi', previous_response_id: null });
+    expect(r.status).toBe('completed');
+  });
+
+  it('refuses a built-in tool with a 400 naming it', async () => {
+    const err = await client()
+      .responses.create({ model: 'acme/gpt', input: 'hi', tools: [{ type: 'web_search' }] })
+      .catch((e) => e);
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(err.error).toMatchObject({ param: 'tools.0.type' });
+    expect(err.message).toMatch(/built-in tool "web_search"/);
+  });
+
+  it('refuses conversation, background, an image by file_id and an unknown item type', async () => {
+    const bad = [
+      { conversation: 'conv_1' },
+      { background: true },
+      { input: [{ role: 'user', content: [{ type: 'input_image', file_id: 'file_1', detail: 'auto' }] }] },
+      { input: [{ type: 'item_reference', id: 'msg_1' }] },
+      { input: [{ type: 'computer_call_output', call_id: 'c', output: {} }] },
+    ];
+    for (const extra of bad) {
+      const err = await client()
+        .responses.create({ model: 'acme/gpt', input: 'hi', ...(extra as object) })
+        .catch((e) => e);
+      expect(err, JSON.stringify(extra)).toBeInstanceOf(OpenAI.BadRequestError);
+    }
+  });
+
+  it('answers 401 without a key, in the OpenAI error shape', async () => {
+    const err = await client({ apiKey: 'sk-wrong' })
+      .responses.create({ model: 'acme/gpt', input: 'hi' })
+      .catch((e) => e);
+    expect(err).toBeInstanceOf(OpenAI.AuthenticationError);
+    const res = await fetch(`${c.gw.url}/v1/responses`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'acme/gpt', input: 'hi' }),
+    });
+    expect(res.status).toBe(401);
+    expect(((await res.json()) as any).error).toMatchObject({ code: 401, type: 'authentication_error' });
+  });
+});

@@ -496,6 +496,37 @@ describe('openai SDK responses.stream', () => {
     expect(r.output_text).toBe('2 + 2 = 4.');
   });
 
+  it('streams an Anthropic reasoning item whose encrypted_content carries the signature back', async () => {
+    const input: OpenAI.Responses.ResponseInput = [{ role: 'user', content: 'reason: gcd?' }];
+    const stream = client().responses.stream({
+      model: 'acme/claude',
+      input,
+      max_output_tokens: 2000,
+      include: ['reasoning.encrypted_content'],
+    });
+    const r = await stream.finalResponse();
+    expect(r.output.map((o) => o.type)).toEqual(['reasoning', 'message']);
+    expect((r.output[0] as OpenAI.Responses.ResponseReasoningItem).encrypted_content).toEqual(
+      expect.any(String),
+    );
+    await client().responses.create({
+      model: 'acme/claude',
+      input: [
+        ...input,
+        ...(r.output as OpenAI.Responses.ResponseInputItem[]),
+        { role: 'user', content: 'thanks' },
+      ],
+      max_output_tokens: 2000,
+    });
+    const thinking = sentTo('/v1/messages').json.messages[1].content[0];
+    expect(thinking).toEqual({
+      type: 'thinking',
+      thinking:
+        'I need to find the GCD of 1071 and 462 using the Euclidean algorithm.\n\n1071 = 2 \u00d7 462 + 147\n462 = 3 \u00d7 147 + 21\n147 = 7 \u00d7 21 + 0\n\nSo GCD(1071, 462) = 21',
+      signature: 'EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds...',
+    });
+  });
+
   it('ends with response.incomplete when the answer hit max_output_tokens', async () => {
     const stream = client().responses.stream({ model: 'acme/gpt', input: 'long', max_output_tokens: 3 });
     const types: string[] = [];

@@ -9,10 +9,10 @@ import {
   encodeResponse,
   type ResponseHead,
   type ResponsesEcho,
-  ResponsesStreamEncoder,
   responsesEcho,
 } from '../wire/responses-encode.js';
 import { ResponsesRequestSchema } from '../wire/responses-request-schema.js';
+import { ResponsesStreamEncoder } from '../wire/responses-stream.js';
 import { type ChatWire, handleChat, type Served } from './chat-pipeline.js';
 
 /**

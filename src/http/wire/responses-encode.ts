@@ -12,17 +12,14 @@
  *   `reasoning_tokens` in the details.
  * - The request's settings are echoed as the Response type requires them (responsesEcho).
  *   `output_text` is left out: the SDK computes it from `output`.
- * - Streams: response.created, response.in_progress, then per item output_item.added, its
- *   content_part / reasoning_summary_part, deltas, their .done events and output_item.done, and
- *   last response.completed (or .incomplete / .failed) with the whole Response; every event has
- *   an `event:` line and an increasing `sequence_number`.
+ * - Streams: responses-stream.ts.
  */
-import type { ChatDeltaChoice, ChatResult, ChatUsage, FinishReason } from '../../gateway/chat/types.js';
+import type { ChatResult, ChatUsage, FinishReason } from '../../gateway/chat/types.js';
 import type { GatewayError } from '../../gateway/errors.js';
 import type { ResponsesRequestBody } from './responses-decode.js';
-import { ReasoningDetailsMerger, wrapReasoning } from './responses-reasoning.js';
+import { wrapReasoning } from './responses-reasoning.js';
 
-type Obj = Record<string, unknown>;
+export type Obj = Record<string, unknown>;
 
 /** The request's settings as a Response echoes them, and what shapes the answer. */
 export interface ResponsesEcho {
@@ -72,10 +69,10 @@ export function responsesUsage(u: ChatUsage | undefined): Obj | null {
 
 const int = (n: unknown) => (typeof n === 'number' && Number.isFinite(n) ? Math.max(0, Math.round(n)) : 0);
 
-type Status = 'completed' | 'incomplete' | 'failed' | 'in_progress';
+export type Status = 'completed' | 'incomplete' | 'failed' | 'in_progress';
 
 /** The Response's status and incomplete_details for a finish reason. */
-function finishStatus(finish: FinishReason | null | undefined): {
+export function finishStatus(finish: FinishReason | null | undefined): {
   status: Status;
   incomplete_details: Obj | null;
 } {
@@ -87,7 +84,7 @@ function finishStatus(finish: FinishReason | null | undefined): {
 }
 
 /** OpenAI's `ResponseError.code` for a gateway failure. */
-function errorCode(e: GatewayError): string {
+export function errorCode(e: GatewayError): string {
   if (e.status === 429) return 'rate_limit_exceeded';
   if (e.status === 400) return 'invalid_prompt';
   return 'server_error';
@@ -100,7 +97,7 @@ export interface ResponseHead {
   echo: ResponsesEcho;
 }
 
-function responseObject(
+export function responseObject(
   head: ResponseHead,
   state: { status: Status; incomplete_details?: Obj | null; error?: Obj | null },
   output: Obj[],
@@ -123,9 +120,9 @@ function responseObject(
 }
 
 /** Item ids: the response id's unique part with a per-item prefix and number. */
-const itemId = (head: ResponseHead, prefix: string, n: number) => `${prefix}_${head.id.slice(5)}_${n}`;
+export const itemId = (head: ResponseHead, prefix: string, n: number) => `${prefix}_${head.id.slice(5)}_${n}`;
 
-const textPart = (text: string) => ({ type: 'output_text', text, annotations: [], logprobs: [] });
+export const textPart = (text: string) => ({ type: 'output_text', text, annotations: [], logprobs: [] });
 
 export function encodeResponse(head: ResponseHead, result: ChatResult, usage: ChatUsage | undefined): string {
   const choice = result.choices[0];
@@ -163,220 +160,4 @@ export function encodeResponse(head: ResponseHead, result: ChatResult, usage: Ch
       });
   }
   return JSON.stringify(responseObject(head, { status, incomplete_details }, output, responsesUsage(usage)));
-}
-
-/** An item being streamed: its output index, the item as it stands, its text so far. */
-interface OpenItem {
-  index: number;
-  item: Obj;
-  text: string[];
-}
-
-/**
- * Writes one stream's deltas as Responses events. A reasoning or message item is closed when
- * another item begins; function calls stay open until the end (an upstream may interleave the
- * argument deltas of parallel calls), and are closed in order then.
- */
-export class ResponsesStreamEncoder {
-  private seq = 0;
-  private started = false;
-  private readonly output: Obj[] = [];
-  private reasoning: OpenItem | undefined;
-  private message: OpenItem | undefined;
-  private readonly calls = new Map<number, OpenItem>();
-  private readonly details = new ReasoningDetailsMerger();
-  private finish: FinishReason | null | undefined;
-
-  constructor(private readonly head: ResponseHead) {}
-
-  private event(type: string, data: Obj): string {
-    return `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: this.seq++, ...data })}\n\n`;
-  }
-
-  private start(): string {
-    if (this.started) return '';
-    this.started = true;
-    const response = responseObject(this.head, { status: 'in_progress' }, [], null);
-    return this.event('response.created', { response }) + this.event('response.in_progress', { response });
-  }
-
-  private add(item: Obj): { out: string; open: OpenItem } {
-    const open = { index: this.output.length, item, text: [] };
-    this.output.push(item);
-    return { out: this.event('response.output_item.added', { output_index: open.index, item }), open };
-  }
-
-  private done(open: OpenItem): string {
-    return this.event('response.output_item.done', { output_index: open.index, item: open.item });
-  }
-
-  private closeReasoning(status: string): string {
-    const r = this.reasoning;
-    if (!r) return '';
-    this.reasoning = undefined;
-    const at = { item_id: r.item.id, output_index: r.index, summary_index: 0 };
-    let out = '';
-    if (r.text.length > 0) {
-      const text = r.text.join('');
-      const part = { type: 'summary_text', text };
-      r.item.summary = [part];
-      out += this.event('response.reasoning_summary_text.done', { ...at, text });
-      out += this.event('response.reasoning_summary_part.done', { ...at, part });
-    }
-    const details = this.details.details;
-    if (this.head.echo.encryptedReasoning && details.length > 0)
-      r.item.encrypted_content = wrapReasoning(details);
-    r.item.status = status;
-    return out + this.done(r);
-  }
-
-  private closeMessage(status: string): string {
-    const m = this.message;
-    if (!m) return '';
-    this.message = undefined;
-    const text = m.text.join('');
-    const part = textPart(text);
-    m.item.content = [part];
-    m.item.status = status;
-    const at = { item_id: m.item.id, output_index: m.index, content_index: 0 };
-    return (
-      this.event('response.output_text.done', { ...at, text, logprobs: [] }) +
-      this.event('response.content_part.done', { ...at, part }) +
-      this.done(m)
-    );
-  }
-
-  private closeCalls(status: string): string {
-    let out = '';
-    for (const c of this.calls.values()) {
-      const args = c.text.join('');
-      c.item.arguments = args;
-      c.item.status = status;
-      out += this.event('response.function_call_arguments.done', {
-        item_id: c.item.id,
-        output_index: c.index,
-        name: c.item.name,
-        arguments: args,
-      });
-      out += this.done(c);
-    }
-    this.calls.clear();
-    return out;
-  }
-
-  chunk(choices: ChatDeltaChoice[]): string {
-    let out = this.start();
-    for (const c of choices) {
-      if (c.index !== 0) continue;
-      const d = c.delta;
-      if (d.reasoning || d.reasoning_details?.length) {
-        out += this.closeMessage('completed');
-        this.details.add(d.reasoning_details);
-        if (!this.reasoning) {
-          const added = this.add({
-            id: itemId(this.head, 'rs', this.output.length),
-            type: 'reasoning',
-            summary: [],
-          });
-          out += added.out;
-          this.reasoning = added.open;
-        }
-        const r = this.reasoning;
-        if (d.reasoning) {
-          const at = { item_id: r.item.id, output_index: r.index, summary_index: 0 };
-          if (r.text.length === 0)
-            out += this.event('response.reasoning_summary_part.added', {
-              ...at,
-              part: { type: 'summary_text', text: '' },
-            });
-          r.text.push(d.reasoning);
-          out += this.event('response.reasoning_summary_text.delta', { ...at, delta: d.reasoning });
-        }
-      }
-      const text = d.content || d.refusal;
-      if (text) {
-        out += this.closeReasoning('completed');
-        if (!this.message) {
-          const added = this.add({
-            id: itemId(this.head, 'msg', this.output.length),
-            type: 'message',
-            status: 'in_progress',
-            role: 'assistant',
-            content: [],
-          });
-          this.message = added.open;
-          out +=
-            added.out +
-            this.event('response.content_part.added', {
-              item_id: added.open.item.id,
-              output_index: added.open.index,
-              content_index: 0,
-              part: textPart(''),
-            });
-        }
-        const m = this.message;
-        m.text.push(text);
-        out += this.event('response.output_text.delta', {
-          item_id: m.item.id,
-          output_index: m.index,
-          content_index: 0,
-          delta: text,
-          logprobs: [],
-        });
-      }
-      for (const t of d.tool_calls ?? []) {
-        out += this.closeReasoning('completed') + this.closeMessage('completed');
-        let call = this.calls.get(t.index);
-        if (!call) {
-          const id = itemId(this.head, 'fc', this.output.length);
-          const added = this.add({
-            id,
-            type: 'function_call',
-            status: 'in_progress',
-            call_id: t.id || `call_${id.slice(3)}`,
-            name: t.function?.name ?? '',
-            arguments: '',
-          });
-          out += added.out;
-          call = added.open;
-          this.calls.set(t.index, call);
-        }
-        const args = t.function?.arguments;
-        if (args) {
-          call.text.push(args);
-          out += this.event('response.function_call_arguments.delta', {
-            item_id: call.item.id,
-            output_index: call.index,
-            delta: args,
-          });
-        }
-      }
-      if (c.finish_reason) this.finish = c.finish_reason;
-    }
-    return out;
-  }
-
-  end(usage: ChatUsage | undefined, failure: GatewayError | undefined): string {
-    let out = this.start();
-    if (failure !== undefined) {
-      out +=
-        this.closeReasoning('incomplete') + this.closeMessage('incomplete') + this.closeCalls('incomplete');
-      const error = { code: errorCode(failure), message: failure.message };
-      const response = responseObject(
-        this.head,
-        { status: 'failed', error },
-        this.output,
-        responsesUsage(usage),
-      );
-      return out + this.event('response.failed', { response });
-    }
-    const state = finishStatus(this.finish);
-    const itemStatus = state.status === 'completed' ? 'completed' : 'incomplete';
-    out += this.closeReasoning('completed') + this.closeMessage(itemStatus) + this.closeCalls('completed');
-    const response = responseObject(this.head, state, this.output, responsesUsage(usage));
-    return (
-      out +
-      this.event(state.status === 'completed' ? 'response.completed' : 'response.incomplete', { response })
-    );
-  }
 }

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../gateway/errors.js';
-import { ResponsesStreamEncoder, responsesEcho } from './responses-encode.js';
+import { responsesEcho } from './responses-encode.js';
 import { ReasoningDetailsMerger, unwrapReasoning, wrapReasoning } from './responses-reasoning.js';
+import { ResponsesStreamEncoder } from './responses-stream.js';
 
 const events = (text: string) =>
   text

@@ -83,7 +83,33 @@ beforeAll(async () => {
     req.json.stream === true
       ? { sse: sseSteps(fixture('anthropic/reasoning-stream.sse')) }
       : { json: fixtureJson('anthropic/reasoning.json') };
-  up = await startFakeUpstream({ 'POST /v1/messages': anthropic, 'POST /v1/chat/completions': openai });
+  // Gemini signs the last text part of an answer: the signature comes with the answer's last words.
+  const gemChunk = (parts: object[], finishReason?: string) => ({
+    candidates: [{ content: { parts, role: 'model' }, index: 0, ...(finishReason ? { finishReason } : {}) }],
+    usageMetadata: {
+      promptTokenCount: 6,
+      candidatesTokenCount: 3,
+      thoughtsTokenCount: 4,
+      totalTokenCount: 13,
+    },
+    modelVersion: 'gemini-2.5-flash',
+  });
+  const gemini = {
+    sse: sse(
+      [
+        gemChunk([{ text: 'Greeting the user.', thought: true }]),
+        gemChunk([{ text: 'Hello ' }]),
+        gemChunk([{ text: 'world', thoughtSignature: 'EpMCCpACAdHtim9T' }], 'STOP'),
+      ],
+      false,
+    ),
+  };
+  up = await startFakeUpstream({
+    'POST /v1/messages': anthropic,
+    'POST /v1/chat/completions': openai,
+    'POST /v1beta/models/gemini-2.5-flash:streamGenerateContent': gemini,
+    'POST /v1beta/models/gemini-2.5-flash:generateContent': { json: fixtureJson('gemini/chat.json') },
+  });
   c = await startChatGateway({
     channels: [
       {
@@ -95,6 +121,14 @@ beforeAll(async () => {
         model_mapping: { 'acme/claude': 'claude-sonnet-4-5' },
       },
       {
+        name: 'google',
+        kind: 'gemini',
+        base_url: up.url,
+        keys: ['AIza'],
+        models: ['acme/gemini'],
+        model_mapping: { 'acme/gemini': 'gemini-2.5-flash' },
+      },
+      {
         name: 'oa',
         kind: 'openai-compatible',
         base_url: `${up.url}/v1`,
@@ -102,7 +136,11 @@ beforeAll(async () => {
         models: ['acme/gpt'],
       },
     ],
-    models: [model('acme/claude', { max_completion_tokens: 64_000 }), model('acme/gpt')],
+    models: [
+      model('acme/claude', { max_completion_tokens: 64_000 }),
+      model('acme/gpt'),
+      model('acme/gemini'),
+    ],
     gateway: { retry_base_ms: 1, first_byte_timeout_ms: 2000 },
   });
 });
@@ -524,6 +562,37 @@ describe('openai SDK responses.stream', () => {
       thinking:
         'I need to find the GCD of 1071 and 462 using the Euclidean algorithm.\n\n1071 = 2 \u00d7 462 + 147\n462 = 3 \u00d7 147 + 21\n147 = 7 \u00d7 21 + 0\n\nSo GCD(1071, 462) = 21',
       signature: 'EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds...',
+    });
+  });
+
+  it('keeps a Gemini answer one message when its signature comes with the last words', async () => {
+    const input: OpenAI.Responses.ResponseInput = [{ role: 'user', content: 'greet me' }];
+    const stream = client().responses.stream({
+      model: 'acme/gemini',
+      input,
+      include: ['reasoning.encrypted_content'],
+    });
+    const r = await stream.finalResponse();
+    // The signature came after the message began: it follows the message in a reasoning item of
+    // its own, rather than splitting the message in two.
+    expect(r.output.map((o) => o.type)).toEqual(['reasoning', 'message', 'reasoning']);
+    expect(r.output[1]).toMatchObject({
+      content: [{ type: 'output_text', text: 'Hello world' }],
+      status: 'completed',
+    });
+    expect(r.output_text).toBe('Hello world');
+    await client().responses.create({
+      model: 'acme/gemini',
+      input: [
+        ...input,
+        ...(r.output as OpenAI.Responses.ResponseInputItem[]),
+        { role: 'user', content: 'thanks' },
+      ],
+    });
+    const sent = sentTo('/v1beta/models/gemini-2.5-flash:generateContent').json;
+    expect(sent.contents[1]).toEqual({
+      role: 'model',
+      parts: [{ text: 'Hello world', thoughtSignature: 'EpMCCpACAdHtim9T' }],
     });
   });
 

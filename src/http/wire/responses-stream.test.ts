@@ -32,6 +32,60 @@ describe('ResponsesStreamEncoder', () => {
   });
 });
 
+describe('ResponsesStreamEncoder reasoning details', () => {
+  const encoder = () =>
+    new ResponsesStreamEncoder({
+      id: 'resp_x2',
+      createdAt: 1,
+      model: 'm',
+      echo: responsesEcho({ input: 'hi', include: ['reasoning.encrypted_content'] }),
+    });
+  const delta = (d: Record<string, unknown>) => [{ index: 0, delta: d, finish_reason: null }];
+  const encrypted = (item: any) => unwrapReasoning(item.encrypted_content);
+
+  it('keeps a message whole when a signature arrives with its last text (Gemini)', () => {
+    const enc = encoder();
+    let out = enc.chunk(
+      delta({ reasoning: 'hmm', reasoning_details: [{ type: 'reasoning.text', text: 'hmm', index: 0 }] }),
+    );
+    out += enc.chunk(delta({ content: 'Hello ' }));
+    out += enc.chunk(
+      delta({
+        content: 'world',
+        reasoning_details: [{ type: 'reasoning.encrypted', data: 'SIG', index: 0 }],
+      }),
+    );
+    out += enc.end(undefined, undefined);
+    const evs = events(out);
+    const { output } = evs.at(-1).response;
+    expect(output.map((o: any) => o.type)).toEqual(['reasoning', 'message', 'reasoning']);
+    expect(output[1].content[0].text).toBe('Hello world');
+    expect(encrypted(output[0])).toEqual([{ type: 'reasoning.text', text: 'hmm', index: 0 }]);
+    expect(encrypted(output[2])).toEqual([{ type: 'reasoning.encrypted', data: 'SIG', index: 0 }]);
+    // Every item is added once and done once, at its own index.
+    const added = evs.filter((e) => e.type === 'response.output_item.added').map((e) => e.output_index);
+    const done = evs.filter((e) => e.type === 'response.output_item.done').map((e) => e.output_index);
+    expect(added).toEqual([0, 1, 2]);
+    expect(done.sort()).toEqual([0, 1, 2]);
+  });
+
+  it('gives each reasoning item only its own details', () => {
+    const enc = encoder();
+    let out = enc.chunk(
+      delta({ reasoning: 'a', reasoning_details: [{ type: 'reasoning.text', text: 'a', index: 0 }] }),
+    );
+    out += enc.chunk(delta({ content: 'x' }));
+    out += enc.chunk(
+      delta({ reasoning: 'b', reasoning_details: [{ type: 'reasoning.text', text: 'b', index: 2 }] }),
+    );
+    out += enc.chunk(delta({ content: 'y' }));
+    const { output } = events(out + enc.end(undefined, undefined)).at(-1).response;
+    expect(output.map((o: any) => o.type)).toEqual(['reasoning', 'message', 'reasoning', 'message']);
+    expect(encrypted(output[0])).toEqual([{ type: 'reasoning.text', text: 'a', index: 0 }]);
+    expect(encrypted(output[2])).toEqual([{ type: 'reasoning.text', text: 'b', index: 2 }]);
+  });
+});
+
 describe('reasoning details in encrypted_content', () => {
   it('merges streamed pieces by type and index and round-trips them', () => {
     const m = new ReasoningDetailsMerger();

@@ -29,7 +29,10 @@ interface OpenItem {
 /**
  * Writes one stream's deltas as Responses events. A reasoning or message item is closed when
  * another item begins; function calls stay open until the end (an upstream may interleave the
- * argument deltas of parallel calls), and are closed in order then.
+ * argument deltas of parallel calls), and are closed in order then. Each reasoning item carries
+ * the reasoning details that came while it was open. Details alone that come while a message is
+ * written (Gemini signs an answer's last text part) do not end the message: they go with the next
+ * reasoning item, or in one of their own after everything else at the end.
  */
 export class ResponsesStreamEncoder {
   private seq = 0;
@@ -38,7 +41,8 @@ export class ResponsesStreamEncoder {
   private reasoning: OpenItem | undefined;
   private message: OpenItem | undefined;
   private readonly calls = new Map<number, OpenItem>();
-  private readonly details = new ReasoningDetailsMerger();
+  /** The details of the reasoning item open or to come (kept only when include asks for them). */
+  private details = new ReasoningDetailsMerger();
   private finish: FinishReason | null | undefined;
 
   constructor(private readonly head: ResponseHead) {}
@@ -78,8 +82,8 @@ export class ResponsesStreamEncoder {
       out += this.event('response.reasoning_summary_part.done', { ...at, part });
     }
     const details = this.details.details;
-    if (this.head.echo.encryptedReasoning && details.length > 0)
-      r.item.encrypted_content = wrapReasoning(details);
+    if (details.length > 0) r.item.encrypted_content = wrapReasoning(details);
+    this.details = new ReasoningDetailsMerger();
     r.item.status = status;
     return out + this.done(r);
   }
@@ -123,9 +127,10 @@ export class ResponsesStreamEncoder {
     for (const c of choices) {
       if (c.index !== 0) continue;
       const d = c.delta;
-      if (d.reasoning || d.reasoning_details?.length) {
+      const hasDetails = (d.reasoning_details?.length ?? 0) > 0;
+      if (hasDetails && this.head.echo.encryptedReasoning) this.details.add(d.reasoning_details);
+      if (d.reasoning || (hasDetails && !(this.message && !d.tool_calls?.length))) {
         out += this.closeMessage('completed');
-        this.details.add(d.reasoning_details);
         if (!this.reasoning) {
           const added = this.add({
             id: itemId(this.head, 'rs', this.output.length),
@@ -210,6 +215,18 @@ export class ResponsesStreamEncoder {
     return out;
   }
 
+  /** Details that came after the last reasoning item closed: a reasoning item of their own, last. */
+  private trailingReasoning(): string {
+    if (this.reasoning || this.details.details.length === 0) return '';
+    const added = this.add({
+      id: itemId(this.head, 'rs', this.output.length),
+      type: 'reasoning',
+      summary: [],
+    });
+    this.reasoning = added.open;
+    return added.out + this.closeReasoning('completed');
+  }
+
   end(usage: ChatUsage | undefined, failure: GatewayError | undefined): string {
     let out = this.start();
     if (failure !== undefined) {
@@ -227,6 +244,7 @@ export class ResponsesStreamEncoder {
     const state = finishStatus(this.finish);
     const itemStatus = state.status === 'completed' ? 'completed' : 'incomplete';
     out += this.closeReasoning('completed') + this.closeMessage(itemStatus) + this.closeCalls('completed');
+    out += this.trailingReasoning();
     const response = responseObject(this.head, state, this.output, responsesUsage(usage));
     return (
       out +

@@ -660,6 +660,26 @@ describe('refusals', () => {
     }
   });
 
+  it('names max_output_tokens, the field sent, when the limit is refused', async () => {
+    const err = await client()
+      .responses.create({ model: 'acme/gpt', input: 'hi', max_output_tokens: 1_000_000 })
+      .catch((e) => e);
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(err.error).toMatchObject({ param: 'max_output_tokens' });
+    expect(err.message).toMatch(/^400 max_output_tokens: must be below the context length of acme\/gpt/);
+    // A quota refusal of a request without a limit says which field would get it through.
+    const k = await c.gw.call('POST', '/api/key', {
+      cookie: c.cookie,
+      body: { name: 'r', quota_limit: 0.001 },
+    });
+    const refused = await client({ apiKey: k.body.data.key })
+      .responses.create({ model: 'acme/gpt', input: 'hi' })
+      .catch((e) => e);
+    expect(refused.status).toBe(402);
+    expect(refused.message).toMatch(/a lower max_output_tokens may fit$/);
+    expect(refused.message).not.toMatch(/\bmax_tokens\b/);
+  });
+
   it('answers 401 without a key, in the OpenAI error shape', async () => {
     const err = await client({ apiKey: 'sk-wrong' })
       .responses.create({ model: 'acme/gpt', input: 'hi' })

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { randomToken } from '../../access/secrets.js';
+import { GatewayError } from '../../gateway/errors.js';
 import type { Services } from '../../services.js';
 import type { App } from '../app.js';
 import { requireApiKey } from '../auth.js';
@@ -40,10 +41,30 @@ export function registerResponsesRoutes(app: App, services: Services): void {
   const handler = (request: FastifyRequest, reply: FastifyReply) => {
     const body = request.body as ResponsesRequestBody;
     const req = decodeResponsesRequest(body);
-    return handleChat(services, responsesWire(responsesEcho(body)), request, reply, req);
+    return handleChat(services, responsesWire(responsesEcho(body)), request, reply, req).catch(
+      (err: unknown) => {
+        throw withResponsesNames(err);
+      },
+    );
   };
   app.post('/v1/responses', opts, handler);
   app.post('/api/v1/responses', { ...opts, schema: { ...opts.schema, hide: true } }, handler);
+}
+
+/**
+ * The plan checks the completion limit under the chat request's name (`max_tokens: must be below
+ * the context length...`, a quota refusal's "a lower max_tokens may fit"): this client sent
+ * `max_output_tokens`, and looks for that name in the message and in `param`.
+ */
+function withResponsesNames(err: unknown): unknown {
+  if (!(err instanceof GatewayError)) return err;
+  if (err.param !== 'max_tokens' && !(err.status === 402 && err.message.includes('max_tokens'))) return err;
+  return new GatewayError(err.status, err.message.replace(/\bmax_tokens\b/g, 'max_output_tokens'), {
+    type: err.type,
+    param: err.param === 'max_tokens' ? 'max_output_tokens' : err.param,
+    metadata: err.metadata,
+    retryAfter: err.retryAfter,
+  });
 }
 
 // Response ids: a random per-process prefix and a counter, as the chat completion ids.

@@ -635,6 +635,18 @@ describe('refusals', () => {
     expect(r.status).toBe('completed');
   });
 
+  it('takes the null settings OpenAI types allow as not given', async () => {
+    const r = await client().responses.create({
+      model: 'acme/gpt',
+      input: 'hi',
+      text: { verbosity: null },
+      reasoning: { effort: null, summary: null },
+    });
+    expect(r.status).toBe('completed');
+    expect(r.text).toEqual({ format: { type: 'text' } });
+    expect(sentChat()).not.toHaveProperty('verbosity');
+  });
+
   it('refuses a built-in tool with a 400 naming it', async () => {
     const err = await client()
       .responses.create({ model: 'acme/gpt', input: 'hi', tools: [{ type: 'web_search' }] })

@@ -62,5 +62,13 @@ export const ResponsesRequestSchema = prepareBody(
     models: Chat.models,
     provider: Chat.provider,
   }),
-  nullMeansAbsent,
+  prepareResponsesBody,
 );
+
+/** Top-level nulls, and nulls in `reasoning` and `text` (`verbosity: ... | null`), mean "not given". */
+function prepareResponsesBody(body: unknown): void {
+  nullMeansAbsent(body);
+  const text = (body as { text?: unknown } | null)?.text;
+  if (text !== null && typeof text === 'object' && (text as { verbosity?: unknown }).verbosity === null)
+    delete (text as { verbosity?: unknown }).verbosity;
+}

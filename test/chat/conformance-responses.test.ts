@@ -692,6 +692,26 @@ describe('refusals', () => {
     expect(refused.message).not.toMatch(/\bmax_tokens\b/);
   });
 
+  it('refuses an input_image detail other than low, high, auto or original, naming it', async () => {
+    const image = (detail: unknown) => ({
+      model: 'acme/gpt',
+      input: [
+        { role: 'user', content: [{ type: 'input_image', image_url: 'https://example.com/a.png', detail }] },
+      ],
+    });
+    const err = await client()
+      .responses.create(image('ultra') as never)
+      .catch((e) => e);
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(err.error).toMatchObject({ param: 'input.0.content.0.detail' });
+    expect(err.message).toMatch(/detail: must be one of low, high, auto, original/);
+    await client().responses.create(image('original') as never);
+    expect(sentChat().messages[0].content[0].image_url).toEqual({
+      url: 'https://example.com/a.png',
+      detail: 'original',
+    });
+  });
+
   it('answers 401 without a key, in the OpenAI error shape', async () => {
     const err = await client({ apiKey: 'sk-wrong' })
       .responses.create({ model: 'acme/gpt', input: 'hi' })

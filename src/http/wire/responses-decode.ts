@@ -191,6 +191,9 @@ function assistantText(content: unknown, at: string): string {
     .join('');
 }
 
+/** OpenAI's `ResponseInputImage.detail` values. */
+const IMAGE_DETAILS: readonly unknown[] = ['low', 'high', 'auto', 'original'];
+
 function userContent(content: unknown, at: string): string | ContentPart[] {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) throw badRequest(`${at}: must be a string or an array of parts`, at);
@@ -206,7 +209,15 @@ function userContent(content: unknown, at: string): string | ContentPart[] {
             `${where}.image_url`,
           );
         const image_url: { url: string; detail?: string } = { url: p.image_url };
-        if (typeof p.detail === 'string') image_url.detail = p.detail;
+        if (p.detail != null) {
+          // As chat refuses an image_url detail: anything else passes one upstream and fails another.
+          if (!IMAGE_DETAILS.includes(p.detail))
+            throw badRequest(
+              `${where}.detail: must be one of ${IMAGE_DETAILS.join(', ')}`,
+              `${where}.detail`,
+            );
+          image_url.detail = p.detail;
+        }
         return { type: 'image_url', image_url };
       }
       case 'input_file': {

@@ -75,6 +75,19 @@ beforeAll(async () => {
         },
       };
     if (s === 'cut') return { sse: sseSteps(fixture('openai/error-after-200.sse')) };
+    if (s === 'no call id') {
+      // Some OpenAI-compatible servers send tool calls without an id.
+      const answer: any = oaCompletion('', { prompt_tokens: 9, completion_tokens: 4 });
+      answer.choices[0].message = {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { type: 'function', function: { name: 'get_weather', arguments: '{"location":"Oslo"}' } },
+        ],
+      };
+      answer.choices[0].finish_reason = 'tool_calls';
+      return { json: answer };
+    }
     return stream
       ? { sse: sseSteps(fixture('openai/chat-stream.sse')) }
       : { json: fixtureJson('openai/chat.json') };
@@ -327,6 +340,25 @@ describe('openai SDK responses.create', () => {
       },
       { role: 'tool', tool_call_id: 'call_abc123', content: '{"temp":20}' },
     ]);
+  });
+
+  it('gives a function call a call_id when the upstream gave its tool call no id', async () => {
+    const input: OpenAI.Responses.ResponseInput = [{ role: 'user', content: 'no call id' }];
+    const r = await client().responses.create({ model: 'acme/gpt', input, tools: [WEATHER] });
+    const call = r.output[0] as OpenAI.Responses.ResponseFunctionToolCall;
+    expect(call).toMatchObject({
+      type: 'function_call',
+      name: 'get_weather',
+      call_id: expect.stringMatching(/^call_/),
+    });
+    await client().responses.create({
+      model: 'acme/gpt',
+      input: [...input, call, { type: 'function_call_output', call_id: call.call_id, output: 'sunny' }],
+      tools: [WEATHER],
+    });
+    const [, assistant, tool] = sentChat().messages;
+    expect(assistant.tool_calls[0].id).toBe(call.call_id);
+    expect(tool).toEqual({ role: 'tool', tool_call_id: call.call_id, content: 'sunny' });
   });
 
   it('sends a json_schema text format as response_format', async () => {

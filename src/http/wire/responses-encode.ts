@@ -149,15 +149,18 @@ export function encodeResponse(head: ResponseHead, result: ChatResult, usage: Ch
         role: 'assistant',
         content: [textPart(text)],
       });
-    for (const call of m.tool_calls ?? [])
+    for (const call of m.tool_calls ?? []) {
+      const id = itemId(head, 'fc', output.length);
       output.push({
-        id: itemId(head, 'fc', output.length),
+        id,
         type: 'function_call',
         status: 'completed',
-        call_id: call.id,
+        // As in streams: an upstream that gave no id still gets the call a call_id to answer.
+        call_id: call.id || `call_${id.slice(3)}`,
         name: call.function.name,
         arguments: call.function.arguments,
       });
+    }
   }
   return JSON.stringify(responseObject(head, { status, incomplete_details }, output, responsesUsage(usage)));
 }

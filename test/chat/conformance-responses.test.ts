@@ -361,6 +361,21 @@ describe('openai SDK responses.create', () => {
     expect(tool).toEqual({ role: 'tool', tool_call_id: call.call_id, content: 'sunny' });
   });
 
+  it('leaves out an assistant turn that is only reasoning (a turn cut short), which chat upstreams refuse', async () => {
+    await client().responses.create({
+      model: 'acme/gpt',
+      input: [
+        { role: 'user', content: 'first' },
+        { type: 'reasoning', id: 'rs_1', summary: [{ type: 'summary_text', text: 'Thinking it over.' }] },
+        { role: 'user', content: 'never mind, second' },
+      ],
+    });
+    expect(sentChat().messages).toEqual([
+      { role: 'user', content: 'first' },
+      { role: 'user', content: 'never mind, second' },
+    ]);
+  });
+
   it('sends a json_schema text format as response_format', async () => {
     const schema = {
       type: 'object',

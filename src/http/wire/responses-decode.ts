@@ -118,6 +118,15 @@ function inputItems(items: Item[], out: ChatMessage[]): void {
     }
     return turn;
   };
+  /**
+   * Ends the assistant turn. One that got neither text nor calls (only reasoning: a turn the user
+   * cut short, an answer cut during its reasoning) is left out: an assistant message with neither
+   * is refused by OpenAI-compatible upstreams. It is the last message at this point.
+   */
+  const endTurn = () => {
+    if (turn && turn.content === null && !turn.tool_calls?.length) out.pop();
+    turn = undefined;
+  };
   items.forEach((item, i) => {
     const at = `input.${i}`;
     const type = item.type ?? (item.role !== undefined ? 'message' : undefined);
@@ -131,7 +140,7 @@ function inputItems(items: Item[], out: ChatMessage[]): void {
         }
         if (item.role !== 'user' && item.role !== 'system' && item.role !== 'developer')
           throw badRequest(`${at}.role: must be one of user, assistant, system, developer`, `${at}.role`);
-        turn = undefined;
+        endTurn();
         out.push({ role: item.role, content: userContent(item.content, `${at}.content`) });
         return;
       }
@@ -152,7 +161,7 @@ function inputItems(items: Item[], out: ChatMessage[]): void {
       }
       case 'function_call_output': {
         if (typeof item.call_id !== 'string') throw badRequest(`${at}.call_id: is required`, `${at}.call_id`);
-        turn = undefined;
+        endTurn();
         const content =
           typeof item.output === 'string' ? item.output : userContent(item.output, `${at}.output`);
         out.push({ role: 'tool', tool_call_id: item.call_id, content });
@@ -177,6 +186,7 @@ function inputItems(items: Item[], out: ChatMessage[]): void {
         );
     }
   });
+  endTurn();
 }
 
 function assistantText(content: unknown, at: string): string {

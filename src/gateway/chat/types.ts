@@ -96,7 +96,40 @@ export interface ChatMessage {
    */
   is_error?: boolean;
   cache_control?: CacheControl;
+  /**
+   * assistant, non-enumerable (set by the Anthropic ingress, read by the Anthropic adapter): the
+   * turn's content blocks as the client sent them, when they hold blocks the chat message has no
+   * form for (server tool use and results: `AnthropicNativeBlock`). An Anthropic upstream is sent
+   * the turn as it is; any other gets the canonical fields, without those blocks.
+   */
+  anthropic_content?: AnthropicNativeBlock[];
 }
+
+/**
+ * An Anthropic content block passed on as it is (server_tool_use, web_search_tool_result, ...:
+ * blocks of Anthropic's server tools, which only Anthropic runs and only Anthropic can take back).
+ */
+export type AnthropicNativeBlock = Record<string, unknown> & { type: string };
+
+/**
+ * An Anthropic-defined tool of the request (`web_search_20250305`, `bash_20250124`,
+ * `text_editor_...`: a `type` other than "custom"), as the client sent it, and where it was among
+ * the tools: `at` is the number of custom (function) tools before it.
+ */
+export interface AnthropicDefinedTool {
+  at: number;
+  tool: Record<string, unknown>;
+}
+
+/**
+ * One event of an Anthropic stream's block that has no canonical form (a server tool's use or
+ * result), or a `citations_delta` of a text block, as the upstream sent it; `index` is the
+ * upstream's block index.
+ */
+export type AnthropicBlockEvent =
+  | { type: 'start'; index: number; block: AnthropicNativeBlock }
+  | { type: 'delta'; index: number; delta: Record<string, unknown> & { type: string } }
+  | { type: 'stop'; index: number };
 
 export interface ToolDefinition {
   type: 'function';
@@ -171,6 +204,15 @@ export interface ChatRequest {
   models?: string[];
   provider?: Record<string, unknown>;
   transforms?: string[];
+  /**
+   * Non-enumerable (set by the Anthropic ingress, read by the Anthropic adapter; see `setHidden`):
+   * the request's Anthropic-defined tools (server tools such as web search, and schema-less client
+   * tools such as bash), sent to an Anthropic upstream as they are and to no other; and the
+   * client's `tool_choice` as it is when the chat request cannot say it (it names such a tool, or
+   * there are no custom tools).
+   */
+  anthropic_tools?: AnthropicDefinedTool[];
+  anthropic_tool_choice?: Record<string, unknown>;
   [extra: string]: unknown;
 }
 
@@ -188,6 +230,12 @@ export interface ChatUsage {
     [k: string]: unknown;
   } | null;
   completion_tokens_details?: { reasoning_tokens?: number | null; [k: string]: unknown } | null;
+  /**
+   * Server tool calls the upstream ran and reported (Anthropic's `usage.server_tool_use`; also
+   * OpenRouter's legacy field of that name): web searches are billed at the model's `web_search`
+   * price. The OpenAI encoder writes usage field by field and leaves it out.
+   */
+  server_tool_use?: { web_search_requests?: number; web_fetch_requests?: number } | null;
   [extra: string]: unknown;
 }
 
@@ -208,6 +256,13 @@ export interface AssistantMessage {
   reasoning_details?: ReasoningDetail[];
   tool_calls?: ToolCall[];
   refusal?: string | null;
+  /**
+   * Non-enumerable (set by the Anthropic adapter, read by the Anthropic ingress): the answer's
+   * content blocks as Anthropic gave them, when they hold blocks of server tools
+   * (`AnthropicNativeBlock`), so an Anthropic client gets them in place. Other encoders write the
+   * canonical fields (the text around them).
+   */
+  anthropic_content?: AnthropicNativeBlock[];
   [extra: string]: unknown;
 }
 
@@ -259,6 +314,12 @@ export interface ChatDelta {
   reasoning_details?: ReasoningDetail[];
   tool_calls?: ToolCallDelta[];
   refusal?: string | null;
+  /**
+   * Non-enumerable (set by the Anthropic adapter, read by the Anthropic ingress): a stream event of
+   * a server tool's block, or a text block's citation. Its delta carries nothing else, and the
+   * OpenAI encoder leaves such a delta out (`onlyHidden`).
+   */
+  anthropic_event?: AnthropicBlockEvent;
   [extra: string]: unknown;
 }
 

@@ -1,5 +1,6 @@
 import type { KeyPrincipal } from '../../access/api-keys.js';
 import { modelAllowed } from '../../access/api-keys.js';
+import { withChanges } from '../chat/hidden.js';
 import { sentMaxTokens } from '../chat/max-tokens.js';
 import { applyMiddleOut } from '../chat/middle-out.js';
 import { requestedParameters } from '../chat/parameters.js';
@@ -193,7 +194,7 @@ const cuts = new WeakMap<ChatPlan, Map<string, ChatRequest | null>>();
 export function requestFor(plan: ChatPlan, t: RouteTarget): ChatRequest {
   const r = plan.middleOut ? cutFor(plan, t) : plan.request;
   if (plan.thinking === undefined || !plan.thinking.has(t.modelId)) return r;
-  return { ...r, reasoning: { ...r.reasoning, enabled: true } };
+  return withChanges(r, { reasoning: { ...r.reasoning, enabled: true } });
 }
 
 /** The request with its prompt cut by middle-out to fit `t`'s context, when it does not already. */
@@ -231,7 +232,7 @@ function middleOut(plan: ChatPlan, contextLength: number, reserve: number): Chat
   );
   if (!r.fits) return null;
   if (r.removed === 0 && r.truncated === 0) return plan.request;
-  return { ...plan.request, messages: r.messages };
+  return withChanges(plan.request, { messages: r.messages });
 }
 
 /**

@@ -271,6 +271,8 @@ export class ChatRunner {
       cached_tokens: usage.prompt_tokens_details?.cached_tokens ?? 0,
       cache_write_tokens: usage.prompt_tokens_details?.cache_write_tokens ?? 0,
       cache_write_1h_tokens: usage.prompt_tokens_details?.cache_write_1h_tokens ?? 0,
+      // Searches an upstream's server tool ran (Anthropic's web search), at the `web_search` price.
+      web_searches: usage.server_tool_use?.web_search_requests ?? 0,
     };
     const micros = model && u ? costOf(model, u) : 0;
     // The client is told what was charged and logged, to the micro-USD.

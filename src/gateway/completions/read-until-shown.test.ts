@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { setHidden } from '../chat/hidden.js';
 import type { ChatDelta, ChatStreamEvent } from '../chat/types.js';
 import { shows } from './read-until-shown.js';
 
@@ -24,5 +25,10 @@ describe('shows: what commits a stream to its upstream', () => {
     expect(shows(delta({ refusal: 'no' }))).toBe(true);
     expect(shows(delta({ audio: { id: 'a', transcript: 'hi' } }))).toBe(true);
     expect(shows(delta({}, 'stop'))).toBe(true);
+  });
+
+  it("an Anthropic server tool's block, which rides hidden on an otherwise empty delta", () => {
+    const block = { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: {} };
+    expect(shows(delta(setHidden({}, 'anthropic_event', { type: 'start', index: 0, block })))).toBe(true);
   });
 });

@@ -50,14 +50,17 @@ export async function readUntilShown(events: ChatEventStream, deadline: number):
 
 /**
  * Whether the client must see this event: a delta with a finish reason, or with anything but
- * its role that is not empty (content, reasoning, a tool call, a refusal, audio, ...). Usage
- * alone is only billed; an error is the caller's to handle.
+ * its role that is not empty (content, reasoning, a tool call, a refusal, audio, ...), or an
+ * Anthropic server tool's block (hidden `anthropic_event`: a web search began, or its results
+ * came; an answer forced to search starts so, and a search that takes a while is no silence to
+ * time out and run again). Usage alone is only billed; an error is the caller's to handle.
  */
 export function shows(ev: ChatStreamEvent): boolean {
   if (ev.type !== 'delta') return false;
   for (const c of ev.choices) {
     if (c.finish_reason !== null && c.finish_reason !== undefined) return true;
     const d = c.delta;
+    if (d.anthropic_event !== undefined) return true;
     for (const k in d) if (k !== 'role' && !isEmpty(d[k])) return true;
   }
   return false;

@@ -17,6 +17,8 @@ export interface Usage {
   images?: number;
   /** Upstream requests billed per request; 1 unless told otherwise. */
   requests?: number;
+  /** Web searches the upstream ran (Anthropic's web search tool), priced per search at `web_search`. */
+  web_searches?: number;
 }
 
 // Prices are held as integer pico-USD (1e-12) so a per-token price of "0.00000015" multiplies
@@ -41,7 +43,7 @@ function pico(price: string | undefined): number {
 /**
  * Cost in pico-USD, exact for real prices and saturated at 2^53 - 1 micro-USD; cached and
  * cache-write tokens fall back to the prompt price when unpriced, and one-hour cache writes to
- * the (5-minute) cache-write price.
+ * the (5-minute) cache-write price. Web searches cost nothing without a `web_search` price.
  */
 export function costPico(pricing: Pricing, usage: Usage): number {
   const total = unboundedPico(pricing, usage);
@@ -75,7 +77,8 @@ function unboundedPico(pricing: Pricing, usage: Usage): number {
     written1h * cacheWrite1h +
     count(usage.completion_tokens) * pico(pricing.completion) +
     (usage.requests === undefined ? 1 : count(usage.requests)) * pico(pricing.request) +
-    count(usage.images) * pico(pricing.image)
+    count(usage.images) * pico(pricing.image) +
+    count(usage.web_searches) * pico(pricing.web_search)
   );
 }
 

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { randomToken } from '../../access/secrets.js';
+import { onlyHiddenEvent } from '../../gateway/chat/hidden.js';
 import type { ChatDeltaChoice, ChatRequest } from '../../gateway/chat/types.js';
 import type { Bill } from '../../gateway/completions/chat-runner.js';
 import type { GatewayError } from '../../gateway/errors.js';
@@ -63,6 +64,12 @@ class OpenAiStreamWriter implements StreamWriter {
     this.head = streamHead(envelope(served));
   }
   chunk(choices: ChatDeltaChoice[]): string {
+    // An Anthropic server tool's block events (hidden) have nothing to show here: the text around
+    // them is what an OpenAI client gets.
+    if (choices.some(onlyHiddenEvent)) {
+      const shown = choices.filter((c) => !onlyHiddenEvent(c));
+      return shown.length > 0 ? chunkEvent(this.head, shown) : '';
+    }
     return chunkEvent(this.head, choices);
   }
   end(bill: Bill, failure: GatewayError | undefined): string {

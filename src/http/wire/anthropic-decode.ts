@@ -14,10 +14,18 @@
  *   Anthropic adapter reads (`setHidden`, CacheControl in types.ts): tool_result `is_error`, and
  *   `cache_control` on images, documents, tools, tool_use and tool_result blocks.
  * - Top-level `cache_control` (automatic caching) is put on the last block of the last message.
- * - tools (custom tools, with `input_schema`) -> functions; server tools (`web_search_...`,
- *   `bash_...`: a `type` other than "custom") have no canonical form and are dropped.
+ * - tools (custom tools, with `input_schema`) -> functions. Anthropic-defined tools (a `type`
+ *   other than "custom": server tools such as `web_search_...`, schema-less client tools such as
+ *   `bash_...`, `text_editor_...`) have no canonical form: they ride hidden (`anthropic_tools`,
+ *   with their place among the custom tools) to an Anthropic upstream, unchanged, and reach no other.
  * - tool_choice auto/any/tool/none -> auto/required/function/none; `disable_parallel_tool_use` ->
- *   `parallel_tool_calls: false`. A choice with no tools is dropped (`none`/`auto`) or refused.
+ *   `parallel_tool_calls: false`. A choice the chat request cannot say (it names an
+ *   Anthropic-defined tool, or only such tools were sent) rides hidden as it is
+ *   (`anthropic_tool_choice`). A choice with no tools at all is dropped (`none`/`auto`) or refused.
+ * - Assistant blocks of server tools (`server_tool_use`, `web_search_tool_result` and the other
+ *   `*_tool_result` blocks, `mcp_tool_use`, `container_upload`) have no canonical form either: the
+ *   turn keeps its canonical fields (its text and tool calls) and rides hidden as sent
+ *   (`anthropic_content`), which the Anthropic adapter replays unchanged.
  * - thinking enabled -> `reasoning.max_tokens` = budget_tokens; adaptive -> `reasoning.enabled`
  *   (with `output_config.effort` as the effort); disabled -> `reasoning.enabled: false`.
  * - `output_config.effort` -> `verbosity` (OpenRouter's mapping, back to `output_config.effort`
@@ -26,6 +34,8 @@
  */
 import { setHidden } from '../../gateway/chat/hidden.js';
 import type {
+  AnthropicDefinedTool,
+  AnthropicNativeBlock,
   CacheControl,
   ChatMessage,
   ChatRequest,
@@ -80,9 +90,10 @@ export function decodeAnthropicRequest(body: AnthropicRequestBody): ChatRequest 
   if (body.stop_sequences?.length) req.stop = body.stop_sequences;
   if (body.metadata?.user_id) req.user = body.metadata.user_id;
   if (body.fallbacks?.length) req.models = body.fallbacks.map((f) => f.model);
-  const tools = body.tools ? functionTools(body.tools) : [];
-  if (tools.length > 0) req.tools = tools;
-  toolChoice(body.tool_choice, tools.length > 0, req);
+  const { functions, defined } = splitTools(body.tools ?? []);
+  if (functions.length > 0) req.tools = functions;
+  if (defined.length > 0) setHidden(req, 'anthropic_tools', defined);
+  toolChoice(body.tool_choice, functions, defined, req);
   const reasoning = reasoningOf(body);
   if (reasoning) req.reasoning = reasoning;
   // Effort is how much a turn spends (text, tool calls and thinking), thinking or not: it is
@@ -212,7 +223,12 @@ function assistantTurn(content: string | Block[], at: string): ChatMessage {
   const details: ReasoningDetail[] = [];
   const calls: ToolCall[] = [];
   let reasoning: string | undefined;
+  let native = false;
   content.forEach((b, j) => {
+    if (isServerToolBlock(b.type)) {
+      native = true;
+      return;
+    }
     switch (b.type) {
       case 'text':
         texts.push(textPart(b));
@@ -259,7 +275,23 @@ function assistantTurn(content: string | Block[], at: string): ChatMessage {
   if (reasoning !== undefined) m.reasoning = reasoning;
   if (details.length > 0) m.reasoning_details = details;
   if (calls.length > 0) m.tool_calls = calls;
+  if (native) setHidden(m, 'anthropic_content', content as AnthropicNativeBlock[]);
   return m;
+}
+
+/**
+ * Blocks of Anthropic's server tools in an assistant turn (ContentBlockParam in the SDK):
+ * `server_tool_use`, `web_search_tool_result`, `web_fetch_tool_result`, `code_execution_tool_result`
+ * and the other `*_tool_result` blocks (not `tool_result`, a user block), `mcp_tool_use`,
+ * `container_upload`.
+ */
+function isServerToolBlock(type: string): boolean {
+  return (
+    type === 'server_tool_use' ||
+    type === 'mcp_tool_use' ||
+    type === 'container_upload' ||
+    (type.endsWith('_tool_result') && type !== 'tool_result')
+  );
 }
 
 function unsupported(b: Block | undefined, at: string) {
@@ -270,32 +302,56 @@ function unsupported(b: Block | undefined, at: string) {
   );
 }
 
-/** Custom tools (no `type`, or "custom"); server tools have no canonical form. */
-function functionTools(tools: Array<Record<string, any>>): ToolDefinition[] {
-  const out: ToolDefinition[] = [];
+/**
+ * Custom tools (no `type`, or "custom") as functions; the Anthropic-defined ones (any other
+ * `type`) as they are, each with the number of custom tools before it.
+ */
+function splitTools(tools: Array<Record<string, any>>): {
+  functions: ToolDefinition[];
+  defined: AnthropicDefinedTool[];
+} {
+  const functions: ToolDefinition[] = [];
+  const defined: AnthropicDefinedTool[] = [];
   for (const t of tools) {
-    if (t.type !== undefined && t.type !== 'custom') continue;
+    if (t.type !== undefined && t.type !== null && t.type !== 'custom') {
+      defined.push({ at: functions.length, tool: t });
+      continue;
+    }
     const fn: ToolDefinition['function'] = { name: t.name };
     if (typeof t.description === 'string') fn.description = t.description;
     if (t.input_schema && typeof t.input_schema === 'object') fn.parameters = t.input_schema;
-    out.push(hiddenCache({ type: 'function', function: fn }, t as Block));
+    functions.push(hiddenCache({ type: 'function', function: fn }, t as Block));
   }
-  return out;
+  return { functions, defined };
 }
 
-function toolChoice(tc: AnthropicRequestBody['tool_choice'], hasTools: boolean, req: ChatRequest): void {
+function toolChoice(
+  tc: AnthropicRequestBody['tool_choice'],
+  functions: ToolDefinition[],
+  defined: AnthropicDefinedTool[],
+  req: ChatRequest,
+): void {
   if (!tc) return;
-  if (!hasTools) {
+  if (tc.type === 'tool' && !tc.name)
+    throw badRequest('tool_choice.name: is required for type "tool"', 'tool_choice.name');
+  // A choice naming an Anthropic-defined tool, or any choice with only such tools: only an
+  // Anthropic upstream can follow it, and gets it as it is. Any other gets the custom tools
+  // without a choice (but still no parallel calls when so asked).
+  const named = (t: AnthropicDefinedTool) => t.tool.name === tc.name;
+  if (defined.length > 0 && (functions.length === 0 || (tc.type === 'tool' && defined.some(named)))) {
+    setHidden(req, 'anthropic_tool_choice', { ...tc });
+    if (tc.disable_parallel_tool_use === true && tc.type !== 'none' && functions.length > 0)
+      req.parallel_tool_calls = false;
+    return;
+  }
+  if (functions.length === 0) {
     if (tc.type === 'none' || tc.type === 'auto') return;
     throw badRequest('tool_choice: requires a tool to call, and tools is empty or missing', 'tool_choice');
   }
   if (tc.type === 'auto') req.tool_choice = 'auto';
   else if (tc.type === 'none') req.tool_choice = 'none';
   else if (tc.type === 'any') req.tool_choice = 'required';
-  else {
-    if (!tc.name) throw badRequest('tool_choice.name: is required for type "tool"', 'tool_choice.name');
-    req.tool_choice = { type: 'function', function: { name: tc.name } };
-  }
+  else req.tool_choice = { type: 'function', function: { name: tc.name! } };
   if (tc.disable_parallel_tool_use === true && tc.type !== 'none') req.parallel_tool_calls = false;
 }
 

@@ -5,6 +5,11 @@
  *   redacted data unchanged; else the plain `reasoning` text with an empty signature, which
  *   Anthropic would not accept back and the adapter leaves out on the next turn), then the text,
  *   then one tool_use per tool call (arguments parsed to an object, the id kept).
+ * - An Anthropic answer holding server tool blocks (server_tool_use, web_search_tool_result, ...;
+ *   `anthropic_content`, hidden) is written with its content as it came, those blocks in place; in
+ *   streams their events (`anthropic_event`, hidden) become blocks of their own at their place, with
+ *   the upstream's deltas (input_json_delta), and text blocks' citations_delta are passed on.
+ *   `usage.server_tool_use` (web searches and fetches) is passed on when the upstream reported it.
  * - stop_reason and stop_sequence (`anthropicStop`): `stop_sequence` with the matched string when
  *   the upstream said which of the request's stop sequences ended the answer; else the native
  *   finish reason when it is one of Anthropic's stop reasons (an Anthropic upstream's, directly or
@@ -21,6 +26,7 @@
  *   is one `error` event, as Anthropic sends it, and ends the stream.
  */
 import type {
+  AnthropicBlockEvent,
   ChatDeltaChoice,
   ChatResult,
   ChatUsage,
@@ -130,24 +136,37 @@ export function anthropicStopReason(finish: FinishReason | null | undefined): st
  * no TTL split (OpenRouter's `cache_write_tokens`) has all its writes as five-minute ones.
  */
 export function anthropicUsage(u: ChatUsage | undefined): Record<string, unknown> {
-  const counts = anthropicDeltaUsage(u);
+  const { server_tool_use, ...counts } = anthropicDeltaUsage(u);
   const write = counts.cache_creation_input_tokens;
   const write1h = Math.min(write, Math.max(0, int(u?.prompt_tokens_details?.cache_write_1h_tokens)));
   return {
     ...counts,
     cache_creation: { ephemeral_5m_input_tokens: write - write1h, ephemeral_1h_input_tokens: write1h },
+    ...(server_tool_use ? { server_tool_use } : {}),
   };
 }
 
-/** message_delta's usage (Anthropic's `MessageDeltaUsage`): the counts, without `cache_creation`. */
+/**
+ * message_delta's usage (Anthropic's `MessageDeltaUsage`): the counts, without `cache_creation`,
+ * and the server tool calls the upstream reported (`server_tool_use`), when it did.
+ */
 export function anthropicDeltaUsage(u: ChatUsage | undefined) {
   const read = int(u?.prompt_tokens_details?.cached_tokens);
   const write = int(u?.prompt_tokens_details?.cache_write_tokens);
+  const s = u?.server_tool_use;
   return {
     input_tokens: Math.max(0, int(u?.prompt_tokens) - read - write),
     output_tokens: int(u?.completion_tokens),
     cache_creation_input_tokens: write,
     cache_read_input_tokens: read,
+    ...(s && typeof s === 'object'
+      ? {
+          server_tool_use: {
+            web_search_requests: int(s.web_search_requests),
+            web_fetch_requests: int(s.web_fetch_requests),
+          },
+        }
+      : {}),
   };
 }
 
@@ -162,8 +181,10 @@ export function encodeAnthropicMessage(
 ): string {
   const choice = result.choices[0];
   const m = choice?.message;
-  const content: Block[] = [];
-  if (m) {
+  let content: Block[] = [];
+  // An Anthropic answer with server tool blocks: its content as it came, those blocks in place.
+  if (m?.anthropic_content) content = m.anthropic_content;
+  else if (m) {
     const thinking = reasoningToBlocks(m.reasoning_details, true);
     if (thinking.length > 0) content.push(...thinking);
     else if (m.reasoning) content.push({ type: 'thinking', thinking: m.reasoning, signature: '' });
@@ -206,11 +227,13 @@ export class AnthropicStreamEncoder {
   private next = 0;
   /** The open block's index and kind (-1: none). */
   private openIndex = -1;
-  private openKind: 'text' | 'thinking' | 'tool' | undefined;
+  private openKind: 'text' | 'thinking' | 'tool' | 'native' | undefined;
   /** The upstream index of the open thinking block's details. */
   private thinkingKey: number | undefined;
   /** Tool call index -> its block's index. */
   private readonly tools = new Map<number, number>();
+  /** Upstream index of a server tool block -> its block's index. */
+  private readonly natives = new Map<number, number>();
   /** The finishing delta of choice 0 (its finish details ride on it). */
   private finish: Finish | undefined;
 
@@ -249,7 +272,7 @@ export class AnthropicStreamEncoder {
     return out;
   }
 
-  private open(kind: 'text' | 'thinking' | 'tool', block: Block): string {
+  private open(kind: 'text' | 'thinking' | 'tool' | 'native', block: Block): string {
     const out = `${this.close()}${sseEvent('content_block_start', { index: this.next, content_block: block })}`;
     this.openIndex = this.next++;
     this.openKind = kind;
@@ -266,11 +289,32 @@ export class AnthropicStreamEncoder {
     return sseEvent('content_block_delta', { index, delta });
   }
 
+  /**
+   * A server tool block's event (or a text block's citation) from an Anthropic upstream, in place:
+   * its start opens a block of its own with the upstream's block as it is, its deltas
+   * (input_json_delta) go to that block, its stop closes it. A citations_delta goes to the text
+   * block open (one is opened when none is).
+   */
+  private native(ev: AnthropicBlockEvent): string {
+    if (ev.type === 'start') {
+      const out = this.open('native', ev.block);
+      this.natives.set(ev.index, this.openIndex);
+      return out;
+    }
+    const index = this.natives.get(ev.index);
+    if (ev.type === 'stop') return index !== undefined && index === this.openIndex ? this.close() : '';
+    if (index !== undefined) return this.delta(ev.delta, index);
+    if (ev.delta.type !== 'citations_delta') return '';
+    const open = this.openKind === 'text' ? '' : this.open('text', { type: 'text', text: '' });
+    return open + this.delta(ev.delta);
+  }
+
   chunk(choices: ChatDeltaChoice[]): string {
     let out = this.start();
     for (const c of choices) {
       if (c.index !== 0) continue;
       const d = c.delta;
+      if (d.anthropic_event) out += this.native(d.anthropic_event);
       const details = d.reasoning_details?.filter(replayableByAnthropic);
       if (details?.length) {
         for (const r of details) {

@@ -20,6 +20,9 @@
  *   ending in an image extension) -> `image` (Anthropic refuses an image in a `document`).
  *   `input_audio` and `video_url` have no Anthropic equivalent and are dropped (a turn left with
  *   nothing is not sent: see contentToBlocks).
+ * - An assistant turn that carries its Anthropic blocks (`anthropic_content`, non-enumerable: the
+ *   Anthropic ingress sets it on a turn with server tool blocks, `server_tool_use`,
+ *   `web_search_tool_result`...) is sent as those blocks, unchanged and in order.
  * - An assistant `refusal` part (a turn replayed from an earlier refusal) becomes a text block:
  *   Anthropic has no refusal block, and the model should see what it answered. So does a
  *   message-level `refusal` (`content: null, refusal: "..."`), after the content (messageRefusal).
@@ -219,6 +222,14 @@ export function toAnthropicMessages(messages: ChatMessage[]): {
         break;
       }
       case 'assistant': {
+        // A turn holding server tool blocks, from the Anthropic ingress: as the client sent it.
+        if (m.anthropic_content) {
+          push(
+            'assistant',
+            m.anthropic_content.map((b) => ({ ...b })),
+          );
+          break;
+        }
         const blocks = [...reasoningToBlocks(m.reasoning_details), ...contentToBlocks(m.content)];
         const refusal = messageRefusal(m);
         if (refusal) blocks.push({ type: 'text', text: refusal });

@@ -18,7 +18,9 @@
  * output_config.format on models with structured outputs (Claude 4.5 and later; the schema
  * adapted, see `anthropic-output-format.ts`), verbosity -> output_config.effort on models with
  * effort (Opus 4.5, Opus and Sonnet 4.6 and later; the nearest level the model takes, see
- * `anthropic-effort.ts`). Everything else (penalties, seed, logprobs,
+ * `anthropic-effort.ts`). From the Anthropic ingress, hidden (types.ts): its Anthropic-defined
+ * tools (web search, bash, ...) among the custom ones where the client had them, and a tool_choice
+ * naming one, as sent. Everything else (penalties, seed, logprobs,
  * logit_bias, n, response_format json_object or on older models, min_p...) is dropped.
  *
  * Thinking: budget = reasoning.max_tokens, else effort ratio x max_tokens, at least 1024 and at
@@ -33,7 +35,7 @@
  */
 import { sentMaxTokens } from '../../gateway/chat/max-tokens.js';
 import { reasoningBudget, resolveReasoning } from '../../gateway/chat/reasoning.js';
-import type { ChatRequest } from '../../gateway/chat/types.js';
+import type { AnthropicDefinedTool, ChatRequest } from '../../gateway/chat/types.js';
 import { joinUrl } from '../shared/media.js';
 import { functionTools } from '../shared/tools.js';
 import type { UpstreamHttpRequest, UpstreamTarget } from '../types.js';
@@ -103,6 +105,25 @@ function inputSchema(parameters: Record<string, unknown> | undefined): Record<st
 }
 
 /**
+ * The custom tools with the Anthropic-defined ones put back, unchanged, where the client had
+ * them among the custom tools (`at`); one past the end goes last.
+ */
+function withDefinedTools(
+  custom: Record<string, unknown>[],
+  defined: readonly AnthropicDefinedTool[],
+): Record<string, unknown>[] {
+  if (defined.length === 0) return custom;
+  const out: Record<string, unknown>[] = [];
+  let next = 0;
+  custom.forEach((t, i) => {
+    while (next < defined.length && defined[next]!.at <= i) out.push(defined[next++]!.tool);
+    out.push(t);
+  });
+  while (next < defined.length) out.push(defined[next++]!.tool);
+  return out;
+}
+
+/**
  * With thinking on, Anthropic requires the last assistant turn, when it holds tool_use (a tool
  * loop) or ends the conversation (a prefill), to start with its thinking / redacted_thinking
  * blocks, as answered, and refuses the request otherwise (400 "Expected `thinking` or
@@ -160,16 +181,21 @@ export function buildAnthropicRequest(
 
   let toolChoice: Record<string, unknown> | undefined;
   const fns = functionTools(req);
-  if (fns.tools.length > 0) {
-    body.tools = fns.tools.map((t) => ({
+  // Non-enumerable, from the Anthropic ingress: its Anthropic-defined tools and a choice the chat
+  // request cannot say (types.ts).
+  const defined = req.anthropic_tools ?? [];
+  if (fns.tools.length > 0 || defined.length > 0) {
+    const custom = fns.tools.map((t) => ({
       name: t.function.name,
       ...(t.function.description ? { description: t.function.description } : {}),
       input_schema: inputSchema(t.function.parameters),
       // Non-enumerable, from the Anthropic ingress (CacheControl in types.ts).
       ...(t.cache_control ? { cache_control: t.cache_control } : {}),
     }));
+    body.tools = withDefinedTools(custom, defined);
     const tc = fns.choice;
-    if (tc === 'none') toolChoice = { type: 'none' };
+    if (req.anthropic_tool_choice) toolChoice = { ...req.anthropic_tool_choice };
+    else if (tc === 'none') toolChoice = { type: 'none' };
     else if (tc === 'required') toolChoice = { type: 'any' };
     else if (tc === 'tool') toolChoice = { type: 'tool', name: fns.name };
     else if (tc === 'auto' || req.parallel_tool_calls === false) toolChoice = { type: 'auto' };

@@ -9,7 +9,12 @@
  * cache_write_1h_tokens = the one-hour writes (`cache_creation.ephemeral_1h_input_tokens`, billed
  * at their own price; the rest are 5-minute writes). Anthropic does not report
  * thinking tokens separately, so reasoning_tokens is counted locally from the thinking text
- * (exactly up to 128 K characters, by a sample beyond: see tokens.ts).
+ * (exactly up to 128 K characters, by a sample beyond: see tokens.ts). `server_tool_use` (web
+ * searches and fetches run) is kept as it is.
+ *
+ * Server tool blocks (server_tool_use, web_search_tool_result, ...) have no canonical form: the
+ * text around them is the message's content, and the whole content rides hidden
+ * (`anthropic_content`) to the Anthropic ingress.
  */
 
 import { setHidden } from '../../gateway/chat/hidden.js';
@@ -39,6 +44,8 @@ export interface AnthropicUsage {
     ephemeral_5m_input_tokens?: number | null;
     ephemeral_1h_input_tokens?: number | null;
   } | null;
+  /** Server tool calls run for the answer (web searches and fetches). */
+  server_tool_use?: { web_search_requests?: number | null; web_fetch_requests?: number | null } | null;
 }
 
 export function mapStopReason(reason: string | null | undefined): FinishReason {
@@ -78,8 +85,24 @@ export function toChatUsage(u: AnthropicUsage, reasoningTokens?: number): ChatUs
   if (reasoningTokens !== undefined) {
     usage.completion_tokens_details = { reasoning_tokens: Math.min(reasoningTokens, completion) };
   }
+  const server = serverToolUse(u.server_tool_use);
+  if (server) usage.server_tool_use = server;
   return usage;
 }
+
+/** Anthropic's `server_tool_use` counts, those that are counts (null or absent: none reported). */
+function serverToolUse(s: AnthropicUsage['server_tool_use']): ChatUsage['server_tool_use'] {
+  if (!s || typeof s !== 'object') return undefined;
+  const out: NonNullable<ChatUsage['server_tool_use']> = {};
+  for (const k of ['web_search_requests', 'web_fetch_requests'] as const) {
+    const n = s[k];
+    if (typeof n === 'number' && Number.isFinite(n) && n >= 0) out[k] = n;
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+/** The content blocks an answer maps to canonical fields; any other is a server tool's. */
+const CANONICAL_BLOCKS = new Set(['text', 'thinking', 'redacted_thinking', 'tool_use']);
 
 /** Anthropic error types carry the meaning even when the status does not (stream errors have none). */
 const TYPE_STATUS: Record<string, number> = {
@@ -168,6 +191,10 @@ export function parseAnthropicResponse(status: number, body: string, headers: Up
   if (reasoning !== null) message.reasoning = reasoning;
   if (details.length > 0) message.reasoning_details = details;
   if (calls.length > 0) message.tool_calls = calls;
+  // Server tool blocks (server_tool_use, web_search_tool_result...): the whole content as given,
+  // hidden, for an Anthropic client to get them in place (AssistantMessage in types.ts).
+  if (parsed.content.some((b) => !CANONICAL_BLOCKS.has(b?.type)))
+    setHidden(message, 'anthropic_content', parsed.content);
   const choice: ChatChoice = {
     index: 0,
     message,

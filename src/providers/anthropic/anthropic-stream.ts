@@ -12,10 +12,16 @@
  *   stop reason as the native one, and the matched stop sequence) and the usage event are emitted
  *   at message_stop.
  * - `event: error` after the 200 -> an error event classified by its type (overloaded_error -> 529).
+ * - Blocks of server tools (server_tool_use, web_search_tool_result, ...) have no canonical form:
+ *   their start (the block as sent), deltas (input_json_delta) and stop go out as deltas that carry
+ *   only a hidden `anthropic_event` (types.ts), as do text blocks' citations_delta, for the
+ *   Anthropic ingress to write in place; other encoders leave them out.
  */
+import { setHidden } from '../../gateway/chat/hidden.js';
 import { SseDecoder } from '../../gateway/chat/sse.js';
 import { sampledTokens } from '../../gateway/chat/tokens.js';
 import type {
+  AnthropicBlockEvent,
   ChatDelta,
   ChatDeltaChoice,
   ChatStreamEvent,
@@ -38,6 +44,8 @@ export class AnthropicStreamDecoder implements StreamDecoder {
   private readonly sse: SseDecoder;
   private readonly toolIndex = new Map<number, number>();
   private readonly toolHasArgs = new Set<number>();
+  /** Upstream indexes of the server tool blocks (passed on as hidden events). */
+  private readonly native = new Set<number>();
   private nextTool = 0;
   private usage: AnthropicUsage = {};
   /** Thinking text so far: Anthropic does not report thinking tokens, so they are counted here. */
@@ -80,6 +88,11 @@ export class AnthropicStreamDecoder implements StreamDecoder {
     });
   }
 
+  /** A delta with nothing but a hidden block event (ChatDelta's `anthropic_event`). */
+  private event(out: ChatStreamEvent[], ev: AnthropicBlockEvent): void {
+    this.delta(out, setHidden({}, 'anthropic_event', ev));
+  }
+
   private handle(data: string, out: ChatStreamEvent[]): void {
     if (this.ended) return;
     let ev: any;
@@ -118,12 +131,17 @@ export class AnthropicStreamDecoder implements StreamDecoder {
               { type: 'reasoning.encrypted', data: b.data, format: ANTHROPIC_FORMAT, index: ev.index },
             ],
           });
+        } else if (typeof b.type === 'string' && b.type !== 'text' && b.type !== 'thinking') {
+          this.native.add(ev.index);
+          this.event(out, { type: 'start', index: ev.index, block: b });
         }
         break;
       }
       case 'content_block_delta': {
         const d = ev.delta ?? {};
-        if (d.type === 'text_delta') this.delta(out, { content: d.text });
+        if (this.native.has(ev.index) || d.type === 'citations_delta') {
+          if (typeof d.type === 'string') this.event(out, { type: 'delta', index: ev.index, delta: d });
+        } else if (d.type === 'text_delta') this.delta(out, { content: d.text });
         else if (d.type === 'input_json_delta') {
           const idx = this.toolIndex.get(ev.index);
           if (idx !== undefined && d.partial_json) {
@@ -147,6 +165,10 @@ export class AnthropicStreamDecoder implements StreamDecoder {
         break;
       }
       case 'content_block_stop': {
+        if (this.native.has(ev.index)) {
+          this.event(out, { type: 'stop', index: ev.index });
+          break;
+        }
         const idx = this.toolIndex.get(ev.index);
         if (idx !== undefined && !this.toolHasArgs.has(ev.index)) {
           this.delta(out, { tool_calls: [{ index: idx, function: { arguments: '{}' } }] });
@@ -206,6 +228,9 @@ export class AnthropicStreamDecoder implements StreamDecoder {
     ] as const) {
       if (typeof u[k] === 'number') this.usage[k] = u[k];
     }
+    // Cumulative too: the last reported wins.
+    if (u.server_tool_use && typeof u.server_tool_use === 'object')
+      this.usage.server_tool_use = u.server_tool_use;
     // The writes by TTL, in message_start and (cumulative) in message_delta: each count the last.
     const c = u.cache_creation;
     if (c && typeof c === 'object') {

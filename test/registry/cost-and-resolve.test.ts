@@ -84,6 +84,19 @@ describe('costOf', () => {
     expect(priced({})).toBe(1000 * 2);
   });
 
+  it("gives every registry Claude model Anthropic's web search price, billed per search", () => {
+    const claudes = defaultModels().filter((m) => m.id.startsWith('anthropic/'));
+    expect(claudes.length).toBeGreaterThan(0);
+    for (const m of claudes) {
+      expect(m.pricing.web_search, m.id).toBe('0.01');
+      // Three searches: 0.03 USD on top of the tokens, in micro-USD.
+      const tokens = costOf(m, { prompt_tokens: 10, completion_tokens: 0 });
+      expect(costOf(m, { prompt_tokens: 10, completion_tokens: 0, web_searches: 3 }) - tokens, m.id).toBe(
+        30_000,
+      );
+    }
+  });
+
   it('gives every registry Claude model a one-hour write price of twice its prompt price', () => {
     const claudes = defaultModels().filter((m) => m.id.startsWith('anthropic/'));
     expect(claudes.length).toBeGreaterThan(0);

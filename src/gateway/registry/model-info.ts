@@ -12,7 +12,8 @@ export type PriceKey =
   | 'input_cache_read'
   | 'input_cache_write'
   | 'input_cache_write_1h'
-  | 'internal_reasoning';
+  | 'internal_reasoning'
+  | 'web_search';
 
 export type Pricing = { prompt: string; completion: string; request: string; image: string } & Partial<
   Record<string, string>

@@ -22,7 +22,6 @@
  *   back, gets Google's documented dummy signature `skip_thought_signature_validator`; without it
  *   Gemini 3 answers 400 "Function call is missing a thought_signature in functionCall parts".
  */
-import { randomBytes } from 'node:crypto';
 import type { ChatMessage, ContentPart } from '../../gateway/chat/types.js';
 import { guessMediaType, mediaToFirstUserTurn, parseDataUrl } from '../shared/media.js';
 import { messageRefusal } from '../shared/refusal.js';
@@ -75,14 +74,13 @@ function textOf(content: ChatMessage['content']): string {
   return content.map((p) => (p.type === 'text' ? p.text : '')).join('');
 }
 
-/** The id given to a function call Gemini returned without one (`functionCall.id` is optional). */
-export const newCallId = () => `call_${randomBytes(12).toString('hex')}`;
+/** The shape of `newCallId`'s ids. */
 const MADE_ID = /^call_[0-9a-f]{24}$/;
 
 /**
  * Whether a tool call id goes back on `functionCall.id` / `functionResponse.id`: Gemini's own ids
- * do (it pairs a response with its call by id when present), ids the gateway made up when Gemini
- * gave none do not (Gemini never saw them; those calls are paired by name, as before).
+ * do (it pairs a response with its call by id when present), ids the gateway made up for calls
+ * that came without one do not (Gemini never saw them; those calls are paired by name, as before).
  */
 function sendableId(id: string | undefined): id is string {
   return typeof id === 'string' && id !== '' && !MADE_ID.test(id);

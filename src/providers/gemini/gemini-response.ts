@@ -21,8 +21,9 @@ import type {
 import { UpstreamError } from '../../gateway/errors.js';
 import { classifyFailure, excerpt, safeJson } from '../shared/classify-failure.js';
 import { parseDurationMs } from '../shared/retry-after.js';
+import { newCallId } from '../shared/tools.js';
 import type { UpstreamHeaders } from '../types.js';
-import { GEMINI_FORMAT, newCallId } from './gemini-contents.js';
+import { GEMINI_FORMAT } from './gemini-contents.js';
 
 export interface GeminiUsage {
   promptTokenCount?: number;

@@ -38,3 +38,120 @@ describe('OpenAI-format answers without choices are bad responses', () => {
     );
   });
 });
+
+describe('streamed tool calls leave the decoder with the index of their call', () => {
+  /** The tool-call deltas of a stream, as [index, id, arguments] per delta. */
+  const calls = (...chunks: object[][]) =>
+    decode(...chunks.map((tool_calls) => data({ choices: [{ index: 0, delta: { tool_calls } }] })))
+      .flatMap((ev) => (ev.type === 'delta' ? (ev.choices[0]!.delta.tool_calls ?? []) : []))
+      .map((t) => [t.index, t.id, t.function?.arguments]);
+  const start = (id: string, args = '', index?: number) => ({
+    ...(index === undefined ? {} : { index }),
+    id,
+    type: 'function',
+    function: { name: 'f', arguments: args },
+  });
+  const more = (args: string, index?: number) => ({
+    ...(index === undefined ? {} : { index }),
+    function: { arguments: args },
+  });
+
+  it('keeps the indexes of an OpenAI stream as they are, parallel calls included', () => {
+    expect(
+      calls([start('a', '', 0)], [more('{', 0)], [start('b', '', 1)], [more('}', 1)], [more('}', 0)]),
+    ).toEqual([
+      [0, 'a', ''],
+      [0, undefined, '{'],
+      [1, 'b', ''],
+      [1, undefined, '}'],
+      [0, undefined, '}'],
+    ]);
+  });
+
+  it('numbers calls without an index by their ids; fragments without either continue the last call', () => {
+    expect(calls([start('a')], [more('{}')], [start('b')], [more('{')], [more('}')])).toEqual([
+      [0, 'a', ''],
+      [0, undefined, '{}'],
+      [1, 'b', ''],
+      [1, undefined, '{'],
+      [1, undefined, '}'],
+    ]);
+  });
+
+  it('gives a new id at an index another call has the next index, in one chunk or in two', () => {
+    expect(calls([start('a', '{"x":1}', 0)], [start('b', '{"y":2}', 0)])).toEqual([
+      [0, 'a', '{"x":1}'],
+      [1, 'b', '{"y":2}'],
+    ]);
+    expect(calls([start('a', '{}', 0), start('b', '{}', 0), start('c', '{}', 0)]).map((c) => c[0])).toEqual([
+      0, 1, 2,
+    ]);
+  });
+
+  it('sends a fragment to the call its upstream index last started, or its id names', () => {
+    expect(
+      calls(
+        [start('a', '', 0)],
+        [start('b', '', 0)],
+        [more('{', 0)],
+        [{ index: 0, id: 'a', function: { arguments: 'A' } }],
+      ),
+    ).toEqual([
+      [0, 'a', ''],
+      [1, 'b', ''],
+      [1, undefined, '{'],
+      [0, 'a', 'A'],
+    ]);
+  });
+
+  it('without ids, upstream indexes are kept and a fragment without one continues the last call', () => {
+    expect(calls([more('{', 0)], [more('}', 0)], [more('{', 1)], [more('}')])).toEqual([
+      [0, undefined, '{'],
+      [0, undefined, '}'],
+      [1, undefined, '{'],
+      [1, undefined, '}'],
+    ]);
+  });
+
+  it('numbers the calls of each choice on their own', () => {
+    const evs = decode(
+      data({
+        choices: [
+          { index: 0, delta: { tool_calls: [start('a')] } },
+          { index: 1, delta: { tool_calls: [start('b')] } },
+        ],
+      }),
+    );
+    const d = evs[0]!.type === 'delta' ? evs[0]!.choices : [];
+    expect(d.map((c) => c.delta.tool_calls![0]!.index)).toEqual([0, 0]);
+  });
+});
+
+describe('non-streamed tool calls', () => {
+  it('a tool call without an id gets one; one with an id keeps it', () => {
+    const body = {
+      choices: [
+        {
+          index: 0,
+          finish_reason: 'tool_calls',
+          message: {
+            role: 'assistant',
+            content: null,
+            tool_calls: [
+              { type: 'function', function: { name: 'f', arguments: '{}' } },
+              { id: '', type: 'function', function: { name: 'g', arguments: '{}' } },
+              { id: 'call_up', type: 'function', function: { name: 'h', arguments: '{}' } },
+            ],
+          },
+        },
+      ],
+    };
+    const ids = parseOpenAiResponse(200, JSON.stringify(body), {}).choices[0]!.message.tool_calls!.map(
+      (t) => t.id,
+    );
+    expect(ids[0]).toMatch(/^call_[0-9a-f]{24}$/);
+    expect(ids[1]).toMatch(/^call_[0-9a-f]{24}$/);
+    expect(ids[0]).not.toBe(ids[1]);
+    expect(ids[2]).toBe('call_up');
+  });
+});

@@ -2,7 +2,9 @@
  * OpenAI-format answers -> canonical. The upstream JSON is parsed once and handed on as is (the
  * canonical result and chunk choices are OpenAI's own shapes); the only rewrite is the
  * `reasoning_content` alias (llama.cpp, older vLLM, DeepSeek) to `reasoning`, and the only
- * additions a choice's finish details (`finishDetails`).
+ * additions a choice's finish details (`finishDetails`), an id for a tool call that came without
+ * one, and in streams the `index` of a tool-call delta that had none or a clashing one
+ * (`ToolCallIndexes`).
  *
  * The non-stream result may still carry upstream fields such as id/model/created; the encoder
  * overwrites those it owns.
@@ -13,7 +15,9 @@ import { SseDecoder } from '../../gateway/chat/sse.js';
 import type { ChatChoice, ChatDeltaChoice, ChatResult, ChatStreamEvent } from '../../gateway/chat/types.js';
 import { UpstreamError } from '../../gateway/errors.js';
 import { classifyFailure, excerpt, safeJson } from '../shared/classify-failure.js';
+import { newCallId } from '../shared/tools.js';
 import type { StreamDecoder, UpstreamHeaders } from '../types.js';
+import { ToolCallIndexes } from './tool-call-indexes.js';
 
 interface OpenAiErrorBody {
   error?: { message?: string; type?: string; code?: string | number | null; param?: string | null } | string;
@@ -72,6 +76,11 @@ export function parseOpenAiResponse(status: number, body: string, headers: Upstr
       m.reasoning = m.reasoning_content;
       delete m.reasoning_content;
     }
+    // Clients answer a call by its id (tool_call_id, function_call_output.call_id): some servers
+    // (older Ollama, LM Studio) leave it out.
+    if (Array.isArray(m.tool_calls))
+      for (const t of m.tool_calls)
+        if (t && typeof t === 'object' && (typeof t.id !== 'string' || t.id === '')) t.id = newCallId();
     if (c.finish_reason === undefined) c.finish_reason = null;
     finishDetails(c);
   }
@@ -104,6 +113,8 @@ export class OpenAiStreamDecoder implements StreamDecoder {
   private finished = false;
   private done = false;
   private failed = false;
+  /** Per choice index, made at a choice's first tool-call delta. */
+  private tools?: Map<unknown, ToolCallIndexes>;
 
   /** @param maxEventBytes the largest single event; see `SseDecoder`. */
   constructor(maxEventBytes?: number) {
@@ -126,6 +137,16 @@ export class OpenAiStreamDecoder implements StreamDecoder {
       out.push({ type: 'error', error: new UpstreamError('connection', 'upstream stream ended early') });
     }
     return out;
+  }
+
+  private toolIndexes(choice: unknown): ToolCallIndexes {
+    this.tools ??= new Map();
+    let t = this.tools.get(choice);
+    if (!t) {
+      t = new ToolCallIndexes();
+      this.tools.set(choice, t);
+    }
+    return t;
   }
 
   private handle(data: string, out: ChatStreamEvent[]): void {
@@ -169,6 +190,7 @@ export class OpenAiStreamDecoder implements StreamDecoder {
           }
           // Clients (LangChain-JS) key tool-call parsing off a first delta with the role.
           if (!this.sawRole) d.role ??= 'assistant';
+          if (Array.isArray(d.tool_calls)) this.toolIndexes(c.index).apply(d.tool_calls);
         } else {
           c.delta = this.sawRole ? {} : { role: 'assistant' };
         }

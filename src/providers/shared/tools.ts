@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { ChatRequest, ToolCall, ToolDefinition } from '../../gateway/chat/types.js';
 
 /**
@@ -53,3 +54,9 @@ export function argumentsObject(args: unknown): Record<string, unknown> {
   if (v === undefined || v === null) return {};
   return typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : { value: v };
 }
+
+/**
+ * The id given to a tool call an upstream returned without one (Gemini's `functionCall.id` is
+ * optional; some OpenAI-compatible servers leave `id` out): clients answer a call by its id.
+ */
+export const newCallId = () => `call_${randomBytes(12).toString('hex')}`;

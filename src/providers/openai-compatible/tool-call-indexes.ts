@@ -1,0 +1,61 @@
+/**
+ * Gives every streamed tool-call delta of one choice the `index` of the call it belongs to.
+ *
+ * OpenAI numbers a choice's calls 0, 1, ... and sends the `id` on a call's first fragment only;
+ * clients (the openai SDK's stream helper, the Anthropic and Responses encoders) put fragments
+ * together by `index` alone. Some OpenAI-compatible servers send no `index` (older Ollama, LM
+ * Studio, some vLLM tool parsers), or one complete call per chunk each with index 0 and its own
+ * `id`: matched by index, two calls would become one. So:
+ * - an `id` not seen before starts a call, at the upstream's index unless another call has it,
+ *   else at the next free one;
+ * - a known `id` continues its call;
+ * - no `id`: the call the upstream last started at that index (else the call that has it), or,
+ *   without an index, the call of the previous delta; when there is no such call (a server that
+ *   sends no ids), it starts one.
+ * A stream with consistent indexes keeps them as they are.
+ */
+import type { ToolCallDelta } from '../../gateway/chat/types.js';
+
+export class ToolCallIndexes {
+  /** Our index of each call by id. */
+  private readonly byId = new Map<string, number>();
+  /** Our index of the call the upstream last started at each of its indexes. */
+  private readonly byUpstream = new Map<number, number>();
+  /** Indexes given so far (a call's index never moves). */
+  private readonly used = new Set<number>();
+  private next = 0;
+  /** The call the last delta belonged to (-1: none yet). */
+  private latest = -1;
+
+  /** Sets `index` on each delta (in place). */
+  apply(deltas: ToolCallDelta[]): void {
+    for (const t of deltas) {
+      if (t === null || typeof t !== 'object') continue;
+      const up: unknown = t.index;
+      const upIndex = typeof up === 'number' && Number.isInteger(up) && up >= 0 ? up : undefined;
+      const id = typeof t.id === 'string' && t.id !== '' ? t.id : undefined;
+      let index: number | undefined;
+      if (id !== undefined) {
+        index = this.byId.get(id);
+        if (index === undefined) {
+          index = this.start(upIndex);
+          this.byId.set(id, index);
+        }
+      } else if (upIndex !== undefined) {
+        index = this.byUpstream.get(upIndex) ?? (this.used.has(upIndex) ? upIndex : this.start(upIndex));
+      } else {
+        index = this.latest >= 0 ? this.latest : this.start(undefined);
+      }
+      this.latest = index;
+      if (t.index !== index) t.index = index;
+    }
+  }
+
+  private start(upIndex: number | undefined): number {
+    const index = upIndex !== undefined && !this.used.has(upIndex) ? upIndex : this.next;
+    this.used.add(index);
+    if (index >= this.next) this.next = index + 1;
+    if (upIndex !== undefined) this.byUpstream.set(upIndex, index);
+    return index;
+  }
+}

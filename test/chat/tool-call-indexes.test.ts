@@ -43,6 +43,17 @@ const STREAMS: Record<string, string[]> = {
     chunk({}, 'tool_calls'),
     usage,
   ]),
+  // No index and no type (the openai SDK's helper throws "tool call snapshot missing `type`").
+  'no-type': sse([
+    chunk({
+      role: 'assistant',
+      tool_calls: [{ id: 'c1', function: { name: 'get_weather', arguments: '' } }],
+    }),
+    chunk({ tool_calls: [{ function: { arguments: '{"location": "Paris, France"}' } }] }),
+    chunk({ tool_calls: [{ id: 'c2', function: { name: 'get_time', arguments: '{"tz":"Europe/Paris"}' } }] }),
+    chunk({}, 'tool_calls'),
+    usage,
+  ]),
   // OpenAI's own shape (recorded): indexes 0 and 1, the id on the first fragment only.
   openai: sseSteps(fixture('openai/tools-stream.sse')),
 };
@@ -56,6 +67,10 @@ const EXPECTED: Record<string, [string, string, string][]> = {
   'index-zero': [
     ['call_w1', 'get_weather', '{"location": "Paris, France"}'],
     ['call_t2', 'get_time', '{"tz":"Europe/Paris"}'],
+  ],
+  'no-type': [
+    ['c1', 'get_weather', '{"location": "Paris, France"}'],
+    ['c2', 'get_time', '{"tz":"Europe/Paris"}'],
   ],
   openai: [
     ['call_DdmO9pD3xa9XTPNJ32zg2hcA', 'get_weather', '{"location": "Paris, France"}'],

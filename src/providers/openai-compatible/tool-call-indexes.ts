@@ -34,6 +34,7 @@ export class ToolCallIndexes {
       const up: unknown = t.index;
       const upIndex = typeof up === 'number' && Number.isInteger(up) && up >= 0 ? up : undefined;
       const id = typeof t.id === 'string' && t.id !== '' ? t.id : undefined;
+      const calls = this.used.size;
       let index: number | undefined;
       if (id !== undefined) {
         index = this.byId.get(id);
@@ -46,6 +47,9 @@ export class ToolCallIndexes {
       } else {
         index = this.latest >= 0 ? this.latest : this.start(undefined);
       }
+      // A call's first delta names its type (the openai SDK's stream helper throws "tool call
+      // snapshot missing `type`" otherwise); some servers leave it out.
+      if (this.used.size !== calls && t.type === undefined) t.type = 'function';
       this.latest = index;
       if (t.index !== index) t.index = index;
     }

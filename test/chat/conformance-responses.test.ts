@@ -31,6 +31,24 @@ const lastText = (json: any): string => {
 const LONG = { ...oaCompletion('Once upon a', { prompt_tokens: 8, completion_tokens: 3 }) };
 LONG.choices = [{ ...LONG.choices[0]!, finish_reason: 'length' }];
 
+/** Codex's apply_patch input, with the newlines and quotes a JSON string escapes. */
+const PATCH = '*** Begin Patch\n*** Add File: hello.txt\n+say "hi"\n*** End Patch\n';
+/** A chat answer calling tools, as OpenAI sends it (the custom tool is a function upstream). */
+const toolAnswer = (calls: { id: string; name: string; arguments: string }[]) => {
+  const answer: any = oaCompletion('', { prompt_tokens: 30, completion_tokens: 20 });
+  answer.choices[0].message = {
+    role: 'assistant',
+    content: null,
+    tool_calls: calls.map(({ id, name, arguments: args }) => ({
+      id,
+      type: 'function',
+      function: { name, arguments: args },
+    })),
+  };
+  answer.choices[0].finish_reason = 'tool_calls';
+  return answer;
+};
+
 let up: FakeUpstream;
 let c: ChatGateway;
 
@@ -75,6 +93,36 @@ beforeAll(async () => {
         },
       };
     if (s === 'cut') return { sse: sseSteps(fixture('openai/error-after-200.sse')) };
+    if (s === 'patch raw')
+      return { json: toolAnswer([{ id: 'call_raw1', name: 'apply_patch', arguments: PATCH }]) };
+    if (s.startsWith('patch')) {
+      if (!stream)
+        return {
+          json: toolAnswer([
+            { id: 'call_patch1', name: 'apply_patch', arguments: JSON.stringify({ input: PATCH }) },
+          ]),
+        };
+      // The arguments in pieces, cut inside an escape, then a function call of the same answer.
+      const args = JSON.stringify({ input: PATCH });
+      const call = (index: number, fn: object, id?: string) =>
+        oaChunk({ tool_calls: [{ index, ...(id ? { id, type: 'function' } : {}), function: fn }] });
+      return {
+        sse: sse([
+          oaChunk({ role: 'assistant', content: null }),
+          call(0, { name: 'apply_patch', arguments: '' }, 'call_patch2'),
+          call(0, { arguments: args.slice(0, 20) }),
+          call(0, { arguments: args.slice(20, args.indexOf('\\n') + 1) }),
+          call(0, { arguments: args.slice(args.indexOf('\\n') + 1) }),
+          call(1, { name: 'get_weather', arguments: '{"location":"Oslo"}' }, 'call_w2'),
+          oaChunk({}, 'tool_calls'),
+          {
+            ...oaChunk({}),
+            choices: [],
+            usage: { prompt_tokens: 30, completion_tokens: 20, total_tokens: 50 },
+          },
+        ]),
+      };
+    }
     if (s === 'no call id') {
       // Some OpenAI-compatible servers send tool calls without an id.
       const answer: any = oaCompletion('', { prompt_tokens: 9, completion_tokens: 4 });
@@ -663,6 +711,197 @@ describe('openai SDK responses.stream', () => {
     expect(r.status).toBe('failed');
     expect(r.error).toEqual({ code: 'server_error', message: expect.any(String) });
     expect(r.output_text).toBe('Hel');
+  });
+});
+
+describe('custom (freeform) tools, as Codex sends apply_patch', () => {
+  const GRAMMAR = 'start: begin_patch hunk+ end_patch\nbegin_patch: "*** Begin Patch" LF\n';
+  const APPLY_PATCH = {
+    type: 'custom' as const,
+    name: 'apply_patch',
+    description: 'Use the `apply_patch` tool to edit files.',
+    format: { type: 'grammar' as const, syntax: 'lark' as const, definition: GRAMMAR },
+  };
+  const INPUT_SCHEMA = {
+    type: 'object',
+    properties: { input: { type: 'string' } },
+    required: ['input'],
+    additionalProperties: false,
+  };
+
+  it('sends a custom tool as a function taking {input} and answers its call with a custom_tool_call item', async () => {
+    const input: OpenAI.Responses.ResponseInput = [{ role: 'user', content: 'patch: add hello.txt' }];
+    const r = await client().responses.create({ model: 'acme/gpt', input, tools: [WEATHER, APPLY_PATCH] });
+    expect(sentChat().tools).toEqual([
+      {
+        type: 'function',
+        function: {
+          name: 'get_weather',
+          description: 'Weather of a place',
+          parameters: WEATHER.parameters,
+          strict: false,
+        },
+      },
+      {
+        type: 'function',
+        function: {
+          name: 'apply_patch',
+          description: `Use the \`apply_patch\` tool to edit files.\n\nInput: free text following this lark grammar:\n${GRAMMAR}`,
+          parameters: INPUT_SCHEMA,
+        },
+      },
+    ]);
+    expect(r.status).toBe('completed');
+    expect(r.output).toEqual([
+      {
+        id: expect.stringMatching(/^ctc_/),
+        type: 'custom_tool_call',
+        status: 'completed',
+        call_id: 'call_patch1',
+        name: 'apply_patch',
+        input: PATCH,
+      },
+    ]);
+    expect(r.tools).toEqual([WEATHER, APPLY_PATCH]);
+
+    // The call and its output go back as the assistant's tool call and a tool message.
+    await client().responses.create({
+      model: 'acme/gpt',
+      input: [
+        ...input,
+        ...(r.output as OpenAI.Responses.ResponseInputItem[]),
+        { type: 'custom_tool_call_output', call_id: 'call_patch1', output: 'Success. Updated hello.txt' },
+      ],
+      tools: [WEATHER, APPLY_PATCH],
+    });
+    expect(sentChat().messages).toEqual([
+      { role: 'user', content: 'patch: add hello.txt' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          {
+            id: 'call_patch1',
+            type: 'function',
+            function: { name: 'apply_patch', arguments: JSON.stringify({ input: PATCH }) },
+          },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'call_patch1', content: 'Success. Updated hello.txt' },
+    ]);
+  });
+
+  it('takes arguments that are not {"input": ...} as the input itself', async () => {
+    const r = await client().responses.create({
+      model: 'acme/gpt',
+      input: 'patch raw',
+      tools: [APPLY_PATCH],
+    });
+    expect(r.output).toEqual([expect.objectContaining({ type: 'custom_tool_call', input: PATCH })]);
+  });
+
+  it('maps tool_choice {type: "custom", name} to the function, and adds no note for a text format', async () => {
+    const plain = { type: 'custom' as const, name: 'notes', format: { type: 'text' as const } };
+    const r = await client().responses.create({
+      model: 'acme/gpt',
+      input: 'patch: now',
+      tools: [APPLY_PATCH, plain],
+      tool_choice: { type: 'custom', name: 'apply_patch' },
+    });
+    expect(sentChat().tool_choice).toEqual({ type: 'function', function: { name: 'apply_patch' } });
+    expect(sentChat().tools[1]).toEqual({
+      type: 'function',
+      function: { name: 'notes', parameters: INPUT_SCHEMA },
+    });
+    expect(r.tool_choice).toEqual({ type: 'custom', name: 'apply_patch' });
+  });
+
+  it('cuts a long grammar in the description', async () => {
+    const long = { ...APPLY_PATCH, format: { ...APPLY_PATCH.format, definition: 'x'.repeat(20_000) } };
+    await client().responses.create({ model: 'acme/gpt', input: 'patch: long', tools: [long] });
+    const description: string = sentChat().tools[0].function.description;
+    expect(description.length).toBeLessThan(9000);
+    expect(description).toMatch(/x\n\.\.\. \(grammar truncated\)$/);
+  });
+
+  it('refuses a custom tool whose name another tool has', async () => {
+    const err = await client()
+      .responses.create({
+        model: 'acme/gpt',
+        input: 'hi',
+        tools: [APPLY_PATCH, { ...WEATHER, name: 'apply_patch' }],
+      })
+      .catch((e) => e);
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(err.error).toMatchObject({ param: 'tools.1.name' });
+  });
+
+  it('streams a custom_tool_call with its input events, beside a function call, and finalResponse() has both', async () => {
+    const input: OpenAI.Responses.ResponseInput = [{ role: 'user', content: 'patch: streamed' }];
+    const stream = client().responses.stream({ model: 'acme/gpt', input, tools: [WEATHER, APPLY_PATCH] });
+    const deltas: string[] = [];
+    const events: OpenAI.Responses.ResponseStreamEvent[] = [];
+    stream.on('response.custom_tool_call_input.delta', (e) => deltas.push(e.delta));
+    for await (const e of stream) events.push(e);
+    const r = await stream.finalResponse();
+    expect(deltas.join('')).toBe(PATCH);
+    expect(events.map((e) => e.type)).toEqual([
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      'response.output_item.added',
+      'response.function_call_arguments.delta',
+      'response.custom_tool_call_input.delta',
+      'response.custom_tool_call_input.done',
+      'response.output_item.done',
+      'response.function_call_arguments.done',
+      'response.output_item.done',
+      'response.completed',
+    ]);
+    const added = events[2] as OpenAI.Responses.ResponseOutputItemAddedEvent;
+    expect(added.item).toMatchObject({
+      type: 'custom_tool_call',
+      call_id: 'call_patch2',
+      name: 'apply_patch',
+      input: '',
+    });
+    const done = events[6] as OpenAI.Responses.ResponseCustomToolCallInputDoneEvent;
+    expect(done).toMatchObject({ item_id: added.item.id, output_index: 0, input: PATCH });
+    expect(r.output).toEqual([
+      {
+        id: added.item.id,
+        type: 'custom_tool_call',
+        status: 'completed',
+        call_id: 'call_patch2',
+        name: 'apply_patch',
+        input: PATCH,
+      },
+      expect.objectContaining({
+        type: 'function_call',
+        call_id: 'call_w2',
+        arguments: '{"location":"Oslo"}',
+      }),
+    ]);
+
+    await client().responses.create({
+      model: 'acme/gpt',
+      input: [
+        ...input,
+        ...(r.output as OpenAI.Responses.ResponseInputItem[]),
+        { type: 'custom_tool_call_output', call_id: 'call_patch2', output: 'Done' },
+        { type: 'function_call_output', call_id: 'call_w2', output: 'sunny' },
+      ],
+      tools: [WEATHER, APPLY_PATCH],
+    });
+    const [, assistant, ...tools] = sentChat().messages;
+    expect(assistant.tool_calls.map((t: any) => t.function)).toEqual([
+      { name: 'apply_patch', arguments: JSON.stringify({ input: PATCH }) },
+      { name: 'get_weather', arguments: '{"location":"Oslo"}' },
+    ]);
+    expect(tools).toEqual([
+      { role: 'tool', tool_call_id: 'call_patch2', content: 'Done' },
+      { role: 'tool', tool_call_id: 'call_w2', content: 'sunny' },
+    ]);
   });
 });
 

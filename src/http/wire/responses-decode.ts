@@ -8,11 +8,14 @@
  *   / developer / assistant, content a string or parts (`input_text`, `input_image` by URL,
  *   `input_file` by data or URL; `output_text` and `refusal` for the assistant's);
  *   `function_call` -> the assistant's `tool_calls` (call_id as the id); `function_call_output`
- *   -> a `tool` message; `reasoning` -> the assistant's `reasoning` (summary text) and, from an
- *   `encrypted_content` this gateway wrote, its `reasoning_details` back as they were.
+ *   -> a `tool` message; `custom_tool_call` / `custom_tool_call_output` the same, the call's
+ *   `input` as the arguments `{"input": ...}`; `reasoning` -> the assistant's `reasoning`
+ *   (summary text) and, from an `encrypted_content` this gateway wrote, its `reasoning_details`
+ *   back as they were.
  *   Consecutive assistant-side items (reasoning, assistant message, function calls) make one
  *   assistant message, as the chat form has them.
- * - `tools` (function tools only) -> functions; `tool_choice` -> the chat form;
+ * - `tools`: function tools -> functions; freeform `custom` tools -> functions taking
+ *   `{input: string}` (customFunction); `tool_choice` -> the chat form (custom as function);
  *   `max_output_tokens` -> `max_tokens`; `reasoning.effort` -> `reasoning.effort`;
  *   `text.format` -> `response_format`; `text.verbosity` -> `verbosity`.
  */
@@ -100,12 +103,30 @@ export function decodeResponsesRequest(body: ResponsesRequestBody): ChatRequest 
     req.response_format = { type: 'json_schema', json_schema: json_schema as never };
   }
   const tools = (body.tools ?? []).map(functionTool);
+  // The answer tells a custom tool's calls by its name: no other tool may have it.
+  const custom = customToolNames(body);
+  const names = new Set<string>();
+  tools.forEach((t, i) => {
+    if (names.has(t.function.name) && custom.has(t.function.name))
+      throw badRequest(
+        `tools.${i}.name: "${t.function.name}" names another tool too; a custom tool's name must be its own`,
+        `tools.${i}.name`,
+      );
+    names.add(t.function.name);
+  });
   if (tools.length > 0) {
     req.tools = tools;
     if (body.parallel_tool_calls !== undefined) req.parallel_tool_calls = body.parallel_tool_calls;
   }
   toolChoice(body.tool_choice, tools.length > 0, req);
   return req;
+}
+
+/** The names of the request's freeform `custom` tools (functions upstream, custom in the answer). */
+export function customToolNames(body: ResponsesRequestBody): Set<string> {
+  const names = new Set<string>();
+  for (const t of body.tools ?? []) if (t?.type === 'custom' && typeof t.name === 'string') names.add(t.name);
+  return names;
 }
 
 function inputItems(items: Item[], out: ChatMessage[]): void {
@@ -144,22 +165,28 @@ function inputItems(items: Item[], out: ChatMessage[]): void {
         out.push({ role: item.role, content: userContent(item.content, `${at}.content`) });
         return;
       }
-      case 'function_call': {
+      case 'function_call':
+      case 'custom_tool_call': {
         if (typeof item.call_id !== 'string' || typeof item.name !== 'string')
-          throw badRequest(`${at}: function_call needs a call_id and a name`, at);
+          throw badRequest(`${at}: ${type} needs a call_id and a name`, at);
+        // A custom tool is a function taking {input} upstream (customFunction): its call is that.
+        const args =
+          type === 'custom_tool_call'
+            ? JSON.stringify({ input: typeof item.input === 'string' ? item.input : '' })
+            : typeof item.arguments === 'string'
+              ? item.arguments
+              : '{}';
         const call: ToolCall = {
           id: item.call_id,
           type: 'function',
-          function: {
-            name: item.name,
-            arguments: typeof item.arguments === 'string' ? item.arguments : '{}',
-          },
+          function: { name: item.name, arguments: args },
         };
         const m = assistant();
         m.tool_calls = [...(m.tool_calls ?? []), call];
         return;
       }
-      case 'function_call_output': {
+      case 'function_call_output':
+      case 'custom_tool_call_output': {
         if (typeof item.call_id !== 'string') throw badRequest(`${at}.call_id: is required`, `${at}.call_id`);
         endTurn();
         const content =
@@ -252,15 +279,51 @@ function unsupportedPart(p: Item | undefined, at: string) {
   return badRequest(`${at}.type: content part type "${type}" is not supported here`, `${at}.type`);
 }
 
+/** How much of a custom tool's grammar goes into the function's description. */
+const GRAMMAR_MAX = 8000;
+
+/** The parameters of the function a custom tool becomes: its free-text input as one string. */
+const customParameters = () => ({
+  type: 'object',
+  properties: { input: { type: 'string' } },
+  required: ['input'],
+  additionalProperties: false,
+});
+
+/**
+ * A freeform `custom` tool (Codex's apply_patch) -> a function taking `{input: string}`, as chat
+ * upstreams have no freeform tools. Its grammar, which no upstream enforces then, is told to the
+ * model in the description. The answer turns calls of it back into `custom_tool_call` items.
+ */
+function customFunction(t: Item, at: string): ToolDefinition {
+  const fn: ToolDefinition['function'] = { name: t.name, parameters: customParameters() };
+  const notes: string[] = [];
+  if (typeof t.description === 'string' && t.description) notes.push(t.description);
+  const format = t.format;
+  if (format != null && format.type === 'grammar') {
+    if (typeof format.definition !== 'string' || typeof format.syntax !== 'string')
+      throw badRequest(`${at}.format: a grammar needs a syntax and a definition`, `${at}.format`);
+    const definition =
+      format.definition.length > GRAMMAR_MAX
+        ? `${format.definition.slice(0, GRAMMAR_MAX)}\n... (grammar truncated)`
+        : format.definition;
+    notes.push(`Input: free text following this ${format.syntax} grammar:\n${definition}`);
+  } else if (format != null && format.type !== 'text')
+    throw badRequest(`${at}.format.type: must be text or grammar`, `${at}.format.type`);
+  if (notes.length > 0) fn.description = notes.join('\n\n');
+  return { type: 'function', function: fn };
+}
+
 function functionTool(t: Item, i: number): ToolDefinition {
   const at = `tools.${i}`;
-  if (t.type !== 'function')
+  if (t.type !== 'function' && t.type !== 'custom')
     throw badRequest(
-      `${at}.type: built-in tool "${t.type}" is not supported by this gateway; only function tools are`,
+      `${at}.type: built-in tool "${t.type}" is not supported by this gateway; only function and custom tools are`,
       `${at}.type`,
     );
   if (typeof t.name !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(t.name))
     throw badRequest(`${at}.name: must be 1 to 64 letters, digits, _ or -`, `${at}.name`);
+  if (t.type === 'custom') return customFunction(t, at);
   const fn: ToolDefinition['function'] = { name: t.name };
   if (typeof t.description === 'string') fn.description = t.description;
   if (t.parameters && typeof t.parameters === 'object') fn.parameters = t.parameters;
@@ -276,12 +339,13 @@ function toolChoice(tc: ResponsesRequestBody['tool_choice'], hasTools: boolean, 
     req.tool_choice = tc as 'none' | 'auto' | 'required';
     return;
   }
-  if (tc.type === 'function' && typeof tc.name === 'string') {
+  // A custom tool is a function upstream (customFunction).
+  if ((tc.type === 'function' || tc.type === 'custom') && typeof tc.name === 'string') {
     req.tool_choice = { type: 'function', function: { name: tc.name } };
     return;
   }
   throw badRequest(
-    `tool_choice: type "${tc.type}" is not supported by this gateway; use auto, none, required or {type: "function", name}`,
+    `tool_choice: type "${tc.type}" is not supported by this gateway; use auto, none, required, {type: "function", name} or {type: "custom", name}`,
     'tool_choice',
   );
 }

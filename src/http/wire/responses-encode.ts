@@ -5,7 +5,8 @@
  * - output: a `reasoning` item when the model reasoned (its text as one `summary_text`; with
  *   `include: ["reasoning.encrypted_content"]` the canonical `reasoning_details` wrapped in
  *   `encrypted_content`, responses-reasoning.ts), a `message` item with one `output_text` part
- *   (a refusal's text too), then one `function_call` item per tool call (the call id as `call_id`).
+ *   (a refusal's text too), then one `function_call` item per tool call (the call id as `call_id`),
+ *   or a `custom_tool_call` item (its `input` out of the arguments) for a call of a custom tool.
  * - status: `completed`; `incomplete` with `incomplete_details.reason` `max_output_tokens` (finish
  *   reason length) or `content_filter`; `failed` with `error` when a stream failed mid-way.
  * - usage: input_tokens counts cached tokens too (OpenAI's meaning), with `cached_tokens` and
@@ -16,7 +17,7 @@
  */
 import type { ChatResult, ChatUsage, FinishReason } from '../../gateway/chat/types.js';
 import type { GatewayError } from '../../gateway/errors.js';
-import type { ResponsesRequestBody } from './responses-decode.js';
+import { customToolNames, type ResponsesRequestBody } from './responses-decode.js';
 import { wrapReasoning } from './responses-reasoning.js';
 
 export type Obj = Record<string, unknown>;
@@ -26,6 +27,8 @@ export interface ResponsesEcho {
   fields: Obj;
   /** `include` asked for `reasoning.encrypted_content`. */
   encryptedReasoning: boolean;
+  /** The request's `custom` tools: a call of one is a `custom_tool_call` item. */
+  customTools: ReadonlySet<string>;
 }
 
 export function responsesEcho(body: ResponsesRequestBody): ResponsesEcho {
@@ -51,7 +54,11 @@ export function responsesEcho(body: ResponsesRequestBody): ResponsesEcho {
   };
   if (body.user !== undefined) fields.user = body.user;
   if (body.safety_identifier !== undefined) fields.safety_identifier = body.safety_identifier;
-  return { fields, encryptedReasoning: body.include?.includes('reasoning.encrypted_content') === true };
+  return {
+    fields,
+    encryptedReasoning: body.include?.includes('reasoning.encrypted_content') === true,
+    customTools: customToolNames(body),
+  };
 }
 
 export function responsesUsage(u: ChatUsage | undefined): Obj | null {
@@ -124,6 +131,20 @@ export const itemId = (head: ResponseHead, prefix: string, n: number) => `${pref
 
 export const textPart = (text: string) => ({ type: 'output_text', text, annotations: [], logprobs: [] });
 
+/**
+ * A custom tool's input out of its function call's arguments: the `input` string of
+ * `{"input": ...}`, as the function was declared (responses-decode.ts customFunction); arguments
+ * that are not that are the input as they are.
+ */
+export function customInput(args: string): string {
+  try {
+    const parsed: unknown = JSON.parse(args);
+    const input = (parsed as { input?: unknown } | null)?.input;
+    if (typeof parsed === 'object' && !Array.isArray(parsed) && typeof input === 'string') return input;
+  } catch {}
+  return args;
+}
+
 export function encodeResponse(head: ResponseHead, result: ChatResult, usage: ChatUsage | undefined): string {
   const choice = result.choices[0];
   const m = choice?.message;
@@ -150,16 +171,19 @@ export function encodeResponse(head: ResponseHead, result: ChatResult, usage: Ch
         content: [textPart(text)],
       });
     for (const call of m.tool_calls ?? []) {
-      const id = itemId(head, 'fc', output.length);
-      output.push({
+      const custom = head.echo.customTools.has(call.function.name);
+      const id = itemId(head, custom ? 'ctc' : 'fc', output.length);
+      const item: Obj = {
         id,
-        type: 'function_call',
+        type: custom ? 'custom_tool_call' : 'function_call',
         status: 'completed',
         // As in streams: an upstream that gave no id still gets the call a call_id to answer.
-        call_id: call.id || `call_${id.slice(3)}`,
+        call_id: call.id || `call_${id.slice(id.indexOf('_') + 1)}`,
         name: call.function.name,
-        arguments: call.function.arguments,
-      });
+      };
+      if (custom) item.input = customInput(call.function.arguments);
+      else item.arguments = call.function.arguments;
+      output.push(item);
     }
   }
   return JSON.stringify(responseObject(head, { status, incomplete_details }, output, responsesUsage(usage)));

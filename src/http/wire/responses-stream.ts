@@ -1,13 +1,15 @@
 /**
  * A canonical stream -> OpenAI Responses stream events (the `openai` SDK's ResponseStreamEvent):
  * response.created, response.in_progress, then per item output_item.added, its content_part /
- * reasoning_summary_part, deltas, their .done events and output_item.done, and last
+ * reasoning_summary_part, deltas, their .done events and output_item.done (a custom tool's call:
+ * its whole input as one custom_tool_call_input.delta when the call closes), and last
  * response.completed (or .incomplete / .failed) with the whole Response; every event has an
  * `event:` line and an increasing `sequence_number`. Shapes as in responses-encode.ts.
  */
 import type { ChatDeltaChoice, ChatUsage, FinishReason } from '../../gateway/chat/types.js';
 import type { GatewayError } from '../../gateway/errors.js';
 import {
+  customInput,
   errorCode,
   finishStatus,
   itemId,
@@ -108,8 +110,19 @@ export class ResponsesStreamEncoder {
     let out = '';
     for (const c of this.calls.values()) {
       const args = c.text.join('');
-      c.item.arguments = args;
       c.item.status = status;
+      if (c.item.type === 'custom_tool_call') {
+        // The input is known once the arguments are whole (the string inside {"input": ...}): it
+        // comes as one delta, then done.
+        const input = customInput(args);
+        c.item.input = input;
+        const at = { item_id: c.item.id, output_index: c.index };
+        if (input) out += this.event('response.custom_tool_call_input.delta', { ...at, delta: input });
+        out += this.event('response.custom_tool_call_input.done', { ...at, input });
+        out += this.done(c);
+        continue;
+      }
+      c.item.arguments = args;
       out += this.event('response.function_call_arguments.done', {
         item_id: c.item.id,
         output_index: c.index,
@@ -187,22 +200,24 @@ export class ResponsesStreamEncoder {
         out += this.closeReasoning('completed') + this.closeMessage('completed');
         let call = this.calls.get(t.index);
         if (!call) {
-          const id = itemId(this.head, 'fc', this.output.length);
+          const name = t.function?.name ?? '';
+          const custom = this.head.echo.customTools.has(name);
+          const id = itemId(this.head, custom ? 'ctc' : 'fc', this.output.length);
           const added = this.add({
             id,
-            type: 'function_call',
+            type: custom ? 'custom_tool_call' : 'function_call',
             status: 'in_progress',
-            call_id: t.id || `call_${id.slice(3)}`,
-            name: t.function?.name ?? '',
-            arguments: '',
+            call_id: t.id || `call_${id.slice(id.indexOf('_') + 1)}`,
+            name,
+            ...(custom ? { input: '' } : { arguments: '' }),
           });
           out += added.out;
           call = added.open;
           this.calls.set(t.index, call);
         }
         const args = t.function?.arguments;
-        if (args) {
-          call.text.push(args);
+        if (args) call.text.push(args);
+        if (args && call.item.type === 'function_call') {
           out += this.event('response.function_call_arguments.delta', {
             item_id: call.item.id,
             output_index: call.index,

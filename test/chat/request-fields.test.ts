@@ -250,6 +250,21 @@ describe('OpenAI and OpenRouter fields with documented ranges', () => {
       },
       'messages.0.content.1.image_url.detail',
     ]),
+    ...(['format', 'data'] as const).map((field): [string, Record<string, unknown>, string] => [
+      `input_audio ${field} empty`,
+      {
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'x' },
+              { type: 'input_audio', input_audio: { data: 'UklGRg==', format: 'wav', [field]: '' } },
+            ],
+          },
+        ],
+      },
+      `messages.0.content.1.input_audio.${field}`,
+    ]),
   ];
 
   it('out of range: a 400 naming the field, sent nowhere', async () => {
@@ -279,6 +294,18 @@ describe('OpenAI and OpenRouter fields with documented ranges', () => {
     const cached = [{ type: 'text', text: 'x', cache_control: { type: 'ephemeral', ttl: '1h' } }];
     const withCache = await sentFor({ model: 't/an', messages: [{ role: 'user', content: cached }] });
     expect(withCache.sent.messages[0].content).toEqual(cached);
+  });
+
+  it('input_audio format: any non-empty name (OpenRouter lists many) reaches an OpenAI-compatible upstream as sent', async () => {
+    const content = [
+      { type: 'text', text: 'x' },
+      ...['wav', 'flac', 'pcm16'].map((format) => ({
+        type: 'input_audio',
+        input_audio: { data: 'UklGRg==', format },
+      })),
+    ];
+    const { sent } = await sentFor({ model: 't/oa', messages: [{ role: 'user', content }] });
+    expect(sent.messages[0].content).toEqual(content);
   });
 
   it("image_url detail: OpenAI's levels and OpenRouter's original reach an OpenAI-compatible upstream as sent", async () => {

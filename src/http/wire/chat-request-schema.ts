@@ -44,10 +44,17 @@ const ImagePart = Type.Object(
   },
   { additionalProperties: true },
 );
+/**
+ * `format` stays open (OpenRouter lists wav, mp3, aiff, aac, ogg, flac, m4a, pcm16, pcm24; upstreams
+ * add more) but not empty: Gemini gets it as the MIME type `audio/<format>`.
+ */
 const AudioPart = Type.Object(
   {
     type: Type.Literal('input_audio'),
-    input_audio: Type.Object({ data: Type.String(), format: Type.String() }, { additionalProperties: true }),
+    input_audio: Type.Object(
+      { data: Type.String({ minLength: 1 }), format: Type.String({ minLength: 1 }) },
+      { additionalProperties: true },
+    ),
   },
   { additionalProperties: true },
 );

@@ -958,6 +958,48 @@ describe('refusals', () => {
     }
   });
 
+  it('refuses input items with a field of the wrong type or empty, naming it, and sends nothing', async () => {
+    const user = { role: 'user', content: 'weather?' };
+    const fc = { type: 'function_call', call_id: 'call_1', name: 'get_weather', arguments: '{}' };
+    const cases: [object[], string, RegExp][] = [
+      [[user, { ...fc, arguments: { location: 'Oslo' } }], 'input.1.arguments', /must be string/],
+      [[user, { ...fc, arguments: undefined }], 'input.1.arguments', /is required/],
+      [[user, { ...fc, name: '' }], 'input.1.name', /must NOT have fewer than 1 characters/],
+      [[user, { ...fc, call_id: 7 }], 'input.1.call_id', /must be string/],
+      [
+        [{ role: 'user', content: [{ type: 'input_text', text: { value: 'hi' } }] }],
+        'input.0.content.0.text',
+        /must be string/,
+      ],
+      [[{ role: 'user', content: [{ type: 'input_text' }] }], 'input.0.content.0.text', /is required/],
+      [
+        [user, { role: 'assistant', content: [{ type: 'output_text', text: 42 }] }],
+        'input.1.content.0.text',
+        /must be string/,
+      ],
+      [
+        [
+          user,
+          fc,
+          { type: 'function_call_output', call_id: 'call_1', output: [{ type: 'input_text', text: 1 }] },
+        ],
+        'input.2.output.0.text',
+        /must be string/,
+      ],
+    ];
+    const before = up.requests.length;
+    for (const [input, param, message] of cases) {
+      const r = await c.gw.call('POST', '/v1/responses', {
+        token: c.key,
+        body: { model: 'acme/gpt', input },
+      });
+      expect(r.status, param).toBe(400);
+      expect(r.body.error, param).toMatchObject({ code: 400, type: 'invalid_request_error', param });
+      expect(r.body.error.message, param).toMatch(new RegExp(`^${param}: ${message.source}`));
+    }
+    expect(up.requests.length).toBe(before);
+  });
+
   it('names max_output_tokens, the field sent, when the limit is refused', async () => {
     const err = await client()
       .responses.create({ model: 'acme/gpt', input: 'hi', max_output_tokens: 1_000_000 })

@@ -221,7 +221,8 @@ function assistantText(content: unknown, at: string): string {
   if (!Array.isArray(content)) throw badRequest(`${at}: must be a string or an array of parts`, at);
   return content
     .map((p: Item, j) => {
-      if (p?.type === 'output_text' || p?.type === 'input_text') return String(p.text ?? '');
+      // A string (the schema's InputItem).
+      if (p?.type === 'output_text' || p?.type === 'input_text') return p.text as string;
       if (p?.type === 'refusal') return String(p.refusal ?? '');
       throw unsupportedPart(p, `${at}.${j}`);
     })
@@ -238,7 +239,7 @@ function userContent(content: unknown, at: string): string | ContentPart[] {
     const where = `${at}.${j}`;
     switch (p?.type) {
       case 'input_text':
-        return { type: 'text', text: String(p.text ?? '') };
+        return { type: 'text', text: p.text };
       case 'input_image': {
         if (typeof p.image_url !== 'string' || p.image_url === '')
           throw badRequest(

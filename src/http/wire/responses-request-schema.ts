@@ -5,8 +5,9 @@ import { ChatRequestSchema, nullMeansAbsent } from './chat-request-schema.js';
 /**
  * JSON Schema of `POST /v1/responses` (OpenAI's `ResponseCreateParams`, the `openai` SDK's
  * resources/responses types): the top-level fields and their ranges, so a mistake is a 400 naming
- * the field. Input items, tools and tool_choice are checked by the decoder (`responses-decode.ts`),
- * which names what it cannot translate (a built-in tool, an item type). Fields that need stored
+ * the field, and the fields of input items that have one type only (InputItem). The rest of the
+ * input items, tools and tool_choice are checked by the decoder (`responses-decode.ts`), which
+ * names what it cannot translate (a built-in tool, an item type). Fields that need stored
  * state (`previous_response_id`, `conversation`, `background`) pass the schema and are refused by
  * the decoder with a message that says why. Unknown fields are accepted (the SDKs send newer ones)
  * and ignored. `null` means "not given", as OpenAI's types declare (`instructions: null`).
@@ -32,10 +33,42 @@ const Format = Type.Unsafe<Record<string, unknown>>({
   else: { required: ['name', 'schema'] },
 });
 
+/**
+ * Text parts of a message's `content` (and of a `function_call_output`'s `output`): OpenAI's
+ * `input_text` and `output_text` carry `text` as a string. A part of another type, or no array,
+ * is left to the decoder. (if/else, as above: no `then` key.)
+ */
+const TEXT_PARTS = ['input_text', 'output_text'];
+const Parts = {
+  items: {
+    if: { properties: { type: { not: { enum: TEXT_PARTS } } } },
+    else: { required: ['text'], properties: { text: { type: 'string' } } },
+  },
+};
+/**
+ * An input item. The decoder reads its type and role; here are the fields it would otherwise have
+ * to guess at: a `function_call` replayed from an earlier answer has its `call_id`, a `name` (as a
+ * chat tool call's, 1 to 64 characters) and its `arguments` as a string of JSON, as OpenAI's
+ * `ResponseFunctionToolCall` has them. Each mistake is a 400 naming the field (`input.3.arguments`).
+ */
+const InputItem = Type.Unsafe<Record<string, unknown>>({
+  ...Obj({}),
+  properties: { content: Parts, output: Parts },
+  if: { properties: { type: { not: { const: 'function_call' } } } },
+  else: {
+    required: ['call_id', 'name', 'arguments'],
+    properties: {
+      call_id: { type: 'string' },
+      name: { type: 'string', minLength: 1, maxLength: 64 },
+      arguments: { type: 'string' },
+    },
+  },
+});
+
 export const ResponsesRequestSchema = prepareBody(
   Obj({
     model: Chat.model,
-    input: Opt(Type.Union([Type.String(), Type.Array(Obj({}))])),
+    input: Opt(Type.Union([Type.String(), Type.Array(InputItem)])),
     instructions: Opt(Type.String()),
     tools: Opt(Type.Array(Obj({ type: Type.String() }), { maxItems: 512 })),
     tool_choice: Opt(Type.Union([StrEnum(['none', 'auto', 'required']), Obj({ type: Type.String() })])),

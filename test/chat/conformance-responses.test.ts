@@ -92,6 +92,24 @@ beforeAll(async () => {
           },
         },
       };
+    if (s === 'long calls') {
+      // Cut by the length limit in the second call's arguments.
+      const answer: any = oaCompletion('', { prompt_tokens: 9, completion_tokens: 20 });
+      answer.choices[0].message = {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          {
+            id: 'call_a',
+            type: 'function',
+            function: { name: 'get_weather', arguments: '{"location":"Oslo"}' },
+          },
+          { id: 'call_b', type: 'function', function: { name: 'get_weather', arguments: '{"locat' } },
+        ],
+      };
+      answer.choices[0].finish_reason = 'length';
+      return { json: answer };
+    }
     if (s === 'cut') return { sse: sseSteps(fixture('openai/error-after-200.sse')) };
     if (s === 'patch raw')
       return { json: toolAnswer([{ id: 'call_raw1', name: 'apply_patch', arguments: PATCH }]) };
@@ -460,6 +478,22 @@ describe('openai SDK responses.create', () => {
     expect(r.incomplete_details).toEqual({ reason: 'max_output_tokens' });
     expect(r.output[0]).toMatchObject({ type: 'message', status: 'incomplete' });
     expect(r.output_text).toBe('Once upon a');
+  });
+
+  it('marks a function call cut mid-arguments by the length limit incomplete, the calls before it completed', async () => {
+    const r = await client().responses.create({
+      model: 'acme/gpt',
+      input: 'long calls',
+      tools: [WEATHER],
+      max_output_tokens: 20,
+    });
+    expect(r.status).toBe('incomplete');
+    expect(r.incomplete_details).toEqual({ reason: 'max_output_tokens' });
+    expect(r.output.map((o) => [o.type, (o as { status?: string }).status])).toEqual([
+      ['function_call', 'completed'],
+      ['function_call', 'incomplete'],
+    ]);
+    expect(r.output[1]).toMatchObject({ call_id: 'call_b', arguments: '{"locat' });
   });
 
   it('returns reasoning as a reasoning item, and takes its encrypted_content back with the signature', async () => {

@@ -90,6 +90,25 @@ export function finishStatus(finish: FinishReason | null | undefined): {
   return { status: 'completed', incomplete_details: null };
 }
 
+/**
+ * A function call's item status. An answer cut by the length limit was cut in its last call when
+ * that call's arguments are not whole JSON (cut mid-arguments): that call is `incomplete`, as
+ * OpenAI marks it; calls before it, and a last call that was complete, are `completed`.
+ */
+export function callStatus(
+  finish: FinishReason | null | undefined,
+  args: string,
+  last: boolean,
+): 'completed' | 'incomplete' {
+  if (finish !== 'length' || !last) return 'completed';
+  try {
+    JSON.parse(args);
+    return 'completed';
+  } catch {
+    return 'incomplete';
+  }
+}
+
 /** OpenAI's `ResponseError.code` for a gateway failure. */
 export function errorCode(e: GatewayError): string {
   if (e.status === 429) return 'rate_limit_exceeded';
@@ -170,13 +189,14 @@ export function encodeResponse(head: ResponseHead, result: ChatResult, usage: Ch
         role: 'assistant',
         content: [textPart(text)],
       });
-    for (const call of m.tool_calls ?? []) {
+    const calls = m.tool_calls ?? [];
+    calls.forEach((call, i) => {
       const custom = head.echo.customTools.has(call.function.name);
       const id = itemId(head, custom ? 'ctc' : 'fc', output.length);
       const item: Obj = {
         id,
         type: custom ? 'custom_tool_call' : 'function_call',
-        status: 'completed',
+        status: callStatus(choice?.finish_reason, call.function.arguments, i === calls.length - 1),
         // As in streams: an upstream that gave no id still gets the call a call_id to answer.
         call_id: call.id || `call_${id.slice(id.indexOf('_') + 1)}`,
         name: call.function.name,
@@ -184,7 +204,7 @@ export function encodeResponse(head: ResponseHead, result: ChatResult, usage: Ch
       if (custom) item.input = customInput(call.function.arguments);
       else item.arguments = call.function.arguments;
       output.push(item);
-    }
+    });
   }
   return JSON.stringify(responseObject(head, { status, incomplete_details }, output, responsesUsage(usage)));
 }

@@ -54,10 +54,25 @@ const STREAMS: Record<string, string[]> = {
     chunk({}, 'tool_calls'),
     usage,
   ]),
+  // Neither id nor index (a server that numbers nothing): a name starts the next call.
+  'no-id-no-index': sse([
+    chunk({
+      role: 'assistant',
+      tool_calls: [{ type: 'function', function: { name: 'get_weather', arguments: '' } }],
+    }),
+    chunk({ tool_calls: [{ function: { arguments: '{"location":' } }] }),
+    chunk({ tool_calls: [{ function: { arguments: ' "Paris, France"}' } }] }),
+    chunk({ tool_calls: [{ type: 'function', function: { name: 'get_time', arguments: '{"tz":' } }] }),
+    chunk({ tool_calls: [{ function: { arguments: '"Europe/Paris"}' } }] }),
+    chunk({}, 'tool_calls'),
+    usage,
+  ]),
   // OpenAI's own shape (recorded): indexes 0 and 1, the id on the first fragment only.
   openai: sseSteps(fixture('openai/tools-stream.sse')),
 };
 
+/** The id the gateway (or the client's helper) gives a call the upstream sent without one. */
+const NO_ID: string = expect.stringMatching(/^(call|toolu)_[\w-]+$/);
 /** The calls each scenario must come out as: [id, name, arguments]. */
 const EXPECTED: Record<string, [string, string, string][]> = {
   'no-index': [
@@ -71,6 +86,10 @@ const EXPECTED: Record<string, [string, string, string][]> = {
   'no-type': [
     ['c1', 'get_weather', '{"location": "Paris, France"}'],
     ['c2', 'get_time', '{"tz":"Europe/Paris"}'],
+  ],
+  'no-id-no-index': [
+    [NO_ID, 'get_weather', '{"location": "Paris, France"}'],
+    [NO_ID, 'get_time', '{"tz":"Europe/Paris"}'],
   ],
   openai: [
     ['call_DdmO9pD3xa9XTPNJ32zg2hcA', 'get_weather', '{"location": "Paris, France"}'],

@@ -11,7 +11,9 @@
  * - a known `id` continues its call;
  * - no `id`: the call the upstream last started at that index (else the call that has it), or,
  *   without an index, the call of the previous delta; when there is no such call (a server that
- *   sends no ids), it starts one.
+ *   sends no ids), it starts one, and also when the delta names a function and the previous
+ *   delta's call has a name already (a server that sends neither ids nor indexes: a name is
+ *   what marks its next call; OpenAI sends the name on a call's first fragment only).
  * A stream with consistent indexes keeps them as they are.
  */
 import type { ToolCallDelta } from '../../gateway/chat/types.js';
@@ -26,6 +28,8 @@ export class ToolCallIndexes {
   private next = 0;
   /** The call the last delta belonged to (-1: none yet). */
   private latest = -1;
+  /** Calls that got a function name. */
+  private readonly named = new Set<number>();
 
   /** Sets `index` on each delta (in place). */
   apply(deltas: ToolCallDelta[]): void {
@@ -34,6 +38,8 @@ export class ToolCallIndexes {
       const up: unknown = t.index;
       const upIndex = typeof up === 'number' && Number.isInteger(up) && up >= 0 ? up : undefined;
       const id = typeof t.id === 'string' && t.id !== '' ? t.id : undefined;
+      const name = t.function?.name;
+      const named = typeof name === 'string' && name !== '';
       const calls = this.used.size;
       let index: number | undefined;
       if (id !== undefined) {
@@ -45,12 +51,14 @@ export class ToolCallIndexes {
       } else if (upIndex !== undefined) {
         index = this.byUpstream.get(upIndex) ?? (this.used.has(upIndex) ? upIndex : this.start(upIndex));
       } else {
-        index = this.latest >= 0 ? this.latest : this.start(undefined);
+        const next = this.latest < 0 || (named && this.named.has(this.latest));
+        index = next ? this.start(undefined) : this.latest;
       }
       // A call's first delta names its type (the openai SDK's stream helper throws "tool call
       // snapshot missing `type`" otherwise); some servers leave it out.
       if (this.used.size !== calls && t.type === undefined) t.type = 'function';
       this.latest = index;
+      if (named) this.named.add(index);
       if (t.index !== index) t.index = index;
     }
   }

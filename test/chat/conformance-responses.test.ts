@@ -92,6 +92,29 @@ beforeAll(async () => {
           },
         },
       };
+    if (s === 'long calls' && stream)
+      return {
+        sse: sse([
+          oaChunk({
+            role: 'assistant',
+            tool_calls: [
+              { index: 0, id: 'call_a', type: 'function', function: { name: 'get_weather', arguments: '' } },
+            ],
+          }),
+          oaChunk({ tool_calls: [{ index: 0, function: { arguments: '{"location":"Oslo"}' } }] }),
+          oaChunk({
+            tool_calls: [
+              {
+                index: 1,
+                id: 'call_b',
+                type: 'function',
+                function: { name: 'get_weather', arguments: '{"locat' },
+              },
+            ],
+          }),
+          oaChunk({}, 'length'),
+        ]),
+      };
     if (s === 'long calls') {
       // Cut by the length limit in the second call's arguments.
       const answer: any = oaCompletion('', { prompt_tokens: 9, completion_tokens: 20 });
@@ -494,6 +517,26 @@ describe('openai SDK responses.create', () => {
       ['function_call', 'incomplete'],
     ]);
     expect(r.output[1]).toMatchObject({ call_id: 'call_b', arguments: '{"locat' });
+
+    // Streamed alike: the item done events and the final response say so too.
+    const stream = client().responses.stream({
+      model: 'acme/gpt',
+      input: 'long calls',
+      tools: [WEATHER],
+      max_output_tokens: 20,
+    });
+    const done: [string, string][] = [];
+    stream.on('response.output_item.done', (e) =>
+      done.push([e.item.type, (e.item as { status: string }).status]),
+    );
+    const final = await stream.finalResponse();
+    expect(final.status).toBe('incomplete');
+    const statuses = final.output.map((o) => [o.type, (o as { status?: string }).status]);
+    expect(statuses).toEqual([
+      ['function_call', 'completed'],
+      ['function_call', 'incomplete'],
+    ]);
+    expect(done).toEqual(statuses);
   });
 
   it('returns reasoning as a reasoning item, and takes its encrypted_content back with the signature', async () => {

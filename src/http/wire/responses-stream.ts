@@ -9,6 +9,7 @@
 import type { ChatDeltaChoice, ChatUsage, FinishReason } from '../../gateway/chat/types.js';
 import type { GatewayError } from '../../gateway/errors.js';
 import {
+  callStatus,
   customInput,
   errorCode,
   finishStatus,
@@ -106,11 +107,16 @@ export class ResponsesStreamEncoder {
     );
   }
 
+  /**
+   * `status` for every call, except that an answer the length limit cut inside its last call's
+   * arguments has that call `incomplete` (`callStatus`), as the non-streamed answer has it.
+   */
   private closeCalls(status: string): string {
     let out = '';
+    let left = this.calls.size;
     for (const c of this.calls.values()) {
       const args = c.text.join('');
-      c.item.status = status;
+      c.item.status = status === 'completed' ? callStatus(this.finish, args, --left === 0) : status;
       if (c.item.type === 'custom_tool_call') {
         // The input is known once the arguments are whole (the string inside {"input": ...}): it
         // comes as one delta, then done.

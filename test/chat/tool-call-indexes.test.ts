@@ -67,6 +67,17 @@ const STREAMS: Record<string, string[]> = {
     chunk({}, 'tool_calls'),
     usage,
   ]),
+  // A new id on every fragment of a call, at its index (Poolside, mlx-openai-server): the name
+  // comes on a call's first fragment only, so a fragment without one goes on with its call.
+  'unstable-id': sse([
+    chunk({ role: 'assistant', content: null, tool_calls: [call('call_w1', 'get_weather', '', 0)] }),
+    chunk({ tool_calls: [{ index: 0, id: 'call_w2', function: { arguments: '{"location":' } }] }),
+    chunk({ tool_calls: [{ index: 0, id: 'call_w3', function: { arguments: ' "Paris, France"}' } }] }),
+    chunk({ tool_calls: [call('call_t1', 'get_time', '', 1)] }),
+    chunk({ tool_calls: [{ index: 1, id: 'call_t2', function: { arguments: '{"tz":"Europe/Paris"}' } }] }),
+    chunk({}, 'tool_calls'),
+    usage,
+  ]),
   // OpenAI's own shape (recorded): indexes 0 and 1, the id on the first fragment only.
   openai: sseSteps(fixture('openai/tools-stream.sse')),
 };
@@ -90,6 +101,10 @@ const EXPECTED: Record<string, [string, string, string][]> = {
   'no-id-no-index': [
     [NO_ID, 'get_weather', '{"location": "Paris, France"}'],
     [NO_ID, 'get_time', '{"tz":"Europe/Paris"}'],
+  ],
+  'unstable-id': [
+    ['call_w1', 'get_weather', '{"location": "Paris, France"}'],
+    ['call_t1', 'get_time', '{"tz":"Europe/Paris"}'],
   ],
   openai: [
     ['call_DdmO9pD3xa9XTPNJ32zg2hcA', 'get_weather', '{"location": "Paris, France"}'],

@@ -7,7 +7,9 @@
  * Studio, some vLLM tool parsers), or one complete call per chunk each with index 0 and its own
  * `id`: matched by index, two calls would become one. So:
  * - an `id` not seen before starts a call, at the upstream's index unless another call has it,
- *   else at the next free one;
+ *   else at the next free one; but without a function name, at an upstream index a call was
+ *   started at, it continues that call, and is left out (servers that change the id on every
+ *   fragment: the call keeps its first id, as OpenAI sends it);
  * - a known `id` continues its call;
  * - no `id`: the call the upstream last started at that index (else the call that has it), or,
  *   without an index, the call of the previous delta; when there is no such call (a server that
@@ -45,7 +47,12 @@ export class ToolCallIndexes {
       if (id !== undefined) {
         index = this.byId.get(id);
         if (index === undefined) {
-          index = this.start(upIndex);
+          // A new id without a name at an upstream index already started is that call going on:
+          // a call's first delta names its function, and some servers change the id on every
+          // fragment (Poolside, mlx-openai-server). The call keeps its first id.
+          const going = named || upIndex === undefined ? undefined : this.byUpstream.get(upIndex);
+          if (going !== undefined) delete t.id;
+          index = going ?? this.start(upIndex);
           this.byId.set(id, index);
         }
       } else if (upIndex !== undefined) {

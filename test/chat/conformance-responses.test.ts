@@ -1010,6 +1010,16 @@ describe('refusals', () => {
     expect(sentChat()).not.toHaveProperty('verbosity');
   });
 
+  it('takes every reasoning effort the openai SDK types list, max included, as chat does', async () => {
+    const r = await client().responses.create({
+      model: 'acme/gpt',
+      input: 'hi',
+      reasoning: { effort: 'max' },
+    });
+    expect(r.status).toBe('completed');
+    expect(r.reasoning).toMatchObject({ effort: 'max' });
+  });
+
   it('refuses a built-in tool with a 400 naming it', async () => {
     const err = await client()
       .responses.create({ model: 'acme/gpt', input: 'hi', tools: [{ type: 'web_search' }] })

@@ -78,7 +78,7 @@ export const ResponsesRequestSchema = prepareBody(
     top_p: Chat.top_p,
     reasoning: Opt(
       Obj({
-        effort: Opt(StrEnum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh'])),
+        effort: Opt(StrEnum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'])),
         summary: Opt(StrEnum(['auto', 'concise', 'detailed'])),
       }),
     ),

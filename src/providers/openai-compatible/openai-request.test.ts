@@ -138,6 +138,17 @@ describe('OpenAI-compatible request', () => {
     ).toBe('low');
   });
 
+  it("api.openai.com: verbosity xhigh and max go as high, OpenAI's highest (its enum is low, medium, high)", () => {
+    for (const v of ['xhigh', 'max'] as const) {
+      const r: ChatRequest = { messages: [{ role: 'user', content: 'q' }], verbosity: v };
+      expect(body(r, 'https://api.openai.com/v1', 'gpt-5').verbosity, v).toBe('high');
+      // OpenRouter takes them (it moves a level to the nearest the model has).
+      expect(
+        body(r, 'https://openrouter.ai/api/v1', 'openai/gpt-5', { reasoningObject: true }).verbosity,
+      ).toBe(v);
+    }
+  });
+
   it('streams ask for usage unless told not to; supportedParams narrows the allow-list', () => {
     expect(body(req, 'http://h/v1', 'm', undefined, true).stream_options).toEqual({ include_usage: true });
     expect(body(req, 'http://h/v1', 'm', { streamUsage: false }, true)).not.toHaveProperty('stream_options');

@@ -265,6 +265,10 @@ export function buildOpenAiRequest(
     if (v !== undefined && copied.has(key)) body[key] = v;
   }
 
+  // OpenAI's verbosity is low, medium or high: OpenRouter's higher levels (an Anthropic client's
+  // effort, through /v1/messages) go as its highest instead of a 400.
+  if (official && (body.verbosity === 'xhigh' || body.verbosity === 'max')) body.verbosity = 'high';
+
   // OpenRouter's alias of the priority tier: OpenAI (and others that copy its enum) know only
   // `priority`. An upstream that speaks OpenRouter gets the alias as sent.
   if (body.service_tier === 'fast' && !openRouter) body.service_tier = 'priority';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ChatRequest } from '../../gateway/chat/types.js';
+import type { ChatMessage, ChatRequest } from '../../gateway/chat/types.js';
 import { buildOpenAiRequest, openAiParamsFor } from './openai-request.js';
 import { OpenAiStreamDecoder } from './openai-response.js';
 
@@ -136,6 +136,46 @@ describe('OpenAI-compatible request', () => {
     expect(
       body(r, 'https://openrouter.ai/api/v1', 'openai/gpt-4o', { reasoningObject: true }).verbosity,
     ).toBe('low');
+  });
+
+  it('leaves out an assistant turn with nothing in it (content null, no tool calls), which OpenAI-compatible servers refuse', () => {
+    const r: ChatRequest = {
+      messages: [
+        { role: 'user', content: 'search the web' },
+        // What is left of a turn of Anthropic server tool blocks, on a fallback from Claude.
+        { role: 'assistant', content: null },
+        { role: 'user', content: 'and then?' },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } }],
+        },
+        { role: 'tool', tool_call_id: 'c', content: 'ok' },
+        { role: 'assistant', content: '' },
+      ],
+    };
+    for (const base of ['https://api.openai.com/v1', 'http://127.0.0.1:8000/v1']) {
+      const sent = body(r, base, 'gpt-4o').messages as ChatMessage[];
+      expect(
+        sent.map((m) => m.role),
+        base,
+      ).toEqual(['user', 'user', 'assistant', 'tool', 'assistant']);
+      expect(sent[2]!.tool_calls).toHaveLength(1);
+    }
+    // An upstream that speaks OpenRouter takes reasoning back: a turn of reasoning alone stays.
+    const reasoned: ChatRequest = {
+      messages: [
+        { role: 'user', content: 'q' },
+        {
+          role: 'assistant',
+          content: null,
+          reasoning_details: [{ type: 'reasoning.text', text: 't' }] as any,
+        },
+      ],
+    };
+    const or = body(reasoned, 'https://openrouter.ai/api/v1', 'x', { reasoningObject: true })
+      .messages as ChatMessage[];
+    expect(or).toHaveLength(2);
   });
 
   it("api.openai.com: verbosity xhigh and max go as high, OpenAI's highest (its enum is low, medium, high)", () => {

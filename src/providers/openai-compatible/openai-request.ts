@@ -333,8 +333,13 @@ function plainMessages(
   dropCache: boolean,
 ): ChatMessage[] {
   let out: ChatMessage[] | undefined;
+  let empty = false;
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i];
+    if (m.role === 'assistant' && m.content == null && isEmptyTurn(m, keepReasoning)) {
+      empty = true;
+      continue;
+    }
     const dev = developerToSystem && m.role === 'developer';
     const strip = !keepReasoning && (m.reasoning !== undefined || m.reasoning_details !== undefined);
     const uncache = dropCache && carriesCache(m);
@@ -344,7 +349,22 @@ function plainMessages(
     if (uncache) rest = withoutCache(rest);
     out[i] = dev ? { ...rest, role: 'system' } : rest;
   }
+  if (empty)
+    return (out ?? messages).filter(
+      (m) => !(m.role === 'assistant' && m.content == null && isEmptyTurn(m, keepReasoning)),
+    );
   return out ?? messages;
+}
+
+/**
+ * An assistant turn with no content (null), no tool calls, no refusal and no reasoning the
+ * upstream takes back: what is left of a turn made only of what this upstream has no form for
+ * (an Anthropic server tool's blocks, on a fallback from Claude). OpenAI-compatible servers
+ * refuse it ("content: expected a string, got null"); it says nothing, so it is left out.
+ */
+function isEmptyTurn(m: ChatMessage, keepReasoning: boolean): boolean {
+  if (m.tool_calls?.length || m.refusal != null) return false;
+  return !keepReasoning || (m.reasoning == null && !m.reasoning_details?.length);
 }
 
 /**

@@ -200,6 +200,29 @@ describe('/v1/chat/completions with the openai SDK stream helper', () => {
     expect(done.choices[0]!.finish_reason).toBe('tool_calls');
   });
 
+  it('a streamed call that came without an id gets one on its first delta (a client answers it by tool_call_id)', async () => {
+    const res = await fetch(`${c.gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${c.key}` },
+      body: JSON.stringify({
+        model: 'acme/local',
+        stream: true,
+        messages: [{ role: 'user', content: 'no-id-no-index' }],
+        tools: CHAT_TOOLS,
+      }),
+    });
+    const deltas = (await res.text())
+      .split('\n')
+      .filter((l) => l.startsWith('data: {'))
+      .flatMap((l) => JSON.parse(l.slice(6)).choices[0]?.delta?.tool_calls ?? []);
+    const firsts = deltas.filter((t: { function?: { name?: string } }) => t.function?.name);
+    expect(firsts.map((t: { index: number }) => t.index)).toEqual([0, 1]);
+    for (const t of firsts) expect(t.id).toMatch(/^call_[0-9a-f]{24}$/);
+    expect(firsts[0].id).not.toBe(firsts[1].id);
+    // Only the first delta of a call carries it, as OpenAI sends ids.
+    expect(deltas.filter((t: { id?: string }) => t.id)).toHaveLength(2);
+  });
+
   it('the OpenAI shape goes out with the upstream indexes untouched', async () => {
     const stream = openai().chat.completions.stream({
       model: 'acme/local',

@@ -104,11 +104,12 @@ describe('streamed tool calls leave the decoder with the index of their call', (
     ]);
   });
 
-  it('without ids, upstream indexes are kept and a fragment without one continues the last call', () => {
+  it('without ids, upstream indexes are kept and a fragment without one continues the last call; a call gets an id on its first fragment', () => {
+    const id = expect.stringMatching(/^call_[0-9a-f]{24}$/);
     expect(calls([more('{', 0)], [more('}', 0)], [more('{', 1)], [more('}')])).toEqual([
-      [0, undefined, '{'],
+      [0, id, '{'],
       [0, undefined, '}'],
-      [1, undefined, '{'],
+      [1, id, '{'],
       [1, undefined, '}'],
     ]);
   });

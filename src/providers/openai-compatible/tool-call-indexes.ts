@@ -19,6 +19,7 @@
  * A stream with consistent indexes keeps them as they are.
  */
 import type { ToolCallDelta } from '../../gateway/chat/types.js';
+import { newCallId } from '../shared/tools.js';
 
 export class ToolCallIndexes {
   /** Our index of each call by id. */
@@ -63,7 +64,12 @@ export class ToolCallIndexes {
       }
       // A call's first delta names its type (the openai SDK's stream helper throws "tool call
       // snapshot missing `type`" otherwise); some servers leave it out.
-      if (this.used.size !== calls && t.type === undefined) t.type = 'function';
+      // And its id, which a client answers the call by (tool_call_id): servers that send none
+      // (older Ollama) get one made, `call_<24 hex>` as for non-streamed calls.
+      if (this.used.size !== calls) {
+        if (t.type === undefined) t.type = 'function';
+        if (id === undefined) t.id = newCallId();
+      }
       this.latest = index;
       if (named) this.named.add(index);
       if (t.index !== index) t.index = index;

@@ -170,12 +170,11 @@ function inputItems(items: Item[], out: ChatMessage[]): void {
         if (typeof item.call_id !== 'string' || typeof item.name !== 'string')
           throw badRequest(`${at}: ${type} needs a call_id and a name`, at);
         // A custom tool is a function taking {input} upstream (customFunction): its call is that.
+        // A function_call's arguments are a string (the schema's InputItem).
         const args =
           type === 'custom_tool_call'
             ? JSON.stringify({ input: typeof item.input === 'string' ? item.input : '' })
-            : typeof item.arguments === 'string'
-              ? item.arguments
-              : '{}';
+            : (item.arguments as string);
         const call: ToolCall = {
           id: item.call_id,
           type: 'function',
@@ -229,7 +228,7 @@ function assistantText(content: unknown, at: string): string {
     .join('');
 }
 
-/** OpenAI's `ResponseInputImage.detail` values. */
+/** OpenAI's `ResponseInputImage.detail` values, the four chat's image_url takes too. */
 const IMAGE_DETAILS: readonly unknown[] = ['low', 'high', 'auto', 'original'];
 
 function userContent(content: unknown, at: string): string | ContentPart[] {

@@ -25,6 +25,7 @@ const variants: Array<{
   { name: 'production (key with quota)' },
   { name: 'semi-space 32 MB', flags: ['--max-semi-space-size=32'] },
   { name: 'V8 --optimize-for-size', flags: ['--optimize-for-size'] },
+  { name: 'V8 --maglev', flags: ['--maglev'] },
   {
     name: 'V8 semi-space 8, heap growing 50%',
     flags: ['--max-semi-space-size=8', '--heap-growing-percent=50'],

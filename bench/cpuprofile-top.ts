@@ -35,8 +35,11 @@ export function where(url: string): string {
   if (!url) return '';
   if (url.startsWith('node:')) return url;
   const p = url.startsWith(rootUrl) ? relative(ROOT, new URL(url).pathname) : url;
-  // Compiled by `bench --build`: name the source file (tsc keeps line numbers close).
-  return p.replace(/^bench\/results\/build\.tmp\/(.*)\.js$/, '$1.ts');
+  // Compiled by `bench --build` or `npm run build` (dist/): name the source file (tsc keeps line
+  // numbers close).
+  return p
+    .replace(/^bench\/results\/build\.tmp\/(.*)\.js$/, '$1.ts')
+    .replace(/^dist\/(src\/.*)\.js$/, '$1.ts');
 }
 
 export function area(url: string, fn: string): string {

@@ -9,7 +9,7 @@ import { startStack } from './stack.js';
 
 /**
  * Runs the gateway (or, with `target: 'baseline'`, the baseline proxy) with --cpu-prof, warms it
- * up for 3 s, drives it at saturation (half the time non-streaming, half streaming), stops it so
+ * up for 12 s, drives it at saturation (half the time non-streaming, half streaming), stops it so
  * V8 writes the profile, and prints the top functions of the measured window only (start-up and
  * warm-up left out), with the requests served, so two profiles compare per request. The raw
  * .cpuprofile stays in a temp dir (Chrome DevTools and speedscope open it); the summary goes to
@@ -55,7 +55,9 @@ export async function profile(
       measuredMs = Date.now() - started;
       process.stderr.write(`profiled load: paced ${rate} req/s, p99 ${r.p99.toFixed(2)} ms\n`);
     } else {
-      for (const stream of kinds) await cannon(t, { stream, duration: 3 / kinds.length, connections });
+      // 12 s, as the full run's warm-up: the gateway's JIT settles after ~10 s of saturation, and
+      // a profile taken before shows the optimizing compiler and cold code (session 26).
+      for (const stream of kinds) await cannon(t, { stream, duration: 12 / kinds.length, connections });
       const started = Date.now();
       for (const stream of kinds) {
         const r = await cannon(t, { stream, duration: each, connections });

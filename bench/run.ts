@@ -14,6 +14,9 @@ import { DB_SERVERS, LOAD_CPUS, PROXY_CPUS, type Stack, startStack } from './sta
  *   --duration <s>          seconds per load run (default 10, quick 3)
  *   --rounds <n>            saturation runs per proxy, alternating; the best counts (3, quick 2)
  *   --connections <n>       connections at saturation (default 50)
+ *   --warmup <s>            seconds of saturation load each proxy gets before anything is
+ *                           measured (default 12, quick 2): the gateway's JIT takes ~10 s of
+ *                           it to settle (docs/performance.md, session 26)
  *   --rate <n>              fixed rate for the latency scenario (default 1000 req/s)
  *   --streams <n>           concurrent open streams for the memory scenario (default 1000)
  *   --scenarios <list>      comma list of: throughput,latency,streaming,memory (default all)
@@ -31,6 +34,8 @@ export interface Options {
   duration: number;
   rounds: number;
   warmup: number;
+  /** Seconds of non-streaming saturation load per proxy before the scenarios (--warmup). */
+  warmupLoad: number;
   connections: number;
   rate: number;
   streams: number;
@@ -64,6 +69,7 @@ function parseOptions(argv: string[]): Options {
     duration: num('duration', quick ? 3 : 10),
     rounds: num('rounds', quick ? 2 : 3),
     warmup: quick ? 1 : 3,
+    warmupLoad: num('warmup', quick ? 2 : 12),
     connections: num('connections', 50),
     rate: num('rate', 1000),
     streams: num('streams', 1000),
@@ -133,8 +139,12 @@ async function runScenarios(o: Options, pg: boolean): Promise<Record<string, unk
     figures.rss_idle_mb = fig('MB', rssMb(stack.baseline!.pid), rssMb(stack.gateway.pid));
     log(`idle RSS ${figures.rss_idle_mb.baseline} / ${figures.rss_idle_mb.gateway} MB`);
 
+    // Warm-up at saturation: the gateway's optimizing compiler keeps working for ~10 s of it
+    // (session 26: ~460 functions optimized in the first 10 s, under 10 per 5 s after), and a
+    // round measured before that reads its CPU per request 20-30% high. The baseline, a few
+    // functions, is warm within a second; it gets the same load anyway.
     for (const target of pair) {
-      await cannon(target, { stream: false, duration: o.warmup, connections: 10 });
+      await cannon(target, { stream: false, duration: o.warmupLoad, connections: o.connections });
       await cannon(target, { stream: true, duration: o.warmup, connections: 10 });
     }
 

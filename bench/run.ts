@@ -12,7 +12,7 @@ import { DB_SERVERS, LOAD_CPUS, PROXY_CPUS, type Stack, startStack } from './sta
  * `npm run bench [-- options]`. Options (argv, or env BENCH_<NAME>):
  *   --quick                 short runs, finishes in about a minute
  *   --duration <s>          seconds per load run (default 10, quick 3)
- *   --rounds <n>            saturation runs per proxy, alternating; the best counts (3, quick 2)
+ *   --rounds <n>            saturation runs per proxy, alternating; the best counts (5, quick 2)
  *   --connections <n>       connections at saturation (default 50)
  *   --warmup <s>            seconds of saturation load each proxy gets before anything is
  *                           measured (default 12, quick 2): the gateway's JIT takes ~10 s of
@@ -67,7 +67,7 @@ function parseOptions(argv: string[]): Options {
   return {
     quick,
     duration: num('duration', quick ? 3 : 10),
-    rounds: num('rounds', quick ? 2 : 3),
+    rounds: num('rounds', quick ? 2 : 5),
     warmup: quick ? 1 : 3,
     warmupLoad: num('warmup', quick ? 2 : 12),
     connections: num('connections', 50),

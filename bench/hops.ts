@@ -1,0 +1,42 @@
+import { interleaved } from './load.js';
+import { benchServer, buildAll, cleanEnv, pinSelf, startNode } from './procs.js';
+import { LOAD_CPUS, PROXY_CPUS } from './stack.js';
+
+/**
+ * What the host alone adds to the paced latency figure: the same fake upstream twice, one on the
+ * load generator's core (as the harness runs it) and one on the proxies' core, driven by the
+ * paced generator in interleaved slices (1,000 req/s). No proxy is involved: the difference is
+ * what a request pays for crossing between the two cores and back, which every request through
+ * a proxy does twice (generator -> proxy -> upstream -> proxy -> generator) and a direct request
+ * not at all. On a virtual machine whose idle vCPUs must be woken by the host, that crossing
+ * has a tail of its own (docs/performance.md, session 26).
+ * Usage: node --import tsx bench/hops.ts [rounds=3] [--no-build]
+ */
+const rounds = Number(process.argv[2]) > 0 ? Number(process.argv[2]) : 3;
+if (!process.argv.includes('--no-build')) buildAll();
+pinSelf(LOAD_CPUS);
+const start = (cpus: string) =>
+  startNode({
+    name: `upstream@${cpus}`,
+    args: benchServer('bench/fake-upstream.ts', true),
+    env: cleanEnv({ PORT: '0' }),
+    cpus,
+    ready: /listening on (http:\S+)/,
+  });
+const same = await start(LOAD_CPUS);
+const other = await start(PROXY_CPUS);
+try {
+  const targets = [
+    { name: `upstream on the generator's core (${LOAD_CPUS})`, url: same.url, headers: {} },
+    { name: `upstream on the other core (${PROXY_CPUS})`, url: other.url, headers: {} },
+  ];
+  await interleaved(targets, 1000, 1, 3); // warm-up
+  const rows: string[][] = targets.map(() => []);
+  for (let i = 0; i < rounds; i++) {
+    const results = await interleaved(targets, 1000, 1, 10);
+    results.forEach((r, k) => rows[k]!.push(`p50 ${r.p50.toFixed(2)} p99 ${r.p99.toFixed(2)}`));
+  }
+  targets.forEach((t, k) => process.stdout.write(`${t.name}: ${rows[k]!.join(' | ')} ms\n`));
+} finally {
+  await Promise.all([same.stop(), other.stop()]);
+}

@@ -34,9 +34,9 @@ try {
   const rows: string[][] = targets.map(() => []);
   for (let i = 0; i < rounds; i++) {
     const results = await interleaved(targets, 1000, 1, 10);
-    results.forEach((r, k) => rows[k]!.push(`p50 ${r.p50.toFixed(2)} p99 ${r.p99.toFixed(2)}`));
+    for (const [k, r] of results.entries()) rows[k]!.push(`p50 ${r.p50.toFixed(2)} p99 ${r.p99.toFixed(2)}`);
   }
-  targets.forEach((t, k) => process.stdout.write(`${t.name}: ${rows[k]!.join(' | ')} ms\n`));
+  for (const [k, t] of targets.entries()) process.stdout.write(`${t.name}: ${rows[k]!.join(' | ')} ms\n`);
 } finally {
   await Promise.all([same.stop(), other.stop()]);
 }

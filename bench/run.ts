@@ -33,9 +33,10 @@ export interface Options {
   quick: boolean;
   duration: number;
   rounds: number;
-  warmup: number;
   /** Seconds of non-streaming saturation load per proxy before the scenarios (--warmup). */
-  warmupLoad: number;
+  warmup: number;
+  /** Seconds of the lighter warm-ups: streams before the scenarios, the paced rate before its rounds. */
+  warmupShort: number;
   connections: number;
   rate: number;
   streams: number;
@@ -68,8 +69,8 @@ function parseOptions(argv: string[]): Options {
     quick,
     duration: num('duration', quick ? 3 : 10),
     rounds: num('rounds', quick ? 2 : 5),
-    warmup: quick ? 1 : 3,
-    warmupLoad: num('warmup', quick ? 2 : 12),
+    warmup: num('warmup', quick ? 2 : 12),
+    warmupShort: quick ? 1 : 3,
     connections: num('connections', 50),
     rate: num('rate', 1000),
     streams: num('streams', 1000),
@@ -144,8 +145,8 @@ async function runScenarios(o: Options, pg: boolean): Promise<Record<string, unk
     // round measured before that reads its CPU per request 20-30% high. The baseline, a few
     // functions, is warm within a second; it gets the same load anyway.
     for (const target of pair) {
-      await cannon(target, { stream: false, duration: o.warmupLoad, connections: o.connections });
-      await cannon(target, { stream: true, duration: o.warmup, connections: 10 });
+      await cannon(target, { stream: false, duration: o.warmup, connections: o.connections });
+      await cannon(target, { stream: true, duration: o.warmupShort, connections: 10 });
     }
 
     if (o.scenarios.has('throughput')) {
@@ -209,7 +210,7 @@ async function runScenarios(o: Options, pg: boolean): Promise<Record<string, unk
       // so the slices it idles through (timers only) are in it too.
       const pacedCpu: Record<'b' | 'g', number[]> = { b: [], g: [] };
       const order = [t.upstream, t.baseline, t.gateway];
-      for (const target of order) await paced(target, o.rate, o.warmup);
+      for (const target of order) await paced(target, o.rate, o.warmupShort);
       for (let i = 0; i < o.rounds; i++) {
         const c0 = [cpuSeconds(t.baseline.pid!), cpuSeconds(t.gateway.pid!)] as const;
         const [up, b, g] = (await interleaved(order, o.rate, 1, Math.max(1, Math.round(o.duration)))) as [

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { cannon } from './load.js';
-import { buildAll } from './procs.js';
+import { buildAll, numberArg } from './procs.js';
 import { startStack } from './stack.js';
 
 /**
@@ -38,26 +38,26 @@ const CALLS = [
 ];
 const args = process.argv.slice(2);
 const pg = args.includes('--pg');
-const seconds = Number(args[args.indexOf('--seconds') + 1]) || 5;
+const seconds = numberArg('seconds', 5);
 if (!args.includes('--no-build')) buildAll();
 const stack = await startStack({ built: true, pg });
 try {
   for (const which of ['baseline', 'gateway'] as const) {
     const t = stack.target(which);
     const p = which === 'gateway' ? stack.gateway : stack.baseline!;
-    await cannon(t, { stream: false, duration: 3, connections: 50 }); // warm-up
+    await cannon(t, { stream: false, duration: 12, connections: 50 }); // warm-up, as the full run's
     const events = CALLS.map((c) => `syscalls:sys_enter_${c}`).join(',');
-    const strace = spawn('perf', ['stat', '-x', ',', '-e', events, '-p', String(p.child.pid)], {
+    const perf = spawn('perf', ['stat', '-x', ',', '-e', events, '-p', String(p.child.pid)], {
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let report = '';
-    strace.stderr.on('data', (c: Buffer) => {
+    perf.stderr.on('data', (c: Buffer) => {
       report += c.toString();
     });
     await new Promise((r) => setTimeout(r, 500));
     const r = await cannon(t, { stream: false, duration: seconds, connections: 50 });
-    strace.kill('SIGINT');
-    await new Promise((r) => strace.once('exit', r));
+    perf.kill('SIGINT');
+    await new Promise((r) => perf.once('exit', r));
     process.stdout.write(`\n${which}: ${r.ok} requests (${r.rps.toFixed(0)} req/s under perf)\n`);
     for (const line of report.split('\n')) {
       const [count, , event] = line.split(',');

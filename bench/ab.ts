@@ -51,8 +51,8 @@ const target = (s: Stack): Target => ({
   headers: { authorization: `Bearer ${s.apiKey}` },
 });
 try {
-  // Warm-up: both JITs settle before anything counts.
-  for (const s of sides) await cannon(target(s.stack), { stream: false, duration: 5, connections: 50 });
+  // Warm-up: both JITs settle before anything counts (V8 needs ~10 s of saturation: session 26).
+  for (const s of sides) await cannon(target(s.stack), { stream: false, duration: 12, connections: 50 });
   for (let i = 0; i < rounds; i++) {
     for (const s of i % 2 === 0 ? sides : [...sides].reverse()) {
       const c0 = cpuSeconds(s.stack.gateway.pid);

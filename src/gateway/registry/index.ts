@@ -131,10 +131,10 @@ export function createRegistry(deps: RegistryDeps): Registry {
       clearTimeout(timer);
     },
     async close() {
-      state.stopPolling();
       // Discovery writes to the database; let it finish (it is bounded by its timeouts). The
-      // listings creates and updates started are cut (see ChannelService.close).
-      await Promise.all([discovery, channels.close()]);
+      // listings creates and updates started are cut (see ChannelService.close). A poll or a
+      // pushed reload under way ends too, and no new one starts (RegistryState.close).
+      await Promise.all([state.close(), discovery, channels.close()]);
     },
   };
 }

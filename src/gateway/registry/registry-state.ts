@@ -19,6 +19,9 @@ export class RegistryState {
   private timer: NodeJS.Timeout | undefined;
   private reloading: Promise<void> | undefined;
   private again = false;
+  /** The poll under way, if any (a slow one is not stacked: the next tick skips). */
+  private polling: Promise<void> | undefined;
+  private closed = false;
 
   constructor(
     readonly repos: { channels: ChannelsRepo; models: ModelsRepo },
@@ -64,15 +67,25 @@ export class RegistryState {
     await this.reload();
   }
 
-  /** For a push notification (e.g. Redis pub/sub): reload now instead of at the next poll. */
+  /**
+   * For a push notification (e.g. Redis pub/sub): reload now instead of at the next poll. Ignored
+   * once closed: a notification that arrives while the gateway stops (its own admin write,
+   * published a moment before) must not start a read of a database about to close.
+   */
   invalidate(): void {
+    if (this.closed) return;
     this.reload().catch((err) => this.log?.warn({ err }, 'registry reload failed'));
   }
 
   startPolling(pollMs: number): void {
-    if (this.timer) return;
+    if (this.timer || this.closed) return;
     this.timer = setInterval(() => {
-      this.poll().catch((err) => this.log?.warn({ err }, 'registry poll failed'));
+      if (this.polling) return;
+      this.polling = this.poll()
+        .catch((err) => this.log?.warn({ err }, 'registry poll failed'))
+        .finally(() => {
+          this.polling = undefined;
+        });
     }, pollMs);
     this.timer.unref();
   }
@@ -80,6 +93,17 @@ export class RegistryState {
   stopPolling(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+  }
+
+  /**
+   * For shutdown, before the database closes: no more polls or pushed reloads, and the poll or
+   * reload under way has ended (a failure of it was logged where it started). A `changed()` of a
+   * write still running reloads as before; its caller awaits it.
+   */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.stopPolling();
+    await Promise.all([this.polling, this.reloading?.catch(() => {})]);
   }
 
   private async poll(): Promise<void> {

@@ -35,9 +35,15 @@ if (!existsSync(dir)) {
   symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
 }
 const other = (await import(join(dir, 'bench/stack.ts'))) as { startStack: typeof startStack };
-if (build) {
-  process.stderr.write(`compiling ${sha} and the working tree ...\n`);
+// With --no-build a side never compiled (a new worktree) would run its sources through tsx and
+// the other compiled JS: an A/B of the loader, not of the code. Such a side is compiled anyway.
+const compiled = (root: string) => existsSync(join(root, 'bench/results/build.tmp/src/cli/main.js'));
+if (build || !compiled(dir)) {
+  process.stderr.write(`compiling ${sha} ...\n`);
   ((await import(join(dir, 'bench/procs.ts'))) as { buildAll: () => void }).buildAll();
+}
+if (build || !compiled(ROOT)) {
+  process.stderr.write('compiling the working tree ...\n');
   buildAll();
 }
 

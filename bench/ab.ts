@@ -88,13 +88,14 @@ for (const s of sides)
 // A/B of one build against itself read x1.152, every round 1.11-1.15, and x0.988 (rounds
 // 0.95-1.06) when repeated minutes later; a side can be slower for a whole run for reasons
 // outside its code. Repeat an A/B before believing a few percent.
-const paired = (f: (s: (typeof sides)[number]) => number[]) =>
-  median(f(sides[1]!).map((b, i) => b / f(sides[0]!)[i]!));
+const byRound = (xs: (s: (typeof sides)[number]) => number[]) =>
+  xs(sides[1]!).map((b, i) => b / xs(sides[0]!)[i]!);
+const cpuByRound = byRound((s) => s.cpu);
 process.stdout.write(
   `B/A: cpu per request x${(median(sides[1]!.cpu) / median(sides[0]!.cpu)).toFixed(3)}, req/s x${(median(sides[1]!.rps) / median(sides[0]!.rps)).toFixed(3)}` +
     (pg ? `, database CPU per request x${(median(sides[1]!.db) / median(sides[0]!.db)).toFixed(3)}` : '') +
     ' (medians)\n' +
-    `B/A by round: cpu per request ${sides[1]!.cpu.map((b, i) => (b / sides[0]!.cpu[i]!).toFixed(3)).join(' ')}` +
-    `  median x${paired((s) => s.cpu).toFixed(3)}, req/s median x${paired((s) => s.rps).toFixed(3)}\n`,
+    `B/A by round: cpu per request ${cpuByRound.map((r) => r.toFixed(3)).join(' ')}` +
+    `  median x${median(cpuByRound).toFixed(3)}, req/s median x${median(byRound((s) => s.rps)).toFixed(3)}\n`,
 );
 process.exit(0);

@@ -51,6 +51,19 @@ async function until(cond: () => boolean): Promise<void> {
   expect(cond()).toBe(true);
 }
 
+/** `close()` stays pending while the read under way is held, and resolves once it is released. */
+async function closesOnlyOnRelease(state: RegistryState, g: ReturnType<typeof gatedRepos>): Promise<void> {
+  let closed = false;
+  const closing = state.close().then(() => {
+    closed = true;
+  });
+  await tick(20);
+  expect(closed).toBe(false);
+  g.release();
+  await closing;
+  expect(closed).toBe(true);
+}
+
 describe('RegistryState.close', () => {
   it('waits for a pushed reload under way, and ignores pushes after it', async () => {
     const g = gatedRepos();
@@ -60,15 +73,7 @@ describe('RegistryState.close', () => {
     state.invalidate();
     await until(() => g.waiting() === 1);
 
-    let closed = false;
-    const closing = state.close().then(() => {
-      closed = true;
-    });
-    await tick(20);
-    expect(closed).toBe(false);
-    g.release();
-    await closing;
-    expect(closed).toBe(true);
+    await closesOnlyOnRelease(state, g);
 
     const before = { ...g.calls };
     state.invalidate();
@@ -87,14 +92,7 @@ describe('RegistryState.close', () => {
     await tick(30);
     expect(g.waiting()).toBe(1);
 
-    let closed = false;
-    const closing = state.close().then(() => {
-      closed = true;
-    });
-    await tick(20);
-    expect(closed).toBe(false);
-    g.release();
-    await closing;
+    await closesOnlyOnRelease(state, g);
 
     const before = { ...g.calls };
     state.startPolling(2);

@@ -90,11 +90,6 @@ export class RegistryState {
     this.timer.unref();
   }
 
-  stopPolling(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
-  }
-
   /**
    * For shutdown, before the database closes: no more polls or pushed reloads, and the poll or
    * reload under way has ended (a failure of it was logged where it started). A `changed()` of a
@@ -102,7 +97,8 @@ export class RegistryState {
    */
   async close(): Promise<void> {
     this.closed = true;
-    this.stopPolling();
+    clearInterval(this.timer);
+    this.timer = undefined;
     await Promise.all([this.polling, this.reloading?.catch(() => {})]);
   }
 

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import autocannon, { type Options, type Result } from 'autocannon';
@@ -297,7 +298,9 @@ export async function interleavedHere(
   sliceSeconds: number,
   slices: number,
 ): Promise<LoadResult[]> {
-  const gens = targets.map((t) => new PacedTarget(t));
+  const slowDir = process.env.BENCH_SLOW_DIR;
+  const slow: Array<[number, number, number]> | undefined = slowDir ? [] : undefined;
+  const gens = targets.map((t, k) => new PacedTarget(t, slow, k));
   const busy = gens.map(() => 0);
   for (let i = 0; i < slices * gens.length; i++) {
     const k = i % gens.length;
@@ -305,8 +308,17 @@ export async function interleavedHere(
     await gens[k]!.slice(rate, sliceSeconds);
     busy[k]! += Number(process.hrtime.bigint() - s) / 1e9;
   }
+  if (slowDir && slow) {
+    // Each slow request as [target index, wall-clock ms when sent, latency ms], so it can be
+    // laid beside what the processes recorded meanwhile (bench/loop-probe.mjs).
+    const file = join(slowDir, `slow-${Date.now()}-${process.pid}.json`);
+    writeFileSync(file, JSON.stringify({ targets: targets.map((t) => t.name), slow }));
+  }
   return gens.map((g, k) => g.result(busy[k]!));
 }
+
+/** Latency over which `BENCH_SLOW_DIR` records a request (ms). */
+const SLOW_MS = Number(process.env.BENCH_SLOW_MS ?? 30);
 
 /** Open-loop sends to one target on its own keep-alive pool; latencies kept across slices. */
 class PacedTarget {
@@ -319,7 +331,12 @@ class PacedTarget {
   private non2xx = 0;
   private lagMaxMs = 0;
 
-  constructor(t: Target) {
+  /** `slow` (interleaved rounds with BENCH_SLOW_DIR): where requests over SLOW_MS are recorded. */
+  constructor(
+    t: Target,
+    private readonly slow?: Array<[number, number, number]>,
+    private readonly index = 0,
+  ) {
     this.u = new URL(`${t.url}/v1/chat/completions`);
     this.headers = {
       'content-type': 'application/json',
@@ -341,6 +358,7 @@ class PacedTarget {
             const ms = Number(process.hrtime.bigint() - from) / 1e6;
             if (res.statusCode === 200) this.times.push(ms);
             else this.non2xx++;
+            if (this.slow && ms > SLOW_MS) this.slow.push([this.index, sentAt, Math.round(ms * 10) / 10]);
             samples?.push([wall, ms, res.statusCode ?? 0]);
             resolve();
           });
@@ -351,6 +369,7 @@ class PacedTarget {
         resolve();
       });
       from = process.hrtime.bigint();
+      const sentAt = this.slow ? Date.now() : 0;
       if (samples) wall = performance.timeOrigin + performance.now();
       req.end(this.body);
     });

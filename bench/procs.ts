@@ -241,10 +241,15 @@ export function gatewayEntry(built: boolean): { args: string[]; kind: string } {
   return { args: [...flags, ...entry('src/cli/main.ts', false), 'serve'], kind: 'tsx' };
 }
 
-/** Only what a process needs: PATH/HOME and the bench's own settings, never stray MODELGATE_*. */
+/**
+ * Only what a process needs: PATH/HOME and the bench's own settings, never stray MODELGATE_*.
+ * NODE_OPTIONS passes, so one probe can be loaded into every process of a run alike
+ * (`NODE_OPTIONS="--import ./bench/loop-probe.mjs"`, docs/performance.md, Session 28).
+ */
 export function cleanEnv(extra: Record<string, string>): Record<string, string> {
   const keep: Record<string, string> = {};
-  for (const k of ['PATH', 'HOME', 'TMPDIR', 'LANG']) if (process.env[k]) keep[k] = process.env[k]!;
+  for (const k of ['PATH', 'HOME', 'TMPDIR', 'LANG', 'NODE_OPTIONS'])
+    if (process.env[k]) keep[k] = process.env[k]!;
   return { ...keep, NODE_ENV: 'production', ...extra };
 }
 

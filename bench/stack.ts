@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Target } from './load.js';
@@ -171,9 +171,21 @@ async function createApiKey(base: string, quota: number | null): Promise<string>
   return json.data.key;
 }
 
+/**
+ * A fresh SQLite database in a temp dir, removed after the run; with BENCH_KEEP_DB=<dir> a copy
+ * is kept there first (its request_logs carry each request's time inside the gateway,
+ * `latency_ms`, to set against what the client measured).
+ */
 function createSqliteFile(): { url: string; drop: () => void } {
   const dir = mkdtempSync(join(tmpdir(), 'modelgate-bench-'));
-  return { url: join(dir, 'bench.db'), drop: () => rmSync(dir, { recursive: true, force: true }) };
+  const keep = process.env.BENCH_KEEP_DB;
+  return {
+    url: join(dir, 'bench.db'),
+    drop: () => {
+      if (keep) cpSync(dir, join(keep, `db-${Date.now()}`), { recursive: true });
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 async function createPgDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {

@@ -241,6 +241,9 @@ export function gatewayEntry(built: boolean): { args: string[]; kind: string } {
   return { args: [...flags, ...entry('src/cli/main.ts', false), 'serve'], kind: 'tsx' };
 }
 
+/** bench/loop-probe.mjs's settings, passed on with NODE_OPTIONS so every process logs alike. */
+const LOOP_PROBE_ENV = ['LOOP_PROBE_DIR', 'LOOP_PROBE_BLOCK_MS', 'LOOP_PROBE_GC_MS'];
+
 /**
  * Only what a process needs: PATH/HOME and the bench's own settings, never stray MODELGATE_*.
  * NODE_OPTIONS passes, so one probe can be loaded into every process of a run alike
@@ -248,7 +251,7 @@ export function gatewayEntry(built: boolean): { args: string[]; kind: string } {
  */
 export function cleanEnv(extra: Record<string, string>): Record<string, string> {
   const keep: Record<string, string> = {};
-  for (const k of ['PATH', 'HOME', 'TMPDIR', 'LANG', 'NODE_OPTIONS'])
+  for (const k of ['PATH', 'HOME', 'TMPDIR', 'LANG', 'NODE_OPTIONS', ...LOOP_PROBE_ENV])
     if (process.env[k]) keep[k] = process.env[k]!;
   return { ...keep, NODE_ENV: 'production', ...extra };
 }

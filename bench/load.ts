@@ -299,17 +299,43 @@ export async function interleavedHere(
   slices: number,
 ): Promise<LoadResult[]> {
   const slowDir = process.env.BENCH_SLOW_DIR;
-  const slow: Array<[number, number, number]> | undefined = slowDir ? [] : undefined;
+  const slow: Array<[number, number, number, number]> | undefined = slowDir ? [] : undefined;
   const gens = targets.map((t, k) => new PacedTarget(t, slow, k));
   const busy = gens.map(() => 0);
-  for (let i = 0; i < slices * gens.length; i++) {
-    const k = i % gens.length;
-    const s = process.hrtime.bigint();
-    await gens[k]!.slice(rate, sliceSeconds);
-    busy[k]! += Number(process.hrtime.bigint() - s) / 1e9;
+  // BENCH_PAUSE_IDLE=1 (a diagnostic): every proxy but the one whose slice it is is stopped
+  // (SIGSTOP) and resumed for its own slice, so neither proxy's background work (GC helper
+  // threads, timers) runs during the other's slice on the core they share. Session 29: the
+  // gateway's stalls remained with it (its own memory-reducing GC), the baseline's went.
+  const pause = process.env.BENCH_PAUSE_IDLE === '1';
+  const pids = targets.map((t) => t.pid);
+  const signal = (pid: number | undefined, sig: NodeJS.Signals) => {
+    try {
+      if (pid) process.kill(pid, sig);
+    } catch {
+      // the process is gone; the run reports its errors
+    }
+  };
+  const resumeAll = () => {
+    for (const pid of pids) signal(pid, 'SIGCONT');
+  };
+  if (pause) process.once('exit', resumeAll);
+  try {
+    for (let i = 0; i < slices * gens.length; i++) {
+      const k = i % gens.length;
+      if (pause) {
+        for (let j = 0; j < pids.length; j++) if (j !== k) signal(pids[j], 'SIGSTOP');
+        signal(pids[k], 'SIGCONT');
+      }
+      const s = process.hrtime.bigint();
+      await gens[k]!.slice(rate, sliceSeconds);
+      busy[k]! += Number(process.hrtime.bigint() - s) / 1e9;
+    }
+  } finally {
+    if (pause) resumeAll();
   }
   if (slowDir && slow) {
-    // Each slow request as [target index, wall-clock ms when sent, latency ms], so it can be
+    // Each slow request as [target index, wall-clock ms when sent, latency ms, 1 if it went on a
+    // reused keep-alive socket], so it can be
     // laid beside what the processes recorded meanwhile (bench/loop-probe.mjs).
     const file = join(slowDir, `slow-${Date.now()}-${process.pid}.json`);
     writeFileSync(file, JSON.stringify({ targets: targets.map((t) => t.name), slow }));
@@ -334,7 +360,7 @@ class PacedTarget {
   /** `slow` (interleaved rounds with BENCH_SLOW_DIR): where requests over SLOW_MS are recorded. */
   constructor(
     t: Target,
-    private readonly slow?: Array<[number, number, number]>,
+    private readonly slow?: Array<[number, number, number, number]>,
     private readonly index = 0,
   ) {
     this.u = new URL(`${t.url}/v1/chat/completions`);
@@ -350,15 +376,25 @@ class PacedTarget {
     return new Promise<void>((resolve) => {
       let from = 0n;
       let wall = 0;
+      // With BENCH_SLOW_DIR the send time rides along, so a probe in the proxy
+      // (LOOP_PROBE_REQ_MS in bench/loop-probe.mjs) can tell arrival delay from handling time.
+      const sentAt = this.slow ? performance.timeOrigin + performance.now() : 0;
+      const h = this.slow ? { ...headers, 'x-bench-sent': sentAt.toFixed(3) } : headers;
       const req = httpRequest(
-        { host: u.hostname, port: u.port, path: u.pathname, method: 'POST', agent, headers },
+        { host: u.hostname, port: u.port, path: u.pathname, method: 'POST', agent, headers: h },
         (res) => {
           res.resume();
           res.on('end', () => {
             const ms = Number(process.hrtime.bigint() - from) / 1e6;
             if (res.statusCode === 200) this.times.push(ms);
             else this.non2xx++;
-            if (this.slow && ms > SLOW_MS) this.slow.push([this.index, sentAt, Math.round(ms * 10) / 10]);
+            if (this.slow && ms > SLOW_MS)
+              this.slow.push([
+                this.index,
+                Math.round(sentAt),
+                Math.round(ms * 10) / 10,
+                req.reusedSocket ? 1 : 0,
+              ]);
             samples?.push([wall, ms, res.statusCode ?? 0]);
             resolve();
           });
@@ -369,7 +405,6 @@ class PacedTarget {
         resolve();
       });
       from = process.hrtime.bigint();
-      const sentAt = this.slow ? Date.now() : 0;
       if (samples) wall = performance.timeOrigin + performance.now();
       req.end(this.body);
     });

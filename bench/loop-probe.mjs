@@ -4,7 +4,7 @@
 // to <LOOP_PROBE_DIR or $TMPDIR/modelgate-loop-probe>/p-<pid>.log: its start time and command,
 // every event-loop block over LOOP_PROBE_BLOCK_MS (a 5 ms interval timer firing that late: its
 // JavaScript ran, or the thread was not scheduled) with the process's CPU time and RSS then, and
-// every GC pause over LOOP_PROBE_GC_MS. Times are seconds since the process started the probe.
+// every mark-compact and every other GC pause over LOOP_PROBE_GC_MS. Times are seconds since the process started the probe.
 // Appends are synchronous and rare (only past the thresholds), so the probe itself costs a timer.
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,28 +24,94 @@ const kinds = {
   [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental',
   [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weak-callbacks',
 };
+// Why V8 collected (perf_hooks' gc flags): forced, memory-reducing ("all available garbage"), idle...
+const flagNames = [
+  [constants.NODE_PERFORMANCE_GC_FLAGS_FORCED, 'forced'],
+  [constants.NODE_PERFORMANCE_GC_FLAGS_SYNCHRONOUS_PHANTOM_PROCESSING, 'sync-phantom'],
+  [constants.NODE_PERFORMANCE_GC_FLAGS_ALL_AVAILABLE_GARBAGE, 'all-available-garbage'],
+  [constants.NODE_PERFORMANCE_GC_FLAGS_ALL_EXTERNAL_MEMORY, 'all-external-memory'],
+  [constants.NODE_PERFORMANCE_GC_FLAGS_SCHEDULE_IDLE, 'schedule-idle'],
+  [constants.NODE_PERFORMANCE_GC_FLAGS_CONSTRUCT_RETAINED, 'construct-retained'],
+];
+const gcFlags = (f) => {
+  const names = flagNames.filter(([bit]) => f & bit).map(([, n]) => n);
+  return names.length ? ` flags=${names.join(',')}` : '';
+};
 const who = [process.argv[1] ?? 'node', ...process.argv.slice(2)].join(' ').slice(0, 120);
 appendFileSync(file, `start ${new Date(performance.timeOrigin + t0).toISOString()} ${who}\n`);
 new PerformanceObserver((list) => {
   for (const e of list.getEntries())
-    if (e.duration > gcMs) {
+    if (e.duration > gcMs || e.detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) {
       const heap = (process.memoryUsage().heapUsed / 1048576).toFixed(0);
       appendFileSync(
         file,
-        `gc ${at(e.startTime)} ${kinds[e.detail?.kind] ?? e.detail?.kind} ${e.duration.toFixed(1)}ms heap=${heap}MB\n`,
+        `gc ${at(e.startTime)} ${kinds[e.detail?.kind] ?? e.detail?.kind} ${e.duration.toFixed(1)}ms heap=${heap}MB${gcFlags(e.detail?.flags)}\n`,
       );
     }
 }).observe({ entryTypes: ['gc'] });
 let last = performance.now();
+let lastCpu = process.cpuUsage();
 setInterval(() => {
   const now = performance.now();
+  const cpu = process.cpuUsage();
   if (now - last > blockMs) {
-    const { user, system } = process.cpuUsage();
     const rss = (process.memoryUsage.rss() / 1048576).toFixed(0);
+    // ran_ms: the CPU the whole process (every thread) got during the gap; far under the gap's
+    // length means the process was waiting or not scheduled, not running JavaScript.
+    const ran = (cpu.user + cpu.system - lastCpu.user - lastCpu.system) / 1000;
     appendFileSync(
       file,
-      `block ${at(last)} ${(now - last).toFixed(1)}ms cpu_ms=${((user + system) / 1000).toFixed(0)} rss=${rss}MB\n`,
+      `block ${at(last)} ${(now - last).toFixed(1)}ms ran_ms=${ran.toFixed(1)} cpu_ms=${((cpu.user + cpu.system) / 1000).toFixed(0)} rss=${rss}MB\n`,
     );
   }
   last = now;
+  lastCpu = cpu;
 }, 5).unref();
+
+// With LOOP_PROBE_REQ_MS set (and the paced rounds run with BENCH_SLOW_DIR, which stamps each
+// request with its send time in x-bench-sent), every HTTP server in the process logs the
+// requests that arrived late or were handled slowly: `req <sent s> arrive=<ms from send to
+// Node's 'request' event> handle=<ms from there to the response's 'finish'> sock=<new|reused>`.
+// Arrival covers the kernel, the socket's queue and HTTP parsing; handling covers the route.
+const reqMs = Number(process.env.LOOP_PROBE_REQ_MS ?? 0);
+if (reqMs > 0) {
+  const http = await import('node:http');
+  const seen = new WeakSet();
+  const emit = http.Server.prototype.emit;
+  http.Server.prototype.emit = function (event, ...args) {
+    const [req, res] = args;
+    if (event === 'request') {
+      const sent = Number(req.headers['x-bench-sent']);
+      const sock = seen.has(req.socket) ? 'reused' : 'new';
+      seen.add(req.socket);
+      if (sent > 0) {
+        const arrive = performance.timeOrigin + performance.now();
+        res.once('finish', () => {
+          const handle = performance.timeOrigin + performance.now() - arrive;
+          if (arrive - sent > reqMs || handle > reqMs)
+            appendFileSync(
+              file,
+              `req ${at(sent - performance.timeOrigin)} arrive=${(arrive - sent).toFixed(1)}ms handle=${handle.toFixed(1)}ms sock=${sock}\n`,
+            );
+        });
+      }
+    }
+    return emit.call(this, event, ...args);
+  };
+}
+
+// With LOOP_PROBE_MEM_S set, every that many seconds: `mem <t> heap=<used MB> external=<MB>
+// array_buffers=<MB> rss=<MB>`. V8 starts a full mark-compact whenever external memory (array
+// buffers included) has grown by a fixed amount since the last one, whatever the heap's size:
+// these lines show how fast it grows between them.
+const memS = Number(process.env.LOOP_PROBE_MEM_S ?? 0);
+if (memS > 0) {
+  const mb = (b) => (b / 1048576).toFixed(1);
+  setInterval(() => {
+    const m = process.memoryUsage();
+    appendFileSync(
+      file,
+      `mem ${at(performance.now())} heap=${mb(m.heapUsed)} external=${mb(m.external)} array_buffers=${mb(m.arrayBuffers)} rss=${mb(m.rss)}\n`,
+    );
+  }, memS * 1000).unref();
+}

@@ -242,7 +242,13 @@ export function gatewayEntry(built: boolean): { args: string[]; kind: string } {
 }
 
 /** bench/loop-probe.mjs's settings, passed on with NODE_OPTIONS so every process logs alike. */
-const LOOP_PROBE_ENV = ['LOOP_PROBE_DIR', 'LOOP_PROBE_BLOCK_MS', 'LOOP_PROBE_GC_MS'];
+const LOOP_PROBE_ENV = [
+  'LOOP_PROBE_DIR',
+  'LOOP_PROBE_BLOCK_MS',
+  'LOOP_PROBE_GC_MS',
+  'LOOP_PROBE_REQ_MS',
+  'LOOP_PROBE_MEM_S',
+];
 
 /**
  * Only what a process needs: PATH/HOME and the bench's own settings, never stray MODELGATE_*.

@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --min-semi-space-size=8
+#!/usr/bin/env -S node --min-semi-space-size=8 --no-memory-reducer
 import { Command, Option } from 'commander';
 import { Role } from '../access/roles.js';
 import { ConfigError } from '../config/load-config.js';

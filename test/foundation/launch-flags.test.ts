@@ -33,9 +33,13 @@ const tick = setInterval(() => {
 }
 
 describe('node flags the gateway is started with', () => {
-  it('npm start, the Docker image and the bench start node alike, with a floor under the young generation', () => {
+  it('npm start, the Docker image and the bench start node alike, with a floor under the young generation and no memory reducer', () => {
     const flags = startNodeFlags();
     expect(flags).toContain('--min-semi-space-size=8');
+    // V8's memory reducer forces a memory-reducing, compacting major GC every 100 s on a busy
+    // process (its watchdog): 60-130 ms of a core each time, the gateway's stalled paced rounds
+    // (docs/performance.md, Session 29).
+    expect(flags).toContain('--no-memory-reducer');
     const cmd = readFileSync(join(ROOT, 'deploy/Dockerfile'), 'utf8').match(/^CMD (\[.*\])$/m);
     expect(cmd).not.toBeNull();
     expect(JSON.parse(cmd![1]!)).toEqual(['node', ...flags, 'dist/src/cli/main.js', 'serve']);

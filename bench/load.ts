@@ -335,8 +335,7 @@ export async function interleavedHere(
   }
   if (slowDir && slow) {
     // Each slow request as [target index, wall-clock ms when sent, latency ms, 1 if it went on a
-    // reused keep-alive socket], so it can be
-    // laid beside what the processes recorded meanwhile (bench/loop-probe.mjs).
+    // reused keep-alive socket], to lay beside what the processes recorded (bench/loop-probe.mjs).
     const file = join(slowDir, `slow-${Date.now()}-${process.pid}.json`);
     writeFileSync(file, JSON.stringify({ targets: targets.map((t) => t.name), slow }));
   }

@@ -4,8 +4,9 @@
 // to <LOOP_PROBE_DIR or $TMPDIR/modelgate-loop-probe>/p-<pid>.log: its start time and command,
 // every event-loop block over LOOP_PROBE_BLOCK_MS (a 5 ms interval timer firing that late: its
 // JavaScript ran, or the thread was not scheduled) with the process's CPU time and RSS then, and
-// every mark-compact and every other GC pause over LOOP_PROBE_GC_MS. Times are seconds since the process started the probe.
-// Appends are synchronous and rare (only past the thresholds), so the probe itself costs a timer.
+// every mark-compact and every other GC pause over LOOP_PROBE_GC_MS. Times are seconds since
+// the process started the probe. Appends are synchronous and only past the thresholds, so the
+// probe itself costs a timer (and, with LOOP_PROBE_REQ_MS, a listener per request).
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,7 +25,8 @@ const kinds = {
   [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental',
   [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weak-callbacks',
 };
-// Why V8 collected (perf_hooks' gc flags): forced, memory-reducing ("all available garbage"), idle...
+// Why V8 collected (perf_hooks' gc flags). V8's memory reducer starts its GCs with
+// all-external-memory (docs/performance.md, Session 29).
 const flagNames = [
   [constants.NODE_PERFORMANCE_GC_FLAGS_FORCED, 'forced'],
   [constants.NODE_PERFORMANCE_GC_FLAGS_SYNCHRONOUS_PHANTOM_PROCESSING, 'sync-phantom'],
@@ -101,9 +103,7 @@ if (reqMs > 0) {
 }
 
 // With LOOP_PROBE_MEM_S set, every that many seconds: `mem <t> heap=<used MB> external=<MB>
-// array_buffers=<MB> rss=<MB>`. V8 starts a full mark-compact whenever external memory (array
-// buffers included) has grown by a fixed amount since the last one, whatever the heap's size:
-// these lines show how fast it grows between them.
+// array_buffers=<MB> rss=<MB>`, to set the heap's growth between major GCs beside them.
 const memS = Number(process.env.LOOP_PROBE_MEM_S ?? 0);
 if (memS > 0) {
   const mb = (b) => (b / 1048576).toFixed(1);

@@ -108,6 +108,13 @@ const fig = (
 });
 const round = (n: number, d = 3) => Math.round(n * 10 ** d) / 10 ** d;
 /** The middle value (the mean of the middle two for an even count). */
+/** The gateway's `modelgate_quota_lease_waits_total` (NaN when /metrics does not have it). */
+async function leaseWaits(base: string): Promise<number> {
+  const res = await fetch(`${base}/metrics`);
+  const m = /^modelgate_quota_lease_waits_total (\S+)$/m.exec(await res.text());
+  return m ? Number(m[1]) : Number.NaN;
+}
+
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const m = Math.floor(s.length / 2);
@@ -211,6 +218,8 @@ async function runScenarios(o: Options, pg: boolean): Promise<Record<string, unk
       const pacedCpu: Record<'b' | 'g', number[]> = { b: [], g: [] };
       const order = [t.upstream, t.baseline, t.gateway];
       for (const target of order) await paced(target, o.rate, o.warmupShort);
+      const waits0 = await leaseWaits(stack.gateway.url);
+      let pacedRequests = 0;
       for (let i = 0; i < o.rounds; i++) {
         const c0 = [cpuSeconds(t.baseline.pid!), cpuSeconds(t.gateway.pid!)] as const;
         const [up, b, g] = (await interleaved(order, o.rate, 1, Math.max(1, Math.round(o.duration)))) as [
@@ -222,8 +231,12 @@ async function runScenarios(o: Options, pg: boolean): Promise<Record<string, unk
           ((cpuSeconds(pid) - before) * 1000) / Math.max(1, r.ok + r.non2xx);
         pacedCpu.b.push(perReq(t.baseline.pid!, c0[0], b));
         pacedCpu.g.push(perReq(t.gateway.pid!, c0[1], g));
+        pacedRequests += g.ok + g.non2xx;
         rounds.push({ up, b, g });
       }
+      // Requests that waited for a quota lease from the database (session 30: on PostgreSQL,
+      // a few after every request-log write, each the length of a commit).
+      const waits = (await leaseWaits(stack.gateway.url)) - waits0;
       const med = (k: 'up' | 'b' | 'g', q: 'p50' | 'p99') => median(rounds.map((r) => r[k][q]));
       const each = (k: 'up' | 'b' | 'g', q: 'p50' | 'p99') => rounds.map((r) => round(r[k][q], 2)).join(',');
       const up = { p50: med('up', 'p50'), p99: med('up', 'p99') };
@@ -247,13 +260,14 @@ async function runScenarios(o: Options, pg: boolean): Promise<Record<string, unk
         rounds_lag_max_ms: rounds
           .map((r) => [r.up, r.b, r.g].map((x) => round(x.lagMaxMs ?? 0, 1)).join('/'))
           .join(','),
+        quota_lease_waits_per_1k_gateway: round((waits * 1000) / Math.max(1, pacedRequests), 3),
       });
       figures.paced_cpu_ms_per_req = fig('ms', median(pacedCpu.b), median(pacedCpu.g), {
         rounds_baseline: pacedCpu.b.map((x) => round(x, 3)).join(','),
         rounds_gateway: pacedCpu.g.map((x) => round(x, 3)).join(','),
       });
       log(
-        `paced @${o.rate}/s (median of ${o.rounds} rounds) p50 ${up.p50.toFixed(2)}/${b.p50.toFixed(2)}/${g.p50.toFixed(2)} p99 ${up.p99.toFixed(2)}/${b.p99.toFixed(2)}/${g.p99.toFixed(2)} ms; p99 rounds ${each('up', 'p99')} / ${each('b', 'p99')} / ${each('g', 'p99')}`,
+        `paced @${o.rate}/s (median of ${o.rounds} rounds) p50 ${up.p50.toFixed(2)}/${b.p50.toFixed(2)}/${g.p50.toFixed(2)} p99 ${up.p99.toFixed(2)}/${b.p99.toFixed(2)}/${g.p99.toFixed(2)} ms; p99 rounds ${each('up', 'p99')} / ${each('b', 'p99')} / ${each('g', 'p99')}; gateway quota lease waits ${round((waits * 1000) / Math.max(1, pacedRequests), 2)} per 1,000 requests`,
       );
       checkErrors(
         rounds.flatMap((r) => [r.up, r.b, r.g]),

@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { LimitScope } from '../access/limits/request-limits.js';
 import { KeyTree } from '../gateway/key-tree.js';
 import type { RequestLogEntry } from '../gateway/usage/request-log-entry.js';
@@ -163,7 +163,7 @@ export function registerMetrics(
   return { registry: register, rateLimited: (scope) => rejections.labels({ scope }).inc() };
 }
 
-/** Values read when scraped: circuit states, database pool, Redis link, log backlog. */
+/** Values read when scraped: circuit states, database pool, Redis link, quota leases, log backlog. */
 function registerGauges(register: Registry, services: Services): void {
   const registers = [register];
   new Gauge({
@@ -197,6 +197,29 @@ function registerGauges(register: Registry, services: Services): void {
       if (services.redis) this.set(services.redis.status === 'ready' ? 1 : 0);
     },
   });
+  const leases = services.quota.stats;
+  if (leases) {
+    new Counter({
+      name: 'modelgate_quota_leases_total',
+      help: 'Quota leases asked from the database: by a reservation that waited for it, or ahead in the background',
+      labelNames: ['mode'] as const,
+      registers,
+      collect() {
+        this.reset();
+        this.inc({ mode: 'waited' }, leases.leasesWaited);
+        this.inc({ mode: 'ahead' }, leases.leasesAhead);
+      },
+    });
+    new Counter({
+      name: 'modelgate_quota_lease_waits_total',
+      help: 'Times a quota reservation waited for the database (the request that asked for a lease, and each that arrived meanwhile)',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(leases.waits);
+      },
+    });
+  }
   new Gauge({
     name: 'modelgate_request_logs_pending',
     help: 'Request log entries buffered, not yet written to the database',

@@ -38,7 +38,10 @@ async function account(userLimit: number | null, keyLimit: number | null) {
   return { userId: u.body.data.id as number, keyId: k.body.data.id as number };
 }
 
-/** Settlements are written with the request logs in batches: write them before reading spend. */
+/**
+ * Settlements are written with the request logs in batches: write them (and give back leased
+ * credit, which `flush()` does) before reading spend.
+ */
 const flushed = () => Promise.all([gw.services.requestLogs.flush(), gw2.services.requestLogs.flush()]);
 const keyUsed = async (id: number) => (await gw.services.repos.apiKeys.byId(id))!.quota_used_micros;
 const userUsed = async (id: number) => (await gw.services.repos.users.byId(id))!.quota_used_micros;
@@ -191,7 +194,7 @@ describe('quota ledger on the database', () => {
     expect(await userUsed(userId)).toBe(800);
   });
 
-  it('a busy key leases ahead: few database reservations, the row never past its limit, exact after a write', async () => {
+  it('a busy key leases ahead: few database reservations, the row never past its limit, exact once quiet', async () => {
     const { userId, keyId } = await account(null, 1); // 1_000_000 micros
     let asked = 0;
     const store = createUsageStore(gw.services.database);
@@ -213,8 +216,15 @@ describe('quota ledger on the database', () => {
     }
     expect(asked).toBeLessThan(10);
     expect(maxSeen).toBeLessThanOrEqual(1_000_000);
-    expect(ledger.credit).toBeGreaterThan(0);
-    await flushed();
+    const credit = ledger.credit;
+    expect(credit).toBeGreaterThan(0);
+    // A write on the timer after a busy interval keeps the credit (the key's next request must
+    // not wait for a lease); the row holds exactly what was spent and the credit.
+    await gw.services.requestLogs.flush(false);
+    expect(ledger.credit).toBe(credit);
+    expect(await keyUsed(keyId)).toBe(spent + credit);
+    // No reservation since: the next such write gives it back.
+    await gw.services.requestLogs.flush(false);
     expect(ledger.credit).toBe(0);
     expect(await keyUsed(keyId)).toBe(spent);
     expect(await userUsed(userId)).toBe(spent);
@@ -269,16 +279,16 @@ describe('quota ledger on the database', () => {
         return answered;
       },
     };
-    // Credit is returned at the start of each request-log write, on a timer: that would make the
-    // next request wait too, as often as the timer fired during the loop. Here it is returned
-    // once, at the end.
-    let returnCredit = () => {};
+    // The request-log writes run here every 40 requests, at known points (the real writer's run
+    // on a timer). A busy key keeps its credit across them: given back at each, the next request
+    // waited for a lease every time (here 12 more waits).
+    let write = (_all: boolean) => {};
     const queue = {
       settle: gw.services.requestLogs.settle.bind(gw.services.requestLogs),
       owes: gw.services.requestLogs.owes.bind(gw.services.requestLogs),
       flush: gw.services.requestLogs.flush.bind(gw.services.requestLogs),
-      beforeWrite: (fn: () => void) => {
-        returnCredit = fn;
+      beforeWrite: (fn: (all: boolean) => void) => {
+        write = fn;
       },
       wake: () => {},
     };
@@ -309,19 +319,73 @@ describe('quota ledger on the database', () => {
       // One request's time passes.
       for (const a of inFlight) a.left--;
       await answer(inFlight.filter((a) => a.left <= 0));
+      if (i % 40 === 39) write(false);
     }
     // Leases of 1, 2 and 4 are waited for; from 8 on the next one is asked ahead (with a quarter
     // of the lease left). Without that, each lease (13 in all) would be waited for.
     expect(waited).toBe(3);
+    expect(ledger.stats).toEqual({ leasesWaited: 3, leasesAhead: 11, waits: 3 });
     // 1 + 2 + 4 + 8 + 16 + 32 cover 63 requests, then leases of 64 (one asked ahead at the end).
     expect(asked).toBe(14);
     await answer([...inFlight]);
     await ledger.idle();
-    returnCredit();
+    // The key has gone quiet: the write after one that saw it busy gives the credit back.
+    const credit = ledger.credit;
+    expect(credit).toBeGreaterThan(0);
+    write(false);
+    expect(ledger.credit).toBe(credit);
+    write(false);
     expect(ledger.credit).toBe(0);
     await flushed();
     expect(await keyUsed(keyId)).toBe(500_000);
   });
+  it('a key that went quiet gives its credit back but keeps its lease size for a while', async () => {
+    const run = async (leaseMemoryMs: number | undefined) => {
+      const { userId, keyId } = await account(null, 10);
+      const store = createUsageStore(gw.services.database);
+      const asks: number[] = [];
+      const counting = {
+        reserve: (k: number | null, u: number, m: number) => {
+          asks.push(m);
+          return store.reserve(k, u, m);
+        },
+      };
+      let write = (_all: boolean) => {};
+      const queue = {
+        settle: gw.services.requestLogs.settle.bind(gw.services.requestLogs),
+        owes: gw.services.requestLogs.owes.bind(gw.services.requestLogs),
+        flush: gw.services.requestLogs.flush.bind(gw.services.requestLogs),
+        beforeWrite: (fn: (all: boolean) => void) => {
+          write = fn;
+        },
+        wake: () => {},
+      };
+      const ledger = new DeferredSettleLedger(counting, queue, { leaseMemoryMs });
+      const burst = async () => {
+        for (let i = 0; i < 200; i++)
+          ledger.settle(await ledger.reserve({ keyId, userId, micros: 1_000 }), 1_000);
+        await ledger.idle();
+      };
+      await burst();
+      expect(Math.max(...asks)).toBe(64_000);
+      write(false); // saw it busy: kept
+      expect(ledger.credit).toBeGreaterThan(0);
+      write(false); // quiet since: given back
+      expect(ledger.credit).toBe(0);
+      asks.length = 0;
+      await burst();
+      write(true); // as a flush or shutdown would: everything back
+      expect(ledger.credit).toBe(0);
+      await flushed();
+      expect(await keyUsed(keyId)).toBe(400_000);
+      return asks;
+    };
+    // The next burst's first lease is the size the key had reached: one commit waited for.
+    expect((await run(undefined))[0]).toBe(64_000);
+    // Forgotten (quiet longer than the memory): exact again, then 2, 4, ...
+    expect((await run(0)).slice(0, 3)).toEqual([1_000, 2_000, 4_000]);
+  });
+
   it('a lease that comes back after the write that returns credit is given back by a write of its own', async () => {
     const { userId, keyId } = await account(null, 10);
     const store = createUsageStore(gw.services.database);
@@ -419,6 +483,62 @@ describe('quota ledger on the database', () => {
     } finally {
       await gw3.stop();
     }
+  });
+
+  it('/metrics counts the leases asked and the reservations that waited for the database', async () => {
+    const { userId, keyId } = await account(null, 1);
+    const sample = (text: string, name: string) => {
+      const m = new RegExp(`^${name.replace(/[{}"]/g, '\\$&')} (\\S+)$`, 'm').exec(text);
+      return m ? Number(m[1]) : Number.NaN;
+    };
+    const read = async () => {
+      const text = (await gw.call('GET', '/metrics')).body as string;
+      return {
+        waited: sample(text, 'modelgate_quota_leases_total{mode="waited"}'),
+        ahead: sample(text, 'modelgate_quota_leases_total{mode="ahead"}'),
+        waits: sample(text, 'modelgate_quota_lease_waits_total'),
+      };
+    };
+    const before = await read();
+    expect(before.waits).toBeGreaterThanOrEqual(0);
+    // One at a time: leases of 1, 2 and 4 reservations are waited for, from 8 on asked ahead.
+    for (let i = 0; i < 40; i++) {
+      const r = await gw.services.quota.reserve({ keyId, userId, micros: 1_000 });
+      await gw.services.quota.settle(r, 1_000);
+    }
+    await (gw.services.quota as DeferredSettleLedger).idle();
+    const after = await read();
+    expect(after.waited - before.waited).toBe(3);
+    // Each of those, and any reservation that came while a lease asked ahead was on its way.
+    expect(after.waits - before.waits).toBeGreaterThanOrEqual(3);
+    expect(after.waits - before.waits).toBeLessThanOrEqual(6);
+    expect(after.ahead - before.ahead).toBeGreaterThanOrEqual(1);
+    await flushed();
+  });
+
+  it('shutdown gives back the credit of a key that is still busy', async () => {
+    const { userId, keyId } = await account(null, 1);
+    const gw3 = await startTestGateway({}, { databaseUrl: gw.databaseUrl, redis: false });
+    let spent = 0;
+    try {
+      for (let i = 0; i < 30; i++) {
+        const r = await gw3.services.quota.reserve({ keyId, userId, micros: 5_000 });
+        await gw3.services.quota.settle(r, 1_000);
+        spent += 1_000;
+      }
+      // A write on the timer keeps a busy key's credit, counted on the row.
+      await gw3.services.requestLogs.flush(false);
+      expect(await keyUsed(keyId)).toBeGreaterThan(spent);
+      // Still busy when the shutdown comes, with nothing else queued for its write.
+      const r = await gw3.services.quota.reserve({ keyId, userId, micros: 1_000 });
+      await gw3.services.quota.settle(r, 1_000);
+      spent += 1_000;
+      expect(gw3.services.requestLogs.pending).toBe(0);
+    } finally {
+      await gw3.stop();
+    }
+    expect(await keyUsed(keyId)).toBe(spent);
+    expect(await userUsed(userId)).toBe(spent);
   });
 
   it('rejects a negative or non-numeric estimate as a programming error', async () => {

@@ -1,5 +1,5 @@
 import { clampSpend, MAX_EXACT } from '../../store/column-bounds.js';
-import type { QuotaLedger, QuotaScope, Reservation, ReserveInput } from './quota-ledger.js';
+import type { LeaseStats, QuotaLedger, QuotaScope, Reservation, ReserveInput } from './quota-ledger.js';
 import { quotaExhausted } from './quota-ledger.js';
 
 interface HeldReservation extends Reservation {
@@ -16,9 +16,13 @@ export interface SettlementQueue {
   settle(keyId: number | null, userId: number, delta: number): void;
   /** Whether a net refund for this row is queued. */
   owes(scope: QuotaScope, id: number): boolean;
+  /** Writes what is queued now; the before-write hooks give everything back. */
   flush(): Promise<void>;
-  /** Runs `fn` at the start of every write, before the queue is read (a last chance to queue). */
-  beforeWrite(fn: () => void): void;
+  /**
+   * Runs `fn` at the start of every write, before the queue is read (a last chance to queue);
+   * `all` is true for `flush()` and on shutdown, false for the writes on the timer.
+   */
+  beforeWrite(fn: (all: boolean) => void): void;
   /** Makes a write (and its `beforeWrite`) happen within the flush interval, queued items or not. */
   wake(): void;
 }
@@ -27,6 +31,12 @@ export interface SettlementQueue {
 const MAX_LEASE_FACTOR = 64;
 /** Leases are asked ahead (before the credit runs out) once they have grown to this factor. */
 const PREFETCH_FACTOR = 8;
+/**
+ * How long a key that has gone quiet keeps its lease size (its credit goes back meanwhile).
+ * Starting again from an exact lease, a key used in bursts waited for the leases of 1, 2 and
+ * 4 reservations, one commit each, at the start of every burst.
+ */
+const LEASE_MEMORY_MS = 10_000;
 
 /**
  * Credit this instance has already added to a key's and its user's `quota_used` on the
@@ -39,8 +49,12 @@ interface Lease {
   credit: number;
   /** The next lease asks for `factor` times the reservation (doubles per lease, up to 64). */
   factor: number;
-  /** Leases taken since the credit was last returned. */
+  /** Leases taken since the last write (that returned or kept the credit). */
   leases: number;
+  /** A reservation took credit or asked for a lease since the last write: the key is busy. */
+  used: boolean;
+  /** When a write last found the key busy (ms since the epoch). */
+  busyAt: number;
   /** A lease being asked for; reservations that find too little credit wait for it. */
   asking?: Promise<void>;
 }
@@ -54,10 +68,15 @@ interface Lease {
  * PostgreSQL), so an instance asks for more than the request needs: the surplus is local
  * credit, already counted in `quota_used` on both rows, which the next requests of that key
  * take without the database. A request's refund (estimate minus actual cost) goes back to the
- * credit. All credit is returned at the start of every request-log write (every
- * `request_logs_flush_ms`, or 200 requests), so `quota_used` reads high by at most one lease
- * for that long, never low. A key's first lease is exactly its reservation; each further lease
- * before the credit is returned doubles (up to 64 reservations), so only busy keys lease ahead.
+ * credit. A key's credit is returned at the start of the first request-log write (every
+ * `request_logs_flush_ms`, or 200 requests) that finds it unused since the write before, so
+ * `quota_used` reads high by at most one lease while the key is busy and for up to two flush
+ * intervals after, never low. (Returned at every write, a busy key's next request asked the
+ * database for a lease, and all its requests waited for that commit, several times a second.)
+ * Shutdown, an explicit flush, a change to a key or user and a refusal give everything back.
+ * A key's first lease is exactly its reservation; each further lease doubles (up to 64
+ * reservations), so only busy keys lease ahead. A key quiet for less than `LEASE_MEMORY_MS`
+ * keeps its lease size; quiet longer, it starts again from an exact lease.
  * Near the limit the database refuses the large lease; the exact reservation is then asked for,
  * and if that is refused too, this instance's credit for the refusing row is returned and the
  * question asked once more, so one instance refuses only when the quota is short with
@@ -70,12 +89,20 @@ interface Lease {
 export class DeferredSettleLedger implements QuotaLedger {
   private readonly leases = new Map<number, Lease>();
   private readonly prefetching = new Set<Promise<void>>();
+  readonly stats: LeaseStats = { leasesWaited: 0, leasesAhead: 0, waits: 0 };
+
+  private readonly leaseMemoryMs: number;
 
   constructor(
     private readonly store: PairReserver,
     private readonly queue: SettlementQueue,
+    opts: { leaseMemoryMs?: number } = {},
   ) {
-    queue.beforeWrite(() => this.returnCredit());
+    this.leaseMemoryMs = opts.leaseMemoryMs ?? LEASE_MEMORY_MS;
+    // A busy key keeps its credit across writes: given back at each, the next request had to
+    // ask the database for a lease and every other request of the key waited for that commit
+    // (on PostgreSQL 1-10 ms, several times a second under load: the gateway's paced p99).
+    queue.beforeWrite((all) => this.returnCredit(undefined, undefined, !all));
   }
 
   /** Synchronous (the reservation itself) when local credit covers it, else a promise. */
@@ -92,14 +119,20 @@ export class DeferredSettleLedger implements QuotaLedger {
     const lease = this.lease(keyId, userId);
     // A busy key's concurrent requests would each ask the database for a lease while the first
     // ask is on its way (a round trip on PostgreSQL): they wait for it and take from its credit.
-    if (lease.credit < micros && lease.asking) return this.reserveAfter(lease.asking, input);
+    if (lease.credit < micros && lease.asking) {
+      this.stats.waits++;
+      return this.reserveAfter(lease.asking, input);
+    }
     if (lease.credit >= micros) {
       lease.credit -= micros;
+      lease.used = true;
       // A busy key asks for its next lease before it runs out, so no request waits for it.
       if (lease.factor >= PREFETCH_FACTOR && !lease.asking && lease.credit < (micros * lease.factor) / 4)
         this.prefetch(lease, micros);
       return { keyId, userId, micros, done: false } as HeldReservation;
     }
+    this.stats.waits++;
+    this.stats.leasesWaited++;
     const asked = this.ask(lease, micros, input);
     this.markAsking(lease, asked);
     return asked;
@@ -131,6 +164,7 @@ export class DeferredSettleLedger implements QuotaLedger {
   private prefetch(lease: Lease, micros: number): void {
     const { keyId, userId, factor } = lease;
     const ask = micros * factor;
+    this.stats.leasesAhead++;
     const granted = this.store.reserve(keyId, userId, ask).then((refused) => {
       if (refused) return;
       const now = this.lease(keyId, userId);
@@ -179,6 +213,7 @@ export class DeferredSettleLedger implements QuotaLedger {
     const now = this.lease(keyId, userId);
     now.credit += granted - micros;
     now.leases++;
+    now.used = true;
     if (granted === ask) now.factor = Math.min(MAX_LEASE_FACTOR, now.factor * 2);
     if (granted > micros) this.queue.wake();
     return { keyId, userId, micros, done: false } as HeldReservation;
@@ -230,7 +265,7 @@ export class DeferredSettleLedger implements QuotaLedger {
     const k = keyId ?? -userId;
     let l = this.leases.get(k);
     if (!l) {
-      l = { keyId, userId, credit: 0, factor: 1, leases: 0 };
+      l = { keyId, userId, credit: 0, factor: 1, leases: 0, used: false, busyAt: 0 };
       this.leases.set(k, l);
     }
     return l;
@@ -239,16 +274,31 @@ export class DeferredSettleLedger implements QuotaLedger {
   /**
    * Queues the unused credit to be taken off `quota_used` (all of it, or only what touches one
    * row). Keys that leased nothing since the last return start again from an exact lease.
+   * `keepBusy` (a write on the timer): a key used since the last write keeps its credit, and a
+   * write is woken for the next interval so the credit goes back once the key has gone quiet;
+   * a quiet key keeps its lease size for `leaseMemoryMs`.
    */
-  private returnCredit(scope?: QuotaScope, id?: number): void {
+  private returnCredit(scope?: QuotaScope, id?: number, keepBusy = false): void {
+    let kept = false;
+    const now = keepBusy ? Date.now() : 0;
     for (const [k, l] of this.leases) {
       if (scope === 'key' && l.keyId !== id) continue;
       if (scope === 'user' && l.userId !== id) continue;
+      if (keepBusy && l.used) {
+        l.used = false;
+        l.leases = 0;
+        l.busyAt = now;
+        kept ||= l.credit > 0;
+        continue;
+      }
       if (l.credit > 0) this.queue.settle(l.keyId, l.userId, -l.credit);
       l.credit = 0;
+      l.used = false;
       if (scope) l.factor = 1;
-      else if (l.leases === 0 && !l.asking) this.leases.delete(k);
+      else if (l.leases === 0 && !l.asking && !(keepBusy && now - l.busyAt < this.leaseMemoryMs))
+        this.leases.delete(k);
       l.leases = 0;
     }
+    if (kept) this.queue.wake();
   }
 }

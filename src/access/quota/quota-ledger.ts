@@ -43,6 +43,17 @@ export interface QuotaLedger {
   settle(reservation: Reservation, actualMicros: number): void | Promise<void>;
   /** Settle with 0: the call failed before any upstream cost. */
   release(reservation: Reservation): void | Promise<void>;
+  /** Counts since start (for /metrics), where the ledger leases from the database. */
+  readonly stats?: LeaseStats;
+}
+
+export interface LeaseStats {
+  /** Leases asked for by a reservation that then waited for the answer. */
+  leasesWaited: number;
+  /** Leases asked for ahead, in the background, while credit was left. */
+  leasesAhead: number;
+  /** Times a reservation waited for the database: the one that asked, and each that came meanwhile. */
+  waits: number;
 }
 
 /**

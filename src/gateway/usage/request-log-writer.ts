@@ -94,7 +94,7 @@ export class RequestLogWriter {
   /** Rows per transaction: `rowsPerWrite`, within 1..batch. */
   private readonly perWrite: number;
   private readonly log: NonNullable<RequestLogWriterOptions['log']>;
-  private readonly beforeWriteHooks: Array<() => void> = [];
+  private readonly beforeWriteHooks: Array<(all: boolean) => void> = [];
   private readonly observers: Array<(entry: RequestLogEntry) => void> = [];
 
   constructor(
@@ -162,8 +162,11 @@ export class RequestLogWriter {
     this.queued();
   }
 
-  /** `fn` runs at the start of every write, before the buffer is read (the quota ledger returns credit). */
-  beforeWrite(fn: () => void): void {
+  /**
+   * `fn` runs at the start of every write, before the buffer is read (the quota ledger returns
+   * credit); `all` is true for `flush()` and on shutdown (everything is to be given back).
+   */
+  beforeWrite(fn: (all: boolean) => void): void {
     this.beforeWriteHooks.push(fn);
   }
 
@@ -186,15 +189,23 @@ export class RequestLogWriter {
     } else this.kick(this.opts.flushMs);
   }
 
-  /** Writes everything buffered now; rejects if the database refuses (entries are kept). */
-  flush(): Promise<void> {
-    return this.write(false);
+  /**
+   * Writes everything buffered now; rejects if the database refuses (entries are kept). With
+   * `giveBackCredit` (the default) the quota ledger first gives back all the credit it leased,
+   * so `quota_used` reads exact after it; the writes on the timer and on full batches keep a
+   * busy key's credit (see DeferredSettleLedger).
+   */
+  flush(giveBackCredit = true): Promise<void> {
+    return this.write(false, giveBackCredit);
   }
 
-  /** `wholeBatches`: leave a partial batch at the end for its timer (a write kicked by a full batch). */
-  private write(wholeBatches: boolean): Promise<void> {
+  /**
+   * `wholeBatches`: leave a partial batch at the end for its timer (a write kicked by a full
+   * batch). `all`: the before-write hooks give everything back (a flush, shutdown).
+   */
+  private write(wholeBatches: boolean, all: boolean): Promise<void> {
     // One write at a time; a flush asked for during one runs after it (a failed one included).
-    const run = (this.running ?? Promise.resolve()).catch(() => {}).then(() => this.drain(wholeBatches));
+    const run = (this.running ?? Promise.resolve()).catch(() => {}).then(() => this.drain(wholeBatches, all));
     this.running = run;
     run
       .finally(() => {
@@ -214,7 +225,7 @@ export class RequestLogWriter {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     const attempts = this.opts.closeAttempts ?? 5;
-    this.runBeforeWrite();
+    this.runBeforeWrite(true);
     for (let i = 1; this.buffer.length > 0 || this.running; i++) {
       try {
         await this.flush();
@@ -238,23 +249,23 @@ export class RequestLogWriter {
     if (this.timer) clearTimeout(this.timer);
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      this.write(delayMs === 0).catch(() => {});
+      this.write(delayMs === 0, false).catch(() => {});
     }, delayMs);
     this.timer.unref();
   }
 
-  private runBeforeWrite(): void {
+  private runBeforeWrite(all: boolean): void {
     for (const fn of this.beforeWriteHooks) {
       try {
-        fn();
+        fn(all || this.closed);
       } catch (err) {
         this.log.error({ err }, 'request log writer: a before-write hook failed');
       }
     }
   }
 
-  private async drain(wholeBatches: boolean): Promise<void> {
-    this.runBeforeWrite();
+  private async drain(wholeBatches: boolean, all: boolean): Promise<void> {
+    this.runBeforeWrite(all);
     // Only what waits now: entries recorded while this runs wait for their own batch or timer,
     // so under load every write carries full batches instead of the few rows of one turn.
     let todo = this.buffer.length;
@@ -384,7 +395,7 @@ export class RequestLogWriter {
     if (this.timer) clearTimeout(this.timer);
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      this.flush().catch(() => {});
+      this.write(false, false).catch(() => {});
     }, ms);
     this.timer.unref();
   }

@@ -194,6 +194,27 @@ describe('quota ledger on the database', () => {
     expect(await userUsed(userId)).toBe(800);
   });
 
+  it("a refusal gives back the refusing row's credit only: another busy key keeps its own", async () => {
+    const busy = await account(null, 1);
+    const tight = await account(null, 0.001);
+    const ledger = new DeferredSettleLedger(createUsageStore(gw.services.database), gw.services.requestLogs);
+    for (let i = 0; i < 20; i++) ledger.settle(await ledger.reserve({ ...busy, micros: 1_000 }), 1_000);
+    await ledger.idle(); // a lease asked ahead has landed
+    const busyCredit = ledger.credit;
+    expect(busyCredit).toBeGreaterThan(0);
+    const r = await ledger.reserve({ ...tight, micros: 600 });
+    ledger.settle(r, 100); // 500 credit on the tight key, its row reads 600
+    // Needs the tight key's own credit back: refused, given back, written, asked again.
+    const big = await ledger.reserve({ ...tight, micros: 700 });
+    expect(await keyUsed(tight.keyId)).toBe(800);
+    expect(ledger.credit).toBe(busyCredit);
+    ledger.settle(big, 700);
+    await ledger.idle();
+    await flushed();
+    expect(ledger.credit).toBe(0);
+    expect(await keyUsed(busy.keyId)).toBe(20_000);
+  });
+
   it('a busy key leases ahead: few database reservations, the row never past its limit, exact once quiet', async () => {
     const { userId, keyId } = await account(null, 1); // 1_000_000 micros
     let asked = 0;
@@ -340,7 +361,7 @@ describe('quota ledger on the database', () => {
     expect(await keyUsed(keyId)).toBe(500_000);
   });
   it('a key that went quiet gives its credit back but keeps its lease size for a while', async () => {
-    const run = async (leaseMemoryMs: number | undefined) => {
+    const run = async (leaseMemoryMs: number | undefined, pauseMs = 0) => {
       const { userId, keyId } = await account(null, 10);
       const store = createUsageStore(gw.services.database);
       const asks: number[] = [];
@@ -372,6 +393,8 @@ describe('quota ledger on the database', () => {
       expect(ledger.credit).toBeGreaterThan(0);
       write(false); // quiet since: given back
       expect(ledger.credit).toBe(0);
+      // No write comes while it is quiet (an instance with no other traffic).
+      if (pauseMs > 0) await new Promise((r) => setTimeout(r, pauseMs));
       asks.length = 0;
       await burst();
       write(true); // as a flush or shutdown would: everything back
@@ -384,6 +407,8 @@ describe('quota ledger on the database', () => {
     expect((await run(undefined))[0]).toBe(64_000);
     // Forgotten (quiet longer than the memory): exact again, then 2, 4, ...
     expect((await run(0)).slice(0, 3)).toEqual([1_000, 2_000, 4_000]);
+    // Also when no write came after the memory ran out: the lease asked for notices.
+    expect((await run(50, 120)).slice(0, 3)).toEqual([1_000, 2_000, 4_000]);
   });
 
   it('a lease that comes back after the write that returns credit is given back by a write of its own', async () => {

@@ -16,8 +16,8 @@ export interface SettlementQueue {
   settle(keyId: number | null, userId: number, delta: number): void;
   /** Whether a net refund for this row is queued. */
   owes(scope: QuotaScope, id: number): boolean;
-  /** Writes what is queued now; the before-write hooks give everything back. */
-  flush(): Promise<void>;
+  /** Writes what is queued now; with `giveBackCredit` (default) the before-write hooks give everything back. */
+  flush(giveBackCredit?: boolean): Promise<void>;
   /**
    * Runs `fn` at the start of every write, before the queue is read (a last chance to queue);
    * `all` is true for `flush()` and on shutdown, false for the writes on the timer.
@@ -53,7 +53,7 @@ interface Lease {
   leases: number;
   /** A reservation took credit or asked for a lease since the last write: the key is busy. */
   used: boolean;
-  /** When a write last found the key busy (ms since the epoch). */
+  /** When a write last found the key busy (performance.now()). */
   busyAt: number;
   /** A lease being asked for; reservations that find too little credit wait for it. */
   asking?: Promise<void>;
@@ -80,8 +80,9 @@ interface Lease {
  * Near the limit the database refuses the large lease; the exact reservation is then asked for,
  * and if that is refused too, this instance's credit for the refusing row is returned and the
  * question asked once more, so one instance refuses only when the quota is short with
- * everything it holds given back. Other instances' unused credit (at most one lease each, for at
- * most one flush interval) can make a request be refused that early.
+ * everything it holds given back. Other instances' unused credit (at most one lease each, while
+ * they keep using the key and up to two flush intervals after) can make a request be refused
+ * that early.
  *
  * **Settlements** are unconditional and commute: an overrun (actual above the estimate) is
  * queued and written with the request logs in batches; a refund becomes credit (see above).
@@ -133,6 +134,9 @@ export class DeferredSettleLedger implements QuotaLedger {
     }
     this.stats.waits++;
     this.stats.leasesWaited++;
+    // Quiet past the memory: start again from an exact lease. (Checked here, on the way to the
+    // database anyway: on an instance with no other traffic no later write would forget it.)
+    if (!lease.used && performance.now() - lease.busyAt >= this.leaseMemoryMs) lease.factor = 1;
     const asked = this.ask(lease, micros, input);
     this.markAsking(lease, asked);
     return asked;
@@ -204,7 +208,8 @@ export class DeferredSettleLedger implements QuotaLedger {
       const id = refused === 'key' ? keyId! : userId;
       this.returnCredit(refused, id);
       if (this.queue.owes(refused, id)) {
-        await this.queue.flush();
+        // Only this row's credit: other busy keys keep theirs (else each waits for a lease).
+        await this.queue.flush(false);
         refused = await this.store.reserve(keyId, userId, micros);
       }
     }
@@ -280,7 +285,7 @@ export class DeferredSettleLedger implements QuotaLedger {
    */
   private returnCredit(scope?: QuotaScope, id?: number, keepBusy = false): void {
     let kept = false;
-    const now = keepBusy ? Date.now() : 0;
+    const now = keepBusy ? performance.now() : 0;
     for (const [k, l] of this.leases) {
       if (scope === 'key' && l.keyId !== id) continue;
       if (scope === 'user' && l.userId !== id) continue;

@@ -107,7 +107,6 @@ const fig = (
   ...Object.fromEntries(Object.entries(extra).map(([k, v]) => [k, typeof v === 'number' ? round(v) : v])),
 });
 const round = (n: number, d = 3) => Math.round(n * 10 ** d) / 10 ** d;
-/** The middle value (the mean of the middle two for an even count). */
 /** The gateway's `modelgate_quota_lease_waits_total` (NaN when /metrics does not have it). */
 async function leaseWaits(base: string): Promise<number> {
   const res = await fetch(`${base}/metrics`);
@@ -115,6 +114,7 @@ async function leaseWaits(base: string): Promise<number> {
   return m ? Number(m[1]) : Number.NaN;
 }
 
+/** The middle value (the mean of the middle two for an even count). */
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const m = Math.floor(s.length / 2);
@@ -236,7 +236,8 @@ async function runScenarios(o: Options, pg: boolean): Promise<Record<string, unk
       }
       // Requests that waited for a quota lease from the database (session 30: on PostgreSQL,
       // a few after every request-log write, each the length of a commit).
-      const waits = (await leaseWaits(stack.gateway.url)) - waits0;
+      const waitsPer1k =
+        (((await leaseWaits(stack.gateway.url)) - waits0) * 1000) / Math.max(1, pacedRequests);
       const med = (k: 'up' | 'b' | 'g', q: 'p50' | 'p99') => median(rounds.map((r) => r[k][q]));
       const each = (k: 'up' | 'b' | 'g', q: 'p50' | 'p99') => rounds.map((r) => round(r[k][q], 2)).join(',');
       const up = { p50: med('up', 'p50'), p99: med('up', 'p99') };
@@ -260,14 +261,14 @@ async function runScenarios(o: Options, pg: boolean): Promise<Record<string, unk
         rounds_lag_max_ms: rounds
           .map((r) => [r.up, r.b, r.g].map((x) => round(x.lagMaxMs ?? 0, 1)).join('/'))
           .join(','),
-        quota_lease_waits_per_1k_gateway: round((waits * 1000) / Math.max(1, pacedRequests), 3),
+        quota_lease_waits_per_1k_gateway: round(waitsPer1k, 3),
       });
       figures.paced_cpu_ms_per_req = fig('ms', median(pacedCpu.b), median(pacedCpu.g), {
         rounds_baseline: pacedCpu.b.map((x) => round(x, 3)).join(','),
         rounds_gateway: pacedCpu.g.map((x) => round(x, 3)).join(','),
       });
       log(
-        `paced @${o.rate}/s (median of ${o.rounds} rounds) p50 ${up.p50.toFixed(2)}/${b.p50.toFixed(2)}/${g.p50.toFixed(2)} p99 ${up.p99.toFixed(2)}/${b.p99.toFixed(2)}/${g.p99.toFixed(2)} ms; p99 rounds ${each('up', 'p99')} / ${each('b', 'p99')} / ${each('g', 'p99')}; gateway quota lease waits ${round((waits * 1000) / Math.max(1, pacedRequests), 2)} per 1,000 requests`,
+        `paced @${o.rate}/s (median of ${o.rounds} rounds) p50 ${up.p50.toFixed(2)}/${b.p50.toFixed(2)}/${g.p50.toFixed(2)} p99 ${up.p99.toFixed(2)}/${b.p99.toFixed(2)}/${g.p99.toFixed(2)} ms; p99 rounds ${each('up', 'p99')} / ${each('b', 'p99')} / ${each('g', 'p99')}; gateway quota lease waits ${round(waitsPer1k, 2)} per 1,000 requests`,
       );
       checkErrors(
         rounds.flatMap((r) => [r.up, r.b, r.g]),

@@ -46,6 +46,25 @@ const flushed = () => Promise.all([gw.services.requestLogs.flush(), gw2.services
 const keyUsed = async (id: number) => (await gw.services.repos.apiKeys.byId(id))!.quota_used_micros;
 const userUsed = async (id: number) => (await gw.services.repos.users.byId(id))!.quota_used_micros;
 
+/**
+ * The request-log writer's queue, with its writes run by the test instead of on a timer:
+ * `write(all)` runs what a write runs first (the ledger gives credit back); no write is woken.
+ */
+function writesByHand() {
+  const logs = gw.services.requestLogs;
+  let hook = (_all: boolean) => {};
+  const queue = {
+    settle: logs.settle.bind(logs),
+    owes: logs.owes.bind(logs),
+    flush: logs.flush.bind(logs),
+    beforeWrite: (fn: (all: boolean) => void) => {
+      hook = fn;
+    },
+    wake: () => {},
+  };
+  return { queue, write: (all: boolean) => hook(all) };
+}
+
 async function expect402(p: unknown, scope: 'key' | 'user') {
   const err = await Promise.resolve(p).then(
     () => undefined,
@@ -303,16 +322,7 @@ describe('quota ledger on the database', () => {
     // The request-log writes run here every 40 requests, at known points (the real writer's run
     // on a timer). A busy key keeps its credit across them: given back at each, the next request
     // waited for a lease every time (here 12 more waits).
-    let write = (_all: boolean) => {};
-    const queue = {
-      settle: gw.services.requestLogs.settle.bind(gw.services.requestLogs),
-      owes: gw.services.requestLogs.owes.bind(gw.services.requestLogs),
-      flush: gw.services.requestLogs.flush.bind(gw.services.requestLogs),
-      beforeWrite: (fn: (all: boolean) => void) => {
-        write = fn;
-      },
-      wake: () => {},
-    };
+    const { queue, write } = writesByHand();
     const ledger = new DeferredSettleLedger(slow, queue);
     const answer = async (due: typeof inFlight) => {
       for (const a of due) {
@@ -371,16 +381,7 @@ describe('quota ledger on the database', () => {
           return store.reserve(k, u, m);
         },
       };
-      let write = (_all: boolean) => {};
-      const queue = {
-        settle: gw.services.requestLogs.settle.bind(gw.services.requestLogs),
-        owes: gw.services.requestLogs.owes.bind(gw.services.requestLogs),
-        flush: gw.services.requestLogs.flush.bind(gw.services.requestLogs),
-        beforeWrite: (fn: (all: boolean) => void) => {
-          write = fn;
-        },
-        wake: () => {},
-      };
+      const { queue, write } = writesByHand();
       const ledger = new DeferredSettleLedger(counting, queue, { leaseMemoryMs });
       const burst = async () => {
         for (let i = 0; i < 200; i++)

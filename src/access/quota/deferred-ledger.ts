@@ -73,7 +73,8 @@ interface Lease {
  * `quota_used` reads high by at most one lease while the key is busy and for up to two flush
  * intervals after, never low. (Returned at every write, a busy key's next request asked the
  * database for a lease, and all its requests waited for that commit, several times a second.)
- * Shutdown, an explicit flush, a change to a key or user and a refusal give everything back.
+ * Shutdown, an explicit flush and a change to a key or user give everything back (a refusal,
+ * the refusing row's credit: see below).
  * A key's first lease is exactly its reservation; each further lease doubles (up to 64
  * reservations), so only busy keys lease ahead. A key quiet for less than `LEASE_MEMORY_MS`
  * keeps its lease size; quiet longer, it starts again from an exact lease.

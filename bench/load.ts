@@ -302,6 +302,8 @@ export async function interleavedHere(
   const slow: Array<[number, number, number, number]> | undefined = slowDir ? [] : undefined;
   const gens = targets.map((t, k) => new PacedTarget(t, slow, k));
   const busy = gens.map(() => 0);
+  /** With BENCH_SLOW_DIR: each slice's [target index, wall-clock ms at its start]. */
+  const starts: Array<[number, number]> = [];
   // BENCH_PAUSE_IDLE=1 (a diagnostic): every proxy but the one whose slice it is is stopped
   // (SIGSTOP) and resumed for its own slice, so neither proxy's background work (GC helper
   // threads, timers) runs during the other's slice on the core they share. Session 29: the
@@ -327,6 +329,7 @@ export async function interleavedHere(
         signal(pids[k], 'SIGCONT');
       }
       const s = process.hrtime.bigint();
+      if (slow) starts.push([k, Math.round(performance.timeOrigin + performance.now())]);
       await gens[k]!.slice(rate, sliceSeconds);
       busy[k]! += Number(process.hrtime.bigint() - s) / 1e9;
     }
@@ -335,9 +338,10 @@ export async function interleavedHere(
   }
   if (slowDir && slow) {
     // Each slow request as [target index, wall-clock ms when sent, latency ms, 1 if it went on a
-    // reused keep-alive socket], to lay beside what the processes recorded (bench/loop-probe.mjs).
+    // reused keep-alive socket], to lay beside what the processes recorded (bench/loop-probe.mjs),
+    // and each slice's start, to tell a slice's first requests from the rest.
     const file = join(slowDir, `slow-${Date.now()}-${process.pid}.json`);
-    writeFileSync(file, JSON.stringify({ targets: targets.map((t) => t.name), slow }));
+    writeFileSync(file, JSON.stringify({ targets: targets.map((t) => t.name), slow, starts }));
   }
   return gens.map((g, k) => g.result(busy[k]!));
 }

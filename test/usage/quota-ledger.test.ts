@@ -244,7 +244,8 @@ describe('quota ledger on the database', () => {
         return store.reserve(k, u, m);
       },
     };
-    const ledger = new DeferredSettleLedger(counting, gw.services.requestLogs);
+    // No hold for a quiet key's credit here (that is tested on its own below).
+    const ledger = new DeferredSettleLedger(counting, gw.services.requestLogs, { creditHoldMs: 0 });
     let spent = 0;
     let maxSeen = 0;
     for (let i = 0; i < 100; i++) {
@@ -323,7 +324,7 @@ describe('quota ledger on the database', () => {
     // on a timer). A busy key keeps its credit across them: given back at each, the next request
     // waited for a lease every time (here 12 more waits).
     const { queue, write } = writesByHand();
-    const ledger = new DeferredSettleLedger(slow, queue);
+    const ledger = new DeferredSettleLedger(slow, queue, { creditHoldMs: 0 });
     const answer = async (due: typeof inFlight) => {
       for (const a of due) {
         inFlight.splice(inFlight.indexOf(a), 1);
@@ -382,7 +383,7 @@ describe('quota ledger on the database', () => {
         },
       };
       const { queue, write } = writesByHand();
-      const ledger = new DeferredSettleLedger(counting, queue, { leaseMemoryMs });
+      const ledger = new DeferredSettleLedger(counting, queue, { leaseMemoryMs, creditHoldMs: 0 });
       const burst = async () => {
         for (let i = 0; i < 200; i++)
           ledger.settle(await ledger.reserve({ keyId, userId, micros: 1_000 }), 1_000);
@@ -410,6 +411,42 @@ describe('quota ledger on the database', () => {
     expect((await run(0)).slice(0, 3)).toEqual([1_000, 2_000, 4_000]);
     // Also when no write came after the memory ran out: the lease asked for notices.
     expect((await run(50, 120)).slice(0, 3)).toEqual([1_000, 2_000, 4_000]);
+  });
+
+  it('a key quiet for less than the hold keeps its credit: its next burst waits for no lease', async () => {
+    const run = async (creditHoldMs: number, pauseMs: number) => {
+      const { userId, keyId } = await account(null, 10);
+      const { queue, write } = writesByHand();
+      const ledger = new DeferredSettleLedger(createUsageStore(gw.services.database), queue, {
+        creditHoldMs,
+      });
+      const burst = async () => {
+        for (let i = 0; i < 100; i++)
+          ledger.settle(await ledger.reserve({ keyId, userId, micros: 1_000 }), 1_000);
+        await ledger.idle();
+      };
+      await burst();
+      const waitedFirst = ledger.stats.leasesWaited;
+      write(false); // saw it busy: kept
+      await new Promise((r) => setTimeout(r, pauseMs));
+      write(false); // quiet since: kept only within the hold
+      write(false);
+      const held = ledger.credit;
+      await burst();
+      const waitedAgain = ledger.stats.leasesWaited - waitedFirst;
+      write(true);
+      await flushed();
+      expect(await keyUsed(keyId)).toBe(200_000);
+      return { held, waitedAgain };
+    };
+    // Within the hold: the credit stays through the quiet writes, and the next burst starts on it.
+    const kept = await run(60_000, 0);
+    expect(kept.held).toBeGreaterThan(0);
+    expect(kept.waitedAgain).toBe(0);
+    // Quiet past the hold: the first write after it gives the credit back; the next burst asks.
+    const back = await run(50, 120);
+    expect(back.held).toBe(0);
+    expect(back.waitedAgain).toBe(1);
   });
 
   it('a lease that comes back after the write that returns credit is given back by a write of its own', async () => {

@@ -37,6 +37,14 @@ const PREFETCH_FACTOR = 8;
  * 4 reservations, one commit each, at the start of every burst.
  */
 const LEASE_MEMORY_MS = 10_000;
+/**
+ * How long a key that has gone quiet keeps its credit. Given back as soon as a write found the
+ * key unused, a key used in bursts (an agent between steps, a batch job between pages) started
+ * every burst by waiting for a lease commit, as did every request of the burst arriving during
+ * it: on PostgreSQL a few ms at the head of each burst. The cost: `quota_used` reads high by the
+ * unused credit (at most one lease per instance) this much longer after a key stops.
+ */
+const CREDIT_HOLD_MS = 5_000;
 
 /**
  * Credit this instance has already added to a key's and its user's `quota_used` on the
@@ -53,7 +61,7 @@ interface Lease {
   leases: number;
   /** A reservation took credit or asked for a lease since the last write: the key is busy. */
   used: boolean;
-  /** When a write last found the key busy (performance.now()). */
+  /** When a write last found the key busy (performance.now()): its credit is kept `creditHoldMs` after. */
   busyAt: number;
   /** A lease being asked for; reservations that find too little credit wait for it. */
   asking?: Promise<void>;
@@ -69,10 +77,11 @@ interface Lease {
  * credit, already counted in `quota_used` on both rows, which the next requests of that key
  * take without the database. A request's refund (estimate minus actual cost) goes back to the
  * credit. A key's credit is returned at the start of the first request-log write (every
- * `request_logs_flush_ms`, or 200 requests) that finds it unused since the write before, so
- * `quota_used` reads high by at most one lease while the key is busy and for up to two flush
- * intervals after, never low. (Returned at every write, a busy key's next request asked the
- * database for a lease, and all its requests waited for that commit, several times a second.)
+ * `request_logs_flush_ms`, or 200 requests) that finds it unused for `CREDIT_HOLD_MS`, so
+ * `quota_used` reads high by at most one lease while the key is busy and for that long (plus a
+ * flush interval) after, never low. (Returned at every write, a busy key's next request asked
+ * the database for a lease, and all its requests waited for that commit, several times a second;
+ * returned at the first quiet write, every burst of a bursty key began with that wait.)
  * Shutdown, an explicit flush and a change to a key or user give everything back (a refusal,
  * the refusing row's credit: see below).
  * A key's first lease is exactly its reservation; each further lease doubles (up to 64
@@ -82,7 +91,7 @@ interface Lease {
  * and if that is refused too, this instance's credit for the refusing row is returned and the
  * question asked once more, so one instance refuses only when the quota is short with
  * everything it holds given back. Other instances' unused credit (at most one lease each, while
- * they keep using the key and up to two flush intervals after) can make a request be refused
+ * they keep using the key and for `CREDIT_HOLD_MS` after) can make a request be refused
  * that early.
  *
  * **Settlements** are unconditional and commute: an overrun (actual above the estimate) is
@@ -94,13 +103,15 @@ export class DeferredSettleLedger implements QuotaLedger {
   readonly stats: LeaseStats = { leasesWaited: 0, leasesAhead: 0, waits: 0 };
 
   private readonly leaseMemoryMs: number;
+  private readonly creditHoldMs: number;
 
   constructor(
     private readonly store: PairReserver,
     private readonly queue: SettlementQueue,
-    opts: { leaseMemoryMs?: number } = {},
+    opts: { leaseMemoryMs?: number; creditHoldMs?: number } = {},
   ) {
     this.leaseMemoryMs = opts.leaseMemoryMs ?? LEASE_MEMORY_MS;
+    this.creditHoldMs = opts.creditHoldMs ?? CREDIT_HOLD_MS;
     // A busy key keeps its credit across writes: given back at each, the next request had to
     // ask the database for a lease and every other request of the key waited for that commit
     // (on PostgreSQL 1-10 ms, several times a second under load: the gateway's paced p99).
@@ -295,6 +306,12 @@ export class DeferredSettleLedger implements QuotaLedger {
         l.leases = 0;
         l.busyAt = now;
         kept ||= l.credit > 0;
+        continue;
+      }
+      // Quiet for less than the hold: kept too, and a write woken to look again (with nothing
+      // else queued, a write is a timer turn: no transaction).
+      if (keepBusy && l.credit > 0 && now - l.busyAt < this.creditHoldMs) {
+        kept = true;
         continue;
       }
       if (l.credit > 0) this.queue.settle(l.keyId, l.userId, -l.credit);

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DeferredSettleLedger } from '../../src/access/quota/deferred-ledger.js';
 import { MemorySpendCounter } from '../../src/access/quota/memory-spend-counter.js';
 import type { QuotaLedger } from '../../src/access/quota/quota-ledger.js';
@@ -447,6 +447,25 @@ describe('quota ledger on the database', () => {
     const back = await run(50, 120);
     expect(back.held).toBe(0);
     expect(back.waitedAgain).toBe(1);
+  });
+
+  it('a held credit goes back on its own once the hold runs out, with no request and nothing else queued', async () => {
+    const { userId, keyId } = await account(null, 10);
+    // The real writer (writes every 500 ms here): the hold outlasts two of its writes, so the
+    // credit goes back only if each write that keeps it wakes the next.
+    const ledger = new DeferredSettleLedger(createUsageStore(gw.services.database), gw.services.requestLogs, {
+      creditHoldMs: 1_200,
+    });
+    for (let i = 0; i < 100; i++)
+      ledger.settle(await ledger.reserve({ keyId, userId, micros: 1_000 }), 1_000);
+    await ledger.idle();
+    expect(ledger.credit).toBeGreaterThan(0);
+    const started = Date.now();
+    await vi.waitFor(() => expect(ledger.credit).toBe(0), { timeout: 8_000, interval: 50 });
+    // Kept through the hold (not at the first quiet write), given back after it.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1_000);
+    await flushed();
+    expect(await keyUsed(keyId)).toBe(100_000);
   });
 
   it('a lease that comes back after the write that returns credit is given back by a write of its own', async () => {

@@ -61,8 +61,13 @@ interface Lease {
   leases: number;
   /** A reservation took credit or asked for a lease since the last write: the key is busy. */
   used: boolean;
-  /** When a write last found the key busy (performance.now()): its credit is kept `creditHoldMs` after. */
+  /** When a write last found the key busy (performance.now()): its lease size is kept `leaseMemoryMs` after. */
   busyAt: number;
+  /**
+   * The same, for its credit (kept `creditHoldMs` after); cleared when everything is given back
+   * (a flush, a change to a key or user), so a lease landing after that is not held.
+   */
+  holdFrom: number;
   /** A lease being asked for; reservations that find too little credit wait for it. */
   asking?: Promise<void>;
 }
@@ -78,8 +83,8 @@ interface Lease {
  * take without the database. A request's refund (estimate minus actual cost) goes back to the
  * credit. A key's credit is returned at the start of the first request-log write (every
  * `request_logs_flush_ms`, or 200 requests) that finds it unused for `CREDIT_HOLD_MS`, so
- * `quota_used` reads high by at most one lease while the key is busy and for that long (plus a
- * flush interval) after, never low. (Returned at every write, a busy key's next request asked
+ * `quota_used` reads high by about one lease while the key is busy and for that long plus up to
+ * two flush intervals after, never low. (Returned at every write, a busy key's next request asked
  * the database for a lease, and all its requests waited for that commit, several times a second;
  * returned at the first quiet write, every burst of a bursty key began with that wait.)
  * Shutdown, an explicit flush and a change to a key or user give everything back (a refusal,
@@ -91,7 +96,7 @@ interface Lease {
  * and if that is refused too, this instance's credit for the refusing row is returned and the
  * question asked once more, so one instance refuses only when the quota is short with
  * everything it holds given back. Other instances' unused credit (at most one lease each, while
- * they keep using the key and for `CREDIT_HOLD_MS` after) can make a request be refused
+ * they keep using the key and for `CREDIT_HOLD_MS` plus two flush intervals after) can make a request be refused
  * that early.
  *
  * **Settlements** are unconditional and commute: an overrun (actual above the estimate) is
@@ -282,7 +287,16 @@ export class DeferredSettleLedger implements QuotaLedger {
     const k = keyId ?? -userId;
     let l = this.leases.get(k);
     if (!l) {
-      l = { keyId, userId, credit: 0, factor: 1, leases: 0, used: false, busyAt: 0 };
+      l = {
+        keyId,
+        userId,
+        credit: 0,
+        factor: 1,
+        leases: 0,
+        used: false,
+        busyAt: -Infinity,
+        holdFrom: -Infinity,
+      };
       this.leases.set(k, l);
     }
     return l;
@@ -291,9 +305,10 @@ export class DeferredSettleLedger implements QuotaLedger {
   /**
    * Queues the unused credit to be taken off `quota_used` (all of it, or only what touches one
    * row). Keys that leased nothing since the last return start again from an exact lease.
-   * `keepBusy` (a write on the timer): a key used since the last write keeps its credit, and a
-   * write is woken for the next interval so the credit goes back once the key has gone quiet;
-   * a quiet key keeps its lease size for `leaseMemoryMs`.
+   * `keepBusy` (a write on the timer): a key used since the last write, or found used by a write
+   * less than `creditHoldMs` ago, keeps its credit, and a write is woken for the next interval
+   * so the credit goes back once the hold has run out; a quiet key keeps its lease size for
+   * `leaseMemoryMs`.
    */
   private returnCredit(scope?: QuotaScope, id?: number, keepBusy = false): void {
     let kept = false;
@@ -305,18 +320,20 @@ export class DeferredSettleLedger implements QuotaLedger {
         l.used = false;
         l.leases = 0;
         l.busyAt = now;
+        l.holdFrom = now;
         kept ||= l.credit > 0;
         continue;
       }
       // Quiet for less than the hold: kept too, and a write woken to look again (with nothing
       // else queued, a write is a timer turn: no transaction).
-      if (keepBusy && l.credit > 0 && now - l.busyAt < this.creditHoldMs) {
+      if (keepBusy && l.credit > 0 && now - l.holdFrom < this.creditHoldMs) {
         kept = true;
         continue;
       }
       if (l.credit > 0) this.queue.settle(l.keyId, l.userId, -l.credit);
       l.credit = 0;
       l.used = false;
+      if (!keepBusy) l.holdFrom = -Infinity;
       if (scope) l.factor = 1;
       else if (l.leases === 0 && !l.asking && !(keepBusy && now - l.busyAt < this.leaseMemoryMs))
         this.leases.delete(k);

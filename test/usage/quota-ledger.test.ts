@@ -65,6 +65,12 @@ function writesByHand() {
   return { queue, write: (all: boolean) => hook(all) };
 }
 
+/** `n` requests of 1,000 micros each, one after another, each settled at its estimate; then no lease on its way. */
+async function burst(ledger: DeferredSettleLedger, keyId: number, userId: number, n: number) {
+  for (let i = 0; i < n; i++) ledger.settle(await ledger.reserve({ keyId, userId, micros: 1_000 }), 1_000);
+  await ledger.idle();
+}
+
 async function expect402(p: unknown, scope: 'key' | 'user') {
   const err = await Promise.resolve(p).then(
     () => undefined,
@@ -384,12 +390,7 @@ describe('quota ledger on the database', () => {
       };
       const { queue, write } = writesByHand();
       const ledger = new DeferredSettleLedger(counting, queue, { leaseMemoryMs, creditHoldMs: 0 });
-      const burst = async () => {
-        for (let i = 0; i < 200; i++)
-          ledger.settle(await ledger.reserve({ keyId, userId, micros: 1_000 }), 1_000);
-        await ledger.idle();
-      };
-      await burst();
+      await burst(ledger, keyId, userId, 200);
       expect(Math.max(...asks)).toBe(64_000);
       write(false); // saw it busy: kept
       expect(ledger.credit).toBeGreaterThan(0);
@@ -398,7 +399,7 @@ describe('quota ledger on the database', () => {
       // No write comes while it is quiet (an instance with no other traffic).
       if (pauseMs > 0) await new Promise((r) => setTimeout(r, pauseMs));
       asks.length = 0;
-      await burst();
+      await burst(ledger, keyId, userId, 200);
       write(true); // as a flush or shutdown would: everything back
       expect(ledger.credit).toBe(0);
       await flushed();
@@ -420,19 +421,14 @@ describe('quota ledger on the database', () => {
       const ledger = new DeferredSettleLedger(createUsageStore(gw.services.database), queue, {
         creditHoldMs,
       });
-      const burst = async () => {
-        for (let i = 0; i < 100; i++)
-          ledger.settle(await ledger.reserve({ keyId, userId, micros: 1_000 }), 1_000);
-        await ledger.idle();
-      };
-      await burst();
+      await burst(ledger, keyId, userId, 100);
       const waitedFirst = ledger.stats.leasesWaited;
       write(false); // saw it busy: kept
       await new Promise((r) => setTimeout(r, pauseMs));
       write(false); // quiet since: kept only within the hold
       write(false);
       const held = ledger.credit;
-      await burst();
+      await burst(ledger, keyId, userId, 100);
       const waitedAgain = ledger.stats.leasesWaited - waitedFirst;
       write(true);
       await flushed();
@@ -456,9 +452,7 @@ describe('quota ledger on the database', () => {
     const ledger = new DeferredSettleLedger(createUsageStore(gw.services.database), gw.services.requestLogs, {
       creditHoldMs: 1_200,
     });
-    for (let i = 0; i < 100; i++)
-      ledger.settle(await ledger.reserve({ keyId, userId, micros: 1_000 }), 1_000);
-    await ledger.idle();
+    await burst(ledger, keyId, userId, 100);
     expect(ledger.credit).toBeGreaterThan(0);
     const started = Date.now();
     await vi.waitFor(() => expect(ledger.credit).toBe(0), { timeout: 8_000, interval: 50 });

@@ -42,7 +42,7 @@ const LEASE_MEMORY_MS = 10_000;
  * key unused, a key used in bursts (an agent between steps, a batch job between pages) started
  * every burst by waiting for a lease commit, as did every request of the burst arriving during
  * it: on PostgreSQL a few ms at the head of each burst. The cost: `quota_used` reads high by the
- * unused credit (at most one lease per instance) this much longer after a key stops.
+ * unused credit (about one lease per instance) this much longer after a key stops.
  */
 const CREDIT_HOLD_MS = 5_000;
 
@@ -95,9 +95,9 @@ interface Lease {
  * Near the limit the database refuses the large lease; the exact reservation is then asked for,
  * and if that is refused too, this instance's credit for the refusing row is returned and the
  * question asked once more, so one instance refuses only when the quota is short with
- * everything it holds given back. Other instances' unused credit (at most one lease each, while
- * they keep using the key and for `CREDIT_HOLD_MS` plus two flush intervals after) can make a request be refused
- * that early.
+ * everything it holds given back. Other instances' unused credit (about one lease each, while
+ * they keep using the key and for `CREDIT_HOLD_MS` plus two flush intervals after) can make a
+ * request be refused that early.
  *
  * **Settlements** are unconditional and commute: an overrun (actual above the estimate) is
  * queued and written with the request logs in batches; a refund becomes credit (see above).

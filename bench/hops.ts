@@ -1,4 +1,4 @@
-import { interleaved } from './load.js';
+import { PacedGenerator } from './load.js';
 import { benchServer, buildAll, cleanEnv, pinSelf, startNode } from './procs.js';
 import { LOAD_CPUS, PROXY_CPUS } from './stack.js';
 
@@ -25,18 +25,20 @@ const start = (cpus: string) =>
   });
 const same = await start(LOAD_CPUS);
 const other = await start(PROXY_CPUS);
+const gen = PacedGenerator.open();
 try {
   const targets = [
     { name: `upstream on the generator's core (${LOAD_CPUS})`, url: same.url, headers: {} },
     { name: `upstream on the other core (${PROXY_CPUS})`, url: other.url, headers: {} },
   ];
-  await interleaved(targets, 1000, 1, 3); // warm-up
+  await gen.interleaved(targets, 1000, 1, 3); // warm-up
   const rows: string[][] = targets.map(() => []);
   for (let i = 0; i < rounds; i++) {
-    const results = await interleaved(targets, 1000, 1, 10);
+    const results = await gen.interleaved(targets, 1000, 1, 10);
     for (const [k, r] of results.entries()) rows[k]!.push(`p50 ${r.p50.toFixed(2)} p99 ${r.p99.toFixed(2)}`);
   }
   for (const [k, t] of targets.entries()) process.stdout.write(`${t.name}: ${rows[k]!.join(' | ')} ms\n`);
 } finally {
+  gen.close();
   await Promise.all([same.stop(), other.stop()]);
 }

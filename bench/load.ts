@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcess, fork, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { join } from 'node:path';
@@ -245,7 +245,8 @@ export async function paced(
  * The same paced load, interleaved: `slices` slices of `sliceSeconds` at `rate` per target, the
  * targets in turn (direct upstream, baseline, gateway, direct upstream, ...), so a stall of the
  * machine that lasts seconds lands on each target alike instead of deciding one target's round;
- * each target's percentiles are over all its slices. One generator process for the whole run.
+ * each target's percentiles are over all its slices. One generator process for the whole run;
+ * for several rounds, `PacedGenerator` keeps one (warm) process and its pools across them.
  */
 export async function interleaved(
   targets: Target[],
@@ -254,6 +255,51 @@ export async function interleaved(
   slices: number,
 ): Promise<LoadResult[]> {
   return (await inChild<{ results: LoadResult[] }>({ targets, rate, sliceSeconds, slices })).results;
+}
+
+/**
+ * A paced generator process kept across interleaved rounds, each target on one keep-alive pool
+ * for all of them. A generator started per round measured its own youth: in every round's first
+ * slice, all of that second and for every target alike, the direct upstream had 3-5x the
+ * requests over 1.2 ms of its later slices (session 32; one unmeasured 0.5 s slice per target
+ * first did not change it), its code being compiled and its young heap growing on the core it
+ * shares with the upstream. Run one round to warm it, then the measured ones.
+ */
+export class PacedGenerator {
+  private constructor(private readonly child: ChildProcess) {}
+  private pending?: { resolve: (r: LoadResult[]) => void; reject: (e: Error) => void };
+
+  static open(): PacedGenerator {
+    const child = fork(join(import.meta.dirname, 'paced-child.ts'), ['--serve'], {
+      execArgv: ['--import', 'tsx'],
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    });
+    const gen = new PacedGenerator(child);
+    child.on('message', (m: { results: LoadResult[] }) => {
+      const p = gen.pending;
+      gen.pending = undefined;
+      p?.resolve(m.results);
+    });
+    child.on('exit', (code) => {
+      const p = gen.pending;
+      gen.pending = undefined;
+      p?.reject(new Error(`paced generator exited with ${code}`));
+    });
+    return gen;
+  }
+
+  /** One interleaved round (see `interleaved()`), on the pools the earlier rounds opened. */
+  interleaved(targets: Target[], rate: number, sliceSeconds: number, slices: number): Promise<LoadResult[]> {
+    if (this.pending) throw new Error('one round at a time');
+    return new Promise<LoadResult[]>((resolve, reject) => {
+      this.pending = { resolve, reject };
+      this.child.send({ targets, rate, sliceSeconds, slices });
+    });
+  }
+
+  close(): void {
+    this.child.disconnect();
+  }
 }
 
 async function inChild<T>(arg: object): Promise<T> {
@@ -284,7 +330,9 @@ export async function pacedHere(
   const gen = new PacedTarget(t);
   const start = process.hrtime.bigint();
   await gen.slice(rate, seconds, samples);
-  return gen.result(Number(process.hrtime.bigint() - start) / 1e9);
+  const result = gen.result(Number(process.hrtime.bigint() - start) / 1e9);
+  gen.close();
+  return result;
 }
 
 /**
@@ -297,10 +345,20 @@ export async function interleavedHere(
   rate: number,
   sliceSeconds: number,
   slices: number,
+  pools?: Map<string, PacedTarget>,
 ): Promise<LoadResult[]> {
   const slowDir = process.env.BENCH_SLOW_DIR;
   const slow: Array<[number, number, number, number]> | undefined = slowDir ? [] : undefined;
-  const gens = targets.map((t, k) => new PacedTarget(t, slow, k));
+  const gens = targets.map((t) => {
+    const key = `${t.name} ${t.url}`;
+    let g = pools?.get(key);
+    if (!g) {
+      g = new PacedTarget(t);
+      pools?.set(key, g);
+    }
+    return g;
+  });
+  for (const [k, g] of gens.entries()) g.round(slow, k);
   const busy = gens.map(() => 0);
   /** With BENCH_SLOW_DIR: each slice's [target index, wall-clock ms at its start]. */
   const starts: Array<[number, number]> = [];
@@ -343,14 +401,16 @@ export async function interleavedHere(
     const file = join(slowDir, `slow-${Date.now()}-${process.pid}.json`);
     writeFileSync(file, JSON.stringify({ targets: targets.map((t) => t.name), slow, starts }));
   }
-  return gens.map((g, k) => g.result(busy[k]!));
+  const results = gens.map((g, k) => g.result(busy[k]!));
+  if (!pools) for (const g of gens) g.close();
+  return results;
 }
 
 /** Latency over which `BENCH_SLOW_DIR` records a request (ms). */
 const SLOW_MS = Number(process.env.BENCH_SLOW_MS ?? 30);
 
-/** Open-loop sends to one target on its own keep-alive pool; latencies kept across slices. */
-class PacedTarget {
+/** Open-loop sends to one target on its own keep-alive pool; latencies kept across a round's slices. */
+export class PacedTarget {
   private readonly agent = new Agent({ keepAlive: true, maxSockets: 256 });
   private readonly body = chatBody(false);
   private readonly u: URL;
@@ -359,13 +419,11 @@ class PacedTarget {
   private errors = 0;
   private non2xx = 0;
   private lagMaxMs = 0;
+  /** Interleaved rounds with BENCH_SLOW_DIR: where requests over SLOW_MS are recorded, as `index`. */
+  private slow?: Array<[number, number, number, number]>;
+  private index = 0;
 
-  /** `slow` (interleaved rounds with BENCH_SLOW_DIR): where requests over SLOW_MS are recorded. */
-  constructor(
-    t: Target,
-    private readonly slow?: Array<[number, number, number, number]>,
-    private readonly index = 0,
-  ) {
+  constructor(t: Target) {
     this.u = new URL(`${t.url}/v1/chat/completions`);
     this.headers = {
       'content-type': 'application/json',
@@ -438,9 +496,22 @@ class PacedTarget {
     await Promise.all(inflight);
   }
 
-  /** Totals over every slice; `elapsed`: seconds spent sending to this target. */
-  result(elapsed: number): LoadResult {
+  /** Starts a round: what earlier rounds measured is dropped; the pool's sockets stay. */
+  round(slow: Array<[number, number, number, number]> | undefined, index: number): void {
+    this.times.length = 0;
+    this.errors = 0;
+    this.non2xx = 0;
+    this.lagMaxMs = 0;
+    this.slow = slow;
+    this.index = index;
+  }
+
+  close(): void {
     this.agent.destroy();
+  }
+
+  /** Totals over the round's slices; `elapsed`: seconds spent sending to this target. */
+  result(elapsed: number): LoadResult {
     const times = this.times.sort((a, b) => a - b);
     return {
       rps: times.length / elapsed,

@@ -2,7 +2,16 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { cannon, interleaved, type LoadResult, openStreams, paced, type Target, ttfb } from './load.js';
+import {
+  cannon,
+  interleaved,
+  type LoadResult,
+  openStreams,
+  PacedGenerator,
+  paced,
+  type Target,
+  ttfb,
+} from './load.js';
 import { buildAll, canPin, cpuSeconds, cpuSecondsByName, ROOT, rssMb } from './procs.js';
 import { profile } from './profile.js';
 import { soak } from './soak.js';
@@ -217,22 +226,32 @@ async function runScenarios(o: Options, pg: boolean): Promise<Record<string, unk
       // so the slices it idles through (timers only) are in it too.
       const pacedCpu: Record<'b' | 'g', number[]> = { b: [], g: [] };
       const order = [t.upstream, t.baseline, t.gateway];
-      for (const target of order) await paced(target, o.rate, o.warmupShort);
-      const waits0 = await leaseWaits(stack.gateway.url);
+      const slices = Math.max(1, Math.round(o.duration));
+      // One generator process for the warm-up round and every measured round (PacedGenerator);
+      // BENCH_FRESH_GENERATOR=1 starts one per round and warms each target alone, as sessions
+      // 17-31 measured.
+      const fresh = process.env.BENCH_FRESH_GENERATOR === '1';
+      const gen = fresh ? undefined : PacedGenerator.open();
       let pacedRequests = 0;
-      for (let i = 0; i < o.rounds; i++) {
-        const c0 = [cpuSeconds(t.baseline.pid!), cpuSeconds(t.gateway.pid!)] as const;
-        const [up, b, g] = (await interleaved(order, o.rate, 1, Math.max(1, Math.round(o.duration)))) as [
-          LoadResult,
-          LoadResult,
-          LoadResult,
-        ];
-        const perReq = (pid: number, before: number, r: LoadResult) =>
-          ((cpuSeconds(pid) - before) * 1000) / Math.max(1, r.ok + r.non2xx);
-        pacedCpu.b.push(perReq(t.baseline.pid!, c0[0], b));
-        pacedCpu.g.push(perReq(t.gateway.pid!, c0[1], g));
-        pacedRequests += g.ok + g.non2xx;
-        rounds.push({ up, b, g });
+      let waits0 = 0;
+      try {
+        if (gen) await gen.interleaved(order, o.rate, 1, o.warmupShort);
+        else for (const target of order) await paced(target, o.rate, o.warmupShort);
+        waits0 = await leaseWaits(stack.gateway.url);
+        for (let i = 0; i < o.rounds; i++) {
+          const c0 = [cpuSeconds(t.baseline.pid!), cpuSeconds(t.gateway.pid!)] as const;
+          const [up, b, g] = (await (gen
+            ? gen.interleaved(order, o.rate, 1, slices)
+            : interleaved(order, o.rate, 1, slices))) as [LoadResult, LoadResult, LoadResult];
+          const perReq = (pid: number, before: number, r: LoadResult) =>
+            ((cpuSeconds(pid) - before) * 1000) / Math.max(1, r.ok + r.non2xx);
+          pacedCpu.b.push(perReq(t.baseline.pid!, c0[0], b));
+          pacedCpu.g.push(perReq(t.gateway.pid!, c0[1], g));
+          pacedRequests += g.ok + g.non2xx;
+          rounds.push({ up, b, g });
+        }
+      } finally {
+        gen?.close();
       }
       // Requests that waited for a quota lease from the database (session 30: on PostgreSQL,
       // a few after every request-log write, each the length of a commit).

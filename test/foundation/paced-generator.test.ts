@@ -1,0 +1,63 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PacedGenerator, type Target } from '../../bench/load.js';
+
+// The bench's paced generator kept across rounds (`npm run bench`'s latency rounds): each round
+// is measured on its own, every request of it answered and counted, and a target's keep-alive
+// connections carry over from one round to the next, so later rounds open none.
+describe('bench: PacedGenerator', () => {
+  let server: Server;
+  let url = '';
+  let sockets = new Set<unknown>();
+  let requests = 0;
+  let failNext = 0;
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      sockets.add(req.socket);
+      requests++;
+      req.resume();
+      req.on('end', () => {
+        const status = failNext > 0 ? 500 : 200;
+        if (failNext > 0) failNext--;
+        res.writeHead(status, { 'content-type': 'application/json' }).end('{}');
+      });
+    });
+    server.keepAliveTimeout = 30_000;
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  });
+
+  it('measures each round alone and keeps the pools between rounds', async () => {
+    const gen = PacedGenerator.open();
+    try {
+      const targets: Target[] = [
+        { name: 'a', url, headers: {} },
+        { name: 'b', url, headers: { authorization: 'Bearer x' } },
+      ];
+      // 200 req/s for 0.25 s: 50 requests per slice, two slices per target.
+      const first = await gen.interleaved(targets, 200, 0.25, 2);
+      expect(first.map((r) => r.ok)).toEqual([100, 100]);
+      expect(requests).toBe(200);
+      const firstSockets = sockets;
+      sockets = new Set();
+
+      failNext = 3;
+      const second = await gen.interleaved(targets, 200, 0.25, 2);
+      // Round two counts only its own requests: the three failures land on target a's first slice.
+      expect(second[0]).toMatchObject({ ok: 97, non2xx: 3, errors: 0 });
+      expect(second[1]).toMatchObject({ ok: 100, non2xx: 0, errors: 0 });
+      expect(second[0]!.p99).toBeGreaterThan(0);
+      expect(requests).toBe(400);
+      // Round one's keep-alive sockets served round two (a generator per round closes them).
+      expect([...sockets].some((s) => firstSockets.has(s))).toBe(true);
+    } finally {
+      gen.close();
+    }
+  }, 30_000);
+});

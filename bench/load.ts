@@ -291,14 +291,20 @@ export class PacedGenerator {
   /** One interleaved round (see `interleaved()`), on the pools the earlier rounds opened. */
   interleaved(targets: Target[], rate: number, sliceSeconds: number, slices: number): Promise<LoadResult[]> {
     if (this.pending) throw new Error('one round at a time');
+    if (!this.child.connected) return Promise.reject(new Error('paced generator has exited'));
     return new Promise<LoadResult[]>((resolve, reject) => {
       this.pending = { resolve, reject };
-      this.child.send({ targets, rate, sliceSeconds, slices });
+      this.child.send({ targets, rate, sliceSeconds, slices }, (err) => {
+        if (!err || this.pending?.reject !== reject) return;
+        this.pending = undefined;
+        reject(err);
+      });
     });
   }
 
+  /** Lets the generator exit (it closes its pools when the channel goes). */
   close(): void {
-    this.child.disconnect();
+    if (this.child.connected) this.child.disconnect();
   }
 }
 

@@ -60,4 +60,13 @@ describe('bench: PacedGenerator', () => {
       gen.close();
     }
   }, 30_000);
+
+  it('refuses a round once closed instead of waiting forever, and closes twice quietly', async () => {
+    const gen = PacedGenerator.open();
+    gen.close();
+    gen.close();
+    await expect(gen.interleaved([{ name: 'a', url, headers: {} }], 100, 0.1, 1)).rejects.toThrow(
+      /paced generator has exited/,
+    );
+  });
 });

@@ -267,6 +267,10 @@ export async function interleaved(
  */
 export class PacedGenerator {
   private constructor(private readonly child: ChildProcess) {}
+  /** The generator process's pid (tests). */
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
   private pending?: { resolve: (r: LoadResult[]) => void; reject: (e: Error) => void };
 
   static open(): PacedGenerator {
@@ -280,11 +284,13 @@ export class PacedGenerator {
       gen.pending = undefined;
       p?.resolve(m.results);
     });
-    child.on('exit', (code) => {
+    const fail = (err: Error) => {
       const p = gen.pending;
       gen.pending = undefined;
-      p?.reject(new Error(`paced generator exited with ${code}`));
-    });
+      p?.reject(err);
+    };
+    child.on('error', fail);
+    child.on('exit', (code, signal) => fail(new Error(`paced generator exited with ${code ?? signal}`)));
     return gen;
   }
 
@@ -355,8 +361,10 @@ export async function interleavedHere(
 ): Promise<LoadResult[]> {
   const slowDir = process.env.BENCH_SLOW_DIR;
   const slow: Array<[number, number, number, number]> | undefined = slowDir ? [] : undefined;
-  const gens = targets.map((t) => {
-    const key = `${t.name} ${t.url}`;
+  const keys = targets.map((t) => `${t.name} ${t.url} ${JSON.stringify(t.headers)}`);
+  if (new Set(keys).size !== keys.length) throw new Error('the same target twice in one round');
+  const gens = targets.map((t, k) => {
+    const key = keys[k]!;
     let g = pools?.get(key);
     if (!g) {
       g = new PacedTarget(t);
@@ -398,7 +406,10 @@ export async function interleavedHere(
       busy[k]! += Number(process.hrtime.bigint() - s) / 1e9;
     }
   } finally {
-    if (pause) resumeAll();
+    if (pause) {
+      resumeAll();
+      process.off('exit', resumeAll);
+    }
   }
   if (slowDir && slow) {
     // Each slow request as [target index, wall-clock ms when sent, latency ms, 1 if it went on a

@@ -14,8 +14,10 @@ if (process.argv[2] === '--serve') {
       process.send!({ results }),
     );
   });
+  // The parent closed the generator or died: stop, even mid-round (nobody reads its result).
   process.once('disconnect', () => {
     for (const g of pools.values()) g.close();
+    process.exit(0);
   });
 } else {
   const arg = JSON.parse(process.argv[2] ?? '{}') as

@@ -40,16 +40,19 @@ describe('bench: PacedGenerator', () => {
         { name: 'a', url, headers: {} },
         { name: 'b', url, headers: { authorization: 'Bearer x' } },
       ];
-      // 200 req/s for 0.25 s: 50 requests per slice, two slices per target.
+      // 200 req/s for 0.25 s: 50 requests per slice, two slices per target; the first two of
+      // target a's answers are 500s.
+      failNext = 2;
       const first = await gen.interleaved(targets, 200, 0.25, 2);
-      expect(first.map((r) => r.ok)).toEqual([100, 100]);
+      expect(first[0]).toMatchObject({ ok: 98, non2xx: 2, errors: 0 });
+      expect(first[1]).toMatchObject({ ok: 100, non2xx: 0, errors: 0 });
       expect(requests).toBe(200);
       const firstSockets = sockets;
       sockets = new Set();
 
       failNext = 3;
       const second = await gen.interleaved(targets, 200, 0.25, 2);
-      // Round two counts only its own requests: the three failures land on target a's first slice.
+      // Round two counts only its own requests: its three failures, not round one's two.
       expect(second[0]).toMatchObject({ ok: 97, non2xx: 3, errors: 0 });
       expect(second[1]).toMatchObject({ ok: 100, non2xx: 0, errors: 0 });
       expect(second[0]!.p99).toBeGreaterThan(0);
@@ -59,6 +62,31 @@ describe('bench: PacedGenerator', () => {
     } finally {
       gen.close();
     }
+  }, 30_000);
+
+  it('rejects the round in progress when its process dies, and exits once closed', async () => {
+    const dying = PacedGenerator.open();
+    const round = dying.interleaved([{ name: 'a', url, headers: {} }], 100, 5, 1);
+    await new Promise((r) => setTimeout(r, 500));
+    process.kill(dying.pid!, 'SIGKILL');
+    await expect(round).rejects.toThrow(/paced generator exited with SIGKILL/);
+
+    const closing = PacedGenerator.open();
+    const pid = closing.pid!;
+    // Mid-round: closing stops the round too, the process does not stay to finish it.
+    void closing.interleaved([{ name: 'a', url, headers: {} }], 100, 20, 1).catch(() => {});
+    await new Promise((r) => setTimeout(r, 500));
+    closing.close();
+    const alive = () => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    for (let i = 0; i < 100 && alive(); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(alive()).toBe(false);
   }, 30_000);
 
   it('refuses a round once closed instead of waiting forever, and closes twice quietly', async () => {

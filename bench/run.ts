@@ -229,7 +229,7 @@ async function runScenarios(o: Options, pg: boolean): Promise<Record<string, unk
       const slices = Math.max(1, Math.round(o.duration));
       // One generator process for the warm-up round and every measured round (PacedGenerator);
       // BENCH_FRESH_GENERATOR=1 starts one per round and warms each target alone, as sessions
-      // 17-31 measured.
+      // 13-31 measured.
       const fresh = process.env.BENCH_FRESH_GENERATOR === '1';
       const gen = fresh ? undefined : PacedGenerator.open();
       let pacedRequests = 0;

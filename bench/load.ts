@@ -262,8 +262,8 @@ export async function interleaved(
  * for all of them. A generator started per round measured its own youth: in every round's first
  * slice, all of that second and for every target alike, the direct upstream had 109-343
  * requests over 1.2 ms against 2-45 in its later slices (session 32; one unmeasured 0.5 s slice
- * per target first did not change it), its code being compiled and its young heap growing on the core it
- * shares with the upstream. Run one round to warm it, then the measured ones.
+ * per target first did not change it), its code being compiled and its young heap growing on
+ * the core it shares with the upstream. Run one round to warm it, then the measured ones.
  */
 export class PacedGenerator {
   private constructor(private readonly child: ChildProcess) {}

@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 /**
  * Where a run's slow paced requests fell: reads the files `BENCH_SLOW_DIR` collects (one per
@@ -19,19 +20,13 @@ export interface SlowRound {
 /** For each target (in `targets` order), the number of slow requests in each of its slices. */
 export function slowPerSlice(r: SlowRound): number[][] {
   const perTarget = r.targets.map(() => [] as number[]);
-  // Slice i of the round, as [target, index among that target's slices].
-  const slot = r.starts.map(([k]) => {
-    const n = perTarget[k]!.length;
-    perTarget[k]!.push(0);
-    return [k, n] as const;
-  });
+  // Slice i of the round is its target's nth[i]-th.
+  const nth = r.starts.map(([k]) => perTarget[k]!.push(0) - 1);
   for (const [k, sent] of r.slow) {
     // The last slice of this target that started at or before the request was sent.
     let at = -1;
     for (let i = 0; i < r.starts.length; i++) if (r.starts[i]![0] === k && r.starts[i]![1] <= sent) at = i;
-    if (at < 0) continue;
-    const [t, n] = slot[at]!;
-    perTarget[t]![n]!++;
+    if (at >= 0) perTarget[k]![nth[at]!]!++;
   }
   return perTarget;
 }
@@ -44,7 +39,7 @@ export function readRounds(dir: string): Array<{ file: string; round: SlowRound 
     .map((file) => ({ file, round: JSON.parse(readFileSync(join(dir, file), 'utf8')) as SlowRound }));
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (process.argv[1] && import.meta.url.split('?')[0] === pathToFileURL(process.argv[1]).href) {
   const dir = process.argv[2];
   if (!dir) {
     process.stderr.write('usage: node --import tsx bench/slow-slices.ts <BENCH_SLOW_DIR>\n');

@@ -229,11 +229,15 @@ export function startNodeFlags(): string[] {
 }
 
 /**
- * The gateway's entry point, after `npm start`'s node flags: `--build` output, else the project's
- * build (dist/) when present, else the sources through tsx.
+ * The gateway's entry point, after `npm start`'s node flags and then `extra` (V8 takes a flag's
+ * last occurrence, so `extra` can override a start flag, e.g. `--min-semi-space-size`):
+ * `--build` output, else the project's build (dist/) when present, else the sources through tsx.
  */
-export function gatewayEntry(built: boolean): { args: string[]; kind: string } {
-  const flags = startNodeFlags();
+export function gatewayEntry(
+  built: boolean,
+  extra: readonly string[] = [],
+): { args: string[]; kind: string } {
+  const flags = [...startNodeFlags(), ...extra];
   if (built)
     return { args: [...flags, ...entry('src/cli/main.ts', true), 'serve'], kind: 'compiled (bench --build)' };
   const dist = join(ROOT, 'dist/src/cli/main.js');

@@ -22,7 +22,7 @@ export const DB_SERVERS = ['postgres', 'redis-server'] as const;
 
 export interface StackOptions {
   pg?: boolean;
-  /** Extra node flags for the gateway (e.g. --cpu-prof). */
+  /** Extra node flags for the gateway (e.g. --cpu-prof), after `npm start`'s own: they override them. */
   gatewayFlags?: string[];
   /** Extra node flags for the baseline proxy. */
   baselineFlags?: string[];
@@ -69,7 +69,7 @@ export async function startStack(o: StackOptions = {}): Promise<Stack> {
   try {
     const db = o.pg ? await createPgDatabase() : createSqliteFile();
     cleanups.push(db.drop);
-    const entry = gatewayEntry(built);
+    const entry = gatewayEntry(built, o.gatewayFlags);
     const env: Record<string, string> = {
       DATABASE_URL: db.url,
       MODELGATE_PORT: '0',
@@ -86,7 +86,7 @@ export async function startStack(o: StackOptions = {}): Promise<Stack> {
     Object.assign(env, o.gatewayEnv);
     const gateway = await startNode({
       name: 'gateway',
-      args: [...(o.gatewayFlags ?? []), ...entry.args],
+      args: entry.args,
       env: cleanEnv(env),
       cpus: PROXY_CPUS,
       ready: /listening on (http:\S+)/,

@@ -46,6 +46,16 @@ describe('node flags the gateway is started with', () => {
     expect(gatewayEntry(false).args.slice(0, flags.length)).toEqual(flags);
   });
 
+  it("a bench A/B's extra gateway flags come after the start flags, so they override them", () => {
+    // V8 takes a flag's last occurrence: before the start flags, `--min-semi-space-size=1` for an
+    // A/B's B was silently overridden by npm start's `=8`.
+    const flags = startNodeFlags();
+    const extra = ['--min-semi-space-size=1', '--cpu-prof'];
+    const args = gatewayEntry(false, extra).args;
+    expect(args.slice(0, flags.length + extra.length)).toEqual([...flags, ...extra]);
+    expect(args.at(-1)).toBe('serve');
+  });
+
   it('the modelgate bin starts node with them too, through its shebang', async () => {
     const flags = startNodeFlags();
     const shebang = readFileSync(join(ROOT, 'src/cli/main.ts'), 'utf8').split('\n')[0]!;

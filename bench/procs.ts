@@ -267,7 +267,8 @@ export function cleanEnv(extra: Record<string, string>): Record<string, string> 
 }
 
 /**
- * The command line of the probe tools (pauses.ts, tail.ts): `[seconds] [options] [-- node flags]`.
+ * The command line of the probe tools (gc.ts, pauses.ts, tail.ts, wakeups.ts):
+ * `[seconds] [options] [-- node flags]`.
  * `own` is what comes before `--`, `extra` the node flags for the gateway after it, `gatewayEnv`
  * the repeatable `--env NAME=value`, `seconds` the leading number (or `defaultSeconds`).
  */

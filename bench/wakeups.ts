@@ -13,7 +13,7 @@ import { pathToFileURL } from 'node:url';
  * a slow request (`bench/tail.ts`'s "neither"; docs/performance.md, session 34). The proxy's own
  * other threads (V8's GC and compiler workers, libuv's pool) are named `own thread <tid>`.
  * Needs `perf` with the sched tracepoints (root, or perf_event_paranoid <= 1).
- * Usage: node --import tsx bench/wakeups.ts [seconds=5] [--pg] [--no-build] [-- <node flags for the gateway>]
+ * Usage: node --import tsx bench/wakeups.ts [seconds=5] [--pg] [--no-build] [--env K=V] [-- <node flags for the gateway>]
  */
 
 export interface Wait {
@@ -94,13 +94,9 @@ export function summarize(
 
 async function main(): Promise<void> {
   const { cannon, PacedGenerator } = await import('./load.js');
-  const { buildAll } = await import('./procs.js');
+  const { buildAll, probeArgs } = await import('./procs.js');
   const { PROXY_CPUS, startStack } = await import('./stack.js');
-  const argv = process.argv.slice(2);
-  const dd = argv.indexOf('--');
-  const args = dd >= 0 ? argv.slice(0, dd) : argv;
-  const gatewayFlags = dd >= 0 ? argv.slice(dd + 1) : [];
-  const seconds = Number(args.find((a) => /^\d+$/.test(a)) ?? 5);
+  const { own: args, extra: gatewayFlags, gatewayEnv, seconds } = probeArgs(process.argv.slice(2), 5);
   const pg = args.includes('--pg');
   if (spawnSync('perf', ['--version']).status !== 0) {
     process.stderr.write('bench/wakeups.ts needs perf (Debian: linux-perf)\n');
@@ -108,7 +104,7 @@ async function main(): Promise<void> {
   }
   if (!args.includes('--no-build')) buildAll();
   const dir = mkdtempSync(join(tmpdir(), 'mg-wakeups-'));
-  const s = await startStack({ built: true, pg, withBaseline: true, gatewayFlags });
+  const s = await startStack({ built: true, pg, withBaseline: true, gatewayFlags, gatewayEnv });
   const gen = PacedGenerator.open();
   try {
     const targets = [s.target('baseline'), s.target('gateway')];
@@ -149,15 +145,14 @@ async function main(): Promise<void> {
         throw new Error(`perf failed: ${script.stderr || `record exited ${code}`}`);
       own.delete(pid);
       const waits = runnableWaits(script.stdout.split('\n'), pid, own);
-      const over = (ms: number) => waits.filter((w) => w.ms > ms).length;
+      const [half, one] = [summarize(waits, 0.5), summarize(waits, 1)];
       const top = [...waits].sort((a, b) => b.ms - a.ms).slice(0, 5);
-      const fmt = (ran: Record<string, number> | Array<[string, number]>) =>
-        (Array.isArray(ran) ? ran : Object.entries(ran)).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ');
+      const fmt = (ran: Array<[string, number]>) => ran.map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ');
       process.stdout.write(
         `${t.name} (pid ${pid}, paced p99 ${res!.p99.toFixed(2)} ms): ${waits.length} waits in ${seconds} s, ` +
-          `over 0.5 ms ${over(0.5)}, over 1 ms ${over(1)}\n` +
-          `  who ran during the waits over 0.5 ms (ms): ${fmt(summarize(waits, 0.5).ran) || '-'}\n` +
-          top.map((w) => `  ${w.ms.toFixed(2)} ms: ${fmt(w.ran)}\n`).join(''),
+          `over 0.5 ms ${half.count}, over 1 ms ${one.count}\n` +
+          `  who ran during the waits over 0.5 ms (ms): ${fmt(half.ran) || '-'}\n` +
+          top.map((w) => `  ${w.ms.toFixed(2)} ms: ${fmt(Object.entries(w.ran))}\n`).join(''),
       );
     }
   } finally {

@@ -1,12 +1,13 @@
 import { cannon, PacedGenerator } from './load.js';
-import { buildAll, cpuSeconds } from './procs.js';
-import { startStack } from './stack.js';
+import { buildAll, coreTimes, cpuSeconds, stealPct } from './procs.js';
+import { PROXY_CPUS, startStack } from './stack.js';
 
 /**
  * Node/V8 flags for the gateway, A/B in one interleaved paced run: two gateways of the same build
  * (A with the default flags, B with the flags after `--`), the baseline and the direct upstream,
  * cycled in 1 s slices at 1,000 req/s, so a stall of the machine lands on all four alike. Prints
- * each target's p50/p99 per round and the CPU per request of both gateways.
+ * each target's p50/p99 per round, the CPU per request of both gateways and the share of the
+ * proxies' core the hypervisor stole during the round.
  * B can also differ in its environment (`--env-b NAME=value`, repeatable) or run with an
  * unlimited bench key (`--unlimited-b`: no quota reservation per request).
  * Usage: node --import tsx bench/flags-ab.ts [rounds=3] [--slices 20] [--pg] [--no-build] [--env-b K=V] [--unlimited-b] -- <node flags for B>
@@ -50,15 +51,19 @@ try {
   await gen.interleaved(targets, 1000, 1, 2); // the generator's warm-up, not measured
   for (let r = 1; r <= rounds; r++) {
     const c0 = [a.gateway.pid, b.gateway.pid].map(cpuSeconds);
+    const s0 = coreTimes(PROXY_CPUS);
     const res = await gen.interleaved(targets, 1000, 1, slices);
     const c1 = [a.gateway.pid, b.gateway.pid].map(cpuSeconds);
+    // The hypervisor's steal on the proxies' core: a round with a few percent stolen measured the host.
+    const steal = stealPct(s0, coreTimes(PROXY_CPUS));
     const n = slices * 1000;
     console.log(
       `round ${r}: ` +
         targets
           .map((t, i) => `${t.name} p50 ${res[i]!.p50.toFixed(3)} p99 ${res[i]!.p99.toFixed(3)}`)
           .join(' | ') +
-        ` | cpu ms/req A ${(((c1[0]! - c0[0]!) * 1000) / n).toFixed(3)} B ${(((c1[1]! - c0[1]!) * 1000) / n).toFixed(3)}`,
+        ` | cpu ms/req A ${(((c1[0]! - c0[0]!) * 1000) / n).toFixed(3)} B ${(((c1[1]! - c0[1]!) * 1000) / n).toFixed(3)}` +
+        ` | steal ${steal === undefined ? '-' : `${steal.toFixed(1)}%`} of the proxies' core`,
     );
   }
 } finally {

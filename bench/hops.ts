@@ -1,5 +1,5 @@
 import { PacedGenerator } from './load.js';
-import { benchServer, buildAll, cleanEnv, pinSelf, startNode } from './procs.js';
+import { benchServer, buildAll, cleanEnv, coreTimes, pinSelf, startNode, stealPct } from './procs.js';
 import { LOAD_CPUS, PROXY_CPUS } from './stack.js';
 
 /**
@@ -9,7 +9,8 @@ import { LOAD_CPUS, PROXY_CPUS } from './stack.js';
  * what a request pays for crossing between the two cores and back, which every request through
  * a proxy does twice (generator -> proxy -> upstream -> proxy -> generator) and a direct request
  * not at all. On a virtual machine whose idle vCPUs must be woken by the host, that crossing
- * has a tail of its own (docs/performance.md, session 26).
+ * has a tail of its own (docs/performance.md, session 26). Each round also prints the share of
+ * each core's time the hypervisor stole (`steal` in /proc/stat) while it ran.
  * Usage: node --import tsx bench/hops.ts [rounds=3] [--no-build]
  */
 const rounds = Number(process.argv[2]) > 0 ? Number(process.argv[2]) : 3;
@@ -33,11 +34,20 @@ try {
   ];
   await gen.interleaved(targets, 1000, 1, 3); // warm-up
   const rows: string[][] = targets.map(() => []);
+  // Each upstream's core, for the hypervisor's steal on it during the round.
+  const cores = [LOAD_CPUS, PROXY_CPUS];
   for (let i = 0; i < rounds; i++) {
+    const t0 = cores.map(coreTimes);
     const results = await gen.interleaved(targets, 1000, 1, 10);
-    for (const [k, r] of results.entries()) rows[k]!.push(`p50 ${r.p50.toFixed(2)} p99 ${r.p99.toFixed(2)}`);
+    const t1 = cores.map(coreTimes);
+    for (const [k, r] of results.entries()) {
+      const steal = stealPct(t0[k], t1[k]);
+      rows[k]!.push(
+        `p50 ${r.p50.toFixed(2)} p99 ${r.p99.toFixed(2)} ms, steal ${steal === undefined ? '-' : `${steal.toFixed(1)}%`}`,
+      );
+    }
   }
-  for (const [k, t] of targets.entries()) process.stdout.write(`${t.name}: ${rows[k]!.join(' | ')} ms\n`);
+  for (const [k, t] of targets.entries()) process.stdout.write(`${t.name}: ${rows[k]!.join(' | ')}\n`);
 } finally {
   gen.close();
   await Promise.all([same.stop(), other.stop()]);

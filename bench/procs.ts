@@ -147,6 +147,39 @@ function mappingKind(name: string, bytes: number): string {
   return bytes === 256 * 1024 ? 'v8page' : 'anon';
 }
 
+/**
+ * One core's cumulative time from /proc/stat, in ticks: all of it (user, nice, system, idle,
+ * iowait, irq, softirq, steal; guest time is already in user) and the hypervisor's `steal`, the
+ * time the vCPU wanted to run and the host ran something else. Undefined when the core is not
+ * listed (or /proc/stat cannot be read).
+ */
+export interface CoreTimes {
+  total: number;
+  steal: number;
+}
+
+export function parseCoreTimes(stat: string, cpu: string): CoreTimes | undefined {
+  const line = stat.split('\n').find((l) => l.startsWith(`cpu${cpu} `));
+  if (!line) return undefined;
+  const f = line.trim().split(/\s+/).slice(1, 9).map(Number);
+  if (f.length < 8 || f.some((x) => !Number.isFinite(x))) return undefined;
+  return { total: f.reduce((a, x) => a + x, 0), steal: f[7]! };
+}
+
+export function coreTimes(cpu: string): CoreTimes | undefined {
+  try {
+    return parseCoreTimes(readFileSync('/proc/stat', 'utf8'), cpu);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The share of a core's time between two readings that the hypervisor stole, in percent. */
+export function stealPct(before: CoreTimes | undefined, after: CoreTimes | undefined): number | undefined {
+  if (!before || !after || after.total <= before.total) return undefined;
+  return (100 * (after.steal - before.steal)) / (after.total - before.total);
+}
+
 /** CPU seconds (user + system) a process has used, from /proc/<pid>/stat (100 ticks/s on Linux). */
 export function cpuSeconds(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');

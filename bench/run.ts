@@ -12,7 +12,7 @@ import {
   type Target,
   ttfb,
 } from './load.js';
-import { buildAll, canPin, cpuSeconds, cpuSecondsByName, ROOT, rssMb } from './procs.js';
+import { buildAll, canPin, coreTimes, cpuSeconds, cpuSecondsByName, ROOT, rssMb, stealPct } from './procs.js';
 import { profile } from './profile.js';
 import { soak } from './soak.js';
 import { DB_SERVERS, LOAD_CPUS, PROXY_CPUS, type Stack, startStack } from './stack.js';
@@ -116,6 +116,8 @@ const fig = (
   ...Object.fromEntries(Object.entries(extra).map(([k, v]) => [k, typeof v === 'number' ? round(v) : v])),
 });
 const round = (n: number, d = 3) => Math.round(n * 10 ** d) / 10 ** d;
+/** A steal share for the rounds' record: one decimal, '-' when it could not be read. */
+const stealText = (pct: number | undefined) => (pct === undefined ? '-' : pct.toFixed(1));
 /** The gateway's `modelgate_quota_lease_waits_total` (NaN when /metrics does not have it). */
 async function leaseWaits(base: string): Promise<number> {
   const res = await fetch(`${base}/metrics`);
@@ -225,6 +227,9 @@ async function runScenarios(o: Options, pg: boolean): Promise<Record<string, unk
       // saturation: every request wakes the process from idle). Counted over the whole round,
       // so the slices it idles through (timers only) are in it too.
       const pacedCpu: Record<'b' | 'g', number[]> = { b: [], g: [] };
+      // The hypervisor's steal on the proxies' core and the generator's, per round: a round with
+      // a few percent stolen measured the host (session 35: 3.8-4.3% on a slow AMD host).
+      const steal: string[] = [];
       const order = [t.upstream, t.baseline, t.gateway];
       const slices = Math.max(1, Math.round(o.duration));
       // One generator process for the warm-up round and every measured round (PacedGenerator);
@@ -240,6 +245,7 @@ async function runScenarios(o: Options, pg: boolean): Promise<Record<string, unk
         waits0 = await leaseWaits(stack.gateway.url);
         for (let i = 0; i < o.rounds; i++) {
           const c0 = [cpuSeconds(t.baseline.pid!), cpuSeconds(t.gateway.pid!)] as const;
+          const s0 = [coreTimes(PROXY_CPUS), coreTimes(LOAD_CPUS)];
           const [up, b, g] = (await (gen
             ? gen.interleaved(order, o.rate, 1, slices)
             : interleaved(order, o.rate, 1, slices))) as [LoadResult, LoadResult, LoadResult];
@@ -247,6 +253,8 @@ async function runScenarios(o: Options, pg: boolean): Promise<Record<string, unk
             ((cpuSeconds(pid) - before) * 1000) / Math.max(1, r.ok + r.non2xx);
           pacedCpu.b.push(perReq(t.baseline.pid!, c0[0], b));
           pacedCpu.g.push(perReq(t.gateway.pid!, c0[1], g));
+          const s1 = [coreTimes(PROXY_CPUS), coreTimes(LOAD_CPUS)];
+          steal.push([0, 1].map((k) => stealText(stealPct(s0[k], s1[k]))).join('/'));
           pacedRequests += g.ok + g.non2xx;
           rounds.push({ up, b, g });
         }
@@ -281,13 +289,14 @@ async function runScenarios(o: Options, pg: boolean): Promise<Record<string, unk
           .map((r) => [r.up, r.b, r.g].map((x) => round(x.lagMaxMs ?? 0, 1)).join('/'))
           .join(','),
         quota_lease_waits_per_1k_gateway: round(waitsPer1k, 3),
+        rounds_steal_pct_proxy_load: steal.join(','),
       });
       figures.paced_cpu_ms_per_req = fig('ms', median(pacedCpu.b), median(pacedCpu.g), {
         rounds_baseline: pacedCpu.b.map((x) => round(x, 3)).join(','),
         rounds_gateway: pacedCpu.g.map((x) => round(x, 3)).join(','),
       });
       log(
-        `paced @${o.rate}/s (median of ${o.rounds} rounds) p50 ${up.p50.toFixed(2)}/${b.p50.toFixed(2)}/${g.p50.toFixed(2)} p99 ${up.p99.toFixed(2)}/${b.p99.toFixed(2)}/${g.p99.toFixed(2)} ms; p99 rounds ${each('up', 'p99')} / ${each('b', 'p99')} / ${each('g', 'p99')}; gateway quota lease waits ${round(waitsPer1k, 2)} per 1,000 requests`,
+        `paced @${o.rate}/s (median of ${o.rounds} rounds) p50 ${up.p50.toFixed(2)}/${b.p50.toFixed(2)}/${g.p50.toFixed(2)} p99 ${up.p99.toFixed(2)}/${b.p99.toFixed(2)}/${g.p99.toFixed(2)} ms; p99 rounds ${each('up', 'p99')} / ${each('b', 'p99')} / ${each('g', 'p99')}; gateway quota lease waits ${round(waitsPer1k, 2)} per 1,000 requests; steal % (proxies' core/generator's) ${steal.join(',')}`,
       );
       checkErrors(
         rounds.flatMap((r) => [r.up, r.b, r.g]),

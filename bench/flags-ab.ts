@@ -1,5 +1,5 @@
 import { cannon, PacedGenerator } from './load.js';
-import { buildAll, coreTimes, cpuSeconds, stealPct } from './procs.js';
+import { buildAll, coreTimes, cpuSeconds, stealPct, stealText } from './procs.js';
 import { PROXY_CPUS, startStack } from './stack.js';
 
 /**
@@ -63,7 +63,7 @@ try {
           .map((t, i) => `${t.name} p50 ${res[i]!.p50.toFixed(3)} p99 ${res[i]!.p99.toFixed(3)}`)
           .join(' | ') +
         ` | cpu ms/req A ${(((c1[0]! - c0[0]!) * 1000) / n).toFixed(3)} B ${(((c1[1]! - c0[1]!) * 1000) / n).toFixed(3)}` +
-        ` | steal ${steal === undefined ? '-' : `${steal.toFixed(1)}%`} of the proxies' core`,
+        ` | steal ${stealText(steal, '%')} of the proxies' core`,
     );
   }
 } finally {

@@ -1,5 +1,14 @@
 import { PacedGenerator } from './load.js';
-import { benchServer, buildAll, cleanEnv, coreTimes, pinSelf, startNode, stealPct } from './procs.js';
+import {
+  benchServer,
+  buildAll,
+  cleanEnv,
+  coreTimes,
+  pinSelf,
+  startNode,
+  stealPct,
+  stealText,
+} from './procs.js';
 import { LOAD_CPUS, PROXY_CPUS } from './stack.js';
 
 /**
@@ -41,9 +50,8 @@ try {
     const results = await gen.interleaved(targets, 1000, 1, 10);
     const t1 = cores.map(coreTimes);
     for (const [k, r] of results.entries()) {
-      const steal = stealPct(t0[k], t1[k]);
       rows[k]!.push(
-        `p50 ${r.p50.toFixed(2)} p99 ${r.p99.toFixed(2)} ms, steal ${steal === undefined ? '-' : `${steal.toFixed(1)}%`}`,
+        `p50 ${r.p50.toFixed(2)} p99 ${r.p99.toFixed(2)} ms, steal ${stealText(stealPct(t0[k], t1[k]), '%')}`,
       );
     }
   }

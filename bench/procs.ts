@@ -180,6 +180,10 @@ export function stealPct(before: CoreTimes | undefined, after: CoreTimes | undef
   return (100 * (after.steal - before.steal)) / (after.total - before.total);
 }
 
+/** A steal share as the tools print it: one decimal and `unit`, or '-' when it could not be read. */
+export const stealText = (pct: number | undefined, unit = ''): string =>
+  pct === undefined ? '-' : `${pct.toFixed(1)}${unit}`;
+
 /** CPU seconds (user + system) a process has used, from /proc/<pid>/stat (100 ticks/s on Linux). */
 export function cpuSeconds(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');

@@ -12,7 +12,17 @@ import {
   type Target,
   ttfb,
 } from './load.js';
-import { buildAll, canPin, coreTimes, cpuSeconds, cpuSecondsByName, ROOT, rssMb, stealPct } from './procs.js';
+import {
+  buildAll,
+  canPin,
+  coreTimes,
+  cpuSeconds,
+  cpuSecondsByName,
+  ROOT,
+  rssMb,
+  stealPct,
+  stealText,
+} from './procs.js';
 import { profile } from './profile.js';
 import { soak } from './soak.js';
 import { DB_SERVERS, LOAD_CPUS, PROXY_CPUS, type Stack, startStack } from './stack.js';
@@ -116,8 +126,6 @@ const fig = (
   ...Object.fromEntries(Object.entries(extra).map(([k, v]) => [k, typeof v === 'number' ? round(v) : v])),
 });
 const round = (n: number, d = 3) => Math.round(n * 10 ** d) / 10 ** d;
-/** A steal share for the rounds' record: one decimal, '-' when it could not be read. */
-const stealText = (pct: number | undefined) => (pct === undefined ? '-' : pct.toFixed(1));
 /** The gateway's `modelgate_quota_lease_waits_total` (NaN when /metrics does not have it). */
 async function leaseWaits(base: string): Promise<number> {
   const res = await fetch(`${base}/metrics`);

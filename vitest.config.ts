@@ -7,5 +7,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Under test:pg, fails the run when a test leaves its database behind (test/helpers/pg-run.ts).
+    globalSetup: ['test/helpers/pg-run.ts'],
   },
 });

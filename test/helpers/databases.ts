@@ -1,7 +1,9 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import pg from 'pg';
+import { expect, inject } from 'vitest';
+import { testDatabasePrefix } from './pg-run.js';
 
 /**
  * Storage for one test gateway. SQLite by default (a fresh file); PostgreSQL when
@@ -22,11 +24,19 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     const dir = mkdtempSync(join(tmpdir(), 'mg-test-'));
     return { url: join(dir, 'modelgate.db'), drop: async () => {} };
   }
-  const name = `mg_t_${process.pid}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
+  // Named after the run (test/helpers/pg-run.ts), which drops what is left at its end and names
+  // the test that made it, from the comment.
+  const name = `${testDatabasePrefix(inject('pgRunTag'))}${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+  const { testPath, currentTestName } = expect.getState();
+  const madeBy = `${testPath ? relative(process.cwd(), testPath) : 'a test'} (${currentTestName ?? 'a hook of the file'})`;
   const admin = new pg.Client({ connectionString: TEST_PG_URL });
   await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+    await admin.query(`COMMENT ON DATABASE ${name} IS ${admin.escapeLiteral(madeBy)}`);
+  } finally {
+    await admin.end();
+  }
   const u = new URL(TEST_PG_URL);
   u.pathname = `/${name}`;
   return {

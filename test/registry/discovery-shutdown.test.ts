@@ -10,12 +10,15 @@ import { pino } from 'pino';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { type ChannelChange, ChannelService } from '../../src/gateway/registry/channel-service.js';
 import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
-import { startTestGateway } from '../helpers/gateway.js';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 let up: FakeUpstream | undefined;
+let gw: TestGateway | undefined;
 afterAll(async () => {
   vi.restoreAllMocks();
   await up?.close();
+  // The test stops the gateway itself (its subject); close() also drops its PostgreSQL database.
+  await gw?.close();
 });
 
 describe('a gateway stopping while a new channel lists its models', () => {
@@ -38,10 +41,7 @@ describe('a gateway stopping while a new channel lists its models', () => {
     });
     const logged: Array<{ level: number; msg: string; reason?: string }> = [];
     const log = pino({ level: 'warn' }, { write: (line: string) => logged.push(JSON.parse(line)) });
-    const gw = await startTestGateway(
-      { gateway: { discover_models: true } },
-      { log: log as FastifyBaseLogger },
-    );
+    gw = await startTestGateway({ gateway: { discover_models: true } }, { log: log as FastifyBaseLogger });
     const create = vi.spyOn(ChannelService.prototype, 'create');
 
     const cookie = await gw.login();

@@ -37,6 +37,11 @@ import { DB_SERVERS, LOAD_CPUS, PROXY_CPUS, type Stack, startStack } from './sta
  *                           measured (default 12, quick 2): the gateway's JIT takes ~10 s of
  *                           it to settle (docs/performance.md, session 26)
  *   --rate <n>              fixed rate for the latency scenario (default 1000 req/s)
+ *   --paced-warmup <s>      seconds of paced load each target gets, interleaved, before the
+ *                           paced rounds (default 10, quick 1): the switch from the load
+ *                           generator's client to the paced one deoptimizes code in both
+ *                           proxies, and at 1,000 req/s V8 takes ~5 s of the gateway's own load
+ *                           to optimize it again (docs/performance.md, session 37)
  *   --streams <n>           concurrent open streams for the memory scenario (default 1000)
  *   --scenarios <list>      comma list of: throughput,latency,streaming,memory (default all)
  *   --pg                    also run everything against PostgreSQL + Redis
@@ -54,8 +59,10 @@ export interface Options {
   rounds: number;
   /** Seconds of non-streaming saturation load per proxy before the scenarios (--warmup). */
   warmup: number;
-  /** Seconds of the lighter warm-ups: streams before the scenarios, the paced rate before its rounds. */
+  /** Seconds of the lighter warm-up: streams before the scenarios. */
   warmupShort: number;
+  /** Seconds of paced load per target before the paced rounds (--paced-warmup). */
+  pacedWarmup: number;
   connections: number;
   rate: number;
   streams: number;
@@ -74,7 +81,7 @@ function parseOptions(argv: string[]): Options {
     if (i >= 0) return argv[i + 1] && !argv[i + 1]!.startsWith('--') ? argv[i + 1] : 'true';
     const eq = argv.find((a) => a.startsWith(`--${name}=`));
     if (eq) return eq.slice(name.length + 3);
-    return process.env[`BENCH_${name.toUpperCase()}`];
+    return process.env[`BENCH_${name.toUpperCase().replaceAll('-', '_')}`];
   };
   const flag = (name: string) => ['true', '1', 'yes'].includes(get(name) ?? '');
   const num = (name: string, dflt: number) => {
@@ -90,6 +97,7 @@ function parseOptions(argv: string[]): Options {
     rounds: num('rounds', quick ? 2 : 5),
     warmup: num('warmup', quick ? 2 : 12),
     warmupShort: quick ? 1 : 3,
+    pacedWarmup: num('paced-warmup', quick ? 1 : 10),
     connections: num('connections', 50),
     rate: num('rate', 1000),
     streams: num('streams', 1000),
@@ -248,8 +256,8 @@ async function runScenarios(o: Options, pg: boolean): Promise<Record<string, unk
       let pacedRequests = 0;
       let waits0 = 0;
       try {
-        if (gen) await gen.interleaved(order, o.rate, 1, o.warmupShort);
-        else for (const target of order) await paced(target, o.rate, o.warmupShort);
+        if (gen) await gen.interleaved(order, o.rate, 1, Math.max(1, Math.round(o.pacedWarmup)));
+        else for (const target of order) await paced(target, o.rate, o.pacedWarmup);
         waits0 = await leaseWaits(stack.gateway.url);
         for (let i = 0; i < o.rounds; i++) {
           const c0 = [cpuSeconds(t.baseline.pid!), cpuSeconds(t.gateway.pid!)] as const;

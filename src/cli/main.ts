@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --min-semi-space-size=8 --no-memory-reducer
+#!/usr/bin/env -S node --min-semi-space-size=8 --no-memory-reducer --no-allocation-site-pretenuring
 import { Command, Option } from 'commander';
 import { Role } from '../access/roles.js';
 import { ConfigError } from '../config/load-config.js';

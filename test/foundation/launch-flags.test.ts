@@ -33,13 +33,17 @@ const tick = setInterval(() => {
 }
 
 describe('node flags the gateway is started with', () => {
-  it('npm start, the Docker image and the bench start node alike, with a floor under the young generation and no memory reducer', () => {
+  it('npm start, the Docker image and the bench start node alike, with a floor under the young generation, no memory reducer and no pretenuring', () => {
     const flags = startNodeFlags();
     expect(flags).toContain('--min-semi-space-size=8');
     // V8's memory reducer forces a memory-reducing, compacting major GC every 100 s on a busy
     // process (its watchdog): 60-130 ms of a core each time, the gateway's stalled paced rounds
     // (docs/performance.md, Session 29).
     expect(flags).toContain('--no-memory-reducer');
+    // V8's allocation-site pretenuring sent about one gateway process in six into a state of
+    // mark-compacts every ~0.7 s and 5 ms scavenges at saturation: ~25% more CPU per request and a
+    // 10-20 ms paced p99 for the process's whole life (docs/performance.md, Session 37).
+    expect(flags).toContain('--no-allocation-site-pretenuring');
     const cmd = readFileSync(join(ROOT, 'deploy/Dockerfile'), 'utf8').match(/^CMD (\[.*\])$/m);
     expect(cmd).not.toBeNull();
     expect(JSON.parse(cmd![1]!)).toEqual(['node', ...flags, 'dist/src/cli/main.js', 'serve']);

@@ -40,8 +40,8 @@ describe('node flags the gateway is started with', () => {
     // process (its watchdog): 60-130 ms of a core each time, the gateway's stalled paced rounds
     // (docs/performance.md, Session 29).
     expect(flags).toContain('--no-memory-reducer');
-    // V8's allocation-site pretenuring sent about one gateway process in six into a state of
-    // mark-compacts every ~0.7 s and 5 ms scavenges at saturation: ~25% more CPU per request and a
+    // V8's allocation-site pretenuring sent 3 of 11 gateway starts into a state of mark-compacts
+    // every ~0.7 s and 4-5 ms scavenges at saturation: ~25% more CPU per request and a
     // 10-20 ms paced p99 for the process's whole life (docs/performance.md, Session 37).
     expect(flags).toContain('--no-allocation-site-pretenuring');
     const cmd = readFileSync(join(ROOT, 'deploy/Dockerfile'), 'utf8').match(/^CMD (\[.*\])$/m);

@@ -45,7 +45,8 @@ const natives = (name: string) => new Function('f', `return %${name}(f);`) as (f
 const prepare = natives('PrepareFunctionForOptimization');
 const optimizeNext = natives('OptimizeFunctionOnNextCall');
 const status = natives('GetOptimizationStatus');
-const TURBOFANNED = 1 << 4;
+/** GetOptimizationStatus's bit for a function running optimized code (V8's kOptimized). */
+const OPTIMIZED = 1 << 4;
 
 const schemas: Record<string, object> = {
   chat: ChatRequestSchema,
@@ -66,7 +67,7 @@ for (const [name, schema] of Object.entries(schemas)) {
       fn({});
       optimizeNext(fn);
       fn({});
-      optimized = (status(fn) & TURBOFANNED) !== 0;
+      optimized = (status(fn) & OPTIMIZED) !== 0;
     }
     if (!optimized) refused.push(fn.name);
   }

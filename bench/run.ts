@@ -304,6 +304,11 @@ async function runScenarios(o: Options, pg: boolean): Promise<Record<string, unk
         rounds_lag_max_ms: rounds
           .map((r) => [r.up, r.b, r.g].map((x) => round(x.lagMaxMs ?? 0, 1)).join('/'))
           .join(','),
+        // Sends made back to back with the one before (the generator catching up): the share of
+        // each target's load that did not arrive at a steady 1/rate.
+        rounds_burst_pct: rounds
+          .map((r) => [r.up, r.b, r.g].map((x) => round(x.burstPct ?? 0, 1)).join('/'))
+          .join(','),
         quota_lease_waits_per_1k_gateway: round(waitsPer1k, 3),
         rounds_steal_pct_proxy_load: steal.join(','),
       });

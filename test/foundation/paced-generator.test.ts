@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PacedGenerator, type Target } from '../../bench/load.js';
+import { PacedGenerator, PacedTarget, type Target } from '../../bench/load.js';
 
 // The bench's paced generator kept across rounds (`npm run bench`'s latency rounds): each round
 // is measured on its own, every request of it answered and counted, and a target's keep-alive
@@ -96,5 +96,34 @@ describe('bench: PacedGenerator', () => {
     await expect(gen.interleaved([{ name: 'a', url, headers: {} }], 100, 0.1, 1)).rejects.toThrow(
       /paced generator has exited/,
     );
+  });
+
+  it('counts the sends it makes back to back after a late timer, and only those', async () => {
+    const gen = new PacedTarget({ name: 'a', url, headers: {} });
+    try {
+      // 50 req/s: a send every 20 ms, far above the 1 ms timer, so an undisturbed slice sends
+      // one request per timer turn.
+      gen.round(undefined, 0);
+      await gen.slice(50, 0.4);
+      const calm = gen.result(0.4);
+      expect(calm.ok).toBe(20);
+      expect(calm.burstPct).toBeLessThan(10);
+
+      // The same slice with the generator's thread held for 100 ms after its first send: the
+      // five sends due meanwhile go out together in the next turn (four of them back to back).
+      gen.round(undefined, 0);
+      const slice = gen.slice(50, 0.4);
+      const until = performance.now() + 100;
+      while (performance.now() < until) {
+        // the generator's own stall
+      }
+      await slice;
+      const late = gen.result(0.4);
+      expect(late.ok).toBe(20);
+      expect(late.burstPct).toBeGreaterThanOrEqual(15);
+      expect(late.lagMaxMs).toBeGreaterThanOrEqual(80);
+    } finally {
+      gen.close();
+    }
   });
 });

@@ -42,7 +42,7 @@ export interface LoadResult {
    * Paced runs only: the share of sends (%) made in the same timer turn as the send before them,
    * the generator catching up after a late timer. Those requests reach the target back to back
    * instead of 1/rate apart, and the second waits for the first wherever one is served at a time
-   * (session 38: ~25% of sends at 1,000 req/s from the 1 ms timer alone).
+   * (session 38: 20-28% of sends at 1,000 req/s).
    */
   burstPct?: number;
 }

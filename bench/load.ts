@@ -443,7 +443,6 @@ export class PacedTarget {
   private errors = 0;
   private non2xx = 0;
   private lagMaxMs = 0;
-  private sent = 0;
   private burstSends = 0;
   /** Interleaved rounds with BENCH_SLOW_DIR: where requests over SLOW_MS are recorded, as `index`. */
   private slow?: Array<[number, number, number, number]>;
@@ -510,7 +509,6 @@ export class PacedTarget {
         let thisTurn = 0;
         while (sent < total && start + BigInt(Math.round(sent * interval)) <= now) {
           if (thisTurn++ > 0) this.burstSends++;
-          this.sent++;
           const due = start + BigInt(Math.round(sent * interval));
           const lag = Number(now - due) / 1e6;
           if (lag > this.lagMaxMs) this.lagMaxMs = lag;
@@ -531,7 +529,6 @@ export class PacedTarget {
     this.errors = 0;
     this.non2xx = 0;
     this.lagMaxMs = 0;
-    this.sent = 0;
     this.burstSends = 0;
     this.slow = slow;
     this.index = index;
@@ -552,7 +549,8 @@ export class PacedTarget {
       p50: pct(times, 0.5),
       p99: pct(times, 0.99),
       lagMaxMs: this.lagMaxMs,
-      burstPct: (100 * this.burstSends) / Math.max(1, this.sent),
+      // Every send of the round has been answered or failed by now (each slice waits for all).
+      burstPct: (100 * this.burstSends) / Math.max(1, times.length + this.errors + this.non2xx),
     };
   }
 }

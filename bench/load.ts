@@ -367,7 +367,7 @@ export async function interleavedHere(
   pools?: Map<string, PacedTarget>,
 ): Promise<LoadResult[]> {
   const slowDir = process.env.BENCH_SLOW_DIR;
-  const slow: Array<[number, number, number, number]> | undefined = slowDir ? [] : undefined;
+  const slow: SlowRequest[] | undefined = slowDir ? [] : undefined;
   const keys = targets.map((t) => `${t.name} ${t.url} ${JSON.stringify(t.headers)}`);
   if (new Set(keys).size !== keys.length) throw new Error('the same target twice in one round');
   const gens = targets.map((t, k) => {
@@ -381,7 +381,7 @@ export async function interleavedHere(
   });
   for (const [k, g] of gens.entries()) g.round(slow, k);
   const busy = gens.map(() => 0);
-  /** With BENCH_SLOW_DIR: each slice's [target index, wall-clock ms at its start]. */
+  /** With BENCH_SLOW_DIR: each slice's [target index, `monoMs()` at its start]. */
   const starts: Array<[number, number]> = [];
   // BENCH_PAUSE_IDLE=1 (a diagnostic): every proxy but the one whose slice it is is stopped
   // (SIGSTOP) and resumed for its own slice, so neither proxy's background work (GC helper
@@ -408,7 +408,7 @@ export async function interleavedHere(
         signal(pids[k], 'SIGCONT');
       }
       const s = process.hrtime.bigint();
-      if (slow) starts.push([k, Math.round(performance.timeOrigin + performance.now())]);
+      if (slow) starts.push([k, Math.round(monoMs())]);
       await gens[k]!.slice(rate, sliceSeconds);
       busy[k]! += Number(process.hrtime.bigint() - s) / 1e9;
     }
@@ -419,7 +419,7 @@ export async function interleavedHere(
     }
   }
   if (slowDir && slow) {
-    // Each slow request as [target index, wall-clock ms when sent, latency ms, 1 if it went on a
+    // Each slow request as [target index, monoMs() when sent, latency ms, 1 if it went on a
     // reused keep-alive socket], to lay beside what the processes recorded (bench/loop-probe.mjs),
     // and each slice's start, to tell a slice's first requests from the rest.
     const file = join(slowDir, `slow-${Date.now()}-${process.pid}.json`);
@@ -430,8 +430,20 @@ export async function interleavedHere(
   return results;
 }
 
-/** Latency over which `BENCH_SLOW_DIR` records a request (ms). */
-const SLOW_MS = Number(process.env.BENCH_SLOW_MS ?? 30);
+/**
+ * The system's monotonic clock in ms (CLOCK_MONOTONIC, since boot): the clock of every process
+ * on the machine alike, unlike `performance.timeOrigin + now()`, whose origin each process reads
+ * off the wall clock at its start (two processes' readings of one moment were ~0.1 ms apart in
+ * session 39). BENCH_SLOW_DIR's times and x-bench-sent are on it (wall-clock ms before session 39).
+ */
+export const monoMs = (): number => Number(process.hrtime.bigint()) / 1e6;
+
+/**
+ * A request `BENCH_SLOW_DIR` recorded: its target's index in the round, `monoMs()` when it was
+ * sent (its x-bench-sent), its latency (ms), 1 if it went on a reused keep-alive socket, and
+ * `monoMs()` when its answer's end was read (absent before session 39).
+ */
+export type SlowRequest = [target: number, sentMs: number, ms: number, reused: number, doneMs?: number];
 
 /** Open-loop sends to one target on its own keep-alive pool; latencies kept across a round's slices. */
 export class PacedTarget {
@@ -444,9 +456,11 @@ export class PacedTarget {
   private non2xx = 0;
   private lagMaxMs = 0;
   private burstSends = 0;
-  /** Interleaved rounds with BENCH_SLOW_DIR: where requests over SLOW_MS are recorded, as `index`. */
-  private slow?: Array<[number, number, number, number]>;
+  /** Interleaved rounds with BENCH_SLOW_DIR: where requests over `slowMs` are recorded, as `index`. */
+  private slow?: SlowRequest[];
   private index = 0;
+  /** Latency over which `slow` records a request (ms): BENCH_SLOW_MS, read at each round's start. */
+  private slowMs = 30;
 
   constructor(t: Target) {
     this.u = new URL(`${t.url}/v1/chat/completions`);
@@ -463,9 +477,15 @@ export class PacedTarget {
       let from = 0n;
       let wall = 0;
       // With BENCH_SLOW_DIR the send time rides along, so a probe in the proxy
-      // (LOOP_PROBE_REQ_MS in bench/loop-probe.mjs) can tell arrival delay from handling time.
-      const sentAt = this.slow ? performance.timeOrigin + performance.now() : 0;
-      const h = this.slow ? { ...headers, 'x-bench-sent': sentAt.toFixed(3) } : headers;
+      // (LOOP_PROBE_REQ_MS in bench/loop-probe.mjs) can tell arrival delay from handling time;
+      // it is the body's `user` too, which both proxies pass on to the upstream, so a probe
+      // there (LOOP_PROBE_TRACE) can tell which upstream request is for which of ours.
+      const sentAt = this.slow ? monoMs() : 0;
+      const stamp = sentAt.toFixed(3);
+      const body = this.slow ? `${this.body.slice(0, -1)},"user":"${stamp}"}` : this.body;
+      const h = this.slow
+        ? { ...headers, 'x-bench-sent': stamp, 'content-length': Buffer.byteLength(body) }
+        : headers;
       const req = httpRequest(
         { host: u.hostname, port: u.port, path: u.pathname, method: 'POST', agent, headers: h },
         (res) => {
@@ -474,12 +494,16 @@ export class PacedTarget {
             const ms = Number(process.hrtime.bigint() - from) / 1e6;
             if (res.statusCode === 200) this.times.push(ms);
             else this.non2xx++;
-            if (this.slow && ms > SLOW_MS)
+            if (this.slow && ms > this.slowMs)
               this.slow.push([
                 this.index,
-                Math.round(sentAt),
-                Math.round(ms * 10) / 10,
+                // To the µs: bench/timeline.ts joins it with the stamp the proxies and the
+                // upstream saw (x-bench-sent, three decimals), and reads the answer's end
+                // on the same clock.
+                Number(stamp),
+                Math.round(ms * 1000) / 1000,
                 req.reusedSocket ? 1 : 0,
+                Number(monoMs().toFixed(3)),
               ]);
             samples?.push([wall, ms, res.statusCode ?? 0]);
             resolve();
@@ -492,7 +516,7 @@ export class PacedTarget {
       });
       from = process.hrtime.bigint();
       if (samples) wall = performance.timeOrigin + performance.now();
-      req.end(this.body);
+      req.end(body);
     });
   }
 
@@ -524,7 +548,7 @@ export class PacedTarget {
   }
 
   /** Starts a round: what earlier rounds measured is dropped; the pool's sockets stay. */
-  round(slow: Array<[number, number, number, number]> | undefined, index: number): void {
+  round(slow: SlowRequest[] | undefined, index: number): void {
     this.times.length = 0;
     this.errors = 0;
     this.non2xx = 0;
@@ -532,6 +556,7 @@ export class PacedTarget {
     this.burstSends = 0;
     this.slow = slow;
     this.index = index;
+    this.slowMs = Number(process.env.BENCH_SLOW_MS ?? 30);
   }
 
   close(): void {

@@ -19,6 +19,10 @@ mkdirSync(dir, { recursive: true });
 const file = join(dir, `p-${process.pid}.log`);
 const t0 = performance.now();
 const at = (ms) => `${((ms - t0) / 1000).toFixed(2)}s`;
+// The monotonic clock the load generator stamps x-bench-sent with (bench/load.ts monoMs), and its
+// offset from performance.now() (both count from the same clock in one process).
+const monoMs = () => Number(process.hrtime.bigint()) / 1e6;
+const monoOffset = monoMs() - performance.now();
 const kinds = {
   [constants.NODE_PERFORMANCE_GC_MINOR]: 'scavenge',
   [constants.NODE_PERFORMANCE_GC_MAJOR]: 'mark-compact',
@@ -87,13 +91,13 @@ if (reqMs > 0) {
       const sock = seen.has(req.socket) ? 'reused' : 'new';
       seen.add(req.socket);
       if (sent > 0) {
-        const arrive = performance.timeOrigin + performance.now();
+        const arrive = monoMs();
         res.once('finish', () => {
-          const handle = performance.timeOrigin + performance.now() - arrive;
+          const handle = monoMs() - arrive;
           if (arrive - sent > reqMs || handle > reqMs)
             appendFileSync(
               file,
-              `req ${at(sent - performance.timeOrigin)} arrive=${(arrive - sent).toFixed(1)}ms handle=${handle.toFixed(1)}ms sock=${sock}\n`,
+              `req ${at(sent - monoOffset)} arrive=${(arrive - sent).toFixed(1)}ms handle=${handle.toFixed(1)}ms sock=${sock}\n`,
             );
         });
       }
@@ -114,4 +118,89 @@ if (memS > 0) {
       `mem ${at(performance.now())} heap=${mb(m.heapUsed)} external=${mb(m.external)} array_buffers=${mb(m.arrayBuffers)} rss=${mb(m.rss)}\n`,
     );
   }, memS * 1000).unref();
+}
+
+// With LOOP_PROBE_TRACE=1 (and the paced rounds run with BENCH_SLOW_DIR, so every request carries
+// its send time in x-bench-sent and in its body's `user`), every HTTP server in the process
+// records every such request's way through it, to place a slow request's time on one hop
+// (bench/timeline.ts):
+//   `trace <x-bench-sent> <arrive> <fwd_send> <fwd_headers> <fwd_end> <finish>`
+// in ms of the system's monotonic clock (as the generator stamps them): arrival at
+// Node's 'request' event, the upstream request's headers written (undici:client:sendHeaders),
+// its response's headers and end read (undici:request:headers, :trailers), and the response's
+// last bytes written (res.end()). The fwd_* fields are 0 in a process that forwards nothing (the fake upstream). Which
+// incoming request an upstream request is for is read from the `user` its body passes on (both
+// proxies forward it; no AsyncLocalStorage, whose promise hooks would slow the process down),
+// and the upstream request gets x-bench-sent too (undici's request.addHeader on
+// undici:request:create), so the upstream's own line joins the proxy's. Lines are buffered and
+// appended once a second.
+if (process.env.LOOP_PROBE_TRACE === '1') {
+  const http = await import('node:http');
+  const dc = await import('node:diagnostics_channel');
+  const now = monoMs;
+  /** Requests in flight through this process, by stamp; each upstream request's, by request. */
+  const open = new Map();
+  const byRequest = new WeakMap();
+  let lines = [];
+  const flush = () => {
+    if (lines.length === 0) return;
+    appendFileSync(file, lines.join(''));
+    lines = [];
+  };
+  setInterval(flush, 1000).unref();
+  process.on('exit', flush);
+  const emit = http.Server.prototype.emit;
+  http.Server.prototype.emit = function (event, ...args) {
+    if (event === 'request') {
+      const [req, res] = args;
+      const sent = req.headers['x-bench-sent'];
+      if (typeof sent === 'string') {
+        const rec = { sent, arrive: now(), send: 0, headers: 0, end: 0, finish: 0 };
+        open.set(sent, rec);
+        // The response's end is when the route hands its last bytes to res.end(), which writes
+        // them to the socket at once; 'finish' waits for the write's callback, a later turn of
+        // the loop that can come after the client has read them.
+        const end = res.end;
+        res.end = function (...a) {
+          if (!rec.finish) rec.finish = now();
+          return end.apply(this, a);
+        };
+        res.once('close', () => {
+          open.delete(sent);
+          if (!rec.finish) return;
+          const f = (v) => (v ? v.toFixed(3) : '0');
+          lines.push(
+            `trace ${sent} ${f(rec.arrive)} ${f(rec.send)} ${f(rec.headers)} ${f(rec.end)} ${f(rec.finish)}\n`,
+          );
+        });
+      }
+    }
+    return emit.call(this, event, ...args);
+  };
+  const marker = Buffer.from('"user":"');
+  dc.subscribe('undici:request:create', ({ request }) => {
+    if (open.size === 0 || request.body == null) return;
+    const body = typeof request.body === 'string' ? Buffer.from(request.body) : request.body;
+    if (!Buffer.isBuffer(body)) return;
+    const at = body.indexOf(marker);
+    if (at < 0) return;
+    const from = at + marker.length;
+    const sent = body.toString('latin1', from, body.indexOf(34, from));
+    const rec = open.get(sent);
+    if (!rec || rec.send) return;
+    byRequest.set(request, rec);
+    request.addHeader('x-bench-sent', sent);
+  });
+  dc.subscribe('undici:client:sendHeaders', ({ request }) => {
+    const rec = byRequest.get(request);
+    if (rec) rec.send = now();
+  });
+  dc.subscribe('undici:request:headers', ({ request }) => {
+    const rec = byRequest.get(request);
+    if (rec) rec.headers = now();
+  });
+  dc.subscribe('undici:request:trailers', ({ request }) => {
+    const rec = byRequest.get(request);
+    if (rec) rec.end = now();
+  });
 }

@@ -289,6 +289,7 @@ const LOOP_PROBE_ENV = [
   'LOOP_PROBE_GC_MS',
   'LOOP_PROBE_REQ_MS',
   'LOOP_PROBE_MEM_S',
+  'LOOP_PROBE_TRACE',
 ];
 
 /**

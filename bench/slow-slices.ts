@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import type { SlowRequest } from './load.js';
 
 /**
  * Where a run's slow paced requests fell: reads the files `BENCH_SLOW_DIR` collects (one per
@@ -13,7 +14,7 @@ import { pathToFileURL } from 'node:url';
  */
 export interface SlowRound {
   targets: string[];
-  slow: Array<[number, number, number, number]>;
+  slow: SlowRequest[];
   starts: Array<[number, number]>;
 }
 

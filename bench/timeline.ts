@@ -1,0 +1,360 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { pct, type SlowRequest } from './load.js';
+
+/**
+ * Where a paced request's time went, hop by hop, for the direct upstream, the baseline and the
+ * gateway: joins what the load generator recorded of each request (BENCH_SLOW_DIR with
+ * BENCH_SLOW_MS=0: every request's send time and latency) with what each server recorded of it
+ * (LOOP_PROBE_TRACE=1 in bench/loop-probe.mjs: arrival, the upstream request's send, the upstream
+ * response's headers and end, and the response's finish), by the send time every request
+ * carries (x-bench-sent, which the proxies pass on to the upstream). Every process reads the
+ * system's monotonic clock (bench/load.ts monoMs), so a hop cannot read negative; one under
+ * -`SKEW_MS` is counted as out of order all the same, as a check on the join.
+ *
+ * A proxied request's hops: `in` generator send -> proxy 'request' event (the kernel, the proxy's
+ * loop waking, HTTP parsing); `route` -> the upstream request written (body, auth, validation);
+ * `out` -> the upstream's 'request' event; `upstream` its handling; `back` its res.end() -> the
+ * proxy reading the response's headers; `reply` -> the proxy's res.end(); `return` ->
+ * the generator reading the end of it. A direct request has `in`, `upstream` and `return`.
+ *
+ * Usage (a latency-only run with every process probed, then this):
+ *   LOOP_PROBE_DIR=/tmp/tl/probe LOOP_PROBE_TRACE=1 BENCH_SLOW_DIR=/tmp/tl/slow BENCH_SLOW_MS=0 \
+ *     NODE_OPTIONS="--import ./bench/loop-probe.mjs" npm run bench -- --build --scenarios latency
+ *   node --import tsx bench/timeline.ts /tmp/tl/probe /tmp/tl/slow [--slow-ms 1.5] [--list N] [--all-rounds]
+ */
+export const HOPS = ['in', 'route', 'out', 'upstream', 'back', 'reply', 'return'] as const;
+export type Hop = (typeof HOPS)[number];
+/** How negative a hop may read (rounding to the µs) before it counts as out of order (ms). */
+export const SKEW_MS = 0.002;
+
+/** One server's record of one request (monotonic ms); the fwd_* are 0 where it forwarded nothing. */
+export interface ServerTrace {
+  arrive: number;
+  send: number;
+  headers: number;
+  end: number;
+  finish: number;
+}
+
+export interface Traces {
+  upstream: Map<string, ServerTrace>;
+  /** Per proxy ('baseline', 'gateway'): its records by x-bench-sent. */
+  proxies: Map<string, Map<string, ServerTrace>>;
+}
+
+/** Which process a probe log is, from its start line's command. */
+export function processKind(startLine: string): 'upstream' | 'baseline' | 'gateway' | undefined {
+  if (/fake-upstream/.test(startLine)) return 'upstream';
+  if (/baseline-proxy/.test(startLine)) return 'baseline';
+  if (/main\.(js|ts) serve/.test(startLine)) return 'gateway';
+  return undefined;
+}
+
+/** The `trace` lines of one probe log, by their x-bench-sent stamp. */
+export function parseTraces(text: string): Map<string, ServerTrace> {
+  const out = new Map<string, ServerTrace>();
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('trace ')) continue;
+    const [, sent, arrive, send, headers, end, finish] = line.split(' ');
+    out.set(sent!, {
+      arrive: Number(arrive),
+      send: Number(send),
+      headers: Number(headers),
+      end: Number(end),
+      finish: Number(finish),
+    });
+  }
+  return out;
+}
+
+export function readTraces(probeDir: string): Traces {
+  const t: Traces = { upstream: new Map(), proxies: new Map() };
+  for (const f of readdirSync(probeDir)) {
+    if (!f.endsWith('.log')) continue;
+    const text = readFileSync(join(probeDir, f), 'utf8');
+    const kind = processKind(text.slice(0, text.indexOf('\n')));
+    if (!kind) continue;
+    const traces = parseTraces(text);
+    const into = kind === 'upstream' ? t.upstream : (t.proxies.get(kind) ?? new Map<string, ServerTrace>());
+    for (const [k, v] of traces) into.set(k, v);
+    if (kind !== 'upstream') t.proxies.set(kind, into);
+  }
+  return t;
+}
+
+/**
+ * One request's hops (ms), or undefined if a process did not record it. `sent` and `done` are
+ * the generator's send time and the time it read the response's end.
+ */
+export function hops(
+  sent: number,
+  done: number,
+  upstream: ServerTrace | undefined,
+  proxy: ServerTrace | undefined,
+  direct: boolean,
+): Partial<Record<Hop, number>> | undefined {
+  if (!upstream) return undefined;
+  if (direct)
+    return {
+      in: upstream.arrive - sent,
+      upstream: upstream.finish - upstream.arrive,
+      return: done - upstream.finish,
+    };
+  if (!proxy?.send || !proxy.headers) return undefined;
+  return {
+    in: proxy.arrive - sent,
+    route: proxy.send - proxy.arrive,
+    out: upstream.arrive - proxy.send,
+    upstream: upstream.finish - upstream.arrive,
+    back: proxy.headers - upstream.finish,
+    reply: proxy.finish - proxy.headers,
+    return: done - proxy.finish,
+  };
+}
+
+interface SlowFile {
+  targets: string[];
+  slow: SlowRequest[];
+  starts: Array<[number, number]>;
+}
+
+export interface TargetReport {
+  target: string;
+  joined: number;
+  missing: number;
+  outOfOrder: number;
+  /** Every joined request's hops: p50 and p99 of each. */
+  all: Record<string, { p50: number; p99: number }>;
+  slow: number;
+  /** Of the slow requests: how many had each hop as their longest, and each hop's mean excess over its median. */
+  longest: Record<string, number>;
+  excess: Record<string, number>;
+  /** Slow requests by how many of their hops each took over `LATE_MS` more than its median. */
+  lateHops: number[];
+  /** Slow requests sent within `PAIR_MS` of the target's previous send (the generator catching up). */
+  paired: number;
+  /**
+   * Per hop between two processes: how many slow requests had it late, and in how many of those
+   * the receiving process (the proxy for `in` and `back`, the upstream for `out`, the generator
+   * for `return`) recorded nothing, in one stretch, for `QUIET_SHARE` of the time the message
+   * waited for it: it was not running, or not woken, rather than busy with other requests.
+   */
+  late: Record<string, number>;
+  silent: Record<string, number>;
+  /** The slowest requests, slowest first: the generator's send time, latency and hops. */
+  slowest: Array<{ sent: number; ms: number; hops: Partial<Record<Hop, number>> }>;
+}
+
+/** A hop this much over its median counts as late (ms). */
+export const LATE_MS = 0.5;
+/** Two sends this close were made back to back (ms). */
+export const PAIR_MS = 0.3;
+
+/** Which process receives each hop's message, for a proxied and for a direct request. */
+const RECEIVER: Record<'proxied' | 'direct', Partial<Record<Hop, 'proxy' | 'upstream' | 'generator'>>> = {
+  proxied: { in: 'proxy', out: 'upstream', back: 'proxy', return: 'generator' },
+  direct: { in: 'upstream', return: 'generator' },
+};
+/** A receiver's events this close to a hop's ends are its own message's, not other work (ms). */
+const EDGE_MS = 0.05;
+/** A receiver quiet for this share of a late hop in one stretch counts as silent through it. */
+export const QUIET_SHARE = 0.8;
+
+/**
+ * The longest stretch between `from` and `to` in which none of the sorted `times` falls (ms):
+ * `to - from` if none does.
+ */
+export function longestQuiet(times: number[], from: number, to: number): number {
+  let lo = 0;
+  let hi = times.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (times[mid]! <= from) lo = mid + 1;
+    else hi = mid;
+  }
+  let last = from;
+  let longest = 0;
+  for (let i = lo; i < times.length && times[i]! < to; i++) {
+    longest = Math.max(longest, times[i]! - last);
+    last = times[i]!;
+  }
+  return Math.max(longest, to - last);
+}
+
+/** Every moment a process of the run was seen doing something, sorted. */
+function activity(traces: Traces, rounds: SlowFile[]) {
+  const of = (m: Map<string, ServerTrace>) => {
+    const t: number[] = [];
+    for (const r of m.values())
+      for (const v of [r.arrive, r.send, r.headers, r.end, r.finish]) if (v) t.push(v);
+    return t.sort((a, b) => a - b);
+  };
+  const generator: number[] = [];
+  for (const r of rounds) for (const [, sent, ms, , done] of r.slow) generator.push(sent, done ?? sent + ms);
+  generator.sort((a, b) => a - b);
+  const proxies = new Map([...traces.proxies].map(([k, m]) => [k, of(m)]));
+  return { upstream: of(traces.upstream), generator, proxies };
+}
+
+export function report(traces: Traces, rounds: SlowFile[], slowMs: number, list = 0): TargetReport[] {
+  const seen = activity(traces, rounds);
+  const rows = new Map<
+    string,
+    {
+      all: Array<Partial<Record<Hop, number>>>;
+      total: number[];
+      sent: number[];
+      gap: number[];
+      missing: number;
+      bad: number;
+      last: number;
+    }
+  >();
+  // In the order they were sent (the file has them in the order their answers ended).
+  for (const r of rounds)
+    for (const [k, sent, ms, , doneMs] of [...r.slow].sort((a, b) => a[1] - b[1])) {
+      const target = r.targets[k]!;
+      const key = sent.toFixed(3);
+      const row = rows.get(target) ?? { all: [], total: [], sent: [], gap: [], missing: 0, bad: 0, last: 0 };
+      rows.set(target, row);
+      const gap = sent - row.last;
+      row.last = sent;
+      const direct = target === 'upstream';
+      const h = hops(
+        sent,
+        doneMs ?? sent + ms,
+        traces.upstream.get(key),
+        traces.proxies.get(target)?.get(key),
+        direct,
+      );
+      if (!h) {
+        row.missing++;
+        continue;
+      }
+      if (Object.values(h).some((v) => v < -SKEW_MS)) row.bad++;
+      row.all.push(h);
+      row.total.push(ms);
+      row.sent.push(sent);
+      row.gap.push(gap);
+    }
+  const out: TargetReport[] = [];
+  for (const [target, row] of rows) {
+    const names = HOPS.filter((n) => row.all[0]?.[n] !== undefined);
+    const all: TargetReport['all'] = {};
+    const median: Record<string, number> = {};
+    for (const n of names) {
+      const v = row.all.map((h) => h[n]!).sort((a, b) => a - b);
+      all[n] = { p50: pct(v, 0.5), p99: pct(v, 0.99) };
+      median[n] = all[n].p50;
+    }
+    const longest: Record<string, number> = Object.fromEntries(names.map((n) => [n, 0]));
+    const excess: Record<string, number> = Object.fromEntries(names.map((n) => [n, 0]));
+    let slow = 0;
+    let paired = 0;
+    const lateHops = names.map(() => 0).concat(0);
+    const slowOnes: number[] = [];
+    const receivers = RECEIVER[target === 'upstream' ? 'direct' : 'proxied'];
+    const events = {
+      upstream: seen.upstream,
+      generator: seen.generator,
+      proxy: seen.proxies.get(target) ?? [],
+    };
+    const lateBy: Record<string, number> = {};
+    const silent: Record<string, number> = {};
+    for (const n of names)
+      if (receivers[n]) {
+        lateBy[n] = 0;
+        silent[n] = 0;
+      }
+    for (const [i, h] of row.all.entries()) {
+      if (row.total[i]! <= slowMs) continue;
+      slow++;
+      slowOnes.push(i);
+      if (row.gap[i]! < PAIR_MS) paired++;
+      let best = names[0]!;
+      let late = 0;
+      let at = row.sent[i]!; // each hop starts where the one before ended
+      for (const n of names) {
+        excess[n]! += h[n]! - median[n]!;
+        const receiver = receivers[n];
+        if (h[n]! - median[n]! > LATE_MS) {
+          late++;
+          if (receiver) {
+            lateBy[n]!++;
+            const quiet = longestQuiet(events[receiver], at + EDGE_MS, at + h[n]! - EDGE_MS);
+            if (quiet >= QUIET_SHARE * (h[n]! - 2 * EDGE_MS)) silent[n]!++;
+          }
+        }
+        at += h[n]!;
+        if (h[n]! > h[best]!) best = n;
+      }
+      lateHops[late]!++;
+      longest[best]!++;
+    }
+    const slowest = slowOnes
+      .sort((a, b) => row.total[b]! - row.total[a]!)
+      .slice(0, list)
+      .map((i) => ({ sent: row.sent[i]!, ms: row.total[i]!, hops: row.all[i]! }));
+    for (const n of names) excess[n] = slow ? excess[n]! / slow : 0;
+    out.push({
+      target,
+      joined: row.all.length,
+      missing: row.missing,
+      outOfOrder: row.bad,
+      all,
+      slow,
+      longest,
+      excess,
+      lateHops,
+      paired,
+      late: lateBy,
+      silent,
+      slowest,
+    });
+  }
+  return out;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const [probeDir, slowDir] = process.argv.slice(2);
+  if (!probeDir || !slowDir)
+    throw new Error('usage: bench/timeline.ts <probe dir> <slow dir> [--slow-ms 1.5]');
+  const si = process.argv.indexOf('--slow-ms');
+  const slowMs = si > 0 ? Number(process.argv[si + 1]) : 1.5;
+  const li = process.argv.indexOf('--list');
+  const list = li > 0 ? Number(process.argv[li + 1]) : 0;
+  const files = readdirSync(slowDir)
+    .filter((f) => f.startsWith('slow-'))
+    .sort((a, b) => Number(a.split('-')[1]) - Number(b.split('-')[1]));
+  // The first file is the warm-up round's (run.ts's --paced-warmup), unless asked for.
+  const use = process.argv.includes('--all-rounds') ? files : files.slice(1);
+  const rounds = use.map((f) => JSON.parse(readFileSync(join(slowDir, f), 'utf8')) as SlowFile);
+  const fmt = (v: number) => v.toFixed(3);
+  for (const r of report(readTraces(probeDir), rounds, slowMs, list)) {
+    process.stdout.write(
+      `\n${r.target}: ${r.joined} requests joined (${r.missing} not recorded by a server, ${r.outOfOrder} with a hop under -${SKEW_MS} ms), ${r.slow} over ${slowMs} ms\n`,
+    );
+    for (const [n, v] of Object.entries(r.all))
+      process.stdout.write(
+        `  ${n.padEnd(8)} p50 ${fmt(v.p50)} p99 ${fmt(v.p99)} ms | slow: longest in ${String(r.longest[n]).padStart(4)}, mean excess ${fmt(r.excess[n]!)} ms\n`,
+      );
+    process.stdout.write(
+      `  late hops between processes, and how many of those the receiver was silent through (one quiet stretch of ${QUIET_SHARE * 100}% of it): ${Object.keys(
+        r.late,
+      )
+        .map((n) => `${n} ${r.late[n]}/${r.silent[n]}`)
+        .join(', ')}\n`,
+    );
+    process.stdout.write(
+      `  slow requests by how many hops were over ${LATE_MS} ms late: ${r.lateHops.map((c, i) => `${i}: ${c}`).join(', ')}; sent within ${PAIR_MS} ms of the one before: ${r.paired}\n`,
+    );
+    for (const s of r.slowest)
+      process.stdout.write(
+        `    ${s.sent.toFixed(3)} ${fmt(s.ms)} ms: ${Object.entries(s.hops)
+          .map(([n, v]) => `${n} ${fmt(v)}`)
+          .join(', ')}\n`,
+      );
+  }
+}

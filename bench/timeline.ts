@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { pct, type SlowRequest } from './load.js';
+import { SWITCH, WAKEUP } from './wakeups.js';
 
 /**
  * Where a paced request's time went, hop by hop, for the direct upstream, the baseline and the
@@ -23,6 +24,8 @@ import { pct, type SlowRequest } from './load.js';
  *   LOOP_PROBE_DIR=/tmp/tl/probe LOOP_PROBE_TRACE=1 BENCH_SLOW_DIR=/tmp/tl/slow BENCH_SLOW_MS=0 \
  *     NODE_OPTIONS="--import ./bench/loop-probe.mjs" npm run bench -- --build --scenarios latency
  *   node --import tsx bench/timeline.ts /tmp/tl/probe /tmp/tl/slow [--slow-ms 1.5] [--list N] [--all-rounds]
+ *     [--sched <perf script -F cpu,time,event,trace output of perf record -k mono -e sched:sched_switch
+ *     -e sched:sched_wakeup -a, taken during the paced rounds>]
  */
 export const HOPS = ['in', 'route', 'out', 'upstream', 'back', 'reply', 'return'] as const;
 export type Hop = (typeof HOPS)[number];
@@ -42,10 +45,15 @@ export interface Traces {
   upstream: Map<string, ServerTrace>;
   /** Per proxy ('baseline', 'gateway'): its records by x-bench-sent. */
   proxies: Map<string, Map<string, ServerTrace>>;
+  /** Each process's pid (its main thread's tid), by kind, from the probe logs' names. */
+  pids?: Record<string, number>;
 }
 
 /** Which process a probe log is, from its start line's command. */
-export function processKind(startLine: string): 'upstream' | 'baseline' | 'gateway' | undefined {
+export function processKind(
+  startLine: string,
+): 'upstream' | 'baseline' | 'gateway' | 'generator' | undefined {
+  if (/paced-child/.test(startLine)) return 'generator';
   if (/fake-upstream/.test(startLine)) return 'upstream';
   if (/baseline-proxy/.test(startLine)) return 'baseline';
   if (/main\.(js|ts) serve/.test(startLine)) return 'gateway';
@@ -70,12 +78,14 @@ export function parseTraces(text: string): Map<string, ServerTrace> {
 }
 
 export function readTraces(probeDir: string): Traces {
-  const t: Traces = { upstream: new Map(), proxies: new Map() };
+  const t: Traces = { upstream: new Map(), proxies: new Map(), pids: {} };
   for (const f of readdirSync(probeDir)) {
     if (!f.endsWith('.log')) continue;
     const text = readFileSync(join(probeDir, f), 'utf8');
     const kind = processKind(text.slice(0, text.indexOf('\n')));
     if (!kind) continue;
+    t.pids![kind] = Number(/^p-(\d+)\.log$/.exec(f)?.[1]);
+    if (kind === 'generator') continue;
     const traces = parseTraces(text);
     const into = kind === 'upstream' ? t.upstream : (t.proxies.get(kind) ?? new Map<string, ServerTrace>());
     for (const [k, v] of traces) into.set(k, v);
@@ -143,6 +153,8 @@ export interface TargetReport {
    */
   late: Record<string, number>;
   silent: Record<string, number>;
+  /** With the scheduler's record: per hop, what the receiver's main thread did through its silent late hops (ms, summed). */
+  silentStates?: Record<string, Record<ThreadState | 'unknown', number>>;
   /** The slowest requests, slowest first: the generator's send time, latency and hops. */
   slowest: Array<{ sent: number; ms: number; hops: Partial<Record<Hop, number>> }>;
 }
@@ -151,6 +163,71 @@ export interface TargetReport {
 export const LATE_MS = 0.5;
 /** Two sends this close were made back to back (ms). */
 export const PAIR_MS = 0.3;
+
+export type ThreadState = 'running' | 'runnable' | 'asleep';
+/** A stretch of time (monotonic ms) one thread spent in one state. */
+export interface Span {
+  from: number;
+  to: number;
+  state: ThreadState;
+}
+
+/**
+ * What each of `tids` was doing over time, from `perf script -F cpu,time,event,trace` lines of
+ * `perf record -k mono -e sched:sched_switch -e sched:sched_wakeup -a` (the monotonic clock, as
+ * the traces): running from a switch to it; runnable from a wake-up, or from a switch away while
+ * still runnable (preempted); asleep from a switch away otherwise. Before a thread's first event
+ * its state is unknown and no span is made.
+ */
+export function threadStates(lines: Iterable<string>, tids: ReadonlySet<number>): Map<number, Span[]> {
+  const spans = new Map<number, Span[]>([...tids].map((t) => [t, []]));
+  const now = new Map<number, { state: ThreadState; since: number }>();
+  const enter = (tid: number, state: ThreadState, t: number) => {
+    const cur = now.get(tid);
+    if (cur && t > cur.since) spans.get(tid)!.push({ from: cur.since, to: t, state: cur.state });
+    now.set(tid, { state, since: t });
+  };
+  for (const line of lines) {
+    const sw = SWITCH.exec(line);
+    if (sw) {
+      const t = Number(sw[1]) * 1000;
+      const prev = Number(sw[3]);
+      const next = Number(sw[6]);
+      if (tids.has(prev)) enter(prev, sw[4]!.startsWith('R') ? 'runnable' : 'asleep', t);
+      if (tids.has(next)) enter(next, 'running', t);
+      continue;
+    }
+    const w = WAKEUP.exec(line);
+    if (w) {
+      const tid = Number(w[2]);
+      if (tids.has(tid) && now.get(tid)?.state !== 'running' && now.get(tid)?.state !== 'runnable')
+        enter(tid, 'runnable', Number(w[1]) * 1000);
+    }
+  }
+  return spans;
+}
+
+/** How long (ms) the spans spent in each state between `from` and `to`; `unknown` where none covers. */
+export function stateTimes(spans: Span[], from: number, to: number): Record<ThreadState | 'unknown', number> {
+  const out = { running: 0, runnable: 0, asleep: 0, unknown: 0 };
+  let lo = 0;
+  let hi = spans.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (spans[mid]!.to <= from) lo = mid + 1;
+    else hi = mid;
+  }
+  let covered = 0;
+  for (let i = lo; i < spans.length && spans[i]!.from < to; i++) {
+    const ms = Math.min(to, spans[i]!.to) - Math.max(from, spans[i]!.from);
+    if (ms > 0) {
+      out[spans[i]!.state] += ms;
+      covered += ms;
+    }
+  }
+  out.unknown = Math.max(0, to - from - covered);
+  return out;
+}
 
 /** Which process receives each hop's message, for a proxied and for a direct request. */
 const RECEIVER: Record<'proxied' | 'direct', Partial<Record<Hop, 'proxy' | 'upstream' | 'generator'>>> = {
@@ -198,7 +275,13 @@ function activity(traces: Traces, rounds: SlowFile[]) {
   return { upstream: of(traces.upstream), generator, proxies };
 }
 
-export function report(traces: Traces, rounds: SlowFile[], slowMs: number, list = 0): TargetReport[] {
+export function report(
+  traces: Traces,
+  rounds: SlowFile[],
+  slowMs: number,
+  list = 0,
+  sched?: Map<number, Span[]>,
+): TargetReport[] {
   const seen = activity(traces, rounds);
   const rows = new Map<
     string,
@@ -263,11 +346,18 @@ export function report(traces: Traces, rounds: SlowFile[], slowMs: number, list 
     };
     const lateBy: Record<string, number> = {};
     const silent: Record<string, number> = {};
+    const silentStates: Record<string, Record<ThreadState | 'unknown', number>> = {};
     for (const n of names)
       if (receivers[n]) {
         lateBy[n] = 0;
         silent[n] = 0;
+        silentStates[n] = { running: 0, runnable: 0, asleep: 0, unknown: 0 };
       }
+    const tidOf = {
+      upstream: traces.pids?.upstream,
+      generator: traces.pids?.generator,
+      proxy: traces.pids?.[target],
+    };
     for (const [i, h] of row.all.entries()) {
       if (row.total[i]! <= slowMs) continue;
       slow++;
@@ -284,7 +374,14 @@ export function report(traces: Traces, rounds: SlowFile[], slowMs: number, list 
           if (receiver) {
             lateBy[n]!++;
             const quiet = longestQuiet(events[receiver], at + EDGE_MS, at + h[n]! - EDGE_MS);
-            if (quiet >= QUIET_SHARE * (h[n]! - 2 * EDGE_MS)) silent[n]!++;
+            if (quiet >= QUIET_SHARE * (h[n]! - 2 * EDGE_MS)) {
+              silent[n]!++;
+              const spans = sched?.get(tidOf[receiver] ?? -1);
+              if (spans) {
+                const st = stateTimes(spans, at + EDGE_MS, at + h[n]! - EDGE_MS);
+                for (const k of Object.keys(st) as Array<keyof typeof st>) silentStates[n]![k] += st[k];
+              }
+            }
           }
         }
         at += h[n]!;
@@ -311,6 +408,7 @@ export function report(traces: Traces, rounds: SlowFile[], slowMs: number, list 
       paired,
       late: lateBy,
       silent,
+      ...(sched ? { silentStates } : {}),
       slowest,
     });
   }
@@ -323,6 +421,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     throw new Error('usage: bench/timeline.ts <probe dir> <slow dir> [--slow-ms 1.5]');
   const si = process.argv.indexOf('--slow-ms');
   const slowMs = si > 0 ? Number(process.argv[si + 1]) : 1.5;
+  const ki = process.argv.indexOf('--sched');
   const li = process.argv.indexOf('--list');
   const list = li > 0 ? Number(process.argv[li + 1]) : 0;
   const files = readdirSync(slowDir)
@@ -332,7 +431,15 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const use = process.argv.includes('--all-rounds') ? files : files.slice(1);
   const rounds = use.map((f) => JSON.parse(readFileSync(join(slowDir, f), 'utf8')) as SlowFile);
   const fmt = (v: number) => v.toFixed(3);
-  for (const r of report(readTraces(probeDir), rounds, slowMs, list)) {
+  const traces = readTraces(probeDir);
+  const sched =
+    ki > 0
+      ? threadStates(
+          readFileSync(process.argv[ki + 1]!, 'utf8').split('\n'),
+          new Set(Object.values(traces.pids ?? {})),
+        )
+      : undefined;
+  for (const r of report(traces, rounds, slowMs, list, sched)) {
     process.stdout.write(
       `\n${r.target}: ${r.joined} requests joined (${r.missing} not recorded by a server, ${r.outOfOrder} with a hop under -${SKEW_MS} ms), ${r.slow} over ${slowMs} ms\n`,
     );
@@ -347,6 +454,15 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
         .map((n) => `${n} ${r.late[n]}/${r.silent[n]}`)
         .join(', ')}\n`,
     );
+    for (const [n, st] of Object.entries(r.silentStates ?? {})) {
+      const total = Object.values(st).reduce((a, b) => a + b, 0);
+      if (total > 0)
+        process.stdout.write(
+          `    silent ${n}: the receiver's main thread ${Object.entries(st)
+            .map(([k, v]) => `${k} ${((100 * v) / total).toFixed(0)}%`)
+            .join(', ')} of ${total.toFixed(1)} ms\n`,
+        );
+    }
     process.stdout.write(
       `  slow requests by how many hops were over ${LATE_MS} ms late: ${r.lateHops.map((c, i) => `${i}: ${c}`).join(', ')}; sent within ${PAIR_MS} ms of the one before: ${r.paired}\n`,
     );

@@ -23,9 +23,9 @@ export interface Wait {
   ran: Record<string, number>;
 }
 
-const SWITCH =
+export const SWITCH =
   /^\s*\[\d+\]\s+([\d.]+):\s+sched:sched_switch:\s+prev_comm=(.*?) prev_pid=(\d+) .*?prev_state=(\S+) ==> next_comm=(.*?) next_pid=(\d+)/;
-const WAKEUP = /^\s*\[\d+\]\s+([\d.]+):\s+sched:sched_wakeup:\s+comm=.*? pid=(\d+) /;
+export const WAKEUP = /^\s*\[\d+\]\s+([\d.]+):\s+sched:sched_wakeup:\s+comm=.*? pid=(\d+) /;
 
 /**
  * The waits of thread `tid` in `perf script -F cpu,time,event,trace` lines of one core's

@@ -13,6 +13,8 @@ import {
   processKind,
   report,
   type ServerTrace,
+  stateTimes,
+  threadStates,
 } from '../../bench/timeline.js';
 
 // bench/loop-probe.mjs's trace mode (LOOP_PROBE_TRACE=1) in the bench's baseline proxy: every
@@ -204,5 +206,40 @@ describe('bench/timeline: the hops of a request', () => {
     expect(longestQuiet(t, 6.5, 8.5)).toBeCloseTo(2, 9); // nothing inside
     expect(longestQuiet(t, 0, 1.5)).toBeCloseTo(1, 9); // from the start to the first
     expect(longestQuiet([], 3, 4)).toBeCloseTo(1, 9);
+  });
+
+  it('reads what a thread was doing from the scheduler record', () => {
+    const sw = (t: string, prev: number, state: string, next: number) =>
+      `[000] ${t}: sched:sched_switch: prev_comm=a prev_pid=${prev} prev_prio=120 prev_state=${state} ==> next_comm=b next_pid=${next} next_prio=120`;
+    const wake = (t: string, pid: number) =>
+      `[000] ${t}: sched:sched_wakeup: comm=b pid=${pid} prio=120 target_cpu=000`;
+    const spans = threadStates(
+      [
+        wake('1.000000', 7), // state unknown before: no span yet
+        sw('1.000500', 3, 'S', 7), // runs
+        sw('1.002000', 7, 'S', 0), // sleeps
+        wake('1.005000', 7), // woken: runnable
+        wake('1.005100', 7), // a second wake-up changes nothing
+        sw('1.006000', 9, 'R', 7), // runs
+        sw('1.006500', 7, 'R+', 9), // preempted: runnable
+        sw('1.007000', 9, 'S', 7),
+        sw('1.007100', 7, 'S', 0),
+      ],
+      new Set([7]),
+    ).get(7)!;
+    expect(spans.map((x) => [x.state, Number(x.from.toFixed(3)), Number(x.to.toFixed(3))])).toEqual([
+      ['runnable', 1000, 1000.5],
+      ['running', 1000.5, 1002],
+      ['asleep', 1002, 1005],
+      ['runnable', 1005, 1006],
+      ['running', 1006, 1006.5],
+      ['runnable', 1006.5, 1007],
+      ['running', 1007, 1007.1],
+    ]);
+    const t = stateTimes(spans, 1001, 1008);
+    expect(t.running).toBeCloseTo(1 + 0.5 + 0.1, 6);
+    expect(t.asleep).toBeCloseTo(3, 6);
+    expect(t.runnable).toBeCloseTo(1.5, 6);
+    expect(t.unknown).toBeCloseTo(0.9, 6); // after the last event
   });
 });

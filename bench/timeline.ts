@@ -455,12 +455,15 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
         .join(', ')}\n`,
     );
     for (const [n, st] of Object.entries(r.silentStates ?? {})) {
-      const total = Object.values(st).reduce((a, b) => a + b, 0);
-      if (total > 0)
+      // Shares of the time the scheduler's record covered; `unknown` is outside it.
+      const known = st.running + st.runnable + st.asleep;
+      if (known > 0)
         process.stdout.write(
-          `    silent ${n}: the receiver's main thread ${Object.entries(st)
-            .map(([k, v]) => `${k} ${((100 * v) / total).toFixed(0)}%`)
-            .join(', ')} of ${total.toFixed(1)} ms\n`,
+          `    silent ${n}: the receiver's main thread ${(['running', 'runnable', 'asleep'] as const)
+            .map((k) => `${k} ${((100 * st[k]) / known).toFixed(0)}%`)
+            .join(
+              ', ',
+            )} of ${known.toFixed(1)} ms recorded (${st.unknown.toFixed(1)} ms outside the record)\n`,
         );
     }
     process.stdout.write(

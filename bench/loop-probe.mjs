@@ -149,6 +149,13 @@ if (process.env.LOOP_PROBE_TRACE === '1') {
   };
   setInterval(flush, 1000).unref();
   process.on('exit', flush);
+  // A process without a handler of its own (the fake upstream) dies on the bench's SIGTERM
+  // without 'exit': flush first, then, if no one else listens, die of the signal as it would have.
+  for (const sig of ['SIGTERM', 'SIGINT'])
+    process.once(sig, () => {
+      flush();
+      if (process.listenerCount(sig) === 0) process.kill(process.pid, sig);
+    });
   const emit = http.Server.prototype.emit;
   http.Server.prototype.emit = function (event, ...args) {
     if (event === 'request') {

@@ -112,6 +112,42 @@ describe('bench: the probe traces each request through a proxy', () => {
   }, 60_000);
 });
 
+describe('bench: the probe keeps what a process without a signal handler served last', () => {
+  // The fake upstream has no SIGTERM handler: killed by the bench, it would die without 'exit',
+  // and the probe's buffer (appended once a second) with it: the last requests of a run.
+  it('appends its buffered traces when SIGTERM kills the process', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mg-timeline-up-'));
+    try {
+      const up = await startNode({
+        name: 'fake-upstream',
+        args: benchServer('bench/fake-upstream.ts', false),
+        env: {
+          ...cleanEnv({ PORT: '0' }),
+          NODE_OPTIONS: '--import ./bench/loop-probe.mjs',
+          LOOP_PROBE_DIR: dir,
+          LOOP_PROBE_TRACE: '1',
+        },
+        ready: /listening on (http:\S+)/,
+      });
+      const stamp = '123.456';
+      const res = await fetch(`${up.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-bench-sent': stamp },
+        body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      expect(res.status).toBe(200);
+      await res.text();
+      await up.stop(); // at once: the line is still in the buffer
+      const logs = readdirSync(dir).map((f) => readFileSync(join(dir, f), 'utf8'));
+      const mine = logs.find((t) => processKind(t.slice(0, t.indexOf('\n'))) === 'upstream');
+      expect(mine).toBeDefined();
+      expect([...parseTraces(mine!).keys()]).toEqual([stamp]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
+
 describe('bench/timeline: the hops of a request', () => {
   const up: ServerTrace = { arrive: 100.3, send: 0, headers: 0, end: 0, finish: 100.4 };
   const px: ServerTrace = { arrive: 100.1, send: 100.2, headers: 100.6, end: 100.6, finish: 100.7 };

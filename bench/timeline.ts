@@ -1,7 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { pct, type SlowRequest } from './load.js';
+import { pct } from './load.js';
+import { readRounds, type SlowRound } from './slow-slices.js';
 import { SWITCH, WAKEUP } from './wakeups.js';
 
 /**
@@ -9,7 +10,7 @@ import { SWITCH, WAKEUP } from './wakeups.js';
  * gateway: joins what the load generator recorded of each request (BENCH_SLOW_DIR with
  * BENCH_SLOW_MS=0: every request's send time and latency) with what each server recorded of it
  * (LOOP_PROBE_TRACE=1 in bench/loop-probe.mjs: arrival, the upstream request's send, the upstream
- * response's headers and end, and the response's finish), by the send time every request
+ * response's headers and end, and the response's res.end()), by the send time every request
  * carries (x-bench-sent, which the proxies pass on to the upstream). Every process reads the
  * system's monotonic clock (bench/load.ts monoMs), so a hop cannot read negative; one under
  * -`SKEW_MS` is counted as out of order all the same, as a check on the join.
@@ -124,12 +125,6 @@ export function hops(
   };
 }
 
-interface SlowFile {
-  targets: string[];
-  slow: SlowRequest[];
-  starts: Array<[number, number]>;
-}
-
 export interface TargetReport {
   target: string;
   joined: number;
@@ -207,17 +202,23 @@ export function threadStates(lines: Iterable<string>, tids: ReadonlySet<number>)
   return spans;
 }
 
+/** The index of the first of the `sorted` items whose `key` is over `x` (their length if none is). */
+function firstAfter<T>(sorted: readonly T[], key: (item: T) => number, x: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (key(sorted[mid]!) <= x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 /** How long (ms) the spans spent in each state between `from` and `to`; `unknown` where none covers. */
 export function stateTimes(spans: Span[], from: number, to: number): Record<ThreadState | 'unknown', number> {
   const out = { running: 0, runnable: 0, asleep: 0, unknown: 0 };
-  let lo = 0;
-  let hi = spans.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (spans[mid]!.to <= from) lo = mid + 1;
-    else hi = mid;
-  }
   let covered = 0;
+  const lo = firstAfter(spans, (x) => x.to, from);
   for (let i = lo; i < spans.length && spans[i]!.from < to; i++) {
     const ms = Math.min(to, spans[i]!.to) - Math.max(from, spans[i]!.from);
     if (ms > 0) {
@@ -244,16 +245,9 @@ export const QUIET_SHARE = 0.8;
  * `to - from` if none does.
  */
 export function longestQuiet(times: number[], from: number, to: number): number {
-  let lo = 0;
-  let hi = times.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (times[mid]! <= from) lo = mid + 1;
-    else hi = mid;
-  }
   let last = from;
   let longest = 0;
-  for (let i = lo; i < times.length && times[i]! < to; i++) {
+  for (let i = firstAfter(times, (t) => t, from); i < times.length && times[i]! < to; i++) {
     longest = Math.max(longest, times[i]! - last);
     last = times[i]!;
   }
@@ -261,7 +255,7 @@ export function longestQuiet(times: number[], from: number, to: number): number 
 }
 
 /** Every moment a process of the run was seen doing something, sorted. */
-function activity(traces: Traces, rounds: SlowFile[]) {
+function activity(traces: Traces, rounds: SlowRound[]) {
   const of = (m: Map<string, ServerTrace>) => {
     const t: number[] = [];
     for (const r of m.values())
@@ -277,7 +271,7 @@ function activity(traces: Traces, rounds: SlowFile[]) {
 
 export function report(
   traces: Traces,
-  rounds: SlowFile[],
+  rounds: SlowRound[],
   slowMs: number,
   list = 0,
   sched?: Map<number, Span[]>,
@@ -424,12 +418,9 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const ki = process.argv.indexOf('--sched');
   const li = process.argv.indexOf('--list');
   const list = li > 0 ? Number(process.argv[li + 1]) : 0;
-  const files = readdirSync(slowDir)
-    .filter((f) => f.startsWith('slow-'))
-    .sort((a, b) => Number(a.split('-')[1]) - Number(b.split('-')[1]));
-  // The first file is the warm-up round's (run.ts's --paced-warmup), unless asked for.
-  const use = process.argv.includes('--all-rounds') ? files : files.slice(1);
-  const rounds = use.map((f) => JSON.parse(readFileSync(join(slowDir, f), 'utf8')) as SlowFile);
+  // The first round is the warm-up's (run.ts's --paced-warmup), unless asked for.
+  const all = readRounds(slowDir).map((r) => r.round);
+  const rounds = process.argv.includes('--all-rounds') ? all : all.slice(1);
   const fmt = (v: number) => v.toFixed(3);
   const traces = readTraces(probeDir);
   const sched =

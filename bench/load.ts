@@ -1,5 +1,5 @@
 import { type ChildProcess, fork, spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import autocannon, { type Options, type Result } from 'autocannon';
@@ -367,6 +367,8 @@ export async function interleavedHere(
   pools?: Map<string, PacedTarget>,
 ): Promise<LoadResult[]> {
   const slowDir = process.env.BENCH_SLOW_DIR;
+  // Made here, so a run with a fresh directory does not die at its first round's end.
+  if (slowDir) mkdirSync(slowDir, { recursive: true });
   const slow: SlowRequest[] | undefined = slowDir ? [] : undefined;
   const keys = targets.map((t) => `${t.name} ${t.url} ${JSON.stringify(t.headers)}`);
   if (new Set(keys).size !== keys.length) throw new Error('the same target twice in one round');

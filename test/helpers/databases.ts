@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import pg from 'pg';
 import { expect, inject } from 'vitest';
-import { testDatabasePrefix } from './pg-run.js';
+import { dropDatabase, testDatabasePrefix } from './pg-run.js';
 
 /**
  * Storage for one test gateway. SQLite by default (a fresh file); PostgreSQL when
@@ -44,8 +44,11 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     async drop() {
       const c = new pg.Client({ connectionString: TEST_PG_URL });
       await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await c.end();
+      try {
+        await dropDatabase(c, name);
+      } finally {
+        await c.end();
+      }
     },
   };
 }

@@ -27,7 +27,7 @@ export default function setup(project: TestProject) {
         `SELECT datname, shobj_description(oid, 'pg_database') AS made_by FROM pg_database WHERE starts_with(datname::text, $1)`,
         [testDatabasePrefix(tag)],
       );
-      for (const r of rows) await admin.query(`DROP DATABASE IF EXISTS ${r.datname} WITH (FORCE)`);
+      for (const r of rows) await dropDatabase(admin, r.datname);
       if (rows.length > 0) {
         // Vitest reports an error thrown here but still exits 0: the exit code says it instead.
         console.error(
@@ -41,6 +41,11 @@ export default function setup(project: TestProject) {
       await admin.end();
     }
   };
+}
+
+/** Drops database `name` if it is there, ending its sessions first (WITH (FORCE), PostgreSQL 13+). */
+export async function dropDatabase(admin: pg.Client, name: string): Promise<void> {
+  await admin.query(`DROP DATABASE IF EXISTS ${admin.escapeIdentifier(name)} WITH (FORCE)`);
 }
 
 /** The start of the name of every database of the run tagged `tag`. */

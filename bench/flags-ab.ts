@@ -10,7 +10,12 @@ import { PROXY_CPUS, startStack } from './stack.js';
  * proxies' core the hypervisor stole during the round.
  * B can also differ in its environment (`--env-b NAME=value`, repeatable) or run with an
  * unlimited bench key (`--unlimited-b`: no quota reservation per request).
- * Usage: node --import tsx bench/flags-ab.ts [rounds=3] [--slices 20] [--pg] [--no-build] [--env-b K=V] [--unlimited-b] -- <node flags for B>
+ * `--saturation` compares the two gateways at saturation instead: after 12 s more warm-up each,
+ * per round one 5 s autocannon window on each (50 connections, the order alternating between
+ * rounds), their req/s and CPU per request, and the medians of B's ratios to A over the rounds.
+ * Session 40's A/A read x0.965 and two flags that make the same process (--v8-pool-size=1 and
+ * =0 on two CPUs) x0.868 and x1.012: differences under ~10% are the host's, not the flags'.
+ * Usage: node --import tsx bench/flags-ab.ts [rounds=3] [--slices 20] [--saturation] [--pg] [--no-build] [--env-b K=V] [--unlimited-b] -- <node flags for B>
  */
 const argv = process.argv.slice(2);
 const dd = argv.indexOf('--');
@@ -29,6 +34,7 @@ own.forEach((a, i) => {
   envB[kv.slice(0, eq)] = kv.slice(eq + 1);
 });
 const unlimitedB = own.includes('--unlimited-b');
+const saturation = own.includes('--saturation');
 if (!own.includes('--no-build')) buildAll();
 const a = await startStack({ built: true, pg, withBaseline: true });
 const b = await startStack({
@@ -48,8 +54,38 @@ try {
   console.log(
     `B flags: ${flagsB.join(' ') || '(none)'}; env: ${envText.join(' ') || '(same)'}; key: ${unlimitedB ? 'unlimited' : 'with quota'}; ${slices} slices of 1 s per target and round`,
   );
-  await gen.interleaved(targets, 1000, 1, 2); // the generator's warm-up, not measured
-  for (let r = 1; r <= rounds; r++) {
+  if (saturation) {
+    const gws = [
+      { name: 'A', t: a.target('gateway'), pid: a.gateway.pid },
+      { name: 'B', t: { ...b.target('gateway'), name: 'B' }, pid: b.gateway.pid },
+    ];
+    // As the harness does before its saturation rounds (run.ts --warmup): V8 is still optimizing
+    // the gateway after the 5 s above, and its rounds would read that.
+    for (const g of gws) await cannon(g.t, { stream: false, duration: 12, connections: 50 });
+    const rpsRatio: number[] = [];
+    const cpuRatio: number[] = [];
+    for (let r = 1; r <= rounds; r++) {
+      const got = new Map<string, { rps: number; cpu: number }>();
+      for (const g of r % 2 === 1 ? gws : [...gws].reverse()) {
+        const c0 = cpuSeconds(g.pid);
+        const res = await cannon(g.t, { stream: false, duration: 5, connections: 50 });
+        got.set(g.name, { rps: res.rps, cpu: ((cpuSeconds(g.pid) - c0) * 1000) / (res.rps * 5) });
+      }
+      const A = got.get('A')!;
+      const B = got.get('B')!;
+      rpsRatio.push(B.rps / A.rps);
+      cpuRatio.push(B.cpu / A.cpu);
+      console.log(
+        `round ${r}: req/s A ${A.rps.toFixed(0)} B ${B.rps.toFixed(0)} | cpu ms/req A ${A.cpu.toFixed(4)} B ${B.cpu.toFixed(4)}`,
+      );
+    }
+    const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
+    console.log(
+      `B / A, median of rounds: req/s x${median(rpsRatio).toFixed(3)}, cpu per request x${median(cpuRatio).toFixed(3)}`,
+    );
+  }
+  if (!saturation) await gen.interleaved(targets, 1000, 1, 2); // the generator's warm-up, not measured
+  for (let r = 1; !saturation && r <= rounds; r++) {
     const c0 = [a.gateway.pid, b.gateway.pid].map(cpuSeconds);
     const s0 = coreTimes(PROXY_CPUS);
     const res = await gen.interleaved(targets, 1000, 1, slices);

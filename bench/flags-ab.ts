@@ -46,46 +46,26 @@ const b = await startStack({
   ...(unlimitedB ? { keyQuota: null } : {}),
 });
 const gen = PacedGenerator.open();
+const up = { name: 'upstream', url: `${a.upstream.url}`, headers: {} };
+const targets = [up, a.target('baseline'), a.target('gateway'), { ...b.target('gateway'), name: 'B' }];
 try {
-  const up = { name: 'upstream', url: `${a.upstream.url}`, headers: {} };
-  const targets = [up, a.target('baseline'), a.target('gateway'), { ...b.target('gateway'), name: 'B' }];
   for (const t of targets.slice(1)) await cannon(t, { stream: false, duration: 5, connections: 50 });
   const envText = Object.entries(envB).map(([k, v]) => `${k}=${v}`);
   console.log(
-    `B flags: ${flagsB.join(' ') || '(none)'}; env: ${envText.join(' ') || '(same)'}; key: ${unlimitedB ? 'unlimited' : 'with quota'}; ${slices} slices of 1 s per target and round`,
+    `B flags: ${flagsB.join(' ') || '(none)'}; env: ${envText.join(' ') || '(same)'}; key: ${unlimitedB ? 'unlimited' : 'with quota'}; ${saturation ? 'one 5 s saturation window per gateway and round' : `${slices} slices of 1 s per target and round`}`,
   );
-  if (saturation) {
-    const gws = [
-      { name: 'A', t: a.target('gateway'), pid: a.gateway.pid },
-      { name: 'B', t: { ...b.target('gateway'), name: 'B' }, pid: b.gateway.pid },
-    ];
-    // As the harness does before its saturation rounds (run.ts --warmup): V8 is still optimizing
-    // the gateway after the 5 s above, and its rounds would read that.
-    for (const g of gws) await cannon(g.t, { stream: false, duration: 12, connections: 50 });
-    const rpsRatio: number[] = [];
-    const cpuRatio: number[] = [];
-    for (let r = 1; r <= rounds; r++) {
-      const got = new Map<string, { rps: number; cpu: number }>();
-      for (const g of r % 2 === 1 ? gws : [...gws].reverse()) {
-        const c0 = cpuSeconds(g.pid);
-        const res = await cannon(g.t, { stream: false, duration: 5, connections: 50 });
-        got.set(g.name, { rps: res.rps, cpu: ((cpuSeconds(g.pid) - c0) * 1000) / (res.rps * 5) });
-      }
-      const A = got.get('A')!;
-      const B = got.get('B')!;
-      rpsRatio.push(B.rps / A.rps);
-      cpuRatio.push(B.cpu / A.cpu);
-      console.log(
-        `round ${r}: req/s A ${A.rps.toFixed(0)} B ${B.rps.toFixed(0)} | cpu ms/req A ${A.cpu.toFixed(4)} B ${B.cpu.toFixed(4)}`,
-      );
-    }
-    const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
-    console.log(
-      `B / A, median of rounds: req/s x${median(rpsRatio).toFixed(3)}, cpu per request x${median(cpuRatio).toFixed(3)}`,
-    );
-  }
-  if (!saturation) await gen.interleaved(targets, 1000, 1, 2); // the generator's warm-up, not measured
-  for (let r = 1; !saturation && r <= rounds; r++) {
+  if (saturation) await saturationRounds();
+  else await pacedRounds();
+} finally {
+  gen.close();
+  await b.close();
+  await a.close();
+}
+
+/** Interleaved paced slices on all four targets (the default). */
+async function pacedRounds(): Promise<void> {
+  await gen.interleaved(targets, 1000, 1, 2); // the generator's warm-up, not measured
+  for (let r = 1; r <= rounds; r++) {
     const c0 = [a.gateway.pid, b.gateway.pid].map(cpuSeconds);
     const s0 = coreTimes(PROXY_CPUS);
     const res = await gen.interleaved(targets, 1000, 1, slices);
@@ -102,8 +82,36 @@ try {
         ` | steal ${stealText(steal, '%')} of the proxies' core`,
     );
   }
-} finally {
-  gen.close();
-  await b.close();
-  await a.close();
+}
+
+/** Alternating saturation windows on the two gateways (`--saturation`). */
+async function saturationRounds(): Promise<void> {
+  const gws = [
+    { name: 'A', t: a.target('gateway'), pid: a.gateway.pid },
+    { name: 'B', t: { ...b.target('gateway'), name: 'B' }, pid: b.gateway.pid },
+  ];
+  // As the harness does before its saturation rounds (run.ts --warmup): V8 is still optimizing
+  // the gateway after the 5 s above, and its rounds would read that.
+  for (const g of gws) await cannon(g.t, { stream: false, duration: 12, connections: 50 });
+  const rpsRatio: number[] = [];
+  const cpuRatio: number[] = [];
+  for (let r = 1; r <= rounds; r++) {
+    const got = new Map<string, { rps: number; cpu: number }>();
+    for (const g of r % 2 === 1 ? gws : [...gws].reverse()) {
+      const c0 = cpuSeconds(g.pid);
+      const res = await cannon(g.t, { stream: false, duration: 5, connections: 50 });
+      got.set(g.name, { rps: res.rps, cpu: ((cpuSeconds(g.pid) - c0) * 1000) / (res.rps * 5) });
+    }
+    const A = got.get('A')!;
+    const B = got.get('B')!;
+    rpsRatio.push(B.rps / A.rps);
+    cpuRatio.push(B.cpu / A.cpu);
+    console.log(
+      `round ${r}: req/s A ${A.rps.toFixed(0)} B ${B.rps.toFixed(0)} | cpu ms/req A ${A.cpu.toFixed(4)} B ${B.cpu.toFixed(4)}`,
+    );
+  }
+  const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
+  console.log(
+    `B / A, median of rounds: req/s x${median(rpsRatio).toFixed(3)}, cpu per request x${median(cpuRatio).toFixed(3)}`,
+  );
 }

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cannon, type Target } from './load.js';
+import { cannon, median, type Target } from './load.js';
 import { buildAll, cpuSeconds, cpuSecondsByName, ROOT } from './procs.js';
 import { DB_SERVERS, type Stack, startStack } from './stack.js';
 
@@ -73,7 +73,6 @@ try {
 } finally {
   for (const s of sides) await s.stack.close();
 }
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 for (const s of sides)
   process.stdout.write(
     `${s.name.padEnd(18)} cpu ms/req ${s.cpu.map((x) => x.toFixed(4)).join(' ')}  median ${median(s.cpu).toFixed(4)}` +

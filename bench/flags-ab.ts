@@ -1,4 +1,4 @@
-import { cannon, PacedGenerator } from './load.js';
+import { cannon, median, PacedGenerator } from './load.js';
 import { buildAll, coreTimes, cpuSeconds, stealPct, stealText } from './procs.js';
 import { PROXY_CPUS, startStack } from './stack.js';
 
@@ -110,7 +110,6 @@ async function saturationRounds(): Promise<void> {
       `round ${r}: req/s A ${A.rps.toFixed(0)} B ${B.rps.toFixed(0)} | cpu ms/req A ${A.cpu.toFixed(4)} B ${B.cpu.toFixed(4)}`,
     );
   }
-  const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
   console.log(
     `B / A, median of rounds: req/s x${median(rpsRatio).toFixed(3)}, cpu per request x${median(cpuRatio).toFixed(3)}`,
   );

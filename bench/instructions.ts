@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { cannon } from './load.js';
+import { cannon, median } from './load.js';
 import { buildAll, callgrind, callgrindTotal, numberArg } from './procs.js';
 import { startStack } from './stack.js';
 
@@ -136,7 +136,6 @@ async function measure(which: 'baseline' | 'gateway'): Promise<number[]> {
   }
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const kIr = (x: number) => `${(x / 1000).toFixed(1)}k`;
 const results: Partial<Record<'baseline' | 'gateway', number>> = {};
 for (const which of ['baseline', 'gateway'] as const) {

@@ -6,6 +6,7 @@ import {
   cannon,
   interleaved,
   type LoadResult,
+  median,
   openStreams,
   PacedGenerator,
   paced,
@@ -139,13 +140,6 @@ async function leaseWaits(base: string): Promise<number> {
   const res = await fetch(`${base}/metrics`);
   const m = /^modelgate_quota_lease_waits_total (\S+)$/m.exec(await res.text());
   return m ? Number(m[1]) : Number.NaN;
-}
-
-/** The middle value (the mean of the middle two for an even count). */
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
 function targets(s: Stack): { upstream: Target; baseline: Target; gateway: Target } {
@@ -463,10 +457,10 @@ async function bestOf(
  */
 function roundRatios(baseline: number[], gateway: number[]) {
   const r = baseline.map((b, i) => (b > 0 ? gateway[i]! / b : 0));
-  const sorted = [...r].sort((a, b) => a - b);
-  const mid = sorted.length / 2;
-  const median = sorted.length % 2 ? sorted[Math.floor(mid)]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-  return { ratio_per_round: r.map((x) => x.toFixed(3)).join(','), ratio_median_of_rounds: round(median, 3) };
+  return {
+    ratio_per_round: r.map((x) => x.toFixed(3)).join(','),
+    ratio_median_of_rounds: round(median(r), 3),
+  };
 }
 
 function checkErrors(

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PacedGenerator, PacedTarget, type Target } from '../../bench/load.js';
+import { median, PacedGenerator, PacedTarget, type Target } from '../../bench/load.js';
 
 // The bench's paced generator kept across rounds (`npm run bench`'s latency rounds): each round
 // is measured on its own, every request of it answered and counted, and a target's keep-alive
@@ -125,5 +125,17 @@ describe('bench: PacedGenerator', () => {
     } finally {
       gen.close();
     }
+  });
+});
+
+// The one median every bench tool reports (rounds' ratios, paced p99s, A/B CPU per request).
+describe('bench: median', () => {
+  it('takes the middle value, the mean of the middle two for an even count, unsorted input left alone', () => {
+    const odd = [3, 1, 2];
+    expect(median(odd)).toBe(2);
+    expect(odd).toEqual([3, 1, 2]);
+    expect(median([4, 1, 3, 2])).toBe(2.5);
+    expect(median([7])).toBe(7);
+    expect(median([])).toBeNaN();
   });
 });

@@ -10,15 +10,18 @@ import { type ChatGateway, fixtureJson, model, oaCompletion, startChatGateway } 
  */
 let up: FakeUpstream;
 let c: ChatGateway;
-let openaiAnswer: () => { status?: number; json?: unknown; body?: string } = () => ({
-  json: oaCompletion('fine'),
-});
+type Answer = () => { status?: number; json?: unknown; body?: string };
+let openaiAnswer: Answer = () => ({ json: oaCompletion('fine') });
+const anthropicFixture: Answer = () => ({ json: fixtureJson('anthropic/chat.json') });
+const geminiFixture: Answer = () => ({ json: fixtureJson('gemini/chat.json') });
+let anthropicAnswer = anthropicFixture;
+let geminiAnswer = geminiFixture;
 
 beforeAll(async () => {
   up = await startFakeUpstream({
     'POST /v1/chat/completions': () => openaiAnswer(),
-    'POST /v1/messages': () => ({ json: fixtureJson('anthropic/chat.json') }),
-    'POST /v1beta/models/gemini-2.5-flash:generateContent': () => ({ json: fixtureJson('gemini/chat.json') }),
+    'POST /v1/messages': () => anthropicAnswer(),
+    'POST /v1beta/models/gemini-2.5-flash:generateContent': () => geminiAnswer(),
   });
   c = await startChatGateway({
     channels: [
@@ -254,6 +257,41 @@ describe('an upstream answer that is not a completion', () => {
       expect(r.body.error.code).toBe(502);
     } finally {
       openaiAnswer = () => ({ json: oaCompletion('fine') });
+    }
+  });
+
+  // The translating parsers meet shapes their providers never send (a proxy in between, a broken
+  // upstream): what they did not foresee is garbage from the upstream, a 502 and the next route.
+  const anthropicMessage = (content: unknown) => ({
+    id: 'msg_1',
+    type: 'message',
+    role: 'assistant',
+    model: 'claude-sonnet-4-5',
+    content,
+    stop_reason: 'end_turn',
+    stop_sequence: null,
+    usage: { input_tokens: 3, output_tokens: 1 },
+  });
+  it.each([
+    ['Anthropic: a null content block', 't/an', anthropicMessage([null])],
+    ['Gemini: a null candidate', 't/ge', { candidates: [null] }],
+    ['Gemini: a null part', 't/ge', { candidates: [{ content: { parts: [null] }, finishReason: 'STOP' }] }],
+    [
+      'Gemini: parts that are not a list',
+      't/ge',
+      { candidates: [{ content: { parts: 'hi' }, finishReason: 'STOP' }] },
+    ],
+  ])('%s is a 502', async (_name, id, json) => {
+    if (id === 't/an') anthropicAnswer = () => ({ json });
+    else geminiAnswer = () => ({ json });
+    try {
+      const r = await chat({ model: id, messages: [user] });
+      expect(r.status).toBe(502);
+      expect(r.body.error.code).toBe(502);
+      expect(r.body.error.message).toMatch(/unreadable upstream answer/);
+    } finally {
+      anthropicAnswer = anthropicFixture;
+      geminiAnswer = geminiFixture;
     }
   });
 });

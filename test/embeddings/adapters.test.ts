@@ -353,6 +353,22 @@ describe('vectors that are not vectors', () => {
     );
     expect(err.kind).toBe('bad_response');
   });
+
+  it('a parser that meets what it did not foresee fails as a bad answer, not a crash', async () => {
+    // Today's parsers check every field; this keeps a future one's TypeError a 502 and a fallback.
+    fake = await startFakeUpstream(() => ({ body: '{"data":[null]}' }));
+    const careless = {
+      ...openaiEmbeddingAdapter,
+      parseResponse: (_s: number, body: unknown) => {
+        const first = (body as { data: Array<{ embedding: number[] }> }).data[0]!;
+        return { vectors: [first.embedding], usage: {} };
+      },
+    };
+    const err = await failure(embedWithAdapter(careless, one, target(fake.baseUrl, 'x', '/v1'), send));
+    expect(err.kind).toBe('bad_response');
+    expect(err.message).toMatch(/unreadable openai-embeddings answer/);
+    expect(err.cause).toBeInstanceOf(TypeError);
+  });
 });
 
 describe('openai-compatible', () => {

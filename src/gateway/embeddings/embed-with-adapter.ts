@@ -57,7 +57,7 @@ export async function embedWithAdapter(
       const text = await res.text();
       const body = parseJson(text);
       if (res.status < 200 || res.status >= 300) throw adapter.classifyError(res.status, body, res.headers);
-      const parsed = adapter.parseResponse(res.status, body, batch);
+      const parsed = parseOrBadResponse(adapter, res.status, body, batch);
       if (parsed.vectors.length !== inputs.length) {
         throw new UpstreamError(
           'bad_response',
@@ -71,6 +71,24 @@ export async function embedWithAdapter(
     tokenLimit(adapter, req, target, opts.estimate),
   );
   return { ...result, dtype: effectiveDtype(adapter, req) };
+}
+
+/** An answer the parser did not foresee (a null item, a string vector) is a 502, not a 500. */
+function parseOrBadResponse(
+  adapter: EmbeddingAdapter,
+  status: number,
+  body: unknown,
+  batch: ResolvedEmbeddingRequest,
+) {
+  try {
+    return adapter.parseResponse(status, body, batch);
+  } catch (cause) {
+    if (cause instanceof UpstreamError) throw cause;
+    throw new UpstreamError('bad_response', `unreadable ${adapter.kind} answer`, {
+      upstreamStatus: status,
+      cause,
+    });
+  }
 }
 
 function parseJson(text: string): unknown {

@@ -33,7 +33,18 @@ export async function completeChat(
 ): Promise<ChatResult> {
   const http = adapter.buildChatRequest(req, target, NOT_STREAMED);
   const res = await (opts.client ?? sharedUpstreamClient()).sendText(http, opts, signal);
-  return adapter.parseChatResponse(res.status, res.text, res.headers);
+  try {
+    return adapter.parseChatResponse(res.status, res.text, res.headers);
+  } catch (cause) {
+    // A body the parser did not foresee (a null content block, a null candidate) is garbage from
+    // the upstream: a 502 and the next route, never the gateway's own 500. The stream decoders'
+    // throws end their streams the same way (event-stream.ts).
+    if (cause instanceof UpstreamError) throw cause;
+    throw new UpstreamError('bad_response', 'unreadable upstream answer', {
+      upstreamStatus: res.status,
+      cause,
+    });
+  }
 }
 
 export async function openChatStream(

@@ -81,9 +81,9 @@ export function normalizeUrl(field: string, value: string | null): string {
   if (v === '') return '';
   if (charLength(v) > MAX_URL_LENGTH)
     throw badRequest(`${field}: must be at most ${MAX_URL_LENGTH} characters`, field);
-  // The URL parser repairs "http:x.com", "http:/x.com" and backslashes; the link is stored as
-  // written, so what is stored must already be the URL it parses to.
-  if (!/^https?:\/\//i.test(v) && /^https?:/i.test(v))
+  // The URL parser repairs "http:x.com", "http:/x.com", "http:///x.com" and backslashes; the
+  // link is stored as written, so what is stored must already be the URL it parses to.
+  if (/^https?:/i.test(v) && !/^https?:\/\/[^/]/i.test(v))
     throw badRequest(`${field}: must be an absolute http or https URL (scheme://host/...)`, field);
   if (v.includes('\\')) throw badRequest(`${field}: must not contain backslashes`, field);
   let url: URL;

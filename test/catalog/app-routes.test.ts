@@ -131,6 +131,9 @@ describe('validation', () => {
     // Forms the URL parser would repair into another URL than the one stored.
     ['URL without //', { name: 'x', download_url: 'http:example.com' }, 'download_url'],
     ['URL with one /', { name: 'x', download_url: 'http:/example.com' }, 'download_url'],
+    ['URL with three /', { name: 'x', download_url: 'https:///example.com' }, 'download_url'],
+    ['URL with four /', { name: 'x', author_url: 'HTTP:////example.com/a' }, 'author_url'],
+    ['URL with no host', { name: 'x', source_url: 'https://' }, 'source_url'],
     ['URL with backslashes', { name: 'x', download_url: 'https:\\\\x.com' }, 'download_url'],
     ['URL hiding a host', { name: 'x', download_url: 'http://x.com\\@evil.com' }, 'download_url'],
     ['URL with a zero-width space', { name: 'x', download_url: 'http://x.com/\u200b' }, 'download_url'],
@@ -158,6 +161,23 @@ describe('validation', () => {
     });
     expect(r.status).toBe(400);
     expect((await gw.call('GET', `/api/app/${app.id}`)).body.data.version).toBe('1.0');
+  });
+
+  it('PUT rejects an unknown field or a name empty after trimming with a 400 naming it, changing nothing', async () => {
+    const app = await createApp(gw, root, { name: 'Steady', version: '1.0' });
+    const bodies: Array<[Record<string, unknown>, string]> = [
+      [{ id: app.id, version: '2.0', colour: 'red' }, 'colour'],
+      [{ id: app.id, version: '2.0', name: '   ' }, 'name'],
+      [{ id: app.id, version: '2.0', name: ' \t\n ' }, 'name'],
+      [{ id: app.id, version: '2.0', name: '' }, 'name'],
+    ];
+    for (const [body, field] of bodies) {
+      const r = await gw.call('PUT', '/api/app', { cookie: root, body });
+      expect(r.status, JSON.stringify(body)).toBe(400);
+      expect(r.body.success).toBe(false);
+      expect(r.body.message).toContain(field);
+    }
+    expect((await gw.call('GET', `/api/app/${app.id}`)).body.data).toEqual(app);
   });
 
   it('counts characters, not UTF-16 units', async () => {

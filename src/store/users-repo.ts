@@ -1,4 +1,11 @@
-import type { ExpressionBuilder, Insertable, Kysely, Selectable, Updateable } from 'kysely';
+import {
+  type ExpressionBuilder,
+  type Insertable,
+  type Kysely,
+  type Selectable,
+  sql,
+  type Updateable,
+} from 'kysely';
 import type { Database } from './database.js';
 import type { DB, UsersTable } from './schema.js';
 
@@ -83,7 +90,13 @@ export class UsersRepo {
 
   async list(offset: number, limit: number, keyword?: string): Promise<{ rows: UserRow[]; total: number }> {
     let q = this.d.db.selectFrom('users');
-    if (keyword) q = q.where('username', 'like', `%${keyword.replace(/[%_\\]/g, '')}%`);
+    // A literal substring, whatever case: `_` and `%` are username characters here, not
+    // wildcards (escaped, not dropped), and LIKE ignores ASCII case on SQLite only, so both
+    // sides are lower-cased (usernames are ASCII).
+    if (keyword) {
+      const pattern = `%${keyword.toLowerCase().replace(/[%_\\]/g, '\\$&')}%`;
+      q = q.where(sql<boolean>`lower(username) like ${pattern} escape '\\'`);
+    }
     const [rows, total] = await Promise.all([
       q.selectAll().orderBy('id').offset(offset).limit(limit).execute(),
       q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),

@@ -179,6 +179,29 @@ describe('roles', () => {
     expect((await gw.call('GET', '/api/user?p=-1', { cookie: rootCookie })).status).toBe(400);
   });
 
+  it('finds users by a literal part of the username, whatever its case, on every database', async () => {
+    for (const username of ['john_doe', 'JohnXdoe', 'jo.hn@x'])
+      await gw.call('POST', '/api/user', { cookie: rootCookie, body: { username, password: 'pass-word' } });
+    const names = async (keyword: string) =>
+      (
+        await gw.call('GET', `/api/user?keyword=${encodeURIComponent(keyword)}&page_size=100`, {
+          cookie: rootCookie,
+        })
+      ).body.data.map((u: { username: string }) => u.username);
+    // `_` is a username character, not LIKE's any-character wildcard.
+    expect(await names('john_doe')).toEqual(['john_doe']);
+    expect(await names('n_d')).toEqual(['john_doe']);
+    expect((await names('JOHN')).sort()).toEqual(['JohnXdoe', 'john_doe']);
+    expect(await names('xdoe')).toEqual(['JohnXdoe']);
+    expect(await names('o.h')).toEqual(['jo.hn@x']);
+    // `%` and `\` match themselves, so nothing here.
+    expect(await names('%')).toEqual([]);
+    expect(await names('\\')).toEqual([]);
+    const all = await gw.call('GET', '/api/user?keyword=&page_size=100', { cookie: rootCookie });
+    expect(all.status).toBe(200);
+    expect(all.body.total).toBe(all.body.data.length);
+  });
+
   it('deletes users; a missing id is 404', async () => {
     const u = await gw.call('POST', '/api/user', {
       cookie: rootCookie,
@@ -186,6 +209,15 @@ describe('roles', () => {
     });
     expect((await gw.call('DELETE', `/api/user/${u.body.data.id}`, { cookie: rootCookie })).status).toBe(200);
     expect((await gw.call('DELETE', `/api/user/${u.body.data.id}`, { cookie: rootCookie })).status).toBe(404);
+  });
+
+  it('updating an unknown user id is a 404', async () => {
+    const r = await gw.call('PUT', '/api/user', {
+      cookie: rootCookie,
+      body: { id: 999_999, display_name: 'nobody' },
+    });
+    expect(r.status).toBe(404);
+    expect(r.body.success).toBe(false);
   });
 });
 
@@ -204,6 +236,22 @@ describe('access tokens', () => {
     const k = await gw.call('POST', '/api/key', { cookie: rootCookie, body: { name: 'k' } });
     const r = await gw.call('GET', '/api/user/self', { token: k.body.data.key });
     expect(r.status).toBe(401);
+  });
+
+  it("deleting an unknown token id, or another user's token, is a 404", async () => {
+    const unknown = await gw.call('DELETE', '/api/user/tokens/999999', { cookie: rootCookie });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.success).toBe(false);
+    await gw.call('POST', '/api/user', {
+      cookie: rootCookie,
+      body: { username: 'tokenowner', password: 'tokenowner-pass' },
+    });
+    const other = await gw.login('tokenowner', 'tokenowner-pass');
+    const t = await gw.call('POST', '/api/user/tokens', { cookie: rootCookie, body: { name: 'not-theirs' } });
+    expect((await gw.call('DELETE', `/api/user/tokens/${t.body.data.id}`, { cookie: other })).status).toBe(
+      404,
+    );
+    expect((await gw.call('GET', '/api/user/self', { token: t.body.data.token })).status).toBe(200);
   });
 
   it('an access token sent to /v1 is told that /v1 needs an API key', async () => {
@@ -330,6 +378,15 @@ describe('API keys on /v1', () => {
     });
     expect(expire.status).toBe(200);
     expect(expire.body.data.status).toBe(3);
+  });
+
+  it('PUT and DELETE of an unknown key id are a 404', async () => {
+    const put = await gw.call('PUT', '/api/key', { cookie: rootCookie, body: { id: 999_999, status: 2 } });
+    expect(put.status).toBe(404);
+    expect(put.body.success).toBe(false);
+    const del = await gw.call('DELETE', '/api/key/999999', { cookie: rootCookie });
+    expect(del.status).toBe(404);
+    expect(del.body.success).toBe(false);
   });
 });
 

@@ -198,7 +198,7 @@ export function registerUserRoutes(app: App, services: Services): void {
       schema: {
         tags,
         summary: 'List users',
-        description: `${ADMIN_ONLY} keyword matches part of the username.`,
+        description: `${ADMIN_ONLY} keyword matches a literal part of the username, ignoring case.`,
         querystring: Type.Object({ ...PageQuery, keyword: Type.Optional(Type.String({ maxLength: 64 })) }),
       },
       onRequest: admin,

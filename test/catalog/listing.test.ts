@@ -129,4 +129,28 @@ describe('featured and category routes', () => {
     expect(bad.body.message).toContain('category');
     expect((await gw.call('GET', '/api/app/category/tools?page_size=500')).status).toBe(400);
   });
+
+  it('featured and category reject bad paging and order values naming the parameter', async () => {
+    const bad = [
+      'p=-1',
+      'p=x',
+      'p=1.5',
+      'p=0x1',
+      'p=',
+      'page_size=0',
+      'order=bogus',
+      'order=name+up',
+      'order=password+desc',
+      `order=${encodeURIComponent('name asc extra')}`,
+    ];
+    for (const path of ['/api/app/featured', '/api/app/category/development']) {
+      for (const q of bad) {
+        const r = await gw.call('GET', `${path}?${q}`);
+        expect(r.status, `${path}?${q}`).toBe(400);
+        expect(r.body.success).toBe(false);
+        expect(r.body.message).toContain(q.split('=')[0]);
+      }
+      expect((await gw.call('GET', `${path}?p=1&page_size=1&order=name+desc`)).status).toBe(200);
+    }
+  });
 });

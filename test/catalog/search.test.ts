@@ -114,6 +114,43 @@ describe('search', () => {
     }
     expect((await search(`keyword=${'a'.repeat(100)}`)).status).toBe(200);
   });
+
+  it('rejects bad paging values naming the parameter', async () => {
+    for (const q of ['p=-1', 'p=x', 'p=1.5', 'p=0x1', 'p=', 'page_size=0']) {
+      const r = await search(`keyword=vector&${q}`);
+      expect(r.status, q).toBe(400);
+      expect(r.body.success).toBe(false);
+      expect(r.body.message).toContain(q.split('=')[0]);
+    }
+  });
+
+  it('narrows keyword matches to one category with the category filter', async () => {
+    for (const [name, category] of [
+      ['Quokka Builder', 'development'],
+      ['Quokka Planner', 'productivity'],
+      ['Quokka Kit', 'development'],
+      ['Quokka Jukebox', 'entertainment'],
+    ])
+      await createApp(gw, root, { name, category });
+    expect((await search('keyword=quokka')).body.total).toBe(4);
+    const dev = await search('keyword=quokka&category=development');
+    expect(dev.status).toBe(200);
+    expect(dev.body).toMatchObject({ success: true, total: 2 });
+    expect(namesOf(dev)).toEqual(['Quokka Builder', 'Quokka Kit']);
+    expect(dev.body.data.every((a: { category: string }) => a.category === 'development')).toBe(true);
+    expect(namesOf(await search('keyword=quokka+kit&category=development'))).toEqual(['Quokka Kit']);
+    // A match in another category is left out, not ranked lower.
+    expect((await search('keyword=quokka+kit&category=productivity')).body).toMatchObject({
+      data: [],
+      total: 0,
+    });
+    expect((await search('keyword=quokka&category=tools')).body).toMatchObject({ data: [], total: 0 });
+    // The earlier apps all took the default category.
+    expect((await search('keyword=vector&category=general')).body.total).toBe(6);
+    const bad = await search('keyword=quokka&category=games');
+    expect(bad.status).toBe(400);
+    expect(bad.body.message).toContain('category');
+  });
 });
 
 describe('search rate limit', () => {
@@ -141,6 +178,37 @@ describe('search rate limit', () => {
       expect((await limited.call('GET', '/api/app')).status).toBe(200);
     } finally {
       await limited.close();
+    }
+  });
+
+  it('limits the other catalog routes per address (limits.catalog_ip_rpm), unless signed in', async () => {
+    const g = await startTestGateway({
+      limits: { catalog_ip_rpm: 2 },
+      redis: { key_prefix: `t${Date.now()}${Math.random()}:` },
+    });
+    try {
+      const rootCookie = await g.login();
+      const token = (await g.call('POST', '/api/user/tokens', { cookie: rootCookie, body: { name: 'ip' } }))
+        .body.data.token as string;
+      const anon = async (o: { cookie?: string; token?: string } = {}) =>
+        (await g.call('GET', '/api/app', o)).status;
+      expect([await anon(), await anon()]).toEqual([200, 200]);
+      const refused = await g.call('GET', '/api/app/featured');
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      // A cookie or a token that signs no one in does not lift the limit.
+      expect(await anon({ cookie: 'mg_session=made-up' })).toBe(429);
+      expect(await anon({ cookie: 'theme=dark' })).toBe(429);
+      expect(await anon({ token: 'not-a-token' })).toBe(429);
+      // A signed-in caller is not anonymous traffic, by session or by access token.
+      for (let i = 0; i < 4; i++) {
+        expect(await anon({ cookie: rootCookie })).toBe(200);
+        expect(await anon({ token })).toBe(200);
+      }
+      // Search keeps its own limit, not this one.
+      expect((await g.call('GET', '/api/app/search?keyword=x')).status).toBe(200);
+    } finally {
+      await g.close();
     }
   });
 

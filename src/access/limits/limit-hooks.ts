@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../../gateway/errors.js';
+import { resolveUser } from '../../http/auth.js';
 import type { Services } from '../../services.js';
 import type { RateLimitResult } from '../rate-limit/rate-limiter.js';
 import { estimatePromptTokens } from './prompt-estimate.js';
@@ -98,8 +99,13 @@ export function registerLimitHooks(app: FastifyInstance, services: Services, opt
     app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
       const route = request.routeOptions.url ?? '';
       if (!route.startsWith('/api/app') || route === '/api/app/search') return;
-      // Signed-in callers (console, scripts) are not anonymous traffic.
-      if (request.headers.authorization || request.headers.cookie) return;
+      // Signed-in callers (console, scripts) are not anonymous traffic; a header that signs no
+      // one in (any cookie, a made-up token) is, or adding one would lift the limit.
+      if (
+        (request.headers.authorization || request.headers.cookie) &&
+        (await resolveUser(services, request).catch(() => null))
+      )
+        return;
       const result = await services.rateLimiter.hit(`ip:${request.ip}:catalog`, ipRpm, 60_000);
       writeHeaders(reply, ipRpm, result);
       if (!result.allowed) {

@@ -1,7 +1,7 @@
 import { OpenRouter } from '@openrouter/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
+import { type FakeUpstream, type SseStep, startFakeUpstream } from '../helpers/fake-upstream.js';
 import {
   type ChatGateway,
   fixture,
@@ -22,6 +22,16 @@ const pick = (req: { json: any }) => {
   return String(text ?? 'text');
 };
 
+/**
+ * The recorded events with a pause before the last one (the error event): the content before it
+ * has reached the client by then, so the failure can only be reported in-band.
+ */
+const afterFirstChunk = (steps: string[]): SseStep[] => [
+  ...steps.slice(0, -1),
+  { delayMs: 100 },
+  steps.at(-1)!,
+];
+
 let an: FakeUpstream;
 let ge: FakeUpstream;
 let c: ChatGateway;
@@ -39,6 +49,8 @@ beforeAll(async () => {
         ? { sse: sseSteps(fixture('anthropic/reasoning-stream.sse')) }
         : { json: fixtureJson('anthropic/reasoning.json') };
     if (s === 'overloaded') return { status: 529, json: fixtureJson('anthropic/error-529.json') };
+    if (s === 'error-after-200')
+      return { sse: afterFirstChunk(sseSteps(fixture('anthropic/error-after-200.sse'))) };
     return stream
       ? { sse: sseSteps(fixture('anthropic/chat-stream.sse')) }
       : { json: fixtureJson('anthropic/chat.json') };
@@ -54,7 +66,13 @@ beforeAll(async () => {
       return stream
         ? { sse: sseSteps(fixture('gemini/reasoning-stream.sse')) }
         : { json: fixtureJson('gemini/reasoning.json') };
-    if (s === 'blocked') return { json: fixtureJson('gemini/blocked.json') };
+    if (s === 'blocked')
+      return stream
+        ? { sse: [fixture('gemini/blocked-stream.sse')] }
+        : { json: fixtureJson('gemini/blocked.json') };
+    // Gemini's events end in CRLF pairs.
+    if (s === 'error-after-200')
+      return { sse: afterFirstChunk(fixture('gemini/error-after-200.sse').split(/(?<=\r\n\r\n)/)) };
     return stream
       ? { sse: sseSteps(fixture('gemini/chat-stream.sse')) }
       : { json: fixtureJson('gemini/chat.json') };
@@ -181,6 +199,66 @@ describe.each([
     const raw = await rawStream(c, { ...body, reasoning: { max_tokens: 1024, exclude: true } });
     expect(raw.chunks.some((ch) => ch.choices[0]?.delta?.reasoning)).toBe(false);
   });
+
+  it('an error event after the first content chunk ends the stream in-band: error chunk, finish_reason error, [DONE]', async () => {
+    const raw = await rawStream(c, { model: id, messages: userMsg('error-after-200') });
+    expect(raw.res.status).toBe(200);
+    expect(raw.events.at(-1)).toBe('[DONE]');
+    expect(raw.chunks.map((ch) => ch.choices[0]?.delta?.content ?? '').join('')).toBe('Hel');
+    // Exactly one error chunk, the last: Anthropic's overloaded_error (529 by its type) and
+    // Gemini's 503 UNAVAILABLE are both an overloaded upstream, a 503 for the client.
+    const anthropic = id.startsWith('anthropic');
+    expect(raw.chunks.filter((ch) => ch.error)).toHaveLength(1);
+    const last = raw.chunks.at(-1);
+    expect(last.error).toEqual({
+      code: 503,
+      message: anthropic
+        ? 'upstream overloaded: Overloaded'
+        : 'upstream overloaded: The model is overloaded. Please try again later.',
+      metadata: {
+        error_type: 'service_unavailable',
+        upstream_kind: 'overloaded',
+        upstream_status: anthropic ? 529 : 503,
+      },
+    });
+    expect(last.choices).toEqual([{ index: 0, delta: { content: '' }, finish_reason: 'error' }]);
+    // The content came before the error, in chunks of their own.
+    const first = raw.chunks.findIndex((ch) => ch.choices[0]?.delta?.content === 'Hel');
+    expect(first).toBeGreaterThanOrEqual(0);
+    expect(first).toBeLessThan(raw.chunks.length - 1);
+
+    // With usage asked for: the usage chunk comes after the error chunk, then [DONE].
+    const withUsage = await rawStream(c, {
+      model: id,
+      messages: userMsg('error-after-200'),
+      stream_options: { include_usage: true },
+    });
+    expect(withUsage.events.at(-1)).toBe('[DONE]');
+    const [errorChunk, usageChunk] = withUsage.chunks.slice(-2);
+    expect(errorChunk.error.code).toBe(503);
+    expect(usageChunk.choices).toEqual([]);
+    // The prompt as the upstream counted it (message_start's input_tokens, Gemini's
+    // promptTokenCount); the completion ("Hel") counted by the gateway.
+    expect(usageChunk.usage).toMatchObject(
+      anthropic
+        ? { prompt_tokens: 25, completion_tokens: 1, total_tokens: 26 }
+        : { prompt_tokens: 9, completion_tokens: 1, total_tokens: 10 },
+    );
+
+    // The openai SDK surfaces it as an error, after the text.
+    const stream = await oa().chat.completions.create({
+      model: id,
+      messages: userMsg('error-after-200'),
+      stream: true,
+    });
+    let text = '';
+    await expect(
+      (async () => {
+        for await (const ch of stream) text += ch.choices[0]?.delta?.content ?? '';
+      })(),
+    ).rejects.toThrow(/upstream overloaded/);
+    expect(text).toBe('Hel');
+  });
 });
 
 describe('provider errors', () => {
@@ -196,5 +274,16 @@ describe('provider errors', () => {
       .catch((e) => e);
     const finish = b?.choices?.[0]?.finish_reason ?? b?.status;
     expect(['content_filter', 400]).toContain(finish);
+  });
+
+  it('Gemini: a prompt blocked in a stream, before any content, is a 400 naming the filter (no 200, no fallback)', async () => {
+    const raw = await rawStream(c, { model: 'google/gem', messages: userMsg('blocked') });
+    expect(raw.res.status).toBe(400);
+    const body = JSON.parse(raw.text);
+    expect(body.error.code).toBe(400);
+    expect(body.error.message).toBe(
+      "blocked by the provider's content filter: prompt blocked (PROHIBITED_CONTENT)",
+    );
+    expect(body.error.metadata).toMatchObject({ upstream_kind: 'content_filter' });
   });
 });

@@ -991,3 +991,241 @@ describe('Anthropic request fields from OpenAI and OpenRouter clients', () => {
     ]);
   });
 });
+
+async function collect(events: AsyncIterable<ChatStreamEvent>): Promise<ChatStreamEvent[]> {
+  const out: ChatStreamEvent[] = [];
+  for await (const ev of events) out.push(ev);
+  return out;
+}
+const deltaChoices = (events: ChatStreamEvent[]) =>
+  events.flatMap((e) => (e.type === 'delta' ? e.choices : []));
+const serveSse = (sse: string) => up.on('POST /v1/messages', { sse: [sse] });
+const serveJson = (body: string) =>
+  up.on('POST /v1/messages', { body, headers: { 'content-type': 'application/json' } });
+
+describe('Anthropic stop reasons', () => {
+  it('refusal is finish_reason content_filter, with native_finish_reason "refusal"', async () => {
+    serveJson(fixture('anthropic', 'refusal.json'));
+    const r = await completeChat(anthropicAdapter, base, target(), { client });
+    expect(r.choices).toEqual([
+      {
+        index: 0,
+        message: { role: 'assistant', content: "I can't help with that." },
+        finish_reason: 'content_filter',
+        native_finish_reason: 'refusal',
+        logprobs: null,
+      },
+    ]);
+    expect(r.usage).toMatchObject({ prompt_tokens: 18, completion_tokens: 7, total_tokens: 25 });
+  });
+
+  it('streamed: refusal is content_filter on the one finishing delta, then the usage', async () => {
+    serveSse(fixture('anthropic', 'refusal-stream.sse'));
+    const events = await collect(await openChatStream(anthropicAdapter, base, target(), { client }));
+    expect(events.some((e) => e.type === 'error')).toBe(false);
+    const choices = deltaChoices(events);
+    expect(choices.map((c) => c.delta.content ?? '').join('')).toBe("I can't help with that.");
+    expect(
+      choices.filter((c) => c.finish_reason !== null).map((c) => [c.finish_reason, c.native_finish_reason]),
+    ).toEqual([['content_filter', 'refusal']]);
+    expect(events.at(-2)).toEqual({
+      type: 'delta',
+      choices: [{ index: 0, delta: {}, finish_reason: 'content_filter', native_finish_reason: 'refusal' }],
+    });
+    expect(events.at(-1)).toMatchObject({
+      type: 'usage',
+      usage: { prompt_tokens: 18, completion_tokens: 7, total_tokens: 25 },
+    });
+  });
+
+  it('pause_turn (a server tool turn Anthropic paused) is stop, with native_finish_reason "pause_turn", streamed and not', async () => {
+    const paused = JSON.parse(fixture('anthropic', 'web-search.json'));
+    paused.stop_reason = 'pause_turn';
+    serveJson(JSON.stringify(paused));
+    const r = await completeChat(anthropicAdapter, base, target(), { client });
+    expect(r.choices[0].finish_reason).toBe('stop');
+    expect(r.choices[0].native_finish_reason).toBe('pause_turn');
+
+    const sse = fixture('anthropic', 'web-search-stream.sse');
+    expect(sse).toContain('"stop_reason":"end_turn"');
+    serveSse(sse.replace('"stop_reason":"end_turn"', '"stop_reason":"pause_turn"'));
+    const events = await collect(await openChatStream(anthropicAdapter, base, target(), { client }));
+    expect(events.some((e) => e.type === 'error')).toBe(false);
+    expect(
+      deltaChoices(events)
+        .filter((c) => c.finish_reason !== null)
+        .map((c) => [c.finish_reason, c.native_finish_reason]),
+    ).toEqual([['stop', 'pause_turn']]);
+  });
+});
+
+describe('Anthropic streamed thinking blocks', () => {
+  const F = 'anthropic-claude-v1';
+  const details = (events: ChatStreamEvent[]) =>
+    deltaChoices(events).flatMap((c) => c.delta.reasoning_details ?? []);
+  const reasoning = (events: ChatStreamEvent[]) =>
+    deltaChoices(events)
+      .map((c) => c.delta.reasoning ?? '')
+      .join('');
+  const stream = async (file: string, req: ChatRequest = base) => {
+    serveSse(fixture('anthropic', file));
+    const events = await collect(await openChatStream(anthropicAdapter, req, target(), { client }));
+    expect(events.some((e) => e.type === 'error')).toBe(false);
+    return events;
+  };
+  /** The answer sent back as the assistant turn of the next request: the blocks Anthropic gets. */
+  const sentBack = async (assistant: ChatRequest['messages'][number], tools?: ChatRequest['tools']) => {
+    serveChat();
+    await completeChat(
+      anthropicAdapter,
+      {
+        ...base,
+        tools,
+        reasoning: { effort: 'high' },
+        messages: [...base.messages, assistant, { role: 'user', content: 'Go on.' }],
+      },
+      target(),
+      { client },
+    );
+    return sent().messages[1].content;
+  };
+
+  it('a redacted_thinking block is a reasoning.encrypted detail at its block index, with no reasoning text', async () => {
+    const events = await stream('redacted-thinking-stream.sse');
+    const data = JSON.parse(
+      fixture('anthropic', 'redacted-thinking-stream.sse')
+        .split('\n')
+        .find((l) => l.includes('"redacted_thinking"'))!
+        .slice(6),
+    ).content_block.data;
+    expect(details(events)).toEqual([
+      { type: 'reasoning.text', text: "Euclid's proof: assume finitely many primes.", format: F, index: 0 },
+      {
+        type: 'reasoning.text',
+        text: '',
+        signature: 'EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds',
+        format: F,
+        index: 0,
+      },
+      { type: 'reasoning.encrypted', data, format: F, index: 1 },
+    ]);
+    // The redacted block adds nothing to the readable reasoning.
+    expect(reasoning(events)).toBe("Euclid's proof: assume finitely many primes.");
+    const redacted = deltaChoices(events).find((c) =>
+      c.delta.reasoning_details?.some((d) => d.type === 'reasoning.encrypted'),
+    )!;
+    expect(redacted.delta).toEqual({
+      reasoning_details: [{ type: 'reasoning.encrypted', data, format: F, index: 1 }],
+    });
+    expect(
+      deltaChoices(events)
+        .map((c) => c.delta.content ?? '')
+        .join(''),
+    ).toBe('Yes, there are infinitely many primes.');
+    // Reasoning tokens counted from the readable thinking text only (the redacted data is opaque).
+    expect(events.at(-1)).toEqual({
+      type: 'usage',
+      usage: {
+        prompt_tokens: 60,
+        completion_tokens: 240,
+        total_tokens: 300,
+        prompt_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },
+        completion_tokens_details: { reasoning_tokens: 11 },
+      },
+    });
+
+    // Sent back, both blocks go as they came, in order, ahead of the text.
+    const blocks = await sentBack({
+      role: 'assistant',
+      content: 'Yes, there are infinitely many primes.',
+      reasoning_details: details(events),
+    });
+    expect(blocks).toEqual([
+      {
+        type: 'thinking',
+        thinking: "Euclid's proof: assume finitely many primes.",
+        signature: 'EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds',
+      },
+      { type: 'redacted_thinking', data },
+      { type: 'text', text: 'Yes, there are infinitely many primes.' },
+    ]);
+  });
+
+  it('a thinking block carrying only a signature (display "omitted") keeps its signature; no reasoning text', async () => {
+    const events = await stream('omitted-thinking-stream.sse');
+    const sig = 'EuYBCkQYAiJAgCs1le6/Pol5Z0y4RJXjBR9Vl2ltXWmHkpPHaS1l3cf2';
+    expect(details(events)).toEqual([
+      { type: 'reasoning.text', text: '', signature: sig, format: F, index: 0 },
+    ]);
+    expect(deltaChoices(events).some((c) => 'reasoning' in c.delta)).toBe(false);
+    // No thinking text: no reasoning tokens counted; the output count is Anthropic's.
+    expect(events.at(-1)).toEqual({
+      type: 'usage',
+      usage: {
+        prompt_tokens: 48,
+        completion_tokens: 142,
+        total_tokens: 190,
+        prompt_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },
+      },
+    });
+    // Sent back, it is a thinking block with empty text and its signature, not dropped as empty.
+    const blocks = await sentBack({
+      role: 'assistant',
+      content: 'The greatest common divisor of 1071 and 462 is **21**.',
+      reasoning_details: details(events),
+    });
+    expect(blocks).toEqual([
+      { type: 'thinking', thinking: '', signature: sig },
+      { type: 'text', text: 'The greatest common divisor of 1071 and 462 is **21**.' },
+    ]);
+  });
+
+  it('interleaved thinking and tool_use: details keep the block indexes, tool calls count 0, 1 on their own', async () => {
+    const tools: ChatRequest['tools'] = [
+      { type: 'function', function: { name: 'get_weather', parameters: { type: 'object' } } },
+      { type: 'function', function: { name: 'get_time', parameters: { type: 'object' } } },
+    ];
+    const events = await stream('interleaved-thinking-stream.sse', { ...base, tools });
+    expect(details(events)).toEqual([
+      { type: 'reasoning.text', text: 'I need the weather in Paris first.', format: F, index: 0 },
+      { type: 'reasoning.text', text: '', signature: 'EqQBCgIYAhIMsigA', format: F, index: 0 },
+      { type: 'reasoning.text', text: 'And the local time there.', format: F, index: 2 },
+      { type: 'reasoning.text', text: '', signature: 'EqQBCgIYAhIMsigB', format: F, index: 2 },
+    ]);
+    expect(reasoning(events)).toBe('I need the weather in Paris first.And the local time there.');
+    expect(deltaChoices(events).flatMap((c) => c.delta.tool_calls ?? [])).toEqual([
+      {
+        index: 0,
+        id: 'toolu_01A09q90qw90lq917835lq9',
+        type: 'function',
+        function: { name: 'get_weather', arguments: '' },
+      },
+      { index: 0, function: { arguments: '{"location": "Par' } },
+      { index: 0, function: { arguments: 'is"}' } },
+      {
+        index: 1,
+        id: 'toolu_01B8mK2pQx7vN4rT6sW9yZ3c',
+        type: 'function',
+        function: { name: 'get_time', arguments: '' },
+      },
+      // No argument fragment but "": `{}` at its content_block_stop.
+      { index: 1, function: { arguments: '{}' } },
+    ]);
+    expect(
+      deltaChoices(events)
+        .filter((c) => c.finish_reason !== null)
+        .map((c) => [c.finish_reason, c.native_finish_reason]),
+    ).toEqual([['tool_calls', 'tool_use']]);
+    // Reasoning tokens are counted locally from both thinking texts (Anthropic reports none).
+    expect(events.at(-1)).toEqual({
+      type: 'usage',
+      usage: {
+        prompt_tokens: 412,
+        completion_tokens: 210,
+        total_tokens: 622,
+        prompt_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },
+        completion_tokens_details: { reasoning_tokens: 14 },
+      },
+    });
+  });
+});

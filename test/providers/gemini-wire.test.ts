@@ -628,3 +628,171 @@ describe('Gemini function call ids', () => {
     expect(contents[2].parts[0].functionResponse).toEqual({ name: 'get_weather', response: { n: 0 } });
   });
 });
+
+async function collect(events: AsyncIterable<ChatStreamEvent>): Promise<ChatStreamEvent[]> {
+  const out: ChatStreamEvent[] = [];
+  for await (const ev of events) out.push(ev);
+  return out;
+}
+const deltaChoices = (events: ChatStreamEvent[]) =>
+  events.flatMap((e) => (e.type === 'delta' ? e.choices : []));
+const serveJson = (model: string, body: string) =>
+  up.on(`POST /v1beta/models/${model}:generateContent`, {
+    body,
+    headers: { 'content-type': 'application/json' },
+  });
+const serveSse = (model: string, sse: string) =>
+  up.on(`POST /v1beta/models/${model}:streamGenerateContent`, { sse: [sse] });
+const streamEvents = async (req: ChatRequest = q) =>
+  collect(await openChatStream(geminiAdapter, req, target('gemini-2.5-flash'), { client }));
+
+describe('Gemini finish reasons', () => {
+  // The candidate's finishReason as Gemini sends it: filtered candidates carry no content.
+  const withReason = (text: string, reason: string) => {
+    expect(text).toContain('"finishReason":"SAFETY"');
+    return text.replace('"finishReason":"SAFETY"', `"finishReason":"${reason}"`);
+  };
+
+  it.each(['SAFETY', 'RECITATION', 'PROHIBITED_CONTENT'])(
+    '%s is content_filter, the native value kept',
+    async (reason) => {
+      const body = JSON.stringify(JSON.parse(fixture('gemini', 'safety.json')));
+      serveJson('gemini-2.5-flash', withReason(body, reason));
+      const r = await completeChat(geminiAdapter, q, target('gemini-2.5-flash'), { client });
+      expect(r.choices).toEqual([
+        {
+          index: 0,
+          message: { role: 'assistant', content: null },
+          finish_reason: 'content_filter',
+          native_finish_reason: reason,
+          logprobs: null,
+        },
+      ]);
+      expect(r.usage).toMatchObject({ prompt_tokens: 12, completion_tokens: 0, total_tokens: 12 });
+    },
+  );
+
+  it.each(['SAFETY', 'RECITATION', 'PROHIBITED_CONTENT'])(
+    'streamed: %s after some text is content_filter on the finishing chunk, then the usage',
+    async (reason) => {
+      serveSse('gemini-2.5-flash', withReason(fixture('gemini', 'safety-stream.sse'), reason));
+      const events = await streamEvents();
+      expect(events.some((e) => e.type === 'error')).toBe(false);
+      expect(deltaChoices(events)).toEqual([
+        {
+          index: 0,
+          delta: { role: 'assistant', content: 'Here is how to' },
+          finish_reason: null,
+          native_finish_reason: null,
+        },
+        { index: 0, delta: {}, finish_reason: 'content_filter', native_finish_reason: reason },
+      ]);
+      expect(events.at(-1)).toMatchObject({
+        type: 'usage',
+        usage: { prompt_tokens: 12, completion_tokens: 4, total_tokens: 16 },
+      });
+    },
+  );
+
+  it('MALFORMED_FUNCTION_CALL is stop (no tool call came), the native value kept, streamed and not', async () => {
+    const tools: ChatRequest['tools'] = [
+      { type: 'function', function: { name: 'get_weather', parameters: { type: 'object' } } },
+    ];
+    const body = fixture('gemini', 'malformed-function-call.json');
+    serveJson('gemini-2.5-flash', body);
+    const r = await completeChat(geminiAdapter, { ...q, tools }, target('gemini-2.5-flash'), { client });
+    expect(r.choices).toEqual([
+      {
+        index: 0,
+        message: { role: 'assistant', content: null },
+        finish_reason: 'stop',
+        native_finish_reason: 'MALFORMED_FUNCTION_CALL',
+        logprobs: null,
+      },
+    ]);
+
+    serveSse('gemini-2.5-flash', `data: ${JSON.stringify(JSON.parse(body))}\r\n\r\n`);
+    const events = await streamEvents({ ...q, tools });
+    expect(events.some((e) => e.type === 'error')).toBe(false);
+    expect(deltaChoices(events)).toEqual([
+      {
+        index: 0,
+        delta: { role: 'assistant' },
+        finish_reason: 'stop',
+        native_finish_reason: 'MALFORMED_FUNCTION_CALL',
+      },
+    ]);
+  });
+});
+
+describe('Gemini stream chunks without candidates', () => {
+  it('a prompt blocked in a stream (promptFeedback.blockReason) is one content_filter error, no delta', async () => {
+    serveSse('gemini-2.5-flash', fixture('gemini', 'blocked-stream.sse'));
+    const events = await streamEvents();
+    expect(events).toHaveLength(1);
+    const [ev] = events;
+    expect(ev.type).toBe('error');
+    const err = ev.type === 'error' ? ev.error : undefined;
+    expect(err).toBeInstanceOf(UpstreamError);
+    expect(err?.kind).toBe('content_filter');
+    expect(err?.message).toBe('prompt blocked (PROHIBITED_CONTENT)');
+    // Not another upstream's to try: a client gets a 400 naming the filter.
+    expect(err?.fallbackable).toBe(false);
+    expect(upstreamToGateway(err!).status).toBe(400);
+
+    // Gemini's own message, when it gives one, is the error's.
+    const chunk = JSON.parse(fixture('gemini', 'blocked-stream.sse').trim().slice(6));
+    chunk.promptFeedback.blockReasonMessage = 'The prompt was blocked due to prohibited content.';
+    serveSse('gemini-2.5-flash', `data: ${JSON.stringify(chunk)}\r\n\r\n`);
+    const again = await streamEvents();
+    expect(again.map((e) => e.type)).toEqual(['error']);
+    expect(again[0].type === 'error' && again[0].error.message).toBe(
+      'The prompt was blocked due to prohibited content.',
+    );
+  });
+
+  it('a last chunk with only usageMetadata (candidates: []) adds no delta; its counts are the usage', async () => {
+    serveSse('gemini-2.5-flash', fixture('gemini', 'usage-tail-stream.sse'));
+    const events = await streamEvents();
+    expect(events.map((e) => e.type)).toEqual(['delta', 'delta', 'usage']);
+    expect(deltaChoices(events)).toEqual([
+      {
+        index: 0,
+        delta: { role: 'assistant', content: 'The answer' },
+        finish_reason: null,
+        native_finish_reason: null,
+      },
+      { index: 0, delta: { content: ' is 42.' }, finish_reason: 'stop', native_finish_reason: 'STOP' },
+    ]);
+    // prompt = promptTokenCount 120 + toolUsePromptTokenCount 35; completion = candidates 20 +
+    // thoughts 10; the total is Gemini's totalTokenCount (185); the cache hit is cached_tokens.
+    expect(events.at(-1)).toEqual({
+      type: 'usage',
+      usage: {
+        prompt_tokens: 155,
+        completion_tokens: 30,
+        total_tokens: 185,
+        prompt_tokens_details: { cached_tokens: 100 },
+        completion_tokens_details: { reasoning_tokens: 10 },
+      },
+    });
+  });
+});
+
+describe('Gemini usage', () => {
+  it('toolUsePromptTokenCount is part of prompt_tokens; cachedContentTokenCount is cached_tokens', async () => {
+    const body = JSON.parse(fixture('gemini', 'chat.json'));
+    // A grounded answer: 9 prompt (4 of them cached) + 35 tool-use prompt + 12 candidates.
+    body.usageMetadata.toolUsePromptTokenCount = 35;
+    body.usageMetadata.totalTokenCount = 56;
+    serveJson('gemini-2.5-flash', JSON.stringify(body));
+    const r = await completeChat(geminiAdapter, q, target('gemini-2.5-flash'), { client });
+    expect(r.usage).toEqual({
+      prompt_tokens: 44,
+      completion_tokens: 12,
+      total_tokens: 56,
+      prompt_tokens_details: { cached_tokens: 4 },
+      completion_tokens_details: { reasoning_tokens: 0 },
+    });
+  });
+});

@@ -1227,5 +1227,34 @@ describe('Anthropic streamed thinking blocks', () => {
         completion_tokens_details: { reasoning_tokens: 14 },
       },
     });
+    // Sent back, each thinking block goes where the answer had it, before the tool_use it preceded:
+    // Anthropic wants the turn echoed as received.
+    const calls = [
+      {
+        id: 'toolu_01A09q90qw90lq917835lq9',
+        type: 'function' as const,
+        function: { name: 'get_weather', arguments: '{"location": "Paris"}' },
+      },
+      {
+        id: 'toolu_01B8mK2pQx7vN4rT6sW9yZ3c',
+        type: 'function' as const,
+        function: { name: 'get_time', arguments: '{}' },
+      },
+    ];
+    const blocks = await sentBack(
+      { role: 'assistant', content: null, reasoning_details: details(events), tool_calls: calls },
+      tools,
+    );
+    expect(blocks).toEqual([
+      { type: 'thinking', thinking: 'I need the weather in Paris first.', signature: 'EqQBCgIYAhIMsigA' },
+      {
+        type: 'tool_use',
+        id: 'toolu_01A09q90qw90lq917835lq9',
+        name: 'get_weather',
+        input: { location: 'Paris' },
+      },
+      { type: 'thinking', thinking: 'And the local time there.', signature: 'EqQBCgIYAhIMsigB' },
+      { type: 'tool_use', id: 'toolu_01B8mK2pQx7vN4rT6sW9yZ3c', name: 'get_time', input: {} },
+    ]);
   });
 });

@@ -34,7 +34,11 @@ import type {
   FinishReason,
 } from '../../gateway/chat/types.js';
 import type { GatewayError } from '../../gateway/errors.js';
-import { reasoningToBlocks, replayableByAnthropic } from '../../providers/anthropic/anthropic-messages.js';
+import {
+  reasoningBlocksAt,
+  replayableByAnthropic,
+  withThinkingInPlace,
+} from '../../providers/anthropic/anthropic-messages.js';
 import { argumentsObject } from '../../providers/shared/tools.js';
 
 type Block = Record<string, unknown> & { type: string };
@@ -185,18 +189,21 @@ export function encodeAnthropicMessage(
   // An Anthropic answer with server tool blocks: its content as it came, those blocks in place.
   if (m?.anthropic_content) content = m.anthropic_content;
   else if (m) {
-    const thinking = reasoningToBlocks(m.reasoning_details, true);
-    if (thinking.length > 0) content.push(...thinking);
-    else if (m.reasoning) content.push({ type: 'thinking', thinking: m.reasoning, signature: '' });
+    const thinking = reasoningBlocksAt(m.reasoning_details, true);
+    const rest: Block[] = [];
     const text = (m.content ?? '') || (m.refusal ?? '');
-    if (text) content.push({ type: 'text', text });
+    if (text) rest.push({ type: 'text', text });
     for (const call of m.tool_calls ?? [])
-      content.push({
+      rest.push({
         type: 'tool_use',
         id: call.id,
         name: call.function.name,
         input: argumentsObject(call.function.arguments),
       });
+    // Interleaved thinking where the upstream answer had it: the client echoes this turn back.
+    if (thinking.blocks.length > 0) content = withThinkingInPlace(thinking.blocks, thinking.at, rest);
+    else if (m.reasoning) content = [{ type: 'thinking', thinking: m.reasoning, signature: '' }, ...rest];
+    else content = rest;
   }
   return JSON.stringify({
     id,

@@ -160,12 +160,26 @@ export function reasoningToBlocks(
   details: ReasoningDetail[] | undefined,
   keepUnsigned = false,
 ): AnthropicBlock[] {
-  if (!details) return [];
-  const out: AnthropicBlock[] = [];
+  return reasoningBlocksAt(details, keepUnsigned).blocks;
+}
+
+/**
+ * `reasoningToBlocks`, with each block's index in the answer it came from (the details'
+ * `index`, the Anthropic content block index), or undefined where a detail had none.
+ */
+export function reasoningBlocksAt(
+  details: ReasoningDetail[] | undefined,
+  keepUnsigned = false,
+): { blocks: AnthropicBlock[]; at: Array<number | undefined> } {
+  const blocks: AnthropicBlock[] = [];
+  const at: Array<number | undefined> = [];
+  if (!details) return { blocks, at };
   let open: { text: string; signature: string; index: number | undefined } | undefined;
   const close = () => {
-    if (open && (keepUnsigned || open.signature))
-      out.push({ type: 'thinking', thinking: open.text, signature: open.signature });
+    if (open && (keepUnsigned || open.signature)) {
+      blocks.push({ type: 'thinking', thinking: open.text, signature: open.signature });
+      at.push(open.index);
+    }
     open = undefined;
   };
   for (const d of details) {
@@ -177,10 +191,44 @@ export function reasoningToBlocks(
       if (d.signature) open.signature += d.signature;
     } else if (d.type === 'reasoning.encrypted' && d.data) {
       close();
-      out.push({ type: 'redacted_thinking', data: d.data });
+      blocks.push({ type: 'redacted_thinking', data: d.data });
+      at.push(d.index);
     }
   }
   close();
+  return { blocks, at };
+}
+
+/**
+ * An assistant turn's blocks with its thinking back where the answer had it. Anthropic wants a
+ * turn with thinking echoed as received: with interleaved thinking an answer can be [thinking,
+ * tool_use, thinking, tool_use], and the OpenAI shape keeps the thinking apart from the text and
+ * tool calls, each thinking detail with its block index. A thinking block at index i that had k
+ * thinking blocks before it followed i - k other blocks, so it goes back after that many of
+ * `rest` (text first, then tool_use, as Anthropic answers them; several text blocks were joined
+ * into one, so a block may land a little earlier, never after a tool_use it preceded). Without
+ * indexes, or with indexes out of order, the thinking leads the turn, as it always did.
+ */
+export function withThinkingInPlace(
+  thinking: AnthropicBlock[],
+  at: Array<number | undefined>,
+  rest: AnthropicBlock[],
+): AnthropicBlock[] {
+  if (thinking.length === 0) return rest;
+  let ordered = true;
+  for (let j = 0; j < at.length; j++) {
+    const i = at[j];
+    if (i === undefined || i < j || (j > 0 && i <= at[j - 1]!)) ordered = false;
+  }
+  if (!ordered || rest.length === 0) return [...thinking, ...rest];
+  const out: AnthropicBlock[] = [];
+  let used = 0;
+  for (let j = 0; j < thinking.length; j++) {
+    const before = Math.min(at[j]! - j, rest.length);
+    while (used < before) out.push(rest[used++]!);
+    out.push(thinking[j]!);
+  }
+  while (used < rest.length) out.push(rest[used++]!);
   return out;
 }
 
@@ -230,7 +278,8 @@ export function toAnthropicMessages(messages: ChatMessage[]): {
           );
           break;
         }
-        const blocks = [...reasoningToBlocks(m.reasoning_details), ...contentToBlocks(m.content)];
+        const thinking = reasoningBlocksAt(m.reasoning_details);
+        const blocks = contentToBlocks(m.content);
         const refusal = messageRefusal(m);
         if (refusal) blocks.push({ type: 'text', text: refusal });
         for (const call of functionCalls(m.tool_calls)) {
@@ -246,7 +295,7 @@ export function toAnthropicMessages(messages: ChatMessage[]): {
             ),
           );
         }
-        push('assistant', blocks);
+        push('assistant', withThinkingInPlace(thinking.blocks, thinking.at, blocks));
         break;
       }
     }

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { setHidden } from '../../gateway/chat/hidden.js';
 import type { ChatRequest, ReasoningDetail } from '../../gateway/chat/types.js';
 import { buildOpenAiRequest } from '../openai-compatible/openai-request.js';
-import { reasoningToBlocks } from './anthropic-messages.js';
+import { reasoningToBlocks, withThinkingInPlace } from './anthropic-messages.js';
 import { buildAnthropicRequest } from './anthropic-request.js';
 import { AnthropicStreamDecoder } from './anthropic-stream.js';
 
@@ -224,5 +224,53 @@ describe('fields only the Anthropic ingress sets (non-enumerable)', () => {
     expect(body).not.toContain('cache_control');
     expect(body).not.toContain('is_error');
     expect(JSON.parse(body).messages[2]).toEqual({ role: 'tool', tool_call_id: 'toolu_1', content: 'boom' });
+  });
+});
+
+describe('thinking put back in place', () => {
+  const th = (n: number) => ({ type: 'thinking', thinking: `t${n}`, signature: `s${n}` });
+  const text = { type: 'text', text: 'x' };
+  const tool = (n: number) => ({ type: 'tool_use', id: `c${n}`, name: 'f', input: {} });
+
+  it('puts each thinking block after as many other blocks as preceded it', () => {
+    // [t0, c1, t2, c3]
+    expect(withThinkingInPlace([th(0), th(2)], [0, 2], [tool(1), tool(3)])).toEqual([
+      th(0),
+      tool(1),
+      th(2),
+      tool(3),
+    ]);
+    // [t0, text, c2, t3, c4]
+    expect(withThinkingInPlace([th(0), th(3)], [0, 3], [text, tool(2), tool(4)])).toEqual([
+      th(0),
+      text,
+      tool(2),
+      th(3),
+      tool(4),
+    ]);
+    // Consecutive thinking blocks stay together at the head.
+    expect(withThinkingInPlace([th(0), th(1)], [0, 1], [text, tool(2)])).toEqual([
+      th(0),
+      th(1),
+      text,
+      tool(2),
+    ]);
+  });
+
+  it('leads with the thinking when the indexes are missing, repeated or out of order', () => {
+    for (const at of [
+      [undefined, 2],
+      [0, 0],
+      [2, 0],
+    ])
+      expect(withThinkingInPlace([th(0), th(2)], at, [tool(1), tool(3)])).toEqual([
+        th(0),
+        th(2),
+        tool(1),
+        tool(3),
+      ]);
+    // Indexes past the blocks there are (text blocks were joined): the rest, then the thinking.
+    expect(withThinkingInPlace([th(0), th(9)], [0, 9], [tool(1)])).toEqual([th(0), tool(1), th(9)]);
+    expect(withThinkingInPlace([], [], [text])).toEqual([text]);
   });
 });

@@ -85,3 +85,60 @@ describe("executeRoute and an upstream's Retry-After", () => {
     expect(await waits(1_000)).toEqual([1_000]);
   });
 });
+
+describe("executeRoute and a channel's keys", () => {
+  const keyed = (channelId: number, keys: string[]): Candidate => ({
+    target: { channelName: `c${channelId}`, modelId: 'm', channelId, keys } as RouteTarget,
+    healthKey: `${channelId}:m`,
+  });
+  const limited = () => new UpstreamError('rate_limited', 'slow down', { upstreamStatus: 429 });
+
+  it('retries go to the next key, whatever the number of keys', async () => {
+    for (const keys of [
+      ['k0', 'k1'],
+      ['k0', 'k1', 'k2'],
+      ['k0', 'k1', 'k2', 'k3'],
+    ]) {
+      const used: string[] = [];
+      await executeRoute(
+        [keyed(100 + keys.length, keys)],
+        async (_c, apiKey) => {
+          used.push(apiKey);
+          throw limited();
+        },
+        { ...options(), maxAttempts: keys.length, sleep: async () => {} },
+      ).catch(() => undefined);
+      expect(new Set(used).size, used.join()).toBe(keys.length);
+    }
+  });
+
+  it('requests take the keys in turn', async () => {
+    const first: string[] = [];
+    for (let n = 0; n < 6; n++)
+      await executeRoute(
+        [keyed(200, ['k0', 'k1', 'k2'])],
+        async (_c, apiKey) => {
+          first.push(apiKey);
+          return 'served';
+        },
+        options(),
+      );
+    expect(first.sort()).toEqual(['k0', 'k0', 'k1', 'k1', 'k2', 'k2']);
+  });
+
+  it('a rejected key is set aside and the next one tried at once', async () => {
+    const used: string[] = [];
+    const ex = await executeRoute(
+      [keyed(300, ['bad', 'good'])],
+      async (_c, apiKey) => {
+        used.push(apiKey);
+        if (apiKey === 'bad') throw new UpstreamError('auth', 'invalid key', { upstreamStatus: 401 });
+        return 'served';
+      },
+      options(),
+    );
+    expect(ex.apiKey).toBe('good');
+    expect(used.at(-1)).toBe('good');
+    expect(used.filter((k) => k === 'bad').length).toBeLessThanOrEqual(1);
+  });
+});

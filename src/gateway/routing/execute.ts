@@ -39,6 +39,18 @@ export function attemptsOf(err: unknown): AttemptRecord[] | undefined {
   return typeof err === 'object' && err !== null ? trails.get(err) : undefined;
 }
 
+/**
+ * Each channel's next first key: a request's tries walk the channel's keys from there, so keys
+ * are used in turn across requests and a retry goes to the next key (one per channel id, per
+ * process).
+ */
+const keyTurns = new Map<number, number>();
+function nextKeyTurn(channelId: number): number {
+  const turn = keyTurns.get(channelId) ?? 0;
+  keyTurns.set(channelId, (turn + 1) & 0x3fffffff);
+  return turn;
+}
+
 /** One try of `t` begun at `started`, for the trail: a success, or failed with `errorKind`. */
 function tried(
   t: Candidate['target'],
@@ -87,6 +99,7 @@ export async function executeRoute<T>(
         continue;
       }
       let acquired = true;
+      const turn = t.keys.length > 1 ? nextKeyTurn(t.channelId) : 0;
       try {
         for (let i = 0; i < opts.maxAttempts; i++) {
           const keys = opts.health.usableKeys(t.channelId, t.keys);
@@ -96,7 +109,7 @@ export async function executeRoute<T>(
           }
           if (attempts.length >= maxTotal) throw finalError(lastError ?? unfit);
           if (signal?.aborted) throw signal.reason;
-          const apiKey = keys[(i + attempts.length) % keys.length]!;
+          const apiKey = keys[(turn + i) % keys.length]!;
           const started = Date.now();
           try {
             const value = await attempt(c, apiKey, signal);

@@ -126,6 +126,30 @@ describe('a stream that fails before anything the client must see falls back', (
     expect(await an.requests[0]!.closed).toMatchObject({ completed: false });
   });
 
+  it.each([
+    // OpenRouter sends these while a provider warms up; they decode to no event at all.
+    [
+      'nothing but SSE comments',
+      [
+        ': OPENROUTER PROCESSING\n\n',
+        ...Array.from({ length: 30 }, () => [{ delayMs: 100 }, ': OPENROUTER PROCESSING\n\n']).flat(),
+        ROLE_CHUNK,
+      ],
+    ],
+    ['nothing at all after the head', ['hang']],
+  ])(
+    'OpenAI-style: %s is a first-byte timeout and a fallback, not a wait for the idle timeout',
+    async (_name, steps) => {
+      o.on(OA, { sse: steps as any });
+      const t0 = Date.now();
+      const log = await expectServedByFallback(await stream('acme/m'));
+      expect(log.attempts[0]).toMatchObject({ provider: 'o', error_kind: 'timeout' });
+      // The first-byte timeout is 400 ms; the comments alone would have held the try 3 s, and
+      // silence until the 5 s idle timeout.
+      expect(Date.now() - t0).toBeLessThan(2_500);
+    },
+  );
+
   it('what was held back goes out with the first content, in order', async () => {
     o.on(OA, {
       sse: [ROLE_CHUNK, { delayMs: 150 }, ...sse([oaChunk({ content: 'late' }), oaChunk({}, 'stop')])],

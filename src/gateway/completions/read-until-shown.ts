@@ -14,16 +14,23 @@ import type { ChatEventStream } from '../upstream/event-stream.js';
  * that ended with nothing to show; a timeout once `deadline` (epoch ms: the try's first-byte
  * timeout) passed, so the first-byte timeout runs until there is something to show, not only
  * until the response head (pings or keep-alives would otherwise reset the idle timeout for ever).
- * Costs nothing more when the first batch shows something, as a batch with content does.
+ * The timer runs from the first read: comment lines (`: OPENROUTER PROCESSING`) decode to no
+ * event at all, and a stream of nothing but those, or of silence, must time out the same.
  */
 export async function readUntilShown(events: ChatEventStream, deadline: number): Promise<ChatStreamEvent[]> {
   let held: ChatStreamEvent[] | undefined;
-  let timer: ReturnType<typeof setTimeout> | undefined;
   let late = false;
+  const timer = setTimeout(
+    () => {
+      late = true;
+      events.cancel(); // resolves the pending next() with null
+    },
+    Math.max(0, deadline - Date.now()),
+  );
   try {
     for (;;) {
       const batch = await events.next();
-      if (late) throw new UpstreamError('timeout', 'upstream first byte timeout (nothing but empty events)');
+      if (late) throw new UpstreamError('timeout', 'upstream first byte timeout (nothing to show yet)');
       if (batch === null) throw new UpstreamError('bad_response', 'upstream stream ended without an answer');
       for (const ev of batch) {
         if (ev.type === 'error') throw ev.error;
@@ -32,19 +39,12 @@ export async function readUntilShown(events: ChatEventStream, deadline: number):
       // The batch is ours (the stream hands each one over once): extend it rather than copy.
       if (held === undefined) held = batch;
       else for (const ev of batch) held.push(ev);
-      timer ??= setTimeout(
-        () => {
-          late = true;
-          events.cancel(); // resolves the pending next() with null
-        },
-        Math.max(0, deadline - Date.now()),
-      );
     }
   } catch (err) {
     events.cancel();
     throw err;
   } finally {
-    if (timer !== undefined) clearTimeout(timer);
+    clearTimeout(timer);
   }
 }
 

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   type ChatGateway,
   fixture,
@@ -124,6 +124,24 @@ describe('a stream that fails before anything the client must see falls back', (
     expect(log.attempts[0]).toMatchObject({ provider: 'an', error_kind: 'timeout' });
     expect(Date.now() - t0).toBeLessThan(IDLE_MS);
     expect(await an.requests[0]!.closed).toMatchObject({ completed: false });
+  });
+
+  it("the serving upstream's health figures start at its own try, not at the failed one's", async () => {
+    an.on(AN, { sse: [MESSAGE_START, PING, 'hang'] });
+    const health = c.gw.services.chat.health;
+    const success = vi.spyOn(health, 'success');
+    try {
+      const log = await expectServedByFallback(await stream('acme/claude'));
+      // The client waited the 400 ms first-byte timeout of `an`, and its log says so...
+      expect(log.ttft_ms).toBeGreaterThanOrEqual(400);
+      // ...but fb answered at once: its latency and TTFT samples are its own try's.
+      const [key, sample] = success.mock.calls.find(([k]) => k.endsWith(':acme/fb'))!;
+      expect(key).toMatch(/:acme\/fb$/);
+      expect(sample!.ttftMs).toBeLessThan(log.ttft_ms - 300);
+      expect(sample!.latencyMs).toBeLessThan(log.latency_ms - 300);
+    } finally {
+      success.mockRestore();
+    }
   });
 
   it.each([

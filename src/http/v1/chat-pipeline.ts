@@ -341,16 +341,20 @@ async function streamChat(
     error: failure,
     ttftMs,
   });
-  const durationMs = Date.now() - ctx.startedAt;
   const health = services.chat.health;
   const key = `${opened.target.channelId}:${opened.target.modelId}`;
-  if (failure === undefined)
+  if (failure === undefined) {
+    // The upstream's own figures, from the start of its try: the log's TTFT is the client's (from
+    // the request), which includes upstreams that failed before this one and is not this one's.
+    const tryStart = opened.attemptStartedAt;
+    const durationMs = Date.now() - tryStart;
     health.success(key, {
       latencyMs: durationMs,
-      ttftMs: ttftMs ?? undefined,
+      ttftMs: ttftMs === null ? undefined : Math.max(0, ctx.startedAt + ttftMs - tryStart),
       completionTokens: bill.usage?.completion_tokens,
       durationMs,
     });
+  }
   // A stream cut mid-way is the upstream's failure too; a client that left says nothing about it.
   else if (!ctx.signal.aborted && failure instanceof UpstreamError && countsAgainstHealth(failure.kind))
     health.failure(key, failure.kind);

@@ -374,8 +374,10 @@ describe('streams', () => {
   });
 
   it('a slow first chunk gets keep-alive comments, then the stream', async () => {
+    // 200 ms: keep-alives every 100 ms, and inside the 300 ms first-byte timeout, which runs from
+    // the start of the try until the first chunk (early-failures.test.ts has it expire).
     ups.a.on(ROUTE, {
-      sse: [{ delayMs: 350 }, ...sse([oaChunk({ role: 'assistant', content: 'late' }), oaChunk({}, 'stop')])],
+      sse: [{ delayMs: 200 }, ...sse([oaChunk({ role: 'assistant', content: 'late' }), oaChunk({}, 'stop')])],
     });
     const r = await rawStream(c, { model: 'acme/m', messages: userMsg('hi') });
     expect(r.text.startsWith(': keep-alive\n\n')).toBe(true);

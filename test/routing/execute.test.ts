@@ -142,3 +142,77 @@ describe("executeRoute and a channel's keys", () => {
     expect(used.filter((k) => k === 'bad').length).toBeLessThanOrEqual(1);
   });
 });
+
+describe('the circuit and requests admitted before it opened', () => {
+  const tracker = () => new HealthTracker({ failures: 2, windowMs: 60_000, cooldownMs: 1_000 });
+  const K = '1:m';
+  const ok = { latencyMs: 10 };
+  /** Opens the circuit at t=0 and lets its cooldown pass (half-open at t=1000). */
+  const opened = (h: HealthTracker) => {
+    h.failure(K, 'server_error', false, 0);
+    h.failure(K, 'server_error', false, 0);
+    expect(h.state(K, 500)).toBe('open');
+    expect(h.state(K, 1_000)).toBe('half_open');
+  };
+
+  it('a straggler that ends without a verdict does not free the probe slot', () => {
+    const h = tracker();
+    expect(h.tryAcquire(K, 0)).toBe('pass'); // the straggler, admitted while closed
+    opened(h);
+    expect(h.tryAcquire(K, 1_000)).toBe('probe');
+    h.release(K, false); // the straggler: a client 400, a 429, the client left
+    expect(h.tryAcquire(K, 1_001)).toBeNull(); // still one probe at a time
+    h.release(K, true);
+    expect(h.tryAcquire(K, 1_002)).toBe('probe');
+  });
+
+  it("a straggler's success does not close an open circuit; the probe's does", () => {
+    const h = tracker();
+    opened(h);
+    h.success(K, ok, false);
+    expect(h.state(K, 1_000)).toBe('half_open');
+    expect(h.tryAcquire(K, 1_000)).toBe('probe');
+    h.success(K, ok, false);
+    expect(h.state(K, 1_000)).toBe('half_open');
+    h.success(K, ok, true);
+    expect(h.state(K, 1_000)).toBe('closed');
+    expect(h.tryAcquire(K, 1_000)).toBe('pass');
+  });
+
+  it("a straggler's failure neither reopens nor frees the probe; the probe's failure reopens", () => {
+    const h = tracker();
+    opened(h);
+    expect(h.tryAcquire(K, 1_000)).toBe('probe');
+    h.failure(K, 'server_error', false, 1_100);
+    expect(h.tryAcquire(K, 1_100)).toBeNull();
+    expect(h.state(K, 1_100)).toBe('half_open');
+    h.failure(K, 'server_error', true, 1_200);
+    expect(h.state(K, 1_300)).toBe('open');
+    expect(h.state(K, 2_200)).toBe('half_open');
+  });
+
+  it('executeRoute reports its own admission: a probe that fails reopens the circuit', async () => {
+    const h = tracker();
+    opened(h);
+    const now = Date.now;
+    Date.now = () => 1_000;
+    try {
+      const err = await executeRoute(
+        [candidate('a', 'm', 1)],
+        async () => {
+          throw new UpstreamError('server_error', 'still down', { upstreamStatus: 500 });
+        },
+        { ...options(), health: h },
+      ).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(UpstreamError);
+      expect(h.state(K, 1_000)).toBe('open');
+      const ex = await executeRoute([candidate('a', 'm', 1)], async () => 'served', {
+        ...options(),
+        health: h,
+      }).catch((e: unknown) => e);
+      expect(ex).toMatchObject({ status: 503 }); // open: not tried
+    } finally {
+      Date.now = now;
+    }
+  });
+});

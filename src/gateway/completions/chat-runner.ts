@@ -70,6 +70,8 @@ export interface StreamOpened extends ServedChat {
   events: ChatEventStream;
   /** When the try that opened it began (epoch ms): a stream the client leaves logs its length. */
   attemptStartedAt: number;
+  /** It went to a half-open circuit's probe: its outcome decides the circuit (HealthTracker). */
+  probe: boolean;
 }
 
 /**
@@ -179,12 +181,16 @@ export class ChatRunner {
     const reported = ex.value.usage;
     const completionText = reported && countsWellFormed(reported) ? undefined : generatedText(ex.value);
     const result = plan.excludeReasoning ? omitReasoningFromResult(ex.value) : ex.value;
-    this.deps.health.success(ex.candidate.healthKey, {
-      latencyMs,
-      // A malformed count ("12", -5) is no throughput sample.
-      completionTokens: isCount(reported?.completion_tokens) ? reported.completion_tokens : undefined,
-      durationMs: latencyMs,
-    });
+    this.deps.health.success(
+      ex.candidate.healthKey,
+      {
+        latencyMs,
+        // A malformed count ("12", -5) is no throughput sample.
+        completionTokens: isCount(reported?.completion_tokens) ? reported.completion_tokens : undefined,
+        durationMs: latencyMs,
+      },
+      ex.probe,
+    );
     return {
       result,
       served: { target: ex.candidate.target, attempts: ex.attempts },
@@ -216,6 +222,7 @@ export class ChatRunner {
       target: ex.candidate.target,
       attempts: ex.attempts,
       attemptStartedAt: ex.startedAt,
+      probe: ex.probe,
     };
   }
 

@@ -124,7 +124,7 @@ export class EmbeddingsService {
         throw err;
       });
       const latencyMs = Date.now() - ex.startedAt;
-      this.deps.health.success(ex.candidate.healthKey, { latencyMs, durationMs: latencyMs });
+      this.deps.health.success(ex.candidate.healthKey, { latencyMs, durationMs: latencyMs }, ex.probe);
       const usage = finalizeEmbeddingUsage(
         resolved,
         ex.value.usage,

@@ -23,6 +23,8 @@ export interface Executed<T> {
   apiKey: string;
   attempts: AttemptRecord[];
   startedAt: number;
+  /** The candidate was the half-open circuit's probe: pass it to `success`/`failure`/`release`. */
+  probe: boolean;
 }
 
 /** Failure kinds that say something about the upstream's health (not about the request). */
@@ -94,10 +96,12 @@ export async function executeRoute<T>(
     for (const c of candidates) {
       const t = c.target;
       if (t.modelId === skipModel) continue;
-      if (!opts.health.tryAcquire(c.healthKey)) {
+      const admission = opts.health.tryAcquire(c.healthKey);
+      if (admission === null) {
         lastError ??= new GatewayError(503, `upstream ${t.channelName} is unavailable (circuit open)`);
         continue;
       }
+      const probe = admission === 'probe';
       let acquired = true;
       const turn = t.keys.length > 1 ? nextKeyTurn(t.channelId) : 0;
       try {
@@ -115,7 +119,7 @@ export async function executeRoute<T>(
             const value = await attempt(c, apiKey, signal);
             attempts.push(tried(t, started));
             acquired = false; // the caller reports success/failure of the committed attempt
-            return { value, candidate: c, apiKey, attempts, startedAt: started };
+            return { value, candidate: c, apiKey, attempts, startedAt: started, probe };
           } catch (err) {
             if (signal?.aborted) {
               // The try in flight ended with the request: the trail keeps it, saying why and when.
@@ -131,7 +135,7 @@ export async function executeRoute<T>(
             if (!(err instanceof UpstreamError)) throw err;
             lastError = err;
             attempts.push(tried(t, started, err.kind, err.upstreamStatus));
-            if (HEALTH_KINDS.has(err.kind)) opts.health.failure(c.healthKey, err.kind);
+            if (HEALTH_KINDS.has(err.kind)) opts.health.failure(c.healthKey, err.kind, probe);
             if (err.kind === 'auth') {
               opts.health.keyFailed(t.channelId, apiKey, t);
               i--; // another key of the same upstream is not a retry
@@ -155,7 +159,7 @@ export async function executeRoute<T>(
           }
         }
       } finally {
-        if (acquired) opts.health.release(c.healthKey);
+        if (acquired) opts.health.release(c.healthKey, probe);
       }
     }
     throw finalError(lastError ?? unfit);

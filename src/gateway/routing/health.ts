@@ -2,7 +2,7 @@ import type { UpstreamErrorKind } from '../errors.js';
 
 /**
  * Per (upstream, model) health: rolling latency, time to first token, throughput and error
- * rate, plus a circuit breaker. The breaker opens after `failures` failures within `windowMs`
+ * rate, plus a circuit breaker. The breaker opens after `failures` failures in a row within `windowMs`
  * (never on one error, the complaint users have about other gateways), lets one probe through
  * after `cooldownMs` (half-open) and closes on its success.
  *
@@ -10,6 +10,9 @@ import type { UpstreamErrorKind } from '../errors.js';
  * keys keeps working on the others; a channel whose keys all failed is reported as disabled.
  */
 export type CircuitState = 'closed' | 'open' | 'half_open';
+
+/** What `tryAcquire` admitted: a request on a closed circuit, the half-open probe, or none. */
+export type Admission = 'pass' | 'probe' | null;
 
 /** How to reach an upstream to probe one of its keys. */
 export interface ProbeTarget {
@@ -91,22 +94,26 @@ export class HealthTracker {
   }
 
   /**
-   * Whether a request may go to this target now. In half-open state exactly one probe is let
-   * through until it reports back.
+   * Whether a request may go to this target now: `'pass'` while the circuit is closed, `'probe'`
+   * for the one request let through when it is half-open (until it reports back), null when
+   * refused. Whoever was admitted passes `probe` back to `success`, `failure` and `release`:
+   * only the probe's outcome moves a circuit that is not closed, so a request admitted before the
+   * circuit opened and ending later neither closes it nor frees the probe's slot.
    */
-  tryAcquire(key: string, now = Date.now()): boolean {
+  tryAcquire(key: string, now = Date.now()): Admission {
     const s = this.state(key, now);
-    if (s === 'closed') return true;
-    if (s === 'open') return false;
+    if (s === 'closed') return 'pass';
+    if (s === 'open') return null;
     const e = this.entry(key);
-    if (e.probing) return false;
+    if (e.probing) return null;
     e.probing = true;
-    return true;
+    return 'probe';
   }
 
   success(
     key: string,
     m: { latencyMs: number; ttftMs?: number; completionTokens?: number; durationMs?: number },
+    probe = false,
   ): void {
     const e = this.entry(key);
     e.successes++;
@@ -114,25 +121,30 @@ export class HealthTracker {
     if (m.ttftMs !== undefined) e.ttftMs = ewma(e.ttftMs, m.ttftMs);
     if (m.completionTokens && m.durationMs && m.durationMs > 0)
       e.tokensPerSec = ewma(e.tokensPerSec, (m.completionTokens * 1000) / m.durationMs);
+    if (probe) {
+      e.probing = false;
+      e.state = 'closed';
+    } else if (e.state !== 'closed') return;
+    // A success starts the count of failures again: the circuit opens on failures in a row.
     // Not a new array per success: this entry lives for good, a fresh young array hanging off
     // it per request survived scavenges for nothing.
     if (e.failuresAt.length > 0) e.failuresAt = [];
-    e.probing = false;
-    e.state = 'closed';
   }
 
   /** Records a failure that counts against the upstream (not a client mistake). */
-  failure(key: string, kind: UpstreamErrorKind, now = Date.now()): void {
+  failure(key: string, kind: UpstreamErrorKind, probe = false, now = Date.now()): void {
     const e = this.entry(key);
     e.errors++;
     e.lastError = kind;
     e.lastErrorAt = now;
-    if (e.state === 'half_open') {
+    if (probe) {
       e.state = 'open';
       e.openedAt = now;
       e.probing = false;
       return;
     }
+    // Open or half-open: a request admitted before it opened says nothing the probe will not.
+    if (e.state !== 'closed') return;
     e.failuresAt = e.failuresAt.filter((t) => now - t < this.opts.windowMs);
     e.failuresAt.push(now);
     if (e.failuresAt.length >= this.opts.failures) {
@@ -141,8 +153,9 @@ export class HealthTracker {
     }
   }
 
-  /** A probe that ended without a verdict (client went away) frees the half-open slot. */
-  release(key: string): void {
+  /** A request that ended without a verdict (client went away); a probe frees the half-open slot. */
+  release(key: string, probe = false): void {
+    if (!probe) return;
     const e = this.entries.get(key);
     if (e) e.probing = false;
   }

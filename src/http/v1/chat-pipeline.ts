@@ -348,17 +348,21 @@ async function streamChat(
     // the request), which includes upstreams that failed before this one and is not this one's.
     const tryStart = opened.attemptStartedAt;
     const durationMs = Date.now() - tryStart;
-    health.success(key, {
-      latencyMs: durationMs,
-      ttftMs: ttftMs === null ? undefined : Math.max(0, ctx.startedAt + ttftMs - tryStart),
-      completionTokens: bill.usage?.completion_tokens,
-      durationMs,
-    });
+    health.success(
+      key,
+      {
+        latencyMs: durationMs,
+        ttftMs: ttftMs === null ? undefined : Math.max(0, ctx.startedAt + ttftMs - tryStart),
+        completionTokens: bill.usage?.completion_tokens,
+        durationMs,
+      },
+      opened.probe,
+    );
   }
   // A stream cut mid-way is the upstream's failure too; a client that left says nothing about it.
   else if (!ctx.signal.aborted && failure instanceof UpstreamError && countsAgainstHealth(failure.kind))
-    health.failure(key, failure.kind);
-  else health.release(key);
+    health.failure(key, failure.kind, opened.probe);
+  else health.release(key, opened.probe);
   if (res.destroyed) return reply;
   res.end(writer.end(bill, failure === undefined ? undefined : toGatewayError(failure, reply.request)));
   // The last bytes too: a client that never takes them would keep the socket.

@@ -20,7 +20,18 @@ import type { StreamDecoder, UpstreamHeaders } from '../types.js';
 import { ToolCallIndexes } from './tool-call-indexes.js';
 
 interface OpenAiErrorBody {
-  error?: { message?: string; type?: string; code?: string | number | null; param?: string | null } | string;
+  error?:
+    | {
+        message?: string;
+        type?: string;
+        code?: string | number | null;
+        param?: string | null;
+        /** OpenRouter: the moderation flag's `reasons`/`flagged_input`, or a typed `error_type`. */
+        metadata?: { reasons?: unknown; flagged_input?: unknown; error_type?: unknown } | null;
+        /** OpenRouter: why no endpoint could serve the model (`region_restricted`, ...). */
+        availability?: { code?: unknown } | null;
+      }
+    | string;
   message?: string;
   type?: string;
   code?: string | number;
@@ -39,7 +50,20 @@ export function classifyOpenAiError(status: number, body: string, headers: Upstr
     (typeof parsed.detail === 'string' ? parsed.detail : undefined) ??
     excerpt(body);
   const code = typeof e.code === 'string' ? e.code : undefined;
-  return classifyFailure(status, headers, { codes: [code, e.type], message });
+  const codes = [code, e.type];
+  if (typeof parsed.error === 'object' && parsed.error !== null) {
+    // OpenRouter answers 403 for a bad key and for a prompt its moderation flagged: the flag is
+    // this request's content, not the key's, so the key is not set aside for everyone.
+    const meta = parsed.error.metadata;
+    if (meta && typeof meta === 'object') {
+      if (Array.isArray(meta.reasons) || typeof meta.flagged_input === 'string')
+        codes.push('content_policy_violation');
+      if (typeof meta.error_type === 'string') codes.push(meta.error_type);
+    }
+    const availability = parsed.error.availability?.code;
+    if (typeof availability === 'string') codes.push(availability);
+  }
+  return classifyFailure(status, headers, { codes, message });
 }
 
 export function parseOpenAiResponse(status: number, body: string, headers: UpstreamHeaders): ChatResult {

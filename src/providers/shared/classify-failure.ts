@@ -44,12 +44,19 @@ export function classifyFailure(
   ) {
     kind = 'context_length';
   } else if (
-    has('insufficient_quota', 'billing_error', 'billing_not_active', 'failed_precondition') ||
+    has(
+      'insufficient_quota',
+      'billing_error',
+      'billing_not_active',
+      'failed_precondition',
+      'region_restricted',
+    ) ||
     status === 402
   ) {
     // Google's 400 FAILED_PRECONDITION: the project or region cannot use the API ("User location
     // is not supported for the API use.", billing not enabled). The account, not the request:
-    // another candidate may serve it, and the client is not told its request was bad.
+    // another candidate may serve it, and the client is not told its request was bad. OpenRouter's
+    // 403 `region_restricted` too: the gateway's region, not the key.
     kind = 'payment';
   } else if (
     has('content_filter', 'content_policy_violation') ||

@@ -58,6 +58,19 @@ describe('Gemini request', () => {
     expect(build({ messages: q, reasoning: { effort: 'none' } }).generationConfig.thinkingConfig).toEqual({
       thinkingBudget: 0,
     });
+    // Gemini 3 cannot turn thinking off (and thinks at high when told nothing): its lowest level.
+    for (const [m, level] of [
+      ['gemini-3-flash-preview', 'minimal'],
+      ['gemini-3-pro-preview', 'low'],
+      ['gemini-3.1-pro-preview', 'low'],
+    ])
+      for (const reasoning of [{ effort: 'none' }, { max_tokens: 0 }, { enabled: false }] as const)
+        expect(
+          build({ messages: q, reasoning }, m).generationConfig.thinkingConfig,
+          `${m} ${JSON.stringify(reasoning)}`,
+        ).toEqual({
+          thinkingLevel: level,
+        });
     expect(
       build({ messages: q, reasoning: { max_tokens: 512, exclude: true } }).generationConfig.thinkingConfig,
     ).toEqual({

@@ -15,7 +15,8 @@
  * true`) get `thinkingLevel` from the effort (xhigh/max -> high; within what the model takes, see
  * `thinkingLevel`); others get `thinkingBudget` =
  * reasoning.max_tokens or effort ratio x max_tokens (x 8192 when max_tokens is absent), kept in the
- * range the Gemini 2.5 model accepts; off -> budget 0 (2.5 Pro, which cannot turn thinking off: 128).
+ * range the Gemini 2.5 model accepts; off -> budget 0 (2.5 Pro, which cannot turn thinking off: 128;
+ * Gemini 3, which cannot either: its lowest level).
  * `includeThoughts` is true unless `reasoning.exclude`. Target option `extra.apiVersion` (default v1beta).
  */
 import { sentMaxTokens } from '../../gateway/chat/max-tokens.js';
@@ -153,8 +154,12 @@ export function buildGeminiRequest(
       );
     }
     gen.thinkingConfig = cfg;
-  } else if (r?.enabled === false && !levelModel) {
-    gen.thinkingConfig = { thinkingBudget: range?.off ?? 0 };
+  } else if (r?.enabled === false) {
+    // Gemini 3 cannot turn thinking off and thinks at `high` when told nothing: the lowest level
+    // it takes (minimal on Flash, low on Pro) is the nearest to off, as 128 is for 2.5 Pro.
+    gen.thinkingConfig = levelModel
+      ? { thinkingLevel: thinkingLevel('minimal', target.upstreamModel) }
+      : { thinkingBudget: range?.off ?? 0 };
   }
   if (Object.keys(gen).length > 0) body.generationConfig = gen;
 

@@ -106,6 +106,12 @@ describe('planRoute', () => {
     expect(names(plan({ order: ['gamma', 'beta'], allow_fallbacks: false }))).toEqual(['gamma', 'beta']);
     // Without order: only the primary upstream.
     expect(names(plan({ allow_fallbacks: false }))).toEqual(['alpha']);
+    // Without order but with only: every provider in only (openrouter.md: "the providers in
+    // order/only"), in the usual order.
+    expect(names(plan({ only: ['beta', 'gamma'], allow_fallbacks: false })).sort()).toEqual([
+      'beta',
+      'gamma',
+    ]);
   });
 
   it('only and ignore filter, and a base slug matches its variants', () => {

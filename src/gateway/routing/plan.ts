@@ -55,8 +55,10 @@ export function planRoute(input: PlanInput): Candidate[] {
         })
       : all;
     ts = order(ts, prefs, sortAsked ?? model.sort, input, random);
+    // Only the providers in `order` or `only` (already all that is left), else only the first.
     if (prefs.allow_fallbacks === false) {
-      ts = prefs.order?.length ? ts.filter((t) => matchesAny(t, prefs.order!)) : ts.slice(0, 1);
+      if (prefs.order?.length) ts = ts.filter((t) => matchesAny(t, prefs.order!));
+      else if (!prefs.only?.length) ts = ts.slice(0, 1);
     }
     // The common request: one model, one upstream, no fallbacks: a list made once per target.
     if (ts.length === 1 && input.models.length === 1) return alone(candidateOf(ts[0]!));

@@ -3,15 +3,19 @@ import { TRUNCATION_MARKER } from '../../src/gateway/chat/middle-out.js';
 import { countPromptTokens } from '../../src/gateway/chat/tokens.js';
 import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
 import { text } from '../helpers/texts.js';
-import { type ChatGateway, model, oaCompletion, startChatGateway } from './chat-helpers.js';
+import { type ChatGateway, fixtureJson, model, oaCompletion, startChatGateway } from './chat-helpers.js';
 
 // `transforms: ["middle-out"]` end to end: what the upstream receives.
 let up: FakeUpstream;
 let c: ChatGateway;
 const CONTEXT = 8_000;
+const CLAUDE_CONTEXT = 12_000;
 
 beforeAll(async () => {
-  up = await startFakeUpstream({ 'POST /v1/chat/completions': { json: oaCompletion('ok') } });
+  up = await startFakeUpstream({
+    'POST /v1/chat/completions': { json: oaCompletion('ok') },
+    'POST /v1/messages': { json: fixtureJson('anthropic/chat.json') },
+  });
   c = await startChatGateway({
     channels: [
       {
@@ -21,11 +25,13 @@ beforeAll(async () => {
         keys: ['k'],
         models: ['acme/short', 'acme/tiny', 'acme/big'],
       },
+      { name: 'an', kind: 'anthropic', base_url: up.url, keys: ['k'], models: ['acme/claude'] },
     ],
     models: [
       model('acme/short', { context_length: CONTEXT, max_completion_tokens: 1000 }),
       model('acme/tiny', { context_length: 60, max_completion_tokens: 10 }),
       model('acme/big'),
+      model('acme/claude', { context_length: CLAUDE_CONTEXT, max_completion_tokens: 64_000 }),
     ],
   });
 });
@@ -55,6 +61,33 @@ describe('middle-out through the gateway', () => {
     expect(sent.messages.at(-1)).toEqual(turns.at(-1));
     expect(countPromptTokens(sent) + 500).toBeLessThanOrEqual(CONTEXT);
     expect(sent.transforms).toBeUndefined();
+  });
+
+  it('without max_tokens it keeps room for the answer the upstream will give', async () => {
+    const messages = [system, ...turns];
+    // OpenAI-compatible: nothing is sent, the answer gets what the prompt leaves; the room kept is
+    // the default answer length, at most the model's limit (1,000) and a quarter of its context.
+    expect((await chat({ messages, transforms: ['middle-out'] })).status).toBe(200);
+    const sent = up.requests.at(-1)!.json;
+    expect(sent.max_tokens).toBeUndefined();
+    expect(countPromptTokens(sent) + 1_000).toBeLessThanOrEqual(CONTEXT);
+    // Anthropic: sent its default max_tokens (4,096), which with the prompt must fit the context.
+    const r = await chat({ model: 'acme/claude', messages, transforms: ['middle-out'] });
+    expect(r.status).toBe(200);
+    const body = up.requests.at(-1)!.json;
+    expect(body.max_tokens).toBe(4_096);
+    const asOpenAi = {
+      messages: [
+        { role: 'system', content: body.system.map((b: any) => b.text).join('') },
+        ...body.messages.map((m: any) => ({
+          role: m.role,
+          content:
+            typeof m.content === 'string' ? m.content : m.content.map((b: any) => b.text ?? '').join(''),
+        })),
+      ],
+    };
+    expect(body.messages.length).toBeLessThan(turns.length);
+    expect(countPromptTokens(asOpenAi) + body.max_tokens).toBeLessThanOrEqual(CLAUDE_CONTEXT);
   });
 
   it('without the transform the conversation goes as it is', async () => {

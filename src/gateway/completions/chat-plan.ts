@@ -1,7 +1,7 @@
 import type { KeyPrincipal } from '../../access/api-keys.js';
 import { modelAllowed } from '../../access/api-keys.js';
 import { withChanges } from '../chat/hidden.js';
-import { sentMaxTokens } from '../chat/max-tokens.js';
+import { answerRoom, sentMaxTokens } from '../chat/max-tokens.js';
 import { applyMiddleOut } from '../chat/middle-out.js';
 import { requestedParameters } from '../chat/parameters.js';
 import { resolveReasoning } from '../chat/reasoning.js';
@@ -199,7 +199,7 @@ export function requestFor(plan: ChatPlan, t: RouteTarget): ChatRequest {
 
 /** The request with its prompt cut by middle-out to fit `t`'s context, when it does not already. */
 function cutFor(plan: ChatPlan, t: RouteTarget): ChatRequest {
-  const reserve = sentMaxTokens(plan.request, t.maxCompletionTokens) ?? 0;
+  const reserve = answerRoom(plan.request, t);
   // The bound (bytes, no tokenizer) settles a prompt that clearly fits; one that may not is
   // measured once for all candidates (bounded cost), and middle-out goes by those counts.
   if (plan.promptBound() + reserve < t.contextLength) return plan.request;

@@ -33,7 +33,7 @@
  * assistant prefill, thinking is left off for the request (Anthropic refuses it otherwise; see
  * `toolTurnLostThinking`).
  */
-import { sentMaxTokens } from '../../gateway/chat/max-tokens.js';
+import { DEFAULT_ANSWER_TOKENS, sentMaxTokens } from '../../gateway/chat/max-tokens.js';
 import { reasoningBudget, resolveReasoning } from '../../gateway/chat/reasoning.js';
 import type { AnthropicDefinedTool, ChatRequest } from '../../gateway/chat/types.js';
 import { joinUrl } from '../shared/media.js';
@@ -74,7 +74,7 @@ export const ANTHROPIC_ALL_PARAMS: ReadonlySet<string> = new Set([
   'verbosity',
 ]);
 
-export const DEFAULT_MAX_TOKENS = 4096;
+export const DEFAULT_MAX_TOKENS = DEFAULT_ANSWER_TOKENS;
 export const MIN_THINKING_BUDGET = 1024;
 export const MAX_THINKING_BUDGET = 128_000;
 

@@ -396,6 +396,18 @@ describe('openai-compatible', () => {
     expect(out.usage).toEqual({ textTokens: 8, totalTokens: 8 });
   });
 
+  it('posts to {base}/embeddings, the base as given, like chat (bases not ending in /v1 too)', async () => {
+    fake = await startFakeUpstream(() => ({ body: fixture('openai-embeddings', 'response.json') }));
+    for (const path of ['/v1', '/api/paas/v4', '/v1beta/openai/', '/v1/openai'])
+      await embedWithAdapter(openaiEmbeddingAdapter, texts, target(fake.baseUrl, 'm', path), send);
+    expect(fake.requests.map((r: { url: string }) => r.url)).toEqual([
+      '/v1/embeddings',
+      '/api/paas/v4/embeddings',
+      '/v1beta/openai/embeddings',
+      '/v1/openai/embeddings',
+    ]);
+  });
+
   it('never takes images; context errors and garbage are classified', async () => {
     expect(adapterRejection(openaiEmbeddingAdapter, mixed)).toMatch(/cannot embed images/);
     fake = await startFakeUpstream((r) =>

@@ -1,12 +1,8 @@
 import { classifyByStatus, errorMessageOf } from '../../gateway/embeddings/classify-upstream-error.js';
-import {
-  type EmbeddingAdapter,
-  inputText,
-  jsonHeaders,
-  upstreamUrl,
-} from '../../gateway/embeddings/embedding-adapter.js';
+import { type EmbeddingAdapter, inputText, jsonHeaders } from '../../gateway/embeddings/embedding-adapter.js';
 import type { ResolvedPart } from '../../gateway/embeddings/embedding-request.js';
 import { count, parseEmbeddingList } from '../../gateway/embeddings/parse-embedding-list.js';
+import { joinUrl } from '../shared/media.js';
 
 /**
  * `/v1/embeddings` of OpenAI and OpenAI-compatible servers (vLLM, TEI, Ollama, llama.cpp,
@@ -36,7 +32,9 @@ export const openaiEmbeddingAdapter: EmbeddingAdapter = {
     };
     return {
       method: 'POST',
-      url: upstreamUrl(target.baseUrl, '/v1/embeddings'),
+      // The base as given, like chat's (`{base}/chat/completions`) and the model list's: it ends
+      // where the OpenAI paths begin (`…/v1`, `…/api/paas/v4`, `…/v1beta/openai`).
+      url: joinUrl(target.baseUrl, 'embeddings'),
       headers: jsonHeaders(target),
       body: JSON.stringify(body),
     };

@@ -226,7 +226,7 @@ describe('retries and fallbacks (non-stream)', () => {
     expect(counts()).toMatchObject({ a: 1, b: 0, c: 0, d: 1 });
   });
 
-  it('no fallback on a content-filter block or a client mistake', async () => {
+  it("a content-filter block skips that model's upstreams for the next model; a client mistake goes nowhere", async () => {
     ups.a.on(ROUTE, {
       status: 400,
       json: {
@@ -237,13 +237,20 @@ describe('retries and fallbacks (non-stream)', () => {
         },
       },
     });
+    // decisions.md: `models` is tried on any upstream failure; the model's own upstreams are not.
     const r = await chat({ models: ['acme/fb'] });
-    expect(r.status).toBe(400);
-    expect(counts()).toMatchObject({ a: 1, b: 0, c: 0, d: 0 });
+    expect(r.status).toBe(200);
+    expect(r.body.provider).toBe('d');
+    expect(counts()).toMatchObject({ a: 1, b: 0, c: 0, d: 1 });
+    // With no model left, the filter's refusal is the answer.
+    const alone = await chat();
+    expect(alone.status).toBe(400);
+    expect(alone.body.error.message).toMatch(/content filter/);
     const bad = await chat({ models: ['acme/fb'], temperature: 9 });
     expect(bad.status).toBe(400);
     expect(bad.body.error.message).toContain('temperature');
-    expect(counts()).toMatchObject({ a: 1, b: 0, c: 0, d: 0 });
+    // The filtered model was tried once per request; the mistake reached no upstream.
+    expect(counts()).toMatchObject({ a: 2, b: 0, c: 0, d: 1 });
   });
 
   it('allow_fallbacks false returns the error of the primary upstream; model fallbacks still apply', async () => {

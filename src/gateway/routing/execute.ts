@@ -71,8 +71,8 @@ function tried(
  * The one place where retries and fallbacks happen. Tries candidates in order; retries a
  * candidate with exponential backoff and full jitter on retryable failures (a 429 waits its
  * Retry-After when that is short, otherwise moves on); rotates keys on auth failures; moves to
- * the next model on failures another model may not have (context length, a 400, a prompt that
- * does not fit it: `UnfitCandidate`); stops on a content-filter block. `attempt` must not have
+ * the next model on failures another model may not have (context length, a 400, a content
+ * filter, a prompt that does not fit it: `UnfitCandidate`). `attempt` must not have
  * written anything to the client when it throws: callers commit to a candidate only after it
  * returned.
  */
@@ -141,8 +141,13 @@ export async function executeRoute<T>(
               i--; // another key of the same upstream is not a retry
               continue;
             }
-            if (err.kind === 'content_filter') throw err;
-            if (err.kind === 'context_length' || err.kind === 'bad_request') {
+            // A filter, like a 400, is this model's (its other upstreams run the same moderation):
+            // the next model in `models` is tried, as decisions.md and OpenRouter do.
+            if (
+              err.kind === 'context_length' ||
+              err.kind === 'bad_request' ||
+              err.kind === 'content_filter'
+            ) {
               skipModel = t.modelId;
               break;
             }

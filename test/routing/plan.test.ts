@@ -29,7 +29,7 @@ function target(name: string, o: Partial<RouteTarget> & { prompt?: string; compl
 const A = target('alpha', { priority: 10, prompt: '0.000003' });
 const B = target('beta', { kind: 'anthropic', prompt: '0.000001', settings: { data_collection: 'deny' } });
 const C = target('gamma', {
-  settings: { provider: 'DeepInfra/turbo', quantization: 'fp8', data_collection: 'deny' },
+  settings: { provider: 'DeepInfra/turbo', quantization: 'fp8', data_collection: 'deny', zdr: true },
   prompt: '0.000002',
 });
 const M2 = target('delta', { modelId: 'acme/b' });
@@ -194,6 +194,14 @@ describe('planRoute', () => {
   it('data_collection deny keeps only upstreams that declare deny', () => {
     expect(names(plan({ data_collection: 'deny' }))).toEqual(['beta', 'gamma']);
     expect(names(plan({ data_collection: 'allow' }))).toEqual(['alpha', 'beta', 'gamma']);
+  });
+
+  it('zdr keeps only upstreams that declare zero data retention; none is a 503 naming zdr', () => {
+    expect(names(plan({ zdr: true }))).toEqual(['gamma']);
+    expect(names(plan({ zdr: false }))).toEqual(['alpha', 'beta', 'gamma']);
+    const e = planError({ zdr: true, ignore: ['gamma'] });
+    expect(e.status).toBe(503);
+    expect(e.metadata?.excluded_by).toContain('zdr');
   });
 
   it('quantizations match the declared quantization, undeclared is "unknown"', () => {

@@ -271,12 +271,16 @@ describe('provider preferences over HTTP', () => {
     return r.status === 200 ? r.body.provider : r.status;
   };
 
-  it('order, only, ignore, data_collection, quantizations, max_price, sort, require_parameters', async () => {
+  it('order, only, ignore, data_collection, zdr, quantizations, max_price, sort, require_parameters', async () => {
     expect(await served({ order: ['c', 'b'] })).toBe('c');
     expect(await served({ order: ['acme-cloud'] })).toBe('a');
     expect(await served({ only: ['b', 'c'] })).toBe('b');
     expect(await served({ ignore: ['a', 'b'] })).toBe('c');
     expect(await served({ data_collection: 'deny' })).toBe('b');
+    // No channel here declares zero data retention: nothing may serve it.
+    expect(await served({ zdr: true })).toBe(503);
+    expect(await served({ zdr: false })).toBe('a');
+    expect(await served({ zdr: 'yes' })).toBe(400);
     expect(await served({ quantizations: ['fp16', 'unknown'] })).toBe('b');
     expect(await served({ quantizations: ['int4'] })).toBe(503);
     expect(await served({ max_price: { prompt: '0.5' } })).toBe(503);

@@ -103,6 +103,8 @@ function exclusion(
   if (prefs.ignore?.length && matchesAny(t, prefs.ignore)) return 'ignore';
   // Undeclared counts as "may collect": `deny` keeps only upstreams that declare they do not.
   if (prefs.data_collection === 'deny' && t.settings.data_collection !== 'deny') return 'data_collection';
+  // The same for retention: undeclared counts as "may retain".
+  if (prefs.zdr === true && t.settings.zdr !== true) return 'zdr';
   if (prefs.quantizations?.length) {
     const q = typeof t.settings.quantization === 'string' ? t.settings.quantization : 'unknown';
     if (!prefs.quantizations.includes(q)) return 'quantizations';

@@ -40,6 +40,8 @@ export interface ProviderPrefs {
   allow_fallbacks?: boolean;
   require_parameters?: boolean;
   data_collection?: 'allow' | 'deny';
+  /** Only upstreams declaring zero data retention (`settings.zdr: true`). */
+  zdr?: boolean;
   quantizations?: string[];
   sort?: SortBy | { by?: string | null; partition?: string | null };
   max_price?: {

@@ -171,6 +171,7 @@ export const ChatRequestSchema = prepareBody(
           allow_fallbacks: Opt(Type.Boolean()),
           require_parameters: Opt(Type.Boolean()),
           data_collection: Opt(StrEnum(['allow', 'deny'])),
+          zdr: Opt(Type.Boolean()),
           quantizations: Opt(Type.Array(Type.String())),
           sort: Opt(
             Type.Union([

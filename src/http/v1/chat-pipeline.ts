@@ -331,18 +331,26 @@ async function streamChat(
     }
   }
   const served = { target: opened.target, attempts: opened.attempts };
-  const bill = await runner.finish(plan, ctx, reservation, {
-    served,
-    usage,
-    // Cut or left before the upstream's usage event: the counts it reported before that.
-    reported: usage ? undefined : opened.events.reported(),
-    completionText: text + parts.join(''),
-    status,
-    error: failure,
-    ttftMs,
-  });
   const health = services.chat.health;
   const key = `${opened.target.channelId}:${opened.target.modelId}`;
+  let bill: Bill;
+  try {
+    bill = await runner.finish(plan, ctx, reservation, {
+      served,
+      usage,
+      // Cut or left before the upstream's usage event: the counts it reported before that.
+      reported: usage ? undefined : opened.events.reported(),
+      completionText: text + parts.join(''),
+      status,
+      error: failure,
+      ttftMs,
+    });
+  } catch (err) {
+    // Settling failed (the database): the try still ends, and a half-open probe must give its
+    // slot back, or the circuit would stay half-open with no probe allowed until a restart.
+    health.release(key, opened.probe);
+    throw err;
+  }
   if (failure === undefined) {
     // The upstream's own figures, from the start of its try: the log's TTFT is the client's (from
     // the request), which includes upstreams that failed before this one and is not this one's.

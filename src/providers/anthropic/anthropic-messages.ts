@@ -202,12 +202,14 @@ export function reasoningBlocksAt(
 /**
  * An assistant turn's blocks with its thinking back where the answer had it. Anthropic wants a
  * turn with thinking echoed as received: with interleaved thinking an answer can be [thinking,
- * tool_use, thinking, tool_use], and the OpenAI shape keeps the thinking apart from the text and
- * tool calls, each thinking detail with its block index. A thinking block at index i that had k
- * thinking blocks before it followed i - k other blocks, so it goes back after that many of
- * `rest` (text first, then tool_use, as Anthropic answers them; several text blocks were joined
- * into one, so a block may land a little earlier, never after a tool_use it preceded). Without
- * indexes, or with indexes out of order, the thinking leads the turn, as it always did.
+ * tool_use, thinking, tool_use], and the OpenAI shape keeps the thinking apart from the tool
+ * calls, each thinking detail with its block index. A thinking block at index i that had k
+ * thinking blocks before it followed i - k other blocks. That count is exact only when every
+ * other block of the answer is one of `rest`'s, one for one: tool_use blocks are (each is a tool
+ * call), text blocks are not (several are joined into one content string), so the thinking goes
+ * back in place only in a turn of thinking and tool calls alone, where interleaving happens
+ * between parallel calls. Otherwise (text in the turn, no indexes, indexes out of order or
+ * past the blocks there are) the thinking leads the turn, as it always did.
  */
 export function withThinkingInPlace(
   thinking: AnthropicBlock[],
@@ -215,16 +217,17 @@ export function withThinkingInPlace(
   rest: AnthropicBlock[],
 ): AnthropicBlock[] {
   if (thinking.length === 0) return rest;
-  let ordered = true;
-  for (let j = 0; j < at.length; j++) {
+  let exact = rest.length > 0 && rest.every((b) => b.type === 'tool_use');
+  for (let j = 0; exact && j < at.length; j++) {
     const i = at[j];
-    if (i === undefined || i < j || (j > 0 && i <= at[j - 1]!)) ordered = false;
+    // Each block after as many tool_use as preceded it, and never after the last one.
+    if (i === undefined || i < j || i - j >= rest.length || (j > 0 && i <= at[j - 1]!)) exact = false;
   }
-  if (!ordered || rest.length === 0) return [...thinking, ...rest];
+  if (!exact) return [...thinking, ...rest];
   const out: AnthropicBlock[] = [];
   let used = 0;
   for (let j = 0; j < thinking.length; j++) {
-    const before = Math.min(at[j]! - j, rest.length);
+    const before = at[j]! - j;
     while (used < before) out.push(rest[used++]!);
     out.push(thinking[j]!);
   }

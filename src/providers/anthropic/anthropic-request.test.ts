@@ -232,7 +232,7 @@ describe('thinking put back in place', () => {
   const text = { type: 'text', text: 'x' };
   const tool = (n: number) => ({ type: 'tool_use', id: `c${n}`, name: 'f', input: {} });
 
-  it('puts each thinking block after as many other blocks as preceded it', () => {
+  it('puts each thinking block after as many tool calls as preceded it, in a turn of tool calls', () => {
     // [t0, c1, t2, c3]
     expect(withThinkingInPlace([th(0), th(2)], [0, 2], [tool(1), tool(3)])).toEqual([
       th(0),
@@ -240,24 +240,18 @@ describe('thinking put back in place', () => {
       th(2),
       tool(3),
     ]);
-    // [t0, text, c2, t3, c4]
-    expect(withThinkingInPlace([th(0), th(3)], [0, 3], [text, tool(2), tool(4)])).toEqual([
+    // [t0, t1, c2, r3(redacted), c4]: consecutive blocks stay together.
+    expect(withThinkingInPlace([th(0), th(1), th(3)], [0, 1, 3], [tool(2), tool(4)])).toEqual([
       th(0),
-      text,
+      th(1),
       tool(2),
       th(3),
       tool(4),
     ]);
-    // Consecutive thinking blocks stay together at the head.
-    expect(withThinkingInPlace([th(0), th(1)], [0, 1], [text, tool(2)])).toEqual([
-      th(0),
-      th(1),
-      text,
-      tool(2),
-    ]);
   });
 
-  it('leads with the thinking when the indexes are missing, repeated or out of order', () => {
+  it('leads with the thinking when the count of blocks before it cannot be exact', () => {
+    // Missing, repeated or out-of-order indexes.
     for (const at of [
       [undefined, 2],
       [0, 0],
@@ -269,8 +263,16 @@ describe('thinking put back in place', () => {
         tool(1),
         tool(3),
       ]);
-    // Indexes past the blocks there are (text blocks were joined): the rest, then the thinking.
-    expect(withThinkingInPlace([th(0), th(9)], [0, 9], [tool(1)])).toEqual([th(0), tool(1), th(9)]);
+    // Text in the turn: several text blocks were joined into one, so counts are off. An answer
+    // [t0, text1, text2, t3, c4] must not come back as [t0, text, c4, t3].
+    expect(withThinkingInPlace([th(0), th(3)], [0, 3], [text, tool(4)])).toEqual([
+      th(0),
+      th(3),
+      text,
+      tool(4),
+    ]);
+    // An index past the tool calls there are would end the turn with thinking.
+    expect(withThinkingInPlace([th(0), th(9)], [0, 9], [tool(1)])).toEqual([th(0), th(9), tool(1)]);
     expect(withThinkingInPlace([], [], [text])).toEqual([text]);
   });
 });

@@ -396,15 +396,18 @@ describe('openai-compatible', () => {
     expect(out.usage).toEqual({ textTokens: 8, totalTokens: 8 });
   });
 
-  it('posts to {base}/embeddings, the base as given, like chat (bases not ending in /v1 too)', async () => {
+  it('posts to {base}/embeddings, the base as given, like chat; a bare host to /v1/embeddings', async () => {
     fake = await startFakeUpstream(() => ({ body: fixture('openai-embeddings', 'response.json') }));
-    for (const path of ['/v1', '/api/paas/v4', '/v1beta/openai/', '/v1/openai'])
+    for (const path of ['/v1', '/api/paas/v4', '/v1beta/openai/', '/v1/openai', '', '/'])
       await embedWithAdapter(openaiEmbeddingAdapter, texts, target(fake.baseUrl, 'm', path), send);
     expect(fake.requests.map((r: { url: string }) => r.url)).toEqual([
       '/v1/embeddings',
       '/api/paas/v4/embeddings',
       '/v1beta/openai/embeddings',
       '/v1/openai/embeddings',
+      // A bare host (an embedding server such as TEI) keeps /v1/embeddings.
+      '/v1/embeddings',
+      '/v1/embeddings',
     ]);
   });
 

@@ -14,6 +14,9 @@ function openaiInput(parts: ResolvedPart[]): string | number[] {
   return parts.length === 1 && first.type === 'tokens' ? first.tokens : inputText(parts);
 }
 
+/** A base URL with no path: scheme://host[:port] and at most a slash. */
+const BARE_HOST = /^[a-z][a-z0-9+.-]*:\/\/[^/]+\/?$/i;
+
 export const openaiEmbeddingAdapter: EmbeddingAdapter = {
   kind: 'openai-embeddings',
   accepts: new Set(['text', 'tokens']),
@@ -33,8 +36,10 @@ export const openaiEmbeddingAdapter: EmbeddingAdapter = {
     return {
       method: 'POST',
       // The base as given, like chat's (`{base}/chat/completions`) and the model list's: it ends
-      // where the OpenAI paths begin (`…/v1`, `…/api/paas/v4`, `…/v1beta/openai`).
-      url: joinUrl(target.baseUrl, 'embeddings'),
+      // where the OpenAI paths begin (`…/v1`, `…/api/paas/v4`, `…/v1beta/openai`). A bare host
+      // (`http://tei:8080`, as embedding servers are often configured, and as this adapter took
+      // before) still gets `/v1/embeddings`.
+      url: joinUrl(target.baseUrl, BARE_HOST.test(target.baseUrl) ? 'v1/embeddings' : 'embeddings'),
       headers: jsonHeaders(target),
       body: JSON.stringify(body),
     };

@@ -145,7 +145,7 @@ export class UpstreamError extends Error {
     );
   }
 
-  /** Whether another upstream or model may still succeed where this one failed. */
+  /** Whether another upstream of the same model may still succeed (a 400 or a filter moves on to the next model only). */
   get fallbackable(): boolean {
     return this.kind !== 'bad_request' && this.kind !== 'content_filter';
   }

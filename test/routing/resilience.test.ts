@@ -242,15 +242,19 @@ describe('retries and fallbacks (non-stream)', () => {
     expect(r.status).toBe(200);
     expect(r.body.provider).toBe('d');
     expect(counts()).toMatchObject({ a: 1, b: 0, c: 0, d: 1 });
-    // With no model left, the filter's refusal is the answer.
+    // With no model left, the filter's refusal is the answer, even when a later model failed too.
     const alone = await chat();
     expect(alone.status).toBe(400);
     expect(alone.body.error.message).toMatch(/content filter/);
+    ups.d.on(ROUTE, E500);
+    const both = await chat({ models: ['acme/fb'] });
+    expect(both.status).toBe(400);
+    expect(both.body.error.message).toMatch(/content filter/);
     const bad = await chat({ models: ['acme/fb'], temperature: 9 });
     expect(bad.status).toBe(400);
     expect(bad.body.error.message).toContain('temperature');
     // The filtered model was tried once per request; the mistake reached no upstream.
-    expect(counts()).toMatchObject({ a: 2, b: 0, c: 0, d: 1 });
+    expect(counts()).toMatchObject({ a: 3, b: 0, c: 0 });
   });
 
   it('allow_fallbacks false returns the error of the primary upstream; model fallbacks still apply', async () => {

@@ -92,6 +92,8 @@ export async function executeRoute<T>(
     /** Returned only when no candidate could take the request: any other failure says more. */
     let unfit: UnfitCandidate | undefined;
     let skipModel: string | undefined;
+    /** A content filter's refusal: the answer when no later model serves (it says why). */
+    let filtered: UpstreamError | undefined;
 
     for (const c of candidates) {
       const t = c.target;
@@ -111,7 +113,7 @@ export async function executeRoute<T>(
             lastError = new UpstreamError('auth', `every key of upstream ${t.channelName} was rejected`);
             break;
           }
-          if (attempts.length >= maxTotal) throw finalError(lastError ?? unfit);
+          if (attempts.length >= maxTotal) throw finalError(filtered ?? lastError ?? unfit);
           if (signal?.aborted) throw signal.reason;
           const apiKey = keys[(turn + i) % keys.length]!;
           const started = Date.now();
@@ -143,6 +145,7 @@ export async function executeRoute<T>(
             }
             // A filter, like a 400, is this model's (its other upstreams run the same moderation):
             // the next model in `models` is tried, as decisions.md and OpenRouter do.
+            if (err.kind === 'content_filter') filtered ??= err;
             if (
               err.kind === 'context_length' ||
               err.kind === 'bad_request' ||
@@ -167,7 +170,7 @@ export async function executeRoute<T>(
         if (acquired) opts.health.release(c.healthKey, probe);
       }
     }
-    throw finalError(lastError ?? unfit);
+    throw finalError(filtered ?? lastError ?? unfit);
   } catch (err) {
     // The trail travels with the error so the route can log it and send it in the header.
     if (typeof err === 'object' && err !== null) trails.set(err, attempts);

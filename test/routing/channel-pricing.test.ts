@@ -257,6 +257,14 @@ describe('prices per upstream: the admin API', () => {
       },
     });
 
+  it('refuses a zdr that is not a boolean (a string would silently exclude the channel)', async () => {
+    for (const zdr of ['true', 1, null]) {
+      const r = await create({ zdr });
+      expect(r.status, JSON.stringify(zdr)).toBe(400);
+      expect(r.body.message).toBe('settings.zdr: must be true or false');
+    }
+  });
+
   it('refuses bad prices with a 400 naming the field, on create and update; nothing is stored', async () => {
     const cases: Array<[unknown, string]> = [
       [

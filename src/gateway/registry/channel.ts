@@ -15,6 +15,8 @@ import { checkPricingOverrides, type PricingOverrides } from './model-info.js';
  */
 export interface ChannelSettings {
   data_collection?: 'allow' | 'deny';
+  /** Zero data retention: requests with `provider.zdr: true` go only to channels declaring it. */
+  zdr?: boolean;
   quantization?: string;
   /** Requests per minute this upstream accepts from us. */
   rpm?: number;
@@ -161,6 +163,8 @@ export function validateChannel(
 function validateSettings(s: Record<string, unknown>): ChannelSettings {
   if (s.data_collection !== undefined && s.data_collection !== 'allow' && s.data_collection !== 'deny')
     throw badRequest('settings.data_collection: must be "allow" or "deny"', 'settings.data_collection');
+  if (s.zdr !== undefined && typeof s.zdr !== 'boolean')
+    throw badRequest('settings.zdr: must be true or false', 'settings.zdr');
   if (s.quantization !== undefined && typeof s.quantization !== 'string')
     throw badRequest('settings.quantization: must be a string', 'settings.quantization');
   if (s.rpm !== undefined && s.rpm !== null && !(Number.isInteger(s.rpm) && (s.rpm as number) >= 1))

@@ -36,7 +36,8 @@ export function answerRoom(
 ): number {
   const sent = sentMaxTokens(req, t.maxCompletionTokens);
   if (sent !== undefined) return sent;
-  const d = t.settings.defaultMaxTokens;
+  // `defaultMaxTokens` is what the Anthropic adapter sends; other kinds send nothing.
+  const d = t.kind === 'anthropic' ? t.settings.defaultMaxTokens : undefined;
   const room = Math.min(
     typeof d === 'number' ? d : DEFAULT_ANSWER_TOKENS,
     t.maxCompletionTokens ?? Number.POSITIVE_INFINITY,

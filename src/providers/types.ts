@@ -76,6 +76,12 @@ export interface ChatAdapter {
    * object, and must not allocate per call. Absent: `supportedParams`.
    */
   paramsFor?(target: ParamsTarget): ReadonlySet<string>;
+  /**
+   * The answer length `buildChatRequest` sends when the client asked none (Anthropic must send
+   * one), for route planning to keep room for it (middle-out). Absent: none is sent, and the
+   * upstream answers in what the prompt leaves.
+   */
+  defaultMaxTokens?(target: ParamsTarget & { maxCompletionTokens: number | null }): number;
   buildChatRequest(req: ChatRequest, target: UpstreamTarget, opts: { stream: boolean }): UpstreamHttpRequest;
   /** Parses a 2xx body; throws UpstreamError for a non-2xx status or a malformed/blocked body. */
   parseChatResponse(status: number, body: string, headers: UpstreamHeaders): ChatResult;

@@ -12,35 +12,26 @@ export function sentMaxTokens(req: ChatRequest, limit: number | null | undefined
   return asked === undefined || limit == null ? asked : Math.min(asked, limit);
 }
 
-/**
- * The answer length sent when the client asks none, by upstreams that must send one (Anthropic
- * requires `max_tokens`; `settings.defaultMaxTokens` overrides it per channel).
- */
-export const DEFAULT_ANSWER_TOKENS = 4096;
+/** The room kept for an answer no one bounded (no max_tokens, none sent by default). */
+const UNBOUNDED_ANSWER_ROOM = 4096;
 
 /**
- * The room middle-out keeps free for the answer on `t`: the length sent when the client asked
- * one. Without one an answer still needs room: Anthropic is sent its default length (capped at
- * the model's limit), which with the prompt must fit the context (400 "input length and
- * `max_tokens` exceed context limit"), and other upstreams answer in what the prompt leaves, so
- * they keep the same default, at most a quarter of a small model's context.
+ * The room middle-out keeps free for the answer on `t`: the length sent, when the client asked
+ * one or the adapter sends one anyway (`sentByDefault`: Anthropic's must fit beside the prompt,
+ * or it answers 400 "input length and `max_tokens` exceed context limit"). Otherwise the upstream
+ * answers in what the prompt leaves, which is kept at 4,096, at most the model's limit and a
+ * quarter of a small model's context.
  */
 export function answerRoom(
   req: ChatRequest,
-  t: {
-    kind: string;
-    contextLength: number;
-    maxCompletionTokens: number | null;
-    settings: Record<string, unknown>;
-  },
+  t: { contextLength: number; maxCompletionTokens: number | null },
+  sentByDefault: number | undefined,
 ): number {
-  const sent = sentMaxTokens(req, t.maxCompletionTokens);
+  const sent = sentMaxTokens(req, t.maxCompletionTokens) ?? sentByDefault;
   if (sent !== undefined) return sent;
-  // `defaultMaxTokens` is what the Anthropic adapter sends; other kinds send nothing.
-  const d = t.kind === 'anthropic' ? t.settings.defaultMaxTokens : undefined;
-  const room = Math.min(
-    typeof d === 'number' ? d : DEFAULT_ANSWER_TOKENS,
-    t.maxCompletionTokens ?? Number.POSITIVE_INFINITY,
+  return Math.min(
+    UNBOUNDED_ANSWER_ROOM,
+    t.maxCompletionTokens ?? UNBOUNDED_ANSWER_ROOM,
+    Math.floor(t.contextLength / 4),
   );
-  return t.kind === 'anthropic' ? room : Math.min(room, Math.floor(t.contextLength / 4));
 }

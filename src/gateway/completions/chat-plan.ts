@@ -26,6 +26,8 @@ export interface ChatPlan {
   promptCounts(): PromptCounts;
   /** An upper bound on the prompt's tokens without the tokenizer (promptTokenBound: UTF-8 bytes). */
   promptBound(): number;
+  /** The tokens middle-out keeps free for the answer on a target (`answerRoom`). */
+  answerRoom(t: RouteTarget): number;
   stream: boolean;
   includeUsage: boolean;
   excludeReasoning: boolean;
@@ -37,6 +39,8 @@ export interface PlanDeps {
   /** Other names of a model (its registry id, upstream name, aliases), for key allow-lists. */
   namesOf(model: string): string[];
   adapterParams(kind: string, target: RouteTarget): ReadonlySet<string> | undefined;
+  /** The max_tokens the target's adapter sends when the client asked none (`ChatAdapter.defaultMaxTokens`). */
+  defaultMaxTokens?(target: RouteTarget): number | undefined;
   health: HealthTracker;
   defaultModel: string;
 }
@@ -96,6 +100,7 @@ export function planChat(req: ChatRequest, principal: KeyPrincipal, deps: PlanDe
     thinking,
     promptCounts: memo(() => measurePrompt(req)),
     promptBound: memo(() => promptTokenBound(req)),
+    answerRoom: (t) => answerRoom(req, t, deps.defaultMaxTokens?.(t)),
     stream: req.stream === true,
     includeUsage: req.usage?.include === true || req.stream_options?.include_usage === true,
     excludeReasoning: req.reasoning?.exclude === true,
@@ -199,7 +204,7 @@ export function requestFor(plan: ChatPlan, t: RouteTarget): ChatRequest {
 
 /** The request with its prompt cut by middle-out to fit `t`'s context, when it does not already. */
 function cutFor(plan: ChatPlan, t: RouteTarget): ChatRequest {
-  const reserve = answerRoom(plan.request, t);
+  const reserve = plan.answerRoom(t);
   // The bound (bytes, no tokenizer) settles a prompt that clearly fits; one that may not is
   // measured once for all candidates (bounded cost), and middle-out goes by those counts.
   if (plan.promptBound() + reserve < t.contextLength) return plan.request;

@@ -46,6 +46,9 @@ export function createChatServices(
       const a = getChatAdapter(kind);
       return a.paramsFor?.(t) ?? a.supportedParams;
     },
+    defaultMaxTokens(t) {
+      return isChatProviderKind(t.kind) ? getChatAdapter(t.kind).defaultMaxTokens?.(t) : undefined;
+    },
     health,
     defaultModel: g.default_model,
   };

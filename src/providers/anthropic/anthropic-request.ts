@@ -33,7 +33,7 @@
  * assistant prefill, thinking is left off for the request (Anthropic refuses it otherwise; see
  * `toolTurnLostThinking`).
  */
-import { DEFAULT_ANSWER_TOKENS, sentMaxTokens } from '../../gateway/chat/max-tokens.js';
+import { sentMaxTokens } from '../../gateway/chat/max-tokens.js';
 import { reasoningBudget, resolveReasoning } from '../../gateway/chat/reasoning.js';
 import type { AnthropicDefinedTool, ChatRequest } from '../../gateway/chat/types.js';
 import { joinUrl } from '../shared/media.js';
@@ -74,7 +74,19 @@ export const ANTHROPIC_ALL_PARAMS: ReadonlySet<string> = new Set([
   'verbosity',
 ]);
 
-export const DEFAULT_MAX_TOKENS = DEFAULT_ANSWER_TOKENS;
+export const DEFAULT_MAX_TOKENS = 4096;
+
+/**
+ * The max_tokens sent when the client asked none (Anthropic requires one): the channel's
+ * `defaultMaxTokens`, else 4096, at most the model's output limit when the registry knows it.
+ */
+export function anthropicDefaultMaxTokens(
+  settings: Record<string, unknown> | undefined,
+  limit: number | null | undefined,
+): number {
+  const d = typeof settings?.defaultMaxTokens === 'number' ? settings.defaultMaxTokens : DEFAULT_MAX_TOKENS;
+  return limit == null ? d : Math.min(d, limit);
+}
 export const MIN_THINKING_BUDGET = 1024;
 export const MAX_THINKING_BUDGET = 128_000;
 
@@ -159,13 +171,11 @@ export function buildAnthropicRequest(
   opts: { stream: boolean },
 ): UpstreamHttpRequest {
   const { system, messages } = toAnthropicMessages(req.messages);
-  const defaultMax =
-    typeof target.extra?.defaultMaxTokens === 'number' ? target.extra.defaultMaxTokens : DEFAULT_MAX_TOKENS;
   // Anthropic refuses a max_tokens above the model's output limit (400 "max_tokens: N > M, which
   // is the maximum allowed number of output tokens"), and the answer cannot be longer than the
   // limit anyway: the limit is sent instead, when the registry knows it (`target.maxOutputTokens`).
   const limit = target.maxOutputTokens;
-  const answer = sentMaxTokens(req, limit) ?? Math.min(defaultMax, limit ?? defaultMax);
+  const answer = sentMaxTokens(req, limit) ?? anthropicDefaultMaxTokens(target.extra, limit);
   let maxTokens = answer;
   const body: Record<string, unknown> = { model: target.upstreamModel, max_tokens: maxTokens, messages };
   if (system.length > 0) body.system = system;

@@ -19,7 +19,7 @@ import { registerKeyRoutes } from './api/key-routes.js';
 import { registerLogRoutes } from './api/log-routes.js';
 import { registerModelRoutes } from './api/model-routes.js';
 import { registerUserRoutes } from './api/user-routes.js';
-import { securityOf } from './auth.js';
+import { resolveUser, securityOf } from './auth.js';
 import { errorHandler, sendError, unsupportedMediaType } from './error-handler.js';
 import { lazyChildLogger } from './lazy-child-logger.js';
 import { registerMetrics } from './metrics.js';
@@ -183,7 +183,11 @@ export async function buildApp(services: Services, opts: BuildOptions = {}): Pro
   const taps = new ResponseTaps();
   app.addHook('onResponse', taps.hook);
   const metrics = registerMetrics(app, services, taps);
-  registerLimitHooks(app, services, { onReject: metrics.rateLimited, taps });
+  registerLimitHooks(app, services, {
+    onReject: metrics.rateLimited,
+    taps,
+    signedIn: async (request) => (await resolveUser(services, request).catch(() => null)) !== null,
+  });
   taps.add(publishChanges(services.invalidation));
 
   app.addHook('onRoute', guardAgainstNul);

@@ -1,6 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../../gateway/errors.js';
-import { resolveUser } from '../../http/auth.js';
 import type { Services } from '../../services.js';
 import type { RateLimitResult } from '../rate-limit/rate-limiter.js';
 import { estimatePromptTokens } from './prompt-estimate.js';
@@ -23,6 +22,11 @@ export interface LimitHookOptions {
   onReject?: (scope: LimitScope) => void;
   /** Where the per-response cleanup goes (the app's one onResponse hook, http/response-taps). */
   taps: { add(tap: (request: FastifyRequest) => void): void };
+  /**
+   * Whether the request's session or access token signs someone in (http/auth's resolveUser):
+   * such callers are exempt from the per-address catalog limit. Absent: no one is.
+   */
+  signedIn?: (request: FastifyRequest) => Promise<boolean>;
 }
 
 interface Pending {
@@ -101,10 +105,7 @@ export function registerLimitHooks(app: FastifyInstance, services: Services, opt
       if (!route.startsWith('/api/app') || route === '/api/app/search') return;
       // Signed-in callers (console, scripts) are not anonymous traffic; a header that signs no
       // one in (any cookie, a made-up token) is, or adding one would lift the limit.
-      if (
-        (request.headers.authorization || request.headers.cookie) &&
-        (await resolveUser(services, request).catch(() => null))
-      )
+      if ((request.headers.authorization || request.headers.cookie) && (await opts.signedIn?.(request)))
         return;
       const result = await services.rateLimiter.hit(`ip:${request.ip}:catalog`, ipRpm, 60_000);
       writeHeaders(reply, ipRpm, result);

@@ -263,7 +263,8 @@ async function streamChat(
       parts = [];
     }
   };
-  let ttftMs: number | null = null;
+  /** When the first chunk went out (epoch ms): the client's TTFT, and this upstream's. */
+  let firstShownAt: number | null = null;
   let status = 200;
   let failure: unknown;
   let inBand: unknown;
@@ -292,7 +293,7 @@ async function streamChat(
         inBand = ev.error;
         break;
       } else {
-        ttftMs ??= Date.now() - ctx.startedAt;
+        firstShownAt ??= Date.now();
         out += writer.chunk(ev.choices);
       }
     }
@@ -343,7 +344,7 @@ async function streamChat(
       completionText: text + parts.join(''),
       status,
       error: failure,
-      ttftMs,
+      ttftMs: firstShownAt === null ? null : firstShownAt - ctx.startedAt,
     });
   } catch (err) {
     // Settling failed (the database): the try still ends, and a half-open probe must give its
@@ -360,7 +361,7 @@ async function streamChat(
       key,
       {
         latencyMs: durationMs,
-        ttftMs: ttftMs === null ? undefined : Math.max(0, ctx.startedAt + ttftMs - tryStart),
+        ttftMs: firstShownAt === null ? undefined : firstShownAt - tryStart,
         completionTokens: bill.usage?.completion_tokens,
         durationMs,
       },

@@ -8,6 +8,7 @@ import { UpstreamError } from '../../src/gateway/errors.js';
 import { completeChat, fetchUpstreamModels, openChatStream } from '../../src/gateway/upstream/call-chat.js';
 import { UpstreamClient } from '../../src/gateway/upstream/upstream-client.js';
 import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
+import { collect } from '../helpers/stream-events.js';
 import { fixture, providerCases } from './contract-cases.js';
 
 const client = new UpstreamClient({
@@ -37,12 +38,6 @@ const weatherTool = {
     parameters: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] },
   },
 };
-
-async function collect(events: AsyncIterable<ChatStreamEvent>): Promise<ChatStreamEvent[]> {
-  const out: ChatStreamEvent[] = [];
-  for await (const ev of events) out.push(ev);
-  return out;
-}
 
 const deltas = (events: ChatStreamEvent[]) =>
   events.flatMap((e) =>

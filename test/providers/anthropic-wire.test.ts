@@ -9,6 +9,7 @@ import { completeChat, openChatStream } from '../../src/gateway/upstream/call-ch
 import { UpstreamClient } from '../../src/gateway/upstream/upstream-client.js';
 import { anthropicAdapter } from '../../src/providers/anthropic/anthropic-adapter.js';
 import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
+import { collect, deltaChoices } from '../helpers/stream-events.js';
 import { fixture } from './contract-cases.js';
 
 const client = new UpstreamClient({
@@ -992,13 +993,6 @@ describe('Anthropic request fields from OpenAI and OpenRouter clients', () => {
   });
 });
 
-async function collect(events: AsyncIterable<ChatStreamEvent>): Promise<ChatStreamEvent[]> {
-  const out: ChatStreamEvent[] = [];
-  for await (const ev of events) out.push(ev);
-  return out;
-}
-const deltaChoices = (events: ChatStreamEvent[]) =>
-  events.flatMap((e) => (e.type === 'delta' ? e.choices : []));
 const serveSse = (sse: string) => up.on('POST /v1/messages', { sse: [sse] });
 const serveJson = (body: string) =>
   up.on('POST /v1/messages', { body, headers: { 'content-type': 'application/json' } });

@@ -9,6 +9,7 @@ import { completeChat, openChatStream } from '../../src/gateway/upstream/call-ch
 import { UpstreamClient } from '../../src/gateway/upstream/upstream-client.js';
 import { geminiAdapter } from '../../src/providers/gemini/gemini-adapter.js';
 import { type FakeAnswer, type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
+import { collect, deltaChoices } from '../helpers/stream-events.js';
 import { fixture } from './contract-cases.js';
 
 const client = new UpstreamClient({
@@ -629,13 +630,6 @@ describe('Gemini function call ids', () => {
   });
 });
 
-async function collect(events: AsyncIterable<ChatStreamEvent>): Promise<ChatStreamEvent[]> {
-  const out: ChatStreamEvent[] = [];
-  for await (const ev of events) out.push(ev);
-  return out;
-}
-const deltaChoices = (events: ChatStreamEvent[]) =>
-  events.flatMap((e) => (e.type === 'delta' ? e.choices : []));
 const serveJson = (model: string, body: string) =>
   up.on(`POST /v1beta/models/${model}:generateContent`, {
     body,

@@ -198,7 +198,11 @@ export function abortableSleep(ms: number, signal?: CancelSignal): Promise<void>
   });
 }
 
-/** `x-modelgate-attempts` value: `provider/model=ok|kind[:status]` entries. */
+/**
+ * `x-modelgate-attempts` value: `provider/model=ok|kind[:status]` entries. Upstream and model
+ * names are any text an admin typed; a header takes printable ASCII only (Node throws on what is
+ * past Latin-1), so anything else is percent-encoded as UTF-8 (`通道` -> `%E9%80%9A%E9%81%93`).
+ */
 export function attemptsHeader(attempts: AttemptRecord[]): string {
   const a = attempts.length === 1 ? attempts[0]! : undefined;
   // The common trail, one attempt that succeeded: the same text, made once per upstream and model.
@@ -206,10 +210,23 @@ export function attemptsHeader(attempts: AttemptRecord[]): string {
   return attempts
     .map(
       (a) =>
-        `${a.provider}/${a.model}=${a.ok ? 'ok' : `${a.error_kind}${a.upstream_status ? `:${a.upstream_status}` : ''}`}`,
+        `${headerText(a.provider)}/${headerText(a.model)}=${a.ok ? 'ok' : `${a.error_kind}${a.upstream_status ? `:${a.upstream_status}` : ''}`}`,
     )
     .join(', ');
 }
 
 const okHeaders = new KeyTree<string>(10_000);
-const okHeader = (provider: string, model: string) => `${provider}/${model}=ok`;
+const okHeader = (provider: string, model: string) => `${headerText(provider)}/${headerText(model)}=ok`;
+
+const NOT_HEADER_TEXT = /[^\x20-\x7e]/;
+
+/** Printable ASCII as it is; every other character as its UTF-8 bytes, percent-encoded. */
+export function headerText(s: string): string {
+  if (!NOT_HEADER_TEXT.test(s)) return s;
+  let out = '';
+  for (const ch of s) {
+    if (!NOT_HEADER_TEXT.test(ch)) out += ch;
+    else for (const b of Buffer.from(ch, 'utf8')) out += `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  return out;
+}

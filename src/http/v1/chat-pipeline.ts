@@ -238,18 +238,9 @@ async function streamChat(
       );
     return reply;
   }
-  reply.header('x-modelgate-attempts', attemptsHeader(opened.attempts));
-  commit();
-  const writer = wire.stream(
-    {
-      model: opened.target.modelId,
-      provider: opened.target.channelName,
-      startedAt: ctx.startedAt,
-      requestId: ctx.requestId,
-    },
-    plan,
-    opened.events,
-  );
+  // Made in the try below: whatever fails from here on (even sending the head) still settles the
+  // reservation, logs the request and cancels the upstream's stream.
+  let writer: ReturnType<ChatWire['stream']> | undefined;
   let usage: ChatUsage | undefined;
   // The generated text, kept only to count usage if the upstream reports none. Deltas are joined
   // in groups: `text += delta` per delta holds a rope node per delta (~31 KB for 1,000 deltas
@@ -294,12 +285,24 @@ async function streamChat(
         break;
       } else {
         firstShownAt ??= Date.now();
-        out += writer.chunk(ev.choices);
+        out += writer!.chunk(ev.choices);
       }
     }
     return out;
   };
   try {
+    reply.header('x-modelgate-attempts', attemptsHeader(opened.attempts));
+    commit();
+    writer = wire.stream(
+      {
+        model: opened.target.modelId,
+        provider: opened.target.channelName,
+        startedAt: ctx.startedAt,
+        requestId: ctx.requestId,
+      },
+      plan,
+      opened.events,
+    );
     let batch: ChatStreamEvent[] | null = opened.first;
     while (batch !== null) {
       const out = encode(batch);
@@ -373,6 +376,11 @@ async function streamChat(
     health.failure(key, failure.kind, opened.probe);
   else health.release(key, opened.probe);
   if (res.destroyed) return reply;
+  // No head could be sent: there is no answer to give on this connection.
+  if (!writer) {
+    res.destroy();
+    return reply;
+  }
   res.end(writer.end(bill, failure === undefined ? undefined : toGatewayError(failure, reply.request)));
   // The last bytes too: a client that never takes them would keep the socket.
   disconnectIfNotTaken(res, stallMs);

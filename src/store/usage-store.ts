@@ -276,7 +276,9 @@ class PostgresUsageStore implements UsageStore {
   }
 
   async write(rows: readonly NewRequestLogRow[], spend?: SpendDeltas, mark?: BatchMark): Promise<void> {
-    const unsure = this.unsure;
+    // A copy: a reservation cut while this batch is written joins the list, and must wait for
+    // the next write's look-up (this one's statement was built without it), not be forgotten.
+    const unsure = this.unsure.slice();
     const t = now();
     const writer = mark && `'${mark.writer.replace(/[^0-9a-f-]/g, '')}'`;
     let begin = 'BEGIN; SET LOCAL synchronous_commit = off; ';

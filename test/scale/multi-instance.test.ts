@@ -189,6 +189,36 @@ describe('two instances, one database', () => {
     expect(accepted).toBeLessThanOrEqual(withRedis ? 5 : 9);
   }, 60_000);
 
+  it('requests sharing a client x-request-id each get their usage charged to their own key', async () => {
+    // The allowance refills continuously (1,000 a minute: ~17 tokens a second), so the figures
+    // below are read with that much room; a lost correction is 61 tokens off.
+    const tpm = 1_000;
+    const a = await newKey(gw1, { tpm_limit: tpm });
+    const b = await newKey(gw1, { tpm_limit: tpm });
+    const same = (key: string) =>
+      gw1.call('POST', '/v1/chat/completions', {
+        token: key,
+        headers: { 'x-request-id': `shared-${KEY_PREFIX}` },
+        body: { model: 'acme/m', messages: [{ role: 'user', content: 'hello' }] },
+      });
+    const firstA = await same(a.secret);
+    const prompt = tpm - Number(firstA.headers.get('x-ratelimit-remaining-tokens'));
+    expect(prompt).toBeGreaterThan(0);
+    expect(prompt).toBeLessThan(61);
+    // Three at once under one id: two on key A, one on key B.
+    const all = await Promise.all([same(a.secret), same(a.secret), same(b.secret)]);
+    expect(all.map((r) => r.status)).toEqual([200, 200, 200]);
+    await new Promise((r) => setTimeout(r, 200));
+    // Each call reported 61 tokens: A has used 3 x 61, B 61, and a next call is charged its prompt.
+    const nextA = await same(a.secret);
+    const nextB = await same(b.secret);
+    const left = (r: { headers: Headers }) => Number(r.headers.get('x-ratelimit-remaining-tokens'));
+    expect(left(nextA)).toBeGreaterThanOrEqual(tpm - 3 * 61 - prompt);
+    expect(left(nextA)).toBeLessThan(tpm - 3 * 61 - prompt + 30);
+    expect(left(nextB)).toBeGreaterThanOrEqual(tpm - 61 - prompt);
+    expect(left(nextB)).toBeLessThan(tpm - 61 - prompt + 30);
+  }, 60_000);
+
   it('a key disabled through one instance is refused by the other within a second', async () => {
     const key = await newKey(gw1, {});
     expect((await chat(gw2, key.secret)).status).toBe(200); // now cached on gw2

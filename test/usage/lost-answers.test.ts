@@ -115,6 +115,33 @@ describe.skipIf(!onPostgres)('answers PostgreSQL committed but never sent', () =
     expect(await used('users', userId)).toBe(1_001);
   });
 
+  it('a reservation lost while a batch is being written is given back by the write after it', async () => {
+    const a = await account();
+    const b = await account();
+    const store = createUsageStore(gw.services.database);
+    const w = gw.services.requestLogs;
+    // The batch's spend on key A waits behind a row lock held here, so the write is in flight
+    // (its look-up of unsure holds already sent) while key B's reservation loses its answer.
+    await direct.query('BEGIN');
+    await direct.query('SELECT id FROM api_keys WHERE id = $1 FOR UPDATE', [a.keyId]);
+    w.settle(a.keyId, a.userId, 10);
+    const writing = w.flush();
+    await new Promise((r) => setTimeout(r, 100));
+    const lost = proxy.loseReplyTo('INSERT INTO quota_holds');
+    await expect(store.reserve(b.keyId, b.userId, 7_000)).rejects.toThrow();
+    await lost;
+    expect(await used('api_keys', b.keyId)).toBe(7_000);
+    await direct.query('COMMIT');
+    await writing;
+    expect(await used('api_keys', a.keyId)).toBe(10);
+    // Not settled by the write that was running: the next one looks it up and gives it back.
+    expect(store.pending()).toBe(true);
+    await w.flush();
+    expect(await used('api_keys', b.keyId)).toBe(0);
+    expect(await used('users', b.userId)).toBe(0);
+    expect(store.pending()).toBe(false);
+  });
+
   it('a reservation refused by the user holds neither row, in one statement', async () => {
     const { userId, keyId } = await account();
     await direct.query('UPDATE users SET quota_limit_micros = 500 WHERE id = $1', [userId]);

@@ -547,6 +547,60 @@ describe('quota ledger on the database', () => {
     expect(await keyUsed(keyId)).toBe(60_000);
   });
 
+  it('refunds of requests held before a lowered limit go back to the database, not into credit past it', async () => {
+    const { userId, keyId } = await account(null, 1);
+    const quota = gw.services.quota;
+    // 20 requests in flight, each held at an estimate of 50,000 and costing 1,000.
+    const held = [];
+    for (let i = 0; i < 20; i++) held.push(await quota.reserve({ keyId, userId, micros: 50_000 }));
+    const put = await gw.call('PUT', '/api/key', { cookie: root, body: { id: keyId, quota_limit: 0 } });
+    expect(put.status).toBe(200);
+    for (const r of held) await quota.settle(r, 1_000);
+    // The refunds (980,000) are not credit: the next request asks the database, which refuses.
+    await expect402(quota.reserve({ keyId, userId, micros: 1_000 }), 'key');
+    await flushed();
+    expect(await keyUsed(keyId)).toBe(20_000);
+  });
+
+  it('a lease asked before a lowered limit and granted after it is given back, not kept as credit', async () => {
+    // A store whose answers the test releases, and a queue that records what is given back.
+    const answers: Array<() => void> = [];
+    const store = {
+      reserve: () => new Promise<null>((resolve) => answers.push(() => resolve(null))),
+    };
+    const settled: number[] = [];
+    const queue = {
+      settle: (_k: number | null, _u: number, delta: number) => void settled.push(delta),
+      owes: () => false,
+      flush: async () => {},
+      beforeWrite: () => {},
+      wake: () => {},
+    };
+    const ledger = new DeferredSettleLedger(store, queue);
+    const key = { keyId: 1, userId: 1, micros: 1_000 };
+    const answered = async () => {
+      const p = ledger.reserve(key);
+      answers.shift()!();
+      return p;
+    };
+    // Leases double: the first is exact, the second two reservations' worth (one left as credit,
+    // taken by the third without the store), the fourth asks for four.
+    ledger.settle(await answered(), 1_000);
+    ledger.settle(await answered(), 1_000);
+    ledger.settle(await ledger.reserve(key), 1_000);
+    expect(ledger.credit).toBe(0);
+    const asking = ledger.reserve(key);
+    ledger.dropCredit();
+    answers.shift()!();
+    const r = await asking;
+    // The 3,000 of surplus went back at once; none is credit a next request could take.
+    expect(settled).toEqual([-3_000]);
+    expect(ledger.credit).toBe(0);
+    ledger.settle(r, 400);
+    expect(settled).toEqual([-3_000, -600]);
+    expect(ledger.credit).toBe(0);
+  });
+
   it('spend survives a restart of every instance', async () => {
     const { userId, keyId } = await account(null, null);
     const r = await gw2.services.quota.reserve({ keyId, userId, micros: 500 });

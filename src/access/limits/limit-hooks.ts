@@ -47,16 +47,29 @@ interface Pending {
 export function registerLimitHooks(app: FastifyInstance, services: Services, opts: LimitHookOptions): void {
   const { limits: cfg } = services.config;
   const limits = new RequestLimits(services.rateLimiter, { userRpm: cfg.user_rpm });
-  const pending = new Map<string, Pending>();
+  /**
+   * Requests of keys with a tpm limit in flight, by request id. The id can be the client's own
+   * (`x-request-id`), so several requests may share one, across keys too: each entry is matched
+   * by its key, and each request takes out only its own (`mine`).
+   */
+  const pending = new Map<string, Pending[]>();
+  const mine = new WeakMap<FastifyRequest, Pending>();
+  const takeOut = (id: string, match: (p: Pending) => boolean): Pending | undefined => {
+    const list = pending.get(id);
+    const i = list ? list.findIndex(match) : -1;
+    if (i < 0) return undefined;
+    const [p] = list!.splice(i, 1);
+    if (list!.length === 0) pending.delete(id);
+    return p;
+  };
   const userRpm = cfg.user_rpm > 0;
 
   // Correct the up-front prompt estimate with the usage the call reported (one extra limiter
   // hit, only on keys with a tpm limit and only when the call used more than was charged).
   services.requestLogs.observe((e) => {
     if (pending.size === 0) return; // no key with a tpm limit is in flight
-    const p = pending.get(e.request_id);
+    const p = takeOut(e.request_id, (q) => q.keyId === e.key_id);
     if (!p) return;
-    pending.delete(e.request_id);
     const extra = (e.prompt_tokens ?? 0) + (e.completion_tokens ?? 0) - p.charged;
     if (extra > 0) void limits.chargeTokens(p.keyId, p.tpm, extra).catch(() => {});
   });
@@ -70,12 +83,13 @@ export function registerLimitHooks(app: FastifyInstance, services: Services, opt
       opts.onReject?.(denied.scope);
       throw tooMany(denied.scope, denied.limit, denied.result);
     }
-    if (caller.tpm && request.method === 'POST')
-      pending.set(request.id, {
-        keyId: caller.keyId,
-        tpm: caller.tpm,
-        charged: Math.min(caller.tpm, prompt),
-      });
+    if (caller.tpm && request.method === 'POST') {
+      const p = { keyId: caller.keyId, tpm: caller.tpm, charged: Math.min(caller.tpm, prompt) };
+      const list = pending.get(request.id);
+      if (list) list.push(p);
+      else pending.set(request.id, [p]);
+      mine.set(request, p);
+    }
   };
 
   // Callback style: a caller without limits (the common case) passes without a promise.
@@ -95,7 +109,9 @@ export function registerLimitHooks(app: FastifyInstance, services: Services, opt
   });
 
   opts.taps.add((request: FastifyRequest) => {
-    if (pending.size > 0) pending.delete(request.id);
+    if (pending.size === 0) return;
+    const p = mine.get(request);
+    if (p) takeOut(request.id, (q) => q === p);
   });
 
   const ipRpm = cfg.catalog_ip_rpm;

@@ -4,6 +4,8 @@ import { quotaExhausted } from './quota-ledger.js';
 
 interface HeldReservation extends Reservation {
   done: boolean;
+  /** The ledger's drop count when it was held: a refund after a later drop is not credit. */
+  epoch: number;
 }
 
 /** Holds on both rows at once: the refusing scope, or null when both were held. */
@@ -106,6 +108,13 @@ export class DeferredSettleLedger implements QuotaLedger {
   private readonly leases = new Map<number, Lease>();
   private readonly prefetching = new Set<Promise<void>>();
   readonly stats: LeaseStats = { leasesWaited: 0, leasesAhead: 0, waits: 0 };
+  /**
+   * How many times all credit was dropped (a key or user changed: a lowered limit). A refund of
+   * a reservation held before the last drop, or a lease asked before it, is given back to the
+   * database instead of becoming credit: else the credit a drop took away came back with the
+   * refunds of the requests in flight, and was spent past the new limit with no database check.
+   */
+  private epoch = 0;
 
   private readonly leaseMemoryMs: number;
   private readonly creditHoldMs: number;
@@ -131,7 +140,8 @@ export class DeferredSettleLedger implements QuotaLedger {
         new RangeError(`reserve: micros must be a non-negative number, got ${input.micros}`),
       );
     const { keyId, userId } = input;
-    if (input.limited === false) return { keyId, userId, micros: 0, done: false } as HeldReservation;
+    if (input.limited === false)
+      return { keyId, userId, micros: 0, done: false, epoch: this.epoch } as HeldReservation;
     // Bounded like spend (usage-store `add`): past it no limit can hold it anyway.
     const micros = Math.min(MAX_EXACT, Math.max(1, Math.ceil(input.micros)));
     const lease = this.lease(keyId, userId);
@@ -147,7 +157,7 @@ export class DeferredSettleLedger implements QuotaLedger {
       // A busy key asks for its next lease before it runs out, so no request waits for it.
       if (lease.factor >= PREFETCH_FACTOR && !lease.asking && lease.credit < (micros * lease.factor) / 4)
         this.prefetch(lease, micros);
-      return { keyId, userId, micros, done: false } as HeldReservation;
+      return { keyId, userId, micros, done: false, epoch: this.epoch } as HeldReservation;
     }
     this.stats.waits++;
     this.stats.leasesWaited++;
@@ -185,9 +195,12 @@ export class DeferredSettleLedger implements QuotaLedger {
   private prefetch(lease: Lease, micros: number): void {
     const { keyId, userId, factor } = lease;
     const ask = micros * factor;
+    const epoch = this.epoch;
     this.stats.leasesAhead++;
     const granted = this.store.reserve(keyId, userId, ask).then((refused) => {
       if (refused) return;
+      // Asked before the credit was dropped: given back, not kept.
+      if (this.epoch !== epoch) return this.queue.settle(keyId, userId, -ask);
       const now = this.lease(keyId, userId);
       now.credit += ask;
       now.leases++;
@@ -213,6 +226,7 @@ export class DeferredSettleLedger implements QuotaLedger {
   private async ask(lease: Lease, micros: number, input: ReserveInput): Promise<Reservation> {
     const { keyId, userId } = input;
     const ask = micros * lease.factor;
+    const epoch = this.epoch;
     let granted = ask;
     let refused = await this.store.reserve(keyId, userId, ask).catch(this.failed);
     if (refused && ask > micros) {
@@ -232,13 +246,19 @@ export class DeferredSettleLedger implements QuotaLedger {
     }
     if (refused) throw quotaExhausted(refused, refused === 'key' ? keyId! : userId, micros);
     // Credit may have been returned (a write started) while we waited: add to what is there now.
+    // Dropped meanwhile (a lowered limit): the surplus goes back instead, and so will the
+    // reservation's refund.
     const now = this.lease(keyId, userId);
-    now.credit += granted - micros;
+    if (this.epoch !== epoch) {
+      if (granted > micros) this.queue.settle(keyId, userId, -(granted - micros));
+    } else {
+      now.credit += granted - micros;
+      if (granted === ask) now.factor = Math.min(MAX_LEASE_FACTOR, now.factor * 2);
+      if (granted > micros) this.queue.wake();
+    }
     now.leases++;
     now.used = true;
-    if (granted === ask) now.factor = Math.min(MAX_LEASE_FACTOR, now.factor * 2);
-    if (granted > micros) this.queue.wake();
-    return { keyId, userId, micros, done: false } as HeldReservation;
+    return { keyId, userId, micros, done: false, epoch } as HeldReservation;
   }
 
   /**
@@ -258,8 +278,12 @@ export class DeferredSettleLedger implements QuotaLedger {
     // Clamped: a bigint overflow on PostgreSQL would refuse the settlement, and every retry.
     const actual = clampSpend(actualMicros);
     const refund = held.micros - actual;
-    // A refund of a hold stays counted on the database: it is credit for the next request.
-    if (refund > 0) this.lease(held.keyId, held.userId).credit += refund;
+    // A refund of a hold stays counted on the database: it is credit for the next request, unless
+    // the credit was dropped since the hold (a lowered limit): then it goes back to the database.
+    if (refund > 0) {
+      if (held.epoch === this.epoch) this.lease(held.keyId, held.userId).credit += refund;
+      else this.queue.settle(held.keyId, held.userId, -refund);
+    }
     // Unconditional: the work is done, its cost is owed even past the limit.
     else if (refund < 0) this.queue.settle(held.keyId, held.userId, -refund);
   }
@@ -273,6 +297,7 @@ export class DeferredSettleLedger implements QuotaLedger {
    * asks the database again: called when a key or user changed, e.g. a lowered limit.
    */
   dropCredit(): void {
+    this.epoch++;
     this.returnCredit();
   }
 

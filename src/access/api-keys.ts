@@ -288,7 +288,17 @@ function clientStatus(s: number): number {
   return s;
 }
 
+/**
+ * An allow-list names at least one model: an empty list (or one of blanks) would lock the key out
+ * of every model, while the console and most gateways read "no list" as every model. Neither
+ * meaning is guessed: null is every model, and an empty list is refused.
+ */
 function validModels(models: string[]): string[] {
   if (models.length > 1000) throw badRequest('allowed_models: at most 1000 entries', 'allowed_models');
-  return [...new Set(models.map((m) => m.trim()).filter(Boolean))];
+  const names = models.map((m) => m.trim());
+  const blank = names.indexOf('');
+  if (blank >= 0) throw badRequest(`allowed_models.${blank}: must not be blank`, `allowed_models.${blank}`);
+  if (names.length === 0)
+    throw badRequest('allowed_models: must name a model; null allows every model', 'allowed_models');
+  return [...new Set(names)];
 }

@@ -180,32 +180,64 @@ export class UserService {
     }
   }
 
-  /** Admin update of another user. */
-  async update(actor: UserRow, id: number, patch: UserPatch): Promise<UserRow> {
+  /**
+   * Admin update of a user. `session` is the caller's own session (kept when the caller changes
+   * their own password; every other session of the target ends with a new password).
+   */
+  async update(actor: UserRow, id: number, patch: UserPatch, session?: string): Promise<UserRow> {
     const target = await this.users.byId(id);
     if (!target) throw notFound(`user ${id} not found`);
     if (target.id !== actor.id && target.role >= actor.role && actor.role < Role.root)
       throw forbidden('cannot change a user whose role is not below yours');
+    // Below root, your own record through the admin route follows the self-service rules: your
+    // role, status and quota are set by someone above you, and a new password needs the current
+    // one (PUT /api/user/self), so a stolen admin session can neither lift its owner's limits
+    // nor take the account.
+    if (target.id === actor.id && actor.role < Role.root) {
+      const changes = (k: 'role' | 'status') => patch[k] !== undefined && patch[k] !== target[k];
+      const field = changes('role')
+        ? 'role'
+        : changes('status')
+          ? 'status'
+          : patch.quota_limit !== undefined && toMicros(patch.quota_limit) !== target.quota_limit_micros
+            ? 'quota_limit'
+            : undefined;
+      if (field) throw forbidden(`${field}: your own is changed by a user above you`, field);
+      if (patch.password !== undefined)
+        throw forbidden('password: change your own with PUT /api/user/self and current_password', 'password');
+    }
     if (patch.role !== undefined) this.checkRoleChange(actor, patch.role);
     // Whether the target is a root is decided again by the write itself (usersRepo), so a
     // concurrent change between this read and the write cannot leave no enabled root.
     const losesRoot =
       (patch.role !== undefined && patch.role < Role.root) ||
       (patch.status !== undefined && patch.status !== Status.enabled);
-    return this.applyPatch(target, patch, losesRoot);
+    return this.applyPatch(target, patch, losesRoot, target.id === actor.id ? session : undefined);
   }
 
-  /** A user's own settings. The role and status are not self-service. */
-  async updateSelf(user: UserRow, patch: UserPatch & { current_password?: string }): Promise<UserRow> {
+  /**
+   * A user's own settings. The role and status are not self-service. A new password ends the
+   * user's other sessions (`session`, the one making the change, stays).
+   */
+  async updateSelf(
+    user: UserRow,
+    patch: UserPatch & { current_password?: string },
+    session?: string,
+  ): Promise<UserRow> {
     if (patch.password !== undefined) {
       if (!patch.current_password || !(await verifyPassword(patch.current_password, user.password_hash)))
         throw badRequest('current_password: does not match', 'current_password');
     }
     const { role: _r, status: _s, quota_limit: _q, username: _u, ...own } = patch;
-    return this.applyPatch(user, own);
+    return this.applyPatch(user, own, false, session);
   }
 
-  private async applyPatch(target: UserRow, patch: UserPatch, losesRoot = false): Promise<UserRow> {
+  private async applyPatch(
+    target: UserRow,
+    patch: UserPatch,
+    losesRoot = false,
+    keepSession?: string,
+  ): Promise<UserRow> {
     const set: Record<string, unknown> = { updated_time: nowSeconds() };
     if (patch.username !== undefined && patch.username !== target.username) {
       validateUsername(patch.username);
@@ -229,6 +261,11 @@ export class UserService {
     }
     if (updated === 'last-root') throw conflict('cannot demote or disable the last root');
     if (!updated) throw notFound(`user ${target.id} not found`);
+    // A new password ends every session made with the old one: a stolen cookie stops working
+    // when its victim (or an admin) changes the password. Personal access tokens are credentials
+    // of their own, listed and revoked on their own (docs/configuration.md).
+    if (set.password_hash !== undefined)
+      await this.creds.deleteSessionsOf(target.id, keepSession ? hashSecret(keepSession) : undefined);
     // Sessions and tokens resolve through the user's status, so a disabled user is locked out
     // as soon as the cache forgets them: now on this instance, within its TTL elsewhere.
     this.credCache.clear();

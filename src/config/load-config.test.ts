@@ -219,4 +219,59 @@ describe('loadConfig', () => {
   it('reports an unreadable file', () => {
     expect(() => loadConfig({ MODELGATE_CONFIG: '/nonexistent/x.yaml' })).toThrow(/nonexistent/);
   });
+
+  it('refuses numbers that are not written as numbers instead of truncating or guessing them', () => {
+    const problems = (env: Record<string, string>, overrides?: unknown) => {
+      try {
+        loadConfig(env, overrides);
+        return [];
+      } catch (err) {
+        return (err as ConfigError).problems;
+      }
+    };
+    expect(problems({ MODELGATE_PORT: '3000.9' })).toEqual(['server.port: must be an integer']);
+    expect(problems({ MODELGATE_GATEWAY_MAX_ATTEMPTS: 'true' })).toEqual([
+      'gateway.max_attempts: must be an integer',
+    ]);
+    expect(problems({ MODELGATE_SERVER_SHUTDOWN_GRACE_MS: '0x10' })).toEqual([
+      'server.shutdown_grace_ms: must be an integer',
+    ]);
+    expect(problems({ MODELGATE_GATEWAY_CLIENT_STALL_MS: ' ' })).toEqual([
+      'gateway.client_stall_ms: must be an integer',
+    ]);
+    expect(problems({}, { server: { port: 3000.5 } })).toEqual(['server.port: must be an integer']);
+    expect(problems({}, { channels: [{ name: 'a', kind: 'openai-compatible', weight: 1.5 }] })).toEqual([
+      'channels.0.weight: must be an integer',
+    ]);
+    // Numbers written as numbers still read, with spaces around and a sign.
+    expect(loadConfig({ MODELGATE_PORT: ' 3001 ', MODELGATE_GATEWAY_MAX_ATTEMPTS: '+4' }).server.port).toBe(
+      3001,
+    );
+  });
+
+  it('the most specific name of a setting wins, whatever the order of the environment', () => {
+    const orders = [
+      { PORT: '1001', MODELGATE_PORT: '1002', MODELGATE_SERVER_PORT: '1003' },
+      { MODELGATE_SERVER_PORT: '1003', MODELGATE_PORT: '1002', PORT: '1001' },
+      { MODELGATE_PORT: '1002', MODELGATE_SERVER_PORT: '1003', PORT: '1001' },
+    ];
+    for (const env of orders) expect(loadConfig(env).server.port).toBe(1003);
+    expect(loadConfig({ MODELGATE_PORT: '1002', PORT: '1001' }).server.port).toBe(1002);
+    expect(loadConfig({ PORT: '1001', MODELGATE_PORT: '1002' }).server.port).toBe(1002);
+  });
+
+  it("ignores the names clients keep the gateway's address and key in", () => {
+    const c = loadConfig({ MODELGATE_API_KEY: 'sk-mg-abc', MODELGATE_BASE_URL: 'http://localhost:3000/v1' });
+    expect(c.server.port).toBe(3000);
+  });
+
+  it('server.trust_proxy: a boolean, or the addresses of the proxies to believe', () => {
+    expect(loadConfig({}).server.trust_proxy).toBe(false);
+    expect(loadConfig({ MODELGATE_SERVER_TRUST_PROXY: 'true' }).server.trust_proxy).toBe(true);
+    expect(loadConfig({ MODELGATE_SERVER_TRUST_PROXY: '0' }).server.trust_proxy).toBe(false);
+    expect(loadConfig({ MODELGATE_SERVER_TRUST_PROXY: '10.0.0.0/8, 127.0.0.1' }).server.trust_proxy).toBe(
+      '10.0.0.0/8, 127.0.0.1',
+    );
+    expect(loadConfig({}, { server: { trust_proxy: 'uniquelocal' } }).server.trust_proxy).toBe('uniquelocal');
+  });
 });

@@ -36,7 +36,21 @@ const PROVIDER_SHORTCUTS: Array<{ prefix: string; kind: string; name: string }> 
   { prefix: 'COHERE', kind: 'cohere', name: 'cohere' },
 ];
 
-const IGNORED_ENV = new Set(['MODELGATE_CONFIG']);
+/**
+ * Not settings: the file's name, and the names clients of the gateway keep its address and key
+ * in (docs/responses-ingress.md has Codex read `MODELGATE_API_KEY`), so a shell that exports
+ * them can still start the gateway.
+ */
+const IGNORED_ENV = new Set(['MODELGATE_CONFIG', 'MODELGATE_API_KEY', 'MODELGATE_BASE_URL']);
+
+/**
+ * Several names for one setting: the more specific one wins whatever the environment's order
+ * (`MODELGATE_SERVER_PORT` over `MODELGATE_PORT` over `PORT`).
+ */
+function envRank(name: string): number {
+  if (!name.startsWith('MODELGATE_')) return 0;
+  return ALIASES[name] ? 1 : 2;
+}
 
 /**
  * Defaults < YAML file (MODELGATE_CONFIG) < environment. Collects every problem before
@@ -66,6 +80,9 @@ export function loadConfig(env: Env = process.env, overrides: unknown = undefine
   // A `channels:` that is not a list stays as it is, for the schema to report.
   if (shortcuts.length > 0 && (raw.channels == null || Array.isArray(raw.channels)))
     raw.channels = [...(raw.channels ?? []), ...shortcuts];
+  // TypeBox's conversion would truncate 3000.9 to 3000 and read "true" as 1: numbers are
+  // checked as written first.
+  numberProblems(ConfigSchema, raw, '', problems);
   const withDefaults = Value.Default(ConfigSchema, Value.Convert(ConfigSchema, raw)) as Config;
   for (const e of Value.Errors(ConfigSchema, withDefaults)) {
     const path = e.instancePath.replace(/^\//, '').replaceAll('/', '.') || '(root)';
@@ -102,7 +119,8 @@ export function loadConfig(env: Env = process.env, overrides: unknown = undefine
 /** Sets what the environment says in `raw`; returns the upstreams its shortcuts declare. */
 function applyEnv(raw: Record<string, any>, env: Env, problems: string[]): ChannelDeclaration[] {
   const sections = Object.keys(ConfigSchema.properties);
-  for (const [name, value] of Object.entries(env)) {
+  const entries = Object.entries(env).sort(([a], [b]) => envRank(a) - envRank(b));
+  for (const [name, value] of entries) {
     if (value === undefined || value === '' || IGNORED_ENV.has(name)) continue;
     let path = ALIASES[name];
     if (!path && name.startsWith('MODELGATE_')) {
@@ -125,7 +143,9 @@ function applyEnv(raw: Record<string, any>, env: Env, problems: string[]): Chann
           .split(',')
           .map((s) => s.trim())
           .filter(Boolean)
-      : value;
+      : path === 'server.trust_proxy'
+        ? trustProxyFromEnv(value)
+        : value;
   }
   const shortcuts: ChannelDeclaration[] = [];
   for (const p of PROVIDER_SHORTCUTS) {
@@ -179,6 +199,49 @@ function channelNameProblems(file: unknown[], shortcuts: ChannelDeclaration[]): 
       );
   }
   return problems;
+}
+
+/** `true`/`false` (and `1`/`0`, as every boolean setting), or the trusted proxies' addresses. */
+function trustProxyFromEnv(value: string): boolean | string {
+  const v = value.trim().toLowerCase();
+  if (v === 'true' || v === '1') return true;
+  if (v === 'false' || v === '0') return false;
+  return value.trim();
+}
+
+const INTEGER_TEXT = /^\s*[+-]?\d+\s*$/;
+const NUMBER_TEXT = /^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$/;
+
+/**
+ * Integer and number settings as written: a string must read as one in decimal (no "0x10",
+ * "true" or " "), an integer setting must be a whole number. A value refused here is dropped so
+ * the schema's own check does not report it twice. Unions (a number or null, ...) are left to
+ * the schema.
+ */
+function numberProblems(schema: any, obj: Record<string, any>, path: string, problems: string[]): void {
+  for (const [k, sub] of Object.entries<any>(schema.properties ?? {})) {
+    const value = obj[k];
+    if (value === undefined || value === null) continue;
+    const at = path ? `${path}.${k}` : k;
+    if (sub.type === 'integer' || sub.type === 'number') {
+      const bad =
+        sub.type === 'integer'
+          ? typeof value === 'string'
+            ? !INTEGER_TEXT.test(value)
+            : typeof value === 'number' && !Number.isInteger(value)
+          : typeof value === 'string' && !NUMBER_TEXT.test(value);
+      if (bad) {
+        problems.push(`${at}: must be ${sub.type === 'integer' ? 'an integer' : 'a number'}`);
+        delete obj[k];
+      }
+    } else if (sub.type === 'object' && value && typeof value === 'object' && !Array.isArray(value)) {
+      numberProblems(sub, value, at, problems);
+    } else if (sub.type === 'array' && sub.items?.type === 'object' && Array.isArray(value)) {
+      for (const [i, item] of value.entries())
+        if (item && typeof item === 'object' && !Array.isArray(item))
+          numberProblems(sub.items, item, `${at}.${i}`, problems);
+    }
+  }
 }
 
 function deepMerge(a: Record<string, any>, b: Record<string, any>): Record<string, any> {

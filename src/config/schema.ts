@@ -49,7 +49,14 @@ export const ConfigSchema = Obj({
     body_limit_bytes: Type.Integer({ minimum: 1024, default: 10 * 1024 * 1024 }),
     /** Embedding requests carry base64 images (20 MB each), so they get a larger cap. */
     embedding_body_limit_bytes: Type.Integer({ minimum: 1024, default: 64 * 1024 * 1024 }),
-    trust_proxy: Type.Boolean({ default: false }),
+    /**
+     * Which proxies' `X-Forwarded-For` to believe for the client's address (per-address limits,
+     * logs): false = none (the socket's peer is the client); a string = the proxies' addresses or
+     * CIDR ranges, comma-separated (`loopback`, `linklocal`, `uniquelocal` name the private
+     * ranges); true = every hop, which lets any client write its own address unless the proxy in
+     * front replaces the header. (Fastify treats a hop count as "trust none", so none is offered.)
+     */
+    trust_proxy: Type.Union([Type.Boolean(), Type.String({ minLength: 1 })], { default: false }),
     shutdown_grace_ms: Type.Integer({ minimum: 0, default: 15_000 }),
     serve_console: Type.Boolean({ default: true }),
     /** The built console to serve; empty = the one built into this install (web/dist). */
@@ -87,6 +94,12 @@ export const ConfigSchema = Obj({
     /** 'auto' sets Secure on the cookie when the request came over https. */
     cookie_secure: Type.Union([Type.Literal('auto'), Type.Boolean()], { default: 'auto' }),
     credential_cache_ms: Type.Integer({ minimum: 0, maximum: 1000, default: 1000 }),
+    /**
+     * Sign-in attempts a minute per client address (`POST /api/user/login`, right or wrong), a
+     * burst of that many then one every 60/n seconds; 0 = no limit. Each attempt costs ~90 ms
+     * of scrypt on the libuv pool, so it also bounds what one address can make the server do.
+     */
+    login_rate_per_minute: Type.Integer({ minimum: 0, default: 20 }),
   }),
   log: Obj({
     level: Type.Union(

@@ -171,6 +171,68 @@ describe('roles', () => {
     ).toBe(401);
   });
 
+  it('a new password ends every other session of the user (the one that changed it stays); tokens stay', async () => {
+    const u = await gw.call('POST', '/api/user', {
+      cookie: rootCookie,
+      body: { username: 'dave', password: 'dave-pass-1' },
+    });
+    const laptop = await gw.login('dave', 'dave-pass-1');
+    const phone = await gw.login('dave', 'dave-pass-1');
+    const t = await gw.call('POST', '/api/user/tokens', { cookie: laptop, body: { name: 'ci' } });
+    const token = t.body.data.token as string;
+    const changed = await gw.call('PUT', '/api/user/self', {
+      cookie: laptop,
+      body: { password: 'dave-pass-2', current_password: 'dave-pass-1' },
+    });
+    expect(changed.status).toBe(200);
+    expect((await gw.call('GET', '/api/user/self', { cookie: laptop })).status).toBe(200);
+    expect((await gw.call('GET', '/api/user/self', { cookie: phone })).status).toBe(401);
+    expect((await gw.call('GET', '/api/user/self', { token })).status).toBe(200);
+    // A profile change without a new password ends nothing.
+    const again = await gw.login('dave', 'dave-pass-2');
+    await gw.call('PUT', '/api/user/self', { cookie: laptop, body: { display_name: 'Dave' } });
+    expect((await gw.call('GET', '/api/user/self', { cookie: again })).status).toBe(200);
+    // An admin's reset ends all of them.
+    const reset = await gw.call('PUT', '/api/user', {
+      cookie: rootCookie,
+      body: { id: u.body.data.id, password: 'dave-pass-3' },
+    });
+    expect(reset.status).toBe(200);
+    expect((await gw.call('GET', '/api/user/self', { cookie: laptop })).status).toBe(401);
+    expect((await gw.call('GET', '/api/user/self', { cookie: again })).status).toBe(401);
+    expect((await gw.call('GET', '/api/user/self', { cookie: rootCookie })).status).toBe(200);
+  });
+
+  it("below root, an admin's own role, status, quota and password are not theirs to change through PUT /api/user", async () => {
+    const a = await gw.call('POST', '/api/user', {
+      cookie: rootCookie,
+      body: { username: 'erin', password: 'erin-pass-1', role: 10, quota_limit: 10 },
+    });
+    const id = a.body.data.id as number;
+    const erin = await gw.login('erin', 'erin-pass-1');
+    for (const [body, field] of [
+      [{ quota_limit: null }, 'quota_limit'],
+      [{ quota_limit: 1000 }, 'quota_limit'],
+      [{ status: 2 }, 'status'],
+      [{ role: 1 }, 'role'],
+      [{ password: 'erin-pass-2' }, 'password'],
+    ] as const) {
+      const r = await gw.call('PUT', '/api/user', { cookie: erin, body: { id, ...body } });
+      expect(r.status, JSON.stringify(body)).toBe(403);
+      expect(r.body.message).toContain(field);
+    }
+    // The same values, as the console's form sends them, and her own profile fields are fine.
+    const same = await gw.call('PUT', '/api/user', {
+      cookie: erin,
+      body: { id, role: 10, status: 1, quota_limit: 10, display_name: 'Erin' },
+    });
+    expect(same.status).toBe(200);
+    expect(same.body.data).toMatchObject({ display_name: 'Erin', quota_limit: 10 });
+    // Root may change all of it.
+    const root = await gw.call('PUT', '/api/user', { cookie: rootCookie, body: { id, quota_limit: null } });
+    expect(root.status).toBe(200);
+  });
+
   it('lists users with paging', async () => {
     const r = await gw.call('GET', '/api/user?p=0&page_size=2', { cookie: rootCookie });
     expect(r.body.data).toHaveLength(2);
@@ -405,6 +467,36 @@ describe('bad input', () => {
     });
     expect(r.status).toBe(400);
     expect(r.body.message).toContain('password');
+  });
+
+  it('a key allow-list names a model: an empty list or a blank entry is a 400 (null allows every model)', async () => {
+    for (const [allowed, field] of [
+      [[], 'allowed_models'],
+      [[' '], 'allowed_models.0'],
+      [['acme/a', '  '], 'allowed_models.1'],
+    ] as const) {
+      const r = await gw.call('POST', '/api/key', {
+        cookie: rootCookie,
+        body: { name: 'k', allowed_models: allowed },
+      });
+      expect(r.status, JSON.stringify(allowed)).toBe(400);
+      expect(r.body.message).toContain(field);
+    }
+    const k = await gw.call('POST', '/api/key', {
+      cookie: rootCookie,
+      body: { name: 'k', allowed_models: [' acme/a ', 'acme/a'] },
+    });
+    expect(k.body.data.allowed_models).toEqual(['acme/a']);
+    const emptied = await gw.call('PUT', '/api/key', {
+      cookie: rootCookie,
+      body: { id: k.body.data.id, allowed_models: [] },
+    });
+    expect(emptied.status).toBe(400);
+    const all = await gw.call('PUT', '/api/key', {
+      cookie: rootCookie,
+      body: { id: k.body.data.id, allowed_models: null },
+    });
+    expect(all.body.data.allowed_models).toBeNull();
   });
 
   it('unknown fields are a 400', async () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { ROOT_PASSWORD, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 let gw: TestGateway;
 beforeAll(async () => {
@@ -29,5 +29,46 @@ describe('GET /api/user/session', () => {
     expect((await gw.call('GET', '/api/user/session', { cookie })).body.data).toBeNull();
     const bad = await gw.call('GET', '/api/user/session', { token: 'mgt-nope' });
     expect(bad.status).toBe(401);
+  });
+});
+
+describe('sign-in attempts per client address', () => {
+  it('past auth.login_rate_per_minute: 429 with Retry-After, right password or wrong; X-Forwarded-For is not believed', async () => {
+    const limited = await startTestGateway({ auth: { login_rate_per_minute: 3 } }, { redis: false });
+    try {
+      const attempt = (password: string, headers: Record<string, string> = {}) =>
+        limited.call('POST', '/api/user/login', { body: { username: 'root', password }, headers });
+      expect((await attempt('wrong-one')).status).toBe(401);
+      expect((await attempt('wrong-two')).status).toBe(401);
+      expect((await attempt(ROOT_PASSWORD)).status).toBe(200);
+      const refused = await attempt(ROOT_PASSWORD);
+      expect(refused.status).toBe(429);
+      expect(refused.body).toMatchObject({ success: false });
+      expect(refused.body.message).toContain('3 attempts a minute');
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      // Without server.trust_proxy the header is the client's word, not its address.
+      expect((await attempt(ROOT_PASSWORD, { 'x-forwarded-for': '203.0.113.9' })).status).toBe(429);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it('with server.trust_proxy naming the proxy, each forwarded client has its own allowance', async () => {
+    const limited = await startTestGateway(
+      { auth: { login_rate_per_minute: 1 }, server: { trust_proxy: '127.0.0.1' } },
+      { redis: false },
+    );
+    try {
+      const attempt = (ip: string) =>
+        limited.call('POST', '/api/user/login', {
+          body: { username: 'root', password: 'wrong-pass' },
+          headers: { 'x-forwarded-for': ip },
+        });
+      expect((await attempt('203.0.113.1')).status).toBe(401);
+      expect((await attempt('203.0.113.1')).status).toBe(429);
+      expect((await attempt('203.0.113.2')).status).toBe(401);
+    } finally {
+      await limited.close();
+    }
   });
 });

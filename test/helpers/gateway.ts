@@ -45,7 +45,9 @@ export async function startTestGateway(
         server: { host: '127.0.0.1', port: 0, serve_console: false },
         database: { url: db.url, pool_size: 5 },
         redis: { url: opts.redis === false ? '' : TEST_REDIS_URL },
-        auth: { root_password: ROOT_PASSWORD },
+        // Test files sign in often, from one address, sharing one Redis: the limit is tested apart
+        // (user-session.test.ts).
+        auth: { root_password: ROOT_PASSWORD, login_rate_per_minute: 0 },
         log: { level: process.env.TEST_LOG_LEVEL ?? 'silent' },
         catalog: { seed: false },
       },

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { Role } from '../../access/roles.js';
 import { toPublicUser } from '../../access/users.js';
-import { notFound } from '../../gateway/errors.js';
+import { GatewayError, notFound } from '../../gateway/errors.js';
 import type { Services } from '../../services.js';
 import type { App } from '../app.js';
 import { requireUser, resolveUser, SESSION_COOKIE } from '../auth.js';
@@ -67,11 +67,24 @@ export function registerUserRoutes(app: App, services: Services): void {
       schema: {
         tags,
         summary: 'Sign in with a username and password',
-        description: 'Sets the mg_session cookie and answers the user.',
+        description:
+          'Sets the mg_session cookie and answers the user. Limited per client address (auth.login_rate_per_minute): 429 with Retry-After past it.',
         body: Login,
       },
     },
     async (request, reply) => {
+      const perMinute = services.config.auth.login_rate_per_minute;
+      if (perMinute > 0) {
+        const r = await services.rateLimiter.hit(`login:${request.ip}`, perMinute, 60_000);
+        if (!r.allowed) {
+          request.log.warn({ ip: request.ip }, 'sign-in attempts limited');
+          throw new GatewayError(
+            429,
+            `sign-in is limited to ${perMinute} attempts a minute per client; retry in ${r.retryAfterSec}s`,
+            { retryAfter: r.retryAfterSec },
+          );
+        }
+      }
       const { user, session, maxAge } = await services.users.login(
         request.body.username,
         request.body.password,
@@ -138,12 +151,18 @@ export function registerUserRoutes(app: App, services: Services): void {
       schema: {
         tags,
         summary: 'Update your own profile or password',
-        description: 'A new password needs current_password.',
+        description:
+          "A new password needs current_password, and ends the user's other sessions (this one stays).",
         body: SelfPatch,
       },
       onRequest: signedIn,
     },
-    async (request) => ok(toPublicUser(await services.users.updateSelf(request.user!, request.body))),
+    async (request) =>
+      ok(
+        toPublicUser(
+          await services.users.updateSelf(request.user!, request.body, request.cookies[SESSION_COOKIE]),
+        ),
+      ),
   );
 
   app.get(
@@ -244,14 +263,14 @@ export function registerUserRoutes(app: App, services: Services): void {
       schema: {
         tags,
         summary: 'Update a user (fields not sent are kept)',
-        description: `${ADMIN_ONLY} Yourself or users whose role is below yours (a root: anyone); roles up to your own.`,
+        description: `${ADMIN_ONLY} Yourself or users whose role is below yours (a root: anyone); roles up to your own. Below root, your own role, status, quota and password are not changed here (403; your password: PUT /api/user/self). A new password ends the user's sessions.`,
         body: UpdateUser,
       },
       onRequest: admin,
     },
     async (request) => {
       const { id, ...patch } = request.body;
-      const user = await services.users.update(request.user!, id, patch);
+      const user = await services.users.update(request.user!, id, patch, request.cookies[SESSION_COOKIE]);
       request.log.info({ actor: request.user!.id, user_id: id, fields: Object.keys(patch) }, 'user updated');
       return ok(toPublicUser(user));
     },

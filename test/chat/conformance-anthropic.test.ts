@@ -303,7 +303,11 @@ describe('@anthropic-ai/sdk against an Anthropic upstream', () => {
         name: 'get_time',
         input_schema: { type: 'object', properties: {} },
         cache_control: { type: 'ephemeral' },
-      },
+        // Fields the chat tool has no name for come back on the tool as they were.
+        strict: true,
+        defer_loading: true,
+        input_examples: [{}],
+      } as Anthropic.Tool,
     ];
     const first = await client().messages.create({
       model: 'acme/claude',
@@ -409,7 +413,7 @@ describe('@anthropic-ai/sdk against an Anthropic upstream', () => {
   });
 
   it('output_config.effort reaches a model that takes effort as effort, and alone turns no thinking on', async () => {
-    const effortOf = async (model: string, thinking?: { type: 'adaptive' }) => {
+    const effortOf = async (model: string, thinking?: Record<string, unknown>) => {
       await client().messages.create({
         model,
         max_tokens: 8000,
@@ -423,10 +427,14 @@ describe('@anthropic-ai/sdk against an Anthropic upstream', () => {
     expect(await effortOf('acme/opus')).toEqual({ output_config: { effort: 'low' }, thinking: undefined });
     // Sonnet 4.5 takes no effort: nothing sent, and still no thinking.
     expect(await effortOf('acme/claude')).toEqual({ output_config: undefined, thinking: undefined });
-    // With adaptive thinking the effort is the thinking's effort too.
-    const adaptive = await effortOf('acme/opus', { type: 'adaptive' });
+    // With adaptive thinking the effort is the thinking's effort too, and the thinking goes as
+    // it came (newer Claude models take only adaptive), its display too, with no budget made.
+    const adaptive = await effortOf('acme/opus', { type: 'adaptive', display: 'summarized' });
     expect(adaptive.output_config).toEqual({ effort: 'low' });
-    expect(adaptive.thinking).toMatchObject({ type: 'enabled' });
+    expect(adaptive.thinking).toEqual({ type: 'adaptive', display: 'summarized' });
+    expect(sentTo('/v1/messages').json.max_tokens).toBe(8000);
+    // Adaptive without effort, to a model that takes no effort: adaptive all the same.
+    expect((await effortOf('acme/claude', { type: 'adaptive' })).thinking).toEqual({ type: 'adaptive' });
   });
 
   it('streams thinking with its signature (thinking_delta, signature_delta)', async () => {
@@ -488,7 +496,9 @@ describe('@anthropic-ai/sdk against an OpenAI-compatible upstream', () => {
           description: 'Weather',
           input_schema: { type: 'object', properties: {} },
           cache_control: { type: 'ephemeral' },
-        },
+          defer_loading: true,
+          strict: true,
+        } as Anthropic.Tool,
       ],
       tool_choice: { type: 'any' },
       stop_sequences: ['STOP'],
@@ -524,6 +534,9 @@ describe('@anthropic-ai/sdk against an OpenAI-compatible upstream', () => {
     });
     // Anthropic-only fields stay out of an OpenAI request.
     expect(sent.tools[0]).not.toHaveProperty('cache_control');
+    expect(sent.tools[0]).not.toHaveProperty('defer_loading');
+    expect(sent.tools[0].function).not.toHaveProperty('defer_loading');
+    expect(sent.tools[0].function).not.toHaveProperty('strict');
     expect(r.stop_reason).toBe('tool_use');
     expect(r.content).toEqual([
       { type: 'tool_use', id: 'call_abc123', name: 'get_weather', input: { location: 'Boston, MA' } },
@@ -672,6 +685,66 @@ describe('errors in Anthropic shape', () => {
       .catch((e) => e);
     expect(err).toBeInstanceOf(Anthropic.BadRequestError);
     expect(err.error.error.message).toContain('messages.0.content.0.type');
+  });
+});
+
+describe('blocks without their text, and counting for a model not served', () => {
+  it('a text block whose text is missing or not a string is a 400 naming it, on messages and count_tokens alike', async () => {
+    const bodies = [
+      [user([{ type: 'text' }]), 'messages.0.content.0.text'],
+      [user([{ type: 'text', text: null }]), 'messages.0.content.0.text'],
+      [
+        [
+          { role: 'user', content: 'q' },
+          { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'f', input: {} }] },
+          {
+            role: 'user',
+            content: [{ type: 'tool_result', tool_use_id: 't1', content: [{ type: 'text', text: 5 }] }],
+          },
+        ],
+        'messages.2.content.0.content.0.text',
+      ],
+    ] as const;
+    for (const [messages, field] of bodies) {
+      for (const path of ['/v1/messages', '/v1/messages/count_tokens']) {
+        const r = await c.gw.call('POST', path, {
+          token: c.key,
+          body: { model: 'acme/claude', max_tokens: 10, messages },
+        });
+        expect(r.status, `${path} ${field}`).toBe(400);
+        expect(r.body.error).toMatchObject({ type: 'invalid_request_error' });
+        expect(r.body.error.message).toContain(field);
+      }
+    }
+    const system = await c.gw.call('POST', '/v1/messages/count_tokens', {
+      token: c.key,
+      body: { model: 'acme/claude', system: [{ type: 'text', text: 1 }], messages: user('hi') },
+    });
+    expect(system.status).toBe(400);
+  });
+
+  it('count_tokens for a model the gateway does not serve is a 404, one the key may not use a 403', async () => {
+    const err = await client()
+      .messages.countTokens({ model: 'acme/nope', messages: user('hi') })
+      .catch((e) => e);
+    expect(err).toBeInstanceOf(Anthropic.NotFoundError);
+    expect(err.error).toMatchObject({ type: 'error', error: { type: 'not_found_error' } });
+    const res = await c.gw.call('POST', '/api/key', {
+      cookie: c.cookie,
+      body: { name: 'gpt-only', allowed_models: ['acme/gpt'] },
+    });
+    const denied = await client({ apiKey: res.body.data.key })
+      .messages.countTokens({ model: 'acme/claude', messages: user('hi') })
+      .catch((e) => e);
+    expect(denied).toBeInstanceOf(Anthropic.PermissionDeniedError);
+    expect(
+      (
+        await client({ apiKey: res.body.data.key }).messages.countTokens({
+          model: 'acme/gpt',
+          messages: user('hi'),
+        })
+      ).input_tokens,
+    ).toBeGreaterThan(0);
   });
 });
 

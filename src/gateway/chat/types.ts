@@ -141,6 +141,12 @@ export interface ToolDefinition {
   };
   /** Non-enumerable (see CacheControl). */
   cache_control?: CacheControl;
+  /**
+   * Non-enumerable, from the Anthropic ingress: the custom tool's other fields as the client sent
+   * them (`strict`, `defer_loading`, `allowed_callers`, `input_examples`, `eager_input_streaming`,
+   * ...), which an Anthropic upstream gets back on the tool and no other upstream sees.
+   */
+  anthropic_fields?: Record<string, unknown>;
 }
 
 export type ToolChoice = 'none' | 'auto' | 'required' | { type: 'function'; function: { name: string } };
@@ -213,6 +219,12 @@ export interface ChatRequest {
    */
   anthropic_tools?: AnthropicDefinedTool[];
   anthropic_tool_choice?: Record<string, unknown>;
+  /**
+   * Non-enumerable, from the Anthropic ingress: an adaptive `thinking` as the client sent it
+   * (`{type: "adaptive", display?}`), which an Anthropic upstream gets as it is instead of a
+   * budget made from `reasoning` (newer Claude models take only adaptive thinking).
+   */
+  anthropic_thinking?: Record<string, unknown>;
   [extra: string]: unknown;
 }
 

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { randomToken } from '../../access/secrets.js';
 import { sampledPromptTokens } from '../../gateway/chat/tokens.js';
+import { planChat } from '../../gateway/completions/chat-plan.js';
 import type { Services } from '../../services.js';
 import type { App } from '../app.js';
 import { requireApiKey } from '../auth.js';
@@ -61,7 +62,7 @@ export function registerMessagesRoutes(app: App, services: Services): void {
       tags: ['messages'],
       summary: "Count a message request's input tokens (gateway estimate, no upstream call)",
       description:
-        "The gateway's own tokenizer estimate (o200k_base, OpenAI's message framing): no upstream call, no quota, no request log row; counts against the key's requests per minute, not its tokens per minute.",
+        "The gateway's own tokenizer estimate (o200k_base, OpenAI's message framing): no upstream call, no quota, no request log row; counts against the key's requests per minute, not its tokens per minute. A model that is not served is a 404, one the key may not use a 403.",
       body: AnthropicCountTokensSchema,
       security: [{ apiKey: [] }],
     },
@@ -71,6 +72,9 @@ export function registerMessagesRoutes(app: App, services: Services): void {
   };
   const counter = async (request: FastifyRequest) => {
     const req = decodeAnthropicRequest(request.body as AnthropicRequestBody);
+    // As Anthropic's: a model that is not served is a 404 (a key that may not use it, a 403),
+    // not a count for a request that could not be made.
+    planChat(req, request.principal!, services.chat.planDeps);
     return { input_tokens: sampledPromptTokens(req) };
   };
   app.post('/v1/messages/count_tokens', count, counter);

@@ -27,7 +27,8 @@
  *   turn keeps its canonical fields (its text and tool calls) and rides hidden as sent
  *   (`anthropic_content`), which the Anthropic adapter replays unchanged.
  * - thinking enabled -> `reasoning.max_tokens` = budget_tokens; adaptive -> `reasoning.enabled`
- *   (with `output_config.effort` as the effort); disabled -> `reasoning.enabled: false`.
+ *   (with `output_config.effort` as the effort), and the `thinking` object as sent rides hidden
+ *   (`anthropic_thinking`) for an Anthropic upstream; disabled -> `reasoning.enabled: false`.
  * - `output_config.effort` -> `verbosity` (OpenRouter's mapping, back to `output_config.effort`
  *   on Anthropic models that take it), with or without thinking; alone it turns no thinking on.
  * - `service_tier`, `container`, `context_management`, `mcp_servers` and other fields are ignored.
@@ -96,6 +97,7 @@ export function decodeAnthropicRequest(body: AnthropicRequestBody): ChatRequest 
   toolChoice(body.tool_choice, functions, defined, req);
   const reasoning = reasoningOf(body);
   if (reasoning) req.reasoning = reasoning;
+  if (body.thinking?.type === 'adaptive') setHidden(req, 'anthropic_thinking', { ...body.thinking });
   // Effort is how much a turn spends (text, tool calls and thinking), thinking or not: it is
   // the chat request's `verbosity`, which reaches an Anthropic model that takes effort as
   // `output_config.effort` again (anthropic-effort.ts).
@@ -128,10 +130,11 @@ function cacheOf(b: Block): CacheControl | undefined {
 function systemContent(system: string | Block[]): string | ContentPart[] | undefined {
   if (typeof system === 'string') return system === '' ? undefined : system;
   if (system.length === 0) return undefined;
-  return system.map((b) => textPart(b));
+  return system.map((b, i) => textPart(b, `system.${i}`));
 }
 
-function textPart(b: Block): ContentPart {
+function textPart(b: Block, at: string): ContentPart {
+  if (typeof b.text !== 'string') throw badRequest(`${at}.text: must be a string`, `${at}.text`);
   const cache = cacheOf(b);
   return cache ? { type: 'text', text: b.text, cache_control: cache } : { type: 'text', text: b.text };
 }
@@ -184,7 +187,7 @@ function userTurn(content: string | Block[], at: string, out: ChatMessage[]): vo
     const where = `${at}.${j}`;
     switch (b.type) {
       case 'text':
-        parts.push(textPart(b));
+        parts.push(textPart(b, where));
         break;
       case 'image':
       case 'document':
@@ -208,7 +211,7 @@ function toolResult(b: Block, at: string): ChatMessage {
   if (typeof b.content === 'string') content = b.content;
   else if (Array.isArray(b.content))
     content = (b.content as Block[]).map((c, k) => {
-      if (c?.type === 'text') return textPart(c);
+      if (c?.type === 'text') return textPart(c, `${at}.content.${k}`);
       if (c?.type === 'image') return mediaPart(c, `${at}.content.${k}`);
       throw unsupported(c, `${at}.content.${k}`);
     });
@@ -231,7 +234,7 @@ function assistantTurn(content: string | Block[], at: string): ChatMessage {
     }
     switch (b.type) {
       case 'text':
-        texts.push(textPart(b));
+        texts.push(textPart(b, `${at}.${j}`));
         break;
       case 'thinking':
         reasoning = (reasoning ?? '') + (b.thinking ?? '');
@@ -320,7 +323,11 @@ function splitTools(tools: Array<Record<string, any>>): {
     const fn: ToolDefinition['function'] = { name: t.name };
     if (typeof t.description === 'string') fn.description = t.description;
     if (t.input_schema && typeof t.input_schema === 'object') fn.parameters = t.input_schema;
-    functions.push(hiddenCache({ type: 'function', function: fn }, t as Block));
+    const tool = hiddenCache<ToolDefinition>({ type: 'function', function: fn }, t as Block);
+    // What the chat tool has no field for goes back on the tool for an Anthropic upstream.
+    const { type: _t, name: _n, description: _d, input_schema: _s, cache_control: _c, ...rest } = t;
+    if (Object.keys(rest).length > 0) setHidden(tool, 'anthropic_fields', rest);
+    functions.push(tool);
   }
   return { functions, defined };
 }

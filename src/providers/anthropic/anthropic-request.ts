@@ -196,6 +196,8 @@ export function buildAnthropicRequest(
   const defined = req.anthropic_tools ?? [];
   if (fns.tools.length > 0 || defined.length > 0) {
     const custom = fns.tools.map((t) => ({
+      // Non-enumerable, from the Anthropic ingress: the tool's fields the chat tool has no name for.
+      ...t.anthropic_fields,
       name: t.function.name,
       ...(t.function.description ? { description: t.function.description } : {}),
       input_schema: inputSchema(t.function.parameters),
@@ -216,7 +218,11 @@ export function buildAnthropicRequest(
 
   const r = resolveReasoning(req);
   let budget = 0;
-  if (r?.enabled === true && !toolTurnLostThinking(messages)) {
+  // Adaptive thinking as the Anthropic client sent it: the model decides how much to think
+  // within max_tokens, so no budget is made (and none is added to max_tokens).
+  const adaptive =
+    r?.enabled === true && req.anthropic_thinking?.type === 'adaptive' && !toolTurnLostThinking(messages);
+  if (r?.enabled === true && !adaptive && !toolTurnLostThinking(messages)) {
     budget = reasoningBudget(r, maxTokens, { min: MIN_THINKING_BUDGET, cap: MAX_THINKING_BUDGET });
     if (maxTokens <= budget) {
       maxTokens = budget + answer;
@@ -230,9 +236,9 @@ export function buildAnthropicRequest(
       }
     }
   }
-  if (budget > 0) {
+  if (budget > 0 || adaptive) {
     body.max_tokens = maxTokens;
-    body.thinking = { type: 'enabled', budget_tokens: budget };
+    body.thinking = adaptive ? { ...req.anthropic_thinking } : { type: 'enabled', budget_tokens: budget };
     delete body.temperature;
     delete body.top_k;
     if (typeof body.top_p === 'number' && body.top_p < 0.95) delete body.top_p;

@@ -162,7 +162,20 @@ export function toGeminiContents(
         const fr: Record<string, unknown> = { name, response };
         // The id only when its call carried it, so a call and its response pair up alike.
         if (callNames.has(callId) && sendableId(callId)) fr.id = callId;
-        push('user', [{ functionResponse: fr }]);
+        // Images and files the tool returned (a screenshot, a file read): a functionResponse
+        // holds JSON only, so they follow it as parts of the same user turn.
+        // A turn of tool results keeps its function responses together at its head, in the order
+        // of their calls, and the media after them.
+        const media = Array.isArray(m.content)
+          ? contentParts(m.content.filter((p) => p.type !== 'text'))
+          : [];
+        const last = contents[contents.length - 1];
+        if (last?.role === 'user' && last.parts[0]?.functionResponse) {
+          let at = 0;
+          while (at < last.parts.length && last.parts[at]!.functionResponse) at++;
+          last.parts.splice(at, 0, { functionResponse: fr });
+          last.parts.push(...media);
+        } else push('user', [{ functionResponse: fr }, ...media]);
         break;
       }
       case 'assistant': {

@@ -41,7 +41,7 @@
 import { sentMaxTokens } from '../../gateway/chat/max-tokens.js';
 import { takes, withAliases } from '../../gateway/chat/parameters.js';
 import { effortFromBudget, resolveReasoning } from '../../gateway/chat/reasoning.js';
-import type { ChatMessage, ChatRequest } from '../../gateway/chat/types.js';
+import type { ChatMessage, ChatRequest, ContentPart, TextPart } from '../../gateway/chat/types.js';
 import { perObject } from '../../gateway/per-object.js';
 import { joinUrl } from '../shared/media.js';
 import type { ParamsTarget, UpstreamHttpRequest, UpstreamTarget } from '../types.js';
@@ -258,7 +258,7 @@ export function buildOpenAiRequest(
   const { official, openRouter, reasoningModel, sendsReasoning } = f;
 
   const body: Record<string, unknown> = { model: target.upstreamModel };
-  body.messages = plainMessages(req.messages, f.developerToSystem, openRouter, f.dropCache);
+  body.messages = toolMediaAsUser(plainMessages(req.messages, f.developerToSystem, openRouter, f.dropCache));
   const copied = f.copied;
   for (const key in req) {
     const v = req[key];
@@ -353,6 +353,35 @@ function plainMessages(
     return (out ?? messages).filter(
       (m) => !(m.role === 'assistant' && m.content == null && isEmptyTurn(m, keepReasoning)),
     );
+  return out ?? messages;
+}
+
+/**
+ * OpenAI's chat API takes text only in a `tool` message (`ChatCompletionToolMessageParam`), so
+ * the images and files a tool returned (an Anthropic `tool_result` with an image, a Responses
+ * `function_call_output` with `input_image`: a screenshot, a file read) would make the upstream
+ * refuse the request. The tool message keeps its text (or says where its media went), and the
+ * media follow in one user message after the run of tool messages, as the next turn sees them.
+ */
+function toolMediaAsUser(messages: ChatMessage[]): ChatMessage[] {
+  let out: ChatMessage[] | undefined;
+  let media: ContentPart[] = [];
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i]!;
+    const parts = m.role === 'tool' && Array.isArray(m.content) ? m.content : undefined;
+    const moved = parts?.filter((p) => p.type !== 'text');
+    if (moved?.length) {
+      out ??= messages.slice(0, i);
+      const text = parts!.filter((p): p is TextPart => p.type === 'text');
+      const note = `(${moved.length === 1 ? 'the attachment' : `${moved.length} attachments`} of this result: in the next user message)`;
+      out.push({ ...m, content: text.length ? [...text, { type: 'text', text: note }] : note });
+      media.push(...moved);
+    } else out?.push(m);
+    if (media.length && messages[i + 1]?.role !== 'tool') {
+      out!.push({ role: 'user', content: media });
+      media = [];
+    }
+  }
   return out ?? messages;
 }
 

@@ -868,6 +868,39 @@ describe('custom (freeform) tools, as Codex sends apply_patch', () => {
     ]);
   });
 
+  it('refuses history items whose strings are not strings, naming the field, instead of sending them on empty', async () => {
+    const cases: Array<[unknown[], string]> = [
+      [
+        [
+          { role: 'user', content: 'x' },
+          { type: 'custom_tool_call', call_id: 'c1', name: 'apply_patch', input: 42 },
+        ],
+        'input.1.input',
+      ],
+      [
+        [
+          { role: 'user', content: 'x' },
+          { type: 'reasoning', id: 'rs_1', summary: [{ type: 'summary_text', text: null }] },
+        ],
+        'input.1.summary.0.text',
+      ],
+      [
+        [
+          { role: 'user', content: 'x' },
+          { type: 'message', role: 'assistant', content: [{ type: 'refusal', refusal: 7 }] },
+        ],
+        'input.1.content.0.refusal',
+      ],
+    ];
+    for (const [input, field] of cases) {
+      const err = await client()
+        .responses.create({ model: 'acme/gpt', input: input as never, tools: [APPLY_PATCH] })
+        .catch((e) => e);
+      expect(err, field).toBeInstanceOf(OpenAI.BadRequestError);
+      expect(err.message).toContain(field);
+    }
+  });
+
   it('takes arguments that are not {"input": ...} as the input itself', async () => {
     const r = await client().responses.create({
       model: 'acme/gpt',

@@ -171,10 +171,10 @@ function inputItems(items: Item[], out: ChatMessage[]): void {
           throw badRequest(`${at}: ${type} needs a call_id and a name`, at);
         // A custom tool is a function taking {input} upstream (customFunction): its call is that.
         // A function_call's arguments are a string (the schema's InputItem).
+        if (type === 'custom_tool_call' && typeof item.input !== 'string')
+          throw badRequest(`${at}.input: must be a string`, `${at}.input`);
         const args =
-          type === 'custom_tool_call'
-            ? JSON.stringify({ input: typeof item.input === 'string' ? item.input : '' })
-            : (item.arguments as string);
+          type === 'custom_tool_call' ? JSON.stringify({ input: item.input }) : (item.arguments as string);
         const call: ToolCall = {
           id: item.call_id,
           type: 'function',
@@ -196,7 +196,13 @@ function inputItems(items: Item[], out: ChatMessage[]): void {
       case 'reasoning': {
         const m = assistant();
         const summary = Array.isArray(item.summary)
-          ? item.summary.map((s: Item) => (typeof s?.text === 'string' ? s.text : '')).join('')
+          ? item.summary
+              .map((s: Item, k: number) => {
+                if (typeof s?.text !== 'string')
+                  throw badRequest(`${at}.summary.${k}.text: must be a string`, `${at}.summary.${k}.text`);
+                return s.text;
+              })
+              .join('')
           : '';
         if (summary) m.reasoning = (m.reasoning ?? '') + summary;
         const details: ReasoningDetail[] | undefined = unwrapReasoning(item.encrypted_content);
@@ -222,7 +228,11 @@ function assistantText(content: unknown, at: string): string {
     .map((p: Item, j) => {
       // A string (the schema's InputItem).
       if (p?.type === 'output_text' || p?.type === 'input_text') return p.text as string;
-      if (p?.type === 'refusal') return String(p.refusal ?? '');
+      if (p?.type === 'refusal') {
+        if (typeof p.refusal !== 'string')
+          throw badRequest(`${at}.${j}.refusal: must be a string`, `${at}.${j}.refusal`);
+        return p.refusal;
+      }
       throw unsupportedPart(p, `${at}.${j}`);
     })
     .join('');

@@ -8,7 +8,9 @@
  *   (a refusal's text too), then one `function_call` item per tool call (the call id as `call_id`),
  *   or a `custom_tool_call` item (its `input` out of the arguments) for a call of a custom tool.
  * - status: `completed`; `incomplete` with `incomplete_details.reason` `max_output_tokens` (finish
- *   reason length) or `content_filter`; `failed` with `error` when a stream failed mid-way.
+ *   reason length) or `content_filter`; `failed` with `error` when a stream failed mid-way, or
+ *   the upstream ended its answer with finish reason `error` (OpenRouter's for a provider that
+ *   failed part-way: what came before it is not a whole answer).
  * - usage: input_tokens counts cached tokens too (OpenAI's meaning), with `cached_tokens` and
  *   `reasoning_tokens` in the details.
  * - The request's settings are echoed as the Response type requires them (responsesEcho).
@@ -82,13 +84,21 @@ export type Status = 'completed' | 'incomplete' | 'failed' | 'in_progress';
 export function finishStatus(finish: FinishReason | null | undefined): {
   status: Status;
   incomplete_details: Obj | null;
+  error?: Obj;
 } {
+  if (finish === 'error')
+    return { status: 'failed', incomplete_details: null, error: UPSTREAM_ENDED_IN_ERROR };
   if (finish === 'length')
     return { status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } };
   if (finish === 'content_filter')
     return { status: 'incomplete', incomplete_details: { reason: 'content_filter' } };
   return { status: 'completed', incomplete_details: null };
 }
+
+const UPSTREAM_ENDED_IN_ERROR = {
+  code: 'server_error',
+  message: 'the upstream ended its answer with an error (finish reason "error")',
+};
 
 /**
  * A function call's item status. An answer cut by the length limit was cut in its last call when
@@ -167,7 +177,7 @@ export function customInput(args: string): string {
 export function encodeResponse(head: ResponseHead, result: ChatResult, usage: ChatUsage | undefined): string {
   const choice = result.choices[0];
   const m = choice?.message;
-  const { status, incomplete_details } = finishStatus(choice?.finish_reason);
+  const state = finishStatus(choice?.finish_reason);
   const output: Obj[] = [];
   if (m) {
     const details = m.reasoning_details ?? [];
@@ -185,7 +195,7 @@ export function encodeResponse(head: ResponseHead, result: ChatResult, usage: Ch
       output.push({
         id: itemId(head, 'msg', output.length),
         type: 'message',
-        status: status === 'completed' ? 'completed' : 'incomplete',
+        status: state.status === 'completed' ? 'completed' : 'incomplete',
         role: 'assistant',
         content: [textPart(text)],
       });
@@ -206,5 +216,5 @@ export function encodeResponse(head: ResponseHead, result: ChatResult, usage: Ch
       output.push(item);
     });
   }
-  return JSON.stringify(responseObject(head, { status, incomplete_details }, output, responsesUsage(usage)));
+  return JSON.stringify(responseObject(head, state, output, responsesUsage(usage)));
 }

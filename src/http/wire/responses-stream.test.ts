@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../gateway/errors.js';
-import { responsesEcho } from './responses-encode.js';
+import { encodeResponse, responsesEcho } from './responses-encode.js';
 import { ReasoningDetailsMerger, unwrapReasoning, wrapReasoning } from './responses-reasoning.js';
 import { ResponsesStreamEncoder } from './responses-stream.js';
 
@@ -29,6 +29,37 @@ describe('ResponsesStreamEncoder', () => {
       error: { code: 'server_error', message: 'no upstream can serve m' },
       output: [],
     });
+  });
+});
+
+describe('an upstream that ends its answer with finish reason error', () => {
+  const head = { id: 'resp_x3', createdAt: 1, model: 'm', echo: responsesEcho({ input: 'hi' }) };
+  it('streamed: response.failed with a server_error, the partial message incomplete', () => {
+    const enc = new ResponsesStreamEncoder(head);
+    let out = enc.chunk([
+      { index: 0, delta: { role: 'assistant', content: 'Partial' }, finish_reason: null },
+    ]);
+    out += enc.chunk([{ index: 0, delta: {}, finish_reason: 'error' }]);
+    out += enc.end(undefined, undefined);
+    const last = events(out).at(-1);
+    expect(last.type).toBe('response.failed');
+    expect(last.response).toMatchObject({ status: 'failed', error: { code: 'server_error' } });
+    expect(last.response.output[0]).toMatchObject({ type: 'message', status: 'incomplete' });
+  });
+
+  it('not streamed: status failed with the error, no completed_at', () => {
+    const r = JSON.parse(
+      encodeResponse(
+        head,
+        {
+          choices: [{ index: 0, message: { role: 'assistant', content: 'Partial' }, finish_reason: 'error' }],
+        } as never,
+        undefined,
+      ),
+    );
+    expect(r).toMatchObject({ status: 'failed', error: { code: 'server_error' } });
+    expect(r.completed_at).toBeUndefined();
+    expect(r.output[0]).toMatchObject({ type: 'message', status: 'incomplete' });
   });
 });
 

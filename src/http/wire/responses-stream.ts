@@ -267,9 +267,12 @@ export class ResponsesStreamEncoder {
     out += this.closeReasoning('completed') + this.closeMessage(itemStatus) + this.closeCalls('completed');
     out += this.trailingReasoning();
     const response = responseObject(this.head, state, this.output, responsesUsage(usage));
-    return (
-      out +
-      this.event(state.status === 'completed' ? 'response.completed' : 'response.incomplete', { response })
-    );
+    const event =
+      state.status === 'completed'
+        ? 'response.completed'
+        : state.status === 'failed'
+          ? 'response.failed'
+          : 'response.incomplete';
+    return out + this.event(event, { response });
   }
 }

@@ -72,6 +72,76 @@ describe('/api/channel', () => {
     expect(bad.body.message).toMatch(/keys\[0\]/);
   });
 
+  it('masks the values of settings.headers too, and keeps a stored value a PUT sends back masked', async () => {
+    const SECRET = 'gw-token-0123456789abcdef';
+    const { body } = await create({
+      name: 'headers',
+      kind: 'openai-compatible',
+      base_url: 'https://llm.internal.example/v1',
+      keys: [KEY],
+      models: ['gpt-4o'],
+      settings: { headers: { 'x-gateway-token': SECRET, 'x-team': 'search-platform' } },
+    });
+    const id = body.data.id;
+    expect(body.data.settings.headers).toEqual({ 'x-gateway-token': 'gw-t…cdef', 'x-team': 'sear…form' });
+    const one = await gw.call('GET', `/api/channel/${id}`, { cookie: root });
+    expect(JSON.stringify(one.body)).not.toContain(SECRET);
+    const sent = () =>
+      gw.services.registry.targetsFor('openai/gpt-4o', { endpoint: 'chat' }).find((t) => t.channelId === id)!;
+    // The console sends back what it was shown: the stored values stay.
+    const echo = await gw.call('PUT', '/api/channel', {
+      cookie: root,
+      body: { id, settings: { ...one.body.data.settings, rpm: 100 } },
+    });
+    expect(echo.status).toBe(200);
+    expect((sent().settings as any).headers).toEqual({
+      'x-gateway-token': SECRET,
+      'x-team': 'search-platform',
+    });
+    const wrong = await gw.call('PUT', '/api/channel', {
+      cookie: root,
+      body: { id, settings: { headers: { 'x-gateway-token': 'gw-x…zzzz' } } },
+    });
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.message).toContain('settings.headers.x-gateway-token');
+  });
+
+  it('moving an upstream to another host needs its keys and header values sent again in full', async () => {
+    const SECRET = 'gw-token-0123456789abcdef';
+    const { body } = await create({
+      name: 'moving',
+      kind: 'openai-compatible',
+      base_url: 'https://llm.internal.example/v1',
+      keys: [KEY],
+      models: ['gpt-4o'],
+      settings: { headers: { 'x-gateway-token': SECRET } },
+    });
+    const id = body.data.id;
+    const put = (b: Record<string, unknown>) =>
+      gw.call('PUT', '/api/channel', { cookie: root, body: { id, ...b } });
+    // The same host, another path: nothing to send again.
+    expect((await put({ base_url: 'https://llm.internal.example/openai/v1' })).status).toBe(200);
+    const elsewhere = 'https://collector.example.net/v1';
+    for (const b of [{}, { keys: body.data.keys }]) {
+      const r = await put({ base_url: elsewhere, ...b });
+      expect(r.status).toBe(400);
+      expect(r.body.message).toContain('keys: the upstream moves to collector.example.net');
+    }
+    const noHeader = await put({ base_url: elsewhere, keys: [KEY] });
+    expect(noHeader.status).toBe(400);
+    expect(noHeader.body.message).toContain('settings.headers.x-gateway-token');
+    const moved = await put({
+      base_url: elsewhere,
+      keys: ['sk-new-key-for-the-new-host'],
+      settings: { headers: { 'x-gateway-token': 'another-token-for-there' } },
+    });
+    expect(moved.status).toBe(200);
+    // Dropping the header on the move is fine too.
+    expect((await put({ base_url: 'https://third.example.org/v1', keys: [KEY], settings: {} })).status).toBe(
+      200,
+    );
+  });
+
   it('rejects bad input with a 400 naming the field', async () => {
     const cases: Array<[Record<string, unknown>, RegExp]> = [
       [{ name: 'x1', kind: 'nope' }, /kind/],

@@ -7,9 +7,11 @@ import {
   type ChannelInput,
   explainChannelFailure,
   mergeKeys,
+  mergeSettings,
   type PublicChannel,
   parseChannelRow,
   toPublicChannel,
+  upstreamHost,
   validateChannel,
 } from './channel.js';
 import { type ChannelTestResult, testChannel } from './channel-test.js';
@@ -17,6 +19,31 @@ import { canDiscover, discoverModels } from './model-discovery.js';
 import type { RegistryState } from './registry-state.js';
 
 export type ChannelPatch = Partial<ChannelInput>;
+
+/**
+ * An update that sends a channel to another host (its base_url, or its kind's default) must send
+ * its credentials again, in full: the stored keys and header values are never sent to a server
+ * they were not given for, so whoever may edit a channel, seeing only masked keys, cannot point it
+ * at a server of theirs and read them there.
+ */
+function movedCredentials(current: Channel, merged: ChannelInput, patch: ChannelPatch): void {
+  if (upstreamHost(merged) === upstreamHost(current)) return;
+  const storedKeys = current.keys.filter((k) => merged.keys?.includes(k));
+  const sentKeys = (patch.keys ?? []).map((k) => k.trim());
+  if (storedKeys.some((k) => !sentKeys.includes(k)))
+    throw badRequest(
+      `keys: the upstream moves to ${upstreamHost(merged)}: send its keys again (stored keys are not sent to another host)`,
+      'keys',
+    );
+  const sentHeaders = (patch.settings?.headers ?? {}) as Record<string, unknown>;
+  for (const [name, value] of Object.entries(merged.settings?.headers ?? {}) as Array<[string, unknown]>) {
+    if (current.settings.headers?.[name] === value && sentHeaders[name] !== value)
+      throw badRequest(
+        `settings.headers.${name}: the upstream moves to ${upstreamHost(merged)}: send its value again`,
+        `settings.headers.${name}`,
+      );
+  }
+}
 
 /** How a listing of a channel's models ended: the names found, or why it failed (with the setup hint). */
 export type ListingOutcome = { models: string[] } | { error: string };
@@ -193,7 +220,10 @@ export class ChannelService {
           `channel ${id} was changed after revision ${revision} (it is at ${current.revision}): nothing was written; read it again and redo the change`,
         );
       const keys = patch.keys === undefined ? current.keys : mergeKeys(patch.keys, current.keys);
-      const merged: ChannelInput = { ...current, ...definedOnly(patch), keys };
+      const settings =
+        patch.settings === undefined ? current.settings : mergeSettings(patch.settings, current.settings);
+      const merged: ChannelInput = { ...current, ...definedOnly(patch), keys, settings };
+      movedCredentials(current, merged, patch);
       const row = validateChannel(merged);
       if (row.name !== current.name) {
         const other = await this.state.repos.channels.byName(row.name);

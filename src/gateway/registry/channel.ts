@@ -98,8 +98,60 @@ export function maskKey(key: string): string {
 
 export const isMasked = (key: string) => key.includes(ELLIPSIS);
 
+/**
+ * What the admin API shows: keys and the values of `settings.headers` masked, since a header is
+ * where other credentials go (`x-api-key`, a gateway's own token).
+ */
 export function toPublicChannel(c: Channel): PublicChannel {
-  return { ...c, keys: c.keys.map(maskKey) };
+  const headers = c.settings.headers;
+  const settings =
+    headers && typeof headers === 'object'
+      ? {
+          ...c.settings,
+          headers: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, maskKey(String(v))])),
+        }
+      : c.settings;
+  return { ...c, keys: c.keys.map(maskKey), settings };
+}
+
+/**
+ * Settings sent on update: a masked header value stands for the stored value of the same header
+ * (the console echoes what it was shown); a masked value matching nothing is a 400.
+ */
+export function mergeSettings(
+  sent: Record<string, unknown>,
+  stored: ChannelSettings,
+): Record<string, unknown> {
+  const headers = sent.headers;
+  if (!headers || typeof headers !== 'object' || Array.isArray(headers)) return sent;
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (typeof value !== 'string' || !isMasked(value)) {
+      out[name] = value;
+      continue;
+    }
+    const was = stored.headers?.[name];
+    if (typeof was !== 'string' || maskKey(was) !== value)
+      throw badRequest(
+        `settings.headers.${name}: masked value matches no stored header`,
+        `settings.headers.${name}`,
+      );
+    out[name] = was;
+  }
+  return { ...sent, headers: out };
+}
+
+/**
+ * The host a channel's requests go to (its base_url, else its kind's), to tell whether an update
+ * moves its stored credentials to another server.
+ */
+export function upstreamHost(c: Pick<ChannelInput, 'kind' | 'base_url'>): string {
+  const base = c.base_url?.trim() || (isChannelKind(c.kind) ? defaultBaseUrl(c.kind) : '');
+  try {
+    return new URL(base).host.toLowerCase();
+  } catch {
+    return base;
+  }
 }
 
 /**

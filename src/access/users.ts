@@ -55,6 +55,9 @@ export class UserService {
   /** hash of a session id or access token -> user id */
   private readonly credCache: TtlCache<string, UserRow>;
 
+  /** When this instance last deleted ended sessions (Unix seconds). */
+  private sweptAt = 0;
+
   constructor(
     private readonly users: UsersRepo,
     private readonly creds: CredentialsRepo,
@@ -81,9 +84,11 @@ export class UserService {
         created_time: now,
         updated_time: now,
       });
-    } catch {
-      // Another instance bootstrapped at the same moment.
-      return { created: false };
+    } catch (err) {
+      // Another instance bootstrapped at the same moment. Anything else (the database) stops the
+      // start: a gateway with no user at all could not be managed.
+      if (isUniqueViolation(err)) return { created: false };
+      throw err;
     }
     return password ? { created: true } : { created: true, generatedPassword: pw };
   }
@@ -96,7 +101,8 @@ export class UserService {
     // Verify even for unknown users so timing does not reveal which usernames exist.
     const ok = await verifyPassword(password, user?.password_hash ?? DUMMY_HASH);
     if (!user || !ok) throw unauthorized('invalid username or password');
-    if (user.status !== Status.enabled) throw unauthorized('user is disabled');
+    // The right password of a disabled user: known, and not allowed (decisions.md), so a 403.
+    if (user.status !== Status.enabled) throw forbidden('user is disabled');
     // Hashes made before the cost was raised are upgraded while the password is at hand.
     if (needsRehash(user.password_hash))
       await this.users.update(user.id, { password_hash: await hashPassword(password) });
@@ -104,6 +110,12 @@ export class UserService {
     const now = nowSeconds();
     const maxAge = this.opts.sessionTtlHours * 3600;
     await this.creds.createSession(hash, user.id, now, now + maxAge);
+    // Ended sessions are refused by their expiry; their rows go at most once an hour, with a
+    // sign-in (every instance sweeps; the delete is idempotent).
+    if (now - this.sweptAt >= 3600) {
+      this.sweptAt = now;
+      await this.creds.deleteExpiredSessions(now);
+    }
     return { user, session: secret, maxAge };
   }
 

@@ -165,8 +165,14 @@ describe('roles', () => {
     await gw.call('PUT', '/api/user', { cookie: rootCookie, body: { id: u.body.data.id, status: 2 } });
     expect((await gw.call('GET', '/api/user/self', { cookie: c })).status).toBe(401);
     expect((await gw.call('GET', '/api/user/self', { token })).status).toBe(401);
+    // The right password of a disabled user is a 403 (known, not allowed); a wrong one stays a 401.
+    const disabled = await gw.call('POST', '/api/user/login', {
+      body: { username: 'carol', password: 'carol-pass' },
+    });
+    expect(disabled.status).toBe(403);
+    expect(disabled.body.message).toBe('user is disabled');
     expect(
-      (await gw.call('POST', '/api/user/login', { body: { username: 'carol', password: 'carol-pass' } }))
+      (await gw.call('POST', '/api/user/login', { body: { username: 'carol', password: 'wrong-pass' } }))
         .status,
     ).toBe(401);
   });

@@ -72,3 +72,25 @@ describe('sign-in attempts per client address', () => {
     }
   });
 });
+
+describe('ended sessions', () => {
+  it('are deleted by a sign-in (at most once an hour per instance), live ones kept', async () => {
+    const fresh = await startTestGateway({}, { redis: false });
+    try {
+      const { credentials } = fresh.services.repos;
+      await credentials.createSession('ended-1', 1, 1_000, 2_000);
+      await credentials.createSession('ended-2', 1, 1_000, 2_000);
+      const ids = async () =>
+        (await fresh.services.database.db.selectFrom('sessions').select('id').execute()).map((r) => r.id);
+      expect(await ids()).toEqual(expect.arrayContaining(['ended-1', 'ended-2']));
+      const cookie = await fresh.login();
+      const left = await ids();
+      expect(left).not.toContain('ended-1');
+      expect(left).not.toContain('ended-2');
+      expect(left).toHaveLength(1);
+      expect((await fresh.call('GET', '/api/user/self', { cookie })).status).toBe(200);
+    } finally {
+      await fresh.close();
+    }
+  });
+});

@@ -11,6 +11,17 @@ describe('changedTopic', () => {
     expect(changedTopic('PUT', '/api/model', 200)).toBe('registry');
     expect(changedTopic('DELETE', '/api/app/:id', 200)).toBe('apps');
   });
+  it('self-service writes map to narrower topics that give no quota credit back', () => {
+    expect(changedTopic('POST', '/api/user/logout', 200)).toBe('credentials');
+    expect(changedTopic('POST', '/api/user/tokens', 200)).toBe('credentials');
+    expect(changedTopic('DELETE', '/api/user/tokens/:id', 200)).toBe('credentials');
+    expect(changedTopic('PUT', '/api/user/self', 200)).toBe('profile');
+    expect(changedTopic('POST', '/api/key', 200)).toBe('key-added');
+    // An admin's change of a user, and any change of an existing key, still drop everything.
+    expect(changedTopic('PUT', '/api/user', 200)).toBe('users');
+    expect(changedTopic('POST', '/api/user', 200)).toBe('users');
+    expect(changedTopic('DELETE', '/api/key/:id', 200)).toBe('keys');
+  });
   it('ignores reads, failures, logins, downloads and other routes', () => {
     expect(changedTopic('GET', '/api/key', 200)).toBeUndefined();
     expect(changedTopic('PUT', '/api/key', 400)).toBeUndefined();
@@ -30,6 +41,27 @@ describe('dropCaches', () => {
     h('registry');
     h('apps');
     expect(calls).toEqual(['users', 'keys', 'registry']);
+  });
+
+  it('gives quota credit back only for changes of keys and users by those who manage them', () => {
+    const calls: string[] = [];
+    const c = (n: string) => ({ invalidate: () => void calls.push(n) });
+    const h = dropCaches({
+      apiKeys: c('keys'),
+      users: c('users'),
+      registry: c('registry'),
+      quota: { dropCredit: () => void calls.push('credit') },
+    });
+    h('credentials');
+    expect(calls).toEqual(['users']);
+    h('profile');
+    expect(calls).toEqual(['users', 'users', 'keys']);
+    h('key-added');
+    expect(calls).toEqual(['users', 'users', 'keys', 'keys']);
+    calls.length = 0;
+    h('keys');
+    h('users');
+    expect(calls).toEqual(['keys', 'credit', 'users', 'keys', 'credit']);
   });
 });
 

@@ -3,9 +3,35 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { RedisClient } from './redis.js';
 
 /** What changed: each instance drops the matching caches. */
-export type InvalidationTopic = 'keys' | 'users' | 'registry' | 'apps';
+/**
+ * - `keys`, `users`: a key or a user changed (limits, status, role): every cache of them and all
+ *   leased quota credit go (a lowered limit applies from the next reservation).
+ * - `key-added`: a new key; cached keys go (a lookup of it may have been cached as unknown),
+ *   credit stays.
+ * - `profile`: a user changed their own profile or password (`PUT /api/user/self`): the caches of
+ *   users and of keys (a key carries its owner, the default model with it) go, credit stays.
+ * - `credentials`: a session or access token began or ended: the cache of sessions and tokens.
+ * Any signed-in user can cause the last three, so none of them gives credit back: a user who
+ * loops on them would otherwise make every busy key of every instance lease again.
+ */
+export type InvalidationTopic =
+  | 'keys'
+  | 'users'
+  | 'key-added'
+  | 'profile'
+  | 'credentials'
+  | 'registry'
+  | 'apps';
 
-export const INVALIDATION_TOPICS: readonly InvalidationTopic[] = ['keys', 'users', 'registry', 'apps'];
+export const INVALIDATION_TOPICS: readonly InvalidationTopic[] = [
+  'keys',
+  'users',
+  'key-added',
+  'profile',
+  'credentials',
+  'registry',
+  'apps',
+];
 
 export type InvalidationHandler = (topic: InvalidationTopic) => void;
 
@@ -136,6 +162,14 @@ const CHANGE_ROUTES: Array<[prefix: string, topic: InvalidationTopic]> = [
 ];
 // Writes that change nothing another instance caches (and downloads are the hot path).
 const NOT_CHANGES = new Set(['/api/user/login', '/api/app/download/:id']);
+/** Self-service writes, by method and route: narrower topics than their prefix's. */
+const SELF_SERVICE = new Map<string, InvalidationTopic>([
+  ['POST /api/user/logout', 'credentials'],
+  ['POST /api/user/tokens', 'credentials'],
+  ['DELETE /api/user/tokens/:id', 'credentials'],
+  ['PUT /api/user/self', 'profile'],
+  ['POST /api/key', 'key-added'],
+]);
 
 /** The topic a successful management write invalidates, if any (by route template). */
 export function changedTopic(
@@ -147,6 +181,8 @@ export function changedTopic(
     return undefined;
   if (NOT_CHANGES.has(route)) return undefined;
   if (!route.startsWith('/api/')) return undefined; // the /v1 calls: never a change
+  const own = SELF_SERVICE.get(`${method} ${route}`);
+  if (own) return own;
   for (const [prefix, topic] of CHANGE_ROUTES)
     if (route.startsWith(prefix) && (route.length === prefix.length || route[prefix.length] === '/'))
       return topic;
@@ -181,7 +217,12 @@ export function dropCaches(caches: {
       caches.users.invalidate();
       caches.apiKeys.invalidate();
       caches.quota?.dropCredit();
-    } else if (topic === 'registry') caches.registry.invalidate();
+    } else if (topic === 'key-added') caches.apiKeys.invalidate();
+    else if (topic === 'profile') {
+      caches.users.invalidate();
+      caches.apiKeys.invalidate();
+    } else if (topic === 'credentials') caches.users.invalidate();
+    else if (topic === 'registry') caches.registry.invalidate();
     // 'apps': the catalog reads the database on every request; nothing is cached yet.
   };
 }

@@ -73,4 +73,19 @@ describe('estimatePromptTokens', () => {
     expect(img).toBeLessThan(5);
     expect(estimatePromptTokens(undefined)).toBe(0);
   });
+
+  it('a request one limit refuses gives back what the others took', async () => {
+    const l = new RequestLimits(new MemoryRateLimiter(() => 0), { userRpm: 3 });
+    const c = caller({ rpm: 1, tpm: 100 });
+    expect((await l.admit(c, 30)).allowed).toBe(true);
+    // Over the key's 1 request a minute: its 30 tokens and the user's request come back.
+    const refused = await l.admit(c, 30);
+    expect(refused).toMatchObject({ allowed: false, binding: { scope: 'key_rpm' } });
+    // The user's allowance: 3 a minute, 1 spent, so two more.
+    expect((await l.admit(caller({ keyId: 2 }), 0)).allowed).toBe(true);
+    // Key 1's tokens: 70 left, not 40.
+    const tokens = await l.admit(caller({ keyId: 1, rpm: null, tpm: 100 }), 70);
+    expect(tokens).toMatchObject({ allowed: true });
+    expect((await l.admit(caller({ keyId: 3 }), 0)).allowed).toBe(false);
+  });
 });

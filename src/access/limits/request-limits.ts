@@ -46,8 +46,11 @@ export class RequestLimits {
 
   async admit(c: CallerLimits, promptTokens: number): Promise<Admission> {
     const checks: Array<Promise<LimitOutcome>> = [];
-    const run = (scope: LimitScope, key: string, limit: number, cost: number) =>
+    const spent: Array<{ key: string; limit: number; cost: number }> = [];
+    const run = (scope: LimitScope, key: string, limit: number, cost: number) => {
+      spent.push({ key, limit, cost });
       checks.push(this.limiter.hit(key, limit, MINUTE, cost).then((result) => ({ scope, limit, result })));
+    };
     if (c.rpm && c.rpm > 0) run('key_rpm', `key:${c.keyId}:rpm`, c.rpm, 1);
     if (this.opts.userRpm > 0) run('user_rpm', `user:${c.userId}:rpm`, this.opts.userRpm, 1);
     // A prompt larger than the whole allowance could never pass; charge the allowance instead
@@ -55,7 +58,18 @@ export class RequestLimits {
     if (c.tpm && c.tpm > 0)
       run('key_tpm', `key:${c.keyId}:tpm`, c.tpm, Math.min(c.tpm, Math.max(1, Math.ceil(promptTokens))));
     const outcomes = await Promise.all(checks);
-    return { allowed: outcomes.every((o) => o.result.allowed), binding: binding(outcomes), outcomes };
+    const allowed = outcomes.every((o) => o.result.allowed);
+    // The checks run at once (one round trip to Redis): a request one limit refuses gives back
+    // what the others took, so a key over its requests a minute does not spend its tokens too.
+    if (!allowed)
+      await Promise.all(
+        outcomes.map((o, i) =>
+          o.result.allowed
+            ? this.limiter.hit(spent[i]!.key, spent[i]!.limit, MINUTE, -spent[i]!.cost).catch(() => undefined)
+            : undefined,
+        ),
+      );
+    return { allowed, binding: binding(outcomes), outcomes };
   }
 
   /**

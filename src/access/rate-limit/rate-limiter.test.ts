@@ -35,6 +35,14 @@ describe('MemoryRateLimiter (GCRA)', () => {
     expect(await rl.hit('k', 100, 60_000, 40)).toMatchObject({ allowed: true, remaining: 0 });
   });
 
+  it('gives units back with a negative cost, never past a full allowance', async () => {
+    const rl = new MemoryRateLimiter(() => 0);
+    expect(await rl.hit('k', 100, 60_000, 60)).toMatchObject({ remaining: 40 });
+    expect(await rl.hit('k', 100, 60_000, -50)).toMatchObject({ allowed: true, remaining: 90 });
+    await rl.hit('k', 100, 60_000, -500);
+    expect(await rl.hit('k', 100, 60_000, 100)).toMatchObject({ allowed: true, remaining: 0 });
+  });
+
   it('allows exactly `limit` for limits that do not divide the window', async () => {
     const rl = new MemoryRateLimiter(() => 42);
     let allowed = 0;
@@ -71,6 +79,17 @@ describe.runIf(TEST_REDIS_URL !== '')('RedisRateLimiter', () => {
     const a = await limiter();
     expect(await a.hit('cost', 100, 60_000, 60)).toMatchObject({ allowed: true, remaining: 40 });
     expect(await a.hit('cost', 100, 60_000, 50)).toMatchObject({ allowed: false, remaining: 40 });
+  });
+
+  it('gives units back with a negative cost, never past a full allowance', async () => {
+    const a = await limiter();
+    expect(await a.hit('back', 100, 60_000, 60)).toMatchObject({ allowed: true, remaining: 40 });
+    expect((await a.hit('back', 100, 60_000, -50)).allowed).toBe(true);
+    expect(await a.hit('back', 100, 60_000, 0)).toMatchObject({ allowed: true, remaining: 90 });
+    // More than was taken, and on a key never used: a full allowance, no error.
+    expect((await a.hit('back', 100, 60_000, -500)).allowed).toBe(true);
+    expect((await a.hit('fresh', 100, 60_000, -5)).allowed).toBe(true);
+    expect(await a.hit('back', 100, 60_000, 100)).toMatchObject({ allowed: true, remaining: 0 });
   });
 });
 

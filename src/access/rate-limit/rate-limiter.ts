@@ -1,7 +1,8 @@
 /**
  * A rate limiter over named keys (client address, API key, ...). Each key allows `limit` units
  * per `windowMs`, refilled continuously (GCRA: a burst of `limit` is allowed, then one unit
- * every windowMs/limit). `cost` lets token-per-minute limits spend several units at once.
+ * every windowMs/limit). `cost` lets token-per-minute limits spend several units at once; a
+ * negative cost gives units back (a request another limit refused), never past a full allowance.
  */
 export interface RateLimiter {
   hit(key: string, limit: number, windowMs: number, cost?: number): Promise<RateLimitResult>;

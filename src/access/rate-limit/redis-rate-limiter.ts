@@ -20,6 +20,10 @@ local nxt = start + cost * interval
 if nxt - now > window + 0.000001 then
   return {0, string.format('%.3f', start - now), string.format('%.3f', nxt - window - now)}
 end
+if nxt <= now then
+  redis.call('DEL', KEYS[1])
+  return {1, '0', '0'}
+end
 redis.call('SET', KEYS[1], string.format('%.3f', nxt), 'PX', math.ceil(nxt - now) + 1)
 return {1, string.format('%.3f', nxt - now), '0'}
 `;

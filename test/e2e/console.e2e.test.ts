@@ -31,7 +31,8 @@ const realOnly = it.skipIf(process.env.E2E_GATEWAY === 'stub');
 const CATS = ['development', 'productivity', 'tools', 'entertainment', 'general'];
 
 /** Catalog data made through the API as an administrator, as any client would. */
-async function seed(): Promise<void> {
+/** Signs the administrator in through the API: the session `adminApi` uses. */
+async function signInAdmin(): Promise<void> {
   const login = await fetch(`${gw.url}/api/user/login`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -39,6 +40,10 @@ async function seed(): Promise<void> {
   });
   expect(login.status).toBe(200);
   adminCookie = (login.headers.get('set-cookie') ?? '').split(';')[0];
+}
+
+async function seed(): Promise<void> {
+  await signInAdmin();
   const create = (app: Record<string, unknown>) => adminApi('POST', '/app', app);
   await create({
     name: 'Markdown Studio',
@@ -363,6 +368,11 @@ describe('console in a real browser', () => {
       await page.getByText('Does not match').waitFor();
       expect(await page.getByText('Password changed.').count()).toBe(0);
     }
+    // A new password ended the administrator's other sessions (the one these tests use through
+    // the API), not the page's; access tokens stay.
+    if (process.env.E2E_GATEWAY !== 'stub')
+      expect((await fetch(`${gw.url}/api/user/self`, { headers: { cookie: adminCookie } })).status).toBe(401);
+    await signInAdmin();
     const self = await fetch(`${gw.url}/api/user/self`, { headers: { authorization: `Bearer ${token}` } });
     const body = (await self.json()) as { data: { default_model: string } };
     expect(body.data.default_model).toBe(gw.chatModel);

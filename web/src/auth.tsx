@@ -1,5 +1,6 @@
 import { createContext, type ReactNode, useCallback, useContext, useEffect, useState } from 'react';
 import { ApiError, api, SIGNED_OUT } from './api';
+import { forgetKeys } from './keystore';
 import { ROLE, type User } from './types';
 
 interface AuthState {
@@ -34,7 +35,10 @@ export function AuthProvider({ children }: { children: ReactNode }) {
   }, [refresh]);
 
   useEffect(() => {
-    const gone = () => setUser(null);
+    const gone = () => {
+      forgetKeys();
+      setUser(null);
+    };
     window.addEventListener(SIGNED_OUT, gone);
     return () => window.removeEventListener(SIGNED_OUT, gone);
   }, []);
@@ -52,12 +56,13 @@ export function AuthProvider({ children }: { children: ReactNode }) {
     return full;
   }, []);
 
+  // Signed out only once the server says so: a failed sign-out (the network, a 5xx) leaves the
+  // session cookie valid, so the page must not look signed out while it is not. Key secrets
+  // held in the tab go either way.
   const logout = useCallback(async () => {
-    try {
-      await api.post('/user/logout');
-    } finally {
-      setUser(null);
-    }
+    forgetKeys();
+    await api.post('/user/logout');
+    setUser(null);
   }, []);
 
   return (

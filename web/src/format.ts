@@ -47,6 +47,15 @@ export function toUnix(local: string): number | null {
   return Number.isNaN(t) ? null : Math.floor(t / 1000);
 }
 
+/**
+ * The last second of the minute a `datetime-local` input names: the end of a period "to 10:05"
+ * takes what happened during 10:05, as a reader means it (the input has no seconds).
+ */
+export function toUnixEnd(local: string): number | null {
+  const t = toUnix(local);
+  return t === null ? null : t - (t % 60) + 59;
+}
+
 export function toLocalInput(unixSeconds: number | null | undefined): string {
   if (!unixSeconds) return '';
   const d = new Date(unixSeconds * 1000);

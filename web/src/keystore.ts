@@ -9,3 +9,19 @@ export function rememberKey(id: number, name: string, prefix: string, secret: st
 export function rememberedKeys() {
   return [...secrets.entries()].map(([id, v]) => ({ id, ...v }));
 }
+
+/** The playground's "remember the key in this tab" (sessionStorage). */
+export const PLAYGROUND_KEY = 'modelgate.playground.key';
+
+/**
+ * Forgets every key secret this tab holds, in memory and in the playground's session storage:
+ * on sign-out, so the next person to sign in in this tab is not offered (and billed to) them.
+ */
+export function forgetKeys() {
+  secrets.clear();
+  try {
+    sessionStorage.removeItem(PLAYGROUND_KEY);
+  } catch {
+    // storage unavailable: nothing kept there
+  }
+}

@@ -1,4 +1,5 @@
 import { type ReactNode, type RefObject, useEffect, useState } from 'react';
+import { errorText } from '../api';
 import { isAdmin, roleName, useAuth } from '../auth';
 import { Link, navigate, signInHref, useLocation } from '../router';
 
@@ -27,9 +28,16 @@ export function Layout({
   // biome-ignore lint/correctness/useExhaustiveDependencies: close the phone menu after navigating
   useEffect(() => setOpen(false), [path]);
 
+  const [signOutError, setSignOutError] = useState<string | null>(null);
   async function signOut() {
-    await logout();
-    navigate('/');
+    setSignOutError(null);
+    try {
+      await logout();
+      navigate('/');
+    } catch (e) {
+      // Still signed in: the server did not end the session. Said, and the button stays.
+      setSignOutError(`Sign-out failed: ${errorText(e)}`);
+    }
   }
 
   return (
@@ -87,6 +95,11 @@ export function Layout({
                 <button type="button" className="btn btn-small" onClick={signOut}>
                   Sign out
                 </button>
+                {signOutError && (
+                  <span role="alert" className="field-error">
+                    {signOutError}
+                  </span>
+                )}
               </>
             ) : (
               <Link to={signInHref(location)} className="btn btn-primary btn-small">

@@ -98,7 +98,14 @@ export function Keys() {
     setError(null);
     const body = toBody(v);
     if (current) {
-      await api.put('/key', { id: current.id, ...body });
+      // Only what was changed in the form: a limit an administrator set while the form was open
+      // (a lower quota, fewer models) is not put back by a rename, and an expiry the form shows
+      // to the minute keeps its seconds.
+      const opened = toBody(toValues(current));
+      const changed = Object.fromEntries(
+        Object.entries(body).filter(([k, val]) => JSON.stringify(val) !== JSON.stringify(opened[k])),
+      );
+      await api.put('/key', { id: current.id, ...changed });
       setNotice(`Saved key “${body.name}”.`);
     } else {
       const k = await api.post<ApiKey & { key: string }>('/key', body);

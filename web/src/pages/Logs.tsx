@@ -2,7 +2,7 @@ import { type FormEvent, useState } from 'react';
 import { api } from '../api';
 import { isAdmin, useAuth } from '../auth';
 import { Empty, ErrorBox, Field, Pager, Spinner } from '../components/ui';
-import { formatDate, formatNumber, formatUsd, toUnix } from '../format';
+import { formatDate, formatNumber, formatUsd, toUnix, toUnixEnd } from '../format';
 import { useAsync, useDocumentTitle } from '../hooks';
 import type { LogRecord } from '../types';
 
@@ -85,7 +85,7 @@ export function Logs() {
         user_id: admin ? filters.user_id.trim() : '',
         status: filters.status.trim(),
         from: toUnix(filters.from),
-        to: toUnix(filters.to),
+        to: toUnixEnd(filters.to),
       }),
     [page, filters, admin],
   );

@@ -4,10 +4,10 @@ import { type ChatMessage, type ChatUsage, listModels, streamChat, type V1Model 
 import { ErrorBox, Spinner } from '../components/ui';
 import { formatNumber, formatUsd } from '../format';
 import { useDocumentTitle } from '../hooks';
-import { rememberedKeys } from '../keystore';
+import { PLAYGROUND_KEY, rememberedKeys } from '../keystore';
 import { Link } from '../router';
 
-const STORAGE = 'modelgate.playground.key';
+const STORAGE = PLAYGROUND_KEY;
 let nextTurn = 1;
 
 interface Turn extends ChatMessage {
@@ -37,6 +37,9 @@ export function Playground() {
   const [busy, setBusy] = useState(false);
   const abort = useRef<AbortController | null>(null);
   const log = useRef<HTMLDivElement>(null);
+
+  // Leaving the page stops the answer being generated (and billed) for no one to see.
+  useEffect(() => () => abort.current?.abort(), []);
 
   useEffect(() => {
     if (remember && key) sessionStorage.setItem(STORAGE, key);

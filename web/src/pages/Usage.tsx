@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { api } from '../api';
 import { BarChart } from '../components/BarChart';
 import { ErrorBox, Field, Spinner } from '../components/ui';
-import { formatNumber, formatUsd, toLocalInput, toUnix } from '../format';
+import { formatNumber, formatUsd, toLocalInput, toUnix, toUnixEnd } from '../format';
 import { useAsync, useDocumentTitle } from '../hooks';
 import type { ApiKey, StatBucket } from '../types';
 
@@ -55,7 +55,7 @@ export function Usage() {
   const [to, setTo] = useState('');
   // A period that ends before it starts is said once, under To, and never sent.
   const start = toUnix(from);
-  const end = toUnix(to);
+  const end = toUnixEnd(to);
   const badPeriod = start !== null && end !== null && start > end;
   const stats = useAsync(
     () =>

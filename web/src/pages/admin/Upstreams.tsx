@@ -24,7 +24,9 @@ function fields(editing: boolean): FieldSpec[] {
       name: 'keys',
       label: 'Upstream keys',
       type: 'textarea',
-      hint: editing ? 'One per line. Leave empty to keep the stored keys.' : 'One per line; used in turn.',
+      hint: editing
+        ? 'One per line. Leave empty to keep the stored keys; a new base URL on another host needs them again.'
+        : 'One per line; used in turn.',
     },
     {
       name: 'models',
@@ -43,6 +45,15 @@ function fields(editing: boolean): FieldSpec[] {
       label: 'Prices on this upstream (JSON)',
       type: 'textarea',
       hint: 'Optional: what this upstream charges, by model id, over the model\'s own prices (USD per token): {"openai/gpt-4o-mini": {"prompt": "0.0000001", "completion": "0.0000004"}}. Fields left out keep the model\'s price.',
+      wide: true,
+    },
+    {
+      name: 'settings_headers',
+      label: 'Extra request headers (JSON)',
+      type: 'textarea',
+      hint: editing
+        ? 'Optional: {"x-team": "search"}. Stored values are shown masked: a masked value keeps the stored one; a new base URL on another host needs them again.'
+        : 'Optional: headers sent with every request to this upstream: {"x-team": "search"}.',
       wide: true,
     },
     { name: 'priority', label: 'Priority', type: 'number', hint: 'Higher is tried first.' },
@@ -75,6 +86,7 @@ function toValues(c?: Channel): FormValues {
     model_mapping:
       c?.model_mapping && Object.keys(c.model_mapping).length ? JSON.stringify(c.model_mapping, null, 2) : '',
     settings_pricing: pricingText(c),
+    settings_headers: headersText(c),
     priority: String(c?.priority ?? 0),
     weight: String(c?.weight ?? 1),
     status: String(c?.status ?? 1),
@@ -85,6 +97,23 @@ function toValues(c?: Channel): FormValues {
 function pricingText(c?: Channel): string {
   const p = c?.settings?.pricing;
   return p && typeof p === 'object' && Object.keys(p).length ? JSON.stringify(p, null, 2) : '';
+}
+
+/** The channel's `settings.headers` as the form shows it (values masked by the API); empty when none. */
+function headersText(c?: Channel): string {
+  const h = c?.settings?.headers;
+  return h && typeof h === 'object' && Object.keys(h).length ? JSON.stringify(h, null, 2) : '';
+}
+
+/** A settings field the form shows as JSON: its value when changed (null: cleared), else undefined. */
+function changedJson(text: string, before: string, field: string, creating: boolean): unknown {
+  if (creating ? !text : text === before.trim()) return undefined;
+  if (!text) return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new ApiError(400, `settings.${field.replace('settings_', '')}: not valid JSON`, field);
+  }
 }
 
 function toBody(v: FormValues, c?: Channel): Record<string, unknown> {
@@ -114,19 +143,15 @@ function toBody(v: FormValues, c?: Channel): Record<string, unknown> {
   // The form sends every field it shows, and save() the settings it opened with: only over the
   // revision it opened with (`edit` reads the channel), or a change made since would be undone.
   if (c) Object.assign(body, { id: c.id, revision: c.revision });
-  // `settings` is replaced whole by PUT: it goes only when the prices changed (save() lays them
-  // over the channel's other settings, which the form does not show: headers, rpm...).
-  const pricing = str(v.settings_pricing);
-  if (!c ? pricing : pricing !== pricingText(c).trim()) {
-    let parsed: unknown = null;
-    if (pricing) {
-      try {
-        parsed = JSON.parse(pricing);
-      } catch {
-        throw new ApiError(400, 'settings.pricing: not valid JSON', 'settings_pricing');
-      }
-    }
-    body.settings = { pricing: parsed };
+  // `settings` is replaced whole by PUT: it goes only when the prices or the headers changed
+  // (save() lays them over the channel's other settings, which the form does not show: rpm...).
+  const pricing = changedJson(str(v.settings_pricing), pricingText(c), 'settings_pricing', !c);
+  const headers = changedJson(str(v.settings_headers), headersText(c), 'settings_headers', !c);
+  if (pricing !== undefined || headers !== undefined) {
+    const settings: Record<string, unknown> = {};
+    if (pricing !== undefined) settings.pricing = pricing;
+    if (headers !== undefined) settings.headers = headers;
+    body.settings = settings;
   }
   return body;
 }
@@ -215,12 +240,13 @@ export function Upstreams() {
     setError(null);
     const current = editing === 'new' || editing === null ? undefined : editing;
     const body = toBody(v, current);
-    if (current && body.settings) {
+    if (body.settings) {
       // Over the settings the form opened with: the revision sent with them refuses the save if
-      // they have changed since (another tab, the CLI), so none is dropped.
-      const { pricing } = body.settings as { pricing: unknown };
-      const { pricing: _, ...rest } = current.settings ?? {};
-      body.settings = pricing === null ? rest : { ...rest, pricing };
+      // they have changed since (another tab, the CLI), so none is dropped. A field cleared in
+      // the form (null) is left out. The masked header values sent back keep the stored ones.
+      const merged: Record<string, unknown> = { ...(current?.settings ?? {}), ...(body.settings as object) };
+      for (const k of Object.keys(merged)) if (merged[k] === null) delete merged[k];
+      body.settings = merged;
     }
     if (current) await api.put('/channel', body).catch((e) => changedMeanwhile(e, current));
     else await api.post('/channel', body);

@@ -19,7 +19,12 @@ function manageBlock(me: User | null, u: User): string | null {
   return u.role >= ROLE.root ? 'Only root can change a root account.' : 'Only root can change another admin.';
 }
 
-function fields(creating: boolean, canRoot: boolean): FieldSpec[] {
+/**
+ * `ownBelowRoot`: an admin editing their own record, whose role, status and password the server
+ * does not take through this form (403: someone above sets them; the password is changed under
+ * Account, with the current one).
+ */
+function fields(creating: boolean, canRoot: boolean, ownBelowRoot = false): FieldSpec[] {
   const roles: [string, string][] = [
     [String(ROLE.user), 'User'],
     [String(ROLE.admin), 'Admin'],
@@ -48,12 +53,12 @@ function fields(creating: boolean, canRoot: boolean): FieldSpec[] {
         ['2', 'Disabled'],
       ],
     },
-  ];
+  ].filter((f) => !ownBelowRoot || !['password', 'role', 'status'].includes(f.name)) as FieldSpec[];
 }
 
 export function Users() {
   useDocumentTitle('Users');
-  const { user: me } = useAuth();
+  const { user: me, refresh } = useAuth();
   const [page, setPage] = useState(0);
   const list = useAsync(() => api.page<User>('/user', { p: page, page_size: PAGE_SIZE }), [page]);
   const [editing, setEditing] = useState<User | 'new' | null>(null);
@@ -64,13 +69,16 @@ export function Users() {
 
   async function save(v: FormValues) {
     setNotice('');
-    const body: Record<string, unknown> = {
-      display_name: str(v.display_name),
-      role: Number(v.role),
-      status: Number(v.status),
-    };
+    const body: Record<string, unknown> = { display_name: str(v.display_name) };
+    if (v.role !== undefined) body.role = Number(v.role);
+    if (v.status !== undefined) body.status = Number(v.status);
     if (str(v.password)) body.password = v.password;
     if (current) {
+      // Only what was changed in the form: a user disabled (or a role changed) by someone else
+      // while this form was open is not put back by an edit of the display name.
+      if (body.display_name === (current.display_name ?? '')) delete body.display_name;
+      if (body.role === current.role) delete body.role;
+      if (body.status === current.status) delete body.status;
       body.id = current.id;
       if (str(v.username) && str(v.username) !== current.username) body.username = str(v.username);
       await api.put('/user', body);
@@ -79,6 +87,8 @@ export function Users() {
       await api.post('/user', body);
     }
     setNotice(`Saved user ${str(v.username) || current?.username}.`);
+    // Your own name is in the header.
+    if (current && current.id === me?.id) void refresh();
     setEditing(null);
     list.reload();
   }
@@ -182,7 +192,7 @@ export function Users() {
         {editing !== null && (
           <SpecForm
             key={current?.id ?? 'new'}
-            fields={fields(!current, canRoot)}
+            fields={fields(!current, canRoot, !!current && current.id === me?.id && !canRoot)}
             initial={{
               username: current?.username ?? '',
               display_name: current?.display_name ?? '',

@@ -155,8 +155,17 @@ export async function serve(): Promise<void> {
   process.stdout.write(`modelgate listening on ${gw.url}  (console: ${gw.url}/, API docs: ${gw.url}/docs)\n`);
   const hint = nextSteps(gw.url, gw.services.registry.servableModels().length);
   if (hint) process.stdout.write(hint);
+  // `on`, not `once`: after a first signal the default action would come back, and a second one
+  // (an operator's second Ctrl-C, npm forwarding the terminal's SIGINT) would kill the process
+  // mid-drain, losing the request logs and quota credit the drain writes. Repeats are ignored.
+  let stopping = false;
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.once(signal, () => {
+    process.on(signal, () => {
+      if (stopping) {
+        log.warn({ signal }, 'already shutting down: waiting for the drain to finish');
+        return;
+      }
+      stopping = true;
       log.info({ signal }, 'shutting down');
       gw.stop().then(
         () => process.exit(0),

@@ -44,6 +44,15 @@ const PROVIDER_SHORTCUTS: Array<{ prefix: string; kind: string; name: string }> 
 const IGNORED_ENV = new Set(['MODELGATE_CONFIG', 'MODELGATE_API_KEY', 'MODELGATE_BASE_URL']);
 
 /**
+ * What Kubernetes sets in every pod for a Service named `modelgate` (service links):
+ * `MODELGATE_SERVICE_HOST`, `MODELGATE_SERVICE_PORT[_<name>]`, `MODELGATE_PORT_<n>_TCP[_...]`, and
+ * `MODELGATE_PORT=tcp://10.0.0.1:80`. None is a setting; read as settings they stopped every pod.
+ */
+const SERVICE_LINK = /^MODELGATE_(SERVICE_(HOST|PORT)(_.*)?|PORT_\d+_(TCP|UDP|SCTP)(_.*)?)$/;
+const isServiceLink = (name: string, value: string) =>
+  SERVICE_LINK.test(name) || (name === 'MODELGATE_PORT' && /^(tcp|udp|sctp):\/\//.test(value));
+
+/**
  * Several names for one setting: the more specific one wins whatever the environment's order
  * (`MODELGATE_SERVER_PORT` over `MODELGATE_PORT` over `PORT`).
  */
@@ -121,7 +130,7 @@ function applyEnv(raw: Record<string, any>, env: Env, problems: string[]): Chann
   const sections = Object.keys(ConfigSchema.properties);
   const entries = Object.entries(env).sort(([a], [b]) => envRank(a) - envRank(b));
   for (const [name, value] of entries) {
-    if (value === undefined || value === '' || IGNORED_ENV.has(name)) continue;
+    if (value === undefined || value === '' || IGNORED_ENV.has(name) || isServiceLink(name, value)) continue;
     let path = ALIASES[name];
     if (!path && name.startsWith('MODELGATE_')) {
       const rest = name.slice('MODELGATE_'.length).toLowerCase();

@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load-config.js';
@@ -216,6 +216,77 @@ describe('modelgate CLI', () => {
     }
     // Once an upstream serves something, nothing more is printed.
     expect(nextSteps('http://127.0.0.1:3000', 1)).toBe('');
+  });
+
+  it('serve starts beside Kubernetes service links, and a second SIGTERM does not cut the drain short', {
+    timeout: 60_000,
+  }, async () => {
+    const db = await createTestDatabase();
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {
+      env: {
+        PATH: process.env.PATH ?? '',
+        DATABASE_URL: db.url,
+        // What a pod gets from a Service named modelgate: none of them is a setting.
+        MODELGATE_PORT: 'tcp://10.96.0.10:80',
+        MODELGATE_SERVICE_HOST: '10.96.0.10',
+        MODELGATE_SERVICE_PORT: '80',
+        MODELGATE_SERVICE_PORT_HTTP: '80',
+        MODELGATE_PORT_80_TCP: 'tcp://10.96.0.10:80',
+        MODELGATE_PORT_80_TCP_PROTO: 'tcp',
+        MODELGATE_PORT_80_TCP_PORT: '80',
+        MODELGATE_PORT_80_TCP_ADDR: '10.96.0.10',
+        MODELGATE_SERVER_PORT: '0',
+        MODELGATE_SERVER_SHUTDOWN_GRACE_MS: '2500',
+        MODELGATE_LOG_LEVEL: 'silent',
+        MODELGATE_SERVER_SERVE_CONSOLE: 'false',
+      },
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    const exited = new Promise<{ code: number | null; signal: string | null }>((r) =>
+      child.once('exit', (code, signal) => r({ code, signal })),
+    );
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`not listening in time: ${out}`)), 30_000);
+        const look = () => {
+          const m = /listening on (http:\/\/\S+)/.exec(out);
+          if (m) {
+            clearTimeout(timer);
+            resolve(m[1]!);
+          }
+        };
+        child.stdout.on('data', look);
+        void exited.then(({ code }) => reject(new Error(`serve exited (${code}): ${out}`)));
+      });
+      // A request still in flight (its body never finishes) holds the drain open.
+      const { hostname, port } = new URL(url);
+      const socket = connect(Number(port), hostname);
+      await new Promise((r) => socket.once('connect', r));
+      socket.write(
+        'POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{',
+      );
+      socket.on('error', () => {});
+      await new Promise((r) => setTimeout(r, 200));
+      child.kill('SIGTERM');
+      await new Promise((r) => setTimeout(r, 300));
+      child.kill('SIGTERM');
+      await new Promise((r) => setTimeout(r, 500));
+      // Still draining: the second signal was not the default action.
+      expect(child.exitCode).toBeNull();
+      expect(child.signalCode).toBeNull();
+      const end = await exited;
+      expect(end).toEqual({ code: 0, signal: null });
+      socket.destroy();
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await db.drop();
+    }
   });
 
   it('serve on a fresh install whose port is taken still shows the root password, and how to choose a port', {

@@ -76,4 +76,70 @@ describe('set-aside upstream keys', () => {
     ).length;
     expect(after).toBeGreaterThan(before);
   });
+
+  it('a key set aside at a wrong address is tried again once the channel points elsewhere; a removed key is not probed', async () => {
+    const wrong = await startFakeUpstream({ 'POST /v1/chat/completions': denied, 'GET /v1/models': denied });
+    try {
+      const cookie = await gw.login();
+      const made = await gw.call('POST', '/api/channel', {
+        cookie,
+        body: {
+          name: 'misaddressed',
+          kind: 'openai-compatible',
+          base_url: `${wrong.url}/v1`,
+          keys: ['key-x', 'key-y'],
+          models: ['acme/fixed'],
+        },
+      });
+      expect(made.status).toBe(200);
+      const id = made.body.data.id as number;
+      await gw.call('POST', '/api/model', { cookie, body: { id: 'acme/fixed', context_length: 1000 } });
+      const ask = () =>
+        gw.call('POST', '/v1/chat/completions', {
+          token: key,
+          body: { model: 'acme/fixed', messages: [{ role: 'user', content: 'hi' }] },
+        });
+      await waitForModel(ask);
+      expect((await ask()).status).not.toBe(200);
+      const health = gw.services.chat.health;
+      expect(
+        health
+          .setAside()
+          .find((s) => s.channelId === id)
+          ?.keys.sort(),
+      ).toEqual(['key-x', 'key-y']);
+      // The admin fixes the address (another host: the keys are sent again).
+      const fixed = await gw.call('PUT', '/api/channel', {
+        cookie,
+        body: { id, base_url: `${up.url}/v1`, keys: ['key-x', 'key-y'] },
+      });
+      expect(fixed.status).toBe(200);
+      await new Promise((r) => setTimeout(r, 1200)); // every instance reloads the registry within 1 s
+      expect((await ask()).status).toBe(200);
+      expect(health.setAside().find((s) => s.channelId === id)).toBeUndefined();
+      // Keys dropped from a channel are no longer set aside (nor probed).
+      await gw.call('PUT', '/api/channel', {
+        cookie,
+        body: { id, base_url: `${wrong.url}/v1`, keys: ['key-x'] },
+      });
+      await new Promise((r) => setTimeout(r, 1200));
+      await ask();
+      expect(health.setAside().find((s) => s.channelId === id)?.keys).toEqual(['key-x']);
+      await gw.call('PUT', '/api/channel', { cookie, body: { id, keys: ['key-z'] } });
+      await new Promise((r) => setTimeout(r, 1200));
+      await ask();
+      expect(health.setAside().find((s) => s.channelId === id)?.keys).toEqual(['key-z']);
+    } finally {
+      await wrong.close();
+    }
+  });
 });
+
+/** A model added through the API is routable once the registry has reloaded (within 1 s). */
+async function waitForModel(ask: () => Promise<{ status: number }>) {
+  for (let i = 0; i < 30; i++) {
+    const r = await ask();
+    if (r.status !== 404) return;
+    await new Promise((res) => setTimeout(res, 100));
+  }
+}

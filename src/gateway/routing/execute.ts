@@ -108,7 +108,7 @@ export async function executeRoute<T>(
       const turn = t.keys.length > 1 ? nextKeyTurn(t.channelId) : 0;
       try {
         for (let i = 0; i < opts.maxAttempts; i++) {
-          const keys = opts.health.usableKeys(t.channelId, t.keys);
+          const keys = opts.health.usableKeys(t.channelId, t.keys, t);
           if (keys.length === 0) {
             lastError = new UpstreamError('auth', `every key of upstream ${t.channelName} was rejected`);
             break;

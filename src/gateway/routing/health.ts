@@ -184,14 +184,38 @@ export class HealthTracker {
     }));
   }
 
-  usableKeys(channelId: number, keys: string[]): string[] {
+  /**
+   * The channel's keys less those set aside. `target` is the channel as it is now: a key set
+   * aside while it pointed elsewhere (another base URL or kind: an admin fixing the address the
+   * 401 came from) is given its chance again, and keys no longer on the channel stop being
+   * probed, on every instance alike (each reads the channel from the registry).
+   */
+  usableKeys(channelId: number, keys: string[], target?: ProbeTarget): string[] {
     const bad = this.badKeys.get(channelId);
-    return bad ? keys.filter((k) => !bad.has(k)) : keys;
+    if (!bad) return keys;
+    const was = this.probeTargets.get(channelId);
+    if (target && was && (was.baseUrl !== target.baseUrl || was.kind !== target.kind)) {
+      this.resetKeys(channelId);
+      return keys;
+    }
+    const usable: string[] = [];
+    let stillThere = 0;
+    for (const k of keys) {
+      if (bad.has(k)) stillThere++;
+      else usable.push(k);
+    }
+    if (stillThere < bad.size) for (const k of bad) if (!keys.includes(k)) bad.delete(k);
+    if (bad.size === 0) {
+      this.resetKeys(channelId);
+      return keys;
+    }
+    return usable;
   }
 
   /** Forget auth failures of a channel (its keys changed, or a probe succeeded). */
   resetKeys(channelId: number): void {
     this.badKeys.delete(channelId);
+    this.probeTargets.delete(channelId);
   }
 
   /** Rolling figures (NaN until measured) and the counts of successes and of failures that count. */

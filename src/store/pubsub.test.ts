@@ -1,6 +1,12 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { TEST_REDIS_URL } from '../../test/helpers/databases.js';
-import { changedTopic, dropCaches, LocalInvalidationBus, RedisInvalidationBus } from './pubsub.js';
+import {
+  changedScope,
+  changedTopic,
+  dropCaches,
+  LocalInvalidationBus,
+  RedisInvalidationBus,
+} from './pubsub.js';
 import { closeRedis, openRedis, type RedisClient } from './redis.js';
 
 describe('changedTopic', () => {
@@ -12,7 +18,7 @@ describe('changedTopic', () => {
     expect(changedTopic('DELETE', '/api/app/:id', 200)).toBe('apps');
   });
   it('self-service writes map to narrower topics that give no quota credit back', () => {
-    expect(changedTopic('POST', '/api/user/logout', 200)).toBe('credentials');
+    expect(changedTopic('POST', '/api/user/logout', 200)).toBeUndefined();
     expect(changedTopic('POST', '/api/user/tokens', 200)).toBe('credentials');
     expect(changedTopic('DELETE', '/api/user/tokens/:id', 200)).toBe('credentials');
     expect(changedTopic('PUT', '/api/user/self', 200)).toBe('profile');
@@ -29,6 +35,25 @@ describe('changedTopic', () => {
     expect(changedTopic('POST', '/api/app/download/:id', 200)).toBeUndefined();
     expect(changedTopic('POST', '/v1/chat/completions', 200)).toBeUndefined();
     expect(changedTopic('POST', '/api/keys-other', 200)).toBeUndefined();
+  });
+});
+
+describe('changedScope', () => {
+  it('names the key or user a change of one was about, by body id or path', () => {
+    expect(changedScope('keys', { method: 'PUT', body: { id: 7, name: 'x' } }, '/api/key')).toEqual({
+      keyId: 7,
+    });
+    expect(changedScope('keys', { method: 'DELETE', params: { id: '7' } }, '/api/key/:id')).toEqual({
+      keyId: 7,
+    });
+    expect(changedScope('users', { method: 'PUT', body: { id: 3 } }, '/api/user')).toEqual({ userId: 3 });
+    expect(changedScope('users', { method: 'DELETE', params: { id: '3' } }, '/api/user/:id')).toEqual({
+      userId: 3,
+    });
+    // None: everything goes.
+    expect(changedScope('users', { method: 'POST', body: { username: 'x' } }, '/api/user')).toBeUndefined();
+    expect(changedScope('keys', { method: 'PUT', body: { id: 'x' } }, '/api/key')).toBeUndefined();
+    expect(changedScope('registry', { method: 'PUT', body: { id: 1 } }, '/api/channel')).toBeUndefined();
   });
 });
 
@@ -62,6 +87,21 @@ describe('dropCaches', () => {
     h('keys');
     h('users');
     expect(calls).toEqual(['keys', 'credit', 'users', 'keys', 'credit']);
+  });
+
+  it('passes the scope of a change to the ledger', () => {
+    const scopes: unknown[] = [];
+    const c = { invalidate: () => {} };
+    const h = dropCaches({
+      apiKeys: c,
+      users: c,
+      registry: c,
+      quota: { dropCredit: (scope) => void scopes.push(scope) },
+    });
+    h('keys', { keyId: 4 });
+    h('users', { userId: 2 });
+    h('users');
+    expect(scopes).toEqual([{ keyId: 4 }, { userId: 2 }, undefined]);
   });
 });
 
@@ -120,6 +160,12 @@ describe('RedisInvalidationBus', () => {
       expect(await until(() => seenB.length > 0, 3000)).toBe(true);
       expect(seenB).toEqual(['keys']);
       expect(seenA).toEqual(['keys']);
+      // A scope travels with its topic.
+      const scopes: unknown[] = [];
+      b.subscribe((_t, scope) => void scopes.push(scope));
+      a.publish('keys', { keyId: 12 });
+      expect(await until(() => scopes.length > 0, 3000)).toBe(true);
+      expect(scopes).toEqual([{ keyId: 12 }]);
       await Promise.all([a.close(), b.close()]);
     });
   }

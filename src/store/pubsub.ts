@@ -33,7 +33,17 @@ export const INVALIDATION_TOPICS: readonly InvalidationTopic[] = [
   'apps',
 ];
 
-export type InvalidationHandler = (topic: InvalidationTopic) => void;
+/**
+ * Which key or user a `keys`/`users` change was about, when the route names one: only their
+ * leased credit goes, so an owner editing their own key does not make every busy key of every
+ * instance lease again. Without a scope, everything goes.
+ */
+export interface ChangeScope {
+  keyId?: number;
+  userId?: number;
+}
+
+export type InvalidationHandler = (topic: InvalidationTopic, scope?: ChangeScope) => void;
 
 /**
  * Tells every instance that cached state went stale. `publish` never throws and never waits on
@@ -42,7 +52,7 @@ export type InvalidationHandler = (topic: InvalidationTopic) => void;
  * cache TTLs (credential caches live at most 1 s, the registry polls every second).
  */
 export interface InvalidationBus {
-  publish(topic: InvalidationTopic): void;
+  publish(topic: InvalidationTopic, scope?: ChangeScope): void;
   subscribe(handler: InvalidationHandler): () => void;
   close(): Promise<void>;
 }
@@ -51,8 +61,8 @@ export interface InvalidationBus {
 export class LocalInvalidationBus implements InvalidationBus {
   protected readonly handlers = new Set<InvalidationHandler>();
 
-  publish(topic: InvalidationTopic): void {
-    this.deliver(topic);
+  publish(topic: InvalidationTopic, scope?: ChangeScope): void {
+    this.deliver(topic, scope);
   }
 
   subscribe(handler: InvalidationHandler): () => void {
@@ -60,10 +70,10 @@ export class LocalInvalidationBus implements InvalidationBus {
     return () => this.handlers.delete(handler);
   }
 
-  protected deliver(topic: InvalidationTopic): void {
+  protected deliver(topic: InvalidationTopic, scope?: ChangeScope): void {
     for (const h of this.handlers) {
       try {
-        h(topic);
+        h(topic, scope);
       } catch {
         // A failing handler must not stop the others from dropping their caches.
       }
@@ -102,7 +112,7 @@ export class RedisInvalidationBus extends LocalInvalidationBus {
     this.sub.on('message', (channel: string, message: string) => {
       if (channel !== this.channel) return;
       const m = parse(message);
-      if (m && m.origin !== this.origin) this.deliver(m.topic);
+      if (m && m.origin !== this.origin) this.deliver(m.topic, m.scope);
     });
   }
 
@@ -117,11 +127,11 @@ export class RedisInvalidationBus extends LocalInvalidationBus {
     await Promise.race([subscribed, timeout]);
   }
 
-  override publish(topic: InvalidationTopic): void {
-    this.deliver(topic);
+  override publish(topic: InvalidationTopic, scope?: ChangeScope): void {
+    this.deliver(topic, scope);
     if (this.client.status !== 'ready') return;
     this.client
-      .publish(this.channel, JSON.stringify({ topic, origin: this.origin }))
+      .publish(this.channel, JSON.stringify({ topic, origin: this.origin, ...(scope ? { scope } : {}) }))
       .catch((err: Error) => this.log?.debug({ err: err.message }, 'invalidation bus: publish failed'));
   }
 
@@ -132,11 +142,24 @@ export class RedisInvalidationBus extends LocalInvalidationBus {
   }
 }
 
-function parse(message: string): { topic: InvalidationTopic; origin: string } | undefined {
+function parse(
+  message: string,
+): { topic: InvalidationTopic; origin: string; scope?: ChangeScope } | undefined {
   try {
-    const m = JSON.parse(message) as { topic?: unknown; origin?: unknown };
-    if (typeof m.origin === 'string' && INVALIDATION_TOPICS.includes(m.topic as InvalidationTopic))
-      return { topic: m.topic as InvalidationTopic, origin: m.origin };
+    const m = JSON.parse(message) as { topic?: unknown; origin?: unknown; scope?: Record<string, unknown> };
+    if (typeof m.origin === 'string' && INVALIDATION_TOPICS.includes(m.topic as InvalidationTopic)) {
+      const out: { topic: InvalidationTopic; origin: string; scope?: ChangeScope } = {
+        topic: m.topic as InvalidationTopic,
+        origin: m.origin,
+      };
+      // A scope that does not read as one (an older or newer instance) drops everything.
+      const keyId = m.scope?.keyId;
+      const userId = m.scope?.userId;
+      if (Number.isSafeInteger(keyId) && (keyId as number) > 0) out.scope = { keyId: keyId as number };
+      else if (Number.isSafeInteger(userId) && (userId as number) > 0)
+        out.scope = { userId: userId as number };
+      return out;
+    }
   } catch {}
   return undefined;
 }
@@ -160,11 +183,12 @@ const CHANGE_ROUTES: Array<[prefix: string, topic: InvalidationTopic]> = [
   ['/api/model', 'registry'],
   ['/api/app', 'apps'],
 ];
-// Writes that change nothing another instance caches (and downloads are the hot path).
-const NOT_CHANGES = new Set(['/api/user/login', '/api/app/download/:id']);
+// Writes that change nothing another instance caches (and downloads are the hot path). A
+// sign-out is not told either: anyone may send one, cookie or not, and the ended session is
+// refused everywhere once the credential caches (at most `auth.credential_cache_ms`, 1 s) forget it.
+const NOT_CHANGES = new Set(['/api/user/login', '/api/user/logout', '/api/app/download/:id']);
 /** Self-service writes, by method and route: narrower topics than their prefix's. */
 const SELF_SERVICE = new Map<string, InvalidationTopic>([
-  ['POST /api/user/logout', 'credentials'],
   ['POST /api/user/tokens', 'credentials'],
   ['DELETE /api/user/tokens/:id', 'credentials'],
   ['PUT /api/user/self', 'profile'],
@@ -194,10 +218,34 @@ export function changedTopic(
  * other instances drop their caches within milliseconds instead of at TTL expiry.
  */
 export function publishChanges(bus: InvalidationBus) {
-  return (request: { method: string }, reply: { statusCode: number }, route: string | undefined) => {
+  return (
+    request: { method: string; body?: unknown; params?: unknown },
+    reply: { statusCode: number },
+    route: string | undefined,
+  ) => {
     const topic = changedTopic(request.method, route, reply.statusCode);
-    if (topic) bus.publish(topic);
+    if (topic) bus.publish(topic, changedScope(topic, request, route));
   };
+}
+
+/**
+ * The key or user a change of one names: `PUT /api/key` and `PUT /api/user` by their body's
+ * `id`, `DELETE /api/key/:id` and `DELETE /api/user/:id` by the path. Other writes (a new user,
+ * ...) have none: everything goes.
+ */
+export function changedScope(
+  topic: InvalidationTopic,
+  request: { method: string; body?: unknown; params?: unknown },
+  route: string | undefined,
+): ChangeScope | undefined {
+  if (topic !== 'keys' && topic !== 'users') return undefined;
+  let id: unknown;
+  if (request.method === 'PUT' && (route === '/api/key' || route === '/api/user'))
+    id = (request.body as { id?: unknown } | undefined)?.id;
+  else if (request.method === 'DELETE' && (route === '/api/key/:id' || route === '/api/user/:id'))
+    id = Number((request.params as { id?: unknown } | undefined)?.id);
+  if (!Number.isSafeInteger(id) || (id as number) <= 0) return undefined;
+  return topic === 'keys' ? { keyId: id as number } : { userId: id as number };
 }
 
 /** Caches each topic drops on this instance. */
@@ -206,17 +254,17 @@ export function dropCaches(caches: {
   users: { invalidate(): void };
   registry: { invalidate(): void };
   /** The quota ledger's leased credit: a changed limit applies from the next reservation. */
-  quota?: { dropCredit(): void };
+  quota?: { dropCredit(scope?: ChangeScope): void };
 }): InvalidationHandler {
-  return (topic) => {
+  return (topic, scope) => {
     if (topic === 'keys') {
       caches.apiKeys.invalidate();
-      caches.quota?.dropCredit();
+      caches.quota?.dropCredit(scope);
     } else if (topic === 'users') {
       // A verified key carries its owner: a disabled user must stop their keys too.
       caches.users.invalidate();
       caches.apiKeys.invalidate();
-      caches.quota?.dropCredit();
+      caches.quota?.dropCredit(scope);
     } else if (topic === 'key-added') caches.apiKeys.invalidate();
     else if (topic === 'profile') {
       caches.users.invalidate();

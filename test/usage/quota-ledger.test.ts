@@ -601,6 +601,29 @@ describe('quota ledger on the database', () => {
     expect(ledger.credit).toBe(0);
   });
 
+  it("a change of one key gives back that key's credit only; another busy key keeps its own", async () => {
+    const a = await account(null, 1);
+    const b = await account(null, 1);
+    const quota = gw.services.quota as DeferredSettleLedger;
+    for (const { keyId, userId } of [a, b])
+      for (let i = 0; i < 6; i++) quota.settle(await quota.reserve({ keyId, userId, micros: 1_000 }), 1_000);
+    await quota.idle();
+    const creditOf = async (keyId: number) => (await keyUsed(keyId)) - 6_000;
+    expect(await creditOf(a.keyId)).toBeGreaterThan(0);
+    const heldB = await creditOf(b.keyId);
+    expect(heldB).toBeGreaterThan(0);
+    // The owner renames key A: only A's credit goes back.
+    const put = await gw.call('PUT', '/api/key', { cookie: root, body: { id: a.keyId, name: 'renamed' } });
+    expect(put.status).toBe(200);
+    await gw.services.requestLogs.flush(false);
+    expect(await creditOf(a.keyId)).toBe(0);
+    expect(await creditOf(b.keyId)).toBe(heldB);
+    // B's next request takes from its credit: no lease waited for.
+    const waited = quota.stats.leasesWaited;
+    quota.settle(await quota.reserve({ keyId: b.keyId, userId: b.userId, micros: 1_000 }), 1_000);
+    expect(quota.stats.leasesWaited).toBe(waited);
+  });
+
   it('spend survives a restart of every instance', async () => {
     const { userId, keyId } = await account(null, null);
     const r = await gw2.services.quota.reserve({ keyId, userId, micros: 500 });

@@ -72,6 +72,11 @@ interface Lease {
   holdFrom: number;
   /** A lease being asked for; reservations that find too little credit wait for it. */
   asking?: Promise<void>;
+  /**
+   * The ledger's drop count when this key's credit was last dropped (or the lease made): a
+   * reservation or lease from before that gives its refund or surplus back to the database.
+   */
+  epoch: number;
 }
 
 /**
@@ -109,10 +114,11 @@ export class DeferredSettleLedger implements QuotaLedger {
   private readonly prefetching = new Set<Promise<void>>();
   readonly stats: LeaseStats = { leasesWaited: 0, leasesAhead: 0, waits: 0 };
   /**
-   * How many times all credit was dropped (a key or user changed: a lowered limit). A refund of
-   * a reservation held before the last drop, or a lease asked before it, is given back to the
-   * database instead of becoming credit: else the credit a drop took away came back with the
-   * refunds of the requests in flight, and was spent past the new limit with no database check.
+   * How many times credit was dropped (a key or user changed: a lowered limit). A refund of a
+   * reservation held before its key's last drop, or a lease asked before it, is given back to
+   * the database instead of becoming credit: else the credit a drop took away came back with
+   * the refunds of the requests in flight, and was spent past the new limit with no database
+   * check. Each lease keeps the count of its own last drop (`Lease.epoch`).
    */
   private epoch = 0;
 
@@ -141,7 +147,7 @@ export class DeferredSettleLedger implements QuotaLedger {
       );
     const { keyId, userId } = input;
     if (input.limited === false)
-      return { keyId, userId, micros: 0, done: false, epoch: this.epoch } as HeldReservation;
+      return { keyId, userId, micros: 0, done: false, epoch: 0 } as HeldReservation;
     // Bounded like spend (usage-store `add`): past it no limit can hold it anyway.
     const micros = Math.min(MAX_EXACT, Math.max(1, Math.ceil(input.micros)));
     const lease = this.lease(keyId, userId);
@@ -157,7 +163,7 @@ export class DeferredSettleLedger implements QuotaLedger {
       // A busy key asks for its next lease before it runs out, so no request waits for it.
       if (lease.factor >= PREFETCH_FACTOR && !lease.asking && lease.credit < (micros * lease.factor) / 4)
         this.prefetch(lease, micros);
-      return { keyId, userId, micros, done: false, epoch: this.epoch } as HeldReservation;
+      return { keyId, userId, micros, done: false, epoch: lease.epoch } as HeldReservation;
     }
     this.stats.waits++;
     this.stats.leasesWaited++;
@@ -195,12 +201,12 @@ export class DeferredSettleLedger implements QuotaLedger {
   private prefetch(lease: Lease, micros: number): void {
     const { keyId, userId, factor } = lease;
     const ask = micros * factor;
-    const epoch = this.epoch;
+    const epoch = lease.epoch;
     this.stats.leasesAhead++;
     const granted = this.store.reserve(keyId, userId, ask).then((refused) => {
       if (refused) return;
       // Asked before the credit was dropped: given back, not kept.
-      if (this.epoch !== epoch) return this.queue.settle(keyId, userId, -ask);
+      if (this.lease(keyId, userId).epoch !== epoch) return this.queue.settle(keyId, userId, -ask);
       const now = this.lease(keyId, userId);
       now.credit += ask;
       now.leases++;
@@ -226,7 +232,7 @@ export class DeferredSettleLedger implements QuotaLedger {
   private async ask(lease: Lease, micros: number, input: ReserveInput): Promise<Reservation> {
     const { keyId, userId } = input;
     const ask = micros * lease.factor;
-    const epoch = this.epoch;
+    const epoch = lease.epoch;
     let granted = ask;
     let refused = await this.store.reserve(keyId, userId, ask).catch(this.failed);
     if (refused && ask > micros) {
@@ -249,7 +255,7 @@ export class DeferredSettleLedger implements QuotaLedger {
     // Dropped meanwhile (a lowered limit): the surplus goes back instead, and so will the
     // reservation's refund.
     const now = this.lease(keyId, userId);
-    if (this.epoch !== epoch) {
+    if (now.epoch !== epoch) {
       if (granted > micros) this.queue.settle(keyId, userId, -(granted - micros));
     } else {
       now.credit += granted - micros;
@@ -281,7 +287,8 @@ export class DeferredSettleLedger implements QuotaLedger {
     // A refund of a hold stays counted on the database: it is credit for the next request, unless
     // the credit was dropped since the hold (a lowered limit): then it goes back to the database.
     if (refund > 0) {
-      if (held.epoch === this.epoch) this.lease(held.keyId, held.userId).credit += refund;
+      const lease = this.lease(held.keyId, held.userId);
+      if (held.epoch === lease.epoch) lease.credit += refund;
       else this.queue.settle(held.keyId, held.userId, -refund);
     }
     // Unconditional: the work is done, its cost is owed even past the limit.
@@ -293,12 +300,21 @@ export class DeferredSettleLedger implements QuotaLedger {
   }
 
   /**
-   * Gives all credit back (written with the next batch), so the next reservation of every key
-   * asks the database again: called when a key or user changed, e.g. a lowered limit.
+   * Gives credit back (written with the next batch), so the next reservation asks the database
+   * again: called when a key or user changed, e.g. a lowered limit. `scope` names the key (its
+   * credit) or the user (the credit of each of their keys) when the change was about one; without
+   * it, every key's.
    */
-  dropCredit(): void {
-    this.epoch++;
-    this.returnCredit();
+  dropCredit(scope?: { keyId?: number; userId?: number }): void {
+    const epoch = ++this.epoch;
+    const keyId = scope?.keyId;
+    const userId = keyId === undefined ? scope?.userId : undefined;
+    for (const l of this.leases.values())
+      if ((keyId === undefined || l.keyId === keyId) && (userId === undefined || l.userId === userId))
+        l.epoch = epoch;
+    if (keyId !== undefined) this.returnCredit('key', keyId);
+    else if (userId !== undefined) this.returnCredit('user', userId);
+    else this.returnCredit();
   }
 
   /** Micro-USD leased and not given to a request, summed over keys (for tests and metrics). */
@@ -321,6 +337,9 @@ export class DeferredSettleLedger implements QuotaLedger {
         used: false,
         busyAt: -Infinity,
         holdFrom: -Infinity,
+        // A new lease is after every drop so far (a reservation that outlived the old one, with
+        // an older count, gives its refund back).
+        epoch: this.epoch,
       };
       this.leases.set(k, l);
     }

@@ -125,7 +125,7 @@ export function openDatabase(url: string, opts: DatabaseOptions = {}): Database 
   conn.function('lower', { deterministic: true }, (s: unknown) =>
     typeof s === 'string' ? s.toLowerCase() : s,
   );
-  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(conn) }) });
+  const db = new Kysely<DB>({ dialect: new TransactionalDdlSqlite({ database: withStatementCache(conn) }) });
   const base = wrap(db, 'sqlite');
   if (file === ':memory:') return { ...base, sqlite: conn };
   const checkpointer = startCheckpointer(conn, file);
@@ -137,6 +137,20 @@ export function openDatabase(url: string, opts: DatabaseOptions = {}): Database 
       await base.close();
     },
   };
+}
+
+/**
+ * SQLite's DDL is transactional, but Kysely's SQLite adapter says it is not, so its migrator ran
+ * each statement on its own: a start killed during a migration (the first start's tables, 0002's
+ * search index) left tables with no `mg_migrations` row, and every later start failed on
+ * "already exists". Saying so runs the pending migrations and their rows in one transaction.
+ */
+class TransactionalDdlSqlite extends SqliteDialect {
+  override createAdapter() {
+    const adapter = super.createAdapter();
+    Object.defineProperty(adapter, 'supportsTransactionalDdl', { get: () => true });
+    return adapter;
+  }
 }
 
 function wrap(db: Kysely<DB>, dialect: Dialect): Database {

@@ -1,3 +1,4 @@
+import { type Kysely, Migrator, sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/store/database.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
@@ -17,6 +18,39 @@ describe('migrations', () => {
     } finally {
       await a.close();
       await b.close();
+      await t.drop();
+    }
+  });
+
+  it('a migration that fails midway leaves nothing behind: its tables and its row go together', async () => {
+    const t = await createTestDatabase();
+    const d = openDatabase(t.url);
+    try {
+      const migrator = new Migrator({
+        db: d.db,
+        provider: {
+          getMigrations: async () => ({
+            '0001-half': {
+              async up(db: Kysely<any>) {
+                await db.schema.createTable('half_done').addColumn('id', 'integer').execute();
+                // Killed here, as a start stopped mid-migration.
+                await sql`SELECT no_such_function()`.execute(db);
+              },
+            },
+          }),
+        },
+        migrationTableName: 'mg_test_migrations',
+        migrationLockTableName: 'mg_test_migrations_lock',
+      });
+      const r = await migrator.migrateToLatest();
+      expect(r.error).toBeDefined();
+      const tables = d.sqlite
+        ? d.sqlite.prepare(`SELECT name FROM sqlite_master WHERE name = 'half_done'`).all()
+        : (await sql`SELECT tablename AS name FROM pg_tables WHERE tablename = 'half_done'`.execute(d.db))
+            .rows;
+      expect(tables).toEqual([]);
+    } finally {
+      await d.close();
       await t.drop();
     }
   });

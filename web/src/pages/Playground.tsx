@@ -20,6 +20,24 @@ interface Turn extends ChatMessage {
   error?: string;
 }
 
+/**
+ * The conversation the next request carries: each question with its answer. A question whose
+ * answer failed, was stopped before any text or came back empty goes with it, so the model never
+ * sees two questions in a row or an empty assistant turn (which some upstreams refuse).
+ */
+function answeredTurns(turns: Turn[]): Turn[] {
+  const out: Turn[] = [];
+  for (let i = 0; i < turns.length; i++) {
+    const t = turns[i];
+    const answer = turns[i + 1];
+    if (t.role === 'user' && answer?.role === 'assistant') {
+      if (!answer.error && answer.content) out.push(t, answer);
+      i++;
+    } else if (t.role === 'user') out.push(t);
+  }
+  return out;
+}
+
 export function Playground() {
   useDocumentTitle('Playground');
   const fresh = rememberedKeys();
@@ -90,7 +108,7 @@ export function Playground() {
     if (!text || !model || !key.trim() || busy) return;
     const history: ChatMessage[] = [
       ...(system.trim() ? [{ role: 'system' as const, content: system.trim() }] : []),
-      ...turns.filter((t) => !t.error).map(({ role, content }) => ({ role, content })),
+      ...answeredTurns(turns).map(({ role, content }) => ({ role, content })),
       { role: 'user', content: text },
     ];
     setTurns((ts) => [

@@ -81,6 +81,21 @@ function toBody(v: FormValues, m?: ModelEntry): Record<string, unknown> {
   const changed = (k: string) => !m || str(v[k]) !== str(start[k]);
   if (changed('upstream_model')) body.upstream_model = str(v.upstream_model) || null;
   if (changed('context_length')) body.context_length = numOrNull(v.context_length);
+  // The other fields too go only when changed: sent as they were, they pinned the model's current
+  // values in the admin's entry (a built-in model renamed kept today's prices over later
+  // defaults), and put back what another administrator changed while the form was open.
+  if (m) {
+    for (const k of [
+      'name',
+      'max_completion_tokens',
+      'input_modalities',
+      'output_modalities',
+      'supported_parameters',
+    ])
+      if (!changed(k)) delete body[k];
+    if (!['prompt', 'completion', 'request', 'image'].some((k) => changed(`pricing_${k}`)))
+      delete body.pricing;
+  }
   return body;
 }
 

@@ -39,7 +39,15 @@ export interface PublicKey {
   tpm_limit: number | null;
   created_time: number;
   updated_time: number;
+  /** When the key last authenticated a request (Unix seconds, to the minute), or null: never. */
+  last_used_time: number | null;
 }
+
+/**
+ * `last_used_time` is written when a lookup finds it a minute old or more: at most once a minute
+ * per key and instance, off the request's path (a lookup runs at most once a second per key).
+ */
+export const LAST_USED_RESOLUTION_S = 60;
 
 /** Status as clients see it: expiry and exhaustion are derived, so they can never go stale. */
 export function effectiveStatus(k: ApiKeyRow, now = nowSeconds()): number {
@@ -64,6 +72,7 @@ export const toPublicKey = (k: ApiKeyRow): PublicKey => ({
   tpm_limit: k.tpm_limit,
   created_time: k.created_time,
   updated_time: k.updated_time,
+  last_used_time: k.last_used_time,
 });
 
 /** Throws 401 unless the key and its owner are enabled and the key has not expired. */
@@ -152,6 +161,11 @@ export class ApiKeyService {
     if (!key) throw unauthorized('invalid API key');
     const user = await this.users.byId(key.user_id);
     if (!user) throw unauthorized('invalid API key');
+    // A lookup is a use (a request carried the key within the last second): recorded in the
+    // background, to the minute. A failure to record it costs nothing but the figure.
+    const now = nowSeconds();
+    if (key.last_used_time === null || key.last_used_time <= now - LAST_USED_RESOLUTION_S)
+      void this.keys.touch(key.id, now, now - LAST_USED_RESOLUTION_S + 1).catch(() => {});
     return {
       key,
       user,

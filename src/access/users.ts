@@ -144,7 +144,11 @@ export class UserService {
     const hash = hashSecret(token);
     return this.cached(`t:${hash}`, async () => {
       const t = await this.creds.tokenByHash(hash);
-      if (!t || (t.expires_time !== null && t.expires_time <= nowSeconds())) return undefined;
+      const now = nowSeconds();
+      if (!t || (t.expires_time !== null && t.expires_time <= now)) return undefined;
+      // A use, recorded to the minute in the background (as API keys' last_used_time).
+      if (t.last_used_time === null || t.last_used_time <= now - 60)
+        void this.creds.touchToken(t.id, now, now - 59).catch(() => {});
       return this.users.byId(t.user_id);
     });
   }

@@ -28,6 +28,19 @@ export class ApiKeysRepo {
       .executeTakeFirst();
   }
 
+  /**
+   * Records a use: sets `last_used_time` unless it is already that recent (another instance may
+   * have written it meanwhile). Leaves `updated_time`, which says when the key was changed.
+   */
+  async touch(id: number, now: number, olderThan: number): Promise<void> {
+    await this.d.db
+      .updateTable('api_keys')
+      .set({ last_used_time: now })
+      .where('id', '=', id)
+      .where((eb) => eb.or([eb('last_used_time', 'is', null), eb('last_used_time', '<', olderThan)]))
+      .execute();
+  }
+
   async delete(id: number): Promise<boolean> {
     const r = await this.d.db.deleteFrom('api_keys').where('id', '=', id).executeTakeFirst();
     return Number(r.numDeletedRows) > 0;

@@ -67,6 +67,16 @@ export class CredentialsRepo {
       .execute();
   }
 
+  /** Records a use of a token, as ApiKeysRepo.touch does for keys. */
+  async touchToken(id: number, now: number, olderThan: number): Promise<void> {
+    await this.d.db
+      .updateTable('access_tokens')
+      .set({ last_used_time: now })
+      .where('id', '=', id)
+      .where((eb) => eb.or([eb('last_used_time', 'is', null), eb('last_used_time', '<', olderThan)]))
+      .execute();
+  }
+
   async deleteToken(userId: number, id: number): Promise<boolean> {
     const r = await this.d.db
       .deleteFrom('access_tokens')

@@ -300,6 +300,35 @@ describe('access tokens', () => {
     expect((await gw.call('GET', '/api/user', { token: t.body.data.token })).status).toBe(401);
   });
 
+  it('keys and tokens say when they last authenticated a request (to the minute)', async () => {
+    const k = await gw.call('POST', '/api/key', { cookie: rootCookie, body: { name: 'used' } });
+    const t = await gw.call('POST', '/api/user/tokens', { cookie: rootCookie, body: { name: 'used' } });
+    const keyRow = async () =>
+      (await gw.call('GET', '/api/key?page_size=100', { cookie: rootCookie })).body.data.find(
+        (x: any) => x.id === k.body.data.id,
+      );
+    const tokenRow = async () =>
+      (await gw.call('GET', '/api/user/tokens', { cookie: rootCookie })).body.data.find(
+        (x: any) => x.id === t.body.data.id,
+      );
+    expect((await keyRow()).last_used_time).toBeNull();
+    expect((await tokenRow()).last_used_time).toBeNull();
+    const before = Math.floor(Date.now() / 1000);
+    expect((await gw.call('GET', '/v1/models', { token: k.body.data.key })).status).toBe(200);
+    expect((await gw.call('GET', '/api/user/self', { token: t.body.data.token })).status).toBe(200);
+    let key: any;
+    let token: any;
+    for (let i = 0; i < 50; i++) {
+      [key, token] = [await keyRow(), await tokenRow()];
+      if (key.last_used_time && token.last_used_time) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(key.last_used_time).toBeGreaterThanOrEqual(before);
+    expect(token.last_used_time).toBeGreaterThanOrEqual(before);
+    // A use is not a change.
+    expect(key.updated_time).toBe(k.body.data.updated_time);
+  });
+
   it('an API key is never a management credential', async () => {
     const k = await gw.call('POST', '/api/key', { cookie: rootCookie, body: { name: 'k' } });
     const r = await gw.call('GET', '/api/user/self', { token: k.body.data.key });

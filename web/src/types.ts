@@ -50,6 +50,8 @@ export interface ApiKey {
   rpm_limit: number | null;
   tpm_limit: number | null;
   created_time: number;
+  /** When it last authenticated a request (to the minute); null: never. */
+  last_used_time?: number | null;
   user_id?: number;
 }
 

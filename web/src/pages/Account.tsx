@@ -162,6 +162,7 @@ export function Account() {
                 <tr>
                   <th scope="col">Name</th>
                   <th scope="col">Created</th>
+                  <th scope="col">Last used</th>
                   <th scope="col">Expires</th>
                   <th scope="col">
                     <span className="sr-only">Actions</span>
@@ -176,6 +177,7 @@ export function Account() {
                       <div className="meta mono">{t.token_prefix}…</div>
                     </th>
                     <td>{formatDate(t.created_time)}</td>
+                    <td>{t.last_used_time ? formatDate(t.last_used_time) : 'Never'}</td>
                     <td>{t.expires_time ? formatDate(t.expires_time) : 'Never'}</td>
                     <td className="actions">
                       <button

@@ -197,6 +197,9 @@ export function Keys() {
                     {k.allowed_models?.length ? (
                       <div className="meta">Models: {k.allowed_models.join(', ')}</div>
                     ) : null}
+                    <div className="meta">
+                      {k.last_used_time ? `Last used ${formatDate(k.last_used_time)}` : 'Never used'}
+                    </div>
                   </th>
                   {everyone && <td>{k.user_id === user?.id ? 'You' : `User #${k.user_id}`}</td>}
                   <td>

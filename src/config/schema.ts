@@ -47,6 +47,11 @@ export const ConfigSchema = Obj({
     /** Public URL printed at start and used in links; derived from host/port when empty. */
     public_url: Type.String({ default: '' }),
     body_limit_bytes: Type.Integer({ minimum: 1024, default: 10 * 1024 * 1024 }),
+    /**
+     * Chat requests (`/v1/chat/completions`, `/v1/messages`, `/v1/responses`) carry base64 images
+     * and PDFs in the conversation: 32 MiB, Anthropic's own limit for a Messages request.
+     */
+    chat_body_limit_bytes: Type.Integer({ minimum: 1024, default: 32 * 1024 * 1024 }),
     /** Embedding requests carry base64 images (20 MB each), so they get a larger cap. */
     embedding_body_limit_bytes: Type.Integer({ minimum: 1024, default: 64 * 1024 * 1024 }),
     /**

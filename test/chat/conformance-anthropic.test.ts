@@ -675,6 +675,28 @@ describe('errors in Anthropic shape', () => {
     expect(err.error.error.message).toContain('max_tokens');
   });
 
+  it('takes a body past the 10 MiB of /api (a conversation of screenshots), up to 32 MiB, then 413', async () => {
+    const png = 'iVBORw0KGgo'.repeat(1_100_000); // ~12 MB of base64
+    const big = await c.gw.call('POST', '/v1/messages', {
+      token: c.key,
+      body: {
+        model: 'acme/claude',
+        max_tokens: 10,
+        messages: user([
+          { type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } },
+          { type: 'text', text: 'what is this?' },
+        ]),
+      },
+    });
+    expect(big.status).toBe(200);
+    const tooBig = await c.gw.call('POST', '/v1/messages', {
+      token: c.key,
+      body: { model: 'acme/claude', max_tokens: 10, messages: user('x'.repeat(33 * 1024 * 1024)) },
+    });
+    expect(tooBig.status).toBe(413);
+    expect(tooBig.body).toMatchObject({ type: 'error', error: { type: 'request_too_large' } });
+  });
+
   it('400 for a block type it cannot translate', async () => {
     const err = await client()
       .messages.create({

@@ -33,6 +33,7 @@ export function registerChatRoutes(app: App, services: Services): void {
       security: [{ apiKey: [] }],
     },
     onRequest: requireApiKey(services),
+    bodyLimit: services.config.server.chat_body_limit_bytes,
   };
   const handler = (request: FastifyRequest, reply: FastifyReply) =>
     handleChat(services, OPENAI_WIRE, request, reply, request.body as ChatRequest);

@@ -45,6 +45,7 @@ export function registerMessagesRoutes(app: App, services: Services): void {
     },
     onRequest,
     config,
+    bodyLimit: services.config.server.chat_body_limit_bytes,
   };
   const handler = (request: FastifyRequest, reply: FastifyReply) =>
     handleChat(
@@ -67,6 +68,7 @@ export function registerMessagesRoutes(app: App, services: Services): void {
       security: [{ apiKey: [] }],
     },
     onRequest,
+    bodyLimit: services.config.server.chat_body_limit_bytes,
     // Counting consumes no tokens: as Anthropic's, its limit is apart from message creation's.
     config: { chargesTokens: false },
   };

@@ -35,6 +35,7 @@ export function registerResponsesRoutes(app: App, services: Services): void {
       security: [{ apiKey: [] }],
     },
     onRequest: requireApiKey(services),
+    bodyLimit: services.config.server.chat_body_limit_bytes,
     // A key with a tokens-per-minute limit is charged the prompt as the chat pipeline sees it.
     config: { chatRequestOf: (body: unknown) => decodeResponsesRequest(body as ResponsesRequestBody) },
   };

@@ -1,4 +1,4 @@
-import { createContext, type ReactNode, useCallback, useContext, useEffect, useState } from 'react';
+import { createContext, type ReactNode, useCallback, useContext, useEffect, useRef, useState } from 'react';
 import { ApiError, api, SIGNED_OUT } from './api';
 import { forgetKeys } from './keystore';
 import { ROLE, type User } from './types';
@@ -17,14 +17,23 @@ const AuthContext = createContext<AuthState | null>(null);
 export function AuthProvider({ children }: { children: ReactNode }) {
   const [user, setUser] = useState<User | null>(null);
   const [loading, setLoading] = useState(true);
+  /**
+   * Bumped by every sign-in and sign-out: a session read that started before one of them answers
+   * for the state before it, and must not overwrite what it did (a slow first read landing after
+   * the user signed in would sign them out on screen).
+   */
+  const changes = useRef(0);
 
   const refresh = useCallback(async () => {
+    const at = changes.current;
     try {
       // Signed out is a 200 with null here: a 401 from /user/self would be logged by the
       // browser on every anonymous page load.
-      setUser(await api.get<User | null>('/user/session'));
+      const u = await api.get<User | null>('/user/session');
+      if (at === changes.current) setUser(u);
     } catch (e) {
-      if (!(e instanceof ApiError) || e.status === 401 || e.status === 403) setUser(null);
+      if (at === changes.current && (!(e instanceof ApiError) || e.status === 401 || e.status === 403))
+        setUser(null);
     } finally {
       setLoading(false);
     }
@@ -36,6 +45,7 @@ export function AuthProvider({ children }: { children: ReactNode }) {
 
   useEffect(() => {
     const gone = () => {
+      changes.current++;
       forgetKeys();
       setUser(null);
     };
@@ -45,6 +55,7 @@ export function AuthProvider({ children }: { children: ReactNode }) {
 
   const login = useCallback(async (username: string, password: string) => {
     const u = await api.post<User>('/user/login', { username, password });
+    changes.current++;
     // Some servers answer login with a partial record: read the full one.
     let full = u;
     try {
@@ -62,6 +73,7 @@ export function AuthProvider({ children }: { children: ReactNode }) {
   const logout = useCallback(async () => {
     forgetKeys();
     await api.post('/user/logout');
+    changes.current++;
     setUser(null);
   }, []);
 

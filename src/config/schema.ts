@@ -182,6 +182,8 @@ export const ConfigSchema = Obj({
     key_probe_interval_ms: Type.Integer({ minimum: 0, default: 300_000 }),
     discover_models: Type.Boolean({ default: true }),
     image_fetch_timeout_ms: Type.Integer({ minimum: 1, default: 10_000 }),
+    /** All the image fetches of one embeddings request together (each has image_fetch_timeout_ms). */
+    image_fetch_total_timeout_ms: Type.Integer({ minimum: 1, default: 60_000 }),
     image_allow_hosts: Type.Array(Type.String(), { default: [] }),
   }),
   channels: Type.Array(ChannelDecl, { default: [] }),

@@ -796,6 +796,63 @@ describe('usage accounting', () => {
     expect(rows.map((r) => [r.endpoint, r.status])).toEqual([['multimodalembeddings', 402]]);
   });
 
+  it('a key over its quota is refused before any image URL is fetched', async () => {
+    const broke = await gw.call('POST', '/api/key', { cookie, body: { name: 'broke-urls', quota_limit: 0 } });
+    const err = await failure(
+      voyage(broke.body.data.key).multimodalEmbed({
+        model: VOYAGE_MM,
+        inputs: Array.from({ length: 8 }, (_, i) => ({
+          content: [{ type: 'image_url' as const, imageUrl: imageUrl(`/paid/${i}.jpg`) }],
+        })),
+      }),
+    );
+    expect(err.statusCode).toBe(402);
+    expect(imageHits).toEqual([]);
+    expect(voyageUp.requests).toEqual([]);
+  });
+
+  it('all the image fetches of a request share one deadline (gateway.image_fetch_total_timeout_ms)', async () => {
+    const quick = await startTestGateway({
+      gateway: {
+        discover_models: false,
+        image_allow_hosts: ['localhost'],
+        image_fetch_timeout_ms: 2000,
+        image_fetch_total_timeout_ms: 500,
+        max_attempts: 1,
+      },
+      channels: [
+        {
+          name: 'voyage',
+          kind: 'voyage',
+          base_url: `${voyageUp.url}/v1`,
+          keys: ['voyage-key'],
+          models: [VOYAGE_MM],
+        },
+      ],
+      models: [{ id: VOYAGE_MM, pricing: { prompt: String(PROMPT_PRICE), image_pixel: '0' } }],
+    });
+    try {
+      const c = await quick.login();
+      const k = (await quick.call('POST', '/api/key', { cookie: c, body: { name: 'deadline' } })).body.data
+        .key;
+      // 12 images of 300 ms each, 4 at a time: 900 ms, each well within its own 2 s.
+      const r = await quick.call('POST', '/v1/multimodalembeddings', {
+        token: k,
+        body: {
+          model: VOYAGE_MM,
+          inputs: Array.from({ length: 12 }, (_, i) => ({
+            content: [{ type: 'image_url', image_url: imageUrl(`/slow/deadline-${i}.jpg`) }],
+          })),
+        },
+      });
+      expect(r.status).toBe(400);
+      expect(r.body.detail).toContain('took longer than 500 ms');
+      expect(voyageUp.requests).toEqual([]);
+    } finally {
+      await quick.close();
+    }
+  });
+
   it('logs failures of the main key too', async () => {
     await gw.services.requestLogs.flush();
     const { rows } = await gw.services.repos.logs.list({ keyId }, 0, 200);

@@ -23,6 +23,7 @@ import {
   type EmbeddingResult,
   type EmbeddingUsage,
   partTypesOf,
+  type ResolvedEmbeddingRequest,
 } from './embedding-request.js';
 import { billedAs, estimateEmbeddingUsage, finalizeEmbeddingUsage } from './embedding-usage.js';
 import { resolveImages } from './resolve-images.js';
@@ -51,6 +52,8 @@ export interface EmbeddingsServiceDeps {
   health: HealthTracker;
   /** Shared by all requests; `close` (when present) is called on shutdown. */
   fetcher: Pick<SafeFetcher, 'fetch'> & Partial<Pick<SafeFetcher, 'close'>>;
+  /** How long all the image fetches of one request may take together (default 60 s). */
+  imageTotalTimeoutMs?: number;
   send: EmbeddingSend;
   retry: { maxAttempts: number; retryBaseMs: number; retryMaxMs: number };
   defaultModel: string;
@@ -60,6 +63,8 @@ export interface Embedded {
   result: EmbeddingResult;
   attempts: AttemptRecord[];
 }
+
+const DEFAULT_IMAGE_TOTAL_TIMEOUT_MS = 60_000;
 
 /** The field a client error about the inputs points at, per endpoint. */
 const INPUTS_PARAM: Record<EmbeddingEndpoint, string> = {
@@ -72,6 +77,37 @@ export class EmbeddingsService {
 
   async close(): Promise<void> {
     await this.deps.fetcher.close?.();
+  }
+
+  /**
+   * The request's images as bytes. URLs are fetched only for a key that can still pay (a key
+   * over its quota is told so first, not after a thousand downloads) and within one deadline
+   * for all of them: each fetch has its own timeout, and a request of many slow URLs would
+   * otherwise hold the gateway's fetcher for as long as they take in turn.
+   */
+  private async resolve(req: EmbeddingRequest, ctx: EmbedContext): Promise<ResolvedEmbeddingRequest> {
+    const urls = req.inputs.some((parts) => parts.some((p) => p.type === 'image' && p.source.kind === 'url'));
+    if (!urls) return resolveImages(req, { fetcher: this.deps.fetcher, signal: ctx.signal });
+    const { principal } = ctx;
+    this.deps.quota.release(
+      await this.deps.quota.reserve({ keyId: principal.key.id, userId: principal.user.id, micros: 1 }),
+    );
+    const totalMs = this.deps.imageTotalTimeoutMs ?? DEFAULT_IMAGE_TOTAL_TIMEOUT_MS;
+    const deadline = AbortSignal.timeout(totalMs);
+    try {
+      return await resolveImages(req, {
+        fetcher: this.deps.fetcher,
+        signal: ctx.signal ? AbortSignal.any([ctx.signal, deadline]) : deadline,
+      });
+    } catch (err) {
+      if (deadline.aborted && !ctx.signal?.aborted)
+        throw new GatewayError(
+          400,
+          `${INPUTS_PARAM[ctx.endpoint]}: fetching the images of this request took longer than ${totalMs} ms (gateway.image_fetch_total_timeout_ms)`,
+          { param: INPUTS_PARAM[ctx.endpoint] },
+        );
+      throw err;
+    }
   }
 
   async embed(req: EmbeddingRequest, ctx: EmbedContext): Promise<Embedded> {
@@ -87,7 +123,7 @@ export class EmbeddingsService {
           `${INPUTS_PARAM[ctx.endpoint]}: model ${model.id} cannot embed images (it takes ${model.input_modalities.join(', ') || 'text'})`,
           INPUTS_PARAM[ctx.endpoint],
         );
-      const resolved = await resolveImages(req, { fetcher: this.deps.fetcher, signal: ctx.signal });
+      const resolved = await this.resolve(req, ctx);
       const { usable, rejection } = selectEmbeddingCandidates(candidates, resolved);
       if (rejection)
         throw new GatewayError(400, rejection.message, {
@@ -273,6 +309,7 @@ export function createEmbeddingsService(deps: {
 }): EmbeddingsService {
   const g = deps.config.gateway;
   const fetcher = createSafeFetcher({ allowList: g.image_allow_hosts, timeoutMs: g.image_fetch_timeout_ms });
+  const imageTotalTimeoutMs = g.image_fetch_total_timeout_ms;
   const timeouts: UpstreamTimeouts = {
     connectTimeoutMs: g.connect_timeout_ms,
     firstByteTimeoutMs: g.first_byte_timeout_ms,
@@ -290,6 +327,7 @@ export function createEmbeddingsService(deps: {
     logs: deps.logs,
     health: deps.health,
     fetcher,
+    imageTotalTimeoutMs,
     send: (req, o) => client.send(req, sendOptions, o.signal),
     retry: { maxAttempts: g.max_attempts, retryBaseMs: g.retry_base_ms, retryMaxMs: g.retry_max_ms },
     defaultModel: g.default_embedding_model,

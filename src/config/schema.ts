@@ -135,6 +135,12 @@ export const ConfigSchema = Obj({
     default_embedding_model: Type.String({ default: '' }),
     connect_timeout_ms: Type.Integer({ minimum: 1, default: 10_000 }),
     first_byte_timeout_ms: Type.Integer({ minimum: 1, default: 120_000 }),
+    /**
+     * A non-streamed chat call's wait for its answer: the upstream sends its headers only once the
+     * whole answer is generated (a long Claude answer takes minutes), so the first byte's 120 s
+     * would cut it and pay for a retry. The longer of the two applies.
+     */
+    non_stream_timeout_ms: Type.Integer({ minimum: 1, default: 600_000 }),
     idle_timeout_ms: Type.Integer({ minimum: 1, default: 60_000 }),
     /**
      * The largest upstream answer read whole (non-streamed chat, model listings, channel tests);

@@ -68,6 +68,8 @@ beforeAll(async () => {
       retry_max_ms: 2000,
       max_attempts: 3,
       first_byte_timeout_ms: 300,
+      // The hang below is a non-streamed call's: it waits this long, not the first byte's 300 ms.
+      non_stream_timeout_ms: 300,
       idle_timeout_ms: 1000,
       keep_alive_interval_ms: 100,
       circuit_failures: 1000,

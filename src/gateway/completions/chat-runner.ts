@@ -27,6 +27,11 @@ export interface ChatRunnerDeps {
   retry: { maxAttempts: number; retryBaseMs: number; retryMaxMs: number };
   /** Every upstream call's timeouts and size limits (no signal: each call passes its own). */
   upstream: Omit<SendOptions, 'signal'>;
+  /**
+   * A non-streamed call's, when they differ: its headers come only once the whole answer is
+   * generated, so its first byte may take minutes (`gateway.non_stream_timeout_ms`).
+   */
+  upstreamComplete?: Omit<SendOptions, 'signal'>;
 }
 
 export interface ChatContext {
@@ -173,7 +178,7 @@ export class ChatRunner {
         this.deps.adapter(c.target.kind),
         requestFor(plan, c.target),
         upstreamTarget(c.target, apiKey),
-        this.deps.upstream,
+        this.deps.upstreamComplete ?? this.deps.upstream,
         ctx.signal,
       ),
     );

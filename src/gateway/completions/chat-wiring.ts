@@ -64,6 +64,12 @@ export function createChatServices(
       idleTimeoutMs: g.idle_timeout_ms,
       ...upstreamLimits(g),
     },
+    upstreamComplete: {
+      connectTimeoutMs: g.connect_timeout_ms,
+      firstByteTimeoutMs: Math.max(g.first_byte_timeout_ms, g.non_stream_timeout_ms),
+      idleTimeoutMs: g.idle_timeout_ms,
+      ...upstreamLimits(g),
+    },
   });
   const keyProbe = startKeyProbe(
     health,

@@ -276,3 +276,36 @@ describe('thinking put back in place', () => {
     expect(withThinkingInPlace([], [], [text])).toEqual([text]);
   });
 });
+
+describe('Anthropic-format streams from servers that are not Anthropic', () => {
+  it("takes a tool call's input from content_block_start when no input_json_delta follows", () => {
+    const events = [
+      {
+        type: 'message_start',
+        message: { id: 'm', type: 'message', role: 'assistant', content: [], usage: { input_tokens: 3 } },
+      },
+      {
+        type: 'content_block_start',
+        index: 0,
+        content_block: { type: 'tool_use', id: 'toolu_1', name: 'bash', input: { cmd: 'ls' } },
+      },
+      { type: 'content_block_stop', index: 0 },
+      {
+        type: 'content_block_start',
+        index: 1,
+        content_block: { type: 'tool_use', id: 'toolu_2', name: 'noop', input: {} },
+      },
+      { type: 'content_block_stop', index: 1 },
+      { type: 'message_delta', delta: { stop_reason: 'tool_use' }, usage: { output_tokens: 4 } },
+      { type: 'message_stop' },
+    ];
+    const d = new AnthropicStreamDecoder();
+    const sse = events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join('');
+    const args = new Map<number, string>();
+    for (const e of [...d.push(sse), ...d.end()])
+      if (e.type === 'delta')
+        for (const t of e.choices.flatMap((c) => c.delta.tool_calls ?? []))
+          args.set(t.index, (args.get(t.index) ?? '') + (t.function?.arguments ?? ''));
+    expect([...args.values()]).toEqual(['{"cmd":"ls"}', '{}']);
+  });
+});

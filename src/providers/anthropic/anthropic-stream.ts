@@ -44,6 +44,8 @@ export class AnthropicStreamDecoder implements StreamDecoder {
   private readonly sse: SseDecoder;
   private readonly toolIndex = new Map<number, number>();
   private readonly toolHasArgs = new Set<number>();
+  /** A tool_use block's `input` from its start, when an Anthropic-format server put it there. */
+  private readonly toolStartInput = new Map<number, string>();
   /** Upstream indexes of the server tool blocks (passed on as hidden events). */
   private readonly native = new Set<number>();
   private nextTool = 0;
@@ -116,6 +118,10 @@ export class AnthropicStreamDecoder implements StreamDecoder {
         if (b.type === 'tool_use') {
           const idx = this.nextTool++;
           this.toolIndex.set(ev.index, idx);
+          // Anthropic starts every call with `input: {}` and streams the arguments; some servers
+          // that speak its format put the whole input here and send no input_json_delta.
+          if (b.input && typeof b.input === 'object' && Object.keys(b.input).length > 0)
+            this.toolStartInput.set(ev.index, JSON.stringify(b.input));
           this.delta(out, {
             tool_calls: [
               { index: idx, id: b.id, type: 'function', function: { name: b.name, arguments: '' } },
@@ -171,7 +177,8 @@ export class AnthropicStreamDecoder implements StreamDecoder {
         }
         const idx = this.toolIndex.get(ev.index);
         if (idx !== undefined && !this.toolHasArgs.has(ev.index)) {
-          this.delta(out, { tool_calls: [{ index: idx, function: { arguments: '{}' } }] });
+          const args = this.toolStartInput.get(ev.index) ?? '{}';
+          this.delta(out, { tool_calls: [{ index: idx, function: { arguments: args } }] });
         }
         break;
       }

@@ -156,3 +156,60 @@ describe('non-streamed tool calls', () => {
     expect(ids[2]).toBe('call_up');
   });
 });
+
+describe('reasoning under two names (vLLM sends reasoning and reasoning_content alike)', () => {
+  it('streamed: one reasoning field, whichever names the upstream used', () => {
+    const [both] = decode(
+      data({
+        choices: [{ index: 0, delta: { reasoning: 'plan', reasoning_content: 'plan' }, finish_reason: null }],
+      }),
+    );
+    const [only] = decode(
+      data({ choices: [{ index: 0, delta: { reasoning_content: 'plan' }, finish_reason: null }] }),
+    );
+    for (const ev of [both, only]) {
+      expect(ev?.type).toBe('delta');
+      const d = ev?.type === 'delta' ? ev.choices[0]!.delta : {};
+      expect(d).toMatchObject({ reasoning: 'plan' });
+      expect(d).not.toHaveProperty('reasoning_content');
+    }
+  });
+
+  it('not streamed: the same', () => {
+    const body = (m: object) =>
+      JSON.stringify({
+        choices: [{ index: 0, message: { role: 'assistant', content: 'a', ...m }, finish_reason: 'stop' }],
+      });
+    for (const m of [{ reasoning: 'plan', reasoning_content: 'plan' }, { reasoning_content: 'plan' }]) {
+      const r = parseOpenAiResponse(200, body(m), {});
+      expect(r.choices[0]!.message).toMatchObject({ reasoning: 'plan' });
+      expect(r.choices[0]!.message).not.toHaveProperty('reasoning_content');
+    }
+  });
+});
+
+describe("OpenRouter's non-streamed answer from a provider that failed part-way", () => {
+  it('is an upstream failure by its code, not a partial answer billed as a success', () => {
+    const body = JSON.stringify({
+      id: 'gen-1',
+      choices: [
+        {
+          index: 0,
+          finish_reason: 'error',
+          message: { role: 'assistant', content: 'Partial' },
+          error: { code: 502, message: 'provider disconnected' },
+        },
+      ],
+    });
+    expect(() => parseOpenAiResponse(200, body, {})).toThrow(
+      expect.objectContaining({
+        kind: 'server_error',
+        message: expect.stringContaining('provider disconnected'),
+      }),
+    );
+    const limited = body.replace('"code":502', '"code":429');
+    expect(() => parseOpenAiResponse(200, limited, {})).toThrow(
+      expect.objectContaining({ kind: 'rate_limited' }),
+    );
+  });
+});

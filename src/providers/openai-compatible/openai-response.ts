@@ -89,6 +89,16 @@ export function parseOpenAiResponse(status: number, body: string, headers: Upstr
       upstreamStatus: status,
     });
   }
+  // OpenRouter's answer when the provider failed part-way (finish_reason "error" and the choice's
+  // own error): a partial answer is no answer, and nothing was sent to the client yet, so it is
+  // an upstream failure, retried and fallen back from like any other (decisions.md).
+  const failed = parsed.choices.find(
+    (c: any) => c?.finish_reason === 'error' && c.error && typeof c.error === 'object',
+  );
+  if (failed) {
+    const code = typeof failed.error.code === 'number' ? failed.error.code : 502;
+    throw classifyOpenAiError(code, JSON.stringify({ error: failed.error }), headers);
+  }
   for (const c of parsed.choices) {
     const m = c?.message;
     if (m === null || typeof m !== 'object') {
@@ -96,8 +106,11 @@ export function parseOpenAiResponse(status: number, body: string, headers: Upstr
         upstreamStatus: status,
       });
     }
-    if (m.reasoning === undefined && typeof m.reasoning_content === 'string') {
-      m.reasoning = m.reasoning_content;
+    // DeepSeek's and vLLM's name for it; vLLM sends both names with the same text. Taken once, as
+    // `reasoning`: left beside it, it went out twice, and past `reasoning.exclude`.
+    if (m.reasoning_content !== undefined) {
+      if (m.reasoning === undefined && typeof m.reasoning_content === 'string')
+        m.reasoning = m.reasoning_content;
       delete m.reasoning_content;
     }
     // Clients answer a call by its id (tool_call_id, function_call_output.call_id): some servers
@@ -208,8 +221,9 @@ export class OpenAiStreamDecoder implements StreamDecoder {
       for (const c of choices) {
         const d = c.delta;
         if (d) {
-          if (d.reasoning === undefined && typeof d.reasoning_content === 'string') {
-            d.reasoning = d.reasoning_content;
+          if (d.reasoning_content !== undefined) {
+            if (d.reasoning === undefined && typeof d.reasoning_content === 'string')
+              d.reasoning = d.reasoning_content;
             delete d.reasoning_content;
           }
           // Clients (LangChain-JS) key tool-call parsing off a first delta with the role.

@@ -141,6 +141,14 @@ describe('decodeVoyageMultimodalRequest', () => {
     expect(err.param).toBe(param);
   });
 
+  it('takes an image_base64 data URL with parameters (RFC 2397), as image_url does', () => {
+    const url = 'data:image/png;charset=binary;base64,iVBORw0KGgo=';
+    const req = decodeVoyageMultimodalRequest({
+      inputs: [{ content: [{ type: 'image_base64', image_base64: url }] }],
+    });
+    expect(req.inputs[0]).toEqual([{ type: 'image', source: { kind: 'data_url', dataUrl: url } }]);
+  });
+
   it('rejects a body that is not an object', () => {
     expect(rejection(() => decodeVoyageMultimodalRequest([1])).message).toMatch(/JSON object/);
   });

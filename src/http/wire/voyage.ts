@@ -68,7 +68,9 @@ function decodePart(part: unknown, where: string): EmbeddingPart {
     }
     case 'image_base64': {
       const v = p.image_base64;
-      if (typeof v !== 'string' || !/^data:image\/[^;,]+;base64,/i.test(v)) {
+      // RFC 2397 allows parameters before `;base64` (`data:image/png;charset=binary;base64,...`),
+      // as the same string given as image_url is taken.
+      if (typeof v !== 'string' || !/^data:image\/[^;,]+(;[^;,]+)*;base64,/i.test(v)) {
         throw badRequest(
           `${where}.image_base64: must be a data URL of the form data:image/<type>;base64,<data>`,
           `${where}.image_base64`,

@@ -108,6 +108,18 @@ describe('a stream that fails before anything the client must see falls back', (
     expect(log.attempts[0]).toMatchObject({ provider: 'o', error_kind: 'overloaded' });
   });
 
+  it('a 200 JSON error to a streamed request is that error (a payment failure), not a stream that ended early', async () => {
+    o.on(OA, { json: { error: { code: 402, message: 'This request requires more credits' } } });
+    const log = await expectServedByFallback(await stream('acme/m'));
+    expect(log.attempts[0]).toMatchObject({ provider: 'o', error_kind: 'payment' });
+  });
+
+  it('a whole JSON answer to a streamed request (stream: true ignored) is a bad answer, and falls back', async () => {
+    o.on(OA, { json: oaCompletion('not a stream') });
+    const log = await expectServedByFallback(await stream('acme/m'));
+    expect(log.attempts[0]).toMatchObject({ provider: 'o', error_kind: 'bad_response' });
+  });
+
   it('OpenAI-style: a role-only first chunk, then the connection is cut', async () => {
     o.on(OA, { sse: [ROLE_CHUNK, { delayMs: 100 }, 'reset'] });
     const log = await expectServedByFallback(await stream('acme/m'));

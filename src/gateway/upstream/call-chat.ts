@@ -9,7 +9,7 @@
  * must see (e.g. an Anthropic `overloaded_error` right after message_start and a ping): a caller
  * that has not written anything yet may treat it like a rejection and fall back.
  */
-import type { ChatAdapter, UpstreamTarget } from '../../providers/types.js';
+import type { ChatAdapter, UpstreamHeaders, UpstreamTarget } from '../../providers/types.js';
 import type { ChatRequest, ChatResult } from '../chat/types.js';
 import { UpstreamError } from '../errors.js';
 import { type ChatEventStream, openEvents } from './event-stream.js';
@@ -59,8 +59,34 @@ export async function openChatStream(
   const client = opts.client ?? sharedUpstreamClient();
   const decoder = adapter.createStreamDecoder(opts.maxEventBytes);
   const res = await openEvents(client, http, decoder, opts, signal);
-  if (res.events === undefined) throw adapter.classifyError(res.status, res.text, res.headers);
+  if (res.events === undefined) {
+    if (res.status >= 200 && res.status < 300)
+      throw jsonForAStream(adapter, res.status, res.text, res.headers);
+    throw adapter.classifyError(res.status, res.text, res.headers);
+  }
   return res.events;
+}
+
+/**
+ * A 2xx JSON answer to a streamed request: its error, classified as the adapter reads a
+ * non-streamed answer (a 200 with `{"error": {"code": 402}}` is a payment failure), or, for a
+ * whole answer from a server that ignored `stream: true` (or a body cut at the error-body limit),
+ * a bad answer: the next route is tried, as for any upstream failure before the first byte.
+ */
+function jsonForAStream(
+  adapter: ChatAdapter,
+  status: number,
+  text: string,
+  headers: UpstreamHeaders,
+): unknown {
+  try {
+    adapter.parseChatResponse(status, text, headers);
+  } catch (err) {
+    if (err instanceof UpstreamError) return err;
+  }
+  return new UpstreamError('bad_response', 'upstream answered a streamed request with JSON, not a stream', {
+    upstreamStatus: status,
+  });
 }
 
 /** Model ids the upstream lists, or undefined when the adapter has no listing. */

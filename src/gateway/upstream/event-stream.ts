@@ -133,7 +133,11 @@ class EventsHandler extends SignalledHandler implements ChatEventStream {
     if (status < 200) return; // 1xx: informational, the answer follows
     this.status = status;
     this.headers = headers;
-    if (status >= 300) {
+    // A JSON answer to a streamed request is no stream: an error a proxy sends with a 200
+    // (OpenRouter's `{"error": {"code": 402, ...}}`), or a server that ignored `stream: true`.
+    // Read like an error body, for the caller to classify (openChatStream), instead of failing as
+    // a stream that "ended early" (a retryable connection error, its real kind lost).
+    if (status >= 300 || isJson(headers['content-type'])) {
       this.phase = Phase.ErrorBody;
       return;
     }
@@ -377,4 +381,10 @@ class EventsHandler extends SignalledHandler implements ChatEventStream {
 
 function concat(chunks: Buffer[]): Buffer {
   return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+}
+
+/** `application/json` or `application/problem+json`, with or without parameters. */
+function isJson(contentType: unknown): boolean {
+  const ct = Array.isArray(contentType) ? contentType[0] : contentType;
+  return typeof ct === 'string' && /^application\/(problem\+)?json\s*(;|$)/i.test(ct);
 }

@@ -1,6 +1,7 @@
 import { badRequest, forbidden, GatewayError, notFound, unauthorized } from '../gateway/errors.js';
 import type { ApiKeyRow, ApiKeysRepo } from '../store/api-keys-repo.js';
 import { charLength } from '../store/column-bounds.js';
+import { lastUseIsStale } from '../store/last-used.js';
 import type { UserRow, UsersRepo } from '../store/users-repo.js';
 import { KeyStatus, Role, Status } from './roles.js';
 import { hashSecret, newApiKey, nowSeconds } from './secrets.js';
@@ -42,12 +43,6 @@ export interface PublicKey {
   /** When the key last authenticated a request (Unix seconds, to the minute), or null: never. */
   last_used_time: number | null;
 }
-
-/**
- * `last_used_time` is written when a lookup finds it a minute old or more: at most once a minute
- * per key and instance, off the request's path (a lookup runs at most once a second per key).
- */
-export const LAST_USED_RESOLUTION_S = 60;
 
 /** Status as clients see it: expiry and exhaustion are derived, so they can never go stale. */
 export function effectiveStatus(k: ApiKeyRow, now = nowSeconds()): number {
@@ -164,8 +159,7 @@ export class ApiKeyService {
     // A lookup is a use (a request carried the key within the last second): recorded in the
     // background, to the minute. A failure to record it costs nothing but the figure.
     const now = nowSeconds();
-    if (key.last_used_time === null || key.last_used_time <= now - LAST_USED_RESOLUTION_S)
-      void this.keys.touch(key.id, now, now - LAST_USED_RESOLUTION_S + 1).catch(() => {});
+    if (lastUseIsStale(key.last_used_time, now)) void this.keys.touch(key.id, now).catch(() => {});
     return {
       key,
       user,

@@ -2,6 +2,7 @@ import { badRequest, conflict, forbidden, GatewayError, notFound, unauthorized }
 import { MAX_EXACT } from '../store/column-bounds.js';
 import type { CredentialsRepo } from '../store/credentials-repo.js';
 import { isUniqueViolation } from '../store/db-errors.js';
+import { lastUseIsStale } from '../store/last-used.js';
 import type { UserRow, UsersRepo } from '../store/users-repo.js';
 import { hashPassword, needsRehash, verifyPassword } from './password.js';
 import { Role, Status } from './roles.js';
@@ -147,8 +148,7 @@ export class UserService {
       const now = nowSeconds();
       if (!t || (t.expires_time !== null && t.expires_time <= now)) return undefined;
       // A use, recorded to the minute in the background (as API keys' last_used_time).
-      if (t.last_used_time === null || t.last_used_time <= now - 60)
-        void this.creds.touchToken(t.id, now, now - 59).catch(() => {});
+      if (lastUseIsStale(t.last_used_time, now)) void this.creds.touchToken(t.id, now).catch(() => {});
       return this.users.byId(t.user_id);
     });
   }
@@ -210,15 +210,14 @@ export class UserService {
     // one (PUT /api/user/self), so a stolen admin session can neither lift its owner's limits
     // nor take the account.
     if (target.id === actor.id && actor.role < Role.root) {
-      const changes = (k: 'role' | 'status') => patch[k] !== undefined && patch[k] !== target[k];
-      const field = changes('role')
-        ? 'role'
-        : changes('status')
-          ? 'status'
-          : patch.quota_limit !== undefined && toMicros(patch.quota_limit) !== target.quota_limit_micros
-            ? 'quota_limit'
-            : undefined;
-      if (field) throw forbidden(`${field}: your own is changed by a user above you`, field);
+      const changed = {
+        role: patch.role !== undefined && patch.role !== target.role,
+        status: patch.status !== undefined && patch.status !== target.status,
+        quota_limit:
+          patch.quota_limit !== undefined && toMicros(patch.quota_limit) !== target.quota_limit_micros,
+      };
+      for (const [field, yes] of Object.entries(changed))
+        if (yes) throw forbidden(`${field}: your own is changed by a user above you`, field);
       if (patch.password !== undefined)
         throw forbidden('password: change your own with PUT /api/user/self and current_password', 'password');
     }

@@ -233,12 +233,11 @@ function numberProblems(schema: any, obj: Record<string, any>, path: string, pro
     if (value === undefined || value === null) continue;
     const at = path ? `${path}.${k}` : k;
     if (sub.type === 'integer' || sub.type === 'number') {
+      const integer = sub.type === 'integer';
       const bad =
-        sub.type === 'integer'
-          ? typeof value === 'string'
-            ? !INTEGER_TEXT.test(value)
-            : typeof value === 'number' && !Number.isInteger(value)
-          : typeof value === 'string' && !NUMBER_TEXT.test(value);
+        typeof value === 'string'
+          ? !(integer ? INTEGER_TEXT : NUMBER_TEXT).test(value)
+          : integer && typeof value === 'number' && !Number.isInteger(value);
       if (bad) {
         problems.push(`${at}: must be ${sub.type === 'integer' ? 'an integer' : 'a number'}`);
         delete obj[k];

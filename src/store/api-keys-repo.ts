@@ -1,5 +1,6 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Database } from './database.js';
+import { touchLastUsed } from './last-used.js';
 import type { ApiKeysTable } from './schema.js';
 
 export type ApiKeyRow = Selectable<ApiKeysTable>;
@@ -28,17 +29,9 @@ export class ApiKeysRepo {
       .executeTakeFirst();
   }
 
-  /**
-   * Records a use: sets `last_used_time` unless it is already that recent (another instance may
-   * have written it meanwhile). Leaves `updated_time`, which says when the key was changed.
-   */
-  async touch(id: number, now: number, olderThan: number): Promise<void> {
-    await this.d.db
-      .updateTable('api_keys')
-      .set({ last_used_time: now })
-      .where('id', '=', id)
-      .where((eb) => eb.or([eb('last_used_time', 'is', null), eb('last_used_time', '<', olderThan)]))
-      .execute();
+  /** Records a use of the key (store/last-used.ts). */
+  touch(id: number, now: number): Promise<void> {
+    return touchLastUsed(this.d.db, 'api_keys', id, now);
   }
 
   async delete(id: number): Promise<boolean> {

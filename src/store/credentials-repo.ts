@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { Database } from './database.js';
+import { touchLastUsed } from './last-used.js';
 import type { AccessTokensTable } from './schema.js';
 
 export type AccessTokenRow = Selectable<AccessTokensTable>;
@@ -67,14 +68,9 @@ export class CredentialsRepo {
       .execute();
   }
 
-  /** Records a use of a token, as ApiKeysRepo.touch does for keys. */
-  async touchToken(id: number, now: number, olderThan: number): Promise<void> {
-    await this.d.db
-      .updateTable('access_tokens')
-      .set({ last_used_time: now })
-      .where('id', '=', id)
-      .where((eb) => eb.or([eb('last_used_time', 'is', null), eb('last_used_time', '<', olderThan)]))
-      .execute();
+  /** Records a use of the token (store/last-used.ts). */
+  touchToken(id: number, now: number): Promise<void> {
+    return touchLastUsed(this.d.db, 'access_tokens', id, now);
   }
 
   async deleteToken(userId: number, id: number): Promise<boolean> {

@@ -14,16 +14,7 @@ import type { RedisClient } from './redis.js';
  * Any signed-in user can cause the last three, so none of them gives credit back: a user who
  * loops on them would otherwise make every busy key of every instance lease again.
  */
-export type InvalidationTopic =
-  | 'keys'
-  | 'users'
-  | 'key-added'
-  | 'profile'
-  | 'credentials'
-  | 'registry'
-  | 'apps';
-
-export const INVALIDATION_TOPICS: readonly InvalidationTopic[] = [
+export const INVALIDATION_TOPICS = [
   'keys',
   'users',
   'key-added',
@@ -31,7 +22,9 @@ export const INVALIDATION_TOPICS: readonly InvalidationTopic[] = [
   'credentials',
   'registry',
   'apps',
-];
+] as const;
+
+export type InvalidationTopic = (typeof INVALIDATION_TOPICS)[number];
 
 /**
  * Which key or user a `keys`/`users` change was about, when the route names one: only their

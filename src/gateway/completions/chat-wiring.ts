@@ -52,23 +52,22 @@ export function createChatServices(
     health,
     defaultModel: g.default_model,
   };
+  const upstream = {
+    connectTimeoutMs: g.connect_timeout_ms,
+    firstByteTimeoutMs: g.first_byte_timeout_ms,
+    idleTimeoutMs: g.idle_timeout_ms,
+    ...upstreamLimits(g),
+  };
   const runner = new ChatRunner({
     adapter: getChatAdapter,
     health,
     quota,
     logs,
     retry: { maxAttempts: g.max_attempts, retryBaseMs: g.retry_base_ms, retryMaxMs: g.retry_max_ms },
-    upstream: {
-      connectTimeoutMs: g.connect_timeout_ms,
-      firstByteTimeoutMs: g.first_byte_timeout_ms,
-      idleTimeoutMs: g.idle_timeout_ms,
-      ...upstreamLimits(g),
-    },
+    upstream,
     upstreamComplete: {
-      connectTimeoutMs: g.connect_timeout_ms,
+      ...upstream,
       firstByteTimeoutMs: Math.max(g.first_byte_timeout_ms, g.non_stream_timeout_ms),
-      idleTimeoutMs: g.idle_timeout_ms,
-      ...upstreamLimits(g),
     },
   });
   const keyProbe = startKeyProbe(

@@ -3,8 +3,8 @@ import { Role } from '../../access/roles.js';
 import { parseOrder } from '../../catalog/app-order.js';
 import type { Viewer } from '../../catalog/catalog-service.js';
 import { parseKeyword } from '../../catalog/search-keyword.js';
-import { GatewayError } from '../../gateway/errors.js';
 import type { Services } from '../../services.js';
+import { limitPerAddress } from '../address-limit.js';
 import type { App } from '../app.js';
 import { requireUser, resolveUser } from '../auth.js';
 import { ok, paging } from '../envelope.js';
@@ -39,16 +39,11 @@ export function registerAppRoutes(app: App, services: Services): void {
   const perMinute = services.config.catalog.search_rate_per_minute;
   const searchLimit = async (request: FastifyRequest, reply: FastifyReply) => {
     if (perMinute <= 0) return;
-    const r = await services.rateLimiter.hit(`search:${request.ip}`, perMinute, 60_000);
-    reply.header('x-ratelimit-limit', String(perMinute));
-    reply.header('x-ratelimit-remaining', String(r.remaining));
-    reply.header('x-ratelimit-reset', String(Math.ceil(r.resetMs / 1000)));
-    if (!r.allowed)
-      throw new GatewayError(
-        429,
-        `search is limited to ${perMinute} requests a minute per client; retry in ${r.retryAfterSec}s`,
-        { retryAfter: r.retryAfterSec },
-      );
+    await limitPerAddress(services.rateLimiter, request, reply, {
+      name: 'search',
+      perMinute,
+      what: `search is limited to ${perMinute} requests`,
+    });
   };
 
   app.get(

@@ -1,8 +1,9 @@
 import { Type } from 'typebox';
 import { Role } from '../../access/roles.js';
 import { toPublicUser } from '../../access/users.js';
-import { GatewayError, notFound } from '../../gateway/errors.js';
+import { notFound } from '../../gateway/errors.js';
 import type { Services } from '../../services.js';
+import { limitPerAddress } from '../address-limit.js';
 import type { App } from '../app.js';
 import { requireUser, resolveUser, SESSION_COOKIE } from '../auth.js';
 import { ok, paging } from '../envelope.js';
@@ -74,17 +75,12 @@ export function registerUserRoutes(app: App, services: Services): void {
     },
     async (request, reply) => {
       const perMinute = services.config.auth.login_rate_per_minute;
-      if (perMinute > 0) {
-        const r = await services.rateLimiter.hit(`login:${request.ip}`, perMinute, 60_000);
-        if (!r.allowed) {
-          request.log.warn({ ip: request.ip }, 'sign-in attempts limited');
-          throw new GatewayError(
-            429,
-            `sign-in is limited to ${perMinute} attempts a minute per client; retry in ${r.retryAfterSec}s`,
-            { retryAfter: r.retryAfterSec },
-          );
-        }
-      }
+      if (perMinute > 0)
+        await limitPerAddress(services.rateLimiter, request, reply, {
+          name: 'login',
+          perMinute,
+          what: `sign-in is limited to ${perMinute} attempts`,
+        });
       const { user, session, maxAge } = await services.users.login(
         request.body.username,
         request.body.password,

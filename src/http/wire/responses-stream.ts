@@ -267,12 +267,6 @@ export class ResponsesStreamEncoder {
     out += this.closeReasoning('completed') + this.closeMessage(itemStatus) + this.closeCalls('completed');
     out += this.trailingReasoning();
     const response = responseObject(this.head, state, this.output, responsesUsage(usage));
-    const event =
-      state.status === 'completed'
-        ? 'response.completed'
-        : state.status === 'failed'
-          ? 'response.failed'
-          : 'response.incomplete';
-    return out + this.event(event, { response });
+    return out + this.event(`response.${state.status}`, { response });
   }
 }

@@ -218,11 +218,11 @@ export function buildAnthropicRequest(
 
   const r = resolveReasoning(req);
   let budget = 0;
+  const thinking = r?.enabled === true && !toolTurnLostThinking(messages);
   // Adaptive thinking as the Anthropic client sent it: the model decides how much to think
   // within max_tokens, so no budget is made (and none is added to max_tokens).
-  const adaptive =
-    r?.enabled === true && req.anthropic_thinking?.type === 'adaptive' && !toolTurnLostThinking(messages);
-  if (r?.enabled === true && !adaptive && !toolTurnLostThinking(messages)) {
+  const adaptive = thinking && req.anthropic_thinking?.type === 'adaptive';
+  if (thinking && !adaptive) {
     budget = reasoningBudget(r, maxTokens, { min: MIN_THINKING_BUDGET, cap: MAX_THINKING_BUDGET });
     if (maxTokens <= budget) {
       maxTokens = budget + answer;

@@ -163,9 +163,8 @@ export function toGeminiContents(
         // The id only when its call carried it, so a call and its response pair up alike.
         if (callNames.has(callId) && sendableId(callId)) fr.id = callId;
         // Images and files the tool returned (a screenshot, a file read): a functionResponse
-        // holds JSON only, so they follow it as parts of the same user turn.
-        // A turn of tool results keeps its function responses together at its head, in the order
-        // of their calls, and the media after them.
+        // holds JSON only, so they follow as parts of the same user turn, after the turn's
+        // function responses, which stay together at its head in the order of their calls.
         const media = Array.isArray(m.content)
           ? contentParts(m.content.filter((p) => p.type !== 'text'))
           : [];

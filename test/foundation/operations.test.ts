@@ -1,3 +1,5 @@
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import { Writable } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
 import { pino } from 'pino';
@@ -11,6 +13,14 @@ import { createTestDatabase } from '../helpers/databases.js';
 import { type FakeRoutes, startFakeUpstream } from '../helpers/fake-upstream.js';
 
 const PASSWORD = 'a-root-password-to-hide';
+const COMPLETION = {
+  id: 'x',
+  object: 'chat.completion',
+  created: 1,
+  model: 'm',
+  choices: [{ index: 0, message: { role: 'assistant', content: 'finished' }, finish_reason: 'stop' }],
+  usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+};
 
 function capture(): { log: FastifyBaseLogger; text(): string } {
   const lines: string[] = [];
@@ -82,14 +92,7 @@ describe('operations', () => {
   it('lets an in-flight request finish on shutdown, then refuses new connections, without waiting out the grace', async () => {
     const d = await drainSetup({
       delayMs: 2_000, // long enough that the stop surely begins while it is in flight
-      json: {
-        id: 'x',
-        object: 'chat.completion',
-        created: 1,
-        model: 'm',
-        choices: [{ index: 0, message: { role: 'assistant', content: 'finished' }, finish_reason: 'stop' }],
-        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
-      },
+      json: COMPLETION,
     });
     try {
       const pending = d.chat(false).then(async (r) => ({
@@ -130,6 +133,41 @@ describe('operations', () => {
         text += new TextDecoder().decode(r.value);
       expect(text).toContain('"content":"three"');
       expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true);
+      expect(await within5s(stopped)).toBe('stopped');
+    } finally {
+      await d.close();
+    }
+  });
+  it("answers a request that reaches it while stopping with a 503 in the gateway's error shape, Retry-After and Connection: close", async () => {
+    const d = await drainSetup({ delayMs: 2_000, json: COMPLETION });
+    try {
+      // A connection busy with a request's head when the stop begins is not idle, so the stop
+      // does not close it; the head completes once the stop is under way.
+      const socket = connect(Number(new URL(d.gw.url).port), '127.0.0.1');
+      await once(socket, 'connect');
+      let raw = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (chunk: string) => {
+        raw += chunk;
+      });
+      const ended = once(socket, 'close');
+      socket.write('GET /v1/models HTTP/1.1\r\nHost: gw\r\n');
+      const pending = d.chat(false).then((r) => r.status);
+      await expect.poll(() => d.up.requests.length, { timeout: 5_000, interval: 10 }).toBe(1);
+      const stopped = d.gw.stop();
+      await new Promise((r) => setTimeout(r, 100));
+      socket.write('authorization: Bearer nothing\r\n\r\n');
+      await ended;
+      const [head, body] = raw.split('\r\n\r\n');
+      expect(head).toMatch(/^HTTP\/1\.1 503 /);
+      expect(head).toMatch(/\r\nretry-after: \d+/i);
+      expect(head).toMatch(/\r\nconnection: close/i);
+      expect(head).toMatch(/\r\nx-request-id: /i);
+      expect(JSON.parse(body!)).toMatchObject({
+        error: { code: 503, type: 'service_unavailable', message: expect.stringContaining('shutting down') },
+      });
+      // The request in flight is not affected.
+      expect(await pending).toBe(200);
       expect(await within5s(stopped)).toBe('stopped');
     } finally {
       await d.close();

@@ -20,6 +20,7 @@ import { registerLogRoutes } from './api/log-routes.js';
 import { registerModelRoutes } from './api/model-routes.js';
 import { registerUserRoutes } from './api/user-routes.js';
 import { resolveUser, securityOf } from './auth.js';
+import { isConsolePage } from './console-pages.js';
 import { errorHandler, sendError, unsupportedMediaType } from './error-handler.js';
 import { lazyChildLogger } from './lazy-child-logger.js';
 import { registerMetrics } from './metrics.js';
@@ -225,11 +226,14 @@ export async function buildApp(services: Services, opts: BuildOptions = {}): Pro
   }
   app.setNotFoundHandler((request, reply) => {
     const url = request.url;
-    // Every other GET is a page of the console (its router decides), except a missing build
-    // file: an old page asking for a chunk a redeploy replaced must get a 404 it can act on,
-    // not index.html as JavaScript (and cached).
-    if (webRoot && request.method === 'GET' && !/^\/(?:api|v1|assets)\//.test(url))
+    // Every other GET gets the console's page (its router shows the page, or "Page not found"
+    // with a 404 here), except a missing build file: an old page asking for a chunk a redeploy
+    // replaced must get a 404 it can act on, not index.html as JavaScript (and cached).
+    if (webRoot && request.method === 'GET' && !/^\/(?:api|v1|assets)\//.test(url)) {
+      const q = url.indexOf('?');
+      if (!isConsolePage(q === -1 ? url : url.slice(0, q))) reply.code(404);
       return reply.sendFile('index.html');
+    }
     return sendError(reply, new GatewayError(404, `no route for ${request.method} ${url.split('?')[0]}`));
   });
   return app;

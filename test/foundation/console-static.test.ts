@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN_PAGES, SIGNED_IN_PAGES } from '../../src/http/console-pages.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 /** The console's files as a browser gets them: what is cached, what falls back to index.html. */
@@ -25,9 +26,37 @@ describe('console files', () => {
   const get = (path: string) => fetch(gw.url + path);
 
   it('sends index.html uncached at / and for every page of the console', async () => {
-    for (const path of ['/', '/index.html', '/apps?keyword=a.b', '/app/3', '/admin/apps']) {
+    for (const path of [
+      '/',
+      '/index.html',
+      '/apps?keyword=a.b',
+      '/app/3',
+      '/app/some%20id/',
+      '/login?next=%2Fkeys',
+      ...SIGNED_IN_PAGES,
+      ...ADMIN_PAGES,
+    ]) {
       const res = await get(path);
       expect(res.status, path).toBe(200);
+      expect(res.headers.get('content-type'), path).toMatch(/^text\/html/);
+      expect(res.headers.get('cache-control'), path).toBe('no-cache');
+      expect(await res.text(), path).toContain('/assets/index-abc123.js');
+    }
+  });
+
+  it('sends the page with a 404 for a path that is no page of the console', async () => {
+    // The console shows its "Page not found"; a link checker or a monitor reads the status.
+    for (const path of [
+      '/nothing-here',
+      '/wp-login.php',
+      '/apps/extra',
+      '/app',
+      '/app/3/more',
+      '/admin',
+      '/Keys',
+    ]) {
+      const res = await get(path);
+      expect(res.status, path).toBe(404);
       expect(res.headers.get('content-type'), path).toMatch(/^text\/html/);
       expect(res.headers.get('cache-control'), path).toBe('no-cache');
       expect(await res.text(), path).toContain('/assets/index-abc123.js');

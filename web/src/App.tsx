@@ -1,4 +1,5 @@
 import { Component, lazy, type ReactNode, Suspense, useEffect, useRef } from 'react';
+import type { AdminPage, SignedInPage } from '../../src/http/console-pages';
 import { isAdmin, useAuth } from './auth';
 import { Layout } from './components/Layout';
 import { Empty, Spinner } from './components/ui';
@@ -52,21 +53,22 @@ function route(path: string): ReactNode {
   const app = match('/app/:id', path);
   if (app) return <AppDetail id={app.id} />;
   if (path === '/login') return <SignIn />;
-  const signedIn: Record<string, ReactNode> = {
+  // Typed by the gateway's list of pages, which answers any other path with a 404.
+  const signedIn: Record<SignedInPage, ReactNode> = {
     '/playground': <Playground />,
     '/keys': <Keys />,
     '/logs': <Logs />,
     '/usage': <Usage />,
     '/account': <Account />,
   };
-  if (signedIn[path]) return <RequireUser>{signedIn[path]}</RequireUser>;
-  const admin: Record<string, ReactNode> = {
+  if (Object.hasOwn(signedIn, path)) return <RequireUser>{signedIn[path as SignedInPage]}</RequireUser>;
+  const admin: Record<AdminPage, ReactNode> = {
     '/admin/apps': <AdminApps />,
     '/admin/upstreams': <Upstreams />,
     '/admin/models': <Models />,
     '/admin/users': <Users />,
   };
-  if (admin[path]) return <RequireUser admin>{admin[path]}</RequireUser>;
+  if (Object.hasOwn(admin, path)) return <RequireUser admin>{admin[path as AdminPage]}</RequireUser>;
   return <NotFound path={path} />;
 }
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env -S node --min-semi-space-size=8 --no-memory-reducer --no-allocation-site-pretenuring
+import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { Role } from '../access/roles.js';
 import { ConfigError } from '../config/load-config.js';
@@ -27,7 +28,7 @@ user
   .command('create')
   .description('create a user, as POST /api/user does (prints the root password on a new database)')
   .requiredOption('-u, --username <name>', 'login name')
-  .requiredOption('-p, --password <password>', '8 to 256 characters')
+  .requiredOption('-p, --password <password>', '8 to 256 characters, or - to read it from standard input')
   .addOption(
     new Option('-r, --role <role>', 'user | admin | root').choices(['user', 'admin', 'root']).default('user'),
   )
@@ -41,13 +42,21 @@ user
         announceRoot(await s.users.bootstrapRoot(s.config.auth.root_password));
         const created = await s.users.create(await rootActor(s), {
           username: o.username,
-          password: o.password,
+          password: o.password === '-' ? stdinLine() : o.password,
           role,
         });
         process.stdout.write(`created user ${created.username} (id ${created.id}, role ${o.role})\n`);
       }),
     );
   });
+
+/**
+ * The first line of standard input, without its line break: a password given this way stays out
+ * of the shell history and the process list (`-p -`, as `channel add --keys -`).
+ */
+function stdinLine(): string {
+  return readFileSync(0, 'utf8').split(/\r?\n/, 1)[0] ?? '';
+}
 
 registerKeyCommands(program);
 registerChannelCommands(program);

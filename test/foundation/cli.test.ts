@@ -36,6 +36,11 @@ describe('modelgate CLI', () => {
       const short = await cli(['user', 'create', '-u', 'shorty', '-p', 'short'], env).catch((e) => e);
       expect(short.code).toBe(1);
       expect(short.stderr).toBe("error: option '--password': must be 8..256 characters\n");
+      // `-p -` reads the password from standard input, so it stays out of `ps` and the history.
+      const piped = await runCli(['user', 'create', '-u', 'piped', '-p', '-'], env, 'piped-password-1\n');
+      expect(piped.stdout, piped.stderr).toMatch(/created user piped \(id \d+, role user\)/);
+      const empty = await runCli(['user', 'create', '-u', 'nopass', '-p', '-'], env, '');
+      expect(empty.stderr).toBe("error: option '--password': must be 8..256 characters\n");
 
       const config = loadConfig(
         {},
@@ -51,13 +56,19 @@ describe('modelgate CLI', () => {
           body: JSON.stringify({ username: 'ops', password: 'ops-password-1' }),
         });
         expect(((await login.json()) as { data: { role: number } }).data.role).toBe(10);
+        const pipedLogin = await fetch(`${gw.url}/api/user/login`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ username: 'piped', password: 'piped-password-1' }),
+        });
+        expect(pipedLogin.status).toBe(200);
       } finally {
         await gw.stop();
       }
     } finally {
       await db.drop();
     }
-  });
+  }, 120_000); // eight CLI runs, each a Node start with tsx: slow on a loaded machine
 
   it('creates keys with a tpm limit and an expiry, lists them and revokes one', {
     timeout: 120_000,

@@ -203,8 +203,7 @@ export class UserService {
   async update(actor: UserRow, id: number, patch: UserPatch, session?: string): Promise<UserRow> {
     const target = await this.users.byId(id);
     if (!target) throw notFound(`user ${id} not found`);
-    if (target.id !== actor.id && target.role >= actor.role && actor.role < Role.root)
-      throw forbidden('cannot change a user whose role is not below yours');
+    if (target.id !== actor.id && !outranks(actor, target)) throw forbidden(NOT_BELOW_YOURS.change);
     // Below root, your own record through the admin route follows the self-service rules: your
     // role, status and quota are set by someone above you, and a new password needs the current
     // one (PUT /api/user/self), so a stolen admin session can neither lift its owner's limits
@@ -221,13 +220,19 @@ export class UserService {
       if (patch.password !== undefined)
         throw forbidden('password: change your own with PUT /api/user/self and current_password', 'password');
     }
-    if (patch.role !== undefined) this.checkRoleChange(actor, patch.role);
-    // Whether the target is a root is decided again by the write itself (usersRepo), so a
-    // concurrent change between this read and the write cannot leave no enabled root.
+    // A role sent back as it is (a form's) is no change; any other is checked against the actor.
+    if (patch.role !== undefined) this.checkRoleChange(actor, patch.role, patch.role !== target.role);
+    // Whether the target is a root, and below an admin actor's rank, is decided again by the
+    // write itself (usersRepo), so a concurrent change between this read and the write can
+    // neither leave no enabled root nor let an admin overwrite a user just promoted to admin.
     const losesRoot =
       (patch.role !== undefined && patch.role < Role.root) ||
       (patch.status !== undefined && patch.status !== Status.enabled);
-    return this.applyPatch(target, patch, losesRoot, target.id === actor.id ? session : undefined);
+    return this.applyPatch(target, patch, {
+      losesRoot,
+      below: actor.role < Role.root && target.id !== actor.id ? actor.role : undefined,
+      keepSession: target.id === actor.id ? session : undefined,
+    });
   }
 
   /**
@@ -244,15 +249,20 @@ export class UserService {
         throw badRequest('current_password: does not match', 'current_password');
     }
     const { role: _r, status: _s, quota_limit: _q, username: _u, ...own } = patch;
-    return this.applyPatch(user, own, false, session);
+    return this.applyPatch(user, own, { keepSession: session });
   }
 
+  /**
+   * Writes `patch` to `target`. `losesRoot`: the write may leave no enabled root (guarded by
+   * the write); `below`: the write holds only while the target's role is below it (an admin's);
+   * `keepSession`: the session that stays when the password changes.
+   */
   private async applyPatch(
     target: UserRow,
     patch: UserPatch,
-    losesRoot = false,
-    keepSession?: string,
+    opts: { losesRoot?: boolean; below?: number; keepSession?: string },
   ): Promise<UserRow> {
+    const { losesRoot = false, below, keepSession } = opts;
     const set: Record<string, unknown> = { updated_time: nowSeconds() };
     if (patch.username !== undefined && patch.username !== target.username) {
       validateUsername(patch.username);
@@ -265,16 +275,17 @@ export class UserService {
     for (const k of ['display_name', 'email', 'role', 'status', 'default_model'] as const)
       if (patch[k] !== undefined) set[k] = patch[k];
     if (patch.quota_limit !== undefined) set.quota_limit_micros = toMicros(patch.quota_limit);
-    let updated: UserRow | undefined | 'last-root';
+    let updated: UserRow | undefined | 'last-root' | 'outranked';
     try {
       updated = losesRoot
-        ? await this.users.updateKeepingARoot(target.id, set)
-        : await this.users.update(target.id, set);
+        ? await this.users.updateKeepingARoot(target.id, set, below)
+        : await this.users.update(target.id, set, below);
     } catch (err) {
       if (isUniqueViolation(err)) throw conflict(`username: "${patch.username}" is taken`);
       throw err;
     }
     if (updated === 'last-root') throw conflict('cannot demote or disable the last root');
+    if (updated === 'outranked') throw forbidden(NOT_BELOW_YOURS.change);
     if (!updated) throw notFound(`user ${target.id} not found`);
     // A new password ends every session made with the old one: a stolen cookie stops working
     // when its victim (or an admin) changes the password. Personal access tokens are credentials
@@ -291,10 +302,10 @@ export class UserService {
     const target = await this.users.byId(id);
     if (!target) throw notFound(`user ${id} not found`);
     if (target.id === actor.id) throw conflict('cannot delete yourself');
-    if (target.role >= actor.role && actor.role < Role.root)
-      throw forbidden('cannot delete a user whose role is not below yours');
-    const deleted = await this.users.deleteKeepingARoot(id);
+    if (!outranks(actor, target)) throw forbidden(NOT_BELOW_YOURS.delete);
+    const deleted = await this.users.deleteKeepingARoot(id, actor.role < Role.root ? actor.role : undefined);
     if (deleted === 'last-root') throw conflict('cannot delete the last root');
+    if (deleted === 'outranked') throw forbidden(NOT_BELOW_YOURS.delete);
     if (!deleted) throw notFound(`user ${id} not found`);
     this.credCache.clear();
   }
@@ -322,12 +333,26 @@ export class UserService {
     this.credCache.clear();
   }
 
-  private checkRoleChange(actor: UserRow, role: number): void {
+  /**
+   * A role an actor gives (`grants`: not the one the user has). Below root, only roles below
+   * your own: an admin could not change or delete a peer admin they made.
+   */
+  private checkRoleChange(actor: UserRow, role: number, grants = true): void {
     if (!VALID_ROLES.has(role)) throw badRequest('role: must be 1 (user), 10 (admin) or 100 (root)', 'role');
-    if (role >= Role.root && actor.role < Role.root)
-      throw forbidden('only root can create or promote a root');
-    if (role > actor.role) throw forbidden('cannot grant a role above your own');
+    if (!grants || actor.role >= Role.root) return;
+    if (role >= Role.root) throw forbidden('only root can create or promote a root');
+    if (role >= actor.role) throw forbidden('only root can create or promote an admin');
   }
+}
+
+const NOT_BELOW_YOURS = {
+  change: 'cannot change a user whose role is not below yours',
+  delete: 'cannot delete a user whose role is not below yours',
+};
+
+/** Whether `actor` may manage `target` (a root: anyone; else users of a lower role). */
+function outranks(actor: UserRow, target: UserRow): boolean {
+  return actor.role >= Role.root || target.role < actor.role;
 }
 
 function validateUsername(name: string): void {

@@ -27,8 +27,25 @@ export class UsersRepo {
     return r;
   }
 
-  async update(id: number, patch: Updateable<UsersTable>): Promise<UserRow | undefined> {
-    return this.d.db.updateTable('users').set(patch).where('id', '=', id).returningAll().executeTakeFirst();
+  /**
+   * Sets `patch` on user `id`. With `below`, only while the user's role is below it (an admin's
+   * write checks the rank in the same statement, so a promotion since the admin read the user is
+   * not overwritten): `'outranked'` when the user is there at that rank or above.
+   */
+  async update(
+    id: number,
+    patch: Updateable<UsersTable>,
+    below?: number,
+  ): Promise<UserRow | undefined | 'outranked'> {
+    const row = await this.d.db
+      .updateTable('users')
+      .set(patch)
+      .where('id', '=', id)
+      .$if(below !== undefined, (q) => q.where('role', '<', below!))
+      .returningAll()
+      .executeTakeFirst();
+    if (row || below === undefined) return row;
+    return (await this.byId(id)) ? 'outranked' : undefined;
   }
 
   async delete(id: number): Promise<boolean> {
@@ -46,31 +63,40 @@ export class UsersRepo {
   async updateKeepingARoot(
     id: number,
     patch: Updateable<UsersTable>,
-  ): Promise<UserRow | undefined | 'last-root'> {
+    below?: number,
+  ): Promise<UserRow | undefined | 'last-root' | 'outranked'> {
     const row = await this.keepingARoot((db) =>
       db
         .updateTable('users')
         .set(patch)
         .where('id', '=', id)
+        .$if(below !== undefined, (q) => q.where('role', '<', below!))
         .where((eb) => anotherRootOrNotOne(eb, id))
         .returningAll()
         .executeTakeFirst(),
     );
-    if (row) return row;
-    return (await this.byId(id)) ? 'last-root' : undefined;
+    return row ?? this.whyNot(id, below);
   }
 
-  /** `delete`, with the same guard as `updateKeepingARoot`. */
-  async deleteKeepingARoot(id: number): Promise<boolean | 'last-root'> {
+  /** `delete`, with the same guards as `updateKeepingARoot`. */
+  async deleteKeepingARoot(id: number, below?: number): Promise<boolean | 'last-root' | 'outranked'> {
     const r = await this.keepingARoot((db) =>
       db
         .deleteFrom('users')
         .where('id', '=', id)
+        .$if(below !== undefined, (q) => q.where('role', '<', below!))
         .where((eb) => anotherRootOrNotOne(eb, id))
         .executeTakeFirst(),
     );
     if (Number(r.numDeletedRows) > 0) return true;
-    return (await this.byId(id)) ? 'last-root' : false;
+    return (await this.whyNot(id, below)) ?? false;
+  }
+
+  /** Why a guarded write of user `id` matched no row: gone, outranked, or the last root. */
+  private async whyNot(id: number, below?: number): Promise<undefined | 'last-root' | 'outranked'> {
+    const row = await this.byId(id);
+    if (!row) return undefined;
+    return below !== undefined && row.role >= below ? 'outranked' : 'last-root';
   }
 
   private keepingARoot<T>(write: (db: Kysely<DB>) => Promise<T>): Promise<T> {

@@ -123,6 +123,77 @@ describe('roles', () => {
     expect(touchRoot.status).toBe(403);
   });
 
+  it('only root makes admins: an admin creates and promotes users only, since admins cannot manage their peers', async () => {
+    await gw.call('POST', '/api/user', {
+      cookie: rootCookie,
+      body: { username: 'peeradmin', password: 'peeradmin-pass', role: 10 },
+    });
+    const admin = await gw.login('peeradmin', 'peeradmin-pass');
+    const peer = await gw.call('POST', '/api/user', {
+      cookie: admin,
+      body: { username: 'peer2', password: 'peer2-password', role: 10 },
+    });
+    expect(peer.status).toBe(403);
+    expect(peer.body.message).toBe('only root can create or promote an admin');
+    const u = await gw.call('POST', '/api/user', {
+      cookie: admin,
+      body: { username: 'peer3', password: 'peer3-password' },
+    });
+    expect(u.status).toBe(200);
+    const promote = await gw.call('PUT', '/api/user', {
+      cookie: admin,
+      body: { id: u.body.data.id, role: 10 },
+    });
+    expect(promote.status).toBe(403);
+    // Its role as it is, sent back by a form, is no change.
+    const same = await gw.call('PUT', '/api/user', {
+      cookie: admin,
+      body: { id: u.body.data.id, role: 1, display_name: 'Peer 3' },
+    });
+    expect(same.status).toBe(200);
+    expect((await gw.call('GET', `/api/user/${u.body.data.id}`, { cookie: rootCookie })).body.data.role).toBe(
+      1,
+    );
+  });
+
+  it("an admin's change or delete of a user promoted meanwhile to their rank is refused by the write itself", async () => {
+    await gw.call('POST', '/api/user', {
+      cookie: rootCookie,
+      body: { username: 'raceadmin', password: 'raceadmin-pass', role: 10 },
+    });
+    const admin = await gw.login('raceadmin', 'raceadmin-pass');
+    const target = await gw.call('POST', '/api/user', {
+      cookie: rootCookie,
+      body: { username: 'racetarget', password: 'racetarget-pass' },
+    });
+    const id = target.body.data.id as number;
+    // Root promotes the target between the admin's read of it and the admin's write.
+    const repo = (gw.services.users as unknown as { users: { byId(id: number): Promise<unknown> } }).users;
+    const byId = repo.byId;
+    const staleThenPromote = (): void => {
+      repo.byId = async (n: number) => {
+        if (n !== id) return byId.call(repo, n);
+        repo.byId = byId;
+        const stale = await byId.call(repo, n);
+        await gw.call('PUT', '/api/user', { cookie: rootCookie, body: { id, role: 10 } });
+        return stale;
+      };
+    };
+    try {
+      staleThenPromote();
+      const put = await gw.call('PUT', '/api/user', { cookie: admin, body: { id, status: 2 } });
+      expect(put.status).toBe(403);
+      await gw.call('PUT', '/api/user', { cookie: rootCookie, body: { id, role: 1 } });
+      staleThenPromote();
+      const del = await gw.call('DELETE', `/api/user/${id}`, { cookie: admin });
+      expect(del.status).toBe(403);
+    } finally {
+      repo.byId = byId;
+    }
+    const stored = (await gw.call('GET', `/api/user/${id}`, { cookie: rootCookie })).body.data;
+    expect(stored).toMatchObject({ role: 10, status: 1 });
+  });
+
   it('a plain user gets 403 on admin routes', async () => {
     await gw.call('POST', '/api/user', {
       cookie: rootCookie,

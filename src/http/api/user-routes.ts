@@ -241,7 +241,7 @@ export function registerUserRoutes(app: App, services: Services): void {
       schema: {
         tags,
         summary: 'Create a user',
-        description: `${ADMIN_ONLY} The role may not be above your own.`,
+        description: `${ADMIN_ONLY} Below root, the role must be below your own (only root makes admins and roots).`,
         body: CreateUser,
       },
       onRequest: admin,
@@ -259,7 +259,7 @@ export function registerUserRoutes(app: App, services: Services): void {
       schema: {
         tags,
         summary: 'Update a user (fields not sent are kept)',
-        description: `${ADMIN_ONLY} Yourself or users whose role is below yours (a root: anyone); roles up to your own. Below root, your own role, status, quota and password are not changed here (403; your password: PUT /api/user/self). A new password ends the user's sessions.`,
+        description: `${ADMIN_ONLY} Yourself or users whose role is below yours (a root: anyone), changed only while their role is still below yours; roles below your own (a root: any). Below root, your own role, status, quota and password are not changed here (403; your password: PUT /api/user/self). A new password ends the user's sessions.`,
         body: UpdateUser,
       },
       onRequest: admin,

@@ -25,11 +25,9 @@ function manageBlock(me: User | null, u: User): string | null {
  * Account, with the current one).
  */
 function fields(creating: boolean, canRoot: boolean, ownBelowRoot = false): FieldSpec[] {
-  const roles: [string, string][] = [
-    [String(ROLE.user), 'User'],
-    [String(ROLE.admin), 'Admin'],
-  ];
-  if (canRoot) roles.push([String(ROLE.root), 'Root']);
+  // Below root, an admin gives only roles below their own (the server answers 403 otherwise).
+  const roles: [string, string][] = [[String(ROLE.user), 'User']];
+  if (canRoot) roles.push([String(ROLE.admin), 'Admin'], [String(ROLE.root), 'Root']);
   return [
     { name: 'username', label: 'Username', required: creating, autoComplete: 'off' },
     { name: 'display_name', label: 'Display name' },

@@ -1,3 +1,4 @@
+import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { TEST_REDIS_URL } from '../../../test/helpers/databases.js';
 import { closeRedis, openRedis, type RedisClient } from '../../store/redis.js';
@@ -90,6 +91,77 @@ describe.runIf(TEST_REDIS_URL !== '')('RedisRateLimiter', () => {
     expect((await a.hit('back', 100, 60_000, -500)).allowed).toBe(true);
     expect((await a.hit('fresh', 100, 60_000, -5)).allowed).toBe(true);
     expect(await a.hit('back', 100, 60_000, 100)).toMatchObject({ allowed: true, remaining: 0 });
+  });
+});
+
+describe.runIf(TEST_REDIS_URL !== '')('RedisRateLimiter when Redis stops answering', () => {
+  /**
+   * A TCP relay to the test Redis that can go silent: while `blackhole`, what the client sends is
+   * held (and counted), as in a network partition that sends no reset; `heal` delivers it.
+   */
+  async function relay() {
+    const target = new URL(TEST_REDIS_URL);
+    const held: [Socket, Buffer][] = [];
+    const state = {
+      blackhole: false,
+      dropped: 0,
+      heal() {
+        state.blackhole = false;
+        for (const [socket, data] of held.splice(0)) socket.write(data);
+      },
+    };
+    const server = createServer((client) => {
+      const upstream = connect(Number(target.port || 6379), target.hostname);
+      client.on('data', (d) => {
+        if (!state.blackhole) return void upstream.write(d);
+        state.dropped += d.length;
+        held.push([upstream, d]);
+      });
+      upstream.on('data', (d) => client.write(d));
+      client.on('close', () => upstream.destroy());
+      upstream.on('close', () => client.destroy());
+      client.on('error', () => {});
+      upstream.on('error', () => {});
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+    return { state, url: `redis://127.0.0.1:${port}${target.pathname}`, close: () => server.close() };
+  }
+
+  it('stops asking Redis for a while after a command times out, then tries it again', async () => {
+    const r = await relay();
+    const c = await openRedis(r.url);
+    const prefix = `rlpause:${process.pid}:${Date.now()}:`;
+    try {
+      const rl = new RedisRateLimiter(c, prefix, undefined, undefined, { pauseMs: 1_500 });
+      expect((await rl.hit('k', 100, 60_000)).allowed).toBe(true);
+      r.state.blackhole = true;
+      // The first hit waits out the command timeout, then is limited in this process.
+      expect((await rl.hit('k', 100, 60_000)).allowed).toBe(true);
+      const dropped = r.state.dropped;
+      expect(dropped).toBeGreaterThan(0);
+      // The next ones do not wait on Redis at all: nothing more is sent to it.
+      for (let i = 0; i < 20; i++) expect((await rl.hit('k', 100, 60_000)).allowed).toBe(true);
+      expect(r.state.dropped).toBe(dropped);
+      // Redis answers again: after the pause, one hit tries it, and limits are shared again.
+      r.state.heal();
+      await new Promise((res) => setTimeout(res, 1_600));
+      await rl.hit('k', 100, 60_000);
+      const direct = await openRedis(TEST_REDIS_URL);
+      try {
+        await expect
+          .poll(async () => {
+            await rl.hit('k', 100, 60_000);
+            return direct.exists(`${prefix}rl:k`);
+          })
+          .toBe(1);
+      } finally {
+        await closeRedis(direct);
+      }
+    } finally {
+      c.disconnect();
+      r.close();
+    }
   });
 });
 

@@ -30,16 +30,33 @@ return {1, string.format('%.3f', nxt - now), '0'}
 
 type Hit = (key: string, limit: number, windowMs: number, cost: number) => Promise<[number, string, string]>;
 
-/** Shared across instances through Redis; degrades to the memory limiter while Redis is unreachable. */
+/**
+ * Shared across instances through Redis; degrades to the memory limiter while Redis is
+ * unreachable. A Redis that stops answering without closing the connection (a network partition,
+ * a stuck server) costs each command its full timeout (1 s), so after a failure Redis is not
+ * asked for `pauseMs` (5 s), or until the client reconnects: limits stay per process meanwhile,
+ * then one hit tries Redis again (others keep to memory until it answers).
+ */
 export class RedisRateLimiter implements RateLimiter {
   private readonly run: Hit;
+  private readonly pauseMs: number;
+  /** While Redis is paused: the time (ms) before which it is not asked; 0 while it answers. */
+  private pausedUntil = 0;
+  /** A hit trying Redis again after a pause is under way. */
+  private probing = false;
 
   constructor(
     client: RedisClient,
     private readonly prefix: string,
     private readonly fallback: RateLimiter = new MemoryRateLimiter(),
     private readonly log?: FastifyBaseLogger,
+    opts: { pauseMs?: number } = {},
   ) {
+    this.pauseMs = opts.pauseMs ?? 5_000;
+    // A Redis that restarted is asked again as soon as the client has reconnected to it.
+    client.on('ready', () => {
+      this.pausedUntil = 0;
+    });
     const c = client as unknown as { mgRateHit?: Hit };
     if (!c.mgRateHit) client.defineCommand('mgRateHit', { numberOfKeys: 1, lua: SCRIPT });
     this.run = (...args) => (client as unknown as { mgRateHit: Hit }).mgRateHit(...args);
@@ -48,12 +65,25 @@ export class RedisRateLimiter implements RateLimiter {
   async hit(key: string, limit: number, windowMs: number, cost = 1): Promise<RateLimitResult> {
     if (!(limit >= 1) || !(windowMs > 0))
       throw new RangeError('rate limit: limit >= 1 and windowMs > 0 required');
+    // One comparison while Redis answers; the clock is read only once it has failed.
+    if (this.pausedUntil !== 0 && (this.probing || Date.now() < this.pausedUntil))
+      return this.fallback.hit(key, limit, windowMs, cost);
+    const probe = this.pausedUntil !== 0;
+    if (probe) this.probing = true;
     let reply: [number, string, string];
     try {
       reply = await this.run(`${this.prefix}rl:${key}`, limit, windowMs, cost);
+      this.pausedUntil = 0;
     } catch (err) {
-      this.log?.debug({ err: (err as Error).message }, 'rate limiter: redis failed, using memory');
+      if (this.pausedUntil === 0)
+        this.log?.warn(
+          { err: (err as Error).message },
+          `rate limiter: redis failed; limits are per process for ${this.pauseMs} ms, then redis is tried again`,
+        );
+      this.pausedUntil = Date.now() + this.pauseMs;
       return this.fallback.hit(key, limit, windowMs, cost);
+    } finally {
+      if (probe) this.probing = false;
     }
     const [allowed, backlog, wait] = [Number(reply[0]), Number(reply[1]), Number(reply[2])];
     const interval = windowMs / limit;

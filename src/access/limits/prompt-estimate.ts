@@ -27,7 +27,21 @@ export function estimatePromptTokens(body: unknown): number {
   }
   const texts: string[] = [];
   const count = collectInto(texts);
-  return textTokens(b.input, count) + textTokens(b.inputs, count) + sampledTokens(texts);
+  return tokenIds(b.input) + textTokens(b.input, count) + textTokens(b.inputs, count) + sampledTokens(texts);
+}
+
+/**
+ * Tokens an embeddings `input` sends already tokenized: a token array (`[1, 2, 3]`) is exactly
+ * its length, and an array of them the sum of theirs. Anything else holds no token ids.
+ */
+function tokenIds(input: unknown): number {
+  if (!Array.isArray(input)) return 0;
+  let n = 0;
+  for (const x of input) {
+    if (typeof x === 'number') n++;
+    else if (Array.isArray(x)) for (const t of x) if (typeof t === 'number') n++;
+  }
+  return n;
 }
 
 function textTokens(v: unknown, count: TextCounter, depth = 0): number {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { sampledTokens } from '../../gateway/chat/tokens.js';
 import { MemoryRateLimiter } from '../rate-limit/memory-rate-limiter.js';
 import { estimatePromptTokens } from './prompt-estimate.js';
 import { RequestLimits } from './request-limits.js';
@@ -72,6 +73,16 @@ describe('estimatePromptTokens', () => {
     });
     expect(img).toBeLessThan(5);
     expect(estimatePromptTokens(undefined)).toBe(0);
+  });
+
+  it('counts a token array as its length, and an array of them as the sum', () => {
+    const ids = (n: number) => Array.from({ length: n }, (_, i) => i);
+    expect(estimatePromptTokens({ input: ids(5000) })).toBe(5000);
+    expect(estimatePromptTokens({ input: [ids(300), ids(200), ids(1)] })).toBe(501);
+    // Strings are counted as before: token ids add nothing to them.
+    const text = 'the quick brown fox jumps over the lazy dog';
+    expect(estimatePromptTokens({ input: [text, text] })).toBe(2 * estimatePromptTokens({ input: text }));
+    expect(estimatePromptTokens({ input: text })).toBe(sampledTokens([text]));
   });
 
   it('a request one limit refuses gives back what the others took', async () => {

@@ -114,6 +114,7 @@ export type UpstreamErrorKind =
   | 'context_length' // prompt too long for this model: the next model may accept
   | 'content_filter' // refused by the provider's safety system
   | 'not_found' // upstream does not know the model
+  | 'too_large' // 413: the request is larger than this upstream takes (its own limit): next candidate
   | 'bad_request'; // the request itself is invalid: do not retry
 
 export class UpstreamError extends Error {

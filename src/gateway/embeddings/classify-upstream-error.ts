@@ -22,8 +22,15 @@ export function classifyByStatus(
 const UNKNOWN_MODEL =
   /\bmodel\b(?:(?!\.\s)[^\n]){0,100}?\b(?:not found|unknown|invalid|does not exist|not exist|not supported|not available)\b|\b(?:unknown|invalid|unsupported) model\b/i;
 
+/** A complaint that an input is longer than the model takes (TEI: "must have less than 512 tokens"). */
+const TOO_LONG = /(context|token).*(length|limit|exceed)|too long|too many tokens|less than \d+ tokens/i;
+
 function kindFor(status: number, message: string): UpstreamErrorKind {
   if (status === 429) return 'rate_limited';
+  // A body larger than this upstream accepts (a payload limit, a batch cap it did not state):
+  // its limit, not the client's fault, so another upstream may serve it. An input longer than the
+  // model takes, which TEI also answers with a 413, is the client's, as below.
+  if (status === 413) return TOO_LONG.test(message) ? 'context_length' : 'too_large';
   if (status === 401 || status === 403) return 'auth';
   if (status === 402) return 'payment';
   if (status === 404) return 'not_found';
@@ -33,9 +40,21 @@ function kindFor(status: number, message: string): UpstreamErrorKind {
   // "unknown model" messages from every provider we speak to; the model and the complaint in one
   // clause, so "Request to model 'x' failed. Invalid input: ..." stays the client's bad request.
   if (UNKNOWN_MODEL.test(message)) return 'not_found';
-  if (/(context|token).*(length|limit|exceed)|too long|too many tokens/i.test(message))
-    return 'context_length';
+  if (TOO_LONG.test(message)) return 'context_length';
   return 'bad_request';
+}
+
+/**
+ * The most inputs one request may carry, when an upstream's refusal states it: a
+ * text-embeddings-inference server started with `--max-client-batch-size` answers a larger batch
+ * with `413 {"error": "batch size 64 > maximum allowed batch size 32", ...}` (its OpenAI route
+ * puts the same text in `message`), and services built on it word theirs alike.
+ */
+export function statedBatchCap(status: number, body: unknown): number | undefined {
+  if (status < 400 || status >= 500) return undefined;
+  const m = /\bmaximum allowed batch size (?:is )?(\d{1,6})\b/i.exec(errorMessageOf(body));
+  const cap = m ? Number(m[1]) : 0;
+  return cap >= 1 ? cap : undefined;
 }
 
 /** A message from the error bodies seen across embedding providers. */

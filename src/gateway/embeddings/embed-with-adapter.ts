@@ -2,6 +2,7 @@ import type { CancelSignal } from '../cancel.js';
 import { UpstreamError } from '../errors.js';
 import { runInBatches, type WeightLimit } from './batch-split.js';
 import { inputTokenWeights } from './batch-tokens.js';
+import { statedBatchCap } from './classify-upstream-error.js';
 import {
   type EmbeddingAdapter,
   type EmbeddingHttpRequest,
@@ -34,6 +35,13 @@ export interface EmbedOptions {
   concurrency?: number;
   /** The request's usage estimate, when made already: spares a recount for the token cap. */
   estimate?: EmbeddingUsage;
+  /**
+   * A cap on the inputs of one call this upstream stated before (`onBatchCap`), below the
+   * adapter's `maxBatch`: requests are split to it up front.
+   */
+  maxBatch?: number;
+  /** Told the cap an upstream states when it refuses a batch as too large (to remember it). */
+  onBatchCap?: (cap: number) => void;
 }
 
 export interface AdapterEmbedding extends ParsedEmbeddingResponse {
@@ -47,26 +55,48 @@ export async function embedWithAdapter(
   send: EmbeddingSend,
   opts: EmbedOptions = {},
 ): Promise<AdapterEmbedding> {
+  // Once one batch failed the attempt has, the slices of a batch split again included: none
+  // starts after that (runInBatches stops its own batches only).
+  let failure: unknown;
+  const sendBatch = (inputs: ResolvedEmbeddingRequest['inputs']): Promise<ParsedEmbeddingResponse> => {
+    if (failure !== undefined) return Promise.reject(failure);
+    return sendOne(inputs).catch((err: unknown) => {
+      failure ??= err;
+      throw err;
+    });
+  };
+  const sendOne = async (inputs: ResolvedEmbeddingRequest['inputs']): Promise<ParsedEmbeddingResponse> => {
+    const batch = { ...req, inputs };
+    const httpReq = adapter.buildRequest(batch, target);
+    const res = await send(httpReq, { signal: opts.signal });
+    const text = await res.text();
+    const body = parseJson(text);
+    if (res.status < 200 || res.status >= 300) {
+      // The upstream takes fewer inputs per call than we sent and said how many: its limit, not
+      // the client's fault. The batch is split to that size and sent again to the same upstream
+      // (in input order, usage summed), and the caller remembers the cap for the next requests.
+      const cap = statedBatchCap(res.status, body);
+      if (cap !== undefined && cap < inputs.length) {
+        opts.onBatchCap?.(cap);
+        return runInBatches(inputs, cap, sendBatch, opts.concurrency);
+      }
+      throw adapter.classifyError(res.status, body, res.headers);
+    }
+    const parsed = parseOrBadResponse(adapter, res.status, body, batch);
+    if (parsed.vectors.length !== inputs.length) {
+      throw new UpstreamError(
+        'bad_response',
+        `${adapter.kind} returned ${parsed.vectors.length} embeddings for ${inputs.length} inputs`,
+        { upstreamStatus: res.status },
+      );
+    }
+    return parsed;
+  };
+  const maxBatch = Math.min(adapter.maxBatch, opts.maxBatch ?? adapter.maxBatch);
   const result = await runInBatches(
     req.inputs,
-    adapter.maxBatch,
-    async (inputs) => {
-      const batch = { ...req, inputs };
-      const httpReq = adapter.buildRequest(batch, target);
-      const res = await send(httpReq, { signal: opts.signal });
-      const text = await res.text();
-      const body = parseJson(text);
-      if (res.status < 200 || res.status >= 300) throw adapter.classifyError(res.status, body, res.headers);
-      const parsed = parseOrBadResponse(adapter, res.status, body, batch);
-      if (parsed.vectors.length !== inputs.length) {
-        throw new UpstreamError(
-          'bad_response',
-          `${adapter.kind} returned ${parsed.vectors.length} embeddings for ${inputs.length} inputs`,
-          { upstreamStatus: res.status },
-        );
-      }
-      return parsed;
-    },
+    maxBatch,
+    sendBatch,
     opts.concurrency,
     tokenLimit(adapter, req, target, opts.estimate),
   );

@@ -73,6 +73,14 @@ const INPUTS_PARAM: Record<EmbeddingEndpoint, string> = {
 };
 
 export class EmbeddingsService {
+  /**
+   * Caps on the inputs of one call that upstreams stated when they refused a larger batch
+   * (text-embeddings-inference's `--max-client-batch-size`), by channel and base URL: later
+   * requests to that upstream are split up front instead of being refused first. In memory, per
+   * process; a changed base URL starts afresh.
+   */
+  private readonly batchCaps = new Map<string, number>();
+
   constructor(private readonly deps: EmbeddingsServiceDeps) {}
 
   async close(): Promise<void> {
@@ -149,11 +157,15 @@ export class EmbeddingsService {
       const adapters = new Map(usable.map((u) => [u.candidate, u.adapter]));
       const ex = await executeRoute(
         usable.map((u) => u.candidate),
-        (c, apiKey, signal) =>
-          embedWithAdapter(adapters.get(c)!, resolved, embeddingTarget(c, apiKey), this.deps.send, {
+        (c, apiKey, signal) => {
+          const capKey = `${c.target.channelId} ${c.target.baseUrl}`;
+          return embedWithAdapter(adapters.get(c)!, resolved, embeddingTarget(c, apiKey), this.deps.send, {
             signal,
             estimate: estimateFor(adapters.get(c)!),
-          }),
+            maxBatch: this.batchCaps.get(capKey),
+            onBatchCap: (cap) => this.batchCaps.set(capKey, Math.min(cap, this.batchCaps.get(capKey) ?? cap)),
+          });
+        },
         { health: this.deps.health, ...this.deps.retry, signal: ctx.signal },
       ).catch((err: unknown) => {
         log.attempts = attemptsOf(err);

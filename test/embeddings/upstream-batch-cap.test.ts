@@ -1,0 +1,241 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { embedWithAdapter } from '../../src/gateway/embeddings/embed-with-adapter.js';
+import { UpstreamError } from '../../src/gateway/errors.js';
+import { UpstreamClient } from '../../src/gateway/upstream/upstream-client.js';
+import { openaiEmbeddingAdapter } from '../../src/providers/openai-embeddings/openai-embedding-adapter.js';
+import {
+  type FakeAnswer,
+  type FakeUpstream,
+  type ReceivedRequest,
+  startFakeUpstream,
+} from '../helpers/fake-upstream.js';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+
+/**
+ * An upstream's own cap on the inputs of one request (docs/embeddings.md, "Batching"): a
+ * text-embeddings-inference server started with `--max-client-batch-size 32` refuses a larger
+ * batch with `413 {"error":"batch size 70 > maximum allowed batch size 32","error_type":"Validation"}`
+ * (its OpenAI route: `{"message", "code": 413, "type"}`). The gateway splits the batch to the
+ * stated size and retries on the same upstream, and remembers the cap for the channel. A 413
+ * that states no cap is this upstream's limit, not the client's fault: the next channel serves.
+ */
+const ROUTE = 'POST /v1/embeddings';
+const CAPPED = 'tei/bge-small'; // served by a TEI that caps batches at 32
+const CAPPED_OAI = 'tei/bge-base'; // the same, answering with TEI's OpenAI-route error body
+const LIMITED = 'tei/gte-small'; // channel a answers 413 without a cap; channel b serves
+const CAP = 32;
+
+let tei: FakeUpstream;
+let teiOai: FakeUpstream;
+let small: FakeUpstream;
+let big: FakeUpstream;
+let gw: TestGateway;
+let key: string;
+
+/** Each input `t<i>` embeds as `[i, 0.5]`, so order is checkable; usage is 2 tokens per input. */
+function vectors(r: ReceivedRequest): FakeAnswer {
+  const input = r.json.input as string[];
+  return {
+    json: {
+      object: 'list',
+      data: input.map((text, index) => ({
+        object: 'embedding',
+        index,
+        embedding: [Number(text.slice(1)), 0.5],
+      })),
+      model: r.json.model,
+      usage: { prompt_tokens: 2 * input.length, total_tokens: 2 * input.length },
+    },
+  };
+}
+
+/** A TEI server with `--max-client-batch-size 32`. */
+const capped =
+  (shape: 'native' | 'openai') =>
+  (r: ReceivedRequest): FakeAnswer => {
+    const n = (r.json.input as string[]).length;
+    if (n <= CAP) return vectors(r);
+    const message = `batch size ${n} > maximum allowed batch size ${CAP}`;
+    return {
+      status: 413,
+      json:
+        shape === 'native'
+          ? { error: message, error_type: 'Validation' }
+          : { message, code: 413, type: 'validation' },
+    };
+  };
+
+const channel = (name: string, up: FakeUpstream, model: string, priority = 0) => ({
+  name,
+  kind: 'openai-compatible',
+  base_url: up.url, // a bare host, as TEI is usually configured
+  keys: [`key-${name}`],
+  models: [model],
+  priority,
+});
+
+beforeAll(async () => {
+  tei = await startFakeUpstream({ [ROUTE]: capped('native') });
+  teiOai = await startFakeUpstream({ [ROUTE]: capped('openai') });
+  small = await startFakeUpstream();
+  big = await startFakeUpstream({ [ROUTE]: vectors });
+  gw = await startTestGateway({
+    gateway: { discover_models: false, max_attempts: 2, retry_base_ms: 1, retry_max_ms: 2 },
+    channels: [
+      channel('tei', tei, CAPPED),
+      channel('tei-oai', teiOai, CAPPED_OAI),
+      channel('small', small, LIMITED, 10),
+      channel('big', big, LIMITED, 0),
+    ],
+    models: [CAPPED, CAPPED_OAI, LIMITED].map((id) => ({
+      id,
+      pricing: { prompt: '0.000001' },
+      output_modalities: ['embeddings'],
+    })),
+  });
+  const cookie = await gw.login();
+  key = (await gw.call('POST', '/api/key', { cookie, body: { name: 'emb' } })).body.data.key;
+});
+afterAll(async () => {
+  await gw?.close();
+  for (const up of [tei, teiOai, small, big]) await up?.close();
+});
+beforeEach(() => {
+  for (const up of [tei, teiOai, small, big]) up.requests.length = 0;
+});
+
+const texts = (n: number) => Array.from({ length: n }, (_, i) => `t${i}`);
+const embed = (model: string, input: string[]) =>
+  gw.call('POST', '/v1/embeddings', { token: key, body: { model, input, encoding_format: 'float' } });
+const sizes = (up: FakeUpstream) => up.requests.map((r) => (r.json.input as string[]).length);
+
+describe('an upstream that caps the inputs of one request', () => {
+  it.each([
+    [CAPPED, () => tei],
+    [CAPPED_OAI, () => teiOai],
+  ])('%s: splits a refused batch to the stated size, in input order, usage summed', async (model, up) => {
+    const r = await embed(model, texts(70));
+    expect(r.status).toBe(200);
+    expect(r.body.data).toHaveLength(70);
+    expect(r.body.data.map((d: { index: number }) => d.index)).toEqual(texts(70).map((_, i) => i));
+    expect(r.body.data.map((d: { embedding: number[] }) => d.embedding[0])).toEqual(
+      texts(70).map((_, i) => i),
+    );
+    expect(r.body.usage).toEqual({ prompt_tokens: 140, total_tokens: 140 });
+    // The refused batch, then slices of the stated size (a few at a time, so any order).
+    expect(sizes(up())[0]).toBe(70);
+    expect(
+      sizes(up())
+        .slice(1)
+        .sort((a, b) => a - b),
+    ).toEqual([6, 32, 32]);
+    expect(r.headers.get('x-modelgate-attempts')).toBe(`${model === CAPPED ? 'tei' : 'tei-oai'}/${model}=ok`);
+
+    // Remembered for the channel: the next large request is split up front, nothing refused.
+    up().requests.length = 0;
+    const again = await embed(model, texts(40));
+    expect(again.status).toBe(200);
+    expect(again.body.data.map((d: { embedding: number[] }) => d.embedding[0])).toEqual(
+      texts(40).map((_, i) => i),
+    );
+    expect(sizes(up()).sort((a, b) => a - b)).toEqual([8, 32]);
+  });
+
+  it('a 413 that states no cap falls back to the next channel, not a 400 to the client', async () => {
+    small.on(ROUTE, {
+      status: 413,
+      headers: { 'content-type': 'text/plain' },
+      body: 'Failed to buffer the request body: length limit exceeded',
+    });
+    const r = await embed(LIMITED, texts(5));
+    expect(r.status).toBe(200);
+    expect(r.body.data.map((d: { embedding: number[] }) => d.embedding[0])).toEqual([0, 1, 2, 3, 4]);
+    expect(sizes(small)).toEqual([5]); // not retried on the upstream that refused it
+    expect(sizes(big)).toEqual([5]);
+    expect(r.headers.get('x-modelgate-attempts')).toBe(`small/${LIMITED}=too_large:413, big/${LIMITED}=ok`);
+  });
+
+  it('when every channel refuses it as too large, the client gets a 502, not a 400', async () => {
+    const refuse: FakeAnswer = {
+      status: 413,
+      json: { error: 'payload too large', error_type: 'Validation' },
+    };
+    small.on(ROUTE, refuse);
+    big.on(ROUTE, refuse);
+    try {
+      const r = await embed(LIMITED, texts(3));
+      expect(r.status).toBe(502);
+      expect(r.body.error).toMatchObject({
+        code: 502,
+        metadata: { upstream_kind: 'too_large', upstream_status: 413 },
+      });
+    } finally {
+      big.on(ROUTE, vectors);
+    }
+  });
+
+  it("TEI's 413 for an input over the model's length stays the client's 400 naming input", async () => {
+    small.on(ROUTE, {
+      status: 413,
+      json: {
+        error: 'Input validation error: `inputs` must have less than 512 tokens. Given: 600',
+        error_type: 'Validation',
+      },
+    });
+    const r = await embed(LIMITED, ['a very long text']);
+    expect(r.status).toBe(400);
+    expect(r.body.error).toMatchObject({ code: 400, param: 'input' });
+    expect(r.body.error.message).toMatch(/less than 512 tokens/);
+  });
+});
+
+describe('embedWithAdapter after a stated cap', () => {
+  it('starts no further slice of a split batch once another batch failed', async () => {
+    // Batches of 5 (a cap remembered before): t0..t4 fails after 100 ms; t5..t9 is refused as
+    // over a cap of 2 and split; its first two slices take 300 ms, so t0..t4 has failed before
+    // the last slice (t9) would start.
+    const up = await startFakeUpstream({
+      [ROUTE]: (r) => {
+        const input = r.json.input as string[];
+        if (input[0] === 't0')
+          return { delayMs: 100, status: 500, json: { error: 'backend failed', error_type: 'Backend' } };
+        if (input.length > 2)
+          return {
+            status: 413,
+            json: { error: `batch size ${input.length} > maximum allowed batch size 2` },
+          };
+        return { ...vectors(r), delayMs: 300 };
+      },
+    });
+    const client = new UpstreamClient();
+    const caps: number[] = [];
+    try {
+      const err = await embedWithAdapter(
+        openaiEmbeddingAdapter,
+        {
+          inputs: texts(10).map((text) => [{ type: 'text' as const, text }]),
+          model: null,
+          inputType: null,
+          truncation: true,
+          encoding: 'float',
+          dimensions: null,
+          dtype: null,
+          user: null,
+        },
+        { baseUrl: up.url, upstreamModel: 'bge' },
+        (req, o) => client.send(req, o),
+        { concurrency: 2, maxBatch: 5, onBatchCap: (cap) => caps.push(cap) },
+      ).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(UpstreamError);
+      expect((err as UpstreamError).kind).toBe('server_error');
+      expect(caps).toEqual([2]);
+      await new Promise((r) => setTimeout(r, 500)); // the slices in flight finish
+      expect(up.requests.map((r) => r.json.input.join()).sort()).toEqual(
+        ['t0,t1,t2,t3,t4', 't5,t6', 't5,t6,t7,t8,t9', 't7,t8'].sort(),
+      );
+    } finally {
+      await client.close();
+      await up.close();
+    }
+  });
+});

@@ -56,6 +56,7 @@ describe('GET /v1/models?output_modalities=', () => {
   it('keeps every model without the parameter, and with `all`', async () => {
     expect(await listed('')).toEqual(ALL);
     expect(await listed('?output_modalities=all')).toEqual(ALL);
+    expect(await listed('?output_modalities=embeddings,all')).toEqual(ALL);
     // The openai SDK's models.list() sends no query: it sees every model, embeddings included.
     const sdk = new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
     const ids: string[] = [];
@@ -90,6 +91,7 @@ describe('GET /v1/models?output_modalities=', () => {
     ['output_modalities=text,,image', 'empty item'],
     ['output_modalities=pictures', 'unknown modality'],
     ['output_modalities=TEXT', 'modalities are lower case'],
+    ['output_modalities=all,pictures', 'unknown beside all'],
   ])('answers 400 naming the parameter for %s (%s)', async (qs) => {
     const r = await list(`?${qs}`);
     expect(r.status).toBe(400);

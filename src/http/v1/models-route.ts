@@ -87,15 +87,15 @@ function outputFilter(
 ): ((m: ModelInfo) => boolean) | undefined {
   if (value === undefined) return undefined;
   const wanted = commaList(value, 'output_modalities');
-  if (wanted.includes('all')) return undefined;
-  const known = new Set(OPENROUTER_OUTPUT_MODALITIES);
+  const known = new Set(['all', ...OPENROUTER_OUTPUT_MODALITIES]);
   for (const m of models) for (const o of m.output_modalities) known.add(o);
   const unknown = wanted.find((w) => !known.has(w));
   if (unknown !== undefined)
     throw badRequest(
-      `output_modalities: unknown modality ${JSON.stringify(unknown)}; expected a comma-separated list of ${[...known].join(', ')}, or all`,
+      `output_modalities: unknown modality ${JSON.stringify(unknown)}; expected a comma-separated list of ${[...known].filter((k) => k !== 'all').join(', ')}, or all`,
       'output_modalities',
     );
+  if (wanted.includes('all')) return undefined;
   return (m) => m.output_modalities.some((o) => wanted.includes(o));
 }
 

@@ -63,6 +63,21 @@ describe('SseDecoder', () => {
     ]);
   });
 
+  it("reads an `error:` field (older llama.cpp servers) as an event of type error, after the event's data", () => {
+    const d = new SseDecoder();
+    expect(d.push('error: {"code":500}\n\ndata: [DONE]\n\n')).toEqual([
+      { event: 'error', data: '{"code":500}', id: undefined },
+      { event: undefined, data: '[DONE]', id: undefined },
+    ]);
+    expect(d.push('data: x\nerror: e\n\n')).toEqual([
+      { event: undefined, data: 'x', id: undefined },
+      { event: 'error', data: 'e', id: undefined },
+    ]);
+    // Cut before its blank line: incomplete, discarded like any event.
+    expect(d.push('error: {"co')).toEqual([]);
+    expect(d.end()).toEqual([]);
+  });
+
   it('reads a line without a colon as a field with an empty value', () => {
     const d = new SseDecoder();
     expect(d.push('data\nevent\ndata\n\n')).toEqual([{ event: '', data: '\n', id: undefined }]);

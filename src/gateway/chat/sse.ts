@@ -4,6 +4,12 @@ import { UpstreamError } from '../errors.js';
  * Server-Sent Events decoder (WHATWG event-stream rules) that tolerates any chunk boundary: a
  * line, a CRLF pair or a multi-byte UTF-8 character may be split across pushes. Comments
  * (`: keep-alive`) are counted but not returned; `retry:` is ignored.
+ *
+ * One departure from the spec, which ignores unknown field names: an `error:` field is read as
+ * an event of type `error` with that value as its data (after the event's own data, if it had
+ * any). Older llama.cpp servers (`server_sent_event(sink, "error", ...)`) report a failure
+ * mid-stream so, as `error: {"code": 500, "message": ..., "type": ...}`, then `data: [DONE]`:
+ * ignored, the failure read as a normal end.
  */
 export interface SseEvent {
   /** `event:` field, undefined when absent (the spec's default type is "message"). */
@@ -48,6 +54,8 @@ export class SseDecoder {
   /** The event being read outgrew the limit: every later push or end throws this. */
   private failure: UpstreamError | undefined;
   private eventName: string | undefined;
+  /** The event's `error:` field (non-standard, see above), when it had one. */
+  private errorData: string | undefined;
   private lastId: string | undefined;
   /** A chunk ended with CR: a leading LF in the next chunk belongs to the same line break. */
   private skipLeadingLf = false;
@@ -92,6 +100,7 @@ export class SseDecoder {
     this.dataLines = [];
     this.dataChars = 0;
     this.eventName = undefined;
+    this.errorData = undefined;
     return out;
   }
 
@@ -133,6 +142,10 @@ export class SseDecoder {
         break;
       case 'id':
         if (!value.includes('\0')) this.lastId = value;
+        break;
+      case 'error':
+        this.errorData = this.errorData === undefined ? value : `${this.errorData}\n${value}`;
+        this.dataChars += value.length;
         break;
       default:
         break;
@@ -221,6 +234,7 @@ export class SseDecoder {
     this.carriedCost = 0;
     this.dataLines = [];
     this.dataChars = 0;
+    this.errorData = undefined;
     if (out.length === 0) throw this.failure;
     return out;
   }
@@ -230,6 +244,10 @@ export class SseDecoder {
     if (lines !== 0) {
       const data = lines === 1 ? this.dataLines[0] : this.dataLines.join('\n');
       out.push({ event: this.eventName, data, id: this.lastId });
+    }
+    if (this.errorData !== undefined) {
+      out.push({ event: 'error', data: this.errorData, id: this.lastId });
+      this.errorData = undefined;
     }
     this.dataLines = [];
     this.dataChars = 0;

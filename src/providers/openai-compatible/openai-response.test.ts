@@ -39,6 +39,37 @@ describe('OpenAI-format answers without choices are bad responses', () => {
   });
 });
 
+describe('error events inside a stream', () => {
+  const failure = (...pieces: string[]) => {
+    const evs = decode(data({ choices: [{ index: 0, delta: { content: 'hi' } }] }), ...pieces);
+    expect(evs.map((e) => e.type)).toEqual(['delta', 'error']);
+    return (evs[1] as { error: UpstreamError }).error;
+  };
+
+  it('an `error:` field, an `event: error` with a bare or wrapped object, or a text: the error, by its code', () => {
+    const bare = '{"code":503,"message":"Loading model","type":"unavailable_error"}';
+    for (const e of [
+      failure(`error: ${bare}\n\n`, data('[DONE]')),
+      failure(`event: error\ndata: ${bare}\n\n`),
+      failure(`event: error\ndata: {"error":${bare}}\n\n`),
+    ])
+      expect(e).toMatchObject({ kind: 'overloaded', upstreamStatus: 503, message: 'Loading model' });
+    expect(failure(data({ object: 'error', message: 'Loading model', type: 'x', code: 503 }))).toMatchObject({
+      kind: 'overloaded',
+      message: 'Loading model',
+    });
+    expect(failure('event: error\ndata: something broke\n\n')).toMatchObject({
+      kind: 'server_error',
+      message: 'something broke',
+    });
+    expect(
+      failure(
+        'error: {"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error"}\n\n',
+      ),
+    ).toMatchObject({ kind: 'context_length' });
+  });
+});
+
 describe('streamed tool calls leave the decoder with the index of their call', () => {
   /** The tool-call deltas of a stream, as [index, id, arguments] per delta. */
   const calls = (...chunks: object[][]) =>

@@ -137,10 +137,25 @@ function finishDetails(c: ChatChoice | ChatDeltaChoice): void {
     setHidden(c, 'stop_sequence', c.stop_reason);
 }
 
-/** Error carried inside a 200 stream: `data: {"error": {...}}` (OpenAI, vLLM, OpenRouter). */
+/** Error carried inside a 200 stream: `data: {"error": {...}}` (OpenAI, vLLM, OpenRouter, llama.cpp). */
 function streamError(err: any): UpstreamError {
   const status = typeof err?.code === 'number' ? err.code : 500;
   return classifyOpenAiError(status, JSON.stringify({ error: err }), {});
+}
+
+/**
+ * An event of type `error` (`event: error`, or older llama.cpp's `error:` field, `SseDecoder`):
+ * its data is the error object, bare (`{"code": 500, "message": ..., "type": ...}`) or wrapped
+ * (`{"error": {...}}`), or a text.
+ */
+function errorEvent(data: string): UpstreamError {
+  const parsed = safeJson(data) as any;
+  if (parsed !== null && typeof parsed === 'object') {
+    const e = parsed.error;
+    if (e !== null && typeof e === 'object') return streamError(e);
+    return streamError(typeof e === 'string' ? { code: parsed.code, message: e } : parsed);
+  }
+  return streamError({ message: data ? excerpt(data) : 'upstream stream error event' });
 }
 
 export class OpenAiStreamDecoder implements StreamDecoder {
@@ -162,13 +177,13 @@ export class OpenAiStreamDecoder implements StreamDecoder {
     const events = this.sse.push(chunk);
     if (events.length === 0) return [];
     const out: ChatStreamEvent[] = [];
-    for (const ev of events) this.handle(ev.data, out);
+    for (const ev of events) this.handle(ev.data, ev.event, out);
     return out;
   }
 
   end(): ChatStreamEvent[] {
     const out: ChatStreamEvent[] = [];
-    for (const ev of this.sse.end()) this.handle(ev.data, out);
+    for (const ev of this.sse.end()) this.handle(ev.data, ev.event, out);
     if (!this.done && !this.finished && !this.failed) {
       this.failed = true;
       out.push({ type: 'error', error: new UpstreamError('connection', 'upstream stream ended early') });
@@ -186,8 +201,13 @@ export class OpenAiStreamDecoder implements StreamDecoder {
     return t;
   }
 
-  private handle(data: string, out: ChatStreamEvent[]): void {
+  private handle(data: string, event: string | undefined, out: ChatStreamEvent[]): void {
     if (this.done || this.failed) return;
+    if (event === 'error') {
+      this.failed = true;
+      out.push({ type: 'error', error: errorEvent(data) });
+      return;
+    }
     if (data === '[DONE]') {
       this.done = true;
       // A stream that ends properly without a single choice is no answer, not an empty success.
@@ -238,6 +258,11 @@ export class OpenAiStreamDecoder implements StreamDecoder {
       }
       this.sawRole = true;
       out.push({ type: 'delta', choices });
+    } else if (chunk.object === 'error') {
+      // Older vLLM's flat error object (`{"object": "error", "message", "type", "code"}`).
+      this.failed = true;
+      out.push({ type: 'error', error: streamError(chunk) });
+      return;
     }
     if (chunk.usage) out.push({ type: 'usage', usage: chunk.usage });
   }

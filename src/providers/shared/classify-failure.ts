@@ -39,7 +39,8 @@ export function classifyFailure(
   const has = (...names: string[]) => names.some((n) => codes.includes(n));
   let kind: UpstreamErrorKind;
   if (
-    has('context_length_exceeded', 'string_above_max_length') ||
+    // llama.cpp's type for "the request exceeds the available context size".
+    has('context_length_exceeded', 'string_above_max_length', 'exceed_context_size_error') ||
     (status < 500 && CONTEXT_LENGTH.test(message))
   ) {
     kind = 'context_length';

@@ -219,6 +219,50 @@ describe('reasoning under two names (vLLM sends reasoning and reasoning_content 
   });
 });
 
+describe('content as a list of chunks (Mistral)', () => {
+  it('text chunks are the content, thinking chunks reasoning; a delta without text has no content', () => {
+    const evs = decode(
+      data({
+        choices: [{ index: 0, delta: { role: 'assistant', content: [{ type: 'thinking', thinking: 'a' }] } }],
+      }),
+      data({
+        choices: [
+          {
+            index: 0,
+            delta: {
+              content: [
+                { type: 'thinking', thinking: [{ type: 'text', text: 'b' }], closed: true },
+                { type: 'reference', reference_ids: [1] },
+                { type: 'text', text: 'x' },
+                { type: 'text', text: 'y' },
+              ],
+            },
+            finish_reason: 'stop',
+          },
+        ],
+      }),
+      data('[DONE]'),
+    );
+    expect(evs.map((e) => (e.type === 'delta' ? e.choices[0]!.delta : e.type))).toEqual([
+      { role: 'assistant', reasoning: 'a' },
+      { reasoning: 'b', content: 'xy' },
+    ]);
+  });
+
+  it('not streamed: a message with only thinking has null content', () => {
+    const body = (content: unknown) =>
+      JSON.stringify({
+        choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+      });
+    const m = parseOpenAiResponse(
+      200,
+      body([{ type: 'thinking', thinking: [{ type: 'text', text: 'hm' }] }]),
+      {},
+    ).choices[0]!.message;
+    expect(m).toMatchObject({ content: null, reasoning: 'hm' });
+  });
+});
+
 describe("OpenRouter's non-streamed answer from a provider that failed part-way", () => {
   it('is an upstream failure by its code, not a partial answer billed as a success', () => {
     const body = JSON.stringify({

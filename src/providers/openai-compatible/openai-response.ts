@@ -1,7 +1,8 @@
 /**
  * OpenAI-format answers -> canonical. The upstream JSON is parsed once and handed on as is (the
  * canonical result and chunk choices are OpenAI's own shapes); the only rewrite is the
- * `reasoning_content` alias (llama.cpp, older vLLM, DeepSeek) to `reasoning`, and the only
+ * `reasoning_content` alias (llama.cpp, older vLLM, DeepSeek) to `reasoning` and content given as a
+ * list of chunks (Mistral: `fromParts`) to string content and reasoning, and the only
  * additions a choice's finish details (`finishDetails`), an id for a tool call that came without
  * one, and in streams the `index` of a tool-call delta that had none or a clashing one
  * (`ToolCallIndexes`).
@@ -113,6 +114,7 @@ export function parseOpenAiResponse(status: number, body: string, headers: Upstr
         m.reasoning = m.reasoning_content;
       delete m.reasoning_content;
     }
+    if (Array.isArray(m.content)) fromParts(m, m.content, null);
     // Clients answer a call by its id (tool_call_id, function_call_output.call_id): some servers
     // (older Ollama, LM Studio) leave it out.
     if (Array.isArray(m.tool_calls))
@@ -135,6 +137,42 @@ function finishDetails(c: ChatChoice | ChatDeltaChoice): void {
   if (c.native_finish_reason === undefined) c.native_finish_reason = c.finish_reason;
   if (c.finish_reason === 'stop' && typeof c.stop_reason === 'string' && c.stop_reason !== '')
     setHidden(c, 'stop_sequence', c.stop_reason);
+}
+
+/**
+ * Content as a list of chunks (Mistral's reasoning models, streamed and not): `text` chunks are
+ * the content, as one string; `thinking` chunks (their `thinking` a list of text chunks, or a
+ * string) are reasoning, after any the message had. Other chunks (Mistral's `reference`) carry no
+ * text and are left out: a chat completion's content is a string. `none` is the content when
+ * there was no text (null for a message, absent for a delta).
+ */
+function fromParts(
+  m: { content?: unknown; reasoning?: unknown },
+  parts: unknown[],
+  none: null | undefined,
+): void {
+  let text = '';
+  let thinking = '';
+  let hasText = false;
+  for (const p of parts as any[]) {
+    if (p === null || typeof p !== 'object') continue;
+    if (p.type === 'text' && typeof p.text === 'string') {
+      text += p.text;
+      hasText = true;
+    } else if (p.type === 'thinking') thinking += partsText(p.thinking);
+  }
+  if (hasText) m.content = text;
+  else if (none === undefined) delete m.content;
+  else m.content = none;
+  if (thinking !== '') m.reasoning = typeof m.reasoning === 'string' ? m.reasoning + thinking : thinking;
+}
+
+function partsText(v: unknown): string {
+  if (typeof v === 'string') return v;
+  if (!Array.isArray(v)) return '';
+  let out = '';
+  for (const p of v) if (p && typeof p === 'object' && typeof p.text === 'string') out += p.text;
+  return out;
 }
 
 /** Error carried inside a 200 stream: `data: {"error": {...}}` (OpenAI, vLLM, OpenRouter, llama.cpp). */
@@ -246,6 +284,7 @@ export class OpenAiStreamDecoder implements StreamDecoder {
               d.reasoning = d.reasoning_content;
             delete d.reasoning_content;
           }
+          if (Array.isArray(d.content)) fromParts(d, d.content, undefined);
           // Clients (LangChain-JS) key tool-call parsing off a first delta with the role.
           if (!this.sawRole) d.role ??= 'assistant';
           if (Array.isArray(d.tool_calls)) this.toolIndexes(c.index).apply(d.tool_calls);

@@ -78,6 +78,40 @@ const STREAMS: Record<string, string[]> = {
     chunk({}, 'tool_calls'),
     usage,
   ]),
+  // Each call whole in one chunk, each at index 0, and no ids at all.
+  'index-zero-no-id': sse([
+    chunk({ role: 'assistant', content: '' }),
+    chunk({
+      tool_calls: [
+        { index: 0, function: { name: 'get_weather', arguments: '{"location": "Paris, France"}' } },
+      ],
+    }),
+    chunk({ tool_calls: [{ index: 0, function: { name: 'get_time', arguments: '{"tz":"Europe/Paris"}' } }] }),
+    chunk({}, 'tool_calls'),
+    usage,
+  ]),
+  // The same function twice that way: the name again, once the first call's arguments are whole.
+  'same-function-no-id': sse([
+    chunk({ role: 'assistant', content: '' }),
+    chunk({ tool_calls: [{ index: 0, function: { name: 'get_weather', arguments: '{"location":' } }] }),
+    chunk({ tool_calls: [{ index: 0, function: { arguments: ' "Paris, France"}' } }] }),
+    chunk({
+      tool_calls: [{ index: 0, function: { name: 'get_weather', arguments: '{"location": "Tokyo"}' } }],
+    }),
+    chunk({}, 'tool_calls'),
+    usage,
+  ]),
+  // The name on every fragment of a call (no ids): a fragment whose call's arguments are not whole
+  // yet goes on with it.
+  'repeated-name': sse([
+    chunk({ role: 'assistant', content: '' }),
+    chunk({ tool_calls: [{ index: 0, function: { name: 'get_weather', arguments: '{"location":' } }] }),
+    chunk({ tool_calls: [{ index: 0, function: { name: 'get_weather', arguments: ' "Paris, France"}' } }] }),
+    chunk({ tool_calls: [{ index: 0, function: { name: 'get_time', arguments: '{"tz":' } }] }),
+    chunk({ tool_calls: [{ index: 0, function: { name: 'get_time', arguments: '"Europe/Paris"}' } }] }),
+    chunk({}, 'tool_calls'),
+    usage,
+  ]),
   // OpenAI's own shape (recorded): indexes 0 and 1, the id on the first fragment only.
   openai: sseSteps(fixture('openai/tools-stream.sse')),
 };
@@ -105,6 +139,18 @@ const EXPECTED: Record<string, [string, string, string][]> = {
   'unstable-id': [
     ['call_w1', 'get_weather', '{"location": "Paris, France"}'],
     ['call_t1', 'get_time', '{"tz":"Europe/Paris"}'],
+  ],
+  'index-zero-no-id': [
+    [NO_ID, 'get_weather', '{"location": "Paris, France"}'],
+    [NO_ID, 'get_time', '{"tz":"Europe/Paris"}'],
+  ],
+  'same-function-no-id': [
+    [NO_ID, 'get_weather', '{"location": "Paris, France"}'],
+    [NO_ID, 'get_weather', '{"location": "Tokyo"}'],
+  ],
+  'repeated-name': [
+    [NO_ID, 'get_weather', '{"location": "Paris, France"}'],
+    [NO_ID, 'get_time', '{"tz":"Europe/Paris"}'],
   ],
   openai: [
     ['call_DdmO9pD3xa9XTPNJ32zg2hcA', 'get_weather', '{"location": "Paris, France"}'],

@@ -145,6 +145,38 @@ describe('streamed tool calls leave the decoder with the index of their call', (
     ]);
   });
 
+  it('without ids, a name at an index whose call is named starts the next call: another name, or the same once the arguments are whole', () => {
+    const named = (name: string, args: string, index?: number) => ({
+      ...(index === undefined ? {} : { index }),
+      function: { name, arguments: args },
+    });
+    const out = (...chunks: object[][]) =>
+      decode(...chunks.map((tool_calls) => data({ choices: [{ index: 0, delta: { tool_calls } }] })))
+        .flatMap((ev) => (ev.type === 'delta' ? (ev.choices[0]!.delta.tool_calls ?? []) : []))
+        .map((t) => [t.index, t.function?.name, t.function?.arguments]);
+    // Whole calls, each at index 0: another function, then the same function again.
+    expect(out([named('f', '{"a":1}', 0)], [named('g', '{}', 0)], [named('g', '{"b":2}', 0)])).toEqual([
+      [0, 'f', '{"a":1}'],
+      [1, 'g', '{}'],
+      [2, 'g', '{"b":2}'],
+    ]);
+    // The name repeated on every fragment: one call while its arguments are not whole, the
+    // repeated name left out; then the same function's next call. Without an index alike.
+    for (const i of [0, undefined])
+      expect(out([named('f', '{"a":', i)], [named('f', '1}', i)], [named('f', '{"a":2}', i)])).toEqual([
+        [0, 'f', '{"a":'],
+        [0, undefined, '1}'],
+        [1, 'f', '{"a":2}'],
+      ]);
+  });
+
+  it('a call with an id (OpenAI) whose fragments repeat its name is not cut', () => {
+    expect(calls([start('a', '{', 0)], [{ index: 0, function: { name: 'f', arguments: '}' } }])).toEqual([
+      [0, 'a', '{'],
+      [0, undefined, '}'],
+    ]);
+  });
+
   it('numbers the calls of each choice on their own', () => {
     const evs = decode(
       data({

@@ -13,9 +13,14 @@
  * - a known `id` continues its call;
  * - no `id`: the call the upstream last started at that index (else the call that has it), or,
  *   without an index, the call of the previous delta; when there is no such call (a server that
- *   sends no ids), it starts one, and also when the delta names a function and the previous
- *   delta's call has a name already (a server that sends neither ids nor indexes: a name is
- *   what marks its next call; OpenAI sends the name on a call's first fragment only).
+ *   sends no ids), it starts one. It also starts one when it names a function and that call is
+ *   named already (servers that send no ids, and the same index or none for every call: a name
+ *   is what marks their next call; OpenAI sends it on a call's first fragment only): another
+ *   function's name, or the same one once that call's arguments are whole JSON (two calls of
+ *   one function). The same name before that is a server that repeats it on every fragment: the
+ *   fragment goes on with its call, and the repeated name is left out (clients that append
+ *   names would double it). Arguments are kept for that test only for calls that came without
+ *   an id, so an OpenAI stream costs no more.
  * A stream with consistent indexes keeps them as they are.
  */
 import type { ToolCallDelta } from '../../gateway/chat/types.js';
@@ -31,8 +36,10 @@ export class ToolCallIndexes {
   private next = 0;
   /** The call the last delta belonged to (-1: none yet). */
   private latest = -1;
-  /** Calls that got a function name. */
-  private readonly named = new Set<number>();
+  /** Each call's function name, once it got one. */
+  private readonly names = new Map<number, string>();
+  /** The arguments so far of each call that came without an id (`nextCall`). */
+  private args: Map<number, string> | undefined;
 
   /** Sets `index` on each delta (in place). */
   apply(deltas: ToolCallDelta[]): void {
@@ -56,11 +63,14 @@ export class ToolCallIndexes {
           index = going ?? this.start(upIndex);
           this.byId.set(id, index);
         }
-      } else if (upIndex !== undefined) {
-        index = this.byUpstream.get(upIndex) ?? (this.used.has(upIndex) ? upIndex : this.start(upIndex));
       } else {
-        const next = this.latest < 0 || (named && this.named.has(this.latest));
-        index = next ? this.start(undefined) : this.latest;
+        const going =
+          upIndex === undefined
+            ? this.latest < 0
+              ? undefined
+              : this.latest
+            : (this.byUpstream.get(upIndex) ?? (this.used.has(upIndex) ? upIndex : undefined));
+        index = going === undefined || (named && this.nextCall(going, name, t)) ? this.start(upIndex) : going;
       }
       // A call's first delta names its type (the openai SDK's stream helper throws "tool call
       // snapshot missing `type`" otherwise); some servers leave it out.
@@ -68,12 +78,36 @@ export class ToolCallIndexes {
       // (older Ollama) get one made, `call_<24 hex>` as for non-streamed calls.
       if (this.used.size !== calls) {
         if (t.type === undefined) t.type = 'function';
-        if (id === undefined) t.id = newCallId();
+        if (id === undefined) {
+          t.id = newCallId();
+          this.args ??= new Map();
+          this.args.set(index, '');
+        }
       }
       this.latest = index;
-      if (named) this.named.add(index);
+      if (named && !this.names.has(index)) this.names.set(index, name);
+      if (this.args !== undefined) {
+        const had = this.args.get(index);
+        const more = t.function?.arguments;
+        if (had !== undefined && typeof more === 'string' && more !== '') this.args.set(index, had + more);
+      }
       if (t.index !== index) t.index = index;
     }
+  }
+
+  /**
+   * Whether a delta without an id that names `name` starts a call after `going`, the call it
+   * would go on with: yes when that call has another name, or the same one and its arguments
+   * are whole already. When it goes on with it, the repeated name is taken off the delta.
+   */
+  private nextCall(going: number, name: string, t: ToolCallDelta): boolean {
+    const had = this.names.get(going);
+    if (had === undefined) return false;
+    if (had !== name) return true;
+    const args = this.args?.get(going);
+    if (args !== undefined && wholeJson(args)) return true;
+    delete t.function!.name;
+    return false;
   }
 
   private start(upIndex: number | undefined): number {
@@ -82,5 +116,16 @@ export class ToolCallIndexes {
     if (index >= this.next) this.next = index + 1;
     if (upIndex !== undefined) this.byUpstream.set(upIndex, index);
     return index;
+  }
+}
+
+/** Whether `text` is a whole JSON object (a call's arguments once the last fragment came). */
+function wholeJson(text: string): boolean {
+  if (text === '') return false;
+  try {
+    const v: unknown = JSON.parse(text);
+    return v !== null && typeof v === 'object';
+  } catch {
+    return false;
   }
 }

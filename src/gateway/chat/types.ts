@@ -99,8 +99,9 @@ export interface ChatMessage {
   /**
    * assistant, non-enumerable (set by the Anthropic ingress, read by the Anthropic adapter): the
    * turn's content blocks as the client sent them, when they hold blocks the chat message has no
-   * form for (server tool use and results: `AnthropicNativeBlock`). An Anthropic upstream is sent
-   * the turn as it is; any other gets the canonical fields, without those blocks.
+   * form for (server tool use and results: `AnthropicNativeBlock`), or signed thinking interleaved
+   * with text, an order the chat message cannot hold. An Anthropic upstream is sent the turn as it
+   * is; any other gets the canonical fields, without those blocks.
    */
   anthropic_content?: AnthropicNativeBlock[];
 }
@@ -270,9 +271,9 @@ export interface AssistantMessage {
   refusal?: string | null;
   /**
    * Non-enumerable (set by the Anthropic adapter, read by the Anthropic ingress): the answer's
-   * content blocks as Anthropic gave them, when they hold blocks of server tools
-   * (`AnthropicNativeBlock`), so an Anthropic client gets them in place. Other encoders write the
-   * canonical fields (the text around them).
+   * content blocks as Anthropic gave them, so an Anthropic client gets every block in place: server
+   * tool blocks (`AnthropicNativeBlock`), and thinking interleaved with text and tool calls, whose
+   * order the canonical fields do not keep. Other encoders write the canonical fields.
    */
   anthropic_content?: AnthropicNativeBlock[];
   [extra: string]: unknown;

@@ -25,7 +25,9 @@
  * - Assistant blocks of server tools (`server_tool_use`, `web_search_tool_result` and the other
  *   `*_tool_result` blocks, `mcp_tool_use`, `container_upload`) have no canonical form either: the
  *   turn keeps its canonical fields (its text and tool calls) and rides hidden as sent
- *   (`anthropic_content`), which the Anthropic adapter replays unchanged.
+ *   (`anthropic_content`), which the Anthropic adapter replays unchanged. So does a turn with
+ *   signed thinking interleaved with its text (`inCanonicalOrder`), whose order the canonical
+ *   fields cannot hold.
  * - thinking enabled -> `reasoning.max_tokens` = budget_tokens; adaptive -> `reasoning.enabled`
  *   (with `output_config.effort` as the effort), and the `thinking` object as sent rides hidden
  *   (`anthropic_thinking`) for an Anthropic upstream; disabled -> `reasoning.enabled: false`.
@@ -278,9 +280,37 @@ function assistantTurn(content: string | Block[], at: string): ChatMessage {
   if (reasoning !== undefined) m.reasoning = reasoning;
   if (details.length > 0) m.reasoning_details = details;
   if (calls.length > 0) m.tool_calls = calls;
-  if (native) setHidden(m, 'anthropic_content', content as AnthropicNativeBlock[]);
+  if (native || (details.length > 0 && !inCanonicalOrder(content) && allSigned(content)))
+    setHidden(m, 'anthropic_content', content as AnthropicNativeBlock[]);
   return m;
 }
+
+/**
+ * Whether the canonical fields give a turn's blocks back as they were: thinking first, then one
+ * text block at most, then the tool calls (a turn of thinking and tool calls alone is replayed in
+ * place too, by the blocks' indexes: `withThinkingInPlace`). Interleaved thinking with text
+ * ([thinking, text, tool_use, thinking, text, tool_use], as Anthropic answers with the
+ * interleaved-thinking beta) is not: the text blocks would be joined and the thinking moved first.
+ */
+function inCanonicalOrder(content: Block[]): boolean {
+  if (!content.some((b) => b.type === 'text')) return true;
+  // 0: thinking, 1: text, 2: tool calls, in that order and one text block at most.
+  let stage = 0;
+  for (const b of content) {
+    const s = b.type === 'text' ? 1 : b.type === 'tool_use' ? 2 : 0;
+    if (s < stage || (s === 1 && stage === 1)) return false;
+    stage = s;
+  }
+  return true;
+}
+
+/**
+ * Every thinking block of the turn signed (Anthropic refuses one without its signature): a turn
+ * holding another upstream's reasoning, which the gateway answered with an empty signature, goes
+ * by the canonical fields, which leave such a block out.
+ */
+const allSigned = (content: Block[]): boolean =>
+  content.every((b) => b.type !== 'thinking' || (typeof b.signature === 'string' && b.signature !== ''));
 
 /**
  * Blocks of Anthropic's server tools in an assistant turn (ContentBlockParam in the SDK):

@@ -1,14 +1,19 @@
 /**
  * Canonical answers -> Anthropic Messages responses (reference/providers.md §2.5-2.7).
  *
- * - content: thinking blocks first (from Anthropic-format `reasoning_details`, signature and
- *   redacted data unchanged; else the plain `reasoning` text with an empty signature, which
- *   Anthropic would not accept back and the adapter leaves out on the next turn), then the text,
- *   then one tool_use per tool call (arguments parsed to an object, the id kept).
- * - An Anthropic answer holding server tool blocks (server_tool_use, web_search_tool_result, ...;
- *   `anthropic_content`, hidden) is written with its content as it came, those blocks in place; in
- *   streams their events (`anthropic_event`, hidden) become blocks of their own at their place, with
- *   the upstream's deltas (input_json_delta), and text blocks' citations_delta are passed on.
+ * - An Anthropic answer (`anthropic_content`, hidden) is written with its content as it came: every
+ *   block in its place (thinking interleaved with text and tool calls, server tool blocks such as
+ *   server_tool_use and web_search_tool_result), signatures unchanged. In streams server tool
+ *   events (`anthropic_event`, hidden) become blocks of their own at their place, with the
+ *   upstream's deltas (input_json_delta), and text blocks' citations_delta are passed on.
+ * - Any other answer's content: thinking blocks first (from Anthropic-format `reasoning_details`,
+ *   signature and redacted data unchanged; else the plain `reasoning` text with an empty signature,
+ *   which Anthropic would not accept back and the adapter leaves out on the next turn), then the
+ *   text, then one tool_use per tool call (arguments parsed to an object, the id kept). An
+ *   OpenAI-format answer gives its reasoning and its content as two fields, so which came first
+ *   is not known: the thinking leads, as a reasoning model thinks before it answers. A turn of
+ *   thinking and tool calls alone has its thinking put back between the calls by the details'
+ *   block indexes (`withThinkingInPlace`).
  *   `usage.server_tool_use` (web searches and fetches) is passed on when the upstream reported it.
  * - stop_reason and stop_sequence (`anthropicStop`): `stop_sequence` with the matched string when
  *   the upstream said which of the request's stop sequences ended the answer; else the native
@@ -186,7 +191,7 @@ export function encodeAnthropicMessage(
   const choice = result.choices[0];
   const m = choice?.message;
   let content: Block[] = [];
-  // An Anthropic answer with server tool blocks: its content as it came, those blocks in place.
+  // An Anthropic answer: its content as it came, every block in its place.
   if (m?.anthropic_content) content = m.anthropic_content;
   else if (m) {
     const thinking = reasoningBlocksAt(m.reasoning_details, true);

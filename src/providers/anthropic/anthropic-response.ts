@@ -12,9 +12,10 @@
  * (exactly up to 128 K characters, by a sample beyond: see tokens.ts). `server_tool_use` (web
  * searches and fetches run) is kept as it is.
  *
- * Server tool blocks (server_tool_use, web_search_tool_result, ...) have no canonical form: the
- * text around them is the message's content, and the whole content rides hidden
- * (`anthropic_content`) to the Anthropic ingress.
+ * Server tool blocks (server_tool_use, web_search_tool_result, ...) have no canonical form, and
+ * the canonical fields do not keep the order of thinking interleaved with text and tool calls: the
+ * text is the message's content, and the whole content, as it came, rides hidden
+ * (`anthropic_content`) to the Anthropic ingress, which answers with it unchanged.
  */
 
 import { setHidden } from '../../gateway/chat/hidden.js';
@@ -100,9 +101,6 @@ function serverToolUse(s: AnthropicUsage['server_tool_use']): ChatUsage['server_
   }
   return Object.keys(out).length > 0 ? out : undefined;
 }
-
-/** The content blocks an answer maps to canonical fields; any other is a server tool's. */
-const CANONICAL_BLOCKS = new Set(['text', 'thinking', 'redacted_thinking', 'tool_use']);
 
 /** Anthropic error types carry the meaning even when the status does not (stream errors have none). */
 const TYPE_STATUS: Record<string, number> = {
@@ -191,10 +189,12 @@ export function parseAnthropicResponse(status: number, body: string, headers: Up
   if (reasoning !== null) message.reasoning = reasoning;
   if (details.length > 0) message.reasoning_details = details;
   if (calls.length > 0) message.tool_calls = calls;
-  // Server tool blocks (server_tool_use, web_search_tool_result...): the whole content as given,
-  // hidden, for an Anthropic client to get them in place (AssistantMessage in types.ts).
-  if (parsed.content.some((b) => !CANONICAL_BLOCKS.has(b?.type)))
-    setHidden(message, 'anthropic_content', parsed.content);
+  // The whole content as given, hidden, for an Anthropic client (the /v1/messages ingress) to get
+  // every block in place (AssistantMessage in types.ts): server tool blocks (server_tool_use,
+  // web_search_tool_result...), which have no canonical form, and thinking interleaved with text
+  // and tool calls ([thinking, text, tool_use, thinking, text]), whose order the canonical fields
+  // (one text, the tool calls apart) cannot hold. Other encoders write the canonical fields.
+  setHidden(message, 'anthropic_content', parsed.content);
   const choice: ChatChoice = {
     index: 0,
     message,

@@ -1,0 +1,148 @@
+import Anthropic from '@anthropic-ai/sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
+import { type ChatGateway, fixtureJson, model, startChatGateway } from './chat-helpers.js';
+
+/**
+ * Interleaved thinking through the Anthropic Messages ingress (/v1/messages), with the official
+ * @anthropic-ai/sdk: an Anthropic answer whose thinking comes between its text and tool calls keeps
+ * its blocks in order (and their signatures), the client's `anthropic-beta` reaches an Anthropic
+ * upstream (merged with the channel's) and no other, and `budget_tokens` may exceed `max_tokens`
+ * when the interleaved-thinking beta is on. The fake Anthropic upstream records what it gets.
+ */
+
+/** An interleaved answer as Anthropic gives it: thinking between text and tool calls. */
+const INTERLEAVED = {
+  id: 'msg_01InterleavedMixed',
+  type: 'message',
+  role: 'assistant',
+  model: 'claude-sonnet-4-5-20250929',
+  content: [
+    { type: 'thinking', thinking: 'The user wants Paris and London.', signature: 'EqQBCgIYAhIMsigA' },
+    { type: 'text', text: "I'll check Paris first." },
+    { type: 'tool_use', id: 'toolu_01Paris', name: 'get_weather', input: { city: 'Paris' } },
+    { type: 'thinking', thinking: 'Now London, in parallel.', signature: 'EqQBCgIYAhIMsigB' },
+    { type: 'text', text: 'And London.' },
+    { type: 'tool_use', id: 'toolu_01London', name: 'get_weather', input: { city: 'London' } },
+  ],
+  stop_reason: 'tool_use',
+  stop_sequence: null,
+  usage: {
+    input_tokens: 412,
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: 0,
+    output_tokens: 210,
+  },
+};
+
+const WEATHER: Anthropic.Tool = {
+  name: 'get_weather',
+  description: 'Weather of a city',
+  input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+};
+
+let up: FakeUpstream;
+let c: ChatGateway;
+
+beforeAll(async () => {
+  up = await startFakeUpstream({
+    'POST /v1/messages': (req) =>
+      JSON.stringify(req.json?.messages ?? []).includes('weather')
+        ? { json: INTERLEAVED }
+        : { json: fixtureJson('anthropic/chat.json') },
+    'POST /v1/chat/completions': { json: fixtureJson('openai/reasoning.json') },
+  });
+  c = await startChatGateway({
+    channels: [
+      {
+        name: 'claude',
+        kind: 'anthropic',
+        base_url: up.url,
+        keys: ['sk-ant'],
+        models: ['acme/claude'],
+        model_mapping: { 'acme/claude': 'claude-sonnet-4-5' },
+      },
+      {
+        name: 'claude-beta',
+        kind: 'anthropic',
+        base_url: up.url,
+        keys: ['sk-ant'],
+        models: ['acme/claude-beta'],
+        model_mapping: { 'acme/claude-beta': 'claude-sonnet-4-5' },
+        settings: { beta: 'context-1m-2025-08-07, interleaved-thinking-2025-05-14' },
+      },
+      {
+        name: 'oa',
+        kind: 'openai-compatible',
+        base_url: `${up.url}/v1`,
+        keys: ['up-key'],
+        models: ['acme/gpt'],
+      },
+    ],
+    models: [
+      model('acme/claude', { max_completion_tokens: 64_000 }),
+      model('acme/claude-beta', { max_completion_tokens: 64_000 }),
+      model('acme/gpt'),
+    ],
+    gateway: { retry_base_ms: 1, first_byte_timeout_ms: 2000 },
+  });
+});
+afterAll(async () => {
+  await c?.gw.close();
+  await up?.close();
+});
+
+const client = (o: Partial<ConstructorParameters<typeof Anthropic>[0]> = {}) =>
+  new Anthropic({ baseURL: c.gw.url, apiKey: c.key, maxRetries: 0, ...o });
+const sentTo = (path: string) => up.requests.filter((r) => r.path === path).at(-1)!;
+const user = (content: any) => [{ role: 'user' as const, content }];
+
+describe('interleaved thinking in a non-streamed answer', () => {
+  it('keeps an Anthropic answer’s blocks in order, with their signatures', async () => {
+    const answer = await client().messages.create({
+      model: 'acme/claude',
+      max_tokens: 8000,
+      thinking: { type: 'enabled', budget_tokens: 2000 },
+      tools: [WEATHER],
+      messages: user('weather in Paris and London?'),
+    });
+    expect(answer.content).toEqual(INTERLEAVED.content);
+    expect(answer.stop_reason).toBe('tool_use');
+  });
+
+  it('sends the interleaved turn back to Anthropic as it was, in order', async () => {
+    await client().messages.create({
+      model: 'acme/claude',
+      max_tokens: 8000,
+      thinking: { type: 'enabled', budget_tokens: 2000 },
+      tools: [WEATHER],
+      messages: [
+        ...user('weather in Paris and London?'),
+        { role: 'assistant', content: INTERLEAVED.content as Anthropic.ContentBlockParam[] },
+        {
+          role: 'user',
+          content: [
+            { type: 'tool_result', tool_use_id: 'toolu_01Paris', content: '18°C' },
+            { type: 'tool_result', tool_use_id: 'toolu_01London', content: '12°C' },
+          ],
+        },
+      ],
+    });
+    expect(sentTo('/v1/messages').json.messages[1]).toEqual({
+      role: 'assistant',
+      content: INTERLEAVED.content,
+    });
+  });
+
+  it('puts an OpenAI-compatible upstream’s reasoning first: its order is not known', async () => {
+    const answer = await client().messages.create({
+      model: 'acme/gpt',
+      max_tokens: 100,
+      messages: user('reason: 2+2'),
+    });
+    expect(answer.content).toEqual([
+      { type: 'thinking', thinking: 'The user asks 2+2. That is 4.', signature: '' },
+      { type: 'text', text: '2 + 2 = 4.' },
+    ]);
+  });
+});

@@ -1,7 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
-import { type ChatGateway, fixtureJson, model, startChatGateway } from './chat-helpers.js';
+import { type ChatGateway, fixture, fixtureJson, model, sseSteps, startChatGateway } from './chat-helpers.js';
 
 /**
  * Interleaved thinking through the Anthropic Messages ingress (/v1/messages), with the official
@@ -46,10 +46,12 @@ let c: ChatGateway;
 
 beforeAll(async () => {
   up = await startFakeUpstream({
-    'POST /v1/messages': (req) =>
-      JSON.stringify(req.json?.messages ?? []).includes('weather')
+    'POST /v1/messages': (req) => {
+      if (req.json?.stream === true) return { sse: sseSteps(fixture('anthropic/chat-stream.sse')) };
+      return JSON.stringify(req.json?.messages ?? []).includes('weather')
         ? { json: INTERLEAVED }
-        : { json: fixtureJson('anthropic/chat.json') },
+        : { json: fixtureJson('anthropic/chat.json') };
+    },
     'POST /v1/chat/completions': { json: fixtureJson('openai/reasoning.json') },
   });
   c = await startChatGateway({
@@ -144,5 +146,71 @@ describe('interleaved thinking in a non-streamed answer', () => {
       { type: 'thinking', thinking: 'The user asks 2+2. That is 4.', signature: '' },
       { type: 'text', text: '2 + 2 = 4.' },
     ]);
+  });
+});
+
+describe('the client’s anthropic-beta header', () => {
+  const BETAS = 'interleaved-thinking-2025-05-14,fine-grained-tool-streaming-2025-05-14';
+  const params = { max_tokens: 100, messages: user('hello') };
+
+  it('reaches an Anthropic upstream (the SDK’s beta API, as Claude Code sends it)', async () => {
+    await client().beta.messages.create({
+      ...params,
+      model: 'acme/claude',
+      betas: ['interleaved-thinking-2025-05-14', 'fine-grained-tool-streaming-2025-05-14'],
+    });
+    const sent = sentTo('/v1/messages');
+    expect(sent.headers['anthropic-beta']).toBe(BETAS);
+    expect(sent.headers['anthropic-version']).toBe('2023-06-01');
+  });
+
+  it('is merged with the channel’s beta, comma-joined and without duplicates, streamed too', async () => {
+    await client().messages.create(
+      { ...params, model: 'acme/claude-beta' },
+      { headers: { 'anthropic-beta': 'interleaved-thinking-2025-05-14, token-efficient-tools-2025-02-19' } },
+    );
+    const merged = 'context-1m-2025-08-07,interleaved-thinking-2025-05-14,token-efficient-tools-2025-02-19';
+    expect(sentTo('/v1/messages').headers['anthropic-beta']).toBe(merged);
+
+    const streamed = await client()
+      .messages.stream(
+        { ...params, model: 'acme/claude-beta' },
+        { headers: { 'anthropic-beta': 'token-efficient-tools-2025-02-19' } },
+      )
+      .finalMessage();
+    expect(streamed.stop_reason).toBe('end_turn');
+    expect(sentTo('/v1/messages').json.stream).toBe(true);
+    expect(sentTo('/v1/messages').headers['anthropic-beta']).toBe(
+      'context-1m-2025-08-07,interleaved-thinking-2025-05-14,token-efficient-tools-2025-02-19',
+    );
+  });
+
+  it('leaves a channel’s beta as configured when the client sends none', async () => {
+    await client().messages.create({ ...params, model: 'acme/claude-beta' });
+    expect(sentTo('/v1/messages').headers['anthropic-beta']).toBe(
+      'context-1m-2025-08-07, interleaved-thinking-2025-05-14',
+    );
+    await client().messages.create({ ...params, model: 'acme/claude' });
+    expect(sentTo('/v1/messages').headers['anthropic-beta']).toBeUndefined();
+  });
+
+  it('never reaches an OpenAI-compatible upstream, nor comes from /v1/chat/completions', async () => {
+    await client().messages.create(
+      { ...params, model: 'acme/gpt' },
+      { headers: { 'anthropic-beta': BETAS } },
+    );
+    expect(sentTo('/v1/chat/completions').headers['anthropic-beta']).toBeUndefined();
+
+    const res = await fetch(`${c.gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${c.key}`,
+        'content-type': 'application/json',
+        'anthropic-beta': BETAS,
+      },
+      body: JSON.stringify({ model: 'acme/claude', max_tokens: 100, messages: user('hello') }),
+    });
+    expect(res.status).toBe(200);
+    expect(sentTo('/v1/messages').headers['anthropic-beta']).toBeUndefined();
   });
 });

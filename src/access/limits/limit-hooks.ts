@@ -8,7 +8,7 @@ import { type Admission, type CallerLimits, type LimitScope, RequestLimits } fro
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** The route body as a chat request, for the tokens-per-minute estimate (`chatBodyOf`). */
-    chatRequestOf?: (body: unknown) => unknown;
+    chatRequestOf?: (body: unknown, request: FastifyRequest) => unknown;
     /**
      * false: the route consumes no tokens (Anthropic's count_tokens): its requests count against
      * requests per minute, never against tokens per minute.
@@ -140,7 +140,7 @@ export function registerLimitHooks(app: FastifyInstance, services: Services, opt
  */
 function chatBodyOf(request: FastifyRequest): unknown {
   const of = request.routeOptions.config?.chatRequestOf;
-  return of ? of(request.body) : request.body;
+  return of ? of(request.body, request) : request.body;
 }
 
 /**

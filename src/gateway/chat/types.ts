@@ -226,6 +226,12 @@ export interface ChatRequest {
    * budget made from `reasoning` (newer Claude models take only adaptive thinking).
    */
   anthropic_thinking?: Record<string, unknown>;
+  /**
+   * Non-enumerable, from the Anthropic ingress: the client's `anthropic-beta` values (its header
+   * split at commas, in order, without duplicates), which an Anthropic upstream gets beside the
+   * channel's `beta` and no other upstream gets.
+   */
+  anthropic_beta?: readonly string[];
   [extra: string]: unknown;
 }
 

@@ -5,7 +5,11 @@ import { planChat } from '../../gateway/completions/chat-plan.js';
 import type { Services } from '../../services.js';
 import type { App } from '../app.js';
 import { requireApiKey } from '../auth.js';
-import { type AnthropicRequestBody, decodeAnthropicRequest } from '../wire/anthropic-decode.js';
+import {
+  type AnthropicRequestBody,
+  anthropicBetas,
+  decodeAnthropicRequest,
+} from '../wire/anthropic-decode.js';
 import {
   AnthropicStreamEncoder,
   anthropicErrorEvent,
@@ -32,8 +36,12 @@ export function registerMessagesRoutes(app: App, services: Services): void {
     done();
   };
   const onRequest = [requestIdHeader, requireApiKey(services)];
+  // The body as the chat request, with the client's anthropic-beta values (for an Anthropic
+  // upstream, and for what they allow: decodeAnthropicRequest).
+  const decode = (request: FastifyRequest, body = request.body) =>
+    decodeAnthropicRequest(body as AnthropicRequestBody, anthropicBetas(request.headers['anthropic-beta']));
   // A key with a tokens-per-minute limit is charged the prompt as the chat pipeline sees it.
-  const config = { chatRequestOf: (body: unknown) => decodeAnthropicRequest(body as AnthropicRequestBody) };
+  const config = { chatRequestOf: (body: unknown, request: FastifyRequest) => decode(request, body) };
   const messages = {
     schema: {
       tags: ['messages'],
@@ -48,13 +56,7 @@ export function registerMessagesRoutes(app: App, services: Services): void {
     bodyLimit: services.config.server.chat_body_limit_bytes,
   };
   const handler = (request: FastifyRequest, reply: FastifyReply) =>
-    handleChat(
-      services,
-      ANTHROPIC_WIRE,
-      request,
-      reply,
-      decodeAnthropicRequest(request.body as AnthropicRequestBody),
-    );
+    handleChat(services, ANTHROPIC_WIRE, request, reply, decode(request));
   app.post('/v1/messages', messages, handler);
   app.post('/api/v1/messages', { ...messages, schema: { ...messages.schema, hide: true } }, handler);
 
@@ -73,7 +75,7 @@ export function registerMessagesRoutes(app: App, services: Services): void {
     config: { chargesTokens: false },
   };
   const counter = async (request: FastifyRequest) => {
-    const req = decodeAnthropicRequest(request.body as AnthropicRequestBody);
+    const req = decode(request);
     // As Anthropic's: a model that is not served is a 404 (a key that may not use it, a 403),
     // not a count for a request that could not be made.
     planChat(req, request.principal!, services.chat.planDeps);

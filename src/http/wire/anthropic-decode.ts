@@ -33,6 +33,8 @@
  *   (`anthropic_thinking`) for an Anthropic upstream; disabled -> `reasoning.enabled: false`.
  * - `output_config.effort` -> `verbosity` (OpenRouter's mapping, back to `output_config.effort`
  *   on Anthropic models that take it), with or without thinking; alone it turns no thinking on.
+ * - The `anthropic-beta` header's values ride hidden (`anthropic_beta`) to an Anthropic upstream,
+ *   which gets them beside its channel's `beta`; no other upstream gets them.
  * - `service_tier`, `container`, `context_management`, `mcp_servers` and other fields are ignored.
  */
 import { setHidden } from '../../gateway/chat/hidden.js';
@@ -73,7 +75,29 @@ export interface AnthropicRequestBody {
   [extra: string]: unknown;
 }
 
-export function decodeAnthropicRequest(body: AnthropicRequestBody): ChatRequest {
+/**
+ * The values of an `anthropic-beta` header (a comma list; Node joins repeated headers with ", "),
+ * trimmed, in order, without duplicates or empty ones.
+ */
+export function anthropicBetas(header: string | string[] | undefined): string[] {
+  if (header === undefined) return [];
+  const out: string[] = [];
+  for (const h of Array.isArray(header) ? header : [header])
+    for (const v of h.split(',')) {
+      const b = v.trim();
+      if (b !== '' && !out.includes(b)) out.push(b);
+    }
+  return out;
+}
+
+/**
+ * `betas`: the client's `anthropic-beta` values (`anthropicBetas`), which ride hidden
+ * (`anthropic_beta`) to an Anthropic upstream.
+ */
+export function decodeAnthropicRequest(
+  body: AnthropicRequestBody,
+  betas: readonly string[] = [],
+): ChatRequest {
   if (body.cache_control && typeof body.cache_control === 'object') markLastBlock(body);
   const messages: ChatMessage[] = [];
   if (body.system !== undefined) {
@@ -100,6 +124,7 @@ export function decodeAnthropicRequest(body: AnthropicRequestBody): ChatRequest 
   const reasoning = reasoningOf(body);
   if (reasoning) req.reasoning = reasoning;
   if (body.thinking?.type === 'adaptive') setHidden(req, 'anthropic_thinking', { ...body.thinking });
+  if (betas.length > 0) setHidden(req, 'anthropic_beta', betas);
   // Effort is how much a turn spends (text, tool calls and thinking), thinking or not: it is
   // the chat request's `verbosity`, which reaches an Anthropic model that takes effort as
   // `output_config.effort` again (anthropic-effort.ts).

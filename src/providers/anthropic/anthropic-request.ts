@@ -3,7 +3,8 @@
  * `anthropic-version: 2023-06-01`).
  *
  * Target options (`target.extra`): `defaultMaxTokens` (default 4096: Anthropic requires
- * `max_tokens`), `version` (anthropic-version), `beta` (anthropic-beta header),
+ * `max_tokens`), `version` (anthropic-version), `beta` (anthropic-beta header, merged with the
+ * Anthropic ingress client's `anthropic-beta` values: `anthropicHeaders`),
  * `structuredOutputs` (true|false: whether the model takes `output_config.format`, instead of the
  * name rule in `anthropic-output-format.ts`), `effort` (true|false|levels: whether, and at which
  * levels, the model takes `output_config.effort`, instead of the name rule in `anthropic-effort.ts`).
@@ -90,15 +91,36 @@ export function anthropicDefaultMaxTokens(
 export const MIN_THINKING_BUDGET = 1024;
 export const MAX_THINKING_BUDGET = 128_000;
 
-export function anthropicHeaders(target: UpstreamTarget, accept: string): Record<string, string> {
+/**
+ * The headers of a call. `anthropic-beta`: the channel's `beta` and the client's values (the
+ * Anthropic ingress's `anthropic-beta`, `ChatRequest.anthropic_beta`), comma-joined, the channel's
+ * first, without duplicates; the channel's as configured when the client sent none. The channel's
+ * own `headers` come last and win, as for every kind.
+ */
+export function anthropicHeaders(
+  target: UpstreamTarget,
+  accept: string,
+  clientBetas?: readonly string[],
+): Record<string, string> {
   const h: Record<string, string> = {
     'content-type': 'application/json',
     accept,
     'x-api-key': target.apiKey,
     'anthropic-version': typeof target.extra?.version === 'string' ? target.extra.version : '2023-06-01',
   };
-  if (typeof target.extra?.beta === 'string') h['anthropic-beta'] = target.extra.beta;
+  const beta = typeof target.extra?.beta === 'string' ? target.extra.beta : undefined;
+  if (clientBetas && clientBetas.length > 0) h['anthropic-beta'] = mergedBetas(beta, clientBetas);
+  else if (beta !== undefined) h['anthropic-beta'] = beta;
   return target.headers ? Object.assign(h, target.headers) : h;
+}
+
+function mergedBetas(channel: string | undefined, client: readonly string[]): string {
+  const out: string[] = [];
+  for (const v of [...(channel?.split(',') ?? []), ...client]) {
+    const b = v.trim();
+    if (b !== '' && !out.includes(b)) out.push(b);
+  }
+  return out.join(',');
 }
 
 /** `https://api.anthropic.com` and `https://api.anthropic.com/v1` both work as base URLs. */
@@ -262,7 +284,11 @@ export function buildAnthropicRequest(
   return {
     method: 'POST',
     url: anthropicUrl(target.baseUrl, 'messages'),
-    headers: anthropicHeaders(target, opts.stream ? 'text/event-stream' : 'application/json'),
+    headers: anthropicHeaders(
+      target,
+      opts.stream ? 'text/event-stream' : 'application/json',
+      req.anthropic_beta,
+    ),
     body: JSON.stringify(body),
   };
 }

@@ -214,3 +214,59 @@ describe('the client’s anthropic-beta header', () => {
     expect(sentTo('/v1/messages').headers['anthropic-beta']).toBeUndefined();
   });
 });
+
+describe('thinking.budget_tokens at or past max_tokens', () => {
+  const INTERLEAVED_BETA = 'interleaved-thinking-2025-05-14';
+  const params = (budget: number, maxTokens: number) => ({
+    model: 'acme/claude',
+    max_tokens: maxTokens,
+    thinking: { type: 'enabled' as const, budget_tokens: budget },
+    tools: [WEATHER],
+    messages: user('weather in Paris and London?'),
+  });
+
+  it('is a 400 in Anthropic’s shape without the interleaved-thinking beta', async () => {
+    for (const headers of [{}, { 'anthropic-beta': 'fine-grained-tool-streaming-2025-05-14' }]) {
+      const before = up.requests.length;
+      const err = await client()
+        .messages.create(params(8000, 8000), { headers })
+        .catch((e) => e);
+      expect(err).toBeInstanceOf(Anthropic.BadRequestError);
+      expect(err.error).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
+      expect(err.error.error.message).toContain('thinking.budget_tokens');
+      expect(up.requests.length).toBe(before);
+    }
+  });
+
+  it('is taken with it, and reaches Anthropic as sent (the budget spans the turn’s thinking blocks)', async () => {
+    const answer = await client().beta.messages.create({
+      ...params(20_000, 8000),
+      betas: [INTERLEAVED_BETA],
+    });
+    expect(answer.content).toEqual(INTERLEAVED.content);
+    const sent = sentTo('/v1/messages');
+    expect(sent.headers['anthropic-beta']).toBe(INTERLEAVED_BETA);
+    expect(sent.json.thinking).toEqual({ type: 'enabled', budget_tokens: 20_000 });
+    expect(sent.json.max_tokens).toBe(8000);
+
+    // Past the 128,000 the gateway caps a budget it makes itself: the client's is the client's.
+    await client().messages.create(params(150_000, 16_000), {
+      headers: { 'anthropic-beta': INTERLEAVED_BETA },
+    });
+    expect(sentTo('/v1/messages').json.thinking).toEqual({ type: 'enabled', budget_tokens: 150_000 });
+    expect(sentTo('/v1/messages').json.max_tokens).toBe(16_000);
+  });
+
+  it('is taken for a key with a tokens-per-minute limit too (its prompt estimate decodes the body)', async () => {
+    const res = await c.gw.call('POST', '/api/key', {
+      cookie: c.cookie,
+      body: { name: 'tpm', tpm_limit: 60_000 },
+    });
+    const answer = await client({ apiKey: res.body.data.key }).messages.create(params(8000, 4000), {
+      headers: { 'anthropic-beta': `${INTERLEAVED_BETA},fine-grained-tool-streaming-2025-05-14` },
+    });
+    expect(answer.stop_reason).toBe('tool_use');
+    expect(sentTo('/v1/messages').json.thinking).toEqual({ type: 'enabled', budget_tokens: 8000 });
+    expect(sentTo('/v1/messages').json.max_tokens).toBe(4000);
+  });
+});

@@ -28,7 +28,8 @@
  *   (`anthropic_content`), which the Anthropic adapter replays unchanged. So does a turn with
  *   signed thinking interleaved with its text (`inCanonicalOrder`), whose order the canonical
  *   fields cannot hold.
- * - thinking enabled -> `reasoning.max_tokens` = budget_tokens; adaptive -> `reasoning.enabled`
+ * - thinking enabled -> `reasoning.max_tokens` = budget_tokens (below max_tokens, unless the
+ *   client sent the interleaved-thinking beta, as Anthropic's); adaptive -> `reasoning.enabled`
  *   (with `output_config.effort` as the effort), and the `thinking` object as sent rides hidden
  *   (`anthropic_thinking`) for an Anthropic upstream; disabled -> `reasoning.enabled: false`.
  * - `output_config.effort` -> `verbosity` (OpenRouter's mapping, back to `output_config.effort`
@@ -52,6 +53,7 @@ import type {
 } from '../../gateway/chat/types.js';
 import { badRequest } from '../../gateway/errors.js';
 import { ANTHROPIC_FORMAT } from '../../providers/anthropic/anthropic-messages.js';
+import { isInterleavedThinking } from '../../providers/anthropic/anthropic-request.js';
 
 type Block = Record<string, any> & { type: string };
 
@@ -121,7 +123,7 @@ export function decodeAnthropicRequest(
   if (functions.length > 0) req.tools = functions;
   if (defined.length > 0) setHidden(req, 'anthropic_tools', defined);
   toolChoice(body.tool_choice, functions, defined, req);
-  const reasoning = reasoningOf(body);
+  const reasoning = reasoningOf(body, betas.some(isInterleavedThinking));
   if (reasoning) req.reasoning = reasoning;
   if (body.thinking?.type === 'adaptive') setHidden(req, 'anthropic_thinking', { ...body.thinking });
   if (betas.length > 0) setHidden(req, 'anthropic_beta', betas);
@@ -417,7 +419,12 @@ function toolChoice(
   if (tc.disable_parallel_tool_use === true && tc.type !== 'none') req.parallel_tool_calls = false;
 }
 
-function reasoningOf(body: AnthropicRequestBody): ChatRequest['reasoning'] {
+/**
+ * `interleaved`: the client sent the interleaved-thinking beta, with which Anthropic takes a
+ * `budget_tokens` at or past `max_tokens` (the budget is then across all the thinking blocks of
+ * the turn); without it Anthropic refuses one, and so does the gateway.
+ */
+function reasoningOf(body: AnthropicRequestBody, interleaved: boolean): ChatRequest['reasoning'] {
   const t = body.thinking;
   const effort = body.output_config?.effort as ReasoningEffort | undefined;
   // Effort alone turns no thinking on (it goes on as `verbosity`, see above).
@@ -429,8 +436,11 @@ function reasoningOf(body: AnthropicRequestBody): ChatRequest['reasoning'] {
         'thinking.budget_tokens: is required when thinking is enabled',
         'thinking.budget_tokens',
       );
-    if (body.max_tokens !== undefined && t.budget_tokens >= body.max_tokens)
-      throw badRequest('thinking.budget_tokens: must be less than max_tokens', 'thinking.budget_tokens');
+    if (!interleaved && body.max_tokens !== undefined && t.budget_tokens >= body.max_tokens)
+      throw badRequest(
+        'thinking.budget_tokens: must be less than max_tokens (or send the anthropic-beta interleaved-thinking-2025-05-14)',
+        'thinking.budget_tokens',
+      );
     return { max_tokens: t.budget_tokens };
   }
   return effort ? { effort } : { enabled: true };

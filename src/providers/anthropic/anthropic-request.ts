@@ -28,7 +28,10 @@
  * most 128000. Anthropic needs budget < max_tokens, so max_tokens is raised to budget + the
  * requested (or default) answer length when it would not be, but not past the model's output
  * limit (`target.maxOutputTokens`, from the registry): there the budget is cut instead, and a
- * limit of 1024 or less leaves thinking off. With thinking on, Anthropic refuses
+ * limit of 1024 or less leaves thinking off. Except for an Anthropic client's own budget sent with
+ * the interleaved-thinking beta (`anthropic_beta`): Anthropic takes that budget at or past
+ * max_tokens (it spans all the thinking blocks of the turn), so budget and max_tokens go as the
+ * client sent them, uncapped. With thinking on, Anthropic refuses
  * temperature and top_k (dropped), top_p below 0.95 (dropped) and forced tool use (any/tool become auto).
  * In a tool loop whose last assistant turn came back without its thinking blocks, and with an
  * assistant prefill, thinking is left off for the request (Anthropic refuses it otherwise; see
@@ -43,6 +46,9 @@ import type { UpstreamHttpRequest, UpstreamTarget } from '../types.js';
 import { anthropicEffort } from './anthropic-effort.js';
 import { type AnthropicMessage, toAnthropicMessages } from './anthropic-messages.js';
 import { anthropicOutputFormat } from './anthropic-output-format.js';
+
+/** The interleaved-thinking beta (`interleaved-thinking-2025-05-14`, and any later date). */
+export const isInterleavedThinking = (beta: string): boolean => beta.startsWith('interleaved-thinking-');
 
 const BASE_PARAMS = [
   'messages',
@@ -244,7 +250,15 @@ export function buildAnthropicRequest(
   // Adaptive thinking as the Anthropic client sent it: the model decides how much to think
   // within max_tokens, so no budget is made (and none is added to max_tokens).
   const adaptive = thinking && req.anthropic_thinking?.type === 'adaptive';
-  if (thinking && !adaptive) {
+  // The Anthropic client's own budget with the interleaved-thinking beta: Anthropic takes it at or
+  // past max_tokens (it spans the turn's thinking blocks), so both go as the client sent them.
+  const interleaved =
+    thinking &&
+    !adaptive &&
+    r.budget !== undefined &&
+    req.anthropic_beta?.some(isInterleavedThinking) === true;
+  if (interleaved) budget = Math.max(MIN_THINKING_BUDGET, r.budget!);
+  else if (thinking && !adaptive) {
     budget = reasoningBudget(r, maxTokens, { min: MIN_THINKING_BUDGET, cap: MAX_THINKING_BUDGET });
     if (maxTokens <= budget) {
       maxTokens = budget + answer;

@@ -136,6 +136,29 @@ describe('interleaved thinking in a non-streamed answer', () => {
     });
   });
 
+  it('leaves unsigned thinking out of a turn sent back, interleaved or not (Anthropic refuses it)', async () => {
+    await client().messages.create({
+      model: 'acme/claude',
+      max_tokens: 100,
+      messages: [
+        ...user('weather?'),
+        {
+          role: 'assistant',
+          content: [
+            { type: 'text', text: 'Looking.' },
+            { type: 'thinking', thinking: 'another model’s reasoning', signature: '' },
+            { type: 'text', text: 'Sunny.' },
+          ],
+        },
+        ...user('thanks'),
+      ],
+    });
+    expect(sentTo('/v1/messages').json.messages[1]).toEqual({
+      role: 'assistant',
+      content: [{ type: 'text', text: 'Looking.Sunny.' }],
+    });
+  });
+
   it('puts an OpenAI-compatible upstream’s reasoning first: its order is not known', async () => {
     const answer = await client().messages.create({
       model: 'acme/gpt',

@@ -6,6 +6,7 @@
  *   server_tool_use and web_search_tool_result), signatures unchanged. In streams server tool
  *   events (`anthropic_event`, hidden) become blocks of their own at their place, with the
  *   upstream's deltas (input_json_delta), and text blocks' citations_delta are passed on.
+ *   `usage.server_tool_use` (web searches and fetches) is passed on when the upstream reported it.
  * - Any other answer's content: thinking blocks first (from Anthropic-format `reasoning_details`,
  *   signature and redacted data unchanged; else the plain `reasoning` text with an empty signature,
  *   which Anthropic would not accept back and the adapter leaves out on the next turn), then the
@@ -14,7 +15,6 @@
  *   is not known: the thinking leads, as a reasoning model thinks before it answers. A turn of
  *   thinking and tool calls alone has its thinking put back between the calls by the details'
  *   block indexes (`withThinkingInPlace`).
- *   `usage.server_tool_use` (web searches and fetches) is passed on when the upstream reported it.
  * - stop_reason and stop_sequence (`anthropicStop`): `stop_sequence` with the matched string when
  *   the upstream said which of the request's stop sequences ended the answer; else the native
  *   finish reason when it is one of Anthropic's stop reasons (an Anthropic upstream's, directly or

@@ -73,6 +73,8 @@ export interface DatabaseOptions {
 const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
 const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 const DEFAULT_SQLITE_CACHE_MB = 2;
+/** PostgreSQL: how long `ping` (`/readyz`) waits to connect and for its answer, each. */
+const PING_TIMEOUT_MS = 2_000;
 
 export function openDatabase(url: string, opts: DatabaseOptions = {}): Database {
   if (isPostgresUrl(url)) {
@@ -108,7 +110,31 @@ export function openDatabase(url: string, opts: DatabaseOptions = {}): Database 
       });
       return d;
     };
-    return { ...wrap(db, 'postgres'), poolStats, pgPool: pool, untimed };
+    // `/readyz` asks on a connection of its own, with short timeouts: through the request pool
+    // it waited behind a busy instance's queries, and the orchestrator's probe timeout then took
+    // every busy instance out at once (docs/scaling.md). Opened on the first ping.
+    let probe: PG.Pool | undefined;
+    const ping = async () => {
+      if (!probe) {
+        probe = new (loadPg().Pool)({
+          connectionString: url,
+          max: 1,
+          idleTimeoutMillis: 60_000,
+          keepAlive: true,
+          statement_timeout: PING_TIMEOUT_MS,
+          query_timeout: PING_TIMEOUT_MS,
+          connectionTimeoutMillis: PING_TIMEOUT_MS,
+        });
+        probe.on('error', () => {});
+      }
+      await probe.query('select 1');
+    };
+    const base = wrap(db, 'postgres');
+    const close = async () => {
+      await probe?.end().catch(() => {});
+      await base.close();
+    };
+    return { ...base, ping, close, poolStats, pgPool: pool, untimed };
   }
   const file = url.replace(/^sqlite:(\/\/)?/, '');
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });

@@ -77,11 +77,13 @@ export interface ChatAdapter {
    */
   paramsFor?(target: ParamsTarget): ReadonlySet<string>;
   /**
-   * The answer length `buildChatRequest` sends when the client asked none (Anthropic must send
-   * one), for route planning to keep room for it (middle-out). Absent: none is sent, and the
-   * upstream answers in what the prompt leaves.
+   * The `max_tokens` `buildChatRequest` sends for `req`, when it is not simply the client's (at
+   * most the model's limit): one sent when the client asked none (Anthropic must send one), or
+   * one raised to hold a thinking budget (Anthropic's is part of max_tokens). Route planning keeps
+   * room for it beside the prompt (middle-out) and reserves quota for it. Absent: the client's,
+   * or none, and the upstream answers in what the prompt leaves.
    */
-  defaultMaxTokens?(target: ParamsTarget & { maxCompletionTokens: number | null }): number;
+  sentMaxTokens?(req: ChatRequest, target: ParamsTarget & { maxCompletionTokens: number | null }): number;
   buildChatRequest(req: ChatRequest, target: UpstreamTarget, opts: { stream: boolean }): UpstreamHttpRequest;
   /** Parses a 2xx body; throws UpstreamError for a non-2xx status or a malformed/blocked body. */
   parseChatResponse(status: number, body: string, headers: UpstreamHeaders): ChatResult;

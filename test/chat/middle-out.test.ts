@@ -40,6 +40,17 @@ afterAll(async () => {
   await up?.close();
 });
 
+/** An Anthropic request body's prompt as OpenAI messages, to count it with the same tokenizer. */
+const asOpenAi = (body: any) => ({
+  messages: [
+    { role: 'system', content: body.system.map((b: any) => b.text).join('') },
+    ...body.messages.map((m: any) => ({
+      role: m.role,
+      content: typeof m.content === 'string' ? m.content : m.content.map((b: any) => b.text ?? '').join(''),
+    })),
+  ],
+});
+
 const chat = (body: Record<string, unknown>) =>
   c.gw.call('POST', '/v1/chat/completions', { token: c.key, body: { model: 'acme/short', ...body } });
 
@@ -76,18 +87,27 @@ describe('middle-out through the gateway', () => {
     expect(r.status).toBe(200);
     const body = up.requests.at(-1)!.json;
     expect(body.max_tokens).toBe(4_096);
-    const asOpenAi = {
-      messages: [
-        { role: 'system', content: body.system.map((b: any) => b.text).join('') },
-        ...body.messages.map((m: any) => ({
-          role: m.role,
-          content:
-            typeof m.content === 'string' ? m.content : m.content.map((b: any) => b.text ?? '').join(''),
-        })),
-      ],
-    };
     expect(body.messages.length).toBeLessThan(turns.length);
-    expect(countPromptTokens(asOpenAi) + body.max_tokens).toBeLessThanOrEqual(CLAUDE_CONTEXT);
+    expect(countPromptTokens(asOpenAi(body)) + body.max_tokens).toBeLessThanOrEqual(CLAUDE_CONTEXT);
+  });
+
+  it("keeps room for Anthropic's max_tokens as sent, raised to hold a thinking budget", async () => {
+    // Ending on the user's turn: a last assistant turn (a prefill) goes without thinking.
+    const messages = [system, ...turns.slice(0, -1)];
+    // max_tokens 1,000 with a 3,000-token budget goes to Anthropic as 4,000 (the budget is part of
+    // max_tokens): the prompt must leave room for all of it, not for the 1,000 asked.
+    const r = await chat({
+      model: 'acme/claude',
+      messages,
+      max_tokens: 1_000,
+      reasoning: { max_tokens: 3_000 },
+      transforms: ['middle-out'],
+    });
+    expect(r.status).toBe(200);
+    const body = up.requests.at(-1)!.json;
+    expect(body.thinking).toEqual({ type: 'enabled', budget_tokens: 3_000 });
+    expect(body.max_tokens).toBe(4_000);
+    expect(countPromptTokens(asOpenAi(body)) + body.max_tokens).toBeLessThanOrEqual(CLAUDE_CONTEXT);
   });
 
   it('without the transform the conversation goes as it is', async () => {

@@ -16,18 +16,17 @@ export function sentMaxTokens(req: ChatRequest, limit: number | null | undefined
 const UNBOUNDED_ANSWER_ROOM = 4096;
 
 /**
- * The room middle-out keeps free for the answer on `t`: the length sent, when the client asked
- * one or the adapter sends one anyway (`sentByDefault`: Anthropic's must fit beside the prompt,
- * or it answers 400 "input length and `max_tokens` exceed context limit"). Otherwise the upstream
- * answers in what the prompt leaves, which is kept at 4,096, at most the model's limit and a
- * quarter of a small model's context.
+ * The room middle-out keeps free for the answer on `t`: the max_tokens sent (`sent`: the
+ * client's, or the adapter's own: Anthropic's, sent when the client asked none or raised to hold
+ * a thinking budget, must fit beside the prompt, or it answers 400 "input length and
+ * `max_tokens` exceed context limit"). Without one the upstream answers in what the prompt
+ * leaves, which is kept at 4,096, at most the model's limit and a quarter of a small model's
+ * context.
  */
 export function answerRoom(
-  req: ChatRequest,
   t: { contextLength: number; maxCompletionTokens: number | null },
-  sentByDefault: number | undefined,
+  sent: number | undefined,
 ): number {
-  const sent = sentMaxTokens(req, t.maxCompletionTokens) ?? sentByDefault;
   if (sent !== undefined) return sent;
   return Math.min(
     UNBOUNDED_ANSWER_ROOM,

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { answerRoom } from '../chat/max-tokens.js';
+import { answerRoom, sentMaxTokens } from '../chat/max-tokens.js';
 import { countPromptTokens, measurePrompt, promptTokenBound } from '../chat/tokens.js';
 import type { ChatRequest } from '../chat/types.js';
 import type { RouteTarget } from '../routing/types.js';
@@ -13,7 +13,8 @@ function planOf(req: ChatRequest, o: { middleOut?: boolean; candidates?: RouteTa
     candidates: (o.candidates ?? []).map((target) => ({ target })),
     promptCounts,
     promptBound: () => promptTokenBound(req),
-    answerRoom: (t: RouteTarget) => answerRoom(req, t, undefined),
+    answerRoom: (t: RouteTarget) => answerRoom(t, sentMaxTokens(req, t.maxCompletionTokens)),
+    sentMaxTokens: (t: RouteTarget) => sentMaxTokens(req, t.maxCompletionTokens),
     stream: false,
     includeUsage: false,
     excludeReasoning: false,

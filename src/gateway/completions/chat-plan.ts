@@ -28,6 +28,8 @@ export interface ChatPlan {
   promptBound(): number;
   /** The tokens middle-out keeps free for the answer on a target (`answerRoom`). */
   answerRoom(t: RouteTarget): number;
+  /** The max_tokens a target is sent (undefined: none), the adapter's when it sets its own. */
+  sentMaxTokens(t: RouteTarget): number | undefined;
   stream: boolean;
   includeUsage: boolean;
   excludeReasoning: boolean;
@@ -39,8 +41,8 @@ export interface PlanDeps {
   /** Other names of a model (its registry id, upstream name, aliases), for key allow-lists. */
   namesOf(model: string): string[];
   adapterParams(kind: string, target: RouteTarget): ReadonlySet<string> | undefined;
-  /** The max_tokens the target's adapter sends when the client asked none (`ChatAdapter.defaultMaxTokens`). */
-  defaultMaxTokens?(target: RouteTarget): number | undefined;
+  /** The max_tokens the target's adapter sends for `req` when not the client's (`ChatAdapter.sentMaxTokens`). */
+  sentMaxTokens?(req: ChatRequest, target: RouteTarget): number | undefined;
   health: HealthTracker;
   defaultModel: string;
 }
@@ -93,6 +95,14 @@ export function planChat(req: ChatRequest, principal: KeyPrincipal, deps: PlanDe
   const limitField = req.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens';
   const maxTokens = req[limitField];
   const candidates = maxTokens === undefined ? routed : fitting(routed, maxTokens, limitField);
+  // A `:thinking` variant's candidates are sent reasoning on (requestFor).
+  const sent = (t: RouteTarget): number | undefined => {
+    if (!deps.sentMaxTokens) return sentMaxTokens(req, t.maxCompletionTokens);
+    const asSent = thinking?.has(t.modelId)
+      ? { ...req, reasoning: { ...req.reasoning, enabled: true } }
+      : req;
+    return deps.sentMaxTokens(asSent, t) ?? sentMaxTokens(req, t.maxCompletionTokens);
+  };
   return {
     request: req,
     model: primary.id,
@@ -100,7 +110,8 @@ export function planChat(req: ChatRequest, principal: KeyPrincipal, deps: PlanDe
     thinking,
     promptCounts: memo(() => measurePrompt(req)),
     promptBound: memo(() => promptTokenBound(req)),
-    answerRoom: (t) => answerRoom(req, t, deps.defaultMaxTokens?.(t)),
+    answerRoom: (t) => answerRoom(t, sent(t)),
+    sentMaxTokens: sent,
     stream: req.stream === true,
     includeUsage: req.usage?.include === true || req.stream_options?.include_usage === true,
     excludeReasoning: req.reasoning?.exclude === true,
@@ -261,7 +272,7 @@ export function promptTokenCap(plan: ChatPlan, t: RouteTarget): number {
 export function reservationMicros(plan: ChatPlan): number {
   let worst = 0;
   for (const { target: t } of plan.candidates) {
-    const maxTokens = sentMaxTokens(plan.request, t.maxCompletionTokens);
+    const maxTokens = plan.sentMaxTokens(t);
     const prompt = promptTokenCap(plan, t);
     const limit = t.maxCompletionTokens ?? 4096;
     // Without max_tokens the completion is what the context leaves after the prompt. A prompt

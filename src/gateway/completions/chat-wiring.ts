@@ -46,8 +46,8 @@ export function createChatServices(
       const a = getChatAdapter(kind);
       return a.paramsFor?.(t) ?? a.supportedParams;
     },
-    defaultMaxTokens(t) {
-      return isChatProviderKind(t.kind) ? getChatAdapter(t.kind).defaultMaxTokens?.(t) : undefined;
+    sentMaxTokens(req, t) {
+      return isChatProviderKind(t.kind) ? getChatAdapter(t.kind).sentMaxTokens?.(req, t) : undefined;
     },
     health,
     defaultModel: g.default_model,

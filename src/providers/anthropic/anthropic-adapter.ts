@@ -3,6 +3,7 @@
  * accepted). Request mapping in `anthropic-request.ts`, answers in `anthropic-response.ts` and
  * `anthropic-stream.ts`.
  */
+import { resolveReasoning } from '../../gateway/chat/reasoning.js';
 import { perObject } from '../../gateway/per-object.js';
 import type { ChatAdapter, ParamsTarget } from '../types.js';
 import { takesEffort } from './anthropic-effort.js';
@@ -12,8 +13,8 @@ import {
   ANTHROPIC_EFFORT_PARAMS,
   ANTHROPIC_PARAMS,
   ANTHROPIC_STRUCTURED_PARAMS,
-  anthropicDefaultMaxTokens,
   anthropicHeaders,
+  anthropicLengths,
   anthropicUrl,
   buildAnthropicRequest,
 } from './anthropic-request.js';
@@ -36,7 +37,13 @@ export const anthropicAdapter: ChatAdapter = {
   kind: 'anthropic',
   supportedParams: ANTHROPIC_ALL_PARAMS,
   paramsFor: anthropicParamsFor,
-  defaultMaxTokens: (t) => anthropicDefaultMaxTokens(t.settings, t.maxCompletionTokens),
+  // Thinking counted as on whenever asked: a tool turn that lost its thinking goes without
+  // (buildAnthropicRequest), which only makes this an upper bound.
+  sentMaxTokens: (req, t) => {
+    const r = resolveReasoning(req);
+    return anthropicLengths(req, t.settings, t.maxCompletionTokens, r?.enabled === true ? r : undefined)
+      .maxTokens;
+  },
   buildChatRequest: buildAnthropicRequest,
   parseChatResponse: parseAnthropicResponse,
   createStreamDecoder: (maxEventBytes) => new AnthropicStreamDecoder(maxEventBytes),

@@ -38,7 +38,7 @@
  * `toolTurnLostThinking`).
  */
 import { sentMaxTokens } from '../../gateway/chat/max-tokens.js';
-import { reasoningBudget, resolveReasoning } from '../../gateway/chat/reasoning.js';
+import { type ResolvedReasoning, reasoningBudget, resolveReasoning } from '../../gateway/chat/reasoning.js';
 import type { AnthropicDefinedTool, ChatRequest } from '../../gateway/chat/types.js';
 import { joinUrl } from '../shared/media.js';
 import { functionTools } from '../shared/tools.js';
@@ -94,6 +94,51 @@ export function anthropicDefaultMaxTokens(
   const d = typeof settings?.defaultMaxTokens === 'number' ? settings.defaultMaxTokens : DEFAULT_MAX_TOKENS;
   return limit == null ? d : Math.min(d, limit);
 }
+/** The answer's length asked (at most the model's output limit), else the default sent. */
+function anthropicAnswerLength(
+  req: ChatRequest,
+  settings: Record<string, unknown> | undefined,
+  limit: number | null | undefined,
+): number {
+  return sentMaxTokens(req, limit) ?? anthropicDefaultMaxTokens(settings, limit);
+}
+
+/**
+ * `max_tokens` as sent, and the thinking budget (0: none) when thinking goes on (`r`, the request's
+ * resolved reasoning; undefined: thinking stays off). A budget is
+ * part of max_tokens, so a budget at or past the answer's length raises max_tokens to budget +
+ * answer; past the model's output limit (the 400 above), max_tokens stops at the limit and the
+ * budget gives way, so the answer keeps the length asked for while the budget stays at least
+ * 1024, and a limit with no room for 1024 below it leaves thinking off rather than failing.
+ * Adaptive thinking as the Anthropic client sent it: the model decides how much to think within
+ * max_tokens, so no budget is made (and none is added). The Anthropic client's own budget with
+ * the interleaved-thinking beta: Anthropic takes it at or past max_tokens (it spans the turn's
+ * thinking blocks), so both go as the client sent them.
+ */
+export function anthropicLengths(
+  req: ChatRequest,
+  settings: Record<string, unknown> | undefined,
+  limit: number | null | undefined,
+  r: ResolvedReasoning | undefined,
+): { maxTokens: number; budget: number; adaptive: boolean } {
+  const answer = anthropicAnswerLength(req, settings, limit);
+  if (r === undefined) return { maxTokens: answer, budget: 0, adaptive: false };
+  if (req.anthropic_thinking?.type === 'adaptive') return { maxTokens: answer, budget: 0, adaptive: true };
+  if (r.budget !== undefined && req.anthropic_beta?.some(isInterleavedThinking) === true)
+    return { maxTokens: answer, budget: Math.max(MIN_THINKING_BUDGET, r.budget), adaptive: false };
+  let maxTokens = answer;
+  let budget = reasoningBudget(r, maxTokens, { min: MIN_THINKING_BUDGET, cap: MAX_THINKING_BUDGET });
+  if (maxTokens <= budget) {
+    maxTokens = budget + answer;
+    if (limit != null && maxTokens > limit) {
+      maxTokens = limit;
+      budget = Math.max(MIN_THINKING_BUDGET, Math.min(budget, limit - answer));
+      if (budget >= limit) return { maxTokens: answer, budget: 0, adaptive: false };
+    }
+  }
+  return { maxTokens, budget, adaptive: false };
+}
+
 export const MIN_THINKING_BUDGET = 1024;
 export const MAX_THINKING_BUDGET = 128_000;
 
@@ -202,10 +247,8 @@ export function buildAnthropicRequest(
   // Anthropic refuses a max_tokens above the model's output limit (400 "max_tokens: N > M, which
   // is the maximum allowed number of output tokens"), and the answer cannot be longer than the
   // limit anyway: the limit is sent instead, when the registry knows it (`target.maxOutputTokens`).
-  const limit = target.maxOutputTokens;
-  const answer = sentMaxTokens(req, limit) ?? anthropicDefaultMaxTokens(target.extra, limit);
-  let maxTokens = answer;
-  const body: Record<string, unknown> = { model: target.upstreamModel, max_tokens: maxTokens, messages };
+  const answer = anthropicAnswerLength(req, target.extra, target.maxOutputTokens);
+  const body: Record<string, unknown> = { model: target.upstreamModel, max_tokens: answer, messages };
   if (system.length > 0) body.system = system;
   if (req.temperature !== undefined) body.temperature = Math.min(1, req.temperature);
   if (req.top_p !== undefined) body.top_p = req.top_p;
@@ -245,33 +288,13 @@ export function buildAnthropicRequest(
   }
 
   const r = resolveReasoning(req);
-  let budget = 0;
   const thinking = r?.enabled === true && !toolTurnLostThinking(messages);
-  // Adaptive thinking as the Anthropic client sent it: the model decides how much to think
-  // within max_tokens, so no budget is made (and none is added to max_tokens).
-  const adaptive = thinking && req.anthropic_thinking?.type === 'adaptive';
-  // The Anthropic client's own budget with the interleaved-thinking beta: Anthropic takes it at or
-  // past max_tokens (it spans the turn's thinking blocks), so both go as the client sent them.
-  const interleaved =
-    thinking &&
-    !adaptive &&
-    r.budget !== undefined &&
-    req.anthropic_beta?.some(isInterleavedThinking) === true;
-  if (interleaved) budget = Math.max(MIN_THINKING_BUDGET, r.budget!);
-  else if (thinking && !adaptive) {
-    budget = reasoningBudget(r, maxTokens, { min: MIN_THINKING_BUDGET, cap: MAX_THINKING_BUDGET });
-    if (maxTokens <= budget) {
-      maxTokens = budget + answer;
-      // Past the model's output limit (the 400 above), max_tokens stops at the limit and the
-      // budget gives way, so the answer keeps the length asked for while the budget stays at
-      // least 1024. A limit with no room for 1024 below it leaves thinking off rather than failing.
-      if (limit !== undefined && maxTokens > limit) {
-        maxTokens = limit;
-        budget = Math.max(MIN_THINKING_BUDGET, Math.min(budget, limit - answer));
-        if (budget >= limit) budget = 0;
-      }
-    }
-  }
+  const { maxTokens, budget, adaptive } = anthropicLengths(
+    req,
+    target.extra,
+    target.maxOutputTokens,
+    thinking ? r : undefined,
+  );
   if (budget > 0 || adaptive) {
     body.max_tokens = maxTokens;
     body.thinking = adaptive ? { ...req.anthropic_thinking } : { type: 'enabled', budget_tokens: budget };

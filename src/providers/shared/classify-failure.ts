@@ -44,6 +44,12 @@ export function classifyFailure(
     (status < 500 && CONTEXT_LENGTH.test(message))
   ) {
     kind = 'context_length';
+  } else if (status === 413) {
+    // A body larger than this upstream takes (a proxy's body limit, Anthropic's 32 MB cap, Groq's
+    // "Request too large ... tokens per minute" for one request over its whole TPM): its limit,
+    // not the request's fault, and no retry of it helps, so the next candidate is tried at once.
+    // A 413 saying the prompt exceeds the model's context is context_length, above.
+    kind = 'too_large';
   } else if (
     has(
       'insufficient_quota',

@@ -61,9 +61,11 @@ export class Catalog {
     this.registry.setDiscovered(
       served.flatMap(({ channel, names }) => {
         const found = new Map((discovered.get(channel.id) ?? []).map((d) => [d.name, d]));
+        // Whether this channel can only embed (a disabled one serves nothing, so says nothing).
+        const embeddingsOnly = channel.status === 1 ? !isChatProviderKind(channel.kind) : undefined;
         return names.map((name) => {
           const d = found.get(name);
-          return { name, contextLength: d?.contextLength, created: d?.created };
+          return { name, contextLength: d?.contextLength, created: d?.created, embeddingsOnly };
         });
       }),
     );

@@ -1,3 +1,4 @@
+import { EMBEDDING_PARAMETERS } from './default-models.js';
 import {
   blankModel,
   defaultUpstreamName,
@@ -42,9 +43,17 @@ export class ModelRegistry {
    * default, config or admin entry wins). Listed by several channels: the largest context
    * window, and the earliest `created`.
    */
-  setDiscovered(found: Array<{ name: string; contextLength?: number; created?: number }>): void {
+  setDiscovered(
+    found: Array<{ name: string; contextLength?: number; created?: number; embeddingsOnly?: boolean }>,
+  ): void {
     this.discovered = new Map();
+    // `embeddingsOnly`: true from an enabled embeddings-only channel (Voyage, Jina, Cohere), false
+    // from an enabled channel that chats, absent from a disabled one (it serves nothing).
+    const embeds = new Set<string>();
+    const chats = new Set<string>();
     for (const f of found) {
+      if (f.embeddingsOnly === true) embeds.add(f.name);
+      else if (f.embeddingsOnly === false) chats.add(f.name);
       if (this.entries.has(f.name) || this.lookupName(f.name, false)) continue;
       const prev = this.discovered.get(f.name);
       const next =
@@ -57,6 +66,14 @@ export class ModelRegistry {
       next.created = a && b ? Math.min(a, b) : a || b;
       this.discovered.set(f.name, next);
     }
+    // A model only embeddings-only channels serve can only embed: described as the registry's
+    // embedding models are, so `/v1/models?output_modalities=embeddings` lists it. One a
+    // chat-capable channel also serves may be either and stays text (the upstream decides).
+    for (const [name, m] of this.discovered)
+      if (embeds.has(name) && !chats.has(name)) {
+        m.output_modalities = ['embeddings'];
+        m.supported_parameters = [...EMBEDDING_PARAMETERS];
+      }
   }
 
   /**

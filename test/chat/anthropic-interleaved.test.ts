@@ -155,7 +155,7 @@ describe('interleaved thinking in a non-streamed answer', () => {
     });
     expect(sentTo('/v1/messages').json.messages[1]).toEqual({
       role: 'assistant',
-      content: [{ type: 'text', text: 'Looking.Sunny.' }],
+      content: [{ type: 'text', text: 'Looking.\nSunny.' }],
     });
   });
 

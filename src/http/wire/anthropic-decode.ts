@@ -48,6 +48,7 @@ import type {
   ContentPart,
   ReasoningDetail,
   ReasoningEffort,
+  TextPart,
   ToolCall,
   ToolDefinition,
 } from '../../gateway/chat/types.js';
@@ -252,6 +253,8 @@ function toolResult(b: Block, at: string): ChatMessage {
 function assistantTurn(content: string | Block[], at: string): ChatMessage {
   if (typeof content === 'string') return { role: 'assistant', content };
   const texts: ContentPart[] = [];
+  /** Whether each text block carries `citations`: a fragment of one cited passage. */
+  let cited: boolean[] | undefined;
   const details: ReasoningDetail[] = [];
   const calls: ToolCall[] = [];
   let reasoning: string | undefined;
@@ -264,6 +267,7 @@ function assistantTurn(content: string | Block[], at: string): ChatMessage {
     switch (b.type) {
       case 'text':
         texts.push(textPart(b, `${at}.${j}`));
+        if (Array.isArray(b.citations) && b.citations.length > 0) (cited ??= [])[texts.length - 1] = true;
         break;
       case 'thinking':
         reasoning = (reasoning ?? '') + (b.thinking ?? '');
@@ -296,13 +300,12 @@ function assistantTurn(content: string | Block[], at: string): ChatMessage {
         throw unsupported(b, `${at}.${j}`);
     }
   });
-  // Plain text goes as a string (what every OpenAI-compatible server takes); parts only when a
-  // block carries a cache breakpoint.
+  // Plain text goes as a string (what every OpenAI-compatible server takes: some, Groq's among
+  // them, refuse an assistant's content parts); parts only when a block carries a cache breakpoint.
   const plain = texts.every((p) => p.type === 'text' && !p.cache_control);
   const m: ChatMessage = {
     role: 'assistant',
-    content:
-      texts.length === 0 ? null : plain ? texts.map((p) => (p as { text: string }).text).join('') : texts,
+    content: texts.length === 0 ? null : plain ? joinTexts(texts as TextPart[], cited) : texts,
   };
   if (reasoning !== undefined) m.reasoning = reasoning;
   if (details.length > 0) m.reasoning_details = details;
@@ -310,6 +313,25 @@ function assistantTurn(content: string | Block[], at: string): ChatMessage {
   if (native || (details.length > 0 && !inCanonicalOrder(content) && allSigned(content)))
     setHidden(m, 'anthropic_content', content as AnthropicNativeBlock[]);
   return m;
+}
+
+/**
+ * An assistant turn's text blocks as one text. Separate blocks are separate passages ("Looking."
+ * before a thinking block, "Sunny." after it), so they are joined by a line break, not run
+ * together ("Looking.Sunny."); none is added where one is already at the boundary. Blocks with
+ * `citations` are fragments of one passage (Anthropic splits a cited answer at each citation:
+ * "Shannon was born in ", "1916", "."), so they are joined as written.
+ */
+function joinTexts(texts: TextPart[], cited: boolean[] | undefined): string {
+  if (texts.length === 1) return texts[0]!.text;
+  let out = texts[0]!.text;
+  for (let i = 1; i < texts.length; i++) {
+    const next = texts[i]!.text;
+    const fragment = cited !== undefined && (cited[i] === true || cited[i - 1] === true);
+    const broken = out === '' || next === '' || out.endsWith('\n') || next.startsWith('\n');
+    out += fragment || broken ? next : `\n${next}`;
+  }
+  return out;
 }
 
 /**

@@ -68,10 +68,13 @@ function contentParts(content: ChatMessage['content']): GeminiPart[] {
   return content.map(partToGemini).filter((p): p is GeminiPart => p !== undefined);
 }
 
+/** A tool result's text: its text parts, a line apart (separate blocks are not run together). */
 function textOf(content: ChatMessage['content']): string {
   if (content == null) return '';
   if (typeof content === 'string') return content;
-  return content.map((p) => (p.type === 'text' ? p.text : '')).join('');
+  let out: string | undefined;
+  for (const p of content) if (p.type === 'text') out = out === undefined ? p.text : `${out}\n${p.text}`;
+  return out ?? '';
 }
 
 /** The shape of `newCallId`'s ids. */
@@ -134,11 +137,17 @@ export function toGeminiContents(
     switch (m.role) {
       case 'system':
       case 'developer': {
-        const text = textOf(m.content);
-        if (text) system.push({ text });
-        if (typeof m.content !== 'string' && m.content != null)
+        if (typeof m.content === 'string') {
+          if (m.content) system.push({ text: m.content });
+        } else if (m.content != null)
+          // Each text block its own part, as sent (Claude Code's system is several blocks), not
+          // run together into one ("...for Claude.You are an interactive CLI tool...").
           for (const p of m.content) {
-            const part = p.type === 'text' ? undefined : partToGemini(p);
+            if (p.type === 'text') {
+              if (p.text) system.push({ text: p.text });
+              continue;
+            }
+            const part = partToGemini(p);
             if (!part) continue;
             systemMedia ??= [];
             systemMedia.push(part);

@@ -267,7 +267,10 @@ function assistantTurn(content: string | Block[], at: string): ChatMessage {
     switch (b.type) {
       case 'text':
         texts.push(textPart(b, `${at}.${j}`));
-        if (Array.isArray(b.citations) && b.citations.length > 0) (cited ??= [])[texts.length - 1] = true;
+        if (Array.isArray(b.citations) && b.citations.length > 0) {
+          cited ??= [];
+          cited[texts.length - 1] = true;
+        }
         break;
       case 'thinking':
         reasoning = (reasoning ?? '') + (b.thinking ?? '');

@@ -423,11 +423,12 @@ describe('never to a non-Anthropic upstream', () => {
       },
     ]);
     expect(sent.json).not.toHaveProperty('tool_choice');
-    // The text of the answer with the search stays, as one assistant turn.
+    // The text of the answer with the search stays, as one assistant turn: the text before the
+    // search and the answer after it a line apart, not run together.
     expect(sent.json.messages[1]).toEqual({
       role: 'assistant',
       content:
-        "I'll search for when Claude Shannon was born.Based on the search results, Claude Shannon was born on April 30, 1916, in Petoskey, Michigan",
+        "I'll search for when Claude Shannon was born.\nBased on the search results, Claude Shannon was born on April 30, 1916, in Petoskey, Michigan",
     });
 
     // Only server tools: none sent at all.

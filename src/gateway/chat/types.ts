@@ -282,6 +282,13 @@ export interface AssistantMessage {
    * order the canonical fields do not keep. Other encoders write the canonical fields.
    */
   anthropic_content?: AnthropicNativeBlock[];
+  /**
+   * Non-enumerable (set by the Gemini adapter on a non-streamed answer whose order the canonical
+   * fields may not hold: one with thought parts, or with both text and calls; read by the
+   * Anthropic ingress): the candidate's parts as Gemini gave them, so an Anthropic client gets its
+   * thinking, text and tool calls in that order. The array the body was parsed into: no copy.
+   */
+  gemini_parts?: Array<Record<string, unknown>>;
   [extra: string]: unknown;
 }
 

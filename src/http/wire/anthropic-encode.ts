@@ -32,6 +32,7 @@
  */
 import type {
   AnthropicBlockEvent,
+  AssistantMessage,
   ChatDeltaChoice,
   ChatResult,
   ChatUsage,
@@ -191,8 +192,11 @@ export function encodeAnthropicMessage(
   const choice = result.choices[0];
   const m = choice?.message;
   let content: Block[] = [];
+  // A Gemini answer: its thinking, text and calls in the order of its parts.
+  const ordered = m?.gemini_parts ? inGeminiOrder(m, m.gemini_parts) : undefined;
   // An Anthropic answer: its content as it came, every block in its place.
   if (m?.anthropic_content) content = m.anthropic_content;
+  else if (ordered) content = ordered;
   else if (m) {
     const thinking = reasoningBlocksAt(m.reasoning_details, true);
     const rest: Block[] = [];
@@ -219,6 +223,58 @@ export function encodeAnthropicMessage(
     ...anthropicStop(choice, stops),
     usage: anthropicUsage(usage),
   });
+}
+
+/**
+ * A Gemini answer's blocks in the order of its parts: consecutive thought parts one thinking
+ * block, consecutive text parts one text block, each functionCall the next of the message's tool
+ * calls (with the id the gateway gave it). Thinking only while the message has its reasoning
+ * (`reasoning.exclude` removes it), with an empty signature as for any non-Anthropic reasoning.
+ * Undefined, so the canonical layout is written, when the parts do not add up to the message
+ * (a refusal, a call without its tool call): the canonical fields are what was billed and logged.
+ */
+function inGeminiOrder(m: AssistantMessage, parts: Array<Record<string, unknown>>): Block[] | undefined {
+  if (m.refusal) return undefined;
+  const calls = m.tool_calls ?? [];
+  const thinks = m.reasoning != null;
+  const out: Block[] = [];
+  let last: Block | undefined;
+  let call = 0;
+  let text = '';
+  let reasoning = '';
+  for (const p of parts) {
+    if (p.functionCall) {
+      const c = calls[call++];
+      if (!c) return undefined;
+      last = {
+        type: 'tool_use',
+        id: c.id,
+        name: c.function.name,
+        input: argumentsObject(c.function.arguments),
+      };
+      out.push(last);
+    } else if (typeof p.text === 'string' && p.text !== '') {
+      if (p.thought === true) {
+        reasoning += p.text;
+        if (!thinks) continue;
+        if (last?.type === 'thinking') last.thinking = `${last.thinking}${p.text}`;
+        else {
+          last = { type: 'thinking', thinking: p.text, signature: '' };
+          out.push(last);
+        }
+      } else {
+        text += p.text;
+        if (last?.type === 'text') last.text = `${last.text}${p.text}`;
+        else {
+          last = { type: 'text', text: p.text };
+          out.push(last);
+        }
+      }
+    }
+  }
+  if (call !== calls.length || text !== (m.content ?? '') || (thinks && reasoning !== m.reasoning))
+    return undefined;
+  return out;
 }
 
 export const sseEvent = (type: string, data: Record<string, unknown>) =>

@@ -10,6 +10,7 @@
  * A functionCall's `id` (optional at Gemini) is the tool call id; a missing one is generated as
  * `call_<24 hex>` (`newCallId`), which is never sent back to Gemini as its id.
  */
+import { setHidden } from '../../gateway/chat/hidden.js';
 import type {
   AssistantMessage,
   ChatResult,
@@ -143,11 +144,16 @@ export function parseGeminiResponse(status: number, body: string, headers: Upstr
   if (candidates.length === 0) throw promptBlocked(parsed, status);
   return {
     choices: candidates.map((c, i) => {
-      const { text, reasoning, details, calls } = convertParts(c.content?.parts ?? []);
+      const parts = c.content?.parts ?? [];
+      const { text, reasoning, details, calls } = convertParts(parts);
       const message: AssistantMessage = { role: 'assistant', content: text };
       if (reasoning !== null) message.reasoning = reasoning;
       if (details.length > 0) message.reasoning_details = details;
       if (calls.length > 0) message.tool_calls = calls;
+      // The parts as given, hidden, for the Anthropic ingress to write its blocks in Gemini's
+      // order (thinking between text and calls); only when the canonical fields may not hold it.
+      if (reasoning !== null || (text !== null && calls.length > 0))
+        setHidden(message, 'gemini_parts', parts);
       return {
         index: c.index ?? i,
         message,

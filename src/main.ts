@@ -6,7 +6,7 @@ import { pino } from 'pino';
 import { ConfigError, loadConfig } from './config/load-config.js';
 import type { Config } from './config/schema.js';
 import { type App, buildApp, LOG_REDACT } from './http/app.js';
-import { cutConnections, cutRequestsSettled } from './http/shutdown-cut.js';
+import { cutConnections, requestsSettled, SETTLE_WAIT_MS } from './http/shutdown-cut.js';
 import { createServices, type Services } from './services.js';
 
 export interface RunningGateway {
@@ -74,9 +74,15 @@ export async function startGateway(
       } finally {
         clearTimeout(timer);
       }
-      // A request the grace cut is still settling its bill and writing its log: the writer
-      // closes after it (before, such a request's log and settlement were lost).
-      await cutRequestsSettled(app.server);
+      // A request the grace cut, or whose client left during the drain, may still be settling
+      // its bill and writing its log once the server closed: the quota ledger and the writer
+      // close after it (before, such a request's log row and its refund were lost).
+      const unsettled = await requestsSettled(app.server);
+      if (unsettled > 0)
+        log.error(
+          { unsettled, waited_ms: SETTLE_WAIT_MS },
+          'shutdown: requests still unsettled; their request logs and quota settlements may be lost',
+        );
       await services.close();
     })();
     return stopping;

@@ -124,8 +124,9 @@ export async function createServices(
   await registry.start();
   closers.push(() => registry.close());
   const quota = new DeferredSettleLedger(createUsageStore(database), requestLogs);
-  // Before the request log writer's last write (closers run in reverse): it gives credit back.
-  closers.push(() => quota.idle());
+  // Before the request log writer's last write (closers run in reverse): the credit it gives
+  // back, and any refund settled later, go with that write.
+  closers.push(() => quota.close());
   const chat = createChatServices(config, registry, quota, requestLogs);
   closers.push(async () => chat.keyProbe.stop());
   const embeddings = createEmbeddingsService({

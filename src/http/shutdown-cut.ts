@@ -3,27 +3,26 @@ import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ClientLeft, ShutdownCut } from '../gateway/cancel.js';
 
-/** A request whose route bills and logs it (chat, embeddings): whether it has done so yet. */
-interface Tracked {
-  settled: boolean;
-  /** Set when the request was cut before it settled: resolves the stop's wait for it. */
-  release?: () => void;
-}
-
 /**
- * A response's `Tracked`, as a property of the response: set on every chat and embeddings
- * request, so it is a symbol-keyed field rather than a WeakMap entry (ephemerons cost the
- * garbage collector on every scavenge).
+ * The requests of one server whose route bills and logs them (chat, embeddings) and has not
+ * yet done so, counted: the stop closes the request-log writer and the quota ledger only once
+ * this is zero (or after a few seconds), whether the request ended with its answer, was cut by
+ * the shutdown, or lost its client (whose connection is gone while its request still settles).
+ * A count on the server, not a set of requests: two field updates per request.
  */
-const TRACKED = Symbol('modelgate.shutdownTracked');
-type TrackedResponse = ServerResponse & { [TRACKED]?: Tracked };
+interface Billing {
+  n: number;
+  /** Set while a stop waits: called when `n` comes back to zero. */
+  idle?: () => void;
+}
+const BILLING = Symbol('modelgate.billing');
+type BillingServer = Server & { [BILLING]?: Billing };
+
 /** Responses whose connection the shutdown cut (not their client). */
 const cutResponses = new WeakSet<ServerResponse>();
-/** Per server cut: the cut requests still settling their bill and writing their log. */
-const unsettled = new WeakMap<Server, Promise<void>[]>();
 
-/** Longest a stop waits for cut requests to log (they end at once: their upstream call is aborted). */
-const SETTLE_WAIT_MS = 5_000;
+/** Longest a stop waits for requests to settle once the server closed (their upstream call is aborted). */
+export const SETTLE_WAIT_MS = 5_000;
 
 /**
  * Ends every connection still open at the end of the shutdown grace period (`open`: the
@@ -32,39 +31,31 @@ const SETTLE_WAIT_MS = 5_000;
  * synchronously: the server may report itself closed before their `close` events run.
  */
 export function cutConnections(server: Server, open: Iterable<Socket>): void {
-  const pending: Promise<void>[] = [];
   for (const socket of open) {
     const res = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
-    if (!res || res.writableFinished) continue;
-    cutResponses.add(res);
-    const t = (res as TrackedResponse)[TRACKED];
-    if (t && !t.settled)
-      pending.push(
-        new Promise<void>((resolve) => {
-          t.release = resolve;
-        }),
-      );
+    if (res && !res.writableFinished) cutResponses.add(res);
   }
-  unsettled.set(server, pending);
   server.closeAllConnections?.();
 }
 
 /**
- * Resolves once every request cut by `cutConnections` has settled its bill and written its
- * log entry (or after a few seconds): the stop closes the request-log writer and the database
- * only after that, so a cut request is billed and logged, not lost with the writer.
+ * Resolves with 0 once every billed request of `server` has settled its bill and written its
+ * log entry, or with how many still have not after `waitMs`. The stop closes the request-log
+ * writer, the quota ledger and the database only after that: before, a request whose client
+ * left during the drain (or that the grace cut) settled after the writer closed, and its log
+ * row and the refund of its reservation were lost (the key's spend stayed up by the estimate).
  */
-export async function cutRequestsSettled(server: Server): Promise<void> {
-  const pending = unsettled.get(server);
-  if (!pending || pending.length === 0) return;
+export async function requestsSettled(server: Server, waitMs = SETTLE_WAIT_MS): Promise<number> {
+  const b = (server as BillingServer)[BILLING];
+  if (!b || b.n === 0) return 0;
   let timer: NodeJS.Timeout | undefined;
-  await Promise.race([
-    Promise.all(pending),
-    new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, SETTLE_WAIT_MS);
-    }),
-  ]);
+  await new Promise<void>((resolve) => {
+    b.idle = resolve;
+    timer = setTimeout(resolve, waitMs);
+  });
   clearTimeout(timer);
+  b.idle = undefined;
+  return b.n;
 }
 
 /**
@@ -78,9 +69,11 @@ export function abortOnClose(
   reply: FastifyReply,
   target: { abort(reason: unknown): void },
 ): () => void {
-  const res: TrackedResponse = reply.raw;
-  const t: Tracked = { settled: false };
-  res[TRACKED] = t;
+  const res = reply.raw;
+  const server = request.server.server as BillingServer;
+  const b = (server[BILLING] ??= { n: 0 });
+  b.n++;
+  let settled = false;
   res.on('close', () => {
     if (res.writableFinished) return;
     if (!cutResponses.has(res)) return void target.abort(new ClientLeft());
@@ -88,7 +81,8 @@ export function abortOnClose(
     target.abort(new ShutdownCut());
   });
   return () => {
-    t.settled = true;
-    t.release?.();
+    if (settled) return;
+    settled = true;
+    if (--b.n === 0) b.idle?.();
   };
 }

@@ -121,6 +121,8 @@ export class DeferredSettleLedger implements QuotaLedger {
    * check. Each lease keeps the count of its own last drop (`Lease.epoch`).
    */
   private epoch = 0;
+  /** Shut down (`close`): credit is no longer kept, every refund and surplus is queued. */
+  private closed = false;
 
   private readonly leaseMemoryMs: number;
   private readonly creditHoldMs: number;
@@ -206,7 +208,8 @@ export class DeferredSettleLedger implements QuotaLedger {
     const granted = this.store.reserve(keyId, userId, ask).then((refused) => {
       if (refused) return;
       // Asked before the credit was dropped: given back, not kept.
-      if (this.lease(keyId, userId).epoch !== epoch) return this.queue.settle(keyId, userId, -ask);
+      if (this.lease(keyId, userId).epoch !== epoch || this.closed)
+        return this.queue.settle(keyId, userId, -ask);
       const now = this.lease(keyId, userId);
       now.credit += ask;
       now.leases++;
@@ -227,6 +230,18 @@ export class DeferredSettleLedger implements QuotaLedger {
    */
   async idle(): Promise<void> {
     while (this.prefetching.size > 0) await Promise.all(this.prefetching);
+  }
+
+  /**
+   * On shutdown, before the request-log writer's last write: waits for the leases asked ahead,
+   * then gives every key's credit back and keeps none from then on. A refund that comes later
+   * (a request still settling, a lease landing) is queued as a settlement, not added to credit
+   * that nothing would give back: else the key's `quota_used` stayed up by it for good.
+   */
+  async close(): Promise<void> {
+    await this.idle();
+    this.closed = true;
+    this.dropCredit();
   }
 
   private async ask(lease: Lease, micros: number, input: ReserveInput): Promise<Reservation> {
@@ -255,7 +270,7 @@ export class DeferredSettleLedger implements QuotaLedger {
     // Dropped meanwhile (a lowered limit): the surplus goes back instead, and so will the
     // reservation's refund.
     const now = this.lease(keyId, userId);
-    if (now.epoch !== epoch) {
+    if (now.epoch !== epoch || this.closed) {
       if (granted > micros) this.queue.settle(keyId, userId, -(granted - micros));
     } else {
       now.credit += granted - micros;
@@ -288,7 +303,7 @@ export class DeferredSettleLedger implements QuotaLedger {
     // the credit was dropped since the hold (a lowered limit): then it goes back to the database.
     if (refund > 0) {
       const lease = this.lease(held.keyId, held.userId);
-      if (held.epoch === lease.epoch) lease.credit += refund;
+      if (held.epoch === lease.epoch && !this.closed) lease.credit += refund;
       else this.queue.settle(held.keyId, held.userId, -refund);
     }
     // Unconditional: the work is done, its cost is owed even past the limit.

@@ -89,6 +89,8 @@ export class RequestLogWriter {
   private failures = 0;
   private dropped = 0;
   private closed = false;
+  /** `close()` has returned: nothing retries a failed write any more. */
+  private finished = false;
   private readonly maxBuffered: number;
   private readonly maxBackoffMs: number;
   /** Rows per transaction: `rowsPerWrite`, within 1..batch. */
@@ -181,7 +183,7 @@ export class RequestLogWriter {
   }
 
   private queued(): void {
-    if (this.closed) return void this.flush().catch(() => {});
+    if (this.closed) return void this.flush().catch(this.finished ? this.lostLate : () => {});
     if (this.rows >= this.opts.batch && this.failures === 0) {
       // While a write runs, its end looks again (see `flush`): a write started now would only
       // take the few entries that came in since, a transaction per few rows on a slow database.
@@ -226,22 +228,50 @@ export class RequestLogWriter {
     this.timer = undefined;
     const attempts = this.opts.closeAttempts ?? 5;
     this.runBeforeWrite(true);
-    for (let i = 1; this.buffer.length > 0 || this.running; i++) {
-      try {
-        await this.flush();
-      } catch (err) {
-        if (i >= attempts) {
-          const lostSpend = this.buffer.filter((x) => !isRow(x));
-          this.log.error(
-            { err, lost: this.rows, lost_settlements: lostSpend.length, lost_spend: spendOf(lostSpend) },
-            'request logs could not be written on shutdown',
-          );
-          return;
+    // The sink's own work counts too (a reservation whose answer was lost, to give back): with
+    // nothing buffered it was left undone, and the key's spend stayed up by that hold.
+    try {
+      for (let i = 1; this.buffer.length > 0 || this.running || this.sink.pending?.() === true; i++) {
+        try {
+          await this.flush();
+        } catch (err) {
+          if (i >= attempts) return this.lose(err, 'request logs could not be written on shutdown');
+          await sleep(Math.min(this.maxBackoffMs, this.opts.flushMs * 2 ** i));
         }
-        await sleep(Math.min(this.maxBackoffMs, this.opts.flushMs * 2 ** i));
       }
+    } finally {
+      this.finished = true;
     }
   }
+
+  /**
+   * Reports, at error level, what is buffered and will never be written (rows, and the spend the
+   * settlements owed: a key's `quota_used` stays off by it), and lets go of it.
+   */
+  private lose(err: unknown, msg: string): void {
+    const lostSpend = this.buffer.filter((x) => !isRow(x));
+    const lostRows = this.buffer.filter(isRow);
+    this.log.error(
+      {
+        err,
+        lost: this.rows,
+        lost_request_ids: lostRows.slice(0, 20).map((r) => r.request_id),
+        lost_settlements: lostSpend.length,
+        lost_spend: spendOf(lostSpend),
+      },
+      msg,
+    );
+    this.buffer = [];
+    this.rows = 0;
+    this.formed = undefined;
+    this.isolating = 0;
+  }
+
+  /** A row or settlement that came after `close()` returned and could not be written alone. */
+  private readonly lostLate = (err: unknown): void => {
+    if (this.buffer.length > 0)
+      this.lose(err, 'request log or quota settlement came after shutdown and could not be written');
+  };
 
   private kick(delayMs: number): void {
     if (this.closed) return;
@@ -287,10 +317,12 @@ export class RequestLogWriter {
       } catch (err) {
         this.failures++;
         const wait = Math.min(this.maxBackoffMs, this.opts.flushMs * 2 ** this.failures);
-        this.log.warn(
-          { err, buffered: this.buffer.length, failures: this.failures, retry_ms: wait },
-          'request log flush failed; will retry',
-        );
+        // After `close()` no one retries: the caller reports what is lost (`lostLate`).
+        if (!this.finished)
+          this.log.warn(
+            { err, buffered: this.buffer.length, failures: this.failures, retry_ms: wait },
+            'request log flush failed; will retry',
+          );
         if (!this.closed) this.retryIn(wait);
         throw err;
       }

@@ -71,7 +71,11 @@ export function abortOnClose(
 ): () => void {
   const res = reply.raw;
   const server = request.server.server as BillingServer;
-  const b = (server[BILLING] ??= { n: 0 });
+  let b = server[BILLING];
+  if (!b) {
+    b = { n: 0 };
+    server[BILLING] = b;
+  }
   b.n++;
   let settled = false;
   res.on('close', () => {
@@ -83,6 +87,6 @@ export function abortOnClose(
   return () => {
     if (settled) return;
     settled = true;
-    if (--b.n === 0) b.idle?.();
+    if (--b!.n === 0) b!.idle?.();
   };
 }

@@ -105,6 +105,12 @@ export const ConfigSchema = Obj({
      * of scrypt on the libuv pool, so it also bounds what one address can make the server do.
      */
     login_rate_per_minute: Type.Integer({ minimum: 0, default: 20 }),
+    /**
+     * Writes to /api (POST, PUT, PATCH, DELETE by a signed-in user or an access token) a minute
+     * per user, a burst of that many then one every 60/n seconds; 0 = no limit. Bounds what a
+     * stolen session or token can create (keys, tokens, users, apps). Reads and /v1 are not counted.
+     */
+    api_write_rate_per_minute: Type.Integer({ minimum: 0, default: 120 }),
   }),
   log: Obj({
     level: Type.Union(

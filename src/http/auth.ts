@@ -4,6 +4,7 @@ import { Role } from '../access/roles.js';
 import { forbidden, GatewayError, unauthorized } from '../gateway/errors.js';
 import type { Services } from '../services.js';
 import type { UserRow } from '../store/users-repo.js';
+import { limitPerMinute } from './address-limit.js';
 
 export const SESSION_COOKIE = 'mg_session';
 
@@ -60,15 +61,26 @@ export function securityOf(hooks: unknown): OpenApiSecurity | undefined {
 
 /** onRequest hook (runs before body parsing, so 401/403 come before 400): a signed-in user with at least `minRole`. */
 export function requireUser(services: Services, minRole: number = Role.user) {
-  const hook = async (request: FastifyRequest, _reply: FastifyReply) => {
+  const writesPerMinute = services.config.auth.api_write_rate_per_minute;
+  const hook = async (request: FastifyRequest, reply: FastifyReply) => {
     const user = await resolveUser(services, request);
     if (!user) throw unauthorized('sign in or send an access token');
     if (user.role < minRole) throw forbidden(`requires the ${minRole >= Role.root ? 'root' : 'admin'} role`);
     request.user = user;
+    // Per user, whatever the credential (every session and token of theirs share it), and for
+    // every role: a stolen admin token is the one that can do the most.
+    if (writesPerMinute > 0 && isWrite(request.method))
+      await limitPerMinute(services.rateLimiter, `api-write:${user.id}`, reply, {
+        perMinute: writesPerMinute,
+        what: `changes through /api are limited to ${writesPerMinute} a minute per user`,
+      });
   };
   SECURITY.set(hook, USER_SECURITY);
   return hook;
 }
+
+/** A method that changes something: what `auth.api_write_rate_per_minute` counts. */
+const isWrite = (method: string) => method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS';
 
 /**
  * onRequest hook for /v1: a valid API key (`Authorization: Bearer sk-...`). Callback style: a

@@ -46,8 +46,9 @@ export async function startTestGateway(
         database: { url: db.url, pool_size: 5 },
         redis: { url: opts.redis === false ? '' : TEST_REDIS_URL },
         // Test files sign in often, from one address, sharing one Redis: the limit is tested apart
-        // (user-session.test.ts).
-        auth: { root_password: ROOT_PASSWORD, login_rate_per_minute: 0 },
+        // (user-session.test.ts). Likewise /api writes: root is user 1 in every test database, so
+        // all files running at once on one Redis would share one allowance (api-write-limit.test.ts).
+        auth: { root_password: ROOT_PASSWORD, login_rate_per_minute: 0, api_write_rate_per_minute: 0 },
         log: { level: process.env.TEST_LOG_LEVEL ?? 'silent' },
         catalog: { seed: false },
       },

@@ -10,6 +10,7 @@ import type {
 } from '../../gateway/chat/types.js';
 import { type ChatPlan, planChat, requestedModel } from '../../gateway/completions/chat-plan.js';
 import type { Bill, ChatContext, ChatRunner, StreamOpened } from '../../gateway/completions/chat-runner.js';
+import { shows } from '../../gateway/completions/read-until-shown.js';
 import { GatewayError, UpstreamError } from '../../gateway/errors.js';
 import { attemptsHeader, attemptsOf, countsAgainstHealth } from '../../gateway/routing/execute.js';
 import type { ChatEventStream } from '../../gateway/upstream/event-stream.js';
@@ -254,7 +255,17 @@ async function streamChat(
       parts = [];
     }
   };
-  /** When the first chunk went out (epoch ms): the client's TTFT, and this upstream's. */
+  /**
+   * When the upstream first produced something to show (epoch ms), hidden reasoning included:
+   * `readUntilShown` returned with it, just now. This upstream's TTFT, for its health.
+   */
+  const upstreamFirstAt = Date.now();
+  /**
+   * When the first chunk the client sees carrying something went out (epoch ms): the log's TTFT.
+   * With `reasoning.exclude` that is the first answer token (or tool call, or the end), not the
+   * first hidden reasoning, nor the role-only chunk that may go out before it. Looked at only
+   * until found: a null check per event after that, as before.
+   */
   let firstShownAt: number | null = null;
   let status = 200;
   let failure: unknown;
@@ -284,7 +295,7 @@ async function streamChat(
         inBand = ev.error;
         break;
       } else {
-        firstShownAt ??= Date.now();
+        if (firstShownAt === null && shows(ev)) firstShownAt = Date.now();
         out += writer!.chunk(ev.choices);
       }
     }
@@ -357,14 +368,16 @@ async function streamChat(
   }
   if (failure === undefined) {
     // The upstream's own figures, from the start of its try: the log's TTFT is the client's (from
-    // the request), which includes upstreams that failed before this one and is not this one's.
+    // the request, to the first token shown), which includes upstreams that failed before this
+    // one and, with reasoning excluded, the reasoning the client did not see; neither is this
+    // upstream's. Its TTFT is its first token, reasoning included.
     const tryStart = opened.attemptStartedAt;
     const durationMs = Date.now() - tryStart;
     health.success(
       key,
       {
         latencyMs: durationMs,
-        ttftMs: firstShownAt === null ? undefined : firstShownAt - tryStart,
+        ttftMs: upstreamFirstAt - tryStart,
         completionTokens: bill.usage?.completion_tokens,
         durationMs,
       },

@@ -89,6 +89,17 @@ const UPDATED =
   'change (a whole form, settings it read) cannot overwrite a change it has not seen. The answer ' +
   'is the channel as stored, with its new revision.';
 
+const TESTED =
+  'Calls the given model, or one the channel serves, with the smallest request (a one-word chat, ' +
+  'or one short text to embed). Answers 200 either way, with success false on the envelope and in ' +
+  'data when the upstream failed; data has success, latency_ms, model (the id tried), ' +
+  'upstream_model (the name sent for it, after model_mapping), endpoint ("chat" or "embeddings"), ' +
+  'upstream_status (the HTTP status the upstream failed with; null on success or when it never ' +
+  'answered), error_kind (null on success; else auth, payment, not_found, connection, timeout, ' +
+  'rate_limited, overloaded, server_error, bad_response, bad_request, context_length, ' +
+  'content_filter or too_large; null when the channel cannot make the call at all) and message ' +
+  "(the answer's first words, or where it failed and the upstream's message).";
+
 /** `/api/channel`: upstreams, admin only. Keys are masked in every answer and never logged. */
 export function registerChannelRoutes(app: App, services: Services): void {
   const admin = requireUser(services, Role.admin);
@@ -187,7 +198,7 @@ export function registerChannelRoutes(app: App, services: Services): void {
       schema: {
         tags,
         summary: 'Test a channel with one small chat or embeddings call',
-        description: `${ADMIN_ONLY} Calls the given model, or one the channel serves; answers success, latency and the upstream's message on failure.`,
+        description: `${ADMIN_ONLY} ${TESTED}`,
         params: IdParams,
         body: TestBody,
       },

@@ -671,6 +671,60 @@ describe('console in a real browser', () => {
     await screenshot(page, '13c-upstream-models');
   });
 
+  it('says what a failed upstream test tried and how it failed, in words and not only in color', async () => {
+    // An address without its /v1: the upstream answers 404 at /chat/completions. Disabled, so it
+    // routes nothing; a test still tries it.
+    const base = gw.upstreamUrl ?? 'http://127.0.0.1:9';
+    const made = await adminApi<{ id: number }>('POST', '/channel', {
+      name: 'e2e no v1',
+      kind: 'openai-compatible',
+      base_url: base,
+      keys: ['sk-e2e-no-v1'],
+      models: [gw.chatModel],
+      model_mapping: { [gw.chatModel]: 'fake-chat' },
+      status: 2,
+    });
+    try {
+      await page.goto(`${gw.url}/admin/upstreams`);
+      const row = page
+        .getByRole('row')
+        .filter({ has: page.getByRole('button', { name: 'Edit e2e no v1', exact: true }) });
+      await row.getByRole('button', { name: 'Test e2e no v1', exact: true }).click();
+      // Where the button is: the verdict in one sentence, announced.
+      const summary = row.locator('[aria-live]').last();
+      await expect
+        .poll(() => summary.textContent())
+        .toMatch(
+          new RegExp(
+            `^Failed with ${gw.chatModel} after \\d+ ms \\(HTTP 404, not_found\\)\\. Details below\\.$`,
+          ),
+        );
+      // Under the row: each fact named, and what to check.
+      const failure = page.getByRole('region', { name: 'Test of e2e no v1 failed' });
+      await failure.waitFor();
+      expect(await failure.getByText('✗ Test failed').count()).toBe(1);
+      await failure.getByText(/check the model name \(or its mapping\) and the base URL/).waitFor();
+      const terms = await failure.locator('dt').allTextContents();
+      const details = await failure.locator('dd').allTextContents();
+      const facts = Object.fromEntries(terms.map((t, i) => [t, details[i]]));
+      expect(facts).toMatchObject({
+        'Upstream status': 'HTTP 404',
+        'Error kind': 'not_found',
+        'Model tried': `${gw.chatModel} (sent as fake-chat), a chat request`,
+        Message: `${base} answered 404: no route (openai-compatible channels take a base_url ending in /v1: ${base}/v1)`,
+      });
+      expect(facts.Latency).toMatch(/^\d+ ms$/);
+      await screenshot(page, '13f-upstream-test-failed');
+
+      // A working upstream's test says so, with no failure left on screen.
+      await page.getByRole('button', { name: 'Test fake upstream', exact: true }).click();
+      await page.getByText(new RegExp(`^Works with ${gw.chatModel} in \\d+ ms`)).waitFor();
+      expect(await page.getByRole('region', { name: 'Test of fake upstream failed' }).count()).toBe(0);
+    } finally {
+      await adminApi('DELETE', `/channel/${made.id}`);
+    }
+  });
+
   it('sets a hint with inline code as a sentence, without gaps around the code', async () => {
     await page.getByRole('link', { name: 'API keys' }).click();
     // The muted style lays badges out in a row with gaps: "on /v1 . Try one in the playground ."

@@ -470,9 +470,53 @@ export async function startStubGateway(opts: {
         );
       return ok(Object.assign(c, patch, { revision: c.revision + 1 }));
     }
+    if (path === '/api/channel' && m === 'POST') {
+      need(req, 10);
+      const c = {
+        base_url: '',
+        keys: [],
+        models: [],
+        model_mapping: {},
+        priority: 0,
+        weight: 1,
+        status: 1,
+        settings: {},
+        ...body,
+        id: Math.max(0, ...channels.map((x) => x.id)) + 1,
+        source: 'api',
+        revision: 1,
+      };
+      c.keys = c.keys.map((k: string) => `${k.slice(0, 3)}…${k.slice(-4)}`);
+      channels.push(c);
+      return ok({ ...c, served_models: c.models });
+    }
+    if (at(/^\/api\/channel\/(\d+)$/) && m === 'DELETE') {
+      need(req, 10);
+      const i = channels.findIndex((x) => x.id === Number(r![1]));
+      if (i < 0) throw new HttpError(404, `channel ${r![1]} not found`);
+      channels.splice(i, 1);
+      return ok(null);
+    }
     if (at(/^\/api\/channel\/(\d+)\/test$/) && m === 'POST') {
       need(req, 10);
-      return ok({ model: opts.chatModel, latency_ms: 42 });
+      const c = channels.find((x) => x.id === Number(r![1]));
+      if (!c) throw new HttpError(404, `channel ${r![1]} not found`);
+      const model = body?.model ?? c.models[0];
+      if (!model) throw new HttpError(400, 'model: channel serves no models');
+      const tried = {
+        model,
+        upstream_model: c.model_mapping?.[model] ?? model,
+        endpoint: 'chat',
+        latency_ms: 42,
+      };
+      // As the gateway answers a base URL without its /v1: 200, success false, what failed in data.
+      const base = String(c.base_url).replace(/\/+$/, '');
+      if (!/\/v\d/.test(new URL(base || 'http://x').pathname)) {
+        const message = `${base} answered 404: no route (openai-compatible channels take a base_url ending in /v1: ${base}/v1)`;
+        const data = { ...tried, success: false, upstream_status: 404, error_kind: 'not_found', message };
+        return send(res, 200, { success: false, message, data });
+      }
+      return ok({ ...tried, success: true, upstream_status: null, error_kind: null, message: 'ok' });
     }
     if (path === '/api/model' && m === 'GET') return need(req) && ok(models, models.length);
     if (path === '/api/log' && m === 'GET') {

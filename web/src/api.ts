@@ -72,7 +72,13 @@ async function readError(res: Response): Promise<ApiError> {
 /** Dispatched on window when a call answers 401: the auth provider forgets the user. */
 export const SIGNED_OUT = 'modelgate:signed-out';
 
-async function request<T>(method: string, path: string, body?: unknown): Promise<Envelope<T>> {
+async function request<T>(
+  method: string,
+  path: string,
+  body?: unknown,
+  /** Answer an envelope with success false instead of throwing it (its data is the verdict). */
+  keepFailure = false,
+): Promise<Envelope<T>> {
   let res: Response;
   try {
     res = await fetch(`/api${path}`, {
@@ -99,7 +105,7 @@ async function request<T>(method: string, path: string, body?: unknown): Promise
   } catch {
     throw new ApiError(res.status, 'The gateway sent an unreadable answer.');
   }
-  if (!env.success)
+  if (!env.success && !keepFailure)
     throw new ApiError(res.status, env.message || 'Request failed', fieldOfMessage(env.message ?? ''));
   return env;
 }
@@ -127,6 +133,13 @@ export const api = {
   },
   async post<T>(path: string, body: unknown = {}): Promise<T> {
     return (await request<T>('POST', path, body)).data;
+  },
+  /**
+   * A POST whose answer is a verdict (a channel test): the whole envelope, `success` false
+   * included, so its data (what failed and how) is not lost. A refused call (4xx, 5xx) still throws.
+   */
+  async verdict<T>(path: string, body: unknown = {}): Promise<Envelope<T>> {
+    return request<T>('POST', path, body, true);
   },
   async put<T>(path: string, body: unknown): Promise<T> {
     return (await request<T>('PUT', path, body)).data;

@@ -85,6 +85,21 @@ export interface Channel {
   revision?: number;
 }
 
+/** `POST /api/channel/:id/test`: its data, whether the upstream worked or not. */
+export interface ChannelTestResult {
+  success: boolean;
+  latency_ms?: number;
+  /** The model id tried, and the name sent for it (after the channel's model_mapping). */
+  model?: string;
+  upstream_model?: string;
+  endpoint?: 'chat' | 'embeddings';
+  /** The HTTP status the upstream failed with; null when it never answered (refused, timed out). */
+  upstream_status?: number | null;
+  /** auth, not_found, connection, timeout...; null on success. */
+  error_kind?: string | null;
+  message?: string;
+}
+
 export interface ModelPricing {
   prompt?: string;
   completion?: string;

@@ -1,10 +1,10 @@
-import { useState } from 'react';
+import { Fragment, useState } from 'react';
 import { ApiError, api, errorText } from '../../api';
 import { type FieldSpec, type FormValues, numOrNull, SpecForm, str } from '../../components/SpecForm';
 import { Confirm, Empty, ErrorBox, Modal, Notice, Pager, Spinner, StatusBadge } from '../../components/ui';
 import { splitList } from '../../format';
 import { useAsync, useDocumentTitle } from '../../hooks';
-import { CHANNEL_KINDS, type Channel } from '../../types';
+import { CHANNEL_KINDS, type Channel, type ChannelTestResult } from '../../types';
 
 const PAGE_SIZE = 20;
 
@@ -222,13 +222,96 @@ function maskedKeys(keys: Channel['keys']): string {
   return list.length ? `${list.length} key${list.length > 1 ? 's' : ''}` : 'no keys';
 }
 
+/** What to check for each kind of failure a channel test answers (`error_kind`). */
+const FAILURE_HINTS: Record<string, string> = {
+  auth: 'The upstream refused the key: check the upstream keys.',
+  payment: 'The provider refused the account (credit, billing or region): check it with the provider.',
+  not_found:
+    'The upstream does not know the model or the address: check the model name (or its mapping) and the base URL.',
+  connection:
+    'The gateway could not connect: check the base URL, and that the server is up and reachable from the gateway.',
+  timeout: 'The upstream did not answer in time: check that the server is up, or the base URL.',
+  rate_limited: "The upstream's rate limit was reached: try again later, or add keys.",
+  overloaded: 'The upstream is overloaded: try again later.',
+  server_error: 'The upstream failed on its side: try again later, or read its logs.',
+  bad_response: "The answer was not in this upstream kind's format: check the kind and the base URL.",
+  bad_request:
+    'The upstream refused the request: check the model name and the settings sent with it (extra headers, options).',
+  context_length: 'The model refused the test prompt as too long.',
+  content_filter: "The provider's safety filter refused the test prompt.",
+  too_large: 'The upstream refused the request as too large.',
+};
+
+/** A test's outcome: the API's verdict, or the call refused before any upstream was tried. */
+interface TestState {
+  busy: boolean;
+  result?: ChannelTestResult;
+  error?: string;
+}
+
+/** The one-line verdict, announced where the Test button is. */
+function testSummary(t: TestState): string {
+  if (t.busy) return 'Testing…';
+  if (t.error !== undefined) return `Could not test: ${t.error}`;
+  const r = t.result;
+  if (!r) return '';
+  const parts = [r.success ? 'Works' : 'Failed'];
+  if (r.model) parts.push(`with ${r.model}`);
+  if (typeof r.latency_ms === 'number') parts.push(`${r.success ? 'in' : 'after'} ${r.latency_ms} ms`);
+  if (r.success) return parts.join(' ') + (r.message ? `: ${r.message}` : '');
+  const why = [
+    typeof r.upstream_status === 'number' ? `HTTP ${r.upstream_status}` : null,
+    r.error_kind ?? null,
+  ].filter(Boolean);
+  return `${parts.join(' ')}${why.length ? ` (${why.join(', ')})` : ''}. Details below.`;
+}
+
+/** What a failed test tried and how it failed, laid out to act on. */
+function TestFailure({ c, r }: { c: Channel; r: ChannelTestResult }) {
+  const hint = r.error_kind ? FAILURE_HINTS[r.error_kind] : undefined;
+  const sentAs = r.upstream_model && r.upstream_model !== r.model ? r.upstream_model : null;
+  return (
+    <section className="test-failure" aria-label={`Test of ${c.name} failed`}>
+      <p className="test-failure-head">
+        <span className="badge badge-error">✗ Test failed</span>
+        {hint && <span> {hint}</span>}
+      </p>
+      <dl className="facts">
+        <dt>Upstream status</dt>
+        <dd>
+          {typeof r.upstream_status === 'number'
+            ? `HTTP ${r.upstream_status}`
+            : 'None: the upstream did not answer'}
+        </dd>
+        <dt>Error kind</dt>
+        <dd>{r.error_kind ? <code>{r.error_kind}</code> : 'Not an upstream failure'}</dd>
+        <dt>Model tried</dt>
+        <dd>
+          {r.model ?? 'unknown'}
+          {sentAs && (
+            <>
+              {' '}
+              (sent as <code>{sentAs}</code>)
+            </>
+          )}
+          {r.endpoint && `, ${r.endpoint === 'embeddings' ? 'an embedding' : 'a chat'} request`}
+        </dd>
+        <dt>Latency</dt>
+        <dd>{typeof r.latency_ms === 'number' ? `${r.latency_ms} ms` : 'unknown'}</dd>
+        <dt>Message</dt>
+        <dd>{r.message || 'None given'}</dd>
+      </dl>
+    </section>
+  );
+}
+
 export function Upstreams() {
   useDocumentTitle('Upstreams');
   const [page, setPage] = useState(0);
   const list = useAsync(() => api.page<Channel>('/channel', { p: page, page_size: PAGE_SIZE }), [page]);
   const [editing, setEditing] = useState<Channel | 'new' | null>(null);
   const [deleting, setDeleting] = useState<Channel | null>(null);
-  const [tests, setTests] = useState<Record<number, { busy: boolean; text: string; ok?: boolean }>>({});
+  const [tests, setTests] = useState<Record<number, TestState>>({});
   const [refreshes, setRefreshes] = useState<Record<number, { busy: boolean; text: string; ok?: boolean }>>(
     {},
   );
@@ -288,23 +371,18 @@ export function Upstreams() {
   async function test(c: Channel) {
     setNotice('');
     setError(null);
-    setTests((t) => ({ ...t, [c.id]: { busy: true, text: 'Testing…' } }));
+    setTests((t) => ({ ...t, [c.id]: { busy: true } }));
     try {
-      const r = await api.post<{
-        success?: boolean;
-        latency_ms?: number;
-        model?: string;
-        message?: string;
-      } | null>(`/channel/${c.id}/test`);
-      // The call itself succeeds when the upstream fails: the verdict is in the data.
-      const ok = r?.success !== false;
-      const parts = [ok ? 'Works' : 'Failed'];
-      if (r?.model) parts.push(`with ${r.model}`);
-      if (typeof r?.latency_ms === 'number') parts.push(`in ${r.latency_ms} ms`);
-      const text = parts.join(' ') + (r?.message ? `: ${r.message}` : '');
-      setTests((t) => ({ ...t, [c.id]: { busy: false, ok, text } }));
+      // The call succeeds when the upstream fails: the verdict, and what failed, are in the data.
+      const env = await api.verdict<ChannelTestResult | null>(`/channel/${c.id}/test`);
+      const result: ChannelTestResult = {
+        ...(env.data ?? {}),
+        success: env.success && env.data?.success !== false,
+      };
+      if (!result.success && !result.message) result.message = env.message;
+      setTests((t) => ({ ...t, [c.id]: { busy: false, result } }));
     } catch (e) {
-      setTests((t) => ({ ...t, [c.id]: { busy: false, ok: false, text: errorText(e) } }));
+      setTests((t) => ({ ...t, [c.id]: { busy: false, error: errorText(e) } }));
     }
   }
 
@@ -386,82 +464,91 @@ export function Upstreams() {
             </thead>
             <tbody>
               {list.data.items.map((c) => (
-                <tr key={c.id}>
-                  <th scope="row">
-                    {c.name}
-                    <SourceBadge c={c} />
-                    <div className="meta break">{c.base_url}</div>
-                    <div className="meta">{maskedKeys(c.keys)}</div>
-                  </th>
-                  <td>{c.kind}</td>
-                  <td className="wrap-cell">
-                    <ServedModels c={c} />
-                    {listsItsModels(c) && (
+                <Fragment key={c.id}>
+                  <tr>
+                    <th scope="row">
+                      {c.name}
+                      <SourceBadge c={c} />
+                      <div className="meta break">{c.base_url}</div>
+                      <div className="meta">{maskedKeys(c.keys)}</div>
+                    </th>
+                    <td>{c.kind}</td>
+                    <td className="wrap-cell">
+                      <ServedModels c={c} />
+                      {listsItsModels(c) && (
+                        <button
+                          type="button"
+                          className="btn btn-small cell-action"
+                          aria-label={`Refresh the models of ${c.name}`}
+                          onClick={() => refresh(c)}
+                          disabled={refreshes[c.id]?.busy}
+                        >
+                          Refresh
+                        </button>
+                      )}
+                      <div
+                        aria-live="polite"
+                        className={`test-result ${refreshes[c.id]?.ok === false ? 'text-error' : 'text-ok'}`}
+                      >
+                        {refreshes[c.id]?.text}
+                      </div>
+                    </td>
+                    <td>
+                      {c.priority} / {c.weight}
+                    </td>
+                    <td>
+                      <StatusBadge status={c.status} />
+                    </td>
+                    <td className="actions">
                       <button
                         type="button"
-                        className="btn btn-small cell-action"
-                        aria-label={`Refresh the models of ${c.name}`}
-                        onClick={() => refresh(c)}
-                        disabled={refreshes[c.id]?.busy}
+                        className="btn btn-small"
+                        aria-label={`Test ${c.name}`}
+                        onClick={() => test(c)}
+                        disabled={tests[c.id]?.busy}
                       >
-                        Refresh
+                        Test
                       </button>
-                    )}
-                    <div
-                      aria-live="polite"
-                      className={`test-result ${refreshes[c.id]?.ok === false ? 'text-error' : 'text-ok'}`}
-                    >
-                      {refreshes[c.id]?.text}
-                    </div>
-                  </td>
-                  <td>
-                    {c.priority} / {c.weight}
-                  </td>
-                  <td>
-                    <StatusBadge status={c.status} />
-                  </td>
-                  <td className="actions">
-                    <button
-                      type="button"
-                      className="btn btn-small"
-                      aria-label={`Test ${c.name}`}
-                      onClick={() => test(c)}
-                      disabled={tests[c.id]?.busy}
-                    >
-                      Test
-                    </button>
-                    <button
-                      type="button"
-                      className="btn btn-small"
-                      aria-label={`Edit ${c.name}`}
-                      onClick={() => edit(c)}
-                    >
-                      Edit
-                    </button>
-                    <button
-                      type="button"
-                      className="btn btn-small"
-                      aria-label={`${c.status === 1 ? 'Disable' : 'Enable'} ${c.name}`}
-                      onClick={() => toggle(c)}
-                    >
-                      {c.status === 1 ? 'Disable' : 'Enable'}
-                    </button>
-                    <button
-                      type="button"
-                      className="btn btn-small btn-danger"
-                      aria-label={`Delete ${c.name}`}
-                      onClick={() => setDeleting(c)}
-                    >
-                      Delete
-                    </button>
-                    <div
-                      aria-live="polite"
-                      className={`test-result ${tests[c.id]?.ok === false ? 'text-error' : 'text-ok'}`}
-                    >
-                      {tests[c.id]?.text}
-                    </div>
-                  </td>
-                </tr>
+                      <button
+                        type="button"
+                        className="btn btn-small"
+                        aria-label={`Edit ${c.name}`}
+                        onClick={() => edit(c)}
+                      >
+                        Edit
+                      </button>
+                      <button
+                        type="button"
+                        className="btn btn-small"
+                        aria-label={`${c.status === 1 ? 'Disable' : 'Enable'} ${c.name}`}
+                        onClick={() => toggle(c)}
+                      >
+                        {c.status === 1 ? 'Disable' : 'Enable'}
+                      </button>
+                      <button
+                        type="button"
+                        className="btn btn-small btn-danger"
+                        aria-label={`Delete ${c.name}`}
+                        onClick={() => setDeleting(c)}
+                      >
+                        Delete
+                      </button>
+                      <div
+                        aria-live="polite"
+                        className={`test-result ${tests[c.id] && !tests[c.id].busy && !tests[c.id].result?.success ? 'text-error' : 'text-ok'}`}
+                      >
+                        {tests[c.id] && testSummary(tests[c.id])}
+                      </div>
+                    </td>
+                  </tr>
+                  {tests[c.id]?.result && !tests[c.id].busy && !tests[c.id].result?.success && (
+                    <tr className="test-failure-row">
+                      <td colSpan={6}>
+                        <TestFailure c={c} r={tests[c.id].result as ChannelTestResult} />
+                      </td>
+                    </tr>
+                  )}
+                </Fragment>
               ))}
             </tbody>
           </table>

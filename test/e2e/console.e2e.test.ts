@@ -870,6 +870,53 @@ describe('console in a real browser', () => {
     await dialog.getByRole('button', { name: 'Cancel' }).click();
   });
 
+  it('says the model list failed on the Account page, keeps the default model on save, and retries', async () => {
+    const me = await adminApi<{ display_name: string; default_model: string | null }>('GET', '/user/self');
+    await adminApi('PUT', '/user/self', { default_model: gw.chatModel });
+    // The registry cannot be read (a database down, say): every model list answers 500.
+    const failing = '**/api/model?*';
+    await page.route(failing, (route) =>
+      route.fulfill({
+        status: 500,
+        contentType: 'application/json',
+        body: JSON.stringify({ success: false, message: 'the database is unavailable' }),
+      }),
+    );
+    try {
+      await page.goto(`${gw.url}/account`);
+      const alert = page.getByRole('alert').filter({ hasText: 'The model list could not be loaded' });
+      await alert.getByText('the database is unavailable').waitFor();
+      const select = page.getByLabel('Default model');
+      // Not "None": the setting as it is, and no way to change it without the list.
+      expect(await select.inputValue()).toBe(gw.chatModel);
+      expect(await select.isDisabled()).toBe(true);
+      await page.getByText('The model list could not be loaded: the current setting is kept.').waitFor();
+      await screenshot(page, '09c-account-models-failed');
+      // Saving another setting leaves the default model as it was.
+      await page.getByLabel('Display name').fill('Root (e2e)');
+      await page.getByRole('button', { name: 'Save settings' }).click();
+      await page.getByText('Settings saved; the default model was kept as it was.').waitFor();
+      expect(await adminApi('GET', '/user/self')).toMatchObject({
+        display_name: 'Root (e2e)',
+        default_model: gw.chatModel,
+      });
+
+      // Once the list answers again, Try again offers every model.
+      await page.unroute(failing);
+      await alert.getByRole('button', { name: 'Try again' }).click();
+      await select.locator(`option[value="${gw.chatModel}"]`).waitFor({ state: 'attached' });
+      expect(await select.isDisabled()).toBe(false);
+      expect(await select.inputValue()).toBe(gw.chatModel);
+      expect(await page.getByRole('alert').count()).toBe(0);
+    } finally {
+      await page.unroute(failing);
+      await adminApi('PUT', '/user/self', {
+        display_name: me.display_name ?? '',
+        default_model: me.default_model ?? '',
+      });
+    }
+  });
+
   it('fits a phone screen with a menu button', async () => {
     const phone = await browser.newContext({
       viewport: { width: 390, height: 844 },

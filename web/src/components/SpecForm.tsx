@@ -16,6 +16,8 @@ export interface FieldSpec {
   autoComplete?: string;
   step?: string;
   min?: number;
+  /** Shown but not changeable (its value still goes to onSubmit: leave it out there if it must not be sent). */
+  disabled?: boolean;
 }
 
 /** A form described by field specs; the server's validation message lands on the field it names. */
@@ -102,6 +104,7 @@ export function SpecForm({
                 value: String(values[f.name] ?? ''),
                 placeholder: f.placeholder,
                 autoComplete: f.autoComplete,
+                disabled: f.disabled,
               };
               if (f.type === 'textarea')
                 return <textarea {...common} rows={4} onChange={(e) => set(f.name, e.target.value)} />;

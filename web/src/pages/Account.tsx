@@ -55,29 +55,43 @@ export function Account() {
   const [passwordForm, setPasswordForm] = useState(0);
   if (!user) return null;
 
+  // Without the model list the chooser cannot offer the models, nor show the setting as chosen
+  // among them: it keeps the current setting, unchangeable until the list loads (Try again).
+  const list = models.data;
+  const listed = list !== undefined;
+  const current = user.default_model ?? '';
   const profileFields: FieldSpec[] = [
     { name: 'display_name', label: 'Display name' },
     {
       name: 'default_model',
       label: 'Default model',
       type: 'select',
-      hint: 'Used when a request names no model.',
-      options: [
-        ['', 'None (the server default)'],
-        ...(models.data ?? []).map((m): [string, string] => [m.id, `${m.name} (${m.id})`]),
-        // A setting naming a model the registry no longer lists stays visible (and kept).
-        ...(user.default_model && models.data && !models.data.some((m) => m.id === user.default_model)
-          ? [[user.default_model, `${user.default_model} (not in the registry)`] as [string, string]]
-          : []),
-      ],
+      disabled: !listed,
+      hint: listed
+        ? 'Used when a request names no model.'
+        : 'The model list could not be loaded: the current setting is kept. Try again to change it.',
+      options: list
+        ? [
+            ['', 'None (the server default)'],
+            ...list.map((m): [string, string] => [m.id, `${m.name} (${m.id})`]),
+            // A setting naming a model the registry no longer lists stays visible (and kept).
+            ...(current && !list.some((m) => m.id === current)
+              ? [[current, `${current} (not in the registry)`] as [string, string]]
+              : []),
+          ]
+        : [[current, current || 'None (the server default)']],
     },
   ];
 
   async function saveProfile(v: FormValues) {
     setNotice('');
-    await api.put('/user/self', { display_name: str(v.display_name), default_model: str(v.default_model) });
+    // The default model goes only when it could be chosen from the list: never blanked unseen.
+    await api.put('/user/self', {
+      display_name: str(v.display_name),
+      ...(listed ? { default_model: str(v.default_model) } : {}),
+    });
     await refresh();
-    setNotice('Settings saved.');
+    setNotice(listed ? 'Settings saved.' : 'Settings saved; the default model was kept as it was.');
   }
 
   async function changePassword(v: FormValues) {
@@ -122,7 +136,7 @@ export function Account() {
           <Spinner label="Loading models…" />
         ) : (
           <SpecForm
-            key={`${user.id}-${models.data?.length ?? 0}`}
+            key={`${user.id}-${list ? list.length : 'unlisted'}`}
             fields={profileFields}
             initial={{ display_name: user.display_name ?? '', default_model: user.default_model ?? '' }}
             submitLabel="Save settings"

@@ -917,6 +917,36 @@ describe('console in a real browser', () => {
     }
   });
 
+  it('says the playground could not load the models, with a retry, instead of "No models"', async () => {
+    const made = await adminApi<{ id: number; key: string }>('POST', '/key', { name: 'e2e models retry' });
+    const failing = '**/v1/models?*';
+    await page.route(failing, (route) =>
+      route.fulfill({
+        status: 503,
+        contentType: 'application/json',
+        body: JSON.stringify({
+          error: { code: 503, message: 'the gateway is restarting', type: 'server_error', param: null },
+        }),
+      }),
+    );
+    try {
+      await page.goto(`${gw.url}/playground`);
+      await page.locator('#pg-key').fill(made.key);
+      const alert = page.getByRole('alert').filter({ hasText: 'The models could not be loaded' });
+      await alert.getByText('the gateway is restarting').waitFor();
+      expect(await page.locator('#pg-model option').allTextContents()).toEqual([
+        'Models could not be loaded',
+      ]);
+      await page.unroute(failing);
+      await alert.getByRole('button', { name: 'Try again' }).click();
+      await page.locator(`#pg-model option[value="${gw.chatModel}"]`).waitFor({ state: 'attached' });
+      expect(await page.getByRole('alert').count()).toBe(0);
+    } finally {
+      await page.unroute(failing);
+      await adminApi('DELETE', `/key/${made.id}`);
+    }
+  });
+
   it('fits a phone screen with a menu button', async () => {
     const phone = await browser.newContext({
       viewport: { width: 390, height: 844 },

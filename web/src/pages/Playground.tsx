@@ -46,6 +46,8 @@ export function Playground() {
   const [models, setModels] = useState<V1Model[]>([]);
   const [modelsError, setModelsError] = useState<string | null>(null);
   const [loadingModels, setLoadingModels] = useState(false);
+  /** Bumped by Try again: the model list is read again with the same key. */
+  const [modelsTry, setModelsTry] = useState(0);
   const [model, setModel] = useState('');
   const [system, setSystem] = useState('');
   const [temperature, setTemperature] = useState('');
@@ -64,6 +66,7 @@ export function Playground() {
     else sessionStorage.removeItem(STORAGE);
   }, [key, remember]);
 
+  // biome-ignore lint/correctness/useExhaustiveDependencies: modelsTry (Try again) asks for the list again
   useEffect(() => {
     const k = key.trim();
     setModelsError(null);
@@ -91,7 +94,7 @@ export function Playground() {
       clearTimeout(timer);
       ctl.abort();
     };
-  }, [key]);
+  }, [key, modelsTry]);
 
   useEffect(() => {
     const el = log.current;
@@ -211,7 +214,11 @@ export function Playground() {
             onChange={(e) => setModel(e.target.value)}
             disabled={!models.length}
           >
-            {!models.length && <option value="">{key ? 'No models' : 'Enter a key first'}</option>}
+            {!models.length && (
+              <option value="">
+                {!key ? 'Enter a key first' : modelsError ? 'Models could not be loaded' : 'No models'}
+              </option>
+            )}
             {models.map((m) => (
               <option key={m.id} value={m.id}>
                 {m.name && m.name !== m.id ? `${m.name} (${m.id})` : m.id}
@@ -219,7 +226,10 @@ export function Playground() {
             ))}
           </select>
           {loadingModels && <Spinner label="Loading models…" />}
-          <ErrorBox error={modelsError} />
+          <ErrorBox
+            error={modelsError && `The models could not be loaded: ${modelsError}`}
+            onRetry={() => setModelsTry((n) => n + 1)}
+          />
         </div>
         <div className="pg-params">
           <div className="field">

@@ -947,6 +947,32 @@ describe('console in a real browser', () => {
     }
   });
 
+  it('says when the session could not be checked, with a retry, instead of "Sign in required"', async () => {
+    // Signed in (the administrator's context), but the gateway cannot answer for the session.
+    const p = await admin.newPage();
+    p.on('pageerror', (e) => pageErrors.push(e.message));
+    const failing = '**/api/user/session';
+    await p.route(failing, (route) =>
+      route.fulfill({
+        status: 503,
+        contentType: 'application/json',
+        body: JSON.stringify({ success: false, message: 'the database is unavailable' }),
+      }),
+    );
+    try {
+      await p.goto(`${gw.url}/keys`);
+      const alert = p.getByRole('alert');
+      await alert.getByText('Your session could not be checked: the database is unavailable').waitFor();
+      expect(await p.getByText('Sign in required').count()).toBe(0);
+      await p.unroute(failing);
+      await alert.getByRole('button', { name: 'Try again' }).click();
+      await p.getByRole('heading', { name: 'API keys' }).waitFor();
+      expect(await p.getByRole('alert').count()).toBe(0);
+    } finally {
+      await p.close();
+    }
+  });
+
   it('fits a phone screen with a menu button', async () => {
     const phone = await browser.newContext({
       viewport: { width: 390, height: 844 },

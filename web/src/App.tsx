@@ -1,8 +1,8 @@
-import { Component, lazy, type ReactNode, Suspense, useEffect, useRef } from 'react';
+import { Component, lazy, type ReactNode, Suspense, useEffect, useRef, useState } from 'react';
 import type { AdminPage, SignedInPage } from '../../src/http/console-pages';
 import { isAdmin, useAuth } from './auth';
 import { Layout } from './components/Layout';
-import { Empty, Spinner } from './components/ui';
+import { Empty, ErrorBox, Spinner } from './components/ui';
 import { useDocumentTitle } from './hooks';
 import { AppDetail } from './pages/AppDetail';
 import { Home } from './pages/Home';
@@ -22,12 +22,29 @@ const Models = lazy(() => import('./pages/admin/Models').then((m) => ({ default:
 const Users = lazy(() => import('./pages/admin/Users').then((m) => ({ default: m.Users })));
 
 function RequireUser({ admin, children }: { admin?: boolean; children: ReactNode }) {
-  const { user, loading } = useAuth();
+  const { user, loading, error, refresh } = useAuth();
   const location = useLocation();
   if (loading) return <Spinner label="Checking your session…" />;
+  if (!user && error) return <SessionUnknown error={error} retry={refresh} />;
   if (!user) return <SignInRequired href={signInHref(location)} />;
   if (admin && !isAdmin(user)) return <AdminsOnly />;
   return <>{children}</>;
+}
+
+/** The session could not be read: said so, with a retry, rather than "Sign in required". */
+function SessionUnknown({ error, retry }: { error: string; retry(): Promise<void> }) {
+  useDocumentTitle('Session not checked');
+  const [busy, setBusy] = useState(false);
+  if (busy) return <Spinner label="Checking your session…" />;
+  return (
+    <ErrorBox
+      error={`Your session could not be checked: ${error}`}
+      onRetry={() => {
+        setBusy(true);
+        void retry().finally(() => setBusy(false));
+      }}
+    />
+  );
 }
 
 // Pages that are not shown name themselves in the tab too, instead of keeping the last title.

@@ -1,5 +1,5 @@
 import { createContext, type ReactNode, useCallback, useContext, useEffect, useRef, useState } from 'react';
-import { ApiError, api, SIGNED_OUT } from './api';
+import { ApiError, api, errorText, SIGNED_OUT } from './api';
 import { forgetKeys } from './keystore';
 import { ROLE, type User } from './types';
 
@@ -7,6 +7,11 @@ interface AuthState {
   user: User | null;
   /** True until the first /api/user/session answer arrives. */
   loading: boolean;
+  /**
+   * Why the session could not be read (the gateway down, a 5xx), or null: not knowing who is
+   * signed in is not being signed out. Cleared by the next answer.
+   */
+  error: string | null;
   login(username: string, password: string): Promise<User>;
   logout(): Promise<void>;
   refresh(): Promise<void>;
@@ -17,6 +22,7 @@ const AuthContext = createContext<AuthState | null>(null);
 export function AuthProvider({ children }: { children: ReactNode }) {
   const [user, setUser] = useState<User | null>(null);
   const [loading, setLoading] = useState(true);
+  const [error, setError] = useState<string | null>(null);
   /**
    * Bumped by every sign-in and sign-out: a session read that started before one of them answers
    * for the state before it, and must not overwrite what it did (a slow first read landing after
@@ -30,10 +36,16 @@ export function AuthProvider({ children }: { children: ReactNode }) {
       // Signed out is a 200 with null here: a 401 from /user/self would be logged by the
       // browser on every anonymous page load.
       const u = await api.get<User | null>('/user/session');
-      if (at === changes.current) setUser(u);
+      if (at === changes.current) {
+        setUser(u);
+        setError(null);
+      }
     } catch (e) {
-      if (at === changes.current && (!(e instanceof ApiError) || e.status === 401 || e.status === 403))
+      if (at !== changes.current) return;
+      if (e instanceof ApiError && (e.status === 401 || e.status === 403)) {
         setUser(null);
+        setError(null);
+      } else setError(errorText(e));
     } finally {
       setLoading(false);
     }
@@ -48,6 +60,7 @@ export function AuthProvider({ children }: { children: ReactNode }) {
       changes.current++;
       forgetKeys();
       setUser(null);
+      setError(null);
     };
     window.addEventListener(SIGNED_OUT, gone);
     return () => window.removeEventListener(SIGNED_OUT, gone);
@@ -56,6 +69,7 @@ export function AuthProvider({ children }: { children: ReactNode }) {
   const login = useCallback(async (username: string, password: string) => {
     const u = await api.post<User>('/user/login', { username, password });
     changes.current++;
+    setError(null);
     // Some servers answer login with a partial record: read the full one.
     let full = u;
     try {
@@ -75,10 +89,13 @@ export function AuthProvider({ children }: { children: ReactNode }) {
     await api.post('/user/logout');
     changes.current++;
     setUser(null);
+    setError(null);
   }, []);
 
   return (
-    <AuthContext.Provider value={{ user, loading, login, logout, refresh }}>{children}</AuthContext.Provider>
+    <AuthContext.Provider value={{ user, loading, error, login, logout, refresh }}>
+      {children}
+    </AuthContext.Provider>
   );
 }
 

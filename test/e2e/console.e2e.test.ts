@@ -821,6 +821,39 @@ describe('console in a real browser', () => {
     await labels.getByText('e2e key', { exact: true }).first().waitFor();
   });
 
+  it('says when the key names of the usage chart could not be loaded, with a retry', async () => {
+    // Only the lookup of the charted keys' names fails.
+    const failing = '**/api/key?*';
+    await page.route(failing, (route) =>
+      new URL(route.request().url()).searchParams.has('ids')
+        ? route.fulfill({
+            status: 500,
+            contentType: 'application/json',
+            body: JSON.stringify({ success: false, message: 'the database is unavailable' }),
+          })
+        : route.continue(),
+    );
+    try {
+      await page.goto(`${gw.url}/usage`);
+      await page.getByLabel('Group by').selectOption('key');
+      const alert = page.getByRole('alert').filter({ hasText: 'The key names could not be loaded' });
+      await alert.getByText(/keys are shown by id: the database is unavailable/).waitFor();
+      const labels = page.locator('.bar-label');
+      await labels
+        .getByText(/^key #\d+$/)
+        .first()
+        .waitFor();
+      // Not known to be deleted: the lookup did not answer.
+      expect(await labels.getByText(/\(deleted\)/).count()).toBe(0);
+      await page.unroute(failing);
+      await alert.getByRole('button', { name: 'Try again' }).click();
+      await labels.getByText('e2e key', { exact: true }).first().waitFor();
+      expect(await page.getByRole('alert').count()).toBe(0);
+    } finally {
+      await page.unroute(failing);
+    }
+  });
+
   realOnly('pages the model registry and offers every model as the default model', async () => {
     // 70 more entries: past one page of the Models table and past the API's largest page (100).
     const ids = Array.from({ length: 70 }, (_, i) => `zz-e2e/model-${String(i).padStart(3, '0')}`);

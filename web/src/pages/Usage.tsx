@@ -71,14 +71,12 @@ export function Usage() {
       : [];
   const keyIdList = keyIds.join(',');
   // A key whose name cannot be read is still charted, by its id: "(deleted)" once the lookup
-  // answered without it, plain while the names load or when the lookup failed.
+  // answered without it, plain while the names load or when the lookup failed (said so above
+  // the charts, with a retry).
   const keys = useAsync(
     () =>
       keyIds.length
-        ? keyNamesOf(keyIds).then(
-            (names): KeyNames => ({ names, complete: true }),
-            (): KeyNames => ({ names: new Map(), complete: false }),
-          )
+        ? keyNamesOf(keyIds).then((names): KeyNames => ({ names, complete: true }))
         : Promise.resolve(null),
     [keyIdList],
   );
@@ -135,6 +133,12 @@ export function Usage() {
       )}
       {stats.loading && <Spinner label="Loading usage…" />}
       <ErrorBox error={stats.error} onRetry={stats.reload} />
+      {!stats.error && group === 'key' && (
+        <ErrorBox
+          error={keys.error && `The key names could not be loaded, so keys are shown by id: ${keys.error}`}
+          onRetry={keys.reload}
+        />
+      )}
       {!badPeriod && !stats.loading && !stats.error && (
         <div className="charts">
           <BarChart

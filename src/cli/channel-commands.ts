@@ -104,10 +104,16 @@ export function registerChannelCommands(program: Command): void {
           const c = await findChannel(s, ref);
           await readModelsIfNeverRead(s, c);
           const r = await s.registry.channels.test(c.id, o.model);
-          if (!r.success)
+          if (!r.success) {
+            // As the console shows it: the model as sent when mapped, and the kind and status.
+            const sent = r.upstream_model !== r.model ? ` (sent as ${r.upstream_model})` : '';
+            const how = [r.upstream_status !== null ? `HTTP ${r.upstream_status}` : '', r.error_kind ?? '']
+              .filter(Boolean)
+              .join(', ');
             throw new Error(
-              `channel ${c.name} failed with ${r.model} after ${r.latency_ms} ms: ${r.message}`,
+              `channel ${c.name} failed with ${r.model}${sent} after ${r.latency_ms} ms${how ? ` (${how})` : ''}: ${r.message}`,
             );
+          }
           out(
             `channel ${c.name} works: ${r.model} answered in ${r.latency_ms} ms: ${JSON.stringify(r.message)}`,
           );

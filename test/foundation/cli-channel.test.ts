@@ -121,7 +121,10 @@ describe('modelgate channel', () => {
     expect((await cli(['update', 'nov1', '--models', 'm1'])).stdout).toContain('nov1 serves 1 model: m1');
     const failed = await cli(['test', 'nov1']);
     expect(failed.code).toBe(1);
-    expect(failed.stderr).toMatch(/^error: channel nov1 failed with m1 after \d+ ms: (.*)\n$/);
+    // The upstream's status and the kind of failure, as the console shows them.
+    expect(failed.stderr).toMatch(
+      /^error: channel nov1 failed with m1 after \d+ ms \(HTTP 404, not_found\): (.*)\n$/,
+    );
     expect(failed.stderr).toContain(hint);
 
     // Fixed, and back to listing the upstream's models (an empty --models).

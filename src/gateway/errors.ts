@@ -175,6 +175,10 @@ export function upstreamToGateway(err: UpstreamError): GatewayError {
       return new GatewayError(400, `blocked by the provider's content filter: ${err.message}`, {
         metadata: meta,
       });
+    // Larger than every upstream that was tried takes: the same request will not fit on a retry
+    // (a 5xx here made SDKs send the oversized body again and again), a smaller one may.
+    case 'too_large':
+      return new GatewayError(413, `request too large for the upstream: ${err.message}`, { metadata: meta });
     default:
       return new GatewayError(502, `upstream failed: ${err.message}`, { metadata: meta });
   }

@@ -155,7 +155,7 @@ describe('an upstream that caps the inputs of one request', () => {
     expect(r.headers.get('x-modelgate-attempts')).toBe(`small/${LIMITED}=too_large:413, big/${LIMITED}=ok`);
   });
 
-  it('when every channel refuses it as too large, the client gets a 502, not a 400', async () => {
+  it('when every channel refuses it as too large, the client gets a 413 (not retried by SDKs), not a 400', async () => {
     const refuse: FakeAnswer = {
       status: 413,
       json: { error: 'payload too large', error_type: 'Validation' },
@@ -164,9 +164,9 @@ describe('an upstream that caps the inputs of one request', () => {
     big.on(ROUTE, refuse);
     try {
       const r = await embed(LIMITED, texts(3));
-      expect(r.status).toBe(502);
+      expect(r.status).toBe(413);
       expect(r.body.error).toMatchObject({
-        code: 502,
+        code: 413,
         metadata: { upstream_kind: 'too_large', upstream_status: 413 },
       });
     } finally {

@@ -146,17 +146,16 @@ describe('a chat upstream answering 413', () => {
     expect(logs[0].attempts.map((a: any) => a.error_kind ?? 'ok')).toEqual(['too_large', 'ok']);
   });
 
-  it('when nothing else serves, the client gets a 502 naming the upstream 413, not a 400', async () => {
+  it('when nothing else serves, the client gets a 413 naming the upstream failure, which SDKs do not retry', async () => {
     smallAnswer = { status: 413, headers: { 'content-type': 'text/html' }, body: NGINX_413 };
     bigAnswer = { status: 413, json: GROQ_413 };
     const r = await chat();
-    expect(r.status).toBe(502);
+    expect(r.status).toBe(413);
     expect(r.body.error).toMatchObject({
-      code: 502,
-      type: 'upstream_error',
+      code: 413,
       metadata: { upstream_kind: 'too_large', upstream_status: 413 },
     });
-    expect(r.body.error.message).toMatch(/^upstream failed: Request too large for model/);
+    expect(r.body.error.message).toMatch(/^request too large for the upstream: Request too large for model/);
     expect(small.requests).toHaveLength(1);
     expect(big.requests).toHaveLength(1);
     const [log] = await requestLogs(c);

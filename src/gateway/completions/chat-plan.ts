@@ -98,8 +98,9 @@ export function planChat(req: ChatRequest, principal: KeyPrincipal, deps: PlanDe
   // A `:thinking` variant's candidates are sent reasoning on (requestFor).
   const sent = (t: RouteTarget): number | undefined => {
     if (!deps.sentMaxTokens) return sentMaxTokens(req, t.maxCompletionTokens);
+    // withChanges: the Anthropic ingress's hidden fields (anthropic_beta, anthropic_thinking) stay.
     const asSent = thinking?.has(t.modelId)
-      ? { ...req, reasoning: { ...req.reasoning, enabled: true } }
+      ? withChanges(req, { reasoning: { ...req.reasoning, enabled: true } })
       : req;
     return deps.sentMaxTokens(asSent, t) ?? sentMaxTokens(req, t.maxCompletionTokens);
   };

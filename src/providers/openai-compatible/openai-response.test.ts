@@ -1,7 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { ChatStreamEvent } from '../../gateway/chat/types.js';
 import { UpstreamError } from '../../gateway/errors.js';
 import { OpenAiStreamDecoder, parseOpenAiResponse } from './openai-response.js';
+import { ToolCallIndexes } from './tool-call-indexes.js';
 
 const decode = (...pieces: string[]): ChatStreamEvent[] => {
   const d = new OpenAiStreamDecoder();
@@ -168,6 +169,21 @@ describe('streamed tool calls leave the decoder with the index of their call', (
         [0, undefined, '1}'],
         [1, 'f', '{"a":2}'],
       ]);
+  });
+
+  it('a long call whose fragments repeat its name has its arguments parsed only when they could be whole', () => {
+    const parse = vi.spyOn(JSON, 'parse');
+    try {
+      const indexes = new ToolCallIndexes();
+      const fragments = ['{"text": "', ...Array.from({ length: 2_000 }, () => 'abcdefghij'), '"}'];
+      const deltas = fragments.map((args) => ({ index: 0, function: { name: 'write', arguments: args } }));
+      for (const d of deltas) indexes.apply([d]);
+      expect(deltas.map((d) => d.index)).toEqual(deltas.map(() => 0));
+      // Once, for the fragment that closes the object (it used to be once per fragment).
+      expect(parse.mock.calls.length).toBeLessThanOrEqual(1);
+    } finally {
+      parse.mockRestore();
+    }
   });
 
   it('a call with an id (OpenAI) whose fragments repeat its name is not cut', () => {

@@ -121,7 +121,12 @@ export class ToolCallIndexes {
 
 /** Whether `text` is a whole JSON object (a call's arguments once the last fragment came). */
 function wholeJson(text: string): boolean {
-  if (text === '') return false;
+  // Parsed only when it could be whole: a server that repeats the name on every fragment would
+  // otherwise have all of a long call's arguments parsed again (and fail) on each one.
+  let end = text.length - 1;
+  while (end >= 0 && (text[end] === ' ' || text[end] === '\n' || text[end] === '\r' || text[end] === '\t'))
+    end--;
+  if (end < 0 || text[end] !== '}') return false;
   try {
     const v: unknown = JSON.parse(text);
     return v !== null && typeof v === 'object';

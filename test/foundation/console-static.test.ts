@@ -61,6 +61,17 @@ describe('console files', () => {
       expect(res.headers.get('cache-control'), path).toBe('no-cache');
       expect(await res.text(), path).toContain('/assets/index-abc123.js');
     }
+    // Asked again with the validators a browser keeps: still the page, not an empty 304 body.
+    const first = await get('/nothing-here');
+    const etag = first.headers.get('etag');
+    const again = await fetch(`${gw.url}/nothing-here`, {
+      headers: {
+        ...(etag ? { 'if-none-match': etag } : {}),
+        'if-modified-since': first.headers.get('last-modified') ?? new Date().toUTCString(),
+      },
+    });
+    expect(again.status).toBe(404);
+    expect(await again.text()).toContain('/assets/index-abc123.js');
   });
 
   it('caches hashed build files for good, other files for an hour', async () => {

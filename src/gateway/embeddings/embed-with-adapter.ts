@@ -78,7 +78,9 @@ export async function embedWithAdapter(
       const cap = statedBatchCap(res.status, body);
       if (cap !== undefined && cap < inputs.length) {
         opts.onBatchCap?.(cap);
-        return runInBatches(inputs, cap, sendBatch, opts.concurrency);
+        // One slice at a time: the upstream just said it is small, and the batches around this
+        // one are already sent side by side (opts.concurrency).
+        return runInBatches(inputs, cap, sendBatch, 1);
       }
       throw adapter.classifyError(res.status, body, res.headers);
     }

@@ -72,14 +72,26 @@ const INPUTS_PARAM: Record<EmbeddingEndpoint, string> = {
   multimodalembeddings: 'inputs',
 };
 
+/** How long a batch cap an upstream stated is kept (`EmbeddingsService.batchCaps`). */
+const BATCH_CAP_TTL_MS = 10 * 60_000;
+
 export class EmbeddingsService {
   /**
    * Caps on the inputs of one call that upstreams stated when they refused a larger batch
    * (text-embeddings-inference's `--max-client-batch-size`), by channel and base URL: later
    * requests to that upstream are split up front instead of being refused first. In memory, per
-   * process; a changed base URL starts afresh.
+   * process, for `BATCH_CAP_TTL_MS` (a server restarted with a larger cap is used fully again
+   * after that, at the cost of one refused call); a changed base URL starts afresh.
    */
-  private readonly batchCaps = new Map<string, number>();
+  private readonly batchCaps = new Map<string, { cap: number; until: number }>();
+
+  private batchCap(key: string): number | undefined {
+    const c = this.batchCaps.get(key);
+    if (c === undefined) return undefined;
+    if (Date.now() < c.until) return c.cap;
+    this.batchCaps.delete(key);
+    return undefined;
+  }
 
   constructor(private readonly deps: EmbeddingsServiceDeps) {}
 
@@ -162,8 +174,12 @@ export class EmbeddingsService {
           return embedWithAdapter(adapters.get(c)!, resolved, embeddingTarget(c, apiKey), this.deps.send, {
             signal,
             estimate: estimateFor(adapters.get(c)!),
-            maxBatch: this.batchCaps.get(capKey),
-            onBatchCap: (cap) => this.batchCaps.set(capKey, Math.min(cap, this.batchCaps.get(capKey) ?? cap)),
+            maxBatch: this.batchCap(capKey),
+            onBatchCap: (cap) =>
+              this.batchCaps.set(capKey, {
+                cap: Math.min(cap, this.batchCap(capKey) ?? cap),
+                until: Date.now() + BATCH_CAP_TTL_MS,
+              }),
           });
         },
         { health: this.deps.health, ...this.deps.retry, signal: ctx.signal },

@@ -28,7 +28,10 @@ user
   .command('create')
   .description('create a user, as POST /api/user does (prints the root password on a new database)')
   .requiredOption('-u, --username <name>', 'login name')
-  .requiredOption('-p, --password <password>', '8 to 256 characters, or - to read it from standard input')
+  .requiredOption(
+    '-p, --password <password>',
+    '8 to 256 characters, or - to read its first line from standard input (a pipe or a file: a terminal shows it as typed)',
+  )
   .addOption(
     new Option('-r, --role <role>', 'user | admin | root').choices(['user', 'admin', 'root']).default('user'),
   )

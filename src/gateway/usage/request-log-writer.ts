@@ -183,7 +183,12 @@ export class RequestLogWriter {
   }
 
   private queued(): void {
-    if (this.closed) return void this.flush().catch(this.finished ? this.lostLate : () => {});
+    // Whether the loss is reported is decided when the write fails, not now: an entry queued
+    // during close() whose write fails after close() returned would be dropped unsaid.
+    if (this.closed)
+      return void this.flush().catch((err: unknown) => {
+        if (this.finished) this.lostLate(err);
+      });
     if (this.rows >= this.opts.batch && this.failures === 0) {
       // While a write runs, its end looks again (see `flush`): a write started now would only
       // take the few entries that came in since, a transaction per few rows on a slow database.

@@ -74,6 +74,24 @@ beforeAll(async () => {
         settings: { beta: 'context-1m-2025-08-07, interleaved-thinking-2025-05-14' },
       },
       {
+        name: 'claude-open',
+        kind: 'anthropic',
+        base_url: up.url,
+        keys: ['sk-ant'],
+        models: ['acme/claude-open'],
+        model_mapping: { 'acme/claude-open': 'claude-sonnet-4-5' },
+        settings: { client_betas: ['*'] },
+      },
+      {
+        name: 'claude-closed',
+        kind: 'anthropic',
+        base_url: up.url,
+        keys: ['sk-ant'],
+        models: ['acme/claude-closed'],
+        model_mapping: { 'acme/claude-closed': 'claude-sonnet-4-5' },
+        settings: { client_betas: [] },
+      },
+      {
         name: 'oa',
         kind: 'openai-compatible',
         base_url: `${up.url}/v1`,
@@ -84,6 +102,8 @@ beforeAll(async () => {
     models: [
       model('acme/claude', { max_completion_tokens: 64_000 }),
       model('acme/claude-beta', { max_completion_tokens: 64_000 }),
+      model('acme/claude-open', { max_completion_tokens: 64_000 }),
+      model('acme/claude-closed', { max_completion_tokens: 64_000 }),
       model('acme/gpt'),
     ],
     gateway: { retry_base_ms: 1, first_byte_timeout_ms: 2000 },
@@ -206,6 +226,19 @@ describe('the client’s anthropic-beta header', () => {
     expect(sentTo('/v1/messages').headers['anthropic-beta']).toBe(
       'context-1m-2025-08-07,interleaved-thinking-2025-05-14,token-efficient-tools-2025-02-19',
     );
+  });
+
+  it('forwards only the betas billed by tokens, unless the channel’s client_betas says otherwise', async () => {
+    // Long-context rates, the account's files: not for any key holder to turn on.
+    const asked = 'context-1m-2025-08-07,files-api-2025-04-14,interleaved-thinking-2025-05-14';
+    const send = (model: string) =>
+      client().messages.create({ ...params, model }, { headers: { 'anthropic-beta': asked } });
+    await send('acme/claude');
+    expect(sentTo('/v1/messages').headers['anthropic-beta']).toBe('interleaved-thinking-2025-05-14');
+    await send('acme/claude-open');
+    expect(sentTo('/v1/messages').headers['anthropic-beta']).toBe(asked);
+    await send('acme/claude-closed');
+    expect(sentTo('/v1/messages').headers['anthropic-beta']).toBeUndefined();
   });
 
   it('leaves a channel’s beta as configured when the client sends none', async () => {

@@ -160,9 +160,42 @@ export function anthropicHeaders(
     'anthropic-version': typeof target.extra?.version === 'string' ? target.extra.version : '2023-06-01',
   };
   const beta = typeof target.extra?.beta === 'string' ? target.extra.beta : undefined;
-  if (clientBetas && clientBetas.length > 0) h['anthropic-beta'] = mergedBetas(beta, clientBetas);
+  const allowed =
+    clientBetas && clientBetas.length > 0 ? clientBetas.filter(allowedBeta(target.extra?.client_betas)) : [];
+  if (allowed.length > 0) h['anthropic-beta'] = mergedBetas(beta, allowed);
   else if (beta !== undefined) h['anthropic-beta'] = beta;
   return target.headers ? Object.assign(h, target.headers) : h;
+}
+
+/**
+ * The client betas an Anthropic channel forwards unless its `settings.client_betas` says
+ * otherwise: those that change how a request is streamed, cached or thought through, and are
+ * billed by the tokens the gateway counts. Left out: betas that bill what the gateway does not
+ * price (`context-1m-*`: long-context rates; `code-execution-*`: container time), or reach the
+ * operator's account beyond the request (`files-api-*`: the account's files; `mcp-client-*`,
+ * `skills-*`).
+ */
+const DEFAULT_CLIENT_BETAS = [
+  'interleaved-thinking-*',
+  'fine-grained-tool-streaming-*',
+  'token-efficient-tools-*',
+  'prompt-caching-*',
+  'extended-cache-ttl-*',
+  'output-128k-*',
+  'context-management-*',
+  'claude-code-*',
+  'computer-use-*',
+];
+
+/**
+ * Which client betas a channel forwards: `settings.client_betas`, a list of names, or prefixes
+ * ending in `*` (`["*"]`: all, `[]`: none), else `DEFAULT_CLIENT_BETAS`.
+ */
+function allowedBeta(setting: unknown): (beta: string) => boolean {
+  const patterns = Array.isArray(setting)
+    ? setting.filter((p): p is string => typeof p === 'string')
+    : DEFAULT_CLIENT_BETAS;
+  return (beta) => patterns.some((p) => (p.endsWith('*') ? beta.startsWith(p.slice(0, -1)) : beta === p));
 }
 
 function mergedBetas(channel: string | undefined, client: readonly string[]): string {

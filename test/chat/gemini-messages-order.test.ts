@@ -128,6 +128,6 @@ describe('a Gemini answer on /v1/messages', () => {
     expect(m.content).toBe("I'll check Paris first.And London.");
     expect(m.reasoning).toBe('**Planning**\n\nThe user wants Paris and London.**Next**\n\nNow London.');
     expect(m.tool_calls).toHaveLength(2);
-    expect(JSON.stringify(r.body)).not.toMatch(/gemini_parts|functionCall|thoughtSignature"/);
+    expect(JSON.stringify(r.body)).not.toMatch(/content_order|functionCall|thoughtSignature"/);
   });
 });

@@ -268,6 +268,9 @@ export interface ReportedUsage {
   completionFinal: boolean;
 }
 
+/** One piece of an answer in the upstream's order (`AssistantMessage.content_order`). */
+export type ContentPiece = { type: 'reasoning' | 'text'; text: string } | { type: 'tool_call' };
+
 export interface AssistantMessage {
   role: 'assistant';
   content: string | null;
@@ -283,12 +286,12 @@ export interface AssistantMessage {
    */
   anthropic_content?: AnthropicNativeBlock[];
   /**
-   * Non-enumerable (set by the Gemini adapter on a non-streamed answer whose order the canonical
-   * fields may not hold: one with thought parts, or with both text and calls; read by the
-   * Anthropic ingress): the candidate's parts as Gemini gave them, so an Anthropic client gets its
-   * thinking, text and tool calls in that order. The array the body was parsed into: no copy.
+   * Non-enumerable (set by an adapter on a non-streamed answer whose order the canonical fields
+   * may not hold: Gemini's, with thought parts, or with both text and calls; read by the Anthropic
+   * ingress): the answer's pieces in the upstream's order, so an Anthropic client gets its
+   * thinking, text and tool calls in that order. A `tool_call` is the next of `tool_calls`.
    */
-  gemini_parts?: Array<Record<string, unknown>>;
+  content_order?: ContentPiece[];
   [extra: string]: unknown;
 }
 

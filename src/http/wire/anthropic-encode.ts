@@ -36,6 +36,7 @@ import type {
   ChatDeltaChoice,
   ChatResult,
   ChatUsage,
+  ContentPiece,
   FinishDetails,
   FinishReason,
 } from '../../gateway/chat/types.js';
@@ -193,7 +194,7 @@ export function encodeAnthropicMessage(
   const m = choice?.message;
   let content: Block[] = [];
   // A Gemini answer: its thinking, text and calls in the order of its parts.
-  const ordered = m?.gemini_parts ? inGeminiOrder(m, m.gemini_parts) : undefined;
+  const ordered = m?.content_order ? inUpstreamOrder(m, m.content_order) : undefined;
   // An Anthropic answer: its content as it came, every block in its place.
   if (m?.anthropic_content) content = m.anthropic_content;
   else if (ordered) content = ordered;
@@ -226,14 +227,15 @@ export function encodeAnthropicMessage(
 }
 
 /**
- * A Gemini answer's blocks in the order of its parts: consecutive thought parts one thinking
- * block, consecutive text parts one text block, each functionCall the next of the message's tool
- * calls (with the id the gateway gave it). Thinking only while the message has its reasoning
- * (`reasoning.exclude` removes it), with an empty signature as for any non-Anthropic reasoning.
- * Undefined, so the canonical layout is written, when the parts do not add up to the message
- * (a refusal, a call without its tool call): the canonical fields are what was billed and logged.
+ * An answer's blocks in the upstream's order (`content_order`, Gemini's): consecutive reasoning
+ * pieces one thinking block, consecutive text pieces one text block, each tool call the next of
+ * the message's tool calls (with the id the gateway gave it). Thinking only while the message has
+ * its reasoning (`reasoning.exclude` removes it), with an empty signature as for any non-Anthropic
+ * reasoning. Undefined, so the canonical layout is written, when the pieces do not add up to the
+ * message (a refusal, a call without its tool call): the canonical fields are what was billed and
+ * logged.
  */
-function inGeminiOrder(m: AssistantMessage, parts: Array<Record<string, unknown>>): Block[] | undefined {
+function inUpstreamOrder(m: AssistantMessage, pieces: ContentPiece[]): Block[] | undefined {
   if (m.refusal) return undefined;
   const calls = m.tool_calls ?? [];
   const thinks = m.reasoning != null;
@@ -242,8 +244,8 @@ function inGeminiOrder(m: AssistantMessage, parts: Array<Record<string, unknown>
   let call = 0;
   let text = '';
   let reasoning = '';
-  for (const p of parts) {
-    if (p.functionCall) {
+  for (const p of pieces) {
+    if (p.type === 'tool_call') {
       const c = calls[call++];
       if (!c) return undefined;
       last = {
@@ -253,22 +255,20 @@ function inGeminiOrder(m: AssistantMessage, parts: Array<Record<string, unknown>
         input: argumentsObject(c.function.arguments),
       };
       out.push(last);
-    } else if (typeof p.text === 'string' && p.text !== '') {
-      if (p.thought === true) {
-        reasoning += p.text;
-        if (!thinks) continue;
-        if (last?.type === 'thinking') last.thinking = `${last.thinking}${p.text}`;
-        else {
-          last = { type: 'thinking', thinking: p.text, signature: '' };
-          out.push(last);
-        }
-      } else {
-        text += p.text;
-        if (last?.type === 'text') last.text = `${last.text}${p.text}`;
-        else {
-          last = { type: 'text', text: p.text };
-          out.push(last);
-        }
+    } else if (p.type === 'reasoning') {
+      reasoning += p.text;
+      if (!thinks) continue;
+      if (last?.type === 'thinking') last.thinking = `${last.thinking}${p.text}`;
+      else {
+        last = { type: 'thinking', thinking: p.text, signature: '' };
+        out.push(last);
+      }
+    } else {
+      text += p.text;
+      if (last?.type === 'text') last.text = `${last.text}${p.text}`;
+      else {
+        last = { type: 'text', text: p.text };
+        out.push(last);
       }
     }
   }

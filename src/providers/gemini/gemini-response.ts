@@ -15,6 +15,7 @@ import type {
   AssistantMessage,
   ChatResult,
   ChatUsage,
+  ContentPiece,
   FinishReason,
   ReasoningDetail,
   ToolCall,
@@ -150,10 +151,10 @@ export function parseGeminiResponse(status: number, body: string, headers: Upstr
       if (reasoning !== null) message.reasoning = reasoning;
       if (details.length > 0) message.reasoning_details = details;
       if (calls.length > 0) message.tool_calls = calls;
-      // The parts as given, hidden, for the Anthropic ingress to write its blocks in Gemini's
+      // The parts' order, hidden, for the Anthropic ingress to write its blocks in Gemini's
       // order (thinking between text and calls); only when the canonical fields may not hold it.
       if (reasoning !== null || (text !== null && calls.length > 0))
-        setHidden(message, 'gemini_parts', parts);
+        setHidden(message, 'content_order', contentOrder(parts));
       return {
         index: c.index ?? i,
         message,
@@ -174,4 +175,15 @@ export function promptBlocked(parsed: Record<string, any>, status?: number): Ups
     return new UpstreamError('content_filter', msg, { upstreamStatus: status });
   }
   return new UpstreamError('bad_response', 'Gemini answer has no candidates', { upstreamStatus: status });
+}
+
+/** The pieces of a candidate's parts in their order: thought and text parts, and calls. */
+function contentOrder(parts: Array<Record<string, any>>): ContentPiece[] {
+  const out: ContentPiece[] = [];
+  for (const p of parts) {
+    if (p.functionCall) out.push({ type: 'tool_call' });
+    else if (typeof p.text === 'string' && p.text !== '')
+      out.push({ type: p.thought === true ? 'reasoning' : 'text', text: p.text });
+  }
+  return out;
 }

@@ -18,7 +18,9 @@
  * - `json` (serialized) or `body` (string, sent byte-exact) with `status` (default 200) and `headers`;
  * - `sse`: a script of steps written in order with `content-type: text/event-stream`: a string is one
  *   write (byte-exact, so chunk boundaries are under test control), `{ delayMs }` pauses,
- *   `'hang'` stops writing but keeps the connection open, `'reset'` destroys the socket;
+ *   `{ until }` waits for a promise of the test's (the next write happens after something the
+ *   test saw, not after a guessed delay), `'hang'` stops writing but keeps the connection open,
+ *   `'reset'` destroys the socket;
  * - `hang: true`: never send headers (first-byte timeout); `reset: true`: destroy the socket at once;
  * - `delayMs`: wait before sending headers.
  *
@@ -29,7 +31,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type SseStep = string | { delayMs: number } | 'hang' | 'reset';
+export type SseStep = string | { delayMs: number } | { until: Promise<unknown> } | 'hang' | 'reset';
 
 export interface FakeAnswer {
   status?: number;
@@ -142,11 +144,9 @@ async function play(a: FakeAnswer, res: ServerResponse): Promise<void> {
         res.socket?.destroy();
         return;
       }
-      if (typeof step === 'string') {
-        res.write(step);
-      } else {
-        await sleep(step.delayMs);
-      }
+      if (typeof step === 'string') res.write(step);
+      else if ('until' in step) await step.until;
+      else await sleep(step.delayMs);
     }
     res.end();
     return;

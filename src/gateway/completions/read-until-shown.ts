@@ -56,12 +56,28 @@ export async function readUntilShown(events: ChatEventStream, deadline: number):
  * time out and run again). Usage alone is only billed; an error is the caller's to handle.
  */
 export function shows(ev: ChatStreamEvent): boolean {
+  return carries(ev, true);
+}
+
+/**
+ * Whether this event is the client's first token (the request log's `ttft_ms`): what `shows`
+ * says, less a server tool's progress, which tells the client a web search began or what it
+ * found, not the answer: an Anthropic server tool's block events (hidden `anthropic_event`) and
+ * OpenRouter's `annotations` (url citations of its web search) on a delta with nothing else.
+ * An answer that searches first would otherwise report the search's start as its first token.
+ */
+export function showsToken(ev: ChatStreamEvent): boolean {
+  return carries(ev, false);
+}
+
+function carries(ev: ChatStreamEvent, progress: boolean): boolean {
   if (ev.type !== 'delta') return false;
   for (const c of ev.choices) {
     if (c.finish_reason !== null && c.finish_reason !== undefined) return true;
     const d = c.delta;
-    if (d.anthropic_event !== undefined) return true;
-    for (const k in d) if (k !== 'role' && !isEmpty(d[k])) return true;
+    if (progress && d.anthropic_event !== undefined) return true;
+    // `anthropic_event` is not enumerable: `for...in` never sees it.
+    for (const k in d) if (k !== 'role' && (progress || k !== 'annotations') && !isEmpty(d[k])) return true;
   }
   return false;
 }

@@ -10,7 +10,7 @@ import type {
 } from '../../gateway/chat/types.js';
 import { type ChatPlan, planChat, requestedModel } from '../../gateway/completions/chat-plan.js';
 import type { Bill, ChatContext, ChatRunner, StreamOpened } from '../../gateway/completions/chat-runner.js';
-import { shows } from '../../gateway/completions/read-until-shown.js';
+import { showsToken } from '../../gateway/completions/read-until-shown.js';
 import { GatewayError, UpstreamError } from '../../gateway/errors.js';
 import { attemptsHeader, attemptsOf, countsAgainstHealth } from '../../gateway/routing/execute.js';
 import type { ChatEventStream } from '../../gateway/upstream/event-stream.js';
@@ -261,10 +261,11 @@ async function streamChat(
    */
   const upstreamFirstAt = Date.now();
   /**
-   * When the first chunk the client sees carrying something went out (epoch ms): the log's TTFT.
+   * When the first chunk carrying a token the client sees went out (epoch ms): the log's TTFT.
    * With `reasoning.exclude` that is the first answer token (or tool call, or the end), not the
-   * first hidden reasoning, nor the role-only chunk that may go out before it. Looked at only
-   * until found: a null check per event after that, as before.
+   * first hidden reasoning, nor the role-only chunk that may go out before it; nor a server
+   * tool's progress (a web search began, its results or citations: `showsToken`), shown or not.
+   * Looked at only until found: a null check per event after that, as before.
    */
   let firstShownAt: number | null = null;
   let status = 200;
@@ -295,7 +296,7 @@ async function streamChat(
         inBand = ev.error;
         break;
       } else {
-        if (firstShownAt === null && shows(ev)) firstShownAt = Date.now();
+        if (firstShownAt === null && showsToken(ev)) firstShownAt = Date.now();
         out += writer!.chunk(ev.choices);
       }
     }

@@ -61,22 +61,51 @@ export function securityOf(hooks: unknown): OpenApiSecurity | undefined {
 
 /** onRequest hook (runs before body parsing, so 401/403 come before 400): a signed-in user with at least `minRole`. */
 export function requireUser(services: Services, minRole: number = Role.user) {
-  const writesPerMinute = services.config.auth.api_write_rate_per_minute;
+  const countWrite = apiWriteLimit(services);
   const hook = async (request: FastifyRequest, reply: FastifyReply) => {
     const user = await resolveUser(services, request);
     if (!user) throw unauthorized('sign in or send an access token');
     if (user.role < minRole) throw forbidden(`requires the ${minRole >= Role.root ? 'root' : 'admin'} role`);
     request.user = user;
-    // Per user, whatever the credential (every session and token of theirs share it), and for
-    // every role: a stolen admin token is the one that can do the most.
-    if (writesPerMinute > 0 && isWrite(request.method))
-      await limitPerMinute(services.rateLimiter, `api-write:${user.id}`, reply, {
-        perMinute: writesPerMinute,
-        what: `changes through /api are limited to ${writesPerMinute} a minute per user`,
-      });
+    await countWrite(request, reply, user);
   };
   SECURITY.set(hook, USER_SECURITY);
   return hook;
+}
+
+/**
+ * onRequest hook of a public route that changes something (counting a catalog download): a
+ * caller whose session or access token signs someone in makes the write as that user
+ * (`request.user`), and it counts against their `auth.api_write_rate_per_minute` like any other
+ * write of theirs; they are exempt from the per-address catalog limit (limit-hooks), so it is
+ * the one limit they have there. Anyone else is anonymous, limited per address only: a
+ * credential that signs no one in is no error on a public route, just no user.
+ */
+export function optionalUser(services: Services) {
+  const countWrite = apiWriteLimit(services);
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    if (!request.headers.authorization && !request.headers.cookie) return;
+    const user = await resolveUser(services, request).catch(() => null);
+    if (!user) return;
+    request.user = user;
+    await countWrite(request, reply, user);
+  };
+}
+
+/**
+ * Counts a write of `user` against `auth.api_write_rate_per_minute` (a no-op for reads, or with
+ * the limit off). Per user, whatever the credential (every session and token of theirs share
+ * it), and for every role: a stolen admin token is the one that can do the most. Called by the
+ * one hook of a route that signs its caller in (`requireUser` or `optionalUser`), so a write
+ * counts once.
+ */
+function apiWriteLimit(services: Services) {
+  const perMinute = services.config.auth.api_write_rate_per_minute;
+  const what = `changes through /api are limited to ${perMinute} a minute per user`;
+  return async (request: FastifyRequest, reply: FastifyReply, user: UserRow): Promise<void> => {
+    if (perMinute > 0 && isWrite(request.method))
+      await limitPerMinute(services.rateLimiter, `api-write:${user.id}`, reply, { perMinute, what });
+  };
 }
 
 /** A method that changes something: what `auth.api_write_rate_per_minute` counts. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load-config.js';
+import { userWithRole } from '../catalog/catalog-helpers.js';
 import { TEST_REDIS_URL } from '../helpers/databases.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
@@ -74,6 +75,83 @@ describe('writes to /api per user (auth.api_write_rate_per_minute)', () => {
       const writer = await gw.login('writer', 'password-123');
       for (let i = 0; i < 3; i++) expect((await newKey(gw, { cookie: writer }, `w${i}`)).status).toBe(200);
       expect((await newKey(gw, { cookie: writer }, 'w3')).status).toBe(429);
+    } finally {
+      await gw.close();
+    }
+  });
+
+  it('catalog writes count alike, by session and by access token: past the limit a 429 with Retry-After, nothing changed', async () => {
+    const gw = await limited(4);
+    try {
+      const cookie = await gw.login();
+      const token = (await gw.call('POST', '/api/user/tokens', { cookie, body: { name: 'catalog' } })).body
+        .data.token as string;
+      const made = await gw.call('POST', '/api/app', { token, body: { name: 'First' } });
+      expect(made.status).toBe(200);
+      const id = made.body.data.id as number;
+      const renamed = await gw.call('PUT', '/api/app', { cookie, body: { id, name: 'Renamed' } });
+      expect(renamed.status).toBe(200);
+      // Each write counted once: the token, the app, the rename, this one.
+      const second = await gw.call('POST', '/api/app', { cookie, body: { name: 'Second' } });
+      expect(second.status).toBe(200);
+      expect(second.headers.get('x-ratelimit-remaining')).toBe('0');
+
+      const refused = [
+        await gw.call('POST', '/api/app', { token, body: { name: 'Third' } }),
+        await gw.call('PUT', '/api/app', { cookie, body: { id, name: 'Again' } }),
+        await gw.call('DELETE', `/api/app/${id}`, { token }),
+      ];
+      for (const r of refused) {
+        expect(r.status).toBe(429);
+        expect(r.body).toEqual({ success: false, message: expect.stringContaining('4 a minute per user') });
+        expect(Number(r.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      }
+      const apps = await gw.call('GET', '/api/app', { cookie });
+      expect(apps.body.data.map((a: { name: string }) => a.name).sort()).toEqual(['Renamed', 'Second']);
+    } finally {
+      await gw.close();
+    }
+  });
+
+  it('a signed-in download counts once, against its user (not the address); an anonymous one is held back by neither', async () => {
+    // The per-address catalog limit is on (10), to show which of the two counts each download.
+    const gw = await limited(3, { limits: { catalog_ip_rpm: 10 } });
+    try {
+      const root = await gw.login();
+      const made = await gw.call('POST', '/api/app', {
+        cookie: root,
+        body: { name: 'Popular', download_url: 'https://example.com/p.zip' },
+      });
+      const path = `/api/app/download/${made.body.data.id}`;
+      // The fan's first write: their access token.
+      const fan = await userWithRole(gw, root, 'fan', 1);
+      const byCookie = await gw.call('POST', path, { cookie: fan.cookie });
+      expect(byCookie.status).toBe(200);
+      expect(byCookie.headers.get('x-ratelimit-limit')).toBe('3');
+      expect(byCookie.headers.get('x-ratelimit-remaining')).toBe('1');
+      const byToken = await gw.call('POST', path, { token: fan.token });
+      expect(byToken.status).toBe(200);
+      expect(byToken.headers.get('x-ratelimit-remaining')).toBe('0');
+
+      const refused = await gw.call('POST', path, { cookie: fan.cookie });
+      expect(refused.status).toBe(429);
+      expect(refused.body).toEqual({
+        success: false,
+        message: expect.stringContaining('3 a minute per user'),
+      });
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      // The fan's other writes share the allowance.
+      expect((await newKey(gw, { token: fan.token }, 'k')).status).toBe(429);
+
+      // Anonymous downloads, from the same address, count against the address only; a cookie
+      // that signs no one in is anonymous too, not a 401.
+      for (const cookie of [undefined, 'mg_session=made-up']) {
+        const anon = await gw.call('POST', path, { cookie });
+        expect(anon.status).toBe(200);
+        expect(anon.headers.get('x-ratelimit-limit')).toBe('10');
+      }
+      // Two by the fan (the refused one not counted), two anonymous.
+      expect((await gw.call('GET', path.replace('/download', ''))).body.data.download_count).toBe(4);
     } finally {
       await gw.close();
     }

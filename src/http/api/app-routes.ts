@@ -6,7 +6,7 @@ import { parseKeyword } from '../../catalog/search-keyword.js';
 import type { Services } from '../../services.js';
 import { limitPerAddress } from '../address-limit.js';
 import type { App } from '../app.js';
-import { requireUser, resolveUser } from '../auth.js';
+import { optionalUser, requireUser, resolveUser } from '../auth.js';
 import { ok, paging } from '../envelope.js';
 import { ADMIN_ONLY, IdParams } from '../schemas.js';
 import {
@@ -27,6 +27,9 @@ const PUBLIC_VIEW = 'Public: published apps; a signed-in admin (session or acces
  */
 export function registerAppRoutes(app: App, services: Services): void {
   const admin = requireUser(services, Role.admin);
+  // A download is a write: a signed-in caller's counts against their /api write limit (they are
+  // exempt from the per-address one), an anonymous one against its address only.
+  const downloader = optionalUser(services);
   const catalog = services.catalog;
   const tags = ['app catalog'];
 
@@ -139,8 +142,11 @@ export function registerAppRoutes(app: App, services: Services): void {
       schema: {
         tags,
         summary: 'Count a download of a published app and answer its download URL',
+        description:
+          'Public. Anonymous callers are limited per client address (limits.catalog_ip_rpm); a signed-in caller (session or access token) per user, as their other /api writes (auth.api_write_rate_per_minute).',
         params: IdParams,
       },
+      onRequest: downloader,
     },
     async (request) => ok(await catalog.download(request.params.id)),
   );

@@ -230,7 +230,7 @@ export class UserService {
       (patch.status !== undefined && patch.status !== Status.enabled);
     return this.applyPatch(target, patch, {
       losesRoot,
-      below: actor.role < Role.root && target.id !== actor.id ? actor.role : undefined,
+      below: target.id !== actor.id ? rankToStayBelow(actor) : undefined,
       keepSession: target.id === actor.id ? session : undefined,
     });
   }
@@ -303,7 +303,7 @@ export class UserService {
     if (!target) throw notFound(`user ${id} not found`);
     if (target.id === actor.id) throw conflict('cannot delete yourself');
     if (!outranks(actor, target)) throw forbidden(NOT_BELOW_YOURS.delete);
-    const deleted = await this.users.deleteKeepingARoot(id, actor.role < Role.root ? actor.role : undefined);
+    const deleted = await this.users.deleteKeepingARoot(id, rankToStayBelow(actor));
     if (deleted === 'last-root') throw conflict('cannot delete the last root');
     if (deleted === 'outranked') throw forbidden(NOT_BELOW_YOURS.delete);
     if (!deleted) throw notFound(`user ${id} not found`);
@@ -349,6 +349,15 @@ const NOT_BELOW_YOURS = {
   change: 'cannot change a user whose role is not below yours',
   delete: 'cannot delete a user whose role is not below yours',
 };
+
+/**
+ * The role a user `actor` manages must stay below, checked again by the write itself (usersRepo's
+ * `below`, so a target promoted meanwhile is not overwritten): an admin's own role; none for a
+ * root, who manages anyone. The write-time twin of `outranks`.
+ */
+function rankToStayBelow(actor: UserRow): number | undefined {
+  return actor.role < Role.root ? actor.role : undefined;
+}
 
 /** Whether `actor` may manage `target` (a root: anyone; else users of a lower role). */
 function outranks(actor: UserRow, target: UserRow): boolean {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { embedWithAdapter } from '../../src/gateway/embeddings/embed-with-adapter.js';
 import { UpstreamError } from '../../src/gateway/errors.js';
 import { UpstreamClient } from '../../src/gateway/upstream/upstream-client.js';
@@ -23,10 +23,12 @@ const ROUTE = 'POST /v1/embeddings';
 const CAPPED = 'tei/bge-small'; // served by a TEI that caps batches at 32
 const CAPPED_OAI = 'tei/bge-base'; // the same, answering with TEI's OpenAI-route error body
 const LIMITED = 'tei/gte-small'; // channel a answers 413 without a cap; channel b serves
+const AGING = 'tei/bge-large'; // the same TEI as CAPPED, for the expiry of its remembered cap
 const CAP = 32;
 
 let tei: FakeUpstream;
 let teiOai: FakeUpstream;
+let teiAging: FakeUpstream;
 let small: FakeUpstream;
 let big: FakeUpstream;
 let gw: TestGateway;
@@ -77,6 +79,7 @@ const channel = (name: string, up: FakeUpstream, model: string, priority = 0) =>
 beforeAll(async () => {
   tei = await startFakeUpstream({ [ROUTE]: capped('native') });
   teiOai = await startFakeUpstream({ [ROUTE]: capped('openai') });
+  teiAging = await startFakeUpstream({ [ROUTE]: capped('native') });
   small = await startFakeUpstream();
   big = await startFakeUpstream({ [ROUTE]: vectors });
   gw = await startTestGateway({
@@ -84,10 +87,11 @@ beforeAll(async () => {
     channels: [
       channel('tei', tei, CAPPED),
       channel('tei-oai', teiOai, CAPPED_OAI),
+      channel('tei-aging', teiAging, AGING),
       channel('small', small, LIMITED, 10),
       channel('big', big, LIMITED, 0),
     ],
-    models: [CAPPED, CAPPED_OAI, LIMITED].map((id) => ({
+    models: [CAPPED, CAPPED_OAI, LIMITED, AGING].map((id) => ({
       id,
       pricing: { prompt: '0.000001' },
       output_modalities: ['embeddings'],
@@ -98,10 +102,10 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await gw?.close();
-  for (const up of [tei, teiOai, small, big]) await up?.close();
+  for (const up of [tei, teiOai, teiAging, small, big]) await up?.close();
 });
 beforeEach(() => {
-  for (const up of [tei, teiOai, small, big]) up.requests.length = 0;
+  for (const up of [tei, teiOai, teiAging, small, big]) up.requests.length = 0;
 });
 
 const texts = (n: number) => Array.from({ length: n }, (_, i) => `t${i}`);
@@ -186,6 +190,32 @@ describe('an upstream that caps the inputs of one request', () => {
     expect(r.status).toBe(400);
     expect(r.body.error).toMatchObject({ code: 400, param: 'input' });
     expect(r.body.error.message).toMatch(/less than 512 tokens/);
+  });
+});
+
+describe('a remembered cap', () => {
+  it('is forgotten after 10 minutes: a server restarted with a larger cap is used fully again', async () => {
+    // Only Date is faked: the gateway reads the time for the cap's expiry with Date.now().
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      const t0 = Date.now();
+      expect((await embed(AGING, texts(40))).status).toBe(200);
+      expect(sizes(teiAging)).toEqual([40, 32, 8]); // refused, then split; the cap remembered at t0
+      teiAging.requests.length = 0;
+      vi.setSystemTime(t0 + 10 * 60_000 - 1);
+      expect((await embed(AGING, texts(40))).status).toBe(200);
+      expect(sizes(teiAging).sort((a, b) => a - b)).toEqual([8, 32]); // still split up front
+      teiAging.requests.length = 0;
+      vi.setSystemTime(t0 + 10 * 60_000);
+      const late = await embed(AGING, texts(40));
+      expect(late.status).toBe(200);
+      expect(late.body.data.map((d: { embedding: number[] }) => d.embedding[0])).toEqual(
+        texts(40).map((_, i) => i),
+      );
+      expect(sizes(teiAging)).toEqual([40, 32, 8]); // sent whole once more
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 

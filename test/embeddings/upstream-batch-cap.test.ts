@@ -17,7 +17,8 @@ import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
  * batch with `413 {"error":"batch size 70 > maximum allowed batch size 32","error_type":"Validation"}`
  * (its OpenAI route: `{"message", "code": 413, "type"}`). The gateway splits the batch to the
  * stated size and retries on the same upstream, and remembers the cap for the channel. A 413
- * that states no cap is this upstream's limit, not the client's fault: the next channel serves.
+ * that states no cap is this upstream's limit, not the client's fault: it is halved on the same
+ * upstream (upstream-413-halving.test.ts), and when one input alone is refused the next channel serves.
  */
 const ROUTE = 'POST /v1/embeddings';
 const CAPPED = 'tei/bge-small'; // served by a TEI that caps batches at 32
@@ -145,7 +146,7 @@ describe('an upstream that caps the inputs of one request', () => {
     expect(sizes(up()).sort((a, b) => a - b)).toEqual([8, 32]);
   });
 
-  it('a 413 that states no cap falls back to the next channel, not a 400 to the client', async () => {
+  it('a 413 that states no cap, even for one input, falls back to the next channel, not a 400 to the client', async () => {
     small.on(ROUTE, {
       status: 413,
       headers: { 'content-type': 'text/plain' },
@@ -154,7 +155,9 @@ describe('an upstream that caps the inputs of one request', () => {
     const r = await embed(LIMITED, texts(5));
     expect(r.status).toBe(200);
     expect(r.body.data.map((d: { embedding: number[] }) => d.embedding[0])).toEqual([0, 1, 2, 3, 4]);
-    expect(sizes(small)).toEqual([5]); // not retried on the upstream that refused it
+    // Halved on the upstream that refused it (upstream-413-halving.test.ts) until one input alone
+    // was refused: then the next channel.
+    expect(sizes(small)).toEqual([5, 3, 2, 1]);
     expect(sizes(big)).toEqual([5]);
     expect(r.headers.get('x-modelgate-attempts')).toBe(`small/${LIMITED}=too_large:413, big/${LIMITED}=ok`);
   });

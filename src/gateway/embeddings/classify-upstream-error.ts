@@ -57,6 +57,27 @@ export function statedBatchCap(status: number, body: unknown): number | undefine
   return cap >= 1 ? cap : undefined;
 }
 
+/**
+ * Whether a refusal that states no cap may be cured by sending fewer inputs per call: a 413 is a
+ * body larger than this upstream (or a proxy in front of it) takes, such as text-embeddings-inference's
+ * `--payload-limit` (`Failed to buffer the request body: length limit exceeded`), nginx's
+ * `client_max_body_size` or an edge's cap, and half the inputs make about half the body.
+ * Not TEI's own validation errors, which it answers with a 413 as well (`{"error_type":
+ * "Validation"}`, on its OpenAI route `"type"`): the one of them about the batch states its cap
+ * (`statedBatchCap`), and the others (an input over the model's length, an empty input, bad
+ * `dimensions`, an unknown prompt name) are answered alike whatever the number of inputs.
+ */
+export function halvingMayCure(status: number, body: unknown): boolean {
+  return status === 413 && !isTeiValidationError(body);
+}
+
+function isTeiValidationError(body: unknown): boolean {
+  if (!body || typeof body !== 'object') return false;
+  const b = body as Record<string, unknown>;
+  const type = typeof b.error_type === 'string' ? b.error_type : b.type;
+  return typeof type === 'string' && type.toLowerCase() === 'validation';
+}
+
 /** A message from the error bodies seen across embedding providers. */
 export function errorMessageOf(body: unknown): string {
   if (typeof body === 'string') return body.slice(0, 500);

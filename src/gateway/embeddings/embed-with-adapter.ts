@@ -2,7 +2,7 @@ import type { CancelSignal } from '../cancel.js';
 import { UpstreamError } from '../errors.js';
 import { runInBatches, type WeightLimit } from './batch-split.js';
 import { inputTokenWeights } from './batch-tokens.js';
-import { statedBatchCap } from './classify-upstream-error.js';
+import { halvingMayCure, statedBatchCap } from './classify-upstream-error.js';
 import {
   type EmbeddingAdapter,
   type EmbeddingHttpRequest,
@@ -36,11 +36,14 @@ export interface EmbedOptions {
   /** The request's usage estimate, when made already: spares a recount for the token cap. */
   estimate?: EmbeddingUsage;
   /**
-   * A cap on the inputs of one call this upstream stated before (`onBatchCap`), below the
-   * adapter's `maxBatch`: requests are split to it up front.
+   * A cap on the inputs of one call this upstream stated before, or the size halving found it
+   * serves (`onBatchCap`), below the adapter's `maxBatch`: requests are split to it up front.
    */
   maxBatch?: number;
-  /** Told the cap an upstream states when it refuses a batch as too large (to remember it). */
+  /**
+   * Told the cap an upstream states when it refuses a batch as too large, or the size a batch
+   * refused without one was halved to once a call of that size was served (to remember it).
+   */
   onBatchCap?: (cap: number) => void;
 }
 
@@ -56,16 +59,33 @@ export async function embedWithAdapter(
   opts: EmbedOptions = {},
 ): Promise<AdapterEmbedding> {
   // Once one batch failed the attempt has, the slices of a batch split again included: none
-  // starts after that (runInBatches stops its own batches only).
+  // starts after that (runInBatches stops its own batches only), nor once the client left.
   let failure: unknown;
+  // The most inputs one call of this attempt may carry, once the upstream refused more (a cap it
+  // stated, or half a batch it refused without one). A batch above it, not sent yet, is split to
+  // it first: a size refused once is not sent again, so each refusal at least halves every later
+  // call and the refusals of an attempt stay about log2 of its inputs.
+  let size: number | undefined;
+  // Set when `size` came from halving: remembered only once a call of that size was served (a cap
+  // that one input over the limit drove down to 1 would slow every later request for nothing).
+  let halved = false;
+  let reported: number | undefined;
   const sendBatch = (inputs: ResolvedEmbeddingRequest['inputs']): Promise<ParsedEmbeddingResponse> => {
     if (failure !== undefined) return Promise.reject(failure);
+    if (opts.signal?.aborted) return Promise.reject(opts.signal.reason);
     return sendOne(inputs).catch((err: unknown) => {
       failure ??= err;
       throw err;
     });
   };
+  // One slice at a time once the upstream refused a batch: it just said it is small, and the
+  // batches around this one are already sent side by side (opts.concurrency).
+  const split = (inputs: ResolvedEmbeddingRequest['inputs'], to: number) => {
+    size = Math.min(size ?? to, to);
+    return runInBatches(inputs, size, sendBatch, 1);
+  };
   const sendOne = async (inputs: ResolvedEmbeddingRequest['inputs']): Promise<ParsedEmbeddingResponse> => {
+    if (size !== undefined && inputs.length > size) return split(inputs, size);
     const batch = { ...req, inputs };
     const httpReq = adapter.buildRequest(batch, target);
     const res = await send(httpReq, { signal: opts.signal });
@@ -78,11 +98,16 @@ export async function embedWithAdapter(
       const cap = statedBatchCap(res.status, body);
       if (cap !== undefined && cap < inputs.length) {
         opts.onBatchCap?.(cap);
-        // One slice at a time: the upstream just said it is small, and the batches around this
-        // one are already sent side by side (opts.concurrency).
-        return runInBatches(inputs, cap, sendBatch, 1);
+        return split(inputs, cap);
       }
-      throw adapter.classifyError(res.status, body, res.headers);
+      const err = adapter.classifyError(res.status, body, res.headers);
+      // Too large without a cap (a body limit): half as many inputs, same upstream, down to one
+      // input per call. One input still refused is this upstream's limit: the next one may serve.
+      if (err.kind === 'too_large' && inputs.length > 1 && halvingMayCure(res.status, body)) {
+        halved = true;
+        return split(inputs, Math.ceil(inputs.length / 2));
+      }
+      throw err;
     }
     const parsed = parseOrBadResponse(adapter, res.status, body, batch);
     if (parsed.vectors.length !== inputs.length) {
@@ -91,6 +116,10 @@ export async function embedWithAdapter(
         `${adapter.kind} returned ${parsed.vectors.length} embeddings for ${inputs.length} inputs`,
         { upstreamStatus: res.status },
       );
+    }
+    if (halved && inputs.length === size && reported !== size) {
+      reported = size;
+      opts.onBatchCap?.(size);
     }
     return parsed;
   };

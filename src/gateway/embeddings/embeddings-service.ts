@@ -78,10 +78,11 @@ const BATCH_CAP_TTL_MS = 10 * 60_000;
 export class EmbeddingsService {
   /**
    * Caps on the inputs of one call that upstreams stated when they refused a larger batch
-   * (text-embeddings-inference's `--max-client-batch-size`), by channel and base URL: later
-   * requests to that upstream are split up front instead of being refused first. In memory, per
-   * process, for `BATCH_CAP_TTL_MS` (a server restarted with a larger cap is used fully again
-   * after that, at the cost of one refused call); a changed base URL starts afresh.
+   * (text-embeddings-inference's `--max-client-batch-size`), or the size a batch refused with a
+   * 413 that states none was halved to and served at, by channel and base URL: later requests to
+   * that upstream are split up front instead of being refused first. In memory, per process, for
+   * `BATCH_CAP_TTL_MS` (a server restarted with a larger cap is used fully again after that, at
+   * the cost of one refused call); a changed base URL starts afresh.
    */
   private readonly batchCaps = new Map<string, { cap: number; until: number }>();
 

@@ -1,0 +1,446 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { embedWithAdapter } from '../../src/gateway/embeddings/embed-with-adapter.js';
+import { UpstreamError } from '../../src/gateway/errors.js';
+import { decodeImageDataUrl, inspectImage } from '../../src/gateway/images/image-data.js';
+import { UpstreamClient } from '../../src/gateway/upstream/upstream-client.js';
+import { openaiEmbeddingAdapter } from '../../src/providers/openai-embeddings/openai-embedding-adapter.js';
+import {
+  type FakeAnswer,
+  type FakeUpstream,
+  type ReceivedRequest,
+  startFakeUpstream,
+} from '../helpers/fake-upstream.js';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { dataUrl, makePng } from './test-images.js';
+
+/**
+ * An upstream 413 that states no batch cap (docs/embeddings.md, "Batching"): a body limit in front
+ * of the model (text-embeddings-inference's `--payload-limit`, whose axum layer answers
+ * `413 text/plain` "Failed to buffer the request body: length limit exceeded"; nginx's
+ * `client_max_body_size` page). Half as many inputs make about half the body, so the gateway
+ * halves the batch and retries on the same upstream, down to one input per call, and remembers the
+ * size that was served as it remembers a stated cap. One input still refused is `too_large` (the
+ * next channel, else the client's 413). TEI's own validation errors, also 413s, are not halved.
+ */
+const ROUTE = 'POST /v1/embeddings';
+const MM_ROUTE = 'POST /v1/multimodalembeddings';
+const PROXIED = 'tei/e5-small'; // behind a body limit that fits 20 inputs
+const TINY = 'tei/e5-base'; // channel tiny refuses even one input; channel roomy serves
+const STRICT = 'tei/e5-large'; // channel strict answers TEI validation 413s; roomy serves
+const FLAKY = 'tei/e5-mistral'; // channel flaky: over 35 inputs refused, the second half a 500
+const HANGING = 'tei/gte-base'; // over 35 refused, the first half never answered
+const AGING = 'tei/gte-large'; // over 10 refused: a remembered size that expires
+const VOYAGE_MM = 'voyageai/voyage-multimodal-3'; // behind a proxy's byte limit
+
+const NGINX_413 =
+  '<html>\r\n<head><title>413 Request Entity Too Large</title></head>\r\n<body>\r\n<center><h1>413 Request Entity Too Large</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n';
+const AXUM_413: FakeAnswer = {
+  status: 413,
+  headers: { 'content-type': 'text/plain; charset=utf-8' },
+  body: 'Failed to buffer the request body: length limit exceeded',
+};
+const MM_BODY_LIMIT = 1_600; // bytes
+
+let proxied: FakeUpstream;
+let tiny: FakeUpstream;
+let strict: FakeUpstream;
+let flaky: FakeUpstream;
+let hanging: FakeUpstream;
+let aging: FakeUpstream;
+let roomy: FakeUpstream;
+let voyage: FakeUpstream;
+let gw: TestGateway;
+let cookie: string;
+let key: string;
+
+const all = () => [proxied, tiny, strict, flaky, hanging, aging, roomy, voyage];
+
+/** Each input `t<i>` embeds as `[i, 0.5]`, so order is checkable; usage `perInput` tokens an input. */
+const vectors =
+  (perInput = 2) =>
+  (r: ReceivedRequest): FakeAnswer => {
+    const input = r.json.input as string[];
+    return {
+      json: {
+        object: 'list',
+        data: input.map((text, index) => ({
+          object: 'embedding',
+          index,
+          embedding: [Number(text.slice(1)), 0.5],
+        })),
+        model: r.json.model,
+        usage: { prompt_tokens: perInput * input.length, total_tokens: perInput * input.length },
+      },
+    };
+  };
+
+/** Refuses more than `max` inputs with a cap-less 413, else answers with `then`. */
+const limited =
+  (max: number, then: (r: ReceivedRequest) => FakeAnswer | Promise<FakeAnswer>) =>
+  (r: ReceivedRequest): FakeAnswer | Promise<FakeAnswer> =>
+    (r.json.input as string[]).length > max ? AXUM_413 : then(r);
+
+/** Voyage multimodal usage for the inputs of one call: 2 text tokens an input, pixels as they are. */
+function voyageAnswer(r: ReceivedRequest): FakeAnswer {
+  if (Buffer.byteLength(r.body) > MM_BODY_LIMIT)
+    return { status: 413, headers: { 'content-type': 'text/html' }, body: NGINX_413 };
+  const inputs = r.json.inputs as { content: { type: string; text?: string; image_base64?: string }[] }[];
+  let pixels = 0;
+  let imageTokens = 0;
+  for (const { content } of inputs)
+    for (const p of content)
+      if (p.type === 'image_base64') {
+        const n = inspectImage(decodeImageDataUrl(p.image_base64!)).pixels;
+        pixels += n;
+        imageTokens += Math.ceil(n / 560);
+      }
+  const text = 2 * inputs.length;
+  return {
+    json: {
+      object: 'list',
+      data: inputs.map(({ content }, index) => ({
+        object: 'embedding',
+        embedding: [Number(content[0]!.text!.slice(1)), 0.25],
+        index,
+      })),
+      model: r.json.model,
+      usage: { text_tokens: text, image_pixels: pixels, video_pixels: 0, total_tokens: text + imageTokens },
+    },
+  };
+}
+
+const channel = (name: string, up: FakeUpstream, models: string[], priority = 0) => ({
+  name,
+  kind: 'openai-compatible',
+  base_url: up.url,
+  keys: [`key-${name}`],
+  models,
+  priority,
+});
+
+beforeAll(async () => {
+  proxied = await startFakeUpstream({ [ROUTE]: limited(20, vectors()) });
+  tiny = await startFakeUpstream({
+    [ROUTE]: { status: 413, headers: { 'content-type': 'text/html' }, body: NGINX_413 },
+  });
+  strict = await startFakeUpstream();
+  flaky = await startFakeUpstream({
+    [ROUTE]: limited(35, (r) =>
+      r.json.input[0] === 't35'
+        ? { status: 500, json: { error: 'backend failed', error_type: 'Backend' } }
+        : vectors(3)(r),
+    ),
+  });
+  hanging = await startFakeUpstream({ [ROUTE]: limited(35, () => ({ hang: true })) });
+  aging = await startFakeUpstream({ [ROUTE]: limited(10, vectors()) });
+  roomy = await startFakeUpstream({ [ROUTE]: vectors() });
+  voyage = await startFakeUpstream({ [MM_ROUTE]: voyageAnswer });
+  gw = await startTestGateway({
+    gateway: { discover_models: false, max_attempts: 2, retry_base_ms: 1, retry_max_ms: 2 },
+    channels: [
+      channel('proxied', proxied, [PROXIED]),
+      channel('tiny', tiny, [TINY], 10),
+      channel('strict', strict, [STRICT], 10),
+      channel('flaky', flaky, [FLAKY], 10),
+      channel('roomy', roomy, [TINY, STRICT, FLAKY]),
+      channel('hanging', hanging, [HANGING]),
+      channel('aging', aging, [AGING]),
+      {
+        name: 'voyage',
+        kind: 'voyage',
+        base_url: `${voyage.url}/v1`,
+        keys: ['key-voyage'],
+        models: [VOYAGE_MM],
+      },
+    ],
+    models: [
+      ...[PROXIED, TINY, STRICT, FLAKY, HANGING, AGING].map((id) => ({
+        id,
+        pricing: { prompt: '0.000001' }, // 1 micro-USD a token
+        output_modalities: ['embeddings'],
+      })),
+      // Text at 1 micro-USD a token, images at 1 micro-USD per 100 pixels.
+      { id: VOYAGE_MM, pricing: { prompt: '0.000001', image_pixel: '0.00000001' } },
+    ],
+  });
+  cookie = await gw.login();
+  key = (await gw.call('POST', '/api/key', { cookie, body: { name: 'emb' } })).body.data.key;
+});
+afterAll(async () => {
+  await gw?.close();
+  for (const up of all()) await up?.close();
+});
+beforeEach(() => {
+  for (const up of all()) up.requests.length = 0;
+});
+
+const texts = (n: number) => Array.from({ length: n }, (_, i) => `t${i}`);
+const embed = (model: string, input: string[], token = key) =>
+  gw.call('POST', '/v1/embeddings', { token, body: { model, input, encoding_format: 'float' } });
+const sizes = (up: FakeUpstream) => up.requests.map((r) => (r.json.input as string[]).length);
+const firsts = (r: { body: { data: { embedding: number[] }[] } }) => r.body.data.map((d) => d.embedding[0]);
+const newKey = async (name: string) =>
+  (await gw.call('POST', '/api/key', { cookie, body: { name, quota_limit: 1 } })).body.data as {
+    id: number;
+    key: string;
+  };
+/** The key's request logs and spend, once written. */
+async function billing(keyId: number) {
+  await gw.services.requestLogs.flush();
+  const { rows } = await gw.services.repos.logs.list({ keyId }, 0, 10);
+  const row = await gw.services.repos.apiKeys.byId(keyId);
+  return { rows, used: row!.quota_used_micros };
+}
+
+describe('an upstream 413 that states no cap', () => {
+  it('halves the batch on the same upstream until it is served: input order, usage and billing exact', async () => {
+    const acct = await newKey('halving');
+    const r = await embed(PROXIED, texts(70), acct.key);
+    expect(r.status).toBe(200);
+    expect(r.body.data.map((d: { index: number }) => d.index)).toEqual(texts(70).map((_, i) => i));
+    expect(firsts(r)).toEqual(texts(70).map((_, i) => i));
+    expect(r.body.usage).toEqual({ prompt_tokens: 140, total_tokens: 140 });
+    // One at a time: 70 refused, 35 refused, 18 and 17 served; the other 35 is not sent whole
+    // again, it goes as 18 and 17 at once.
+    expect(sizes(proxied)).toEqual([70, 35, 18, 17, 18, 17]);
+    expect(r.headers.get('x-modelgate-attempts')).toBe(`proxied/${PROXIED}=ok`);
+    const { rows, used } = await billing(acct.id);
+    expect(rows.map((l) => [l.status, l.prompt_tokens, l.cost_micros])).toEqual([[200, 140, 140]]);
+    expect(used).toBe(140);
+
+    // The size served is remembered for the channel: the next large request is split to it up front.
+    proxied.requests.length = 0;
+    const again = await embed(PROXIED, texts(40));
+    expect(again.status).toBe(200);
+    expect(firsts(again)).toEqual(texts(40).map((_, i) => i));
+    expect(sizes(proxied).sort((a, b) => a - b)).toEqual([4, 18, 18]);
+  });
+
+  it('one input still refused is too_large: the next channel serves, and nothing is remembered', async () => {
+    for (let round = 0; round < 2; round++) {
+      tiny.requests.length = 0;
+      roomy.requests.length = 0;
+      const r = await embed(TINY, texts(5));
+      expect(r.status).toBe(200);
+      expect(firsts(r)).toEqual([0, 1, 2, 3, 4]);
+      // 5 refused, then 3, then 2, then the first input alone: the attempt ends there.
+      expect(sizes(tiny)).toEqual([5, 3, 2, 1]);
+      expect(sizes(roomy)).toEqual([5]);
+      expect(r.headers.get('x-modelgate-attempts')).toBe(`tiny/${TINY}=too_large:413, roomy/${TINY}=ok`);
+    }
+  });
+
+  it.each([
+    ['an empty input', { error: '`inputs` cannot be empty', error_type: 'Validation' }],
+    [
+      'a bad dimensions (OpenAI route)',
+      { message: '`dimensions` should be positive', code: 413, type: 'Validation' },
+    ],
+  ])("TEI's validation 413 for %s is not halved: it says the same for fewer inputs", async (_name, json) => {
+    strict.on(ROUTE, { status: 413, json });
+    const r = await embed(STRICT, texts(6));
+    expect(r.status).toBe(200);
+    expect(sizes(strict)).toEqual([6]);
+    expect(sizes(roomy)).toEqual([6]);
+  });
+
+  it("TEI's 413 for an input over the model's length is not halved: the client's 400", async () => {
+    strict.on(ROUTE, {
+      status: 413,
+      json: {
+        error: 'Input validation error: `inputs` must have less than 512 tokens. Given: 600',
+        error_type: 'Validation',
+      },
+    });
+    const r = await embed(STRICT, texts(6));
+    expect(r.status).toBe(400);
+    expect(r.body.error).toMatchObject({ code: 400, param: 'input' });
+    expect(sizes(strict)).toEqual([6]);
+    expect(sizes(roomy)).toEqual([]);
+  });
+
+  it('a slice failing otherwise fails the attempt: retried, then the next channel; only what served is billed', async () => {
+    const acct = await newKey('flaky');
+    const r = await embed(FLAKY, texts(70), acct.key);
+    expect(r.status).toBe(200);
+    expect(firsts(r)).toEqual(texts(70).map((_, i) => i));
+    // roomy's 2 tokens an input, not flaky's 3 for the half it embedded before failing.
+    expect(r.body.usage).toEqual({ prompt_tokens: 140, total_tokens: 140 });
+    // First try: 70 refused, 35 served (and remembered), the second 35 a 500. The retry splits to
+    // 35 up front and fails the same way; roomy then serves the whole request. (The retry's two
+    // calls go side by side: the one that did not fail may still be on its way.)
+    await expect.poll(() => flaky.requests.length).toBe(5);
+    expect(sizes(flaky)).toEqual([70, 35, 35, 35, 35]);
+    expect(flaky.requests.map((q) => q.json.input[0])).toEqual([
+      't0',
+      't0',
+      't35',
+      expect.any(String),
+      expect.any(String),
+    ]);
+    expect(sizes(roomy)).toEqual([70]);
+    expect(r.headers.get('x-modelgate-attempts')).toBe(
+      `flaky/${FLAKY}=server_error:500, flaky/${FLAKY}=server_error:500, roomy/${FLAKY}=ok`,
+    );
+    const { rows, used } = await billing(acct.id);
+    expect(rows.map((l) => [l.status, l.prompt_tokens, l.cost_micros, l.provider])).toEqual([
+      [200, 140, 140, 'roomy'],
+    ]);
+    expect(used).toBe(140);
+  });
+
+  it('a client that leaves mid-way stops the slices: the one in flight is cut, no further one starts', async () => {
+    const abort = new AbortController();
+    const sent = fetch(`${gw.url}/v1/embeddings`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: HANGING, input: texts(70) }),
+      signal: abort.signal,
+    }).catch(() => 'aborted');
+    await expect.poll(() => hanging.requests.length, { timeout: 5_000, interval: 5 }).toBe(2);
+    abort.abort();
+    expect(await sent).toBe('aborted');
+    expect(await hanging.requests[1]!.closed).toEqual({ completed: false });
+    let log: any;
+    for (let i = 0; i < 100 && !log; i++) {
+      await gw.services.requestLogs.flush();
+      const logs = await gw.call('GET', '/api/log?status=499&page_size=100', { cookie });
+      log = logs.body.data.find((l: { model: string }) => l.model === HANGING);
+      if (!log) await new Promise((res) => setTimeout(res, 20));
+    }
+    expect(log).toMatchObject({ status: 499, error_kind: 'aborted', cost: 0 });
+    expect(log.attempts.map((a: { error_kind: string }) => a.error_kind)).toEqual(['client_aborted']);
+    // The attempt is over (logged): the second half of 35 was never sent.
+    expect(sizes(hanging)).toEqual([70, 35]);
+  });
+
+  it('multimodal inputs behind a byte limit: halved until each call fits, usage and pixels summed', async () => {
+    const acct = await newKey('voyage');
+    const inputs = Array.from({ length: 12 }, (_, i) => ({
+      content: [
+        { type: 'text', text: `t${i}` },
+        { type: 'image_base64', image_base64: dataUrl('image/png', makePng(10 + i, 12)) },
+      ],
+    }));
+    const r = await gw.call('POST', '/v1/multimodalembeddings', {
+      token: acct.key,
+      body: { model: VOYAGE_MM, inputs },
+    });
+    expect(r.status).toBe(200);
+    expect(firsts(r)).toEqual(inputs.map((_, i) => i));
+    const pixels = inputs.reduce((sum, _, i) => sum + (10 + i) * 12, 0);
+    const imageTokens = inputs.reduce((sum, _, i) => sum + Math.ceil(((10 + i) * 12) / 560), 0);
+    expect(r.body.usage).toEqual({
+      text_tokens: 24,
+      image_pixels: pixels,
+      video_pixels: 0,
+      total_tokens: 24 + imageTokens,
+    });
+    const bodies = voyage.requests.map((q) => Buffer.byteLength(q.body));
+    expect(bodies[0]).toBeGreaterThan(MM_BODY_LIMIT); // the whole request, refused
+    expect(voyage.requests.length).toBeGreaterThan(2);
+    // Every input embedded exactly once, by a call that fitted.
+    const served = voyage.requests.filter((q) => Buffer.byteLength(q.body) <= MM_BODY_LIMIT);
+    expect(served.flatMap((q) => q.json.inputs.map((x: any) => x.content[0].text))).toEqual(
+      inputs.map((x) => x.content[0]!.text),
+    );
+    const { rows, used } = await billing(acct.id);
+    // 24 text tokens at 1 micro-USD, the pixels at 1 micro-USD per 100.
+    const micros = 24 + Math.round(pixels / 100);
+    expect(rows.map((l) => [l.status, l.prompt_tokens, l.cost_micros])).toEqual([
+      [200, 24 + imageTokens, micros],
+    ]);
+    expect(used).toBe(micros);
+  });
+});
+
+describe('a size learned by halving, remembered', () => {
+  it('for 10 minutes, like a stated cap', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      const t0 = Date.now();
+      expect((await embed(AGING, texts(40))).status).toBe(200);
+      expect(sizes(aging)).toEqual([40, 20, 10, 10, 10, 10]);
+      aging.requests.length = 0;
+      vi.setSystemTime(t0 + 10 * 60_000 - 1);
+      expect((await embed(AGING, texts(25))).status).toBe(200);
+      expect(sizes(aging).sort((a, b) => a - b)).toEqual([5, 10, 10]);
+      aging.requests.length = 0;
+      vi.setSystemTime(t0 + 10 * 60_000);
+      const late = await embed(AGING, texts(25));
+      expect(late.status).toBe(200);
+      expect(firsts(late)).toEqual(texts(25).map((_, i) => i));
+      expect(sizes(aging)).toEqual([25, 13, 7, 6, 7, 5]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
+
+describe('embedWithAdapter halving', () => {
+  it('never sends a size refused once: each refusal halves every later call of the attempt', async () => {
+    // Two batches of 10 (a cap remembered before), one at a time, to an upstream taking 3.
+    const up = await startFakeUpstream({ [ROUTE]: limited(3, vectors()) });
+    const client = new UpstreamClient();
+    const learned: number[] = [];
+    try {
+      const out = await embedWithAdapter(
+        openaiEmbeddingAdapter,
+        {
+          inputs: texts(20).map((text) => [{ type: 'text' as const, text }]),
+          model: null,
+          inputType: null,
+          truncation: true,
+          encoding: 'float',
+          dimensions: null,
+          dtype: null,
+          user: null,
+        },
+        { baseUrl: up.url, upstreamModel: 'bge' },
+        (req, o) => client.send(req, o),
+        { concurrency: 1, maxBatch: 10, onBatchCap: (n) => learned.push(n) },
+      );
+      expect(out.vectors.map((v) => v[0])).toEqual(texts(20).map((_, i) => i));
+      expect(out.usage).toEqual({ textTokens: 40, totalTokens: 40 });
+      // 10 refused, 5 refused; the rest never above 3. Halving each refused batch on its own
+      // would have sent the other 5 and the second 10 whole, to be refused again.
+      expect(sizes(up)).toEqual([10, 5, 3, 2, 3, 2, 3, 3, 3, 1]);
+      expect(learned).toEqual([3]);
+    } finally {
+      await client.close();
+      await up.close();
+    }
+  });
+
+  it('a 413 that halving cannot cure ends the attempt after one refused call per size', async () => {
+    const up = await startFakeUpstream({ [ROUTE]: AXUM_413 });
+    const client = new UpstreamClient();
+    const learned: number[] = [];
+    try {
+      const err = await embedWithAdapter(
+        openaiEmbeddingAdapter,
+        {
+          inputs: texts(2048).map((text) => [{ type: 'text' as const, text }]),
+          model: null,
+          inputType: null,
+          truncation: true,
+          encoding: 'float',
+          dimensions: null,
+          dtype: null,
+          user: null,
+        },
+        { baseUrl: up.url, upstreamModel: 'bge' },
+        (req, o) => client.send(req, o),
+        { onBatchCap: (n) => learned.push(n) },
+      ).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(UpstreamError);
+      expect((err as UpstreamError).kind).toBe('too_large');
+      // 2048, 1024, ..., 2, 1: twelve calls, not the 4,095 of a full binary split.
+      expect(sizes(up)).toEqual([2048, 1024, 512, 256, 128, 64, 32, 16, 8, 4, 2, 1]);
+      expect(learned).toEqual([]);
+    } finally {
+      await client.close();
+      await up.close();
+    }
+  });
+});

@@ -89,15 +89,19 @@ const ask = (content: string) =>
 describe('a Gemini answer on /v1/messages', () => {
   it('keeps its parts in order: thinking, text and tool calls interleaved as Gemini gave them', async () => {
     const answer = await ask('weather in Paris and London?');
+    // The signature Gemini put on the Paris call rides in an empty thinking block just before it
+    // (gemini-signatures-messages.test.ts); the one on the text, in the first thinking block.
+    const carrying = expect.stringMatching(/^mgr1\./);
     expect(answer.content).toMatchObject([
-      { type: 'thinking', thinking: '**Planning**\n\nThe user wants Paris and London.' },
+      { type: 'thinking', thinking: '**Planning**\n\nThe user wants Paris and London.', signature: carrying },
       { type: 'text', text: "I'll check Paris first." },
+      { type: 'thinking', thinking: '', signature: carrying },
       { type: 'tool_use', name: 'get_weather', input: { city: 'Paris' } },
-      { type: 'thinking', thinking: '**Next**\n\nNow London.' },
+      { type: 'thinking', thinking: '**Next**\n\nNow London.', signature: '' },
       { type: 'text', text: 'And London.' },
       { type: 'tool_use', name: 'get_weather', input: { city: 'London' } },
     ]);
-    expect(answer.content).toHaveLength(6);
+    expect(answer.content).toHaveLength(7);
     expect(answer.stop_reason).toBe('tool_use');
     // Each call's id is the one the gateway gave it, distinct and well formed.
     const ids = answer.content
@@ -106,13 +110,13 @@ describe('a Gemini answer on /v1/messages', () => {
     expect(new Set(ids).size).toBe(2);
   });
 
-  it('is as before when Gemini thinks first (the usual answer)', async () => {
+  it('is as before when Gemini thinks first (the usual answer), with its signature', async () => {
     const answer = await ask('2+2?');
     expect(answer.content).toEqual([
       {
         type: 'thinking',
         thinking: '**Calculating the sum**\n\nThe user asks for 2+2, which is 4.',
-        signature: '',
+        signature: expect.stringMatching(/^mgr1\./),
       },
       { type: 'text', text: '2 + 2 = 4.' },
     ]);

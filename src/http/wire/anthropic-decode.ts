@@ -9,7 +9,9 @@
  *   the id kept); tool_result -> a `tool` message (string, text and image content) after the user
  *   turn's earlier parts; thinking / redacted_thinking -> the assistant's `reasoning_details`
  *   (signature and data unchanged, `format` Anthropic's), which the Anthropic adapter replays as
- *   the same blocks.
+ *   the same blocks. A thinking block whose signature the gateway wrote (`mgr1.`, carrying another
+ *   upstream's reasoning: Gemini's thought signatures, anthropic-signatures.ts) gives back the
+ *   details it carries, for that upstream, and is never Anthropic's signed thinking.
  * - What the canonical request has no field for rides as non-enumerable properties that only the
  *   Anthropic adapter reads (`setHidden`, CacheControl in types.ts): tool_result `is_error`, and
  *   `cache_control` on images, documents, tools, tool_use and tool_result blocks.
@@ -55,6 +57,7 @@ import type {
 import { badRequest } from '../../gateway/errors.js';
 import { ANTHROPIC_FORMAT } from '../../providers/anthropic/anthropic-messages.js';
 import { isInterleavedThinking } from '../../providers/anthropic/anthropic-request.js';
+import { detailsOfSignature, isCarryingSignature } from './anthropic-signatures.js';
 
 type Block = Record<string, any> & { type: string };
 
@@ -272,16 +275,28 @@ function assistantTurn(content: string | Block[], at: string): ChatMessage {
           cited[texts.length - 1] = true;
         }
         break;
-      case 'thinking':
+      case 'thinking': {
         reasoning = (reasoning ?? '') + (b.thinking ?? '');
+        const text = typeof b.thinking === 'string' ? b.thinking : '';
+        const carried = detailsOfSignature(b.signature);
+        if (carried) {
+          // Another upstream's reasoning (anthropic-signatures.ts): back as its details, and the
+          // text as that upstream's, unsigned, which Anthropic is never sent as signed thinking.
+          details.push(
+            { type: 'reasoning.text', text, format: carried[0]?.format ?? ANTHROPIC_FORMAT, index: j },
+            ...carried,
+          );
+          break;
+        }
         details.push({
           type: 'reasoning.text',
-          text: typeof b.thinking === 'string' ? b.thinking : '',
+          text,
           signature: typeof b.signature === 'string' ? b.signature : null,
           format: ANTHROPIC_FORMAT,
           index: j,
         });
         break;
+      }
       case 'redacted_thinking':
         details.push({ type: 'reasoning.encrypted', data: b.data, format: ANTHROPIC_FORMAT, index: j });
         break;
@@ -314,7 +329,7 @@ function assistantTurn(content: string | Block[], at: string): ChatMessage {
   if (details.length > 0) m.reasoning_details = details;
   if (calls.length > 0) m.tool_calls = calls;
   if (native || (details.length > 0 && !inCanonicalOrder(content) && allSigned(content)))
-    setHidden(m, 'anthropic_content', content as AnthropicNativeBlock[]);
+    setHidden(m, 'anthropic_content', anthropicOwn(content) as AnthropicNativeBlock[]);
   return m;
 }
 
@@ -357,12 +372,25 @@ function inCanonicalOrder(content: Block[]): boolean {
 }
 
 /**
- * Every thinking block of the turn signed (Anthropic refuses one without its signature): a turn
- * holding another upstream's reasoning, which the gateway answered with an empty signature, goes
- * by the canonical fields, which leave such a block out.
+ * Every thinking block of the turn signed by Anthropic (it refuses one without its signature, or
+ * with another's): a turn holding another upstream's reasoning, which the gateway answered with an
+ * empty signature or one carrying that upstream's (anthropic-signatures.ts), goes by the
+ * canonical fields, which leave such a block out.
  */
-const allSigned = (content: Block[]): boolean =>
-  content.every((b) => b.type !== 'thinking' || (typeof b.signature === 'string' && b.signature !== ''));
+const allSigned = (content: Block[]): boolean => content.every(signedOrNotThinking);
+
+const signedOrNotThinking = (b: Block): boolean =>
+  b.type !== 'thinking' ||
+  (typeof b.signature === 'string' && b.signature !== '' && !isCarryingSignature(b.signature));
+
+/**
+ * A turn sent to Anthropic as it came (with server tool blocks) without the thinking blocks that
+ * carry another upstream's signature: Anthropic would refuse them.
+ */
+const anthropicOwn = (content: Block[]): Block[] =>
+  content.some((b) => b.type === 'thinking' && isCarryingSignature(b.signature))
+    ? content.filter((b) => b.type !== 'thinking' || !isCarryingSignature(b.signature))
+    : content;
 
 /**
  * Blocks of Anthropic's server tools in an assistant turn (ContentBlockParam in the SDK):

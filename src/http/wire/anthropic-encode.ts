@@ -15,6 +15,10 @@
  *   is not known: the thinking leads, as a reasoning model thinks before it answers. A turn of
  *   thinking and tool calls alone has its thinking put back between the calls by the details'
  *   block indexes (`withThinkingInPlace`).
+ * - Another upstream's signed reasoning (Gemini's thought signatures, in `reasoning_details`) rides
+ *   in thinking blocks' signatures, for the client to send back (anthropic-signatures.ts): in the
+ *   thinking block before the tool_use whose call it signs, else the first one; streamed, as one
+ *   signature_delta at the block's close.
  * - stop_reason and stop_sequence (`anthropicStop`): `stop_sequence` with the matched string when
  *   the upstream said which of the request's stop sequences ended the answer; else the native
  *   finish reason when it is one of Anthropic's stop reasons (an Anthropic upstream's, directly or
@@ -39,6 +43,7 @@ import type {
   ContentPiece,
   FinishDetails,
   FinishReason,
+  ReasoningDetail,
 } from '../../gateway/chat/types.js';
 import type { GatewayError } from '../../gateway/errors.js';
 import {
@@ -47,6 +52,7 @@ import {
   withThinkingInPlace,
 } from '../../providers/anthropic/anthropic-messages.js';
 import { argumentsObject } from '../../providers/shared/tools.js';
+import { carriedDetails, carryingSignature, withCarriedSignatures } from './anthropic-signatures.js';
 
 type Block = Record<string, unknown> & { type: string };
 
@@ -197,7 +203,7 @@ export function encodeAnthropicMessage(
   const ordered = m?.content_order ? inUpstreamOrder(m, m.content_order) : undefined;
   // An Anthropic answer: its content as it came, every block in its place.
   if (m?.anthropic_content) content = m.anthropic_content;
-  else if (ordered) content = ordered;
+  else if (ordered) content = withCarriedSignatures(ordered, m?.reasoning_details);
   else if (m) {
     const thinking = reasoningBlocksAt(m.reasoning_details, true);
     const rest: Block[] = [];
@@ -214,6 +220,8 @@ export function encodeAnthropicMessage(
     if (thinking.blocks.length > 0) content = withThinkingInPlace(thinking.blocks, thinking.at, rest);
     else if (m.reasoning) content = [{ type: 'thinking', thinking: m.reasoning, signature: '' }, ...rest];
     else content = rest;
+    // Another upstream's signatures (Gemini's), for the client to send back (anthropic-signatures.ts).
+    content = withCarriedSignatures(content, m.reasoning_details);
   }
   return JSON.stringify({
     id,
@@ -298,6 +306,8 @@ export class AnthropicStreamEncoder {
   private openKind: 'text' | 'thinking' | 'tool' | 'native' | undefined;
   /** The upstream index of the open thinking block's details. */
   private thinkingKey: number | undefined;
+  /** Other upstreams' signed reasoning the open thinking block carries: its signature, at its close. */
+  private carried: ReasoningDetail[] = [];
   /** Tool call index -> its block's index. */
   private readonly tools = new Map<number, number>();
   /** Upstream index of a server tool block -> its block's index. */
@@ -334,7 +344,13 @@ export class AnthropicStreamEncoder {
 
   private close(): string {
     if (this.openIndex < 0) return '';
-    const out = sseEvent('content_block_stop', { index: this.openIndex });
+    let out = '';
+    // As Anthropic sends a signature: one signature_delta, just before the block's stop.
+    if (this.carried.length > 0) {
+      out = this.delta({ type: 'signature_delta', signature: carryingSignature(this.carried) });
+      this.carried = [];
+    }
+    out += sseEvent('content_block_stop', { index: this.openIndex });
     this.openIndex = -1;
     this.openKind = undefined;
     return out;
@@ -398,6 +414,13 @@ export class AnthropicStreamEncoder {
       } else if (d.reasoning) {
         out += this.thinking(undefined);
         out += this.delta({ type: 'thinking_delta', thinking: d.reasoning });
+      }
+      // Another upstream's signatures (Gemini's, on a thought, text or functionCall part) ride in
+      // the thinking block open, else in an empty one of their own, which the part's text or
+      // tool call, coming next, closes.
+      for (const r of carriedDetails(d.reasoning_details)) {
+        out += this.thinking(undefined);
+        this.carried.push(r);
       }
       const text = d.content || d.refusal;
       if (text) {

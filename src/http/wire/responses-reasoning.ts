@@ -7,8 +7,14 @@ import type { ReasoningDetail } from '../../gateway/chat/types.js';
  * The gateway stores nothing, so the client carries them: sent back in `input`, they become the
  * assistant turn's `reasoning_details` again, and the upstream gets its own reasoning back. Not a
  * secret (the details are the upstream's own opaque or signed values), only opaque to the client.
+ * The Anthropic ingress carries other upstreams' signed reasoning in thinking blocks' signatures in
+ * the same form (anthropic-signatures.ts).
  */
 const PREFIX = 'mgr1.';
+
+/** Whether a value is in the form `wrapReasoning` writes (it may still not unwrap). */
+export const isWrappedReasoning = (value: unknown): value is string =>
+  typeof value === 'string' && value.startsWith(PREFIX);
 
 export function wrapReasoning(details: readonly ReasoningDetail[]): string {
   return PREFIX + Buffer.from(JSON.stringify(details), 'utf8').toString('base64url');
@@ -19,7 +25,7 @@ export function wrapReasoning(details: readonly ReasoningDetail[]): string {
  * OpenAI itself or another gateway means nothing to the upstreams here, and is dropped).
  */
 export function unwrapReasoning(content: unknown): ReasoningDetail[] | undefined {
-  if (typeof content !== 'string' || !content.startsWith(PREFIX)) return undefined;
+  if (!isWrappedReasoning(content)) return undefined;
   try {
     const parsed: unknown = JSON.parse(
       Buffer.from(content.slice(PREFIX.length), 'base64url').toString('utf8'),

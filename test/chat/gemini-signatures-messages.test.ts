@@ -345,7 +345,8 @@ describe('signatures across providers', () => {
       );
     }
 
-    // A turn with server tool blocks goes to Anthropic as it came, but for such a thinking block.
+    // A turn with server tool blocks goes to Anthropic as it came, but for such a thinking block
+    // (nor an unsigned one: Anthropic refuses both).
     const search = {
       type: 'server_tool_use',
       id: 'srvtoolu_01Search',
@@ -359,7 +360,13 @@ describe('signatures across providers', () => {
         QUESTION,
         {
           role: 'assistant',
-          content: [a1.content[0], search, found, text] as Anthropic.ContentBlockParam[],
+          content: [
+            a1.content[0],
+            { type: 'thinking', thinking: 'Another model’s reasoning.', signature: '' },
+            search,
+            found,
+            text,
+          ] as Anthropic.ContentBlockParam[],
         },
         { role: 'user', content: 'And London?' },
       ],

@@ -384,13 +384,12 @@ const signedOrNotThinking = (b: Block): boolean =>
   (typeof b.signature === 'string' && b.signature !== '' && !isCarryingSignature(b.signature));
 
 /**
- * A turn sent to Anthropic as it came (with server tool blocks) without the thinking blocks that
- * carry another upstream's signature: Anthropic would refuse them.
+ * A turn sent to Anthropic as it came (with server tool blocks) without the thinking blocks
+ * Anthropic did not sign (another upstream's reasoning: an empty signature, or one carrying that
+ * upstream's), which it would refuse, as the canonical fields leave them out.
  */
 const anthropicOwn = (content: Block[]): Block[] =>
-  content.some((b) => b.type === 'thinking' && isCarryingSignature(b.signature))
-    ? content.filter((b) => b.type !== 'thinking' || !isCarryingSignature(b.signature))
-    : content;
+  content.every(signedOrNotThinking) ? content : content.filter(signedOrNotThinking);
 
 /**
  * Blocks of Anthropic's server tools in an assistant turn (ContentBlockParam in the SDK):

@@ -36,6 +36,9 @@ export const ListQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE })),
 });
 
+/** `/api/v1/models/count`: the list's filters, so a count agrees with the list it counts. */
+export const CountQuery = Type.Object(FilterFields);
+
 export interface ModelFilters {
   endpoint?: Endpoint;
   output_modalities?: string;

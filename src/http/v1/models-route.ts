@@ -5,7 +5,14 @@ import { isAllowed, type ModelInfo } from '../../gateway/registry/index.js';
 import type { Services } from '../../services.js';
 import type { App } from '../app.js';
 import { requireApiKey } from '../auth.js';
-import { filterModels, type ListParams, ListQuery } from './model-list.js';
+import {
+  CountQuery,
+  type FilterContext,
+  filterModels,
+  type ListParams,
+  ListQuery,
+  type ModelFilters,
+} from './model-list.js';
 import { pageOf, parseSort, type Speed, sortModels } from './model-order.js';
 import { toWireModel } from './model-wire.js';
 
@@ -19,10 +26,7 @@ export function registerModelsRoute(app: App, services: Services): void {
     const sort = parseSort(query.sort);
     // Absent `output_modalities`: no filter, unlike OpenRouter (text only), so the list clients
     // have always read (the openai SDK's models.list()) keeps its embedding models.
-    let models = filterModels(services.registry.servableModels(), query, {
-      allowed: request.principal!.allowedModels,
-      servesOn: (id, endpoint) => services.registry.targetsFor(id, { endpoint }).length > 0,
-    });
+    let models = filterModels(services.registry.servableModels(), query, filterContext(services, request));
     if (sort) models = sortModels(models, sort, (m) => speedOf(services, m));
     return { object: 'list', ...pageOf(models.map(toWireModel), query, request.url) };
   };
@@ -44,6 +48,29 @@ export function registerModelsRoute(app: App, services: Services): void {
   app.get('/api/v1/models', { schema: { tags, hide: true, querystring: ListQuery }, onRequest: auth }, list);
 
   app.get(
+    '/api/v1/models/count',
+    {
+      schema: {
+        tags,
+        summary: 'Count the models this key can use (OpenRouter)',
+        description:
+          "`{data: {count}}`: how many models `GET /api/v1/models` lists with the same filters (without paging). Not served under `/v1/models/`, where `count` would be a model's name.",
+        querystring: CountQuery,
+      },
+      onRequest: auth,
+    },
+    async (request) => {
+      const query = request.query as ModelFilters; // checked by CountQuery
+      const models = filterModels(
+        services.registry.servableModels(),
+        query,
+        filterContext(services, request),
+      );
+      return { data: { count: models.length } };
+    },
+  );
+
+  app.get(
     '/v1/models/*',
     {
       schema: {
@@ -55,14 +82,34 @@ export function registerModelsRoute(app: App, services: Services): void {
       },
       onRequest: auth,
     },
-    async (request) => {
-      const id = request.params['*'];
-      const model = services.registry.resolve(id);
-      const servable = model && services.registry.servableModels().some((m) => m.id === model.id);
-      if (!model || !servable || !isAllowed(model, request.principal!.allowedModels))
-        throw notFound(`model ${id} not found`);
-      return toWireModel(model);
+    async (request) => toWireModel(usableModel(services, request, request.params['*'])),
+  );
+
+  // OpenRouter's single model, wrapped (@openrouter/sdk `models.get`). A path of its own, apart
+  // from `/v1/models/*`, so it can be served under both prefixes.
+  const AuthorSlug = Type.Object({ author: Type.String(), slug: Type.String() });
+  const one = async (request: FastifyRequest) => {
+    const { author, slug } = request.params as { author: string; slug: string }; // checked by AuthorSlug
+    return { data: toWireModel(usableModel(services, request, `${author}/${slug}`)) };
+  };
+  app.get(
+    '/api/v1/model/:author/:slug',
+    {
+      schema: {
+        tags,
+        summary: 'Get one model this key can use, as {data: Model} (OpenRouter)',
+        description:
+          'The model `author/slug` (an alias answers the model it names) as the list shows it, in `data`; 404 when no channel serves it or the key may not use it.',
+        params: AuthorSlug,
+      },
+      onRequest: auth,
     },
+    one,
+  );
+  app.get(
+    '/v1/model/:author/:slug',
+    { schema: { tags, hide: true, params: AuthorSlug }, onRequest: auth },
+    one,
   );
 }
 
@@ -87,4 +134,24 @@ function speedOf(services: Services, m: ModelInfo): Speed {
 function best(a: number, b: number, pick: (a: number, b: number) => number): number {
   if (Number.isNaN(a)) return b;
   return Number.isNaN(b) ? a : pick(a, b);
+}
+
+function filterContext(services: Services, request: FastifyRequest): FilterContext {
+  return {
+    allowed: request.principal!.allowedModels,
+    servesOn: (id, endpoint) => services.registry.targetsFor(id, { endpoint }).length > 0,
+  };
+}
+
+/**
+ * The model `id` names (an alias or plain name resolves as chat resolves it), when some enabled
+ * channel serves it and the key may use it; otherwise a 404, the same whichever it is, so a key
+ * learns nothing of the models it may not use.
+ */
+function usableModel(services: Services, request: FastifyRequest, id: string): ModelInfo {
+  const model = services.registry.resolve(id);
+  const servable = model && services.registry.servableModels().some((m) => m.id === model.id);
+  if (!model || !servable || !isAllowed(model, request.principal!.allowedModels))
+    throw notFound(`model ${id} not found`);
+  return model;
 }

@@ -99,12 +99,12 @@ describe('GET /api/v1/models/count', () => {
 
 describe('GET /api/v1/model/{author}/{slug}', () => {
   it('wraps the model as the list shows it in {data}', async () => {
-    const listed = (await gw.call('GET', '/api/v1/models', { token: key })).body.data.find(
-      (m: { id: string }) => m.id === CHAT,
-    );
-    for (const path of ['/api/v1/model/acme/chat-1', '/v1/model/acme/chat-1']) {
-      const r = await gw.call('GET', path, { token: key });
-      expect(r.status, path).toBe(200);
+    for (const prefix of ['/api/v1', '/v1']) {
+      const listed = (await gw.call('GET', `${prefix}/models`, { token: key })).body.data.find(
+        (m: { id: string }) => m.id === CHAT,
+      );
+      const r = await gw.call('GET', `${prefix}/model/acme/chat-1`, { token: key });
+      expect(r.status, prefix).toBe(200);
       expect(Object.keys(r.body)).toEqual(['data']);
       expect(r.body.data).toEqual(listed);
     }

@@ -1,8 +1,11 @@
 import type { ModelInfo } from '../../gateway/registry/index.js';
 import { authorOf } from '../../gateway/registry/model-info.js';
 
+/** Where a model was asked for: the OpenAI path (`/v1`) or the OpenRouter SDK's (`/api/v1`). */
+export type ModelsPrefix = '/v1' | '/api/v1';
+
 /** One model in the OpenAI list shape with OpenRouter's fields (openrouter.md §11, §13). */
-export function toWireModel(m: ModelInfo) {
+export function toWireModel(m: ModelInfo, prefix: ModelsPrefix = '/v1') {
   const input = m.input_modalities;
   const output = m.output_modalities;
   return {
@@ -30,6 +33,20 @@ export function toWireModel(m: ModelInfo) {
     // Required (nullable) by @openrouter/sdk's strict Model schema.
     default_parameters: null,
     supported_voices: null,
-    links: { details: `/v1/models/${m.id}` },
+    links: { details: detailsLink(m.id, prefix) },
   };
+}
+
+/**
+ * OpenRouter's `links.details`: the model's endpoints list, under the prefix the model was asked
+ * on. That route takes `{author}/{slug}`; an id of another shape (a local server's `llama3:8b`)
+ * links to the model itself.
+ */
+function detailsLink(id: string, prefix: ModelsPrefix): string {
+  const parts = id.split('/');
+  // Escaped for a path, but `:` (`gpt-4o:free`, `llama3:8b`) kept as written: a path allows it.
+  const path = parts.map((x) => encodeURIComponent(x).replace(/%3A/gi, ':')).join('/');
+  return parts.length === 2 && parts.every((p) => p !== '')
+    ? `${prefix}/models/${path}/endpoints`
+    : `/v1/models/${path}`;
 }

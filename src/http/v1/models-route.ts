@@ -5,6 +5,7 @@ import { isAllowed, type ModelInfo } from '../../gateway/registry/index.js';
 import type { Services } from '../../services.js';
 import type { App } from '../app.js';
 import { requireApiKey } from '../auth.js';
+import { toWireEndpoints } from './model-endpoints.js';
 import {
   CountQuery,
   type FilterContext,
@@ -14,21 +15,22 @@ import {
   type ModelFilters,
 } from './model-list.js';
 import { pageOf, parseSort, type Speed, sortModels } from './model-order.js';
-import { toWireModel } from './model-wire.js';
+import { type ModelsPrefix, toWireModel } from './model-wire.js';
 
 /** `GET /v1/models`: what this gateway can serve, limited to the key's allow-list. */
 export function registerModelsRoute(app: App, services: Services): void {
   const auth = requireApiKey(services);
   const tags = ['models'];
 
-  const list = async (request: FastifyRequest) => {
+  const list = (prefix: ModelsPrefix) => async (request: FastifyRequest) => {
     const query = request.query as ListParams; // checked by ListQuery
     const sort = parseSort(query.sort);
     // Absent `output_modalities`: no filter, unlike OpenRouter (text only), so the list clients
     // have always read (the openai SDK's models.list()) keeps its embedding models.
     let models = filterModels(services.registry.servableModels(), query, filterContext(services, request));
     if (sort) models = sortModels(models, sort, (m) => speedOf(services, m));
-    return { object: 'list', ...pageOf(models.map(toWireModel), query, request.url) };
+    const data = models.map((m) => toWireModel(m, prefix));
+    return { object: 'list', ...pageOf(data, query, request.url) };
   };
   app.get(
     '/v1/models',
@@ -42,10 +44,14 @@ export function registerModelsRoute(app: App, services: Services): void {
       },
       onRequest: auth,
     },
-    list,
+    list('/v1'),
   );
   // Also where the OpenRouter SDK looks, beside chat (`serverURL: <gateway>/api/v1`).
-  app.get('/api/v1/models', { schema: { tags, hide: true, querystring: ListQuery }, onRequest: auth }, list);
+  app.get(
+    '/api/v1/models',
+    { schema: { tags, hide: true, querystring: ListQuery }, onRequest: auth },
+    list('/api/v1'),
+  );
 
   app.get(
     '/api/v1/models/count',
@@ -82,15 +88,15 @@ export function registerModelsRoute(app: App, services: Services): void {
       },
       onRequest: auth,
     },
-    async (request) => toWireModel(usableModel(services, request, request.params['*'])),
+    async (request) => toWireModel(usableModel(services, request, request.params['*']), '/v1'),
   );
 
   // OpenRouter's single model, wrapped (@openrouter/sdk `models.get`). A path of its own, apart
   // from `/v1/models/*`, so it can be served under both prefixes.
   const AuthorSlug = Type.Object({ author: Type.String(), slug: Type.String() });
-  const one = async (request: FastifyRequest) => {
+  const one = (prefix: ModelsPrefix) => async (request: FastifyRequest) => {
     const { author, slug } = request.params as { author: string; slug: string }; // checked by AuthorSlug
-    return { data: toWireModel(usableModel(services, request, `${author}/${slug}`)) };
+    return { data: toWireModel(usableModel(services, request, `${author}/${slug}`), prefix) };
   };
   app.get(
     '/api/v1/model/:author/:slug',
@@ -104,12 +110,45 @@ export function registerModelsRoute(app: App, services: Services): void {
       },
       onRequest: auth,
     },
-    one,
+    one('/api/v1'),
   );
   app.get(
     '/v1/model/:author/:slug',
     { schema: { tags, hide: true, params: AuthorSlug }, onRequest: auth },
-    one,
+    one('/v1'),
+  );
+
+  // OpenRouter's endpoints list (@openrouter/sdk `endpoints.list`). A path more specific than
+  // `/v1/models/*`, which keeps answering `/v1/models/{author}/{slug}` itself.
+  const endpoints = async (request: FastifyRequest) => {
+    const { author, slug } = request.params as { author: string; slug: string }; // checked by AuthorSlug
+    const model = usableModel(services, request, `${author}/${slug}`);
+    return {
+      data: toWireEndpoints(model, {
+        registry: services.registry,
+        health: services.chat.health,
+        adapterParams: services.chat.planDeps.adapterParams,
+      }),
+    };
+  };
+  app.get(
+    '/v1/models/:author/:slug/endpoints',
+    {
+      schema: {
+        tags,
+        summary: 'List the upstreams serving one model (OpenRouter endpoints list)',
+        description:
+          '`{data: {id, name, created, description, architecture, endpoints}}`: one endpoint per enabled channel serving the model `author/slug`, best priority first: its name, provider_name, tag (the name `provider.order` takes), context_length, its own pricing, the supported_parameters it takes, quantization, and status (0, -5 half-open circuit, -10 open circuit or every key rejected). No addresses or keys. 404 when no channel serves the model or the key may not use it.',
+        params: AuthorSlug,
+      },
+      onRequest: auth,
+    },
+    endpoints,
+  );
+  app.get(
+    '/api/v1/models/:author/:slug/endpoints',
+    { schema: { tags, hide: true, params: AuthorSlug }, onRequest: auth },
+    endpoints,
   );
 }
 

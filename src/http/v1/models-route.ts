@@ -17,7 +17,10 @@ import {
 import { pageOf, parseSort, type Speed, sortModels } from './model-order.js';
 import { type ModelsPrefix, toWireModel } from './model-wire.js';
 
-/** `GET /v1/models`: what this gateway can serve, limited to the key's allow-list. */
+/**
+ * What this gateway can serve, limited to the key's allow-list (docs/models.md): the list, its
+ * count, one model, and the upstreams serving one model, under `/v1` and `/api/v1`.
+ */
 export function registerModelsRoute(app: App, services: Services): void {
   const auth = requireApiKey(services);
   const tags = ['models'];
@@ -29,8 +32,8 @@ export function registerModelsRoute(app: App, services: Services): void {
     // have always read (the openai SDK's models.list()) keeps its embedding models.
     let models = filterModels(services.registry.servableModels(), query, filterContext(services, request));
     if (sort) models = sortModels(models, sort, (m) => speedOf(services, m));
-    const data = models.map((m) => toWireModel(m, prefix));
-    return { object: 'list', ...pageOf(data, query, request.url) };
+    const page = pageOf(models, query, request.url);
+    return { object: 'list', ...page, data: page.data.map((m) => toWireModel(m, prefix)) };
   };
   app.get(
     '/v1/models',

@@ -239,9 +239,12 @@ describe('an upstream 413 that states no cap', () => {
   ])("TEI's validation 413 for %s is not halved: it says the same for fewer inputs", async (_name, json) => {
     strict.on(ROUTE, { status: 413, json });
     const r = await embed(STRICT, texts(6));
-    expect(r.status).toBe(200);
+    // The client's request, not its size: a 400, the model's other channels not tried
+    // (upstream-tei-validation.test.ts).
+    expect(r.status).toBe(400);
+    expect(r.body.error.metadata).toEqual({ upstream_kind: 'bad_request', upstream_status: 413 });
     expect(sizes(strict)).toEqual([6]);
-    expect(sizes(roomy)).toEqual([6]);
+    expect(sizes(roomy)).toEqual([]);
   });
 
   it("TEI's 413 for an input over the model's length is not halved: the client's 400", async () => {

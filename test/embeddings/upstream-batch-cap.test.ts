@@ -17,8 +17,9 @@ import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
  * batch with `413 {"error":"batch size 70 > maximum allowed batch size 32","error_type":"Validation"}`
  * (its OpenAI route: `{"message", "code": 413, "type"}`). The gateway splits the batch to the
  * stated size and retries on the same upstream, and remembers the cap for the channel. A 413
- * that states no cap is this upstream's limit, not the client's fault: it is halved on the same
- * upstream (upstream-413-halving.test.ts), and when one input alone is refused the next channel serves.
+ * that states no cap (a body limit) is this upstream's limit, not the client's fault: it is halved
+ * on the same upstream (upstream-413-halving.test.ts), and when one input alone is refused the next
+ * channel serves. TEI's other validation 413s are the client's (upstream-tei-validation.test.ts).
  */
 const ROUTE = 'POST /v1/embeddings';
 const CAPPED = 'tei/bge-small'; // served by a TEI that caps batches at 32
@@ -163,9 +164,12 @@ describe('an upstream that caps the inputs of one request', () => {
   });
 
   it('when every channel refuses it as too large, the client gets a 413 (not retried by SDKs), not a 400', async () => {
+    // TEI's `--payload-limit` (a size refusal; its validation 413s are mostly the client's 400,
+    // upstream-tei-validation.test.ts), even for one input.
     const refuse: FakeAnswer = {
       status: 413,
-      json: { error: 'payload too large', error_type: 'Validation' },
+      headers: { 'content-type': 'text/plain; charset=utf-8' },
+      body: 'Failed to buffer the request body: length limit exceeded',
     };
     small.on(ROUTE, refuse);
     big.on(ROUTE, refuse);
@@ -176,6 +180,8 @@ describe('an upstream that caps the inputs of one request', () => {
         code: 413,
         metadata: { upstream_kind: 'too_large', upstream_status: 413 },
       });
+      expect(sizes(small)).toEqual([3, 2, 1]);
+      expect(sizes(big)).toEqual([3, 2, 1]);
     } finally {
       big.on(ROUTE, vectors);
     }

@@ -62,13 +62,34 @@ export function statedBatchCap(status: number, body: unknown): number | undefine
  * body larger than this upstream (or a proxy in front of it) takes, such as text-embeddings-inference's
  * `--payload-limit` (`Failed to buffer the request body: length limit exceeded`), nginx's
  * `client_max_body_size` or an edge's cap, and half the inputs make about half the body.
- * Not TEI's own validation errors, which it answers with a 413 as well (`{"error_type":
- * "Validation"}`, on its OpenAI route `"type"`): the one of them about the batch states its cap
- * (`statedBatchCap`), and the others (an input over the model's length, an empty input, bad
- * `dimensions`, an unknown prompt name) are answered alike whatever the number of inputs.
+ * Not TEI's own validation errors, which it answers with a 413 as well (`teiValidationKind`): the
+ * one of them about the batch states its cap (`statedBatchCap`), and the others (an input over the
+ * model's length, an empty input, bad `dimensions`, an unknown prompt name) are answered alike
+ * whatever the number of inputs.
  */
 export function halvingMayCure(status: number, body: unknown): boolean {
   return status === 413 && !isTeiValidationError(body);
+}
+
+/** TEI's check of one input's length in characters, made before tokenizing when truncation is off. */
+const TEI_TOO_MANY_CHARACTERS = /must have less than \d+ characters/i;
+
+/**
+ * The kind of a text-embeddings-inference validation error, which TEI answers with a 413 whatever
+ * it is about (`{"error", "error_type": "Validation"}`, on its OpenAI route `{"message", "code":
+ * 413, "type"}`); undefined for any other answer. Only two of them are about size: its batch cap
+ * (`too_large`, split to by `statedBatchCap` first) and an input longer than the model takes
+ * (`context_length`, the client's 400 naming the inputs). The others (an empty input, a bad
+ * `dimensions`, an unknown prompt name) are the client's request:
+ * `bad_request`, a 400 carrying TEI's words, and no other channel of the model (they serve the
+ * same model and would refuse it alike; docs/routing.md) rather than a 413 "too large".
+ */
+export function teiValidationKind(status: number, body: unknown): UpstreamErrorKind | undefined {
+  if (status !== 413 || !isTeiValidationError(body)) return undefined;
+  if (statedBatchCap(status, body) !== undefined) return 'too_large';
+  const message = errorMessageOf(body);
+  if (TOO_LONG.test(message) || TEI_TOO_MANY_CHARACTERS.test(message)) return 'context_length';
+  return 'bad_request';
 }
 
 function isTeiValidationError(body: unknown): boolean {

@@ -1,4 +1,8 @@
-import { classifyByStatus, errorMessageOf } from '../../gateway/embeddings/classify-upstream-error.js';
+import {
+  classifyByStatus,
+  errorMessageOf,
+  teiValidationKind,
+} from '../../gateway/embeddings/classify-upstream-error.js';
 import { type EmbeddingAdapter, inputText, jsonHeaders } from '../../gateway/embeddings/embedding-adapter.js';
 import type { ResolvedPart } from '../../gateway/embeddings/embedding-request.js';
 import { count, parseEmbeddingList } from '../../gateway/embeddings/parse-embedding-list.js';
@@ -49,6 +53,14 @@ export const openaiEmbeddingAdapter: EmbeddingAdapter = {
     const prompt = count(usage, 'prompt_tokens');
     return { vectors, usage: { textTokens: prompt, totalTokens: count(usage, 'total_tokens') ?? prompt } };
   },
+  // text-embeddings-inference answers every validation error with a 413, most of them about the
+  // request rather than its size.
   classifyError: (status, body, headers) =>
-    classifyByStatus('openai-compatible', status, errorMessageOf(body), headers),
+    classifyByStatus(
+      'openai-compatible',
+      status,
+      errorMessageOf(body),
+      headers,
+      teiValidationKind(status, body),
+    ),
 };

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TEST_REDIS_URL } from '../helpers/databases.js';
 import { ROOT_PASSWORD, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 let gw: TestGateway;
@@ -69,6 +70,33 @@ describe('sign-in attempts per client address', () => {
       expect((await attempt('203.0.113.2')).status).toBe(401);
     } finally {
       await limited.close();
+    }
+  });
+
+  it.skipIf(!TEST_REDIS_URL)('is shared by the instances on one Redis (docs/scaling.md)', async () => {
+    // A Redis namespace of this run's own: the allowance of 127.0.0.1 must not carry over.
+    const redis = {
+      url: TEST_REDIS_URL,
+      key_prefix: `mg-login-${process.pid}-${Math.random().toString(36).slice(2, 8)}:`,
+    };
+    const config = { auth: { login_rate_per_minute: 3 }, redis };
+    const a = await startTestGateway(config, { redis: true });
+    const b = await startTestGateway(config, { redis: true, databaseUrl: a.databaseUrl });
+    try {
+      const attempt = (gw: TestGateway, password: string) =>
+        gw.call('POST', '/api/user/login', { body: { username: 'root', password } });
+      const first = await attempt(a, 'wrong-one');
+      expect(first.status).toBe(401);
+      expect(first.headers.get('x-ratelimit-limit')).toBe('3');
+      expect((await attempt(b, 'wrong-two')).status).toBe(401);
+      expect((await attempt(a, ROOT_PASSWORD)).status).toBe(200);
+      const refused = await attempt(b, ROOT_PASSWORD);
+      expect(refused.status).toBe(429);
+      expect(refused.body).toMatchObject({ success: false });
+      expect(refused.headers.get('x-ratelimit-remaining')).toBe('0');
+    } finally {
+      await b.stop();
+      await a.close();
     }
   });
 });

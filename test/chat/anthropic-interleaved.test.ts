@@ -250,7 +250,7 @@ describe('the client’s anthropic-beta header', () => {
     expect(sentTo('/v1/messages').headers['anthropic-beta']).toBeUndefined();
   });
 
-  it('never reaches an OpenAI-compatible upstream, nor comes from /v1/chat/completions', async () => {
+  it('never reaches an OpenAI-compatible upstream, nor is read on /v1/chat/completions (x-anthropic-beta is)', async () => {
     await client().messages.create(
       { ...params, model: 'acme/gpt' },
       { headers: { 'anthropic-beta': BETAS } },

@@ -227,9 +227,10 @@ export interface ChatRequest {
    */
   anthropic_thinking?: Record<string, unknown>;
   /**
-   * Non-enumerable, from the Anthropic ingress: the client's `anthropic-beta` values (its header
-   * split at commas, in order, without duplicates), which an Anthropic upstream gets beside the
-   * channel's `beta` and no other upstream gets.
+   * Non-enumerable: the client's `anthropic-beta` values (the Anthropic ingress's header, or
+   * OpenRouter's `x-anthropic-beta` on /v1/chat/completions and /v1/responses; split at commas,
+   * in order, without duplicates), which an Anthropic upstream gets beside the channel's `beta`
+   * and no other upstream gets.
    */
   anthropic_beta?: readonly string[];
   [extra: string]: unknown;

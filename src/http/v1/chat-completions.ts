@@ -7,6 +7,7 @@ import type { GatewayError } from '../../gateway/errors.js';
 import type { Services } from '../../services.js';
 import type { App } from '../app.js';
 import { requireApiKey } from '../auth.js';
+import { withClientBetas } from '../wire/anthropic-beta.js';
 import { ChatRequestSchema } from '../wire/chat-request-schema.js';
 import {
   chunkEvent,
@@ -21,7 +22,10 @@ import {
 } from '../wire/openai-chat-encode.js';
 import { type ChatWire, handleChat, type Served, type StreamWriter } from './chat-pipeline.js';
 
-/** `POST /v1/chat/completions` (also under `/api/v1`, where the OpenRouter SDK looks). */
+/**
+ * `POST /v1/chat/completions` (also under `/api/v1`, where the OpenRouter SDK looks). OpenRouter's
+ * `x-anthropic-beta` header reaches an Anthropic upstream as `anthropic-beta` (`withClientBetas`).
+ */
 export function registerChatRoutes(app: App, services: Services): void {
   const opts = {
     schema: {
@@ -36,7 +40,13 @@ export function registerChatRoutes(app: App, services: Services): void {
     bodyLimit: services.config.server.chat_body_limit_bytes,
   };
   const handler = (request: FastifyRequest, reply: FastifyReply) =>
-    handleChat(services, OPENAI_WIRE, request, reply, request.body as ChatRequest);
+    handleChat(
+      services,
+      OPENAI_WIRE,
+      request,
+      reply,
+      withClientBetas(request.body as ChatRequest, request.headers['x-anthropic-beta']),
+    );
   app.post('/v1/chat/completions', opts, handler);
   app.post('/api/v1/chat/completions', { ...opts, schema: { ...opts.schema, hide: true } }, handler);
 }

@@ -5,11 +5,8 @@ import { planChat } from '../../gateway/completions/chat-plan.js';
 import type { Services } from '../../services.js';
 import type { App } from '../app.js';
 import { requireApiKey } from '../auth.js';
-import {
-  type AnthropicRequestBody,
-  anthropicBetas,
-  decodeAnthropicRequest,
-} from '../wire/anthropic-decode.js';
+import { anthropicBetas } from '../wire/anthropic-beta.js';
+import { type AnthropicRequestBody, decodeAnthropicRequest } from '../wire/anthropic-decode.js';
 import {
   AnthropicStreamEncoder,
   anthropicErrorEvent,

@@ -4,6 +4,7 @@ import { GatewayError } from '../../gateway/errors.js';
 import type { Services } from '../../services.js';
 import type { App } from '../app.js';
 import { requireApiKey } from '../auth.js';
+import { withClientBetas } from '../wire/anthropic-beta.js';
 import { KEEP_ALIVE } from '../wire/openai-chat-encode.js';
 import { decodeResponsesRequest, type ResponsesRequestBody } from '../wire/responses-decode.js';
 import {
@@ -21,8 +22,8 @@ import { type ChatWire, handleChat, type Served } from './chat-pipeline.js';
  * `/api/v1` (OpenRouter's path), for Codex CLI, the OpenAI Agents SDK and `client.responses` of
  * the `openai` SDKs. Stateless: the body is decoded into the canonical chat request and runs
  * through the chat pipeline (`handleChat`): the same auth, plan, quota, retries and fallbacks,
- * request log (endpoint `responses`) and metrics as /v1/chat/completions. Errors have the /v1
- * OpenAI shape.
+ * request log (endpoint `responses`) and metrics as /v1/chat/completions, whose `x-anthropic-beta`
+ * header it reads too (`withClientBetas`). Errors have the /v1 OpenAI shape.
  */
 export function registerResponsesRoutes(app: App, services: Services): void {
   const opts = {
@@ -41,7 +42,7 @@ export function registerResponsesRoutes(app: App, services: Services): void {
   };
   const handler = (request: FastifyRequest, reply: FastifyReply) => {
     const body = request.body as ResponsesRequestBody;
-    const req = decodeResponsesRequest(body);
+    const req = withClientBetas(decodeResponsesRequest(body), request.headers['x-anthropic-beta']);
     return handleChat(services, responsesWire(responsesEcho(body)), request, reply, req).catch(
       (err: unknown) => {
         throw withResponsesNames(err);

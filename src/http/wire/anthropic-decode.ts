@@ -82,22 +82,7 @@ export interface AnthropicRequestBody {
 }
 
 /**
- * The values of an `anthropic-beta` header (a comma list; Node joins repeated headers with ", "),
- * trimmed, in order, without duplicates or empty ones.
- */
-export function anthropicBetas(header: string | string[] | undefined): string[] {
-  if (header === undefined) return [];
-  const out: string[] = [];
-  for (const h of Array.isArray(header) ? header : [header])
-    for (const v of h.split(',')) {
-      const b = v.trim();
-      if (b !== '' && !out.includes(b)) out.push(b);
-    }
-  return out;
-}
-
-/**
- * `betas`: the client's `anthropic-beta` values (`anthropicBetas`), which ride hidden
+ * `betas`: the client's `anthropic-beta` values (`anthropicBetas`, anthropic-beta.ts), which ride hidden
  * (`anthropic_beta`) to an Anthropic upstream.
  */
 export function decodeAnthropicRequest(

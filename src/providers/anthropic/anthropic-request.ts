@@ -4,7 +4,7 @@
  *
  * Target options (`target.extra`): `defaultMaxTokens` (default 4096: Anthropic requires
  * `max_tokens`), `version` (anthropic-version), `beta` (anthropic-beta header, merged with the
- * Anthropic ingress client's `anthropic-beta` values: `anthropicHeaders`),
+ * client's betas, those `client_betas` allows: `anthropicHeaders`),
  * `structuredOutputs` (true|false: whether the model takes `output_config.format`, instead of the
  * name rule in `anthropic-output-format.ts`), `effort` (true|false|levels: whether, and at which
  * levels, the model takes `output_config.effort`, instead of the name rule in `anthropic-effort.ts`).
@@ -144,7 +144,8 @@ export const MAX_THINKING_BUDGET = 128_000;
 
 /**
  * The headers of a call. `anthropic-beta`: the channel's `beta` and the client's values (the
- * Anthropic ingress's `anthropic-beta`, `ChatRequest.anthropic_beta`), comma-joined, the channel's
+ * Anthropic ingress's `anthropic-beta`, or `x-anthropic-beta` on the OpenAI-shaped ingresses:
+ * `ChatRequest.anthropic_beta`) that `client_betas` allows, comma-joined, the channel's
  * first, without duplicates; the channel's as configured when the client sent none. The channel's
  * own `headers` come last and win, as for every kind.
  */

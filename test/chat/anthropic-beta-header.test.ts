@@ -165,6 +165,27 @@ describe('x-anthropic-beta on /v1/chat/completions', () => {
   });
 });
 
+describe('the interleaved-thinking beta from x-anthropic-beta', () => {
+  const thinking = (model: string) =>
+    chat({ model, max_tokens: 8000, reasoning: { max_tokens: 20_000 } }, INTERLEAVED);
+
+  it('sends a reasoning budget at or past max_tokens as asked, where it reaches Anthropic', async () => {
+    expect((await thinking('acme/claude')).status).toBe(200);
+    const sent = sentTo('/v1/messages');
+    expect(sent.headers['anthropic-beta']).toBe(INTERLEAVED);
+    expect(sent.json.thinking).toEqual({ type: 'enabled', budget_tokens: 20_000 });
+    expect(sent.json.max_tokens).toBe(8000);
+  });
+
+  it('raises max_tokens to hold the budget where the channel does not forward it', async () => {
+    expect((await thinking('acme/claude-closed')).status).toBe(200);
+    const sent = sentTo('/v1/messages');
+    expect(sent.headers['anthropic-beta']).toBeUndefined();
+    expect(sent.json.thinking).toEqual({ type: 'enabled', budget_tokens: 20_000 });
+    expect(sent.json.max_tokens).toBe(28_000);
+  });
+});
+
 describe('x-anthropic-beta on /v1/responses', () => {
   const respond = (model: string, beta: string) =>
     c.gw.call('POST', '/v1/responses', {

@@ -313,6 +313,20 @@ describe('thinking.budget_tokens at or past max_tokens', () => {
     expect(sentTo('/v1/messages').json.max_tokens).toBe(16_000);
   });
 
+  it('goes within a max_tokens raised to hold it where the channel does not forward the beta', async () => {
+    // Sent as asked without the beta, Anthropic would refuse it (budget_tokens must be below
+    // max_tokens): the budget is part of max_tokens, as for a client without the beta.
+    const answer = await client().messages.create(
+      { ...params(20_000, 8000), model: 'acme/claude-closed' },
+      { headers: { 'anthropic-beta': INTERLEAVED_BETA } },
+    );
+    expect(answer.stop_reason).toBe('tool_use');
+    const sent = sentTo('/v1/messages');
+    expect(sent.headers['anthropic-beta']).toBeUndefined();
+    expect(sent.json.thinking).toEqual({ type: 'enabled', budget_tokens: 20_000 });
+    expect(sent.json.max_tokens).toBe(28_000);
+  });
+
   it('is taken for a key with a tokens-per-minute limit too (its prompt estimate decodes the body)', async () => {
     const res = await c.gw.call('POST', '/api/key', {
       cookie: c.cookie,

@@ -227,6 +227,37 @@ describe('fields only the Anthropic ingress sets (non-enumerable)', () => {
   });
 });
 
+describe("the client's interleaved-thinking beta and a budget at or past max_tokens", () => {
+  const BETA = 'interleaved-thinking-2025-05-14';
+  const send = (extra?: Record<string, unknown>) => {
+    const r = buildAnthropicRequest(
+      setHidden(
+        { messages: [{ role: 'user', content: 'hi' }], max_tokens: 8000, reasoning: { max_tokens: 20_000 } },
+        'anthropic_beta',
+        [BETA],
+      ),
+      { baseUrl: 'https://api.anthropic.com', apiKey: 'k', upstreamModel: 'claude', extra },
+      { stream: false },
+    );
+    const b = JSON.parse(r.body!);
+    return { beta: r.headers['anthropic-beta'], budget: b.thinking.budget_tokens, maxTokens: b.max_tokens };
+  };
+
+  it('go as asked when the beta is sent: the client’s, allowed, or the channel’s own', () => {
+    expect(send()).toEqual({ beta: BETA, budget: 20_000, maxTokens: 8000 });
+    expect(send({ client_betas: [], beta: BETA })).toEqual({ beta: BETA, budget: 20_000, maxTokens: 8000 });
+  });
+
+  it('make room for the budget when it is not (Anthropic refuses budget_tokens >= max_tokens)', () => {
+    expect(send({ client_betas: [] })).toEqual({ beta: undefined, budget: 20_000, maxTokens: 28_000 });
+    expect(send({ client_betas: ['fine-grained-tool-streaming-*'], beta: 'context-1m-2025-08-07' })).toEqual({
+      beta: 'context-1m-2025-08-07',
+      budget: 20_000,
+      maxTokens: 28_000,
+    });
+  });
+});
+
 describe('thinking put back in place', () => {
   const th = (n: number) => ({ type: 'thinking', thinking: `t${n}`, signature: `s${n}` });
   const text = { type: 'text', text: 'x' };

@@ -28,10 +28,10 @@
  * most 128000. Anthropic needs budget < max_tokens, so max_tokens is raised to budget + the
  * requested (or default) answer length when it would not be, but not past the model's output
  * limit (`target.maxOutputTokens`, from the registry): there the budget is cut instead, and a
- * limit of 1024 or less leaves thinking off. Except for an Anthropic client's own budget sent with
- * the interleaved-thinking beta (`anthropic_beta`): Anthropic takes that budget at or past
- * max_tokens (it spans all the thinking blocks of the turn), so budget and max_tokens go as the
- * client sent them, uncapped. With thinking on, Anthropic refuses
+ * limit of 1024 or less leaves thinking off. Except for a client's own budget sent with the
+ * interleaved-thinking beta (`anthropic_beta`) that the call carries (`interleavedSent`): Anthropic
+ * takes that budget at or past max_tokens (it spans all the thinking blocks of the turn), so
+ * budget and max_tokens go as the client sent them, uncapped. With thinking on, Anthropic refuses
  * temperature and top_k (dropped), top_p below 0.95 (dropped) and forced tool use (any/tool become auto).
  * In a tool loop whose last assistant turn came back without its thinking blocks, and with an
  * assistant prefill, thinking is left off for the request (Anthropic refuses it otherwise; see
@@ -111,9 +111,10 @@ function anthropicAnswerLength(
  * budget gives way, so the answer keeps the length asked for while the budget stays at least
  * 1024, and a limit with no room for 1024 below it leaves thinking off rather than failing.
  * Adaptive thinking as the Anthropic client sent it: the model decides how much to think within
- * max_tokens, so no budget is made (and none is added). The Anthropic client's own budget with
- * the interleaved-thinking beta: Anthropic takes it at or past max_tokens (it spans the turn's
- * thinking blocks), so both go as the client sent them.
+ * max_tokens, so no budget is made (and none is added). The client's own budget with the
+ * interleaved-thinking beta, when the call carries the beta (`interleavedSent`): Anthropic takes
+ * it at or past max_tokens (it spans the turn's thinking blocks), so both go as the client sent
+ * them; a channel that does not forward the beta gets the budget within max_tokens, as above.
  */
 export function anthropicLengths(
   req: ChatRequest,
@@ -124,7 +125,7 @@ export function anthropicLengths(
   const answer = anthropicAnswerLength(req, settings, limit);
   if (r === undefined) return { maxTokens: answer, budget: 0, adaptive: false };
   if (req.anthropic_thinking?.type === 'adaptive') return { maxTokens: answer, budget: 0, adaptive: true };
-  if (r.budget !== undefined && req.anthropic_beta?.some(isInterleavedThinking) === true)
+  if (r.budget !== undefined && interleavedSent(req, settings))
     return { maxTokens: answer, budget: Math.max(MIN_THINKING_BUDGET, r.budget), adaptive: false };
   let maxTokens = answer;
   let budget = reasoningBudget(r, maxTokens, { min: MIN_THINKING_BUDGET, cap: MAX_THINKING_BUDGET });
@@ -160,12 +161,37 @@ export function anthropicHeaders(
     'x-api-key': target.apiKey,
     'anthropic-version': typeof target.extra?.version === 'string' ? target.extra.version : '2023-06-01',
   };
-  const beta = typeof target.extra?.beta === 'string' ? target.extra.beta : undefined;
-  const allowed =
-    clientBetas && clientBetas.length > 0 ? clientBetas.filter(allowedBeta(target.extra?.client_betas)) : [];
-  if (allowed.length > 0) h['anthropic-beta'] = mergedBetas(beta, allowed);
-  else if (beta !== undefined) h['anthropic-beta'] = beta;
+  const beta = sentBetas(target.extra, clientBetas);
+  if (beta !== undefined) h['anthropic-beta'] = beta;
   return target.headers ? Object.assign(h, target.headers) : h;
+}
+
+/**
+ * The `anthropic-beta` a channel (`settings`) sends for the client's betas: the channel's `beta`
+ * merged with those of the client's its `client_betas` allows; undefined for none.
+ */
+function sentBetas(
+  settings: Record<string, unknown> | undefined,
+  clientBetas: readonly string[] | undefined,
+): string | undefined {
+  const beta = typeof settings?.beta === 'string' ? settings.beta : undefined;
+  const allowed =
+    clientBetas && clientBetas.length > 0 ? clientBetas.filter(allowedBeta(settings?.client_betas)) : [];
+  return allowed.length > 0 ? mergedBetas(beta, allowed) : beta;
+}
+
+/**
+ * Whether the client asked for interleaved thinking (`anthropic_beta`) and the call carries the
+ * beta: its channel forwards the client's (`client_betas`) or sends its own (`beta`). Only then
+ * does Anthropic take a budget at or past max_tokens; without the beta it refuses one.
+ */
+function interleavedSent(req: ChatRequest, settings: Record<string, unknown> | undefined): boolean {
+  if (req.anthropic_beta?.some(isInterleavedThinking) !== true) return false;
+  return (
+    sentBetas(settings, req.anthropic_beta)
+      ?.split(',')
+      .some((b) => isInterleavedThinking(b.trim())) === true
+  );
 }
 
 /**

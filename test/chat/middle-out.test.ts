@@ -110,6 +110,22 @@ describe('middle-out through the gateway', () => {
     expect(countPromptTokens(asOpenAi(body)) + body.max_tokens).toBeLessThanOrEqual(CLAUDE_CONTEXT);
   });
 
+  it('keeps the client’s betas on a :thinking variant’s request it cuts (they ride hidden on it)', async () => {
+    const messages = [system, ...turns.slice(0, -1)];
+    const r = await c.gw.call('POST', '/v1/chat/completions', {
+      token: c.key,
+      headers: { 'x-anthropic-beta': 'interleaved-thinking-2025-05-14' },
+      body: { model: 'acme/claude:thinking', messages, max_tokens: 1_000, transforms: ['middle-out'] },
+    });
+    expect(r.status).toBe(200);
+    const sent = up.requests.at(-1)!;
+    expect(sent.path).toBe('/v1/messages');
+    expect(sent.json.messages.length).toBeLessThan(turns.length - 1);
+    expect(sent.json.thinking).toEqual({ type: 'enabled', budget_tokens: 1_024 });
+    expect(sent.headers['anthropic-beta']).toBe('interleaved-thinking-2025-05-14');
+    expect(countPromptTokens(asOpenAi(sent.json)) + sent.json.max_tokens).toBeLessThanOrEqual(CLAUDE_CONTEXT);
+  });
+
   it('without the transform the conversation goes as it is', async () => {
     await chat({ messages: [system, ...turns], max_tokens: 500 });
     expect(up.requests.at(-1)!.json.messages).toHaveLength(turns.length + 1);

@@ -98,7 +98,8 @@ export function planChat(req: ChatRequest, principal: KeyPrincipal, deps: PlanDe
   // A `:thinking` variant's candidates are sent reasoning on (requestFor).
   const sent = (t: RouteTarget): number | undefined => {
     if (!deps.sentMaxTokens) return sentMaxTokens(req, t.maxCompletionTokens);
-    // withChanges: the Anthropic ingress's hidden fields (anthropic_beta, anthropic_thinking) stay.
+    // withChanges: the hidden fields (anthropic_beta, anthropic_thinking) stay, so the max_tokens
+    // planned is worked out for the request requestFor sends.
     const asSent = thinking?.has(t.modelId)
       ? withChanges(req, { reasoning: { ...req.reasoning, enabled: true } })
       : req;

@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { KeyPrincipal } from '../../access/api-keys.js';
+import { setHidden } from '../chat/hidden.js';
 import type { ChatRequest } from '../chat/types.js';
 import type { GatewayError } from '../errors.js';
 import { HealthTracker } from '../routing/health.js';
@@ -122,6 +123,41 @@ describe('model variants', () => {
     );
     expect(requestFor(off, A).reasoning).toEqual({ enabled: false });
     expect(off.thinking).toBeUndefined();
+  });
+
+  it(':thinking keeps the hidden Anthropic fields in the request planned and sent, middle-out cut included', () => {
+    // What only the Anthropic adapter reads rides non-enumerable (setHidden): a copy of the
+    // request made by a spread (reasoning turned on, messages cut) would leave it behind, and the
+    // max_tokens the plan keeps room for would be worked out for another request than the one sent.
+    const beta = ['interleaved-thinking-2025-05-14'];
+    const thinking = { type: 'adaptive' };
+    const long = Array.from({ length: 40 }, (_, i) => ({
+      role: i % 2 === 0 ? ('user' as const) : ('assistant' as const),
+      content: `turn ${i}: ${'lorem ipsum dolor sit amet '.repeat(60)}`,
+    }));
+    const asked = req({ model: 'acme/b:thinking', messages: long, transforms: ['middle-out'] });
+    setHidden(setHidden(asked, 'anthropic_beta', beta), 'anthropic_thinking', thinking);
+    const planned: ChatRequest[] = [];
+    const d: PlanDeps = {
+      ...deps(),
+      sentMaxTokens: (r) => {
+        planned.push(r);
+        return 1000;
+      },
+    };
+    const plan = planChat(asked, principal(), d);
+    const sent = requestFor(plan, D);
+    // The prompt was over the context (8,000): middle-out cut it, keeping room for the 1,000.
+    expect(sent.messages.length).toBeLessThan(long.length);
+    expect(planned.length).toBeGreaterThan(0);
+    for (const r of [...planned, sent]) {
+      expect(r.reasoning).toEqual({ enabled: true });
+      expect(r.anthropic_beta).toBe(beta);
+      expect(r.anthropic_thinking).toBe(thinking);
+      // Still hidden: an OpenAI-compatible upstream, sent the request serialized, never sees them.
+      expect(Object.keys(r)).not.toContain('anthropic_beta');
+      expect(Object.keys(r)).not.toContain('anthropic_thinking');
+    }
   });
 
   it(':thinking counts reasoning for require_parameters', () => {

@@ -1,4 +1,4 @@
-import type { ChatDeltaChoice } from './types.js';
+import type { ChatDeltaChoice, ChatRequest } from './types.js';
 
 /**
  * Sets `key` on `obj` as a non-enumerable property: readable as usual, but left out by
@@ -11,11 +11,92 @@ import type { ChatDeltaChoice } from './types.js';
  * carry the matched stop sequence on a choice this way (`FinishDetails` in types.ts), and the
  * Anthropic adapter an answer's server tool blocks (`anthropic_content`, `anthropic_event`), to
  * the Anthropic ingress, without the OpenAI encoder, which writes choices as they are, ever
- * sending it.
+ * sending it. `key` is one of the names listed below (`HiddenName`): a client's body can hold a
+ * field of that name too, which is then dropped before anything reads it (`dropClientHidden`).
  */
-export function setHidden<T extends object, K extends string>(obj: T, key: K, value: unknown): T {
+export function setHidden<T extends object>(obj: T, key: HiddenName, value: unknown): T {
+  return define(obj, key, value);
+}
+
+function define<T extends object>(obj: T, key: string, value: unknown): T {
   Object.defineProperty(obj, key, { value, enumerable: false, writable: true, configurable: true });
   return obj;
+}
+
+/**
+ * The names of what an ingress carries hidden on the canonical request (`anthropic_beta`: also
+ * OpenRouter's `x-anthropic-beta` on the OpenAI-shaped ingresses), on its messages and on its
+ * tools, which the Anthropic adapter reads as the ingress's word. None is a client's to set: a
+ * /v1/chat/completions body is the canonical request itself, with its unknown fields, so a body
+ * field of one of these names is dropped (`dropClientHidden`). A new hidden field of a request,
+ * message or tool goes here, or `setHidden` does not take its name.
+ */
+export const HIDDEN_REQUEST_FIELDS = [
+  'anthropic_tools',
+  'anthropic_tool_choice',
+  'anthropic_thinking',
+  'anthropic_beta',
+] as const;
+export const HIDDEN_MESSAGE_FIELDS = ['is_error', 'anthropic_content'] as const;
+export const HIDDEN_TOOL_FIELDS = ['anthropic_fields'] as const;
+/**
+ * Hidden on what adapters answer (a choice's `stop_sequence`, a message's `anthropic_content` and
+ * `content_order`, a delta's `anthropic_event`), read by the Anthropic ingress: no client sends
+ * those objects.
+ */
+export const HIDDEN_ANSWER_FIELDS = [
+  'stop_sequence',
+  'anthropic_content',
+  'content_order',
+  'anthropic_event',
+] as const;
+
+/**
+ * Every name `setHidden` takes. `cache_control` is in no list above: hidden where only the
+ * Anthropic ingress can say it in chat terms, but a public field too (OpenRouter's breakpoint on
+ * parts, tools and the request, types.ts `CacheControl`), which a client may send and every
+ * adapter reads as sent.
+ */
+export type HiddenName =
+  | (typeof HIDDEN_REQUEST_FIELDS)[number]
+  | (typeof HIDDEN_MESSAGE_FIELDS)[number]
+  | (typeof HIDDEN_TOOL_FIELDS)[number]
+  | (typeof HIDDEN_ANSWER_FIELDS)[number]
+  | 'cache_control';
+
+const isEnumerable = Object.prototype.propertyIsEnumerable;
+
+/**
+ * Drops the enumerable own properties of the request, its messages and its tools that have a
+ * hidden field's name (`HIDDEN_REQUEST_FIELDS`...): what a client body sent under such a name, so
+ * no adapter reads it as the ingress's word (a string where the Anthropic adapter maps a list was
+ * a 500) and no upstream gets it. The hidden ones (non-enumerable, an ingress's) stay. Run by the
+ * chat pipeline on every ingress's request, before anything reads it.
+ *
+ * Why an ingress step rather than adapters that honour only non-enumerable properties: the
+ * readers are many (request builder, message translation, planning) and each would have to
+ * remember; this is one place, and it covers an ingress that passes client objects through (as
+ * /v1/chat/completions does) without its knowing. It is dropped for every upstream, not sent on to
+ * OpenAI-compatible ones as an unknown field: the name is the gateway's, not the client's, and a
+ * request that fell back from one upstream kind to another should mean the same to both.
+ *
+ * On the hot path: a few property reads per request, message and tool, and no allocation, when
+ * the body carries none of these names (the common case); `delete` only when it does.
+ */
+export function dropClientHidden(req: ChatRequest): ChatRequest {
+  dropNamed(req, HIDDEN_REQUEST_FIELDS);
+  const { messages, tools } = req;
+  for (let i = 0; i < messages.length; i++) dropNamed(messages[i]!, HIDDEN_MESSAGE_FIELDS);
+  if (tools !== undefined) for (let i = 0; i < tools.length; i++) dropNamed(tools[i]!, HIDDEN_TOOL_FIELDS);
+  return req;
+}
+
+function dropNamed(obj: object, names: readonly string[]): void {
+  const o = obj as Record<string, unknown>;
+  for (let i = 0; i < names.length; i++) {
+    const k = names[i]!;
+    if (k in o && isEnumerable.call(o, k)) delete o[k];
+  }
 }
 
 /**
@@ -27,7 +108,7 @@ export function withChanges<T extends object>(obj: T, changes: Partial<T>): T {
   const out = { ...obj, ...changes };
   for (const k of Object.getOwnPropertyNames(obj)) {
     if (Object.prototype.propertyIsEnumerable.call(obj, k) || k in changes) continue;
-    setHidden(out, k, (obj as Record<string, unknown>)[k]);
+    define(out, k, (obj as Record<string, unknown>)[k]);
   }
   return out;
 }

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Reservation } from '../../access/quota/quota-ledger.js';
 import { abortedKind, abortedStatus, ClientGone } from '../../gateway/cancel.js';
+import { dropClientHidden } from '../../gateway/chat/hidden.js';
 import type {
   ChatDeltaChoice,
   ChatRequest,
@@ -24,7 +25,8 @@ import { abortOnClose } from '../shutdown-cut.js';
  * quota reservation and settlement, route execution with retries and fallbacks, the request log
  * row and upstream health. A `ChatWire` is what differs per ingress: how the answer, the stream
  * and a failure inside a stream are written. Routes decode their body into the canonical
- * `ChatRequest` first, and errors thrown before the answer are shaped by the app's error handler
+ * `ChatRequest` first (fields a body sent under a hidden field's name are dropped here:
+ * `dropClientHidden`), and errors thrown before the answer are shaped by the app's error handler
  * per surface (`error-handler.ts`).
  */
 export interface ChatWire {
@@ -74,6 +76,9 @@ export async function handleChat(
     startedAt: Date.now(),
     endpoint: wire.endpoint,
   };
+  // A body field named like a hidden one (anthropic_thinking, a message's anthropic_content...)
+  // is the client's, not the ingress's word: gone before planning and the adapters read it.
+  dropClientHidden(body);
   let plan: ChatPlan;
   try {
     plan = planChat(body, ctx.principal, planDeps);

@@ -212,7 +212,9 @@ export interface ChatRequest {
   provider?: Record<string, unknown>;
   transforms?: string[];
   /**
-   * Non-enumerable (set by the Anthropic ingress, read by the Anthropic adapter; see `setHidden`):
+   * Non-enumerable (set by the Anthropic ingress, read by the Anthropic adapter; see `setHidden`;
+   * a body's own field of such a name is dropped, `dropClientHidden`, as are a message's
+   * `is_error` and `anthropic_content` and a tool's `anthropic_fields`):
    * the request's Anthropic-defined tools (server tools such as web search, and schema-less client
    * tools such as bash), sent to an Anthropic upstream as they are and to no other; and the
    * client's `tool_choice` as it is when the chat request cannot say it (it names such a tool, or

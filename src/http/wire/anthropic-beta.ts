@@ -22,13 +22,13 @@ export function anthropicBetas(header: string | string[] | undefined): string[] 
  * request, as the Anthropic ingress's `anthropic-beta` values do, so an Anthropic upstream gets
  * them under its channel's `client_betas` allow-list and no other upstream gets them.
  *
- * Only the header says it. A top-level `anthropic_beta` in a chat body (unknown fields are
- * accepted there) would be read by the Anthropic adapter as if the header had sent it, and one
- * that is not a list would fail it with a 500: it is replaced by the header's values (none when
- * there is no header). A body without one costs no property definition.
+ * Only the header says it: a top-level `anthropic_beta` in a chat body is the client's field,
+ * replaced here by the header's values when there is one, and dropped with the other hidden
+ * names otherwise (`dropClientHidden`, in the chat pipeline). A request without the header costs
+ * no property definition.
  */
 export function withClientBetas(req: ChatRequest, header: string | string[] | undefined): ChatRequest {
   const betas = anthropicBetas(header);
-  if (betas.length > 0 || Object.hasOwn(req, 'anthropic_beta')) setHidden(req, 'anthropic_beta', betas);
+  if (betas.length > 0) setHidden(req, 'anthropic_beta', betas);
   return req;
 }

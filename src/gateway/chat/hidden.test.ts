@@ -11,16 +11,22 @@ import type { ChatRequest } from './types.js';
 const tool = () => ({ type: 'function' as const, function: { name: 'f' } });
 
 describe('dropClientHidden', () => {
-  it('drops every hidden name a body sent as a field, on the request, its messages and its tools', () => {
-    const req = { messages: [{ role: 'user', content: 'hi' }], tools: [tool()] } as ChatRequest;
-    const sent = (o: object, names: readonly string[]) => {
-      for (const n of names) (o as Record<string, unknown>)[n] = 'x';
-    };
-    sent(req, HIDDEN_REQUEST_FIELDS);
-    sent(req.messages[0]!, HIDDEN_MESSAGE_FIELDS);
-    sent(req.tools![0]!, HIDDEN_TOOL_FIELDS);
-    dropClientHidden(req);
-    expect(req).toEqual({ messages: [{ role: 'user', content: 'hi' }], tools: [tool()] });
+  it('drops each hidden name a body sent as a field, alone or with the others, on the request, its messages and its tools', () => {
+    const plain = () => ({ messages: [{ role: 'user', content: 'hi' }], tools: [tool()] }) as ChatRequest;
+    const at: Array<[(r: ChatRequest) => object, readonly string[]]> = [
+      [(r) => r, HIDDEN_REQUEST_FIELDS],
+      [(r) => r.messages[0]!, HIDDEN_MESSAGE_FIELDS],
+      [(r) => r.tools![0]!, HIDDEN_TOOL_FIELDS],
+    ];
+    const all = plain();
+    for (const [where, names] of at)
+      for (const n of names) {
+        const one = plain();
+        (where(one) as Record<string, unknown>)[n] = 'x';
+        (where(all) as Record<string, unknown>)[n] = 'x';
+        expect(dropClientHidden(one), n).toEqual(plain());
+      }
+    expect(dropClientHidden(all)).toEqual(plain());
     // A null is a field sent too (a tool's nulls are not removed before the schema).
     const t = { ...tool(), anthropic_fields: null };
     expect(

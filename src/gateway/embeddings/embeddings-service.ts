@@ -10,7 +10,7 @@ import { createSafeFetcher, type SafeFetcher } from '../images/safe-fetch.js';
 import type { ModelInfo, Pricing, Registry } from '../registry/index.js';
 import { costOf } from '../registry/index.js';
 import { isEmbeddingModel, modelNames } from '../registry/model-info.js';
-import { attemptsOf, executeRoute } from '../routing/execute.js';
+import { attemptsOf, executeRoute, keepAttempts } from '../routing/execute.js';
 import type { HealthTracker } from '../routing/health.js';
 import { planRoute } from '../routing/plan.js';
 import type { AttemptRecord, Candidate } from '../routing/types.js';
@@ -210,6 +210,8 @@ export class EmbeddingsService {
       };
     } catch (err) {
       const e = clientError(err, ctx.endpoint);
+      // The client's error keeps the route's trail, for the x-modelgate-attempts header.
+      if (log.attempts && e !== err) keepAttempts(e, log.attempts);
       log.status = ctx.signal.aborted
         ? abortedStatus(ctx.signal)
         : e instanceof GatewayError

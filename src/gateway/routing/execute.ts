@@ -42,6 +42,14 @@ export function attemptsOf(err: unknown): AttemptRecord[] | undefined {
 }
 
 /**
+ * Makes `err` carry `attempts` as if `executeRoute` had thrown it: for a caller that turns the
+ * error it got into another one (embeddings' client errors), so the route still finds the trail.
+ */
+export function keepAttempts(err: unknown, attempts: AttemptRecord[]): void {
+  if (typeof err === 'object' && err !== null) trails.set(err, attempts);
+}
+
+/**
  * Each channel's next first key: a request's tries walk the channel's keys from there, so keys
  * are used in turn across requests and a retry goes to the next key (one per channel id, per
  * process).

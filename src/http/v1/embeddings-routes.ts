@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { EmbeddingRequest } from '../../gateway/embeddings/embedding-request.js';
 import type { Embedded, EmbeddingEndpoint } from '../../gateway/embeddings/embeddings-service.js';
-import { attemptsHeader } from '../../gateway/routing/execute.js';
+import { attemptsHeader, attemptsOf } from '../../gateway/routing/execute.js';
 import type { Services } from '../../services.js';
 import type { App } from '../app.js';
 import { requireApiKey } from '../auth.js';
@@ -79,6 +79,11 @@ async function handle(services: Services, ep: Endpoint, request: FastifyRequest,
       startedAt: Date.now(),
       endpoint: ep.name,
     });
+  } catch (err) {
+    // A failure that was routed names its tries, as chat's do; one refused before routing has none.
+    const attempts = attemptsOf(err);
+    if (attempts?.length) reply.header('x-modelgate-attempts', attemptsHeader(attempts));
+    throw err;
   } finally {
     // Billed and logged: a stop that cut this request may close the log writer now.
     settled();

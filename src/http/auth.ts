@@ -104,7 +104,11 @@ function apiWriteLimit(services: Services) {
   const what = `changes through /api are limited to ${perMinute} a minute per user`;
   return async (request: FastifyRequest, reply: FastifyReply, user: UserRow): Promise<void> => {
     if (perMinute > 0 && isWrite(request.method))
-      await limitPerMinute(services.rateLimiter, `api-write:${user.id}`, reply, { perMinute, what });
+      await limitPerMinute(services.rateLimiter, `api-write:${user.id}`, reply, {
+        scope: 'api_write_user',
+        perMinute,
+        what,
+      });
   };
 }
 

@@ -5,6 +5,7 @@ import type { LimitScope } from '../access/limits/request-limits.js';
 import { KeyTree } from '../gateway/key-tree.js';
 import type { RequestLogEntry } from '../gateway/usage/request-log-entry.js';
 import type { Services } from '../services.js';
+import { type RouteLimitScope, routeLimitRefusal } from './address-limit.js';
 import { registerEventLoopDelay } from './event-loop-metrics.js';
 import { HotCounter, HotHistogram, type HotMetric } from './hot-metrics.js';
 import type { ResponseTaps } from './response-taps.js';
@@ -12,7 +13,7 @@ import type { ResponseTaps } from './response-taps.js';
 export interface GatewayMetrics {
   readonly registry: Registry;
   /** A request refused by a rate limit. */
-  rateLimited(scope: LimitScope | 'search_ip'): void;
+  rateLimited(scope: LimitScope | RouteLimitScope): void;
 }
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
@@ -147,8 +148,14 @@ export function registerMetrics(
     }
     b.count.inc();
     b.duration.observe(reply.elapsedTime / 1000);
-    // The catalog search limit lives in its route; count its refusals with the others.
-    if (status === 429 && route === '/api/app/search') rejections.labels({ scope: 'search_ip' }).inc();
+  });
+
+  // The limits a route checks itself (sign-in, /api writes, catalog search) throw their 429: each
+  // is counted as it is answered, under the scope it was thrown with.
+  app.addHook('onError', (_request, _reply, error, done) => {
+    const scope = routeLimitRefusal(error);
+    if (scope) rejections.labels({ scope }).inc();
+    done();
   });
 
   const token = services.config.metrics.token;

@@ -44,6 +44,7 @@ export function registerAppRoutes(app: App, services: Services): void {
     if (perMinute <= 0) return;
     await limitPerAddress(services.rateLimiter, request, reply, {
       name: 'search',
+      scope: 'search_ip',
       perMinute,
       what: `search is limited to ${perMinute} requests`,
     });

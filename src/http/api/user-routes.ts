@@ -78,6 +78,7 @@ export function registerUserRoutes(app: App, services: Services): void {
       if (perMinute > 0)
         await limitPerAddress(services.rateLimiter, request, reply, {
           name: 'login',
+          scope: 'login_ip',
           perMinute,
           what: `sign-in is limited to ${perMinute} attempts`,
         });

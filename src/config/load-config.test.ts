@@ -135,6 +135,20 @@ describe('loadConfig', () => {
     ]);
   });
 
+  it("refuses a channel's settings.provider that is not a provider name, naming its place", () => {
+    const channels = [
+      {
+        name: 'named',
+        kind: 'openai-compatible',
+        base_url: 'http://127.0.0.1:9/v1',
+        settings: { provider: 7 },
+      },
+    ];
+    expect(() => loadConfig({}, { channels })).toThrow(
+      /channels\.0\.settings\.provider: must be a provider name/,
+    );
+  });
+
   it('reads a section left empty in the file (every entry commented out) as absent', () => {
     const file = yamlFile('server:\nchannels:\n#  - name: later\n#    kind: openai-compatible\nmodels:\n');
     const c = loadConfig({ MODELGATE_CONFIG: file, OPENAI_API_KEY: 'sk-a' });

@@ -174,6 +174,32 @@ describe('/api/channel', () => {
     expect(r.body.message).toMatch(/^settings\.x(\.0)+: nested more than 128 levels/);
   });
 
+  it('takes settings.provider as a name, trimmed, and refuses anything else naming it', async () => {
+    const r = await create({
+      name: 'named-provider',
+      kind: 'openai-compatible',
+      base_url: 'http://127.0.0.1:9/v1',
+      models: ['acme/provider-named'],
+      settings: { provider: '  Acme Cloud/eu ' },
+    });
+    expect(r.status).toBe(200);
+    expect(r.body.data.settings).toEqual({ provider: 'Acme Cloud/eu' });
+    // What routing's provider.order/only/ignore compare (routing/plan.ts matchesAny).
+    const [target] = gw.services.registry.targetsFor('acme/provider-named', { endpoint: 'chat' });
+    expect(target?.settings.provider).toBe('Acme Cloud/eu');
+    for (const provider of [7, '', '   ', null, true, ['Acme'], 'p'.repeat(129)]) {
+      const bad = await create({ name: 'bad-provider', kind: 'openai-compatible', settings: { provider } });
+      expect(bad.status, JSON.stringify(provider)).toBe(400);
+      expect(bad.body.message).toMatch(/^settings\.provider: must be a provider name/);
+    }
+    const put = await gw.call('PUT', '/api/channel', {
+      cookie: root,
+      body: { id: r.body.data.id, settings: { provider: 42 } },
+    });
+    expect(put.status).toBe(400);
+    expect(put.body.message).toMatch(/^settings\.provider:/);
+  });
+
   it('is admin-only', async () => {
     await gw.call('POST', '/api/user', { cookie: root, body: { username: 'plain', password: 'password-1' } });
     const user = await gw.login('plain', 'password-1');

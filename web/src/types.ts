@@ -77,7 +77,7 @@ export interface Channel {
   priority: number;
   weight: number;
   status: number;
-  /** data_collection, rpm, headers, pricing (per model id) and kind-specific options. */
+  /** provider, data_collection, zdr, quantization, rpm, headers, pricing (per model id) and kind-specific options. */
   settings?: Record<string, unknown> & { pricing?: Record<string, Record<string, unknown>> | null };
   /** Who owns it: the console and the admin API, or a declaration that a restart applies again. */
   source: 'api' | 'config' | 'env';

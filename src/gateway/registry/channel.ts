@@ -14,6 +14,14 @@ import { checkPricingOverrides, type PricingOverrides } from './model-info.js';
  * passed to the adapter as `UpstreamTarget.extra` (`headers` become extra request headers).
  */
 export interface ChannelSettings {
+  /**
+   * The provider this upstream is, as OpenRouter names providers (`DeepInfra`, `DeepInfra/turbo`):
+   * a name `provider.order`, `only` and `ignore` select it by beside the channel's name and kind
+   * (routing/plan.ts `matchesAny`; a base slug matches its variants), which the models list's
+   * `providers` filter matches too, and the `provider_name` of its entry in a model's endpoints
+   * list. Trimmed; 1 to 128 characters.
+   */
+  provider?: string;
   data_collection?: 'allow' | 'deny';
   /** Zero data retention: requests with `provider.zdr: true` go only to channels declaring it. */
   zdr?: boolean;
@@ -212,7 +220,8 @@ export function validateChannel(
   };
 }
 
-function validateSettings(s: Record<string, unknown>): ChannelSettings {
+function validateSettings(sent: Record<string, unknown>): ChannelSettings {
+  const s = checkProvider(sent);
   if (s.data_collection !== undefined && s.data_collection !== 'allow' && s.data_collection !== 'deny')
     throw badRequest('settings.data_collection: must be "allow" or "deny"', 'settings.data_collection');
   if (s.zdr !== undefined && typeof s.zdr !== 'boolean')
@@ -238,6 +247,21 @@ function validateSettings(s: Record<string, unknown>): ChannelSettings {
   const [first] = checked.problems;
   if (first) throw badRequest(first.message, first.field);
   return { ...s, pricing: checked.value } as ChannelSettings;
+}
+
+/**
+ * `settings.provider` trimmed, since routing compares it whole: ` DeepInfra` would match no
+ * `provider.order` entry. Anything but a name is a 400 rather than a channel no preference selects.
+ */
+function checkProvider(s: Record<string, unknown>): Record<string, unknown> {
+  if (s.provider === undefined) return s;
+  const name = typeof s.provider === 'string' ? s.provider.trim() : '';
+  if (name === '' || name.length > 128)
+    throw badRequest(
+      'settings.provider: must be a provider name of 1 to 128 characters (what provider.order, only and ignore select the channel by)',
+      'settings.provider',
+    );
+  return name === s.provider ? s : { ...s, provider: name };
 }
 
 function hasCredentials(s: string): boolean {

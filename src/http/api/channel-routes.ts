@@ -31,7 +31,7 @@ const ChannelFields = {
   status: Type.Integer({ minimum: 1, maximum: 2 }),
   settings: Type.Record(Type.String(), Type.Unknown(), {
     description:
-      'data_collection, zdr, quantization, rpm, headers, pricing (what this upstream charges per model id, over the model prices: {"<model id>": {"prompt": "0.000001", ...}}, docs/routing.md "Prices per upstream"), and kind-specific options',
+      'provider (the provider name provider.order/only/ignore also select it by, docs/routing.md "Provider preferences"), data_collection, zdr, quantization, rpm, headers, pricing (what this upstream charges per model id, over the model prices: {"<model id>": {"prompt": "0.000001", ...}}, docs/routing.md "Prices per upstream"), and kind-specific options',
   }),
 };
 

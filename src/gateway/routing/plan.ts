@@ -138,13 +138,16 @@ function overPrice(t: RouteTarget, max: NonNullable<ProviderPrefs['max_price']>)
 }
 
 /** Provider names match the upstream's name, its kind, or its declared `provider`, case-insensitively; a base slug matches `slug/variant`. */
-export function matchesAny(t: RouteTarget, names: string[]): boolean {
+export function matchesAny(
+  t: Pick<RouteTarget, 'channelName' | 'kind' | 'settings'>,
+  names: string[],
+): boolean {
   return names.some((n) =>
     providerSlugs(t).some((s) => s === n.toLowerCase() || s.startsWith(`${n.toLowerCase()}/`)),
   );
 }
 
-function providerSlugs(t: RouteTarget): string[] {
+function providerSlugs(t: Pick<RouteTarget, 'channelName' | 'kind' | 'settings'>): string[] {
   const slugs = [t.channelName.toLowerCase(), t.kind.toLowerCase()];
   if (typeof t.settings.provider === 'string') slugs.push(t.settings.provider.toLowerCase());
   return slugs;

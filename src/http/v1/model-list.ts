@@ -1,6 +1,11 @@
 import { Type } from 'typebox';
 import { badRequest } from '../../gateway/errors.js';
 import { type Endpoint, isAllowed, type ModelInfo } from '../../gateway/registry/index.js';
+import { authorOf } from '../../gateway/registry/model-info.js';
+import { matchesAny } from '../../gateway/routing/plan.js';
+import type { RouteTarget } from '../../gateway/routing/types.js';
+import { RangeFields, type RangeFilters, rangeFilter } from './model-list-ranges.js';
+import { RefusedFields, type RefusedFilters, refuseUnavailable } from './model-list-refused.js';
 
 /**
  * What `GET /v1/models` (and `/api/v1/models`) takes beside the path: OpenRouter's list
@@ -21,8 +26,16 @@ export const FilterFields = {
   q: Type.Optional(Type.String({ maxLength: 200 })),
   /** OpenRouter's minimum context length, in tokens. */
   context: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })),
-  /** OpenRouter's use-case category: always a 400 here (`filterModels`). */
-  category: Type.Optional(Type.String()),
+  /** OpenRouter's: a comma list of authors, the part of the id before `/` (any of them). */
+  model_authors: Type.Optional(Type.String()),
+  /** OpenRouter's: a comma list of provider names, matched as `provider.only` matches upstreams. */
+  providers: Type.Optional(Type.String()),
+  /** OpenRouter's: `true` keeps the models some upstream serves with zero data retention. */
+  zdr: Type.Optional(Type.String()),
+  /** OpenRouter's prices and ages (model-list-ranges.ts). */
+  ...RangeFields,
+  /** OpenRouter's parameters about figures the gateway does not keep: 400s (model-list-refused.ts). */
+  ...RefusedFields,
 };
 
 /** The most a page holds, and what it holds when only `offset` is given (OpenRouter's figures). */
@@ -39,14 +52,16 @@ export const ListQuery = Type.Object({
 /** `/api/v1/models/count`: the list's filters, so a count agrees with the list it counts. */
 export const CountQuery = Type.Object(FilterFields);
 
-export interface ModelFilters {
+export interface ModelFilters extends RangeFilters, RefusedFilters {
   endpoint?: Endpoint;
   output_modalities?: string;
   input_modalities?: string;
   supported_parameters?: string;
   q?: string;
   context?: number;
-  category?: string;
+  model_authors?: string;
+  providers?: string;
+  zdr?: string;
 }
 
 export interface ListParams extends ModelFilters {
@@ -69,11 +84,18 @@ const OPENROUTER_OUTPUT_MODALITIES = [
 /** OpenRouter's input modalities (its SDK's `InputModality`). */
 const OPENROUTER_INPUT_MODALITIES = ['text', 'image', 'file', 'audio', 'video'];
 
+/** What the `providers` and `zdr` filters read of an upstream (what routing reads of it). */
+export type UpstreamFacts = Pick<RouteTarget, 'channelName' | 'kind' | 'settings'>;
+
 export interface FilterContext {
   /** The key's allow-list (null: every model). */
   allowed: string[] | null;
   /** Whether some enabled upstream serves the model on `endpoint`, as routing decides it. */
   servesOn(modelId: string, endpoint: Endpoint): boolean;
+  /** The enabled upstreams serving the model on `endpoint`, or on either when it is undefined. */
+  upstreams(modelId: string, endpoint: Endpoint | undefined): UpstreamFacts[];
+  /** Unix seconds, for the age filters. */
+  now: number;
 }
 
 /**
@@ -81,13 +103,7 @@ export interface FilterContext {
  * is looked at, so a mistake is a 400 even when the key may use no model at all.
  */
 export function filterModels(models: ModelInfo[], f: ModelFilters, ctx: FilterContext): ModelInfo[] {
-  // OpenRouter's categories are rankings of what its users ask models for; the registry has
-  // nothing to filter on, and ignoring the parameter would pass every model off as in it.
-  if (f.category !== undefined)
-    throw badRequest(
-      'category: this gateway carries no model categories (OpenRouter ranks its models by what its users use them for); leave category out',
-      'category',
-    );
+  refuseUnavailable(f);
   const output = modalityFilter(f.output_modalities, 'output_modalities', models, 'any');
   const input = modalityFilter(f.input_modalities, 'input_modalities', models, 'all');
   const params =
@@ -97,6 +113,9 @@ export function filterModels(models: ModelInfo[], f: ModelFilters, ctx: FilterCo
   // A blank search (a search box left empty) searches for nothing in particular.
   const q = f.q?.trim().toLowerCase() || undefined;
   const { endpoint, context } = f;
+  const authors = f.model_authors === undefined ? undefined : lowerList(f.model_authors, 'model_authors');
+  const upstream = upstreamFilter(f);
+  const ranges = rangeFilter(f, ctx.now);
   return models.filter(
     (m) =>
       isAllowed(m, ctx.allowed) &&
@@ -107,8 +126,38 @@ export function filterModels(models: ModelInfo[], f: ModelFilters, ctx: FilterCo
       (context === undefined || m.context_length >= context) &&
       // `endpoint`: only what some enabled upstream serves there, as routing decides it (a
       // model found on a Voyage channel is listed by its modalities as text, yet chats nowhere).
-      (!endpoint || ctx.servesOn(m.id, endpoint)),
+      (!endpoint || ctx.servesOn(m.id, endpoint)) &&
+      (!authors || authors.includes(authorOf(m.id)?.toLowerCase() ?? '')) &&
+      (!ranges || ranges(m)) &&
+      (!upstream || ctx.upstreams(m.id, endpoint).some(upstream)),
   );
+}
+
+/**
+ * `providers` and `zdr` as one predicate over a model's upstreams, or undefined for no filter:
+ * both are about the upstream a request would go to, so one upstream must meet both (a model
+ * whose `acme` channel retains data and whose zero-retention channel is another's is not kept
+ * by `providers=acme&zdr=true`). With `endpoint`, only the upstreams serving that endpoint count.
+ *
+ * `providers` matches as `provider.only` does (routing/plan.ts `matchesAny`): a channel's name,
+ * kind or `settings.provider`, whatever the case, a base slug matching its variants. `zdr=true`
+ * keeps what `provider.zdr: true` routes to: channels declaring `settings.zdr: true`.
+ */
+function upstreamFilter(f: ModelFilters): ((u: UpstreamFacts) => boolean) | undefined {
+  const names = f.providers === undefined ? undefined : commaList(f.providers, 'providers');
+  if (f.zdr !== undefined && f.zdr !== 'true' && f.zdr !== 'false')
+    throw badRequest(
+      'zdr: must be true (the models some upstream serves with zero data retention) or false (no filter)',
+      'zdr',
+    );
+  const zdr = f.zdr === 'true';
+  if (!names && !zdr) return undefined;
+  return (u) => (!names || matchesAny(u, names)) && (!zdr || u.settings.zdr === true);
+}
+
+/** A comma list (commaList), lower-cased for a case-insensitive match. */
+function lowerList(value: string, param: string): string[] {
+  return commaList(value, param).map((x) => x.toLowerCase());
 }
 
 /** The items of a comma list (spaces around them ignored); an empty list or item is a 400. */

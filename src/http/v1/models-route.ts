@@ -42,7 +42,7 @@ export function registerModelsRoute(app: App, services: Services): void {
         tags,
         summary: 'List the models this key can use (OpenAI/OpenRouter list shape)',
         description:
-          "Models an enabled channel serves, within the key's allowed_models, in id order. OpenRouter's filters: `output_modalities` (a comma list, any of them, or `all`; absent = every model), `input_modalities` (a comma list, all of them), `supported_parameters` (a comma list, all of them), `q` (a case-insensitive substring of the id or name), `context` (at least that many tokens); `category` is a 400 (no categories here). `endpoint=chat` (or `embeddings`) keeps those some enabled channel serves on that endpoint. `sort`: newest, pricing-low-to-high, pricing-high-to-low, context-high-to-low, throughput-high-to-low, latency-low-to-high. `offset`/`limit` (default 500, at most 1000) page the list; `total_count` counts it before paging and `links.next` is the next page's URL, or null.",
+          "Models an enabled channel serves, within the key's allowed_models, in id order. OpenRouter's filters: `output_modalities` (a comma list, any of them, or `all`; absent = every model), `input_modalities` (a comma list, all of them), `supported_parameters` (a comma list, all of them), `q` (a case-insensitive substring of the id or name), `context` (at least that many tokens), `model_authors` (a comma list of the id's authors), `providers` (a comma list of provider names, matched against the enabled channels serving the model as `provider.only` matches), `zdr=true` (some channel declaring zero data retention serves it), `min_price`/`max_price` and `min_output_price`/`max_output_price` (the model's prompt and completion prices, USD per million tokens), `min_age_days`/`max_age_days` (days since `created`). `category`, `arch`, `distillable`, `region` and the benchmark and tool-success ranges are a 400 (no such figures here). `endpoint=chat` (or `embeddings`) keeps those some enabled channel serves on that endpoint. `sort`: newest, pricing-low-to-high, pricing-high-to-low, context-high-to-low, throughput-high-to-low, latency-low-to-high. `offset`/`limit` (default 500, at most 1000) page the list; `total_count` counts it before paging and `links.next` is the next page's URL, or null.",
         querystring: ListQuery,
       },
       onRequest: auth,
@@ -179,9 +179,18 @@ function best(a: number, b: number, pick: (a: number, b: number) => number): num
 }
 
 function filterContext(services: Services, request: FastifyRequest): FilterContext {
+  const { registry } = services;
   return {
     allowed: request.principal!.allowedModels,
-    servesOn: (id, endpoint) => services.registry.targetsFor(id, { endpoint }).length > 0,
+    servesOn: (id, endpoint) => registry.targetsFor(id, { endpoint }).length > 0,
+    upstreams: (id, endpoint) =>
+      endpoint
+        ? registry.targetsFor(id, { endpoint })
+        : [
+            ...registry.targetsFor(id, { endpoint: 'chat' }),
+            ...registry.targetsFor(id, { endpoint: 'embeddings' }),
+          ],
+    now: Math.floor(Date.now() / 1000),
   };
 }
 

@@ -56,6 +56,24 @@ export function registerModelsRoute(app: App, services: Services): void {
     list('/api/v1'),
   );
 
+  // OpenRouter's list "filtered by user provider preferences" (@openrouter/sdk `listForUser`).
+  // A key's only preferences are its allow-list, which every list here applies: the same list.
+  // Only under /api/v1, as the count: `/v1/models/user` is the model named `user`.
+  app.get(
+    '/api/v1/models/user',
+    {
+      schema: {
+        tags,
+        summary: 'List the models this key can use (OpenRouter listForUser)',
+        description:
+          "`GET /api/v1/models` under OpenRouter's per-user path, with the same parameters: the key's allowed_models is the only per-key preference there is.",
+        querystring: ListQuery,
+      },
+      onRequest: auth,
+    },
+    list('/api/v1'),
+  );
+
   app.get(
     '/api/v1/models/count',
     {

@@ -1,7 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { notFound } from '../../gateway/errors.js';
-import { isAllowed, type ModelInfo } from '../../gateway/registry/index.js';
+import type { ModelInfo } from '../../gateway/registry/index.js';
 import type { Services } from '../../services.js';
 import type { App } from '../app.js';
 import { requireApiKey } from '../auth.js';
@@ -14,6 +13,7 @@ import {
   ListQuery,
   type ModelFilters,
 } from './model-list.js';
+import { usableModel } from './model-lookup.js';
 import { pageOf, parseSort, type Speed, sortModels } from './model-order.js';
 import { type ModelsPrefix, toWireModel } from './model-wire.js';
 
@@ -109,7 +109,11 @@ export function registerModelsRoute(app: App, services: Services): void {
       },
       onRequest: auth,
     },
-    async (request) => toWireModel(usableModel(services, request, request.params['*']), '/v1'),
+    async (request) =>
+      toWireModel(
+        usableModel(services.registry, request.principal!.allowedModels, request.params['*']),
+        '/v1',
+      ),
   );
 
   // OpenRouter's single model, wrapped (@openrouter/sdk `models.get`). A path of its own, apart
@@ -117,7 +121,12 @@ export function registerModelsRoute(app: App, services: Services): void {
   const AuthorSlug = Type.Object({ author: Type.String(), slug: Type.String() });
   const one = (prefix: ModelsPrefix) => async (request: FastifyRequest) => {
     const { author, slug } = request.params as { author: string; slug: string }; // checked by AuthorSlug
-    return { data: toWireModel(usableModel(services, request, `${author}/${slug}`), prefix) };
+    return {
+      data: toWireModel(
+        usableModel(services.registry, request.principal!.allowedModels, `${author}/${slug}`),
+        prefix,
+      ),
+    };
   };
   app.get(
     '/api/v1/model/:author/:slug',
@@ -143,7 +152,7 @@ export function registerModelsRoute(app: App, services: Services): void {
   // `/v1/models/*`, which keeps answering `/v1/models/{author}/{slug}` itself.
   const endpoints = async (request: FastifyRequest) => {
     const { author, slug } = request.params as { author: string; slug: string }; // checked by AuthorSlug
-    const model = usableModel(services, request, `${author}/${slug}`);
+    const model = usableModel(services.registry, request.principal!.allowedModels, `${author}/${slug}`);
     return {
       data: toWireEndpoints(model, {
         registry: services.registry,
@@ -210,17 +219,4 @@ function filterContext(services: Services, request: FastifyRequest): FilterConte
           ],
     now: Math.floor(Date.now() / 1000),
   };
-}
-
-/**
- * The model `id` names (an alias or plain name resolves as chat resolves it), when some enabled
- * channel serves it and the key may use it; otherwise a 404, the same whichever it is, so a key
- * learns nothing of the models it may not use.
- */
-function usableModel(services: Services, request: FastifyRequest, id: string): ModelInfo {
-  const model = services.registry.resolve(id);
-  const servable = model && services.registry.servableModels().some((m) => m.id === model.id);
-  if (!model || !servable || !isAllowed(model, request.principal!.allowedModels))
-    throw notFound(`model ${id} not found`);
-  return model;
 }

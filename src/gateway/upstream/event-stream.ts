@@ -3,13 +3,9 @@ import type { StreamDecoder, UpstreamHeaders } from '../../providers/types.js';
 import type { CancelSignal } from '../cancel.js';
 import type { ChatStreamEvent, ReportedUsage } from '../chat/types.js';
 import { UpstreamError } from '../errors.js';
-import {
-  mapNetworkError,
-  type SendOptions,
-  SignalledHandler,
-  type UpstreamClient,
-  type UpstreamHttpRequest,
-} from './upstream-client.js';
+import { mapNetworkError } from './client-errors.js';
+import { SignalledHandler } from './signalled-handler.js';
+import type { SendOptions, UpstreamClient, UpstreamHttpRequest } from './upstream-client.js';
 
 /**
  * A streamed upstream answer, read a batch at a time: each `next()` returns every event decoded

@@ -7,11 +7,18 @@
  * No retries here: route execution decides (DESIGN.md). When the caller's `signal` aborts (client
  * disconnected), the request and its connection are torn down at once and the pending call or body
  * iteration rejects with the signal's reason, not an UpstreamError: there is nothing to retry.
+ *
+ * An answer is read by one of three readers, each in its own module: `ReadOnceResponse` for
+ * `send`, `TextHandler` for `sendText` and `EventsHandler` (event-stream.ts) for `openEvents`, the
+ * last two on undici's dispatch API over `SignalledHandler`; client-errors.ts maps what fails.
  */
 import { Agent, type Dispatcher } from 'undici';
 import type { CancelSignal } from '../cancel.js';
 import { DEFAULT_MAX_EVENT_CHARS } from '../chat/sse.js';
-import { UpstreamError } from '../errors.js';
+import { mapNetworkError } from './client-errors.js';
+import { ReadOnceResponse } from './read-once-response.js';
+import { abortReason } from './signalled-handler.js';
+import { TextHandler } from './text-handler.js';
 
 export interface UpstreamHttpRequest {
   method: 'GET' | 'POST';
@@ -90,31 +97,6 @@ export const DEFAULT_TIMEOUTS: UpstreamTimeouts = {
   idleTimeoutMs: 60_000,
 };
 
-const TIMEOUT_CODES = new Set([
-  'UND_ERR_CONNECT_TIMEOUT',
-  'UND_ERR_HEADERS_TIMEOUT',
-  'UND_ERR_BODY_TIMEOUT',
-  'ETIMEDOUT',
-]);
-
-/** Maps an undici/network error; returns the abort reason untouched when the caller aborted. */
-export function mapNetworkError(err: unknown, signal?: CancelSignal): unknown {
-  if (signal?.aborted) return signal.reason ?? err;
-  if (err instanceof UpstreamError) return err;
-  const code = (err as { code?: string })?.code ?? '';
-  const message = (err as Error)?.message ?? String(err);
-  if (TIMEOUT_CODES.has(code)) {
-    const what =
-      code === 'UND_ERR_HEADERS_TIMEOUT'
-        ? 'first byte'
-        : code === 'UND_ERR_BODY_TIMEOUT'
-          ? 'idle'
-          : 'connect';
-    return new UpstreamError('timeout', `upstream ${what} timeout`, { cause: err });
-  }
-  return new UpstreamError('connection', `upstream connection failed: ${code || message}`, { cause: err });
-}
-
 export class UpstreamClient {
   private readonly agents = new Map<number, Agent>();
   private readonly defaults: UpstreamTimeouts & BodyLimits;
@@ -182,7 +164,12 @@ export class UpstreamClient {
     } catch (err) {
       throw mapNetworkError(err, signal);
     }
-    return new Response(res, signal, this.limit(opts, 'maxBodyBytes'), this.limit(opts, 'maxErrorBodyBytes'));
+    return new ReadOnceResponse(
+      res,
+      signal,
+      this.limit(opts, 'maxBodyBytes'),
+      this.limit(opts, 'maxErrorBodyBytes'),
+    );
   }
 
   /**
@@ -224,66 +211,6 @@ export class UpstreamClient {
 }
 
 /**
- * What every handler given to `UpstreamClient.dispatch` shares: the caller's signal aborts the
- * request, and `release` drops the listener and the controller once undici is done.
- *
- * An abort before undici started the request (it waits in the queue for a connection: the
- * origin's pool is at `connectionsPerOrigin`, or the connection is still being made) settles
- * the caller at once through `abortedBeforeStart`, instead of when a connection frees or the
- * connect times out; undici then tears the request down as it starts it, before a byte is
- * written, and what it reports after that is ignored.
- */
-export abstract class SignalledHandler implements Dispatcher.DispatchHandler {
-  protected controller: Dispatcher.DispatchController | undefined;
-  private readonly onAbort: (() => void) | undefined;
-
-  constructor(protected readonly signal: CancelSignal | undefined) {
-    if (signal) {
-      this.onAbort = () => {
-        const c = this.controller;
-        if (c) c.abort(abortReason(signal));
-        else this.abortedBeforeStart(abortReason(signal));
-      };
-      signal.addEventListener('abort', this.onAbort, { once: true });
-    }
-  }
-
-  onRequestStart(controller: Dispatcher.DispatchController): void {
-    if (this.signal?.aborted) {
-      // Settled already (abortedBeforeStart): the controller is not kept.
-      controller.abort(abortReason(this.signal));
-      return;
-    }
-    this.controller = controller;
-  }
-
-  /** The caller's signal fired while undici had not started the request: settle the caller now. */
-  protected abstract abortedBeforeStart(reason: unknown): void;
-
-  /**
-   * Once undici will call nothing more: detaches from the signal and lets go of the controller.
-   * undici keeps a finished request's handler referenced for a while, longer than a request
-   * lasts, so whatever the handler still holds then is promoted to the old generation.
-   */
-  protected release(): void {
-    if (this.onAbort) this.signal!.removeEventListener('abort', this.onAbort);
-    this.controller = undefined;
-  }
-
-  /**
-   * Drops the controller's raw header buffers: views of the socket read they arrived in, which
-   * they keep alive for as long as the request is. We use the parsed headers only.
-   */
-  protected static dropRawHeaders(c: Dispatcher.DispatchController): void {
-    c.rawHeaders = null;
-  }
-}
-
-function abortReason(signal: CancelSignal): Error {
-  return (signal.reason as Error) ?? new Error('aborted');
-}
-
-/**
  * `request()`'s answer, or the abort reason as soon as `signal` fires. undici's request() only
  * acts on an abort once it has started the request: one waiting in the queue (the origin at
  * `connectionsPerOrigin`) or for a connection still being made would keep the caller until a
@@ -319,205 +246,6 @@ function untilAborted(
       },
     );
   });
-}
-
-/**
- * Collects one answer for `sendText`. Settles exactly once: with the body at its end, or with
- * the mapped error (the abort reason when the caller's signal fired). A 2xx body past
- * `maxBody` (declared, or counted as it arrives) is a 'bad_response'; a non-2xx body is answered
- * with its first `maxErrorBody` bytes. Either way the connection is closed at the limit, and
- * nothing past it is held.
- *
- * Once settled it lets go of everything it held (`release`): holding the controller (with its raw
- * header buffers) and the caller's promise (with the answer) past the end was 2 KB promoted to the
- * old generation per request instead of 0.2 (docs/performance.md, Session 11).
- */
-class TextHandler extends SignalledHandler {
-  private status = 0;
-  private headers: UpstreamResponse['headers'] | undefined;
-  private first: Buffer | undefined;
-  private rest: Buffer[] | undefined;
-  /** Body bytes received, and the most this answer may have (set with the status). */
-  private size = 0;
-  private limit = 0;
-  private waiting: { resolve: (a: TextAnswer) => void; reject: (err: unknown) => void } | undefined;
-
-  constructor(
-    resolve: (a: TextAnswer) => void,
-    reject: (err: unknown) => void,
-    signal: CancelSignal | undefined,
-    private readonly maxBody: number,
-    private readonly maxErrorBody: number,
-  ) {
-    super(signal);
-    this.waiting = { resolve, reject };
-  }
-
-  onResponseStart(
-    c: Dispatcher.DispatchController,
-    status: number,
-    headers: UpstreamResponse['headers'],
-  ): void {
-    SignalledHandler.dropRawHeaders(c);
-    if (status < 200) return; // 1xx: informational, the answer follows
-    this.status = status;
-    this.headers = headers;
-    if (status >= 300) this.limit = this.maxErrorBody;
-    else {
-      this.limit = this.maxBody;
-      if (declaredLength(headers) > this.maxBody) this.overLimit(c);
-    }
-  }
-
-  onResponseData(c: Dispatcher.DispatchController, chunk: Buffer): void {
-    const room = this.limit - this.size;
-    this.size += chunk.length;
-    if (chunk.length > room) {
-      // A non-2xx answer keeps what fits: enough for its message.
-      if (this.status >= 300 && room > 0) this.keep(chunk.subarray(0, room));
-      this.overLimit(c);
-      return;
-    }
-    this.keep(chunk);
-  }
-
-  private keep(chunk: Buffer): void {
-    if (this.first === undefined) this.first = chunk;
-    else if (this.rest) this.rest.push(chunk);
-    else this.rest = [this.first, chunk];
-  }
-
-  /** The answer reached its limit: settle now, and close the connection instead of reading on. */
-  private overLimit(c: Dispatcher.DispatchController): void {
-    if (this.status >= 300) this.onResponseEnd();
-    else this.settle()?.reject(tooLarge(this.status, this.maxBody));
-    c.abort(new Error('upstream answer over its size limit'));
-  }
-
-  onResponseEnd(): void {
-    const body = this.rest ? Buffer.concat(this.rest) : this.first;
-    const answer = {
-      status: this.status,
-      headers: this.headers ?? {},
-      text: body ? body.toString('utf8') : '',
-    };
-    this.settle()?.resolve(answer);
-  }
-
-  onResponseError(_c: Dispatcher.DispatchController, err: Error): void {
-    this.settle()?.reject(mapNetworkError(err, this.signal));
-  }
-
-  protected abortedBeforeStart(reason: unknown): void {
-    this.settle()?.reject(reason);
-  }
-
-  /** The caller's promise to settle, the first time only; drops what the handler held. */
-  private settle(): TextHandler['waiting'] {
-    const w = this.waiting;
-    if (!w) return undefined;
-    this.waiting = undefined;
-    this.release();
-    this.headers = this.first = this.rest = undefined;
-    return w;
-  }
-}
-
-/** An upstream answer; its body is read one way only (chunks, text, or dumped). */
-class Response implements UpstreamResponse {
-  readonly status: number;
-  readonly headers: UpstreamResponse['headers'];
-  private consumed = false;
-
-  constructor(
-    private readonly res: Dispatcher.ResponseData,
-    private readonly signal: CancelSignal | undefined,
-    private readonly maxBody: number,
-    private readonly maxErrorBody: number,
-  ) {
-    this.status = res.statusCode;
-    this.headers = res.headers;
-  }
-
-  private take(): Dispatcher.ResponseData['body'] {
-    if (this.consumed) throw new Error('upstream body already consumed');
-    this.consumed = true;
-    return this.res.body;
-  }
-
-  get body(): AsyncIterable<Uint8Array> {
-    const raw = this.take();
-    const signal = this.signal;
-    return {
-      async *[Symbol.asyncIterator]() {
-        let finished = false;
-        try {
-          for await (const chunk of raw) yield chunk as Uint8Array;
-          finished = true;
-        } catch (err) {
-          throw mapNetworkError(err, signal);
-        } finally {
-          // An early break must free the socket instead of leaving the upstream generating.
-          if (!finished) raw.destroy();
-        }
-      },
-    };
-  }
-
-  /** Size limits as `sendText`'s: past them the connection is closed without reading on. */
-  async text(): Promise<string> {
-    const raw = this.take();
-    const error = this.status >= 300;
-    const limit = error ? this.maxErrorBody : this.maxBody;
-    const declared = declaredLength(this.headers);
-    if (!error && declared > limit) {
-      raw.destroy();
-      throw tooLarge(this.status, limit);
-    }
-    try {
-      // A length within the limit (undici holds the upstream to it): undici's own reader, with no
-      // async generator turn per chunk and no Buffer.concat.
-      if (declared <= limit) return await raw.text();
-      const chunks: Buffer[] = [];
-      let size = 0;
-      for await (const chunk of raw as AsyncIterable<Buffer>) {
-        const room = limit - size;
-        if (chunk.length > room) {
-          // Leaving the loop destroys the body: the connection is closed, not read to its end.
-          if (!error) throw tooLarge(this.status, limit);
-          chunks.push(chunk.subarray(0, room));
-          size = limit;
-          break;
-        }
-        chunks.push(chunk);
-        size += chunk.length;
-      }
-      return Buffer.concat(chunks, size).toString('utf8');
-    } catch (err) {
-      throw mapNetworkError(err, this.signal);
-    }
-  }
-
-  async dump(): Promise<void> {
-    if (this.consumed) return;
-    this.consumed = true;
-    try {
-      await this.res.body.dump();
-    } catch {
-      // the connection is being discarded anyway
-    }
-  }
-}
-
-/** The answer's `content-length`, NaN when it has none (comparisons with NaN are false). */
-function declaredLength(headers: UpstreamResponse['headers']): number {
-  const v = headers['content-length'];
-  return typeof v === 'string' ? Number(v) : Number.NaN;
-}
-
-function tooLarge(status: number, limit: number): UpstreamError {
-  const message = `upstream answer larger than the gateway's limit (${limit} bytes)`;
-  return new UpstreamError('bad_response', message, { upstreamStatus: status });
 }
 
 /**

@@ -2,6 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { isRefusedData } from '../../store/db-errors.js';
 import type { NewRequestLogRow } from '../../store/logs-repo.js';
 import type { BatchMark, SpendDeltas, SpendScope } from '../../store/usage-store.js';
+import {
+  type Batch,
+  bump,
+  formBatch,
+  type Item,
+  lostItems,
+  Settlement,
+  SettlementGroup,
+} from './log-buffer.js';
 import { type RequestLogEntry, toLogRow } from './request-log-entry.js';
 
 /**
@@ -13,33 +22,6 @@ export interface RequestLogSink {
   insertMany(rows: NewRequestLogRow[], spend?: SpendDeltas, mark?: BatchMark): Promise<void>;
   /** Whether the sink has work of its own for the next write, rows or not (a hold to give back). */
   pending?(): boolean;
-}
-
-/** A settled quota delta waiting to be written, in order with the log rows around it. */
-class Settlement {
-  constructor(
-    readonly keyId: number | null,
-    readonly userId: number,
-    readonly delta: number,
-  ) {}
-}
-
-/** The settlements of a batch refused for its data, summed, to be written alone (see `isolate`). */
-class SettlementGroup {
-  constructor(readonly spend: SpendDeltas) {}
-}
-
-type Item = NewRequestLogRow | Settlement | SettlementGroup;
-
-/**
- * A batch as first formed: its first `n` buffered items, their rows and summed spend, under one
- * mark. A failed write is retried as this same batch, so the sink's mark means one content.
- */
-interface Batch {
-  n: number;
-  rows: NewRequestLogRow[];
-  spend: SpendDeltas | undefined;
-  mark: BatchMark;
 }
 
 export interface RequestLogWriterOptions {
@@ -254,18 +236,7 @@ export class RequestLogWriter {
    * settlements owed: a key's `quota_used` stays off by it), and lets go of it.
    */
   private lose(err: unknown, msg: string): void {
-    const lostSpend = this.buffer.filter((x) => !isRow(x));
-    const lostRows = this.buffer.filter(isRow);
-    this.log.error(
-      {
-        err,
-        lost: this.rows,
-        lost_request_ids: lostRows.slice(0, 20).map((r) => r.request_id),
-        lost_settlements: lostSpend.length,
-        lost_spend: spendOf(lostSpend),
-      },
-      msg,
-    );
+    this.log.error({ err, lost: this.rows, ...lostItems(this.buffer) }, msg);
     this.buffer = [];
     this.rows = 0;
     this.formed = undefined;
@@ -348,24 +319,7 @@ export class RequestLogWriter {
   private form(todo: number, limit: number): Batch {
     // Numbered in the order formed; a batch is written (or refused) before the next is formed.
     const mark = { writer: this.id, seq: ++this.seq };
-    const front = this.buffer[0];
-    // Refused settlements' sum goes alone; the rows it came with, one to a batch.
-    if (front instanceof SettlementGroup) return { n: 1, rows: [], spend: front.spend, mark };
-    if (this.isolating > 0) return { n: 1, rows: [front as NewRequestLogRow], spend: undefined, mark };
-    const rows: NewRequestLogRow[] = [];
-    let spend: SpendDeltas | undefined;
-    let n = 0;
-    for (; n < todo; n++) {
-      const item = this.buffer[n]!;
-      if (item instanceof Settlement) {
-        spend ??= { keys: new Map(), users: new Map() };
-        if (item.keyId !== null) bump(spend.keys, item.keyId, item.delta);
-        bump(spend.users, item.userId, item.delta);
-      } else if (item instanceof SettlementGroup) break;
-      else if (rows.length < limit) rows.push(item);
-      else break;
-    }
-    return { n, rows, spend, mark };
+    return formBatch(this.buffer, todo, limit, this.isolating > 0, mark);
   }
 
   /**
@@ -439,24 +393,3 @@ export class RequestLogWriter {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function bump(m: Map<number, number>, id: number, d: number): void {
-  const v = (m.get(id) ?? 0) + d;
-  if (v === 0) m.delete(id);
-  else m.set(id, v);
-}
-
-const isRow = (x: Item): x is NewRequestLogRow => !(x instanceof Settlement || x instanceof SettlementGroup);
-
-/** Micro-USD owed by these settlements (per user: every settlement moves its user's spend). */
-const spendOf = (s: Item[]) =>
-  s.reduce(
-    (sum, x) =>
-      sum +
-      (x instanceof Settlement
-        ? x.delta
-        : x instanceof SettlementGroup
-          ? [...x.spend.users.values()].reduce((a, d) => a + d, 0)
-          : 0),
-    0,
-  );

@@ -6,8 +6,9 @@
  */
 import { joinUrl } from '../shared/media.js';
 import type { ChatAdapter } from '../types.js';
-import { buildOpenAiRequest, OPENAI_COMPATIBLE_PARAMS, openAiParamsFor } from './openai-request.js';
+import { buildOpenAiRequest } from './openai-request.js';
 import { classifyOpenAiError, OpenAiStreamDecoder, parseOpenAiResponse } from './openai-response.js';
+import { OPENAI_COMPATIBLE_PARAMS, openAiParamsFor } from './target-facts.js';
 
 export const openAiCompatibleAdapter: ChatAdapter = {
   kind: 'openai-compatible',

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatMessage, ChatRequest } from '../../gateway/chat/types.js';
-import { buildOpenAiRequest, openAiParamsFor } from './openai-request.js';
+import { buildOpenAiRequest } from './openai-request.js';
 import { OpenAiStreamDecoder } from './openai-response.js';
+import { openAiParamsFor } from './target-facts.js';
 
 const req: ChatRequest = {
   messages: [

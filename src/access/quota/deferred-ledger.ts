@@ -1,3 +1,9 @@
+/**
+ * Past 400 lines on purpose: one state machine over the `Lease` records (credit, lease size, holds,
+ * drop epoch) that every method reads and writes, `reserve`'s synchronous path included, and a
+ * third of the file is the comments stating its invariants; split, the parts would pass that
+ * state around and the invariants would span files.
+ */
 import { clampSpend, MAX_EXACT } from '../../store/column-bounds.js';
 import type { LeaseStats, QuotaLedger, QuotaScope, Reservation, ReserveInput } from './quota-ledger.js';
 import { quotaExhausted } from './quota-ledger.js';

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import {
   dropClientHidden,
+  dropUpstreamHidden,
+  HIDDEN_ANSWER_FIELDS,
+  HIDDEN_CHOICE_FIELDS,
   HIDDEN_MESSAGE_FIELDS,
   HIDDEN_REQUEST_FIELDS,
   HIDDEN_TOOL_FIELDS,
@@ -54,5 +57,46 @@ describe('dropClientHidden', () => {
       messages: [{ role: 'assistant', content: 'a', x_note: 1 }],
       tools: [{ ...tool(), x_tool: 1 }],
     });
+  });
+});
+
+describe('dropUpstreamHidden', () => {
+  const choice = () => ({ index: 0, finish_reason: 'stop', x_choice: 1 });
+  const message = () => ({ role: 'assistant', content: 'a', x_note: 1 });
+
+  it('drops each hidden answer name an upstream sent as a field, alone or with the others, on a choice and on its message or delta', () => {
+    const all = { c: choice(), m: message() };
+    const at: Array<['c' | 'm', readonly string[]]> = [
+      ['c', HIDDEN_CHOICE_FIELDS],
+      ['m', HIDDEN_ANSWER_FIELDS],
+    ];
+    for (const [where, names] of at)
+      for (const n of names)
+        for (const value of ['x', null, [{ type: 'text', text: 'x' }]]) {
+          const one = { c: choice(), m: message() };
+          (one[where] as Record<string, unknown>)[n] = value;
+          (all[where] as Record<string, unknown>)[n] = value;
+          dropUpstreamHidden(one.c, one.m);
+          expect(one, n).toEqual({ c: choice(), m: message() });
+        }
+    dropUpstreamHidden(all.c, all.m);
+    expect(all).toEqual({ c: choice(), m: message() });
+  });
+
+  it("keeps an adapter's hidden ones, and every other field; leaves a delta that is not an object", () => {
+    const c = setHidden(choice(), 'stop_sequence', 'END');
+    const m = setHidden(setHidden(message(), 'anthropic_content', []), 'content_order', []);
+    const d = setHidden({ content: 'a' }, 'anthropic_event', { type: 'stop', index: 0 });
+    dropUpstreamHidden(c, m);
+    dropUpstreamHidden(c, d);
+    const read = (o: object, k: string) => (o as Record<string, unknown>)[k];
+    expect(read(c, 'stop_sequence')).toBe('END');
+    expect(read(m, 'anthropic_content')).toEqual([]);
+    expect(read(m, 'content_order')).toEqual([]);
+    expect(read(d, 'anthropic_event')).toEqual({ type: 'stop', index: 0 });
+    expect([c, m, d]).toEqual([choice(), message(), { content: 'a' }]);
+    const garbage = { ...choice(), stop_sequence: 'x' };
+    for (const delta of ['text', 7, null, undefined]) dropUpstreamHidden(garbage, delta);
+    expect(garbage).toEqual(choice());
   });
 });

@@ -12,7 +12,8 @@ import type { ChatDeltaChoice, ChatRequest } from './types.js';
  * Anthropic adapter an answer's server tool blocks (`anthropic_content`, `anthropic_event`), to
  * the Anthropic ingress, without the OpenAI encoder, which writes choices as they are, ever
  * sending it. `key` is one of the names listed below (`HiddenName`): a client's body can hold a
- * field of that name too, which is then dropped before anything reads it (`dropClientHidden`).
+ * field of that name too, and an OpenAI-compatible upstream's answer, which is then dropped before
+ * anything reads it (`dropClientHidden`, `dropUpstreamHidden`).
  */
 export function setHidden<T extends object>(obj: T, key: HiddenName, value: unknown): T {
   return define(obj, key, value);
@@ -40,16 +41,15 @@ export const HIDDEN_REQUEST_FIELDS = [
 export const HIDDEN_MESSAGE_FIELDS = ['is_error', 'anthropic_content'] as const;
 export const HIDDEN_TOOL_FIELDS = ['anthropic_fields'] as const;
 /**
- * Hidden on what adapters answer (a choice's `stop_sequence`, a message's `anthropic_content` and
- * `content_order`, a delta's `anthropic_event`), read by the Anthropic ingress: no client sends
- * those objects.
+ * Hidden on what adapters answer, read by the Anthropic ingress: a choice's (or a stream's final
+ * choice's) `stop_sequence`, and a message's `anthropic_content` and `content_order` or a delta's
+ * `anthropic_event` (`HIDDEN_ANSWER_FIELDS`, the three on both: a message and a delta are the same
+ * place, the choice's content). No client sends those objects, but an OpenAI-compatible upstream
+ * does, handed on as they are: a field of one of these names there is dropped
+ * (`dropUpstreamHidden`).
  */
-export const HIDDEN_ANSWER_FIELDS = [
-  'stop_sequence',
-  'anthropic_content',
-  'content_order',
-  'anthropic_event',
-] as const;
+export const HIDDEN_CHOICE_FIELDS = ['stop_sequence'] as const;
+export const HIDDEN_ANSWER_FIELDS = ['anthropic_content', 'content_order', 'anthropic_event'] as const;
 
 /**
  * Every name `setHidden` takes. `cache_control` is in no list above: hidden where only the
@@ -61,6 +61,7 @@ export type HiddenName =
   | (typeof HIDDEN_REQUEST_FIELDS)[number]
   | (typeof HIDDEN_MESSAGE_FIELDS)[number]
   | (typeof HIDDEN_TOOL_FIELDS)[number]
+  | (typeof HIDDEN_CHOICE_FIELDS)[number]
   | (typeof HIDDEN_ANSWER_FIELDS)[number]
   | 'cache_control';
 
@@ -104,6 +105,32 @@ export function dropClientHidden(req: ChatRequest): ChatRequest {
       if ('anthropic_fields' in t) dropNamed(t, HIDDEN_TOOL_FIELDS);
     }
   return req;
+}
+
+/**
+ * Drops the enumerable own properties of an upstream's answer choice and of its message (a stream
+ * choice: its delta) that have the name of a hidden answer field (`HIDDEN_CHOICE_FIELDS`,
+ * `HIDDEN_ANSWER_FIELDS`): what an upstream sent under such a name, so the Anthropic ingress does
+ * not read it as an adapter's word (a string `anthropic_content` became the answer's `content`,
+ * an object `content_order` was a 500, a `stop_sequence` the stop reason) and no OpenAI-shaped
+ * client gets it. The hidden ones (non-enumerable, an adapter's) stay. Run by every adapter that
+ * hands on the upstream's own objects (the OpenAI-compatible one: its answers and chunks are
+ * OpenAI's shapes, parsed once and passed on), on each choice as it parses it, streamed and not;
+ * adapters that build their answers anew (Anthropic, Gemini) have nothing to drop.
+ *
+ * Dropped rather than passed on as an unknown field, as other unknown upstream fields are: the
+ * name is the gateway's, and an answer should mean the same through /v1/messages and
+ * /v1/chat/completions; no provider's wire format has such a field there.
+ *
+ * On the streaming hot path: no allocation, and one literal `in` per name and object, as in
+ * `dropClientHidden`; hidden.test.ts sends each listed name alone.
+ */
+export function dropUpstreamHidden(choice: object, message: unknown): void {
+  if ('stop_sequence' in choice) dropNamed(choice, HIDDEN_CHOICE_FIELDS);
+  // A delta that is not an object is the upstream's garbage, passed on as it is: not this one's to judge.
+  if (typeof message !== 'object' || message === null) return;
+  if ('anthropic_content' in message || 'content_order' in message || 'anthropic_event' in message)
+    dropNamed(message, HIDDEN_ANSWER_FIELDS);
 }
 
 /** Deletes the enumerable own properties of `obj` named in `names` (`delete`: only when found). */

@@ -5,6 +5,10 @@
  * retries, timeouts and aborts in one place.
  *
  * Adapters throw only `UpstreamError` (from `parseChatResponse`, `classifyError` returns one).
+ *
+ * An adapter whose answers and chunks are the upstream's own parsed objects, handed on as they are
+ * (the OpenAI-compatible one), runs `dropUpstreamHidden` (gateway/chat/hidden.ts) on each choice:
+ * a field the upstream named like a hidden answer field would otherwise be read as an adapter's.
  */
 
 import type { ChatRequest, ChatResult, ChatStreamEvent, ReportedUsage } from '../gateway/chat/types.js';

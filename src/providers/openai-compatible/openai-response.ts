@@ -5,13 +5,15 @@
  * list of chunks (Mistral: `fromParts`) to string content and reasoning, and the only
  * additions a choice's finish details (`finishDetails`), an id for a tool call that came without
  * one, and in streams the `index` of a tool-call delta that had none or a clashing one
- * (`ToolCallIndexes`).
+ * (`ToolCallIndexes`). Fields named like the gateway's hidden answer fields (a choice's
+ * `stop_sequence`, a message's or delta's `anthropic_content`...) are dropped
+ * (`dropUpstreamHidden`): handed on, they would be read as this adapter's word.
  *
  * The non-stream result may still carry upstream fields such as id/model/created; the encoder
  * overwrites those it owns.
  */
 
-import { setHidden } from '../../gateway/chat/hidden.js';
+import { dropUpstreamHidden, setHidden } from '../../gateway/chat/hidden.js';
 import { SseDecoder } from '../../gateway/chat/sse.js';
 import type { ChatChoice, ChatDeltaChoice, ChatResult, ChatStreamEvent } from '../../gateway/chat/types.js';
 import { UpstreamError } from '../../gateway/errors.js';
@@ -121,6 +123,7 @@ export function parseOpenAiResponse(status: number, body: string, headers: Upstr
       for (const t of m.tool_calls)
         if (t && typeof t === 'object' && (typeof t.id !== 'string' || t.id === '')) t.id = newCallId();
     if (c.finish_reason === undefined) c.finish_reason = null;
+    dropUpstreamHidden(c, m);
     finishDetails(c);
   }
   return parsed as ChatResult;
@@ -293,6 +296,7 @@ export class OpenAiStreamDecoder implements StreamDecoder {
         }
         if (c.finish_reason === undefined) c.finish_reason = null;
         else if (c.finish_reason !== null) this.finished = true;
+        dropUpstreamHidden(c, c.delta);
         finishDetails(c);
       }
       this.sawRole = true;

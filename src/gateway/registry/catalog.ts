@@ -57,7 +57,8 @@ export class Catalog {
       channel: c,
       names: servedNames(c, discovered.get(c.id), this.registry),
     }));
-    // Names nobody described still need an entry (a local server's `llama3:8b`).
+    // What each channel's listing says is laid under the config and admin entries, and names
+    // nobody described still need an entry (a local server's `llama3:8b`).
     this.registry.setDiscovered(
       served.flatMap(({ channel, names }) => {
         const found = new Map((discovered.get(channel.id) ?? []).map((d) => [d.name, d]));

@@ -11,16 +11,16 @@ import type { RegistryState } from './registry-state.js';
 export interface ModelView extends ModelInfo {
   /** Whether some enabled channel serves it. */
   servable: boolean;
-  /** True when an admin entry exists (DELETE reverts to the config/default layers). */
+  /** True when an admin entry exists (DELETE reverts to the config, listing and default layers). */
   overridden: boolean;
 }
 
 const now = () => Math.floor(Date.now() / 1000);
 
 /**
- * Fields an admin may unset with null: the entry then takes them from the config file or the
- * default data file again, or from the id (`acme/tiny` is sent as `tiny`) and the fallback context
- * length. (`max_completion_tokens: null` is a value of its own: no limit.)
+ * Fields an admin may unset with null: the entry then takes them from the config file, the
+ * upstream listings or the default data file again, or from the id (`acme/tiny` is sent as `tiny`)
+ * and the fallback context length. (`max_completion_tokens: null` is a value of its own: no limit.)
  */
 const UNSETTABLE = ['upstream_model', 'context_length'] as const;
 
@@ -30,7 +30,7 @@ export type ModelPatch = Omit<ModelInput, (typeof UNSETTABLE)[number]> & {
   context_length?: number | null;
 };
 
-/** `/api/model`: admin entries layered over the config file and the default data file. */
+/** `/api/model`: admin entries layered over the config file, upstream listings and the default data file. */
 export class ModelService {
   constructor(private readonly state: RegistryState) {}
 
@@ -66,7 +66,7 @@ export class ModelService {
     return this.save(merged);
   }
 
-  /** Removes the admin entry; the model reverts to its config/default description, if any. */
+  /** Removes the admin entry; the model reverts to its config, listing and default description. */
   async delete(id: string): Promise<void> {
     if (!(await this.state.repos.models.delete(id))) throw notFound(`model ${id} has no admin entry`);
     await this.state.changed();

@@ -293,5 +293,8 @@ describe("a config file's models entry for a discovered model", () => {
       architecture: { output_modalities: ['embeddings'] },
       supported_parameters: ['input_type', 'encoding_format', 'dimensions'],
     });
+    // Routing serves it on the embeddings endpoint (as a text model with a config entry it had none).
+    const routed = await gw.call('GET', '/v1/models?endpoint=embeddings', { token: key });
+    expect(routed.body.data.map((m: any) => m.id)).toContain('jina-new');
   });
 });

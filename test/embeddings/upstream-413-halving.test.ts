@@ -18,9 +18,10 @@ import { dataUrl, makePng } from './test-images.js';
  * of the model (text-embeddings-inference's `--payload-limit`, whose axum layer answers
  * `413 text/plain` "Failed to buffer the request body: length limit exceeded"; nginx's
  * `client_max_body_size` page). Half as many inputs make about half the body, so the gateway
- * halves the batch and retries on the same upstream, down to one input per call, and remembers the
- * size that was served as it remembers a stated cap. One input still refused is `too_large` (the
- * next channel, else the client's 413). TEI's own validation errors, also 413s, are not halved.
+ * halves the batch and retries on the same upstream, down to one input per call, and, once the
+ * attempt was served, remembers the size it came to as it remembers a stated cap; a failed attempt
+ * remembers nothing. One input still refused is `too_large` (the next channel, else the client's
+ * 413). TEI's own validation errors, also 413s, are not halved.
  */
 const ROUTE = 'POST /v1/embeddings';
 const MM_ROUTE = 'POST /v1/multimodalembeddings';
@@ -31,6 +32,8 @@ const FLAKY = 'tei/e5-mistral'; // channel flaky: over 35 inputs refused, the se
 const HANGING = 'tei/gte-base'; // over 35 refused, the first half never answered
 const AGING = 'tei/gte-large'; // over 10 refused: a remembered size that expires
 const VOYAGE_MM = 'voyageai/voyage-multimodal-3'; // behind a proxy's byte limit
+const BYTES = 'tei/bge-base'; // channel bytes: bodies over BODY_LIMIT refused
+const MIXED = 'tei/bge-large'; // channel mixed: the same limit, its own remembered size
 
 const NGINX_413 =
   '<html>\r\n<head><title>413 Request Entity Too Large</title></head>\r\n<body>\r\n<center><h1>413 Request Entity Too Large</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n';
@@ -40,6 +43,7 @@ const AXUM_413: FakeAnswer = {
   body: 'Failed to buffer the request body: length limit exceeded',
 };
 const MM_BODY_LIMIT = 1_600; // bytes
+const BODY_LIMIT = 5_000; // bytes
 
 let proxied: FakeUpstream;
 let tiny: FakeUpstream;
@@ -49,11 +53,13 @@ let hanging: FakeUpstream;
 let aging: FakeUpstream;
 let roomy: FakeUpstream;
 let voyage: FakeUpstream;
+let bytes: FakeUpstream;
+let mixed: FakeUpstream;
 let gw: TestGateway;
 let cookie: string;
 let key: string;
 
-const all = () => [proxied, tiny, strict, flaky, hanging, aging, roomy, voyage];
+const all = () => [proxied, tiny, strict, flaky, hanging, aging, roomy, voyage, bytes, mixed];
 
 /** Each input `t<i>` embeds as `[i, 0.5]`, so order is checkable; usage `perInput` tokens an input. */
 const vectors =
@@ -79,6 +85,10 @@ const limited =
   (max: number, then: (r: ReceivedRequest) => FakeAnswer | Promise<FakeAnswer>) =>
   (r: ReceivedRequest): FakeAnswer | Promise<FakeAnswer> =>
     (r.json.input as string[]).length > max ? AXUM_413 : then(r);
+
+/** Refuses a body over `BODY_LIMIT` bytes with a cap-less 413 (TEI's `--payload-limit`), else serves. */
+const byteLimited = (r: ReceivedRequest): FakeAnswer =>
+  Buffer.byteLength(r.body) > BODY_LIMIT ? AXUM_413 : vectors()(r);
 
 /** Voyage multimodal usage for the inputs of one call: 2 text tokens an input, pixels as they are. */
 function voyageAnswer(r: ReceivedRequest): FakeAnswer {
@@ -135,6 +145,8 @@ beforeAll(async () => {
   aging = await startFakeUpstream({ [ROUTE]: limited(10, vectors()) });
   roomy = await startFakeUpstream({ [ROUTE]: vectors() });
   voyage = await startFakeUpstream({ [MM_ROUTE]: voyageAnswer });
+  bytes = await startFakeUpstream({ [ROUTE]: byteLimited });
+  mixed = await startFakeUpstream({ [ROUTE]: byteLimited });
   gw = await startTestGateway({
     gateway: { discover_models: false, max_attempts: 2, retry_base_ms: 1, retry_max_ms: 2 },
     channels: [
@@ -145,6 +157,8 @@ beforeAll(async () => {
       channel('roomy', roomy, [TINY, STRICT, FLAKY]),
       channel('hanging', hanging, [HANGING]),
       channel('aging', aging, [AGING]),
+      channel('bytes', bytes, [BYTES]),
+      channel('mixed', mixed, [MIXED]),
       {
         name: 'voyage',
         kind: 'voyage',
@@ -154,7 +168,7 @@ beforeAll(async () => {
       },
     ],
     models: [
-      ...[PROXIED, TINY, STRICT, FLAKY, HANGING, AGING].map((id) => ({
+      ...[PROXIED, TINY, STRICT, FLAKY, HANGING, AGING, BYTES, MIXED].map((id) => ({
         id,
         pricing: { prompt: '0.000001' }, // 1 micro-USD a token
         output_modalities: ['embeddings'],
@@ -269,18 +283,11 @@ describe('an upstream 413 that states no cap', () => {
     expect(firsts(r)).toEqual(texts(70).map((_, i) => i));
     // roomy's 2 tokens an input, not flaky's 3 for the half it embedded before failing.
     expect(r.body.usage).toEqual({ prompt_tokens: 140, total_tokens: 140 });
-    // First try: 70 refused, 35 served (and remembered), the second 35 a 500. The retry splits to
-    // 35 up front and fails the same way; roomy then serves the whole request. (The retry's two
-    // calls go side by side: the one that did not fail may still be on its way.)
-    await expect.poll(() => flaky.requests.length).toBe(5);
-    expect(sizes(flaky)).toEqual([70, 35, 35, 35, 35]);
-    expect(flaky.requests.map((q) => q.json.input[0])).toEqual([
-      't0',
-      't0',
-      't35',
-      expect.any(String),
-      expect.any(String),
-    ]);
+    // First try: 70 refused, 35 served, the second 35 a 500. A failed attempt remembers no size
+    // it halved to, so the retry starts over the same way (one slice at a time) and fails alike;
+    // roomy then serves the whole request.
+    expect(sizes(flaky)).toEqual([70, 35, 35, 70, 35, 35]);
+    expect(flaky.requests.map((q) => q.json.input[0])).toEqual(['t0', 't0', 't35', 't0', 't0', 't35']);
     expect(sizes(roomy)).toEqual([70]);
     expect(r.headers.get('x-modelgate-attempts')).toBe(
       `flaky/${FLAKY}=server_error:500, flaky/${FLAKY}=server_error:500, roomy/${FLAKY}=ok`,
@@ -380,6 +387,45 @@ describe('a size learned by halving, remembered', () => {
   });
 });
 
+describe('only what a served attempt proved is remembered', () => {
+  it('one input too large at any size: the attempt fails and its halved sizes are forgotten', async () => {
+    // 99 small inputs and one of 6,000 characters, behind a 5,000-byte body limit: every slice
+    // without the large input is served, the one with it is halved down to it alone, refused.
+    const input = [...texts(99), 'x'.repeat(6_000)];
+    const r = await embed(BYTES, input);
+    expect(r.status).toBe(413);
+    expect(r.body.error.metadata).toEqual({ upstream_kind: 'too_large', upstream_status: 413 });
+    expect(sizes(bytes)).toEqual([100, 50, 50, 25, 25, 13, 12, 6, 6, 3, 3, 2, 1]);
+
+    // Nothing remembered: a request of small inputs goes whole, not 2 inputs a call. The same bad
+    // request again cannot renew anything either.
+    bytes.requests.length = 0;
+    expect((await embed(BYTES, input)).status).toBe(413);
+    bytes.requests.length = 0;
+    const good = await embed(BYTES, texts(100));
+    expect(good.status).toBe(200);
+    expect(firsts(good)).toEqual(texts(100).map((_, i) => i));
+    expect(sizes(bytes)).toEqual([100]);
+  });
+
+  it('slices served at different sizes: the smallest the attempt settled at, so the same request is not refused again', async () => {
+    // 40 inputs of a few bytes, then 40 of about 400: the light half is served 40 at a time, the
+    // heavy one only 10 at a time.
+    const input = texts(80).map((t, i) => (i < 40 ? t : `${t}${' '.repeat(400)}`));
+    const r = await embed(MIXED, input);
+    expect(r.status).toBe(200);
+    expect(firsts(r)).toEqual(texts(80).map((_, i) => i));
+    expect(sizes(mixed)).toEqual([80, 40, 40, 20, 10, 10, 10, 10]);
+    // 40 was served but also refused in this attempt: remembering it would have the same request
+    // refused again. 10 is what served every slice.
+    mixed.requests.length = 0;
+    const again = await embed(MIXED, input);
+    expect(again.status).toBe(200);
+    expect(firsts(again)).toEqual(texts(80).map((_, i) => i));
+    expect(sizes(mixed)).toEqual(new Array(8).fill(10));
+  });
+});
+
 describe('embedWithAdapter halving', () => {
   it('never sends a size refused once: each refusal halves every later call of the attempt', async () => {
     // Two batches of 10 (a cap remembered before), one at a time, to an upstream taking 3.
@@ -441,6 +487,44 @@ describe('embedWithAdapter halving', () => {
       // 2048, 1024, ..., 2, 1: twelve calls, not the 4,095 of a full binary split.
       expect(sizes(up)).toEqual([2048, 1024, 512, 256, 128, 64, 32, 16, 8, 4, 2, 1]);
       expect(learned).toEqual([]);
+    } finally {
+      await client.close();
+      await up.close();
+    }
+  });
+
+  it('reports a halved size once the attempt was served, and none when it failed', async () => {
+    const up = await startFakeUpstream({ [ROUTE]: byteLimited });
+    const client = new UpstreamClient();
+    const run = async (texts: string[]) => {
+      const learned: number[] = [];
+      const out = await embedWithAdapter(
+        openaiEmbeddingAdapter,
+        {
+          inputs: texts.map((text) => [{ type: 'text' as const, text }]),
+          model: null,
+          inputType: null,
+          truncation: true,
+          encoding: 'float',
+          dimensions: null,
+          dtype: null,
+          user: null,
+        },
+        { baseUrl: up.url, upstreamModel: 'bge' },
+        (req, o) => client.send(req, o),
+        { onBatchCap: (n) => learned.push(n) },
+      ).catch((e: unknown) => e);
+      return { out, learned };
+    };
+    try {
+      // The reviewer's case: 99 small inputs and one of 6,000 characters, a 5,000-byte limit.
+      const failed = await run([...texts(99), 'x'.repeat(6_000)]);
+      expect((failed.out as UpstreamError).kind).toBe('too_large');
+      expect(failed.learned).toEqual([]);
+      // Served at 40, then 20 and 10: told once, after the last slice, the size every slice fitted.
+      const served = await run(texts(80).map((t, i) => (i < 40 ? t : `${t}${' '.repeat(400)}`)));
+      expect(served.out).not.toBeInstanceOf(Error);
+      expect(served.learned).toEqual([10]);
     } finally {
       await client.close();
       await up.close();

@@ -41,8 +41,9 @@ export interface EmbedOptions {
    */
   maxBatch?: number;
   /**
-   * Told the cap an upstream states when it refuses a batch as too large, or the size a batch
-   * refused without one was halved to once a call of that size was served (to remember it).
+   * Told the cap an upstream states when it refuses a batch as too large, at once (its own word,
+   * true whatever the attempt's inputs), or, once the attempt was served, the size halving a batch
+   * refused without one settled at (to remember it). A failed attempt reports no halved size.
    */
   onBatchCap?: (cap: number) => void;
 }
@@ -66,10 +67,8 @@ export async function embedWithAdapter(
   // it first: a size refused once is not sent again, so each refusal at least halves every later
   // call and the refusals of an attempt stay about log2 of its inputs.
   let size: number | undefined;
-  // Set when `size` came from halving: remembered only once a call of that size was served (a cap
-  // that one input over the limit drove down to 1 would slow every later request for nothing).
+  // Set when `size` came from halving: reported only once the whole attempt was served (below).
   let halved = false;
-  let reported: number | undefined;
   const sendBatch = (inputs: ResolvedEmbeddingRequest['inputs']): Promise<ParsedEmbeddingResponse> => {
     if (failure !== undefined) return Promise.reject(failure);
     if (opts.signal?.aborted) return Promise.reject(opts.signal.reason);
@@ -117,10 +116,6 @@ export async function embedWithAdapter(
         { upstreamStatus: res.status },
       );
     }
-    if (halved && inputs.length === size && reported !== size) {
-      reported = size;
-      opts.onBatchCap?.(size);
-    }
     return parsed;
   };
   const maxBatch = Math.min(adapter.maxBatch, opts.maxBatch ?? adapter.maxBatch);
@@ -131,6 +126,13 @@ export async function embedWithAdapter(
     opts.concurrency,
     tokenLimit(adapter, req, target, opts.estimate),
   );
+  // Only a served attempt proves a size: every input fitted in a call of at most `size`. One call of
+  // it served does not (the slices without one input too large for any call are served at every
+  // size it is halved to, and the attempt still fails). `size` is the smallest the attempt came
+  // to, not the largest it was served at: a larger one was refused in this very attempt, and
+  // remembering it would have the same request refused again. A size a stated cap lowered it to
+  // was told already; telling it again changes nothing.
+  if (halved && size !== undefined) opts.onBatchCap?.(size);
   return { ...result, dtype: effectiveDtype(adapter, req) };
 }
 

@@ -78,8 +78,10 @@ const BATCH_CAP_TTL_MS = 10 * 60_000;
 export class EmbeddingsService {
   /**
    * Caps on the inputs of one call that upstreams stated when they refused a larger batch
-   * (text-embeddings-inference's `--max-client-batch-size`), or the size a batch refused with a
-   * 413 that states none was halved to and served at, by channel and base URL: later requests to
+   * (text-embeddings-inference's `--max-client-batch-size`), or the size halving a batch refused
+   * with a 413 that states none came to in an attempt that was served, by channel and base URL (a
+   * failed attempt teaches nothing: one input too large for any call would otherwise drive the
+   * size down to 1 for every request, docs/embeddings.md "Batching"): later requests to
    * that upstream are split up front instead of being refused first. In memory, per process, for
    * `BATCH_CAP_TTL_MS` (a server restarted with a larger cap is used fully again after that, at
    * the cost of one refused call); a changed base URL starts afresh.

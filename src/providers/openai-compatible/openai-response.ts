@@ -2,12 +2,13 @@
  * OpenAI-format answers -> canonical. The upstream JSON is parsed once and handed on as is (the
  * canonical result and chunk choices are OpenAI's own shapes); the only rewrite is the
  * `reasoning_content` alias (llama.cpp, older vLLM, DeepSeek) to `reasoning` and content given as a
- * list of chunks (Mistral: `fromParts`) to string content and reasoning, and the only
- * additions a choice's finish details (`finishDetails`), an id for a tool call that came without
- * one, and in streams the `index` of a tool-call delta that had none or a clashing one
- * (`ToolCallIndexes`). Fields named like the gateway's hidden answer fields (a choice's
- * `stop_sequence`, a message's or delta's `anthropic_content`...) are dropped
- * (`dropUpstreamHidden`): handed on, they would be read as this adapter's word.
+ * list of chunks (Mistral: `fromParts`) to string content and reasoning, `reasoning_details` kept
+ * to a list of objects (`detailsOnly`), and the only additions a choice's finish details
+ * (`finishDetails`), an id for a tool call that came without one, and in streams the `index` of a
+ * tool-call delta that had none or a clashing one (`ToolCallIndexes`). Fields named like the
+ * gateway's hidden answer fields (a choice's `stop_sequence`, a message's or delta's
+ * `anthropic_content`...) are dropped (`dropUpstreamHidden`): handed on, they would be read as this
+ * adapter's word.
  *
  * The non-stream result may still carry upstream fields such as id/model/created; the encoder
  * overwrites those it owns.
@@ -117,6 +118,7 @@ export function parseOpenAiResponse(status: number, body: string, headers: Upstr
       delete m.reasoning_content;
     }
     if (Array.isArray(m.content)) fromParts(m, m.content, null);
+    if (m.reasoning_details != null) detailsOnly(m);
     // Clients answer a call by its id (tool_call_id, function_call_output.call_id): some servers
     // (older Ollama, LM Studio) leave it out.
     if (Array.isArray(m.tool_calls))
@@ -169,6 +171,31 @@ function fromParts(
   else m.content = none;
   if (thinking !== '') m.reasoning = typeof m.reasoning === 'string' ? m.reasoning + thinking : thinking;
 }
+
+/**
+ * `reasoning_details` as the canonical answer holds them, a list of objects (OpenRouter's items):
+ * a value that is not a list is dropped, and so are the items that are not objects (null, a
+ * string), the rest kept in their order. Every reader of an answer's details (the Anthropic
+ * ingress's thinking blocks and signatures, the Responses ingress's `encrypted_content`) takes
+ * them as the type says; a string there was a 500 on /v1/messages, a null item a failed stream.
+ * Here, where the upstream's objects become the canonical answer, rather than in each reader: the
+ * Anthropic and Gemini adapters build their details themselves. Null (OpenRouter's "none") stays.
+ */
+function detailsOnly(m: { reasoning_details?: unknown }): void {
+  const details = m.reasoning_details;
+  if (!Array.isArray(details)) {
+    delete m.reasoning_details;
+    return;
+  }
+  // One pass and no allocation for a well-formed list, the one every chunk has.
+  for (let i = 0; i < details.length; i++)
+    if (!isDetail(details[i])) {
+      m.reasoning_details = details.filter(isDetail);
+      return;
+    }
+}
+
+const isDetail = (d: unknown): boolean => typeof d === 'object' && d !== null && !Array.isArray(d);
 
 function partsText(v: unknown): string {
   if (typeof v === 'string') return v;
@@ -288,6 +315,7 @@ export class OpenAiStreamDecoder implements StreamDecoder {
             delete d.reasoning_content;
           }
           if (Array.isArray(d.content)) fromParts(d, d.content, undefined);
+          if (d.reasoning_details != null) detailsOnly(d);
           // Clients (LangChain-JS) key tool-call parsing off a first delta with the role.
           if (!this.sawRole) d.role ??= 'assistant';
           if (Array.isArray(d.tool_calls)) this.toolIndexes(c.index).apply(d.tool_calls);

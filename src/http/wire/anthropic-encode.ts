@@ -52,7 +52,12 @@ import {
   withThinkingInPlace,
 } from '../../providers/anthropic/anthropic-messages.js';
 import { argumentsObject } from '../../providers/shared/tools.js';
-import { carriedDetails, carryingSignature, withCarriedSignatures } from './anthropic-signatures.js';
+import {
+  carriedDetails,
+  carryingSignature,
+  detailItems,
+  withCarriedSignatures,
+} from './anthropic-signatures.js';
 
 type Block = Record<string, unknown> & { type: string };
 
@@ -205,7 +210,7 @@ export function encodeAnthropicMessage(
   if (m?.anthropic_content) content = m.anthropic_content;
   else if (ordered) content = withCarriedSignatures(ordered, m?.reasoning_details);
   else if (m) {
-    const thinking = reasoningBlocksAt(m.reasoning_details, true);
+    const thinking = reasoningBlocksAt(detailItems(m.reasoning_details), true);
     const rest: Block[] = [];
     const text = (m.content ?? '') || (m.refusal ?? '');
     if (text) rest.push({ type: 'text', text });
@@ -399,8 +404,8 @@ export class AnthropicStreamEncoder {
       if (c.index !== 0) continue;
       const d = c.delta;
       if (d.anthropic_event) out += this.native(d.anthropic_event);
-      const details = d.reasoning_details?.filter(replayableByAnthropic);
-      if (details?.length) {
+      const details = detailItems(d.reasoning_details).filter(replayableByAnthropic);
+      if (details.length > 0) {
         for (const r of details) {
           if (r.type === 'reasoning.text') {
             out += this.thinking(r.index);

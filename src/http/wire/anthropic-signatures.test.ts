@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { ReasoningDetail } from '../../gateway/chat/types.js';
-import { detailsOfSignature, withCarriedSignatures } from './anthropic-signatures.js';
+import type { ChatResult, ReasoningDetail } from '../../gateway/chat/types.js';
+import { AnthropicStreamEncoder, encodeAnthropicMessage } from './anthropic-encode.js';
+import { carriedDetails, detailsOfSignature, withCarriedSignatures } from './anthropic-signatures.js';
 import { wrapReasoning } from './responses-reasoning.js';
 
 const gemini = (data: string, id: string | null = null): ReasoningDetail => ({
@@ -67,5 +68,39 @@ describe('detailsOfSignature', () => {
   it('carries nothing in a malformed one, and never Anthropic’s details', () => {
     expect(detailsOfSignature('mgr1.not-json')).toEqual([]);
     expect(detailsOfSignature(wrapReasoning([claude, gemini('SIG_A', 'a')]))).toEqual([gemini('SIG_A', 'a')]);
+  });
+});
+
+/**
+ * `reasoning_details` that is not a list of objects: the OpenAI-compatible adapter drops such a
+ * value from an upstream's answer, and the encoder does not fail on one should any get through
+ * (a string there was a 500 on /v1/messages, a null item too).
+ */
+describe('details that are not a list of objects', () => {
+  const garbage = ['reasoning.encrypted', 7, { type: 'x' }, [null, gemini('SIG_T'), 'x']] as unknown[];
+  const as = (v: unknown) => v as ReasoningDetail[];
+
+  it('carry only the objects of a list', () => {
+    expect(carriedDetails(as('reasoning.encrypted'))).toEqual([]);
+    expect(carriedDetails(as([null, gemini('SIG_T'), 'x', 7]))).toEqual([gemini('SIG_T')]);
+    expect(withCarriedSignatures([text], as('reasoning.encrypted'))).toEqual([text]);
+  });
+
+  it('are encoded as the rest of the answer, streamed or not', () => {
+    for (const details of garbage) {
+      const message = { role: 'assistant' as const, content: 'Hi.', reasoning_details: as(details) };
+      const result = { choices: [{ index: 0, message, finish_reason: 'stop' }] } as ChatResult;
+      const body = JSON.parse(encodeAnthropicMessage('msg_1', 'm', result, undefined));
+      const signed = Array.isArray(details) && details.length === 3;
+      expect(body.content.map((b: Block) => b.type)).toEqual(signed ? ['thinking', 'text'] : ['text']);
+
+      const s = new AnthropicStreamEncoder('msg_1', 'm', 'req', undefined);
+      const out =
+        s.chunk([
+          { index: 0, delta: { content: 'Hi.', reasoning_details: as(details) }, finish_reason: 'stop' },
+        ]) + s.end(undefined, undefined);
+      expect(out).toContain('"text_delta"');
+      expect(out.includes('signature_delta')).toBe(signed);
+    }
   });
 });

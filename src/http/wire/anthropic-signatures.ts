@@ -21,10 +21,19 @@ import { isWrappedReasoning, unwrapReasoning, wrapReasoning } from './responses-
  * Anthropic's own details are never wrapped.
  */
 
+/**
+ * The items of an answer's `reasoning_details` that are objects, none when it is not a list. The
+ * adapters hand on only lists of objects (the OpenAI-compatible one drops anything else from an
+ * upstream's answer): this keeps the encoder from a 500 should one ever not, as a string there was.
+ */
+export const detailItems = (details: unknown): ReasoningDetail[] =>
+  Array.isArray(details) ? details.filter(isDetail) : [];
+
+const isDetail = (d: unknown): boolean => typeof d === 'object' && d !== null && !Array.isArray(d);
+
 /** Details the gateway carries in a signature: other upstreams' reasoning with opaque data. */
 export function carriedDetails(details: readonly ReasoningDetail[] | undefined): ReasoningDetail[] {
-  if (!details) return [];
-  return details.filter(
+  return detailItems(details).filter(
     (d) => !replayableByAnthropic(d) && ((d.type === 'reasoning.encrypted' && !!d.data) || !!d.signature),
   );
 }

@@ -1,7 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeUpstream, type ReceivedRequest, startFakeUpstream } from '../helpers/fake-upstream.js';
-import { type ChatGateway, fixture, fixtureJson, model, startChatGateway } from './chat-helpers.js';
+import { type ChatGateway, fixture, fixtureJson, model, sse, startChatGateway } from './chat-helpers.js';
 
 /**
  * Gemini's thought signatures through the Anthropic Messages ingress (/v1/messages), with the
@@ -17,6 +17,7 @@ import { type ChatGateway, fixture, fixtureJson, model, startChatGateway } from 
 const SIG_PARIS = 'CoMCAdHtim8Xq3T+vJ0cQ1uF9m2wLk7sZ/aPq4Rr8n1YbG5eD0hWjK3tUvXy6cN2Mo==';
 const SIG_TIME = 'CtUBAdHtim9kP2qW/7vB4nE1sJ8yZ+hR3oT6uLmXc0aFd5gKiN9eQ2wYpSbV4r==';
 const SIG_TEXT = 'EsIBAdHtim9vR4uLw+Q2k8sT1nJ6yH3pB0mX/cZ5aVf7gD9eKoN2iU4tWqSr1==';
+const SIG_LONDON = 'CtwBAdHtim8vQ2nL5pR7sK1uY9eW3xZ+bT0mJ4cF6gH8iD2aN/oV5qS7rE1wP==';
 const SKIP = 'skip_thought_signature_validator';
 
 const TOOLS: Anthropic.Tool[] = [
@@ -37,6 +38,12 @@ const answered = (req: ReceivedRequest): string | undefined => {
   const parts: Array<Record<string, any>> = req.json.contents.at(-1).parts;
   return parts.find((p) => p.functionResponse)?.functionResponse.name;
 };
+/** The text of the request's last turn. */
+const lastText = (req: ReceivedRequest): string =>
+  req.json.contents
+    .at(-1)
+    .parts.map((p: { text?: string }) => p.text ?? '')
+    .join('');
 /** Gemini's events end in CRLF pairs: one write each. */
 const crlfSteps = (text: string) => text.split(/(?<=\r\n\r\n)/).filter((s) => s.trim() !== '');
 
@@ -87,6 +94,49 @@ const OPENROUTER_GEMINI = {
   usage: { prompt_tokens: 74, completion_tokens: 139, total_tokens: 213 },
 };
 
+/**
+ * Streamed text answers whose signature comes on a part that still carries text, not on an empty
+ * part of its own (the user text picks one): on the last such part (SPLIT), and in the middle of
+ * a text that a signed call follows (TEXT_CALL).
+ */
+const SPLIT = 'Just the weather in Paris and London?';
+const SPLIT_TEXT = 'Paris is 18°C and sunny; London is 12°C with light rain.';
+const TEXT_CALL = 'Weather in Paris, then London?';
+const TEXT_CALL_TEXT = 'Paris is 18°C and sunny. Checking London as well, one moment.';
+const SIGNED_TEXT = {
+  type: 'reasoning.encrypted',
+  data: SIG_TEXT,
+  id: null,
+  format: 'google-gemini-v1',
+  index: 0,
+};
+/** OpenRouter in front of Gemini 3, streamed: the text's signature on the delta of its last text. */
+const orChunk = (delta: object, finish: string | null = null) => ({
+  id: 'gen-1764552100-Lm2QpR8sT4vW6xY0zA1b',
+  provider: 'Google AI Studio',
+  model: 'google/gemini-3-flash-preview',
+  object: 'chat.completion.chunk',
+  created: 1764552100,
+  choices: [
+    { index: 0, delta, finish_reason: finish, native_finish_reason: finish && 'STOP', logprobs: null },
+  ],
+});
+const OPENROUTER_SPLIT_STREAM = sse([
+  orChunk({
+    role: 'assistant',
+    content: 'Paris is 18°C and sunny; Lon',
+    reasoning: null,
+    reasoning_details: [],
+  }),
+  orChunk({
+    role: 'assistant',
+    content: 'don is 12°C with light rain.',
+    reasoning: null,
+    reasoning_details: [SIGNED_TEXT],
+  }),
+  orChunk({ role: 'assistant', content: '', reasoning: null, reasoning_details: [] }, 'stop'),
+]);
+
 let up: FakeUpstream;
 let c: ChatGateway;
 
@@ -98,17 +148,25 @@ beforeAll(async () => {
         last === 'get_time' ? 'gemini3-final' : last === 'get_weather' ? 'gemini3-step2' : 'gemini3-tools';
       return { json: fixtureJson(`gemini/${file}.json`) };
     },
-    'POST /v1beta/models/gemini-3-flash-preview:streamGenerateContent': (req) => ({
-      sse: crlfSteps(
-        fixture(answered(req) ? 'gemini/gemini3-final-stream.sse' : 'gemini/gemini3-tools-stream.sse'),
-      ),
-    }),
+    'POST /v1beta/models/gemini-3-flash-preview:streamGenerateContent': (req) => {
+      const asked = lastText(req);
+      const file =
+        asked === SPLIT
+          ? 'gemini3-signed-text-stream'
+          : asked === TEXT_CALL
+            ? 'gemini3-signed-text-call-stream'
+            : answered(req)
+              ? 'gemini3-final-stream'
+              : 'gemini3-tools-stream';
+      return { sse: crlfSteps(fixture(`gemini/${file}.sse`)) };
+    },
     'POST /v1beta/models/gemini-3-pro-preview:generateContent': {
       status: 503,
       json: fixtureJson('gemini/error-503.json'),
     },
     'POST /v1/messages': { json: fixtureJson('anthropic/chat.json') },
-    'POST /v1/chat/completions': { json: OPENROUTER_GEMINI },
+    'POST /v1/chat/completions': (req) =>
+      req.json.stream ? { sse: OPENROUTER_SPLIT_STREAM } : { json: OPENROUTER_GEMINI },
   });
   c = await startChatGateway({
     channels: [
@@ -164,8 +222,8 @@ const params = (messages: Anthropic.MessageParam[], model = 'acme/gem3') => ({
 });
 const create = (messages: Anthropic.MessageParam[], model?: string) =>
   client().messages.create(params(messages, model));
-const stream = (messages: Anthropic.MessageParam[]) =>
-  client().messages.stream(params(messages)).finalMessage();
+const stream = (messages: Anthropic.MessageParam[], model?: string) =>
+  client().messages.stream(params(messages, model)).finalMessage();
 
 const QUESTION: Anthropic.MessageParam = {
   role: 'user',
@@ -280,6 +338,53 @@ describe('Gemini thought signatures, streamed', () => {
         { text: 'Paris is 18°C and sunny; London is 12°C with light rain.', thoughtSignature: SIG_TEXT },
       ],
     });
+  });
+});
+
+describe('a Gemini signature that comes with text, streamed', () => {
+  const ask = (text: string): Anthropic.MessageParam => ({ role: 'user', content: text });
+  const THANKS = ask('Thanks!');
+
+  it('does not cut the text in two: it rides after the text and goes back on its part', async () => {
+    const a = await stream([ask(SPLIT)]);
+    expect(a.content).toEqual([
+      { type: 'text', text: SPLIT_TEXT },
+      { type: 'thinking', thinking: '', signature: expect.stringMatching(/^mgr1\./) },
+    ]);
+    await stream([ask(SPLIT), back(a), THANKS]);
+    expect(sentToGemini().contents[1]).toEqual({
+      role: 'model',
+      parts: [{ text: SPLIT_TEXT, thoughtSignature: SIG_TEXT }],
+    });
+  });
+
+  it('rides before the next tool_use, with that call’s signature, the text going on in one block', async () => {
+    const a = await stream([ask(TEXT_CALL)]);
+    expect(a.content).toEqual([
+      { type: 'text', text: TEXT_CALL_TEXT },
+      { type: 'thinking', thinking: '', signature: expect.stringMatching(/^mgr1\./) },
+      { type: 'tool_use', id: expect.any(String), name: 'get_weather', input: { city: 'London' } },
+    ]);
+    await stream([ask(TEXT_CALL), back(a), results(a, ['12°C, light rain'])]);
+    expect(sentToGemini().contents[1]).toEqual({
+      role: 'model',
+      parts: [
+        { text: TEXT_CALL_TEXT, thoughtSignature: SIG_TEXT },
+        { functionCall: { name: 'get_weather', args: { city: 'London' } }, thoughtSignature: SIG_LONDON },
+      ],
+    });
+  });
+
+  it('through OpenRouter (reasoning_details on the delta with text) alike', async () => {
+    const a = await stream([ask(SPLIT)], 'acme/or-gem3');
+    expect(a.content).toEqual([
+      { type: 'text', text: SPLIT_TEXT },
+      { type: 'thinking', thinking: '', signature: expect.stringMatching(/^mgr1\./) },
+    ]);
+    await create([ask(SPLIT), back(a), THANKS], 'acme/or-gem3');
+    const turn = sentTo('/v1/chat/completions').json.messages[1];
+    expect(turn.content).toBe(SPLIT_TEXT);
+    expect(turn.reasoning_details).toContainEqual(SIGNED_TEXT);
   });
 });
 

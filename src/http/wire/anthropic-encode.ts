@@ -18,7 +18,8 @@
  * - Another upstream's signed reasoning (Gemini's thought signatures, in `reasoning_details`) rides
  *   in thinking blocks' signatures, for the client to send back (anthropic-signatures.ts): in the
  *   thinking block before the tool_use whose call it signs, else the first one; streamed, as one
- *   signature_delta at the block's close.
+ *   signature_delta at the block's close, and never in the middle of a text: one that comes while
+ *   a text block is open waits for that block's end.
  * - stop_reason and stop_sequence (`anthropicStop`): `stop_sequence` with the matched string when
  *   the upstream said which of the request's stop sequences ended the answer; else the native
  *   finish reason when it is one of Anthropic's stop reasons (an Anthropic upstream's, directly or
@@ -313,6 +314,12 @@ export class AnthropicStreamEncoder {
   private thinkingKey: number | undefined;
   /** Other upstreams' signed reasoning the open thinking block carries: its signature, at its close. */
   private carried: ReasoningDetail[] = [];
+  /**
+   * Such reasoning without a tool call's id that came while a text block was open (Gemini signs
+   * the last part that still carries text): held until the next block boundary, so the text is
+   * not cut in two (a thinking block between its halves, which comes back joined by a line break).
+   */
+  private held: ReasoningDetail[] = [];
   /** Tool call index -> its block's index. */
   private readonly tools = new Map<number, number>();
   /** Upstream index of a server tool block -> its block's index. */
@@ -361,17 +368,44 @@ export class AnthropicStreamEncoder {
     return out;
   }
 
-  private open(kind: 'text' | 'thinking' | 'tool' | 'native', block: Block): string {
-    const out = `${this.close()}${sseEvent('content_block_start', { index: this.next, content_block: block })}`;
+  /**
+   * Opens a block, closing the open one. What was `held` while a text block was open rides in the
+   * block opening at this boundary when it `carries` (an unsigned thinking block of the gateway's
+   * own), else in an empty thinking block of its own, before it.
+   */
+  private open(kind: 'text' | 'thinking' | 'tool' | 'native', block: Block, carries = false): string {
+    let out = this.close();
+    if (!carries) out += this.writeHeld();
+    out += sseEvent('content_block_start', { index: this.next, content_block: block });
     this.openIndex = this.next++;
     this.openKind = kind;
+    if (carries && this.held.length > 0) {
+      this.carried.push(...this.held);
+      this.held = [];
+    }
     return out;
   }
 
-  private thinking(key: number | undefined): string {
+  /** The held signatures (`held`) as an empty thinking block of their own, when there are any. */
+  private writeHeld(): string {
+    if (this.held.length === 0) return '';
+    const index = this.next++;
+    const out =
+      sseEvent('content_block_start', {
+        index,
+        content_block: { type: 'thinking', thinking: '', signature: '' },
+      }) +
+      this.delta({ type: 'signature_delta', signature: carryingSignature(this.held) }, index) +
+      sseEvent('content_block_stop', { index });
+    this.held = [];
+    return out;
+  }
+
+  /** Opens a thinking block unless one is open for `key`; `carries`: see `open`. */
+  private thinking(key: number | undefined, carries = false): string {
     if (this.openKind === 'thinking' && (key === undefined || key === this.thinkingKey)) return '';
     this.thinkingKey = key;
-    return this.open('thinking', { type: 'thinking', thinking: '', signature: '' });
+    return this.open('thinking', { type: 'thinking', thinking: '', signature: '' }, carries);
   }
 
   private delta(delta: Record<string, unknown>, index = this.openIndex): string {
@@ -417,14 +451,19 @@ export class AnthropicStreamEncoder {
           }
         }
       } else if (d.reasoning) {
-        out += this.thinking(undefined);
+        out += this.thinking(undefined, true);
         out += this.delta({ type: 'thinking_delta', thinking: d.reasoning });
       }
       // Another upstream's signatures (Gemini's, on a thought, text or functionCall part) ride in
       // the thinking block open, else in an empty one of their own, which the part's text or
-      // tool call, coming next, closes.
+      // tool call, coming next, closes. One without a call's id while a text block is open waits
+      // for that block's end (`held`): the text goes on in the same block.
       for (const r of carriedDetails(d.reasoning_details)) {
-        out += this.thinking(undefined);
+        if (this.openKind === 'text' && !r.id) {
+          this.held.push(r);
+          continue;
+        }
+        out += this.thinking(undefined, true);
         this.carried.push(r);
       }
       const text = d.content || d.refusal;
@@ -458,6 +497,7 @@ export class AnthropicStreamEncoder {
     return (
       this.start() +
       this.close() +
+      this.writeHeld() +
       sseEvent('message_delta', {
         delta: anthropicStop(this.finish, this.stops),
         usage: anthropicDeltaUsage(usage),

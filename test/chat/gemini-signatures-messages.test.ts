@@ -386,6 +386,29 @@ describe('a Gemini signature that comes with text, streamed', () => {
     expect(turn.content).toBe(SPLIT_TEXT);
     expect(turn.reasoning_details).toContainEqual(SIGNED_TEXT);
   });
+
+  it('cut in two by an earlier answer, goes back as one text (no line break at the cut)', async () => {
+    const a = await stream([ask(SPLIT)]);
+    const signed = a.content[1] as Anthropic.ThinkingBlockParam;
+    const cut = (between: Anthropic.ThinkingBlockParam): Anthropic.MessageParam => ({
+      role: 'assistant',
+      content: [
+        { type: 'text', text: 'Paris is 18°C and sunny; Lon' },
+        between,
+        { type: 'text', text: 'don is 12°C with light rain.' },
+      ],
+    });
+    await create([ask(SPLIT), cut(signed), THANKS]);
+    expect(sentToGemini().contents[1]).toEqual({
+      role: 'model',
+      parts: [{ text: SPLIT_TEXT, thoughtSignature: SIG_TEXT }],
+    });
+    // A thinking block with thinking in it stands between two passages: they stay a line apart.
+    await create([ask(SPLIT), cut({ ...signed, thinking: 'London next.' }), THANKS]);
+    expect(sentToGemini().contents[1].parts[0].text).toBe(
+      'Paris is 18°C and sunny; Lon\ndon is 12°C with light rain.',
+    );
+  });
 });
 
 describe('Gemini thought signatures through OpenRouter (reasoning_details)', () => {

@@ -11,7 +11,8 @@
  *   (signature and data unchanged, `format` Anthropic's), which the Anthropic adapter replays as
  *   the same blocks. A thinking block whose signature the gateway wrote (`mgr1.`, carrying another
  *   upstream's reasoning: Gemini's thought signatures, anthropic-signatures.ts) gives back the
- *   details it carries, for that upstream, and is never Anthropic's signed thinking.
+ *   details it carries, for that upstream, and is never Anthropic's signed thinking; an empty one
+ *   between two text blocks does not part them (`cutsText`).
  * - What the canonical request has no field for rides as non-enumerable properties that only the
  *   Anthropic adapter reads (`setHidden`, CacheControl in types.ts): tool_result `is_error`, and
  *   `cache_control` on images, documents, tools, tool_use and tool_result blocks.
@@ -243,17 +244,27 @@ function assistantTurn(content: string | Block[], at: string): ChatMessage {
   const texts: ContentPart[] = [];
   /** Whether each text block carries `citations`: a fragment of one cited passage. */
   let cited: boolean[] | undefined;
+  /** Whether each text block goes on from the one before, cut only by a signature's block. */
+  let cut: boolean[] | undefined;
+  /** What came since the last text block: nothing, only signature blocks (`cutsText`), or more. */
+  let since: 'nothing' | 'signatures' | 'more' = 'more';
   const details: ReasoningDetail[] = [];
   const calls: ToolCall[] = [];
   let reasoning: string | undefined;
   let native = false;
   content.forEach((b, j) => {
+    if (b.type !== 'text') since = since !== 'more' && cutsText(b) ? 'signatures' : 'more';
     if (isServerToolBlock(b.type)) {
       native = true;
       return;
     }
     switch (b.type) {
       case 'text':
+        if (since === 'signatures') {
+          cut ??= [];
+          cut[texts.length] = true;
+        }
+        since = 'nothing';
         texts.push(textPart(b, `${at}.${j}`));
         if (Array.isArray(b.citations) && b.citations.length > 0) {
           cited ??= [];
@@ -308,7 +319,7 @@ function assistantTurn(content: string | Block[], at: string): ChatMessage {
   const plain = texts.every((p) => p.type === 'text' && !p.cache_control);
   const m: ChatMessage = {
     role: 'assistant',
-    content: texts.length === 0 ? null : plain ? joinTexts(texts as TextPart[], cited) : texts,
+    content: texts.length === 0 ? null : plain ? joinTexts(texts as TextPart[], cited, cut) : texts,
   };
   if (reasoning !== undefined) m.reasoning = reasoning;
   if (details.length > 0) m.reasoning_details = details;
@@ -323,19 +334,32 @@ function assistantTurn(content: string | Block[], at: string): ChatMessage {
  * before a thinking block, "Sunny." after it), so they are joined by a line break, not run
  * together ("Looking.Sunny."); none is added where one is already at the boundary. Blocks with
  * `citations` are fragments of one passage (Anthropic splits a cited answer at each citation:
- * "Shannon was born in ", "1916", "."), so they are joined as written.
+ * "Shannon was born in ", "1916", "."), so they are joined as written, and so are the two halves
+ * of a text the gateway cut with a signature's block (`cut`, `cutsText`).
  */
-function joinTexts(texts: TextPart[], cited: boolean[] | undefined): string {
+function joinTexts(texts: TextPart[], cited: boolean[] | undefined, cut: boolean[] | undefined): string {
   if (texts.length === 1) return texts[0]!.text;
   let out = texts[0]!.text;
   for (let i = 1; i < texts.length; i++) {
     const next = texts[i]!.text;
-    const fragment = cited !== undefined && (cited[i] === true || cited[i - 1] === true);
+    const fragment =
+      cut?.[i] === true || (cited !== undefined && (cited[i] === true || cited[i - 1] === true));
     const broken = out === '' || next === '' || out.endsWith('\n') || next.startsWith('\n');
     out += fragment || broken ? next : `\n${next}`;
   }
   return out;
 }
+
+/**
+ * A thinking block with no thinking, only a signature the gateway wrote (another upstream's signed
+ * reasoning, anthropic-signatures.ts). Between two text blocks it is no passage break: streamed
+ * answers used to put one wherever Gemini's signature came, in the middle of a text when it came
+ * with text ("Hello wor", signature, "ld"), and a client sends that turn back as it got it. The
+ * gateway no longer writes one there, but a conversation may still hold one; its text goes back
+ * whole, as the upstream wrote it ("Hello world", not "Hello wor\nld").
+ */
+const cutsText = (b: Block): boolean =>
+  b.type === 'thinking' && (b.thinking === '' || b.thinking == null) && isCarryingSignature(b.signature);
 
 /**
  * Whether the canonical fields give a turn's blocks back as they were: thinking first, then one

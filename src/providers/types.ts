@@ -99,7 +99,34 @@ export interface ChatAdapter {
   classifyError(status: number, body: string, headers: UpstreamHeaders): UpstreamError;
   listModels?: {
     request(target: UpstreamTarget): UpstreamHttpRequest;
-    /** Upstream model ids as the upstream names them (Gemini's `models/` prefix stripped). */
-    parse(body: string): string[];
+    /**
+     * The models the upstream serves, named as the upstream names them (Gemini's `models/` prefix
+     * stripped), each with what its listing says of it in the wire format's own fields. Throws on
+     * a body that is no listing.
+     */
+    parse(body: string): ListedModel[];
   };
+}
+
+/**
+ * One model of an upstream's listing, with the facts its listing gives, checked and in the
+ * registry's units (shared/model-listing.ts); a fact the listing lacks, or gives in a shape that
+ * does not check, is absent. The registry lays them under the config and admin entries.
+ */
+export interface ListedModel {
+  name: string;
+  /** The context window, in tokens. */
+  contextLength?: number;
+  /** The longest answer, in tokens (the registry's `max_completion_tokens`). */
+  maxCompletionTokens?: number;
+  /** Unix seconds. */
+  created?: number;
+  /** A name for people (`Gemma 3 27B`). */
+  displayName?: string;
+  inputModalities?: string[];
+  outputModalities?: string[];
+  /** OpenRouter's names of request parameters (`tools`, `temperature`, ...). */
+  supportedParameters?: string[];
+  /** What the upstream charges us: price key -> USD per unit, as OpenRouter writes it. */
+  pricing?: Record<string, string>;
 }

@@ -1,5 +1,6 @@
 import { getEmbeddingAdapter } from '../../providers/embedding-registry.js';
 import { isChatProviderKind } from '../../providers/registry.js';
+import type { ListedModel } from '../../providers/types.js';
 import type { Channel, ChannelSettings } from './channel.js';
 import type { ChannelKind } from './channel-kinds.js';
 import { nativeAuthor } from './channel-kinds.js';
@@ -29,13 +30,11 @@ export interface Target {
   pricing: Pricing;
 }
 
-/** What a channel's upstream listing said about one model. */
-export interface DiscoveredModel {
-  name: string;
-  contextLength?: number;
-  /** The listing's `created` (Unix seconds), when sane. */
-  created?: number;
-}
+/**
+ * What a channel's upstream listing said about one model (stored per channel as JSON; a listing
+ * stored before a fact was read lacks it until the next refresh).
+ */
+export type DiscoveredModel = ListedModel;
 
 /**
  * The in-memory answer to "who can serve model X": rebuilt from scratch (channels, their
@@ -65,8 +64,7 @@ export class Catalog {
         // Whether this channel can only embed (a disabled one serves nothing, so says nothing).
         const embeddingsOnly = channel.status === 1 ? !isChatProviderKind(channel.kind) : undefined;
         return names.map((name) => {
-          const d = found.get(name);
-          return { name, contextLength: d?.contextLength, created: d?.created, embeddingsOnly };
+          return { ...found.get(name), name, embeddingsOnly };
         });
       }),
     );

@@ -1,10 +1,13 @@
+import type { ListedModel } from '../../providers/types.js';
 import { EMBEDDING_PARAMETERS } from './default-models.js';
 import {
   blankModel,
   defaultUpstreamName,
+  MAX_PRICE_USD,
   type ModelInfo,
   type ModelInput,
   mergeModel,
+  normalizePrice,
 } from './model-info.js';
 
 export interface ModelLayers {
@@ -14,11 +17,7 @@ export interface ModelLayers {
 }
 
 /** One name a channel serves, with what its upstream listing said about it. */
-export interface ListedName {
-  name: string;
-  contextLength?: number;
-  /** Unix seconds, from the listing. */
-  created?: number;
+export interface ListedName extends ListedModel {
   /**
    * True from an enabled embeddings-only channel (Voyage, Jina, Cohere), false from an enabled
    * channel that chats, absent from a disabled one (it serves nothing).
@@ -28,10 +27,10 @@ export interface ListedName {
 
 /**
  * Model entries in layers, later ones winning field by field: the maintained default file <
- * what upstream listings say (context window, `created`, embeddings-only) < the config file's
- * `models` < admin entries from `/api/model`. So a config or admin entry that only prices a
- * discovered model keeps the listed window and date. A listed name no entry describes becomes
- * an entry of its own (`source: 'discovered'`).
+ * what upstream listings say (limits, modalities, parameters, prices, name, `created`,
+ * embeddings-only) < the config file's `models` < admin entries from `/api/model`. So a config or
+ * admin entry that only prices a discovered model keeps the listed window and date. A listed name
+ * no entry describes becomes an entry of its own (`source: 'discovered'`).
  */
 export class ModelRegistry {
   private readonly defaults = new Map<string, ModelInfo>();
@@ -120,7 +119,7 @@ export class ModelRegistry {
     const discovered = new Map<string, ModelInfo>();
     for (const [name, f] of facts)
       if (!ids.has(name))
-        discovered.set(name, mergeModel(blankModel(name), factsInput(name, f, false), 'discovered'));
+        discovered.set(name, mergeModel(blankModel(name), factsInput(name, f), 'discovered'));
     this.entries = entries;
     this.names = names;
     this.discovered = discovered;
@@ -129,9 +128,7 @@ export class ModelRegistry {
   /** An id's entry: default < listing facts (when given) < config < admin, field by field. */
   private layered(id: string, facts?: Facts): ModelInfo {
     let m = this.defaults.get(id);
-    // The default file's date stays: gateways in front of an upstream (one-api, LiteLLM) list
-    // one made-up `created` for every model, where the file has the model's release date.
-    if (facts) m = mergeModel(m, factsInput(id, facts, !!m?.created), m?.source ?? 'discovered');
+    if (facts) m = mergeModel(m, factsInput(id, facts, m), m?.source ?? 'discovered');
     const c = this.config.get(id);
     if (c) m = mergeModel(m, c, 'config');
     const a = this.admin.get(id);
@@ -143,24 +140,45 @@ export class ModelRegistry {
 /** What the listings say about one model, all channels together. */
 interface Facts {
   contextLength?: number;
+  maxCompletionTokens?: number;
   created?: number;
+  name?: string;
+  inputModalities?: string[];
+  outputModalities?: string[];
+  supportedParameters?: string[];
+  /** Normalized decimal strings (model-info.ts normalizePrice). */
+  pricing?: Record<string, string>;
   embeds: boolean;
   chats: boolean;
 }
 
 /**
  * Facts per owner (a registry id, or the listed name itself). Listed by several channels, under
- * one name or several: the largest context window and the earliest `created` any of them lists,
- * whatever the channels' order, so every instance reaches the same entry.
+ * one name or several, each fact is merged by a rule of its own that does not depend on the
+ * channels' priority or on which listing came last, so every instance reaches the same entry:
+ * - context window and output limit: the largest any of them lists (the model can do that much
+ *   on some channel; a smaller limit would refuse or cut what that channel serves);
+ * - `created`: the earliest;
+ * - display name: the first in character-code order (one must win, the same everywhere);
+ * - modalities and parameters: every one any of them lists (what the model takes somewhere), in
+ *   the order listed, channels by id;
+ * - prices: each price at the highest any of them lists, so a quota is never charged less than
+ *   the dearest channel may cost.
  */
 function gatherFacts(listed: ListedName[], owner: (name: string) => string | undefined): Map<string, Facts> {
   const out = new Map<string, Facts>();
   for (const l of listed) {
     const key = owner(l.name) ?? l.name;
     const f = out.get(key) ?? { embeds: false, chats: false };
-    if (l.contextLength && !(f.contextLength && f.contextLength >= l.contextLength))
-      f.contextLength = l.contextLength;
+    f.contextLength = largest(f.contextLength, l.contextLength);
+    f.maxCompletionTokens = largest(f.maxCompletionTokens, l.maxCompletionTokens);
     if (l.created && !(f.created && f.created <= l.created)) f.created = l.created;
+    if (typeof l.displayName === 'string' && !(f.name !== undefined && f.name <= l.displayName))
+      f.name = l.displayName;
+    f.inputModalities = union(f.inputModalities, l.inputModalities);
+    f.outputModalities = union(f.outputModalities, l.outputModalities);
+    f.supportedParameters = union(f.supportedParameters, l.supportedParameters);
+    f.pricing = dearest(f.pricing, l.pricing);
     if (l.embeddingsOnly === true) f.embeds = true;
     else if (l.embeddingsOnly === false) f.chats = true;
     out.set(key, f);
@@ -168,16 +186,58 @@ function gatherFacts(listed: ListedName[], owner: (name: string) => string | und
   return out;
 }
 
+function largest(a: number | undefined, b: number | undefined): number | undefined {
+  return b && !(a && a >= b) ? b : a;
+}
+
+function union(a: string[] | undefined, b: string[] | undefined): string[] | undefined {
+  if (!Array.isArray(b) || b.length === 0) return a;
+  return a ? [...new Set([...a, ...b])] : [...b];
+}
+
+/** Each price at the higher of the two; a listed one that is no price, or above the bound, is left out. */
+function dearest(
+  a: Record<string, string> | undefined,
+  b: Record<string, string> | undefined,
+): Record<string, string> | undefined {
+  if (!b || typeof b !== 'object') return a;
+  const out = { ...a };
+  for (const [k, v] of Object.entries(b)) {
+    let p: string;
+    try {
+      p = normalizePrice(v, k);
+    } catch {
+      continue;
+    }
+    if (Number(p) > MAX_PRICE_USD) continue;
+    if (out[k] === undefined || Number(p) > Number(out[k])) out[k] = p;
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
 /**
- * The listing facts as a layer: only what some listing said. A model only embeddings-only
- * channels serve can only embed, so it is described as the registry's embedding models are
- * (`/v1/models?output_modalities=embeddings` lists it); one a chat-capable channel also serves
- * may be either, and the lower layers (or text) stand.
+ * The listing facts as a layer: only what some listing said. Laid over an entry of the default
+ * file (`file`), they replace what the model can do (limits, modalities, parameters), as the
+ * upstream says it now, but not the file's name, date and prices: gateways in front of an
+ * upstream (one-api, LiteLLM) list one made-up `created` for every model where the file has the
+ * release date, and the file's names and prices are the ones kept up for the gateway (a listed
+ * price is one upstream's price to us, a default for models nobody priced).
+ *
+ * A model only embeddings-only channels serve can only embed, so it is described as the
+ * registry's embedding models are (`/v1/models?output_modalities=embeddings` lists it); one a
+ * chat-capable channel also serves may be either, and the listing (or the lower layers, or
+ * text) stands.
  */
-function factsInput(id: string, f: Facts, keepCreated: boolean): ModelInput {
+function factsInput(id: string, f: Facts, file?: ModelInfo): ModelInput {
   const input: ModelInput = { id };
   if (f.contextLength) input.context_length = f.contextLength;
-  if (f.created && !keepCreated) input.created = f.created;
+  if (f.maxCompletionTokens) input.max_completion_tokens = f.maxCompletionTokens;
+  if (f.created && !file?.created) input.created = f.created;
+  if (f.name && !file) input.name = f.name;
+  if (f.pricing && !file) input.pricing = f.pricing;
+  if (f.inputModalities) input.input_modalities = f.inputModalities;
+  if (f.outputModalities) input.output_modalities = f.outputModalities;
+  if (f.supportedParameters) input.supported_parameters = f.supportedParameters;
   if (f.embeds && !f.chats) {
     input.output_modalities = ['embeddings'];
     input.supported_parameters = [...EMBEDDING_PARAMETERS];

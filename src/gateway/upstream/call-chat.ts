@@ -102,7 +102,7 @@ export async function fetchUpstreamModels(
   );
   if (res.status < 200 || res.status >= 300) throw adapter.classifyError(res.status, res.text, res.headers);
   try {
-    return adapter.listModels.parse(res.text);
+    return adapter.listModels.parse(res.text).map((m) => m.name);
   } catch (cause) {
     throw new UpstreamError('bad_response', 'unparseable model list', { upstreamStatus: res.status, cause });
   }

@@ -5,7 +5,8 @@
  */
 import { resolveReasoning } from '../../gateway/chat/reasoning.js';
 import { perObject } from '../../gateway/per-object.js';
-import type { ChatAdapter, ParamsTarget } from '../types.js';
+import { isoSeconds, label, listItems, tokenCount } from '../shared/model-listing.js';
+import type { ChatAdapter, ListedModel, ParamsTarget } from '../types.js';
 import { takesEffort } from './anthropic-effort.js';
 import { takesStructuredOutputs } from './anthropic-output-format.js';
 import {
@@ -54,9 +55,22 @@ export const anthropicAdapter: ChatAdapter = {
       url: `${anthropicUrl(target.baseUrl, 'models')}?limit=1000`,
       headers: anthropicHeaders(target, 'application/json'),
     }),
+    // Newer listings give `max_input_tokens` and `max_tokens`; older ones (and servers copying
+    // the API) only the id, `display_name` and `created_at`. `capabilities` is not read.
     parse: (body) => {
-      const parsed = JSON.parse(body) as { data?: Array<{ id?: unknown }> };
-      return (parsed.data ?? []).map((m) => m.id).filter((id): id is string => typeof id === 'string');
+      const parsed = JSON.parse(body) as { data?: unknown };
+      const out: ListedModel[] = [];
+      for (const m of listItems(parsed.data)) {
+        if (typeof m.id !== 'string') continue;
+        out.push({
+          name: m.id,
+          contextLength: tokenCount(m.max_input_tokens),
+          maxCompletionTokens: tokenCount(m.max_tokens),
+          created: isoSeconds(m.created_at),
+          displayName: label(m.display_name),
+        });
+      }
+      return out;
     },
   },
 };

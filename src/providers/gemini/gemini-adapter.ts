@@ -3,7 +3,8 @@
  * (a trailing `/v1beta` is accepted). Request mapping in `gemini-request.ts`, messages in
  * `gemini-contents.ts`, answers in `gemini-response.ts` and `gemini-stream.ts`.
  */
-import type { ChatAdapter } from '../types.js';
+import { label, listItems, tokenCount } from '../shared/model-listing.js';
+import type { ChatAdapter, ListedModel } from '../types.js';
 import { buildGeminiRequest, GEMINI_PARAMS, geminiHeaders, geminiUrl } from './gemini-request.js';
 import { classifyGeminiError, parseGeminiResponse } from './gemini-response.js';
 import { GeminiStreamDecoder } from './gemini-stream.js';
@@ -21,16 +22,24 @@ export const geminiAdapter: ChatAdapter = {
       url: geminiUrl(target, 'models?pageSize=1000'),
       headers: geminiHeaders(target, 'application/json'),
     }),
+    // A model that only embeds (`embedContent`) is left out: a Gemini channel has no embeddings
+    // adapter, so listing it would show a model no endpoint serves. Gemini's `thinking` flag is
+    // not read: `supported_parameters` is a whole list, which a flag alone cannot make.
     parse: (body) => {
-      const parsed = JSON.parse(body) as {
-        models?: Array<{ name?: unknown; supportedGenerationMethods?: string[] }>;
-      };
-      return (parsed.models ?? [])
-        .filter(
-          (m) => !m.supportedGenerationMethods || m.supportedGenerationMethods.includes('generateContent'),
-        )
-        .map((m) => (typeof m.name === 'string' ? m.name.replace(/^models\//, '') : undefined))
-        .filter((id): id is string => id !== undefined);
+      const parsed = JSON.parse(body) as { models?: unknown };
+      const out: ListedModel[] = [];
+      for (const m of listItems(parsed.models)) {
+        const methods = m.supportedGenerationMethods;
+        if (typeof m.name !== 'string' || (Array.isArray(methods) && !methods.includes('generateContent')))
+          continue;
+        out.push({
+          name: m.name.replace(/^models\//, ''),
+          contextLength: tokenCount(m.inputTokenLimit),
+          maxCompletionTokens: tokenCount(m.outputTokenLimit),
+          displayName: label(m.displayName),
+        });
+      }
+      return out;
     },
   },
 };

@@ -6,6 +6,7 @@
  */
 import { joinUrl } from '../shared/media.js';
 import type { ChatAdapter } from '../types.js';
+import { parseOpenAiModelList } from './openai-model-list.js';
 import { buildOpenAiRequest } from './openai-request.js';
 import { classifyOpenAiError, OpenAiStreamDecoder, parseOpenAiResponse } from './openai-response.js';
 import { OPENAI_COMPATIBLE_PARAMS, openAiParamsFor } from './target-facts.js';
@@ -28,9 +29,6 @@ export const openAiCompatibleAdapter: ChatAdapter = {
         ...target.headers,
       },
     }),
-    parse: (body) => {
-      const parsed = JSON.parse(body) as { data?: Array<{ id?: unknown }> };
-      return (parsed.data ?? []).map((m) => m.id).filter((id): id is string => typeof id === 'string');
-    },
+    parse: parseOpenAiModelList,
   },
 };

@@ -2,7 +2,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { defaultType, GatewayError, UpstreamError, upstreamToGateway } from '../gateway/errors.js';
 import { isDatabaseTimeout, isDatabaseUnavailable } from '../store/db-errors.js';
 import { validationError } from './validation.js';
-import { anthropicErrorBody } from './wire/anthropic-encode.js';
+import { anthropicErrorBody } from './wire/anthropic-errors.js';
 
 /**
  * A body in a media type no route reads: every body the gateway takes is JSON, and Fastify's own

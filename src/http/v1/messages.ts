@@ -7,13 +7,11 @@ import type { App } from '../app.js';
 import { requireApiKey } from '../auth.js';
 import { anthropicBetas } from '../wire/anthropic-beta.js';
 import { type AnthropicRequestBody, decodeAnthropicRequest } from '../wire/anthropic-decode.js';
-import {
-  AnthropicStreamEncoder,
-  anthropicErrorEvent,
-  encodeAnthropicMessage,
-  stopList,
-} from '../wire/anthropic-encode.js';
+import { encodeAnthropicMessage } from '../wire/anthropic-encode.js';
+import { anthropicErrorEvent } from '../wire/anthropic-errors.js';
 import { AnthropicCountTokensSchema, AnthropicMessagesSchema } from '../wire/anthropic-request-schema.js';
+import { stopList } from '../wire/anthropic-stop.js';
+import { AnthropicStreamEncoder } from '../wire/anthropic-stream-encode.js';
 import { KEEP_ALIVE } from '../wire/openai-chat-encode.js';
 import { type ChatWire, handleChat, type Served } from './chat-pipeline.js';
 

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatResult, ReasoningDetail } from '../../gateway/chat/types.js';
-import { AnthropicStreamEncoder, encodeAnthropicMessage } from './anthropic-encode.js';
+import { encodeAnthropicMessage } from './anthropic-encode.js';
 import { carriedDetails, detailsOfSignature, withCarriedSignatures } from './anthropic-signatures.js';
+import { AnthropicStreamEncoder } from './anthropic-stream-encode.js';
 import { wrapReasoning } from './responses-reasoning.js';
 
 const gemini = (data: string, id: string | null = null): ReasoningDetail => ({

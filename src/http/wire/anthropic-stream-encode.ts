@@ -1,0 +1,245 @@
+/**
+ * A canonical answer's stream -> Anthropic Messages events (reference/providers.md §2.6), one
+ * `AnthropicStreamEncoder` per streamed /v1/messages call; the whole answer, not streamed, is
+ * anthropic-encode.ts, whose content rules this follows delta by delta.
+ *
+ * - message_start, then content_block_start / _delta / _stop per block (text_delta,
+ *   thinking_delta, signature_delta, input_json_delta), message_delta (stop reason and the final
+ *   usage, input counts included since message_start cannot know them: anthropic-stop.ts,
+ *   anthropic-usage.ts), message_stop. A failure is one `error` event, as Anthropic sends it
+ *   (anthropic-errors.ts), and ends the stream.
+ * - An Anthropic upstream's server tool events (`anthropic_event`, hidden) become blocks of their
+ *   own at their place, with the upstream's deltas (input_json_delta), and text blocks'
+ *   citations_delta are passed on.
+ * - Another upstream's signed reasoning (Gemini's thought signatures, in `reasoning_details`)
+ *   rides in thinking blocks' signatures (anthropic-signatures.ts), as one signature_delta at the
+ *   block's close, and never in the middle of a text: one that comes while a text block is open
+ *   waits for that block's end.
+ *
+ * `chunk` runs once per upstream chunk: the hot path of every streamed answer.
+ */
+import type {
+  AnthropicBlockEvent,
+  ChatDeltaChoice,
+  ChatUsage,
+  ReasoningDetail,
+} from '../../gateway/chat/types.js';
+import type { GatewayError } from '../../gateway/errors.js';
+import { replayableByAnthropic } from '../../providers/anthropic/anthropic-messages.js';
+import { anthropicErrorEvent } from './anthropic-errors.js';
+import { carriedDetails, carryingSignature, detailItems } from './anthropic-signatures.js';
+import { anthropicStop, type Finish } from './anthropic-stop.js';
+import { anthropicDeltaUsage, anthropicUsage } from './anthropic-usage.js';
+
+type Block = Record<string, unknown> & { type: string };
+
+export const sseEvent = (type: string, data: Record<string, unknown>) =>
+  `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+
+/**
+ * Writes one stream's deltas as Anthropic events. Blocks are opened as their kind of delta
+ * arrives and closed when another kind (or another thinking block, by its upstream index, or
+ * another tool call) begins, so indexes follow the order of the final content as Anthropic's do.
+ */
+export class AnthropicStreamEncoder {
+  private started = false;
+  private next = 0;
+  /** The open block's index and kind (-1: none). */
+  private openIndex = -1;
+  private openKind: 'text' | 'thinking' | 'tool' | 'native' | undefined;
+  /** The upstream index of the open thinking block's details. */
+  private thinkingKey: number | undefined;
+  /** Other upstreams' signed reasoning the open thinking block carries: its signature, at its close. */
+  private carried: ReasoningDetail[] = [];
+  /**
+   * Such reasoning without a tool call's id that came while a text block was open (Gemini signs
+   * the last part that still carries text): held until the next block boundary, so the text is
+   * not cut in two (a thinking block between its halves, which comes back joined by a line break).
+   */
+  private held: ReasoningDetail[] = [];
+  /** Tool call index -> its block's index. */
+  private readonly tools = new Map<number, number>();
+  /** Upstream index of a server tool block -> its block's index. */
+  private readonly natives = new Map<number, number>();
+  /** The finishing delta of choice 0 (its finish details ride on it). */
+  private finish: Finish | undefined;
+
+  constructor(
+    private readonly id: string,
+    private readonly model: string,
+    private readonly requestId: string,
+    /** The usage message_start reports (input counts; the final ones come in message_delta). */
+    private readonly startUsage: ChatUsage | undefined,
+    /** The request's stop sequences (see `anthropicStop`). */
+    private readonly stops: readonly string[] = [],
+  ) {}
+
+  private start(): string {
+    if (this.started) return '';
+    this.started = true;
+    return sseEvent('message_start', {
+      message: {
+        id: this.id,
+        type: 'message',
+        role: 'assistant',
+        model: this.model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: anthropicUsage(this.startUsage),
+      },
+    });
+  }
+
+  private close(): string {
+    if (this.openIndex < 0) return '';
+    let out = '';
+    // As Anthropic sends a signature: one signature_delta, just before the block's stop.
+    if (this.carried.length > 0) {
+      out = this.delta({ type: 'signature_delta', signature: carryingSignature(this.carried) });
+      this.carried = [];
+    }
+    out += sseEvent('content_block_stop', { index: this.openIndex });
+    this.openIndex = -1;
+    this.openKind = undefined;
+    return out;
+  }
+
+  /**
+   * Opens a block, closing the open one. What was `held` while a text block was open rides in the
+   * block opening at this boundary when it `carries` (an unsigned thinking block of the gateway's
+   * own), else in an empty thinking block of its own, before it.
+   */
+  private open(kind: 'text' | 'thinking' | 'tool' | 'native', block: Block, carries = false): string {
+    let out = this.close();
+    if (!carries) out += this.writeHeld();
+    out += sseEvent('content_block_start', { index: this.next, content_block: block });
+    this.openIndex = this.next++;
+    this.openKind = kind;
+    if (carries && this.held.length > 0) {
+      this.carried.push(...this.held);
+      this.held = [];
+    }
+    return out;
+  }
+
+  /** The held signatures (`held`) as an empty thinking block of their own, when there are any. */
+  private writeHeld(): string {
+    if (this.held.length === 0) return '';
+    const index = this.next++;
+    const out =
+      sseEvent('content_block_start', {
+        index,
+        content_block: { type: 'thinking', thinking: '', signature: '' },
+      }) +
+      this.delta({ type: 'signature_delta', signature: carryingSignature(this.held) }, index) +
+      sseEvent('content_block_stop', { index });
+    this.held = [];
+    return out;
+  }
+
+  /** Opens a thinking block unless one is open for `key`; `carries`: see `open`. */
+  private thinking(key: number | undefined, carries = false): string {
+    if (this.openKind === 'thinking' && (key === undefined || key === this.thinkingKey)) return '';
+    this.thinkingKey = key;
+    return this.open('thinking', { type: 'thinking', thinking: '', signature: '' }, carries);
+  }
+
+  private delta(delta: Record<string, unknown>, index = this.openIndex): string {
+    return sseEvent('content_block_delta', { index, delta });
+  }
+
+  /**
+   * A server tool block's event (or a text block's citation) from an Anthropic upstream, in place:
+   * its start opens a block of its own with the upstream's block as it is, its deltas
+   * (input_json_delta) go to that block, its stop closes it. A citations_delta goes to the text
+   * block open (one is opened when none is).
+   */
+  private native(ev: AnthropicBlockEvent): string {
+    if (ev.type === 'start') {
+      const out = this.open('native', ev.block);
+      this.natives.set(ev.index, this.openIndex);
+      return out;
+    }
+    const index = this.natives.get(ev.index);
+    if (ev.type === 'stop') return index !== undefined && index === this.openIndex ? this.close() : '';
+    if (index !== undefined) return this.delta(ev.delta, index);
+    if (ev.delta.type !== 'citations_delta') return '';
+    const open = this.openKind === 'text' ? '' : this.open('text', { type: 'text', text: '' });
+    return open + this.delta(ev.delta);
+  }
+
+  chunk(choices: ChatDeltaChoice[]): string {
+    let out = this.start();
+    for (const c of choices) {
+      if (c.index !== 0) continue;
+      const d = c.delta;
+      if (d.anthropic_event) out += this.native(d.anthropic_event);
+      const details = detailItems(d.reasoning_details).filter(replayableByAnthropic);
+      if (details.length > 0) {
+        for (const r of details) {
+          if (r.type === 'reasoning.text') {
+            out += this.thinking(r.index);
+            if (r.text) out += this.delta({ type: 'thinking_delta', thinking: r.text });
+            if (r.signature) out += this.delta({ type: 'signature_delta', signature: r.signature });
+          } else if (r.type === 'reasoning.encrypted' && r.data) {
+            out += this.open('thinking', { type: 'redacted_thinking', data: r.data });
+            out += this.close();
+          }
+        }
+      } else if (d.reasoning) {
+        out += this.thinking(undefined, true);
+        out += this.delta({ type: 'thinking_delta', thinking: d.reasoning });
+      }
+      // Another upstream's signatures (Gemini's, on a thought, text or functionCall part) ride in
+      // the thinking block open, else in an empty one of their own, which the part's text or
+      // tool call, coming next, closes. One without a call's id while a text block is open waits
+      // for that block's end (`held`): the text goes on in the same block.
+      for (const r of carriedDetails(d.reasoning_details)) {
+        if (this.openKind === 'text' && !r.id) {
+          this.held.push(r);
+          continue;
+        }
+        out += this.thinking(undefined, true);
+        this.carried.push(r);
+      }
+      const text = d.content || d.refusal;
+      if (text) {
+        if (this.openKind !== 'text') out += this.open('text', { type: 'text', text: '' });
+        out += this.delta({ type: 'text_delta', text });
+      }
+      if (d.tool_calls)
+        for (const t of d.tool_calls) {
+          let index = this.tools.get(t.index);
+          if (index === undefined) {
+            out += this.open('tool', {
+              type: 'tool_use',
+              id: t.id || `toolu_${this.id.slice(4)}_${t.index}`,
+              name: t.function?.name ?? '',
+              input: {},
+            });
+            index = this.openIndex;
+            this.tools.set(t.index, index);
+          }
+          const args = t.function?.arguments;
+          if (args) out += this.delta({ type: 'input_json_delta', partial_json: args }, index);
+        }
+      if (c.finish_reason) this.finish = c;
+    }
+    return out;
+  }
+
+  end(usage: ChatUsage | undefined, failure: GatewayError | undefined): string {
+    if (failure !== undefined) return anthropicErrorEvent(failure, this.requestId);
+    return (
+      this.start() +
+      this.close() +
+      this.writeHeld() +
+      sseEvent('message_delta', {
+        delta: anthropicStop(this.finish, this.stops),
+        usage: anthropicDeltaUsage(usage),
+      }) +
+      sseEvent('message_stop', {})
+    );
+  }
+}

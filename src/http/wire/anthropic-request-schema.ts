@@ -3,9 +3,10 @@ import { Type } from 'typebox';
 /**
  * JSON Schema of `POST /v1/messages` (Anthropic's `MessageCreateParams`, reference/providers.md
  * §2.2): the top-level fields and their ranges, so a mistake is a 400 naming the field in
- * Anthropic's error shape. Content blocks are checked by the decoder (`anthropic-decode.ts`), which
- * names the block that it cannot translate. Unknown fields are accepted (the SDKs and Claude Code
- * send newer ones: `context_management`, `container`...) and ignored.
+ * Anthropic's error shape. Content blocks are checked by the decoder (anthropic-content-decode.ts,
+ * anthropic-assistant-decode.ts), which names the block that it cannot translate. Unknown fields
+ * are accepted (the SDKs and Claude Code send newer ones: `context_management`, `container`...)
+ * and ignored.
  */
 const Opt = Type.Optional;
 const Obj = (props: Parameters<typeof Type.Object>[0]) => Type.Object(props, { additionalProperties: true });

@@ -92,6 +92,25 @@ beforeAll(async () => {
         settings: { client_betas: [] },
       },
       {
+        // The channel's own anthropic-beta header, which replaces the merged one.
+        name: 'claude-header',
+        kind: 'anthropic',
+        base_url: up.url,
+        keys: ['sk-ant'],
+        models: ['acme/claude-header'],
+        model_mapping: { 'acme/claude-header': 'claude-sonnet-4-5' },
+        settings: { client_betas: [], headers: { 'anthropic-beta': 'interleaved-thinking-2025-05-14' } },
+      },
+      {
+        name: 'claude-header-without',
+        kind: 'anthropic',
+        base_url: up.url,
+        keys: ['sk-ant'],
+        models: ['acme/claude-header-without'],
+        model_mapping: { 'acme/claude-header-without': 'claude-sonnet-4-5' },
+        settings: { headers: { 'anthropic-beta': 'context-1m-2025-08-07' } },
+      },
+      {
         name: 'oa',
         kind: 'openai-compatible',
         base_url: `${up.url}/v1`,
@@ -104,6 +123,8 @@ beforeAll(async () => {
       model('acme/claude-beta', { max_completion_tokens: 64_000 }),
       model('acme/claude-open', { max_completion_tokens: 64_000 }),
       model('acme/claude-closed', { max_completion_tokens: 64_000 }),
+      model('acme/claude-header', { max_completion_tokens: 64_000 }),
+      model('acme/claude-header-without', { max_completion_tokens: 64_000 }),
       model('acme/gpt'),
     ],
     gateway: { retry_base_ms: 1, first_byte_timeout_ms: 2000 },
@@ -323,6 +344,28 @@ describe('thinking.budget_tokens at or past max_tokens', () => {
     expect(answer.stop_reason).toBe('tool_use');
     const sent = sentTo('/v1/messages');
     expect(sent.headers['anthropic-beta']).toBeUndefined();
+    expect(sent.json.thinking).toEqual({ type: 'enabled', budget_tokens: 20_000 });
+    expect(sent.json.max_tokens).toBe(28_000);
+  });
+
+  it('follows the anthropic-beta header sent, which a channel’s settings.headers entry replaces', async () => {
+    // The channel's header names the beta (its client_betas forwards none): sent as asked.
+    await client().messages.create(
+      { ...params(20_000, 8000), model: 'acme/claude-header' },
+      { headers: { 'anthropic-beta': INTERLEAVED_BETA } },
+    );
+    let sent = sentTo('/v1/messages');
+    expect(sent.headers['anthropic-beta']).toBe(INTERLEAVED_BETA);
+    expect(sent.json.thinking).toEqual({ type: 'enabled', budget_tokens: 20_000 });
+    expect(sent.json.max_tokens).toBe(8000);
+
+    // Its header replaces the one that would have forwarded the client's beta: room is made.
+    await client().messages.create(
+      { ...params(20_000, 8000), model: 'acme/claude-header-without' },
+      { headers: { 'anthropic-beta': INTERLEAVED_BETA } },
+    );
+    sent = sentTo('/v1/messages');
+    expect(sent.headers['anthropic-beta']).toBe('context-1m-2025-08-07');
     expect(sent.json.thinking).toEqual({ type: 'enabled', budget_tokens: 20_000 });
     expect(sent.json.max_tokens).toBe(28_000);
   });

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { setHidden } from '../../gateway/chat/hidden.js';
 import type { ChatRequest, ReasoningDetail } from '../../gateway/chat/types.js';
 import { buildOpenAiRequest } from '../openai-compatible/openai-request.js';
+import { anthropicAdapter } from './anthropic-adapter.js';
 import { reasoningToBlocks, withThinkingInPlace } from './anthropic-messages.js';
 import { buildAnthropicRequest } from './anthropic-request.js';
 import { AnthropicStreamDecoder } from './anthropic-stream.js';
@@ -230,13 +231,15 @@ describe('fields only the Anthropic ingress sets (non-enumerable)', () => {
 describe("the client's interleaved-thinking beta and a budget at or past max_tokens", () => {
   const BETA = 'interleaved-thinking-2025-05-14';
   const send = (extra?: Record<string, unknown>) => {
+    const headers = extra?.headers as Record<string, string> | undefined;
     const r = buildAnthropicRequest(
       setHidden(
         { messages: [{ role: 'user', content: 'hi' }], max_tokens: 8000, reasoning: { max_tokens: 20_000 } },
         'anthropic_beta',
         [BETA],
       ),
-      { baseUrl: 'https://api.anthropic.com', apiKey: 'k', upstreamModel: 'claude', extra },
+      // As the gateway builds a target: the channel's settings, and its `headers` sent as they are.
+      { baseUrl: 'https://api.anthropic.com', apiKey: 'k', upstreamModel: 'claude', extra, headers },
       { stream: false },
     );
     const b = JSON.parse(r.body!);
@@ -255,6 +258,65 @@ describe("the client's interleaved-thinking beta and a budget at or past max_tok
       budget: 20_000,
       maxTokens: 28_000,
     });
+  });
+
+  it('follow the anthropic-beta header sent, which a channel `settings.headers` entry replaces', () => {
+    // The channel's header carries the beta, though neither its `beta` nor `client_betas` does.
+    expect(
+      send({ client_betas: [], headers: { 'anthropic-beta': `${BETA},context-1m-2025-08-07` } }),
+    ).toEqual({
+      beta: `${BETA},context-1m-2025-08-07`,
+      budget: 20_000,
+      maxTokens: 8000,
+    });
+    // It replaces the merged header that would have carried the client's beta: Anthropic does not get it.
+    expect(send({ beta: BETA, headers: { 'anthropic-beta': 'context-1m-2025-08-07' } })).toEqual({
+      beta: 'context-1m-2025-08-07',
+      budget: 20_000,
+      maxTokens: 28_000,
+    });
+  });
+
+  it('read a channel header spelled otherwise as the second header line it is sent as', () => {
+    const r = buildAnthropicRequest(
+      setHidden(
+        { messages: [{ role: 'user', content: 'hi' }], max_tokens: 8000, reasoning: { max_tokens: 20_000 } },
+        'anthropic_beta',
+        [BETA],
+      ),
+      {
+        baseUrl: 'https://api.anthropic.com',
+        apiKey: 'k',
+        upstreamModel: 'claude',
+        extra: { client_betas: [], headers: { 'Anthropic-Beta': BETA } },
+        headers: { 'Anthropic-Beta': BETA },
+      },
+      { stream: false },
+    );
+    expect(r.headers['Anthropic-Beta']).toBe(BETA);
+    expect(r.headers['anthropic-beta']).toBeUndefined();
+    expect(JSON.parse(r.body!).max_tokens).toBe(8000);
+  });
+
+  it('reserve what is sent: route planning counts the same max_tokens', () => {
+    const req = setHidden(
+      {
+        messages: [{ role: 'user' as const, content: 'hi' }],
+        max_tokens: 8000,
+        reasoning: { max_tokens: 20_000 },
+      },
+      'anthropic_beta',
+      [BETA],
+    );
+    const planned = (settings: Record<string, unknown>) =>
+      anthropicAdapter.sentMaxTokens!(req, {
+        baseUrl: 'https://api.anthropic.com',
+        upstreamModel: 'claude',
+        settings,
+        maxCompletionTokens: null,
+      });
+    expect(planned({ client_betas: [], headers: { 'anthropic-beta': BETA } })).toBe(8000);
+    expect(planned({ headers: { 'anthropic-beta': 'context-1m-2025-08-07' } })).toBe(28_000);
   });
 });
 

@@ -182,17 +182,25 @@ function sentBetas(
 
 /**
  * Whether the client asked for interleaved thinking (`anthropic_beta`) and the call carries the
- * beta: its channel forwards the client's (`client_betas`) or sends its own (`beta`). Only then
- * does Anthropic take a budget at or past max_tokens; without the beta it refuses one.
+ * beta in the `anthropic-beta` header it sends (`anthropicHeaders`). That is the gateway's (the
+ * client's betas the channel forwards, `client_betas`, and its own `beta`), unless the channel's
+ * `headers` have an `anthropic-beta`, which replaces it (`settings.headers` become the target's
+ * `headers`, and channel headers win). Only then does Anthropic take a budget at or past
+ * max_tokens; without the beta it refuses one.
  */
 function interleavedSent(req: ChatRequest, settings: Record<string, unknown> | undefined): boolean {
   if (req.anthropic_beta?.some(isInterleavedThinking) !== true) return false;
-  return (
-    sentBetas(settings, req.anthropic_beta)
-      ?.split(',')
-      .some((b) => isInterleavedThinking(b.trim())) === true
-  );
+  const headers = settings?.headers as Record<string, unknown> | undefined;
+  if (headers?.['anthropic-beta'] === undefined && namesInterleaved(sentBetas(settings, req.anthropic_beta)))
+    return true;
+  // One spelled otherwise (`Anthropic-Beta`) replaces nothing: a second line, read as one list.
+  for (const name in headers ?? {})
+    if (name.toLowerCase() === 'anthropic-beta' && namesInterleaved(headers?.[name])) return true;
+  return false;
 }
+
+const namesInterleaved = (header: unknown): boolean =>
+  typeof header === 'string' && header.split(',').some((b) => isInterleavedThinking(b.trim()));
 
 /**
  * The client betas an Anthropic channel forwards unless its `settings.client_betas` says

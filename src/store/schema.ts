@@ -17,6 +17,12 @@ export interface UsersTable {
   quota_used_micros: Generated<number>;
   created_time: number;
   updated_time: number;
+  /**
+   * 0, or the user's own id for a user whose username already differed only in case from an
+   * older user's when migration 0005 ran: the unique index on `(lower(username), case_duplicate)`
+   * binds every other user (src/store/migrations/0005-username-case.ts). A rename sets it to 0.
+   */
+  case_duplicate: Generated<number>;
 }
 
 export interface SessionsTable {

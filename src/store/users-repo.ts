@@ -18,8 +18,58 @@ export class UsersRepo {
     return this.d.db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
-  byUsername(username: string): Promise<UserRow | undefined> {
-    return this.d.db.selectFrom('users').selectAll().where('username', '=', username).executeTakeFirst();
+  /**
+   * The user a typed name means (sign-in, the CLI's `-u`): the one spelled exactly so, else the
+   * only one whose name differs only in case (`Alice` is `alice`). Usernames that already differed
+   * only in case before they were made unique (migration 0005) are each found by their exact
+   * spelling only: another one would be a guess among them.
+   */
+  async byUsername(username: string): Promise<UserRow | undefined> {
+    const rows = await this.sameIgnoringCase(username).selectAll().orderBy('id').execute();
+    return rows.find((r) => r.username === username) ?? (rows.length === 1 ? rows[0] : undefined);
+  }
+
+  /** The oldest user other than `exceptId` whose username equals `username` ignoring case. */
+  caseTwin(username: string, exceptId?: number): Promise<UserRow | undefined> {
+    return this.sameIgnoringCase(username)
+      .selectAll()
+      .$if(exceptId !== undefined, (q) => q.where('id', '<>', exceptId!))
+      .orderBy('id')
+      .limit(1)
+      .executeTakeFirst();
+  }
+
+  /**
+   * The usernames that differ only in case from another user's, grouped, oldest first: those
+   * already in the database when they were made unique ignoring case (migration 0005), until an
+   * admin renames or deletes all but one of each.
+   */
+  async caseDuplicates(): Promise<UserRow[][]> {
+    const rows = await this.d.db
+      .selectFrom('users')
+      .selectAll()
+      .where(
+        sql`lower(username)`,
+        'in',
+        this.d.db
+          .selectFrom('users')
+          .select(sql<string>`lower(username)`.as('k'))
+          .where('case_duplicate', '<>', 0),
+      )
+      .orderBy(sql`lower(username)`)
+      .orderBy('id')
+      .execute();
+    const groups = new Map<string, UserRow[]>();
+    for (const r of rows) {
+      const k = usernameKey(r.username);
+      groups.set(k, [...(groups.get(k) ?? []), r]);
+    }
+    return [...groups.values()];
+  }
+
+  /** The index `users_username_ci` serves this (`lower(username)` is its first column). */
+  private sameIgnoringCase(username: string) {
+    return this.d.db.selectFrom('users').where(sql`lower(username)`, '=', usernameKey(username));
   }
 
   async insert(row: Insertable<UsersTable>): Promise<UserRow> {
@@ -39,7 +89,7 @@ export class UsersRepo {
   ): Promise<UserRow | undefined | 'outranked'> {
     const row = await this.d.db
       .updateTable('users')
-      .set(patch)
+      .set(bound(patch))
       .where('id', '=', id)
       .$if(below !== undefined, (q) => q.where('role', '<', below!))
       .returningAll()
@@ -68,7 +118,7 @@ export class UsersRepo {
     const row = await this.keepingARoot((db) =>
       db
         .updateTable('users')
-        .set(patch)
+        .set(bound(patch))
         .where('id', '=', id)
         .$if(below !== undefined, (q) => q.where('role', '<', below!))
         .where((eb) => anotherRootOrNotOne(eb, id))
@@ -137,6 +187,22 @@ export class UsersRepo {
       .executeTakeFirstOrThrow();
     return Number(r.n);
   }
+}
+
+/**
+ * Usernames are ASCII (`[A-Za-z0-9_.@-]`, src/access/users.ts): folding only A-Z is what `lower`
+ * does to them on both databases, and a typed non-ASCII letter (the Kelvin sign, which JavaScript
+ * lower-cases to `k`) matches no one.
+ */
+const usernameKey = (username: string): string => username.replace(/[A-Z]+/g, (m) => m.toLowerCase());
+
+/**
+ * A renamed user is bound by the unique index like any new one (`case_duplicate` 0, migration
+ * 0005): renaming one of the names that already differed only in case resolves it, and renaming
+ * it to another spelling of a taken name is refused.
+ */
+function bound(patch: Updateable<UsersTable>): Updateable<UsersTable> {
+  return patch.username === undefined ? patch : { ...patch, case_duplicate: 0 };
 }
 
 /** The row is not an enabled root, or another enabled root exists. */

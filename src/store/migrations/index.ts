@@ -4,6 +4,7 @@ import { init } from './0001-init.js';
 import { appSearch } from './0002-app-search.js';
 import { writeOnce } from './0003-write-once.js';
 import { channelRevision } from './0004-channel-revision.js';
+import { usernameCase } from './0005-username-case.js';
 
 /**
  * Numbered migrations, applied in order and never edited once released: add a new file
@@ -15,5 +16,6 @@ export function migrationsFor(dialect: Dialect): Record<string, Migration> {
     '0002-app-search': appSearch(dialect),
     '0003-write-once': writeOnce(),
     '0004-channel-revision': channelRevision(),
+    '0005-username-case': usernameCase(),
   };
 }

@@ -162,6 +162,23 @@ export class UserService {
     return user && user.status === Status.enabled ? user : undefined;
   }
 
+  /**
+   * What a start says about usernames that differ only in case from another user's: those made
+   * before usernames were unique ignoring case (migration 0005), kept as they were rather than
+   * merged or renamed behind their owners' backs. Undefined when there are none.
+   */
+  async caseDuplicatesWarning(): Promise<{ usernames: string[]; message: string } | undefined> {
+    const groups = await this.users.caseDuplicates();
+    if (groups.length === 0) return undefined;
+    const usernames = groups.flat().map((u) => `${u.username} (id ${u.id})`);
+    return {
+      usernames,
+      message:
+        `users whose usernames differ only in letter case, made before usernames were unique ignoring case: ${usernames.join(', ')}. ` +
+        'Each signs in with its exact spelling only; rename (PUT /api/user) or delete all but one of each',
+    };
+  }
+
   get(id: number): Promise<UserRow | undefined> {
     return this.users.byId(id);
   }
@@ -175,7 +192,7 @@ export class UserService {
     this.checkRoleChange(actor, role);
     validateUsername(input.username);
     validatePassword(input.password);
-    if (await this.users.byUsername(input.username)) throw conflict(`username: "${input.username}" is taken`);
+    await this.refuseTaken(input.username);
     const now = nowSeconds();
     try {
       return await this.users.insert({
@@ -191,9 +208,25 @@ export class UserService {
         updated_time: now,
       });
     } catch (err) {
-      if (isUniqueViolation(err)) throw conflict(`username: "${input.username}" is taken`);
+      if (isUniqueViolation(err)) throw await this.taken(input.username);
       throw err;
     }
+  }
+
+  /**
+   * A 409 when `username` is another user's in any letter case. The unique index decides between
+   * two writes racing (the caller maps its violation with `taken`); this look-up is for the names
+   * that already differed only in case before (migration 0005), which the index does not bind.
+   */
+  private async refuseTaken(username: string, exceptId?: number): Promise<void> {
+    const twin = await this.users.caseTwin(username, exceptId);
+    if (twin) throw takenBy(username, twin);
+  }
+
+  /** The 409 for a write the unique index refused, naming the holder when it can be read. */
+  private async taken(username: string, exceptId?: number): Promise<GatewayError> {
+    const twin = await this.users.caseTwin(username, exceptId).catch(() => undefined);
+    return twin ? takenBy(username, twin) : conflict(`username: "${username}" is taken`);
   }
 
   /**
@@ -266,6 +299,7 @@ export class UserService {
     const set: Record<string, unknown> = { updated_time: nowSeconds() };
     if (patch.username !== undefined && patch.username !== target.username) {
       validateUsername(patch.username);
+      await this.refuseTaken(patch.username, target.id);
       set.username = patch.username;
     }
     if (patch.password !== undefined) {
@@ -281,7 +315,7 @@ export class UserService {
         ? await this.users.updateKeepingARoot(target.id, set, below)
         : await this.users.update(target.id, set, below);
     } catch (err) {
-      if (isUniqueViolation(err)) throw conflict(`username: "${patch.username}" is taken`);
+      if (isUniqueViolation(err)) throw await this.taken(patch.username ?? target.username, target.id);
       throw err;
     }
     if (updated === 'last-root') throw conflict('cannot demote or disable the last root');
@@ -362,6 +396,14 @@ function rankToStayBelow(actor: UserRow): number | undefined {
 /** Whether `actor` may manage `target` (a root: anyone; else users of a lower role). */
 function outranks(actor: UserRow, target: UserRow): boolean {
   return actor.role >= Role.root || target.role < actor.role;
+}
+
+/** `alice` for `alice`; for `ALICE`, says which user holds it and why. */
+function takenBy(username: string, twin: UserRow): GatewayError {
+  if (twin.username === username) return conflict(`username: "${username}" is taken`);
+  return conflict(
+    `username: "${username}" is taken by "${twin.username}" (usernames are unique ignoring case)`,
+  );
 }
 
 function validateUsername(name: string): void {

@@ -19,8 +19,9 @@ program
   .command('migrate')
   .description('apply pending database migrations and exit')
   .action(async () => {
-    await withServices(async () => {});
+    const twins = await withServices((s) => s.users.caseDuplicatesWarning());
     process.stdout.write('database is up to date\n');
+    if (twins) process.stderr.write(`warning: ${twins.message}\n`);
   });
 
 const user = program.command('user').description('manage users');

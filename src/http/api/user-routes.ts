@@ -69,7 +69,7 @@ export function registerUserRoutes(app: App, services: Services): void {
         tags,
         summary: 'Sign in with a username and password',
         description:
-          'Sets the mg_session cookie and answers the user. Limited per client address (auth.login_rate_per_minute): 429 with Retry-After past it.',
+          'Sets the mg_session cookie and answers the user. The username matches in any letter case (usernames are unique ignoring case). Limited per client address (auth.login_rate_per_minute): 429 with Retry-After past it.',
         body: Login,
       },
     },
@@ -242,7 +242,7 @@ export function registerUserRoutes(app: App, services: Services): void {
       schema: {
         tags,
         summary: 'Create a user',
-        description: `${ADMIN_ONLY} Below root, the role must be below your own (only root makes admins and roots).`,
+        description: `${ADMIN_ONLY} Below root, the role must be below your own (only root makes admins and roots). Usernames are unique ignoring letter case: another spelling of a taken name is a 409.`,
         body: CreateUser,
       },
       onRequest: admin,
@@ -260,7 +260,7 @@ export function registerUserRoutes(app: App, services: Services): void {
       schema: {
         tags,
         summary: 'Update a user (fields not sent are kept)',
-        description: `${ADMIN_ONLY} Yourself or users whose role is below yours (a root: anyone), changed only while their role is still below yours; roles below your own (a root: any). Below root, your own role, status, quota and password are not changed here (403; your password: PUT /api/user/self). A new password ends the user's sessions.`,
+        description: `${ADMIN_ONLY} Yourself or users whose role is below yours (a root: anyone), changed only while their role is still below yours; roles below your own (a root: any). Below root, your own role, status, quota and password are not changed here (403; your password: PUT /api/user/self). A new password ends the user's sessions. Renaming to another spelling of a taken name (usernames are unique ignoring letter case) is a 409.`,
         body: UpdateUser,
       },
       onRequest: admin,

@@ -17,6 +17,7 @@ beforeAll(async () => {
   up = await startFakeUpstream({ 'GET /v1/models': () => ({ json: { object: 'list', data: listing } }) });
   gw = await startTestGateway({
     channels: [{ name: 'local-vllm', kind: 'openai-compatible', base_url: `${up.url}/v1` }],
+    models: [{ id: 'acme/configured', name: 'Acme Configured', pricing: { prompt: '0.000001' } }],
   });
   root = await gw.login();
 });
@@ -319,6 +320,76 @@ describe('/api/model', () => {
     expect(back.body.data).toMatchObject({ context_length: 128000, overridden: false, source: 'default' });
     expect(back.body.data.pricing.prompt).toBe('0.00000015');
     expect((await gw.call('DELETE', '/api/model/openai/gpt-4o-mini', { cookie: root })).status).toBe(404);
+  });
+
+  it('POST of a model the registry describes is a 409 naming PUT; a listed model is priced with POST', async () => {
+    const get = async (id: string) => (await gw.call('GET', `/api/model/${id}`, { cookie: root })).body.data;
+    const before = await get('openai/gpt-4o-mini');
+    expect(before).toMatchObject({ source: 'default', overridden: false, base_source: 'default' });
+    // What the console's create form sent for a display name alone: every other field empty,
+    // as 0 prices, text only and no parameters. It priced a built-in model at 0.
+    const zeroing = {
+      name: 'Mini',
+      pricing: { prompt: '0', completion: '0', request: '0', image: '0' },
+      input_modalities: ['text'],
+      output_modalities: ['text'],
+      supported_parameters: [],
+    };
+    for (const [id, from] of [
+      ['openai/gpt-4o-mini', 'built in'],
+      ['acme/configured', 'from the config file'],
+    ]) {
+      const post = await gw.call('POST', '/api/model', { cookie: root, body: { id, ...zeroing } });
+      expect(post.status, id).toBe(409);
+      expect(post.body).toEqual({
+        success: false,
+        message: `model ${id} is already in the registry (${from}): change its fields with PUT /api/model, which keeps the ones not sent`,
+      });
+    }
+    expect(await get('openai/gpt-4o-mini')).toEqual(before);
+    expect(await get('acme/configured')).toMatchObject({
+      source: 'config',
+      overridden: false,
+      base_source: 'config',
+      pricing: { prompt: '0.000001' },
+    });
+
+    // A model only a listing describes is priced with POST (docs/configuration.md): an entry of
+    // the fields sent, over the listed window; deleting it leaves the listed model.
+    const qwen = await gw.call('POST', '/api/model', {
+      cookie: root,
+      body: { id: 'Qwen/Qwen3-8B', pricing: { prompt: '0.000002' } },
+    });
+    expect(qwen.status).toBe(200);
+    expect(qwen.body.data).toMatchObject({
+      source: 'admin',
+      overridden: true,
+      base_source: 'discovered',
+      context_length: 32768,
+      pricing: { prompt: '0.000002', completion: '0' },
+    });
+    expect((await gw.call('DELETE', '/api/model/Qwen/Qwen3-8B', { cookie: root })).status).toBe(200);
+    expect(await get('Qwen/Qwen3-8B')).toMatchObject({
+      source: 'discovered',
+      overridden: false,
+      base_source: 'discovered',
+      pricing: { prompt: '0' },
+    });
+
+    // An entry only an admin describes has nothing below it: deleting it removes the model.
+    const own = await gw.call('POST', '/api/model', { cookie: root, body: { id: 'acme/own', name: 'Own' } });
+    expect(own.body.data).toMatchObject({ source: 'admin', overridden: true, base_source: null });
+    const again = await gw.call('POST', '/api/model', { cookie: root, body: { id: 'acme/own' } });
+    expect(again.status).toBe(409);
+    expect(again.body.message).toBe('model acme/own already exists: change it with PUT /api/model');
+    const edited = await gw.call('PUT', '/api/model', {
+      cookie: root,
+      body: { id: 'acme/configured', name: 'C' },
+    });
+    expect(edited.body.data).toMatchObject({ source: 'admin', overridden: true, base_source: 'config' });
+    for (const id of ['acme/own', 'acme/configured'])
+      expect((await gw.call('DELETE', `/api/model/${id}`, { cookie: root })).status).toBe(200);
+    expect((await gw.call('GET', '/api/model/acme/own', { cookie: root })).status).toBe(404);
   });
 
   it('shows and takes the one-hour cache-write price (input_cache_write_1h), also in GET /v1/models', async () => {

@@ -14,6 +14,8 @@ export interface ModelLayers {
   default?: ModelInfo;
   config?: ModelInput;
   admin?: ModelInput;
+  /** Whether some channel's listing names the model (its facts are a layer of their own). */
+  listed: boolean;
 }
 
 /** One name a channel serves, with what its upstream listing said about it. */
@@ -39,6 +41,8 @@ export class ModelRegistry {
   private listed: ListedName[] = [];
   private discovered = new Map<string, ModelInfo>();
   private entries = new Map<string, ModelInfo>();
+  /** Ids the listings' facts went to: registry ids and discovered names. */
+  private listedIds = new Set<string>();
   /** Plain names (upstream names, aliases, id slugs) -> ids that answer to them. */
   private names = new Map<string, Set<string>>();
 
@@ -80,7 +84,12 @@ export class ModelRegistry {
   }
 
   layers(id: string): ModelLayers {
-    return { default: this.defaults.get(id), config: this.config.get(id), admin: this.admin.get(id) };
+    return {
+      default: this.defaults.get(id),
+      config: this.config.get(id),
+      admin: this.admin.get(id),
+      listed: this.listedIds.has(id),
+    };
   }
 
   private lookupName(name: string, withDiscovered: boolean): ModelInfo | undefined {
@@ -121,6 +130,7 @@ export class ModelRegistry {
       if (!ids.has(name))
         discovered.set(name, mergeModel(blankModel(name), factsInput(name, f), 'discovered'));
     this.entries = entries;
+    this.listedIds = new Set(facts.keys());
     this.names = names;
     this.discovered = discovered;
   }

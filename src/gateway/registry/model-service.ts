@@ -2,6 +2,7 @@ import { badRequest, conflict, notFound } from '../errors.js';
 import {
   type ModelInfo,
   type ModelInput,
+  type ModelSource,
   mergeModel,
   normalizePricing,
   priceBoundProblems,
@@ -13,7 +14,20 @@ export interface ModelView extends ModelInfo {
   servable: boolean;
   /** True when an admin entry exists (DELETE reverts to the config, listing and default layers). */
   overridden: boolean;
+  /**
+   * What describes the model below its admin entry, so what DELETE leaves: the config file, the
+   * default file (`default`, a built-in model), an upstream's listing (`discovered`), or nothing
+   * (null: only the admin entry describes it, and DELETE removes the model). Equal to `source`
+   * for a model without an admin entry.
+   */
+  base_source: Exclude<ModelSource, 'admin'> | null;
 }
+
+/** How a 409 names the layer that already describes a model. */
+const DESCRIBED_BY: Record<'config' | 'default', string> = {
+  config: 'from the config file',
+  default: 'built in',
+};
 
 const now = () => Math.floor(Date.now() / 1000);
 
@@ -50,9 +64,21 @@ export class ModelService {
     return this.view(m);
   }
 
-  /** A new admin entry; 409 when one exists already (use PUT to change it). */
+  /**
+   * A new admin entry; 409 when one exists already, or when the default file or the config file
+   * describes the model: a create sends a whole description, and laid over a built-in model it
+   * replaced the fields the sender left at their blank values (prices of 0 made its chats free).
+   * PUT changes such a model field by field. A model only a listing describes takes a POST: that
+   * is how a discovered model is priced (docs/configuration.md).
+   */
   async create(input: ModelPatch): Promise<ModelView> {
-    if (await this.state.repos.models.byId(input.id)) throw conflict(`model ${input.id} already exists`);
+    if (await this.state.repos.models.byId(input.id))
+      throw conflict(`model ${input.id} already exists: change it with PUT /api/model`);
+    const base = this.baseSource(input.id);
+    if (base === 'config' || base === 'default')
+      throw conflict(
+        `model ${input.id} is already in the registry (${DESCRIBED_BY[base]}): change its fields with PUT /api/model, which keeps the ones not sent`,
+      );
     return this.save(input);
   }
 
@@ -100,7 +126,16 @@ export class ModelService {
       ...m,
       servable: this.state.catalog.isServable(m.id),
       overridden: this.state.registry.layers(m.id).admin !== undefined,
+      base_source: this.baseSource(m.id),
     };
+  }
+
+  /** The highest layer below the admin entry: config over default over listing. */
+  private baseSource(id: string): ModelView['base_source'] {
+    const layers = this.state.registry.layers(id);
+    if (layers.config) return 'config';
+    if (layers.default) return 'default';
+    return layers.listed ? 'discovered' : null;
   }
 }
 

@@ -53,7 +53,7 @@ export function registerModelRoutes(app: App, services: Services): void {
         tags,
         summary: 'List the model registry',
         description:
-          'Every known model with pricing and whether an enabled channel serves it (servable); q matches id or name.',
+          'Every known model with pricing, whether an enabled channel serves it (servable), whether an admin entry changes it (overridden) and what describes it below that entry (base_source: default, config, discovered or null); q matches id or name.',
         querystring: Type.Object({
           ...PageQuery,
           servable: Type.Optional(Type.Boolean()),
@@ -81,7 +81,7 @@ export function registerModelRoutes(app: App, services: Services): void {
       schema: {
         tags,
         summary: 'Add an admin entry for a model',
-        description: `${ADMIN_ONLY} 409 when one exists (use PUT).`,
+        description: `${ADMIN_ONLY} 409 when one exists, or when the default file or the config file describes the model (use PUT); a model only an upstream's listing describes takes a POST of the fields to set.`,
         body: ModelBody,
       },
       onRequest: admin,
@@ -117,7 +117,7 @@ export function registerModelRoutes(app: App, services: Services): void {
       schema: {
         tags,
         summary: "Delete a model's admin entry",
-        description: `${ADMIN_ONLY} The model reverts to its configured or default description, if any.`,
+        description: `${ADMIN_ONLY} The model reverts to its configured, listed or default description (base_source), if any; 404 for a model without an admin entry.`,
         params: WildcardId,
       },
       onRequest: admin,

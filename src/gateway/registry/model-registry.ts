@@ -14,8 +14,11 @@ export interface ModelLayers {
   default?: ModelInfo;
   config?: ModelInput;
   admin?: ModelInput;
-  /** Whether some channel's listing names the model (its facts are a layer of their own). */
-  listed: boolean;
+  /**
+   * Whether some channel names the model (declares it or lists it, enabled or not): without a
+   * described layer it is then a discovered model, and stays one when its admin entry goes.
+   */
+  named: boolean;
 }
 
 /** One name a channel serves, with what its upstream listing said about it. */
@@ -41,8 +44,8 @@ export class ModelRegistry {
   private listed: ListedName[] = [];
   private discovered = new Map<string, ModelInfo>();
   private entries = new Map<string, ModelInfo>();
-  /** Ids the listings' facts went to: registry ids and discovered names. */
-  private listedIds = new Set<string>();
+  /** Ids the channels' names went to: registry ids and discovered names. */
+  private namedIds = new Set<string>();
   /** Plain names (upstream names, aliases, id slugs) -> ids that answer to them. */
   private names = new Map<string, Set<string>>();
 
@@ -88,7 +91,7 @@ export class ModelRegistry {
       default: this.defaults.get(id),
       config: this.config.get(id),
       admin: this.admin.get(id),
-      listed: this.listedIds.has(id),
+      named: this.namedIds.has(id),
     };
   }
 
@@ -130,7 +133,7 @@ export class ModelRegistry {
       if (!ids.has(name))
         discovered.set(name, mergeModel(blankModel(name), factsInput(name, f), 'discovered'));
     this.entries = entries;
-    this.listedIds = new Set(facts.keys());
+    this.namedIds = new Set(facts.keys());
     this.names = names;
     this.discovered = discovered;
   }

@@ -16,9 +16,9 @@ export interface ModelView extends ModelInfo {
   overridden: boolean;
   /**
    * What describes the model below its admin entry, so what DELETE leaves: the config file, the
-   * default file (`default`, a built-in model), an upstream's listing (`discovered`), or nothing
-   * (null: only the admin entry describes it, and DELETE removes the model). Equal to `source`
-   * for a model without an admin entry.
+   * default file (`default`, a built-in model), a channel that serves it (`discovered`: declared
+   * or listed, with what the listing says), or nothing (null: only the admin entry describes it,
+   * and DELETE removes the model). Equal to `source` for a model without an admin entry.
    */
   base_source: Exclude<ModelSource, 'admin'> | null;
 }
@@ -68,8 +68,8 @@ export class ModelService {
    * A new admin entry; 409 when one exists already, or when the default file or the config file
    * describes the model: a create sends a whole description, and laid over a built-in model it
    * replaced the fields the sender left at their blank values (prices of 0 made its chats free).
-   * PUT changes such a model field by field. A model only a listing describes takes a POST: that
-   * is how a discovered model is priced (docs/configuration.md).
+   * PUT changes such a model field by field. A model only the channels name (a discovered one)
+   * takes a POST: that is how it is priced (docs/configuration.md).
    */
   async create(input: ModelPatch): Promise<ModelView> {
     if (await this.state.repos.models.byId(input.id))
@@ -130,12 +130,12 @@ export class ModelService {
     };
   }
 
-  /** The highest layer below the admin entry: config over default over listing. */
+  /** The highest layer below the admin entry: config over default over the channels' names. */
   private baseSource(id: string): ModelView['base_source'] {
     const layers = this.state.registry.layers(id);
     if (layers.config) return 'config';
     if (layers.default) return 'default';
-    return layers.listed ? 'discovered' : null;
+    return layers.named ? 'discovered' : null;
   }
 }
 

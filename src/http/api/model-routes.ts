@@ -81,7 +81,7 @@ export function registerModelRoutes(app: App, services: Services): void {
       schema: {
         tags,
         summary: 'Add an admin entry for a model',
-        description: `${ADMIN_ONLY} 409 when one exists, or when the default file or the config file describes the model (use PUT); a model only an upstream's listing describes takes a POST of the fields to set.`,
+        description: `${ADMIN_ONLY} 409 when one exists, or when the default file or the config file describes the model (use PUT); a model only channels name (discovered) takes a POST of the fields to set.`,
         body: ModelBody,
       },
       onRequest: admin,

@@ -1114,6 +1114,124 @@ describe('console in a real browser', () => {
     }
   });
 
+  realOnly('creates a model from the fields filled in, and takes a known id to its edit form', async () => {
+    const builtIn = 'openai/gpt-4o-mini';
+    const before = await adminApi('GET', `/model/${builtIn}`);
+    expect(before).toMatchObject({ source: 'default', overridden: false });
+    await page.goto(`${gw.url}/admin/models`);
+    const dialog = page.getByRole('dialog');
+    try {
+      // A new id with a display name alone: only those two are sent, the rest takes its defaults.
+      await page.getByRole('button', { name: 'New model' }).click();
+      await dialog.getByLabel('Model id (required)').fill('zz-e2e/name-only');
+      await dialog.getByLabel('Display name (required)').fill('E2E name only');
+      const sent = page.waitForRequest((r) => r.method() === 'POST' && r.url().endsWith('/api/model'));
+      await dialog.getByRole('button', { name: 'Create model' }).click();
+      expect((await sent).postDataJSON()).toEqual({ id: 'zz-e2e/name-only', name: 'E2E name only' });
+      await page.getByText('Saved model zz-e2e/name-only.').waitFor();
+
+      // A built-in model's id: nothing is written over it; the form offers to edit it instead,
+      // with what was typed.
+      await page.getByRole('button', { name: 'New model' }).click();
+      await dialog.getByLabel('Model id (required)').fill(builtIn);
+      await dialog.getByLabel('Display name (required)').fill('Mini (e2e)');
+      await dialog.getByRole('button', { name: 'Create model' }).click();
+      await dialog
+        .getByText(`${builtIn} is already a model (built in): edit it to change what you filled in.`)
+        .waitFor();
+      await screenshot(page, '14b-model-known-id');
+      expect(await adminApi('GET', `/model/${builtIn}`)).toEqual(before);
+      await dialog.getByRole('button', { name: `Edit ${builtIn}` }).click();
+      await page.getByRole('heading', { name: `Edit ${builtIn}` }).waitFor();
+      expect(await dialog.getByLabel('Display name (required)').inputValue()).toBe('Mini (e2e)');
+      expect(await dialog.getByLabel('Prompt price (USD per token)').inputValue()).toBe(
+        before.pricing.prompt,
+      );
+      const edit = page.waitForRequest((r) => r.method() === 'PUT' && r.url().endsWith('/api/model'));
+      await dialog.getByRole('button', { name: 'Save changes' }).click();
+      expect((await edit).postDataJSON()).toEqual({ id: builtIn, name: 'Mini (e2e)' });
+      await page.getByText(`Saved model ${builtIn}.`).waitFor();
+      expect(await adminApi('GET', `/model/${builtIn}`)).toEqual({
+        ...before,
+        name: 'Mini (e2e)',
+        source: 'admin',
+        overridden: true,
+      });
+    } finally {
+      for (const id of ['zz-e2e/name-only', builtIn])
+        await fetch(`${gw.url}/api/model/${id}`, { method: 'DELETE', headers: { cookie: adminCookie } });
+    }
+  });
+
+  realOnly(
+    'resets an edited built-in model to its defaults, and deletes only a model an admin made',
+    async () => {
+      const builtIn = 'openai/gpt-4o-mini';
+      const defaults = await adminApi('GET', `/model/${builtIn}`);
+      await adminApi('PUT', '/model', { id: builtIn, name: 'Mini (e2e)', pricing: { prompt: '0.000009' } });
+      await adminApi('POST', '/model', { id: 'zz-e2e/own', name: 'E2E own model' });
+      try {
+        await page.goto(`${gw.url}/admin/models`);
+        const find = async (q: string) => {
+          await page.getByLabel('Find', { exact: true }).fill(q);
+          await page.getByRole('button', { name: 'Find', exact: true }).click();
+          await page.getByText(new RegExp(`matching “${q}”`)).waitFor();
+        };
+        const row = (name: RegExp) =>
+          page.getByRole('row').filter({ has: page.getByRole('rowheader', { name }) });
+        const buttons = async (name: RegExp) =>
+          (await row(name).getByRole('button').allTextContents()).map((t) => t.trim());
+
+        // Untouched: nothing to delete (the server has no entry to remove), so no Delete.
+        await find('openai/o3');
+        await row(/^OpenAI: o3\b/).waitFor();
+        expect(await buttons(/^OpenAI: o3\b/)).toEqual(['Edit']);
+        expect(
+          await row(/^OpenAI: o3\b/)
+            .locator('.badge')
+            .allTextContents(),
+        ).toEqual(['built in']);
+
+        // Edited: Reset, which says the built-in description comes back.
+        await find(builtIn);
+        await row(/Mini \(e2e\)/).waitFor();
+        expect(await buttons(/Mini \(e2e\)/)).toEqual(['Edit', 'Reset to defaults']);
+        expect(
+          await row(/Mini \(e2e\)/)
+            .locator('.badge')
+            .allTextContents(),
+        ).toEqual(['built in', 'edited']);
+        await page.getByRole('button', { name: 'Reset Mini (e2e) to defaults' }).click();
+        const confirm = page.getByRole('dialog', { name: 'Reset model to defaults?' });
+        await confirm
+          .getByText(
+            `Your changes to ${builtIn} are removed: its name, prices, limits and modalities come from the built-in list again.`,
+          )
+          .waitFor();
+        await screenshot(page, '14c-model-reset');
+        await confirm.getByRole('button', { name: 'Reset to defaults' }).click();
+        await page.getByText(`Reset model ${builtIn} to its built-in description.`).waitFor();
+        expect(await adminApi('GET', `/model/${builtIn}`)).toEqual(defaults);
+        await row(/^OpenAI: GPT-4o-mini/).waitFor();
+        expect(await buttons(/^OpenAI: GPT-4o-mini/)).toEqual(['Edit']);
+
+        // Only an admin described it: Delete, and it is gone.
+        await find('zz-e2e/own');
+        expect(await buttons(/E2E own model/)).toEqual(['Edit', 'Delete']);
+        await page.getByRole('button', { name: 'Delete E2E own model' }).click();
+        const del = page.getByRole('dialog', { name: 'Delete model?' });
+        await del.getByText('zz-e2e/own will disappear from /v1/models.').waitFor();
+        await del.getByRole('button', { name: 'Delete' }).click();
+        await page.getByText('Deleted model zz-e2e/own.').waitFor();
+        const gone = await fetch(`${gw.url}/api/model/zz-e2e/own`, { headers: { cookie: adminCookie } });
+        expect(gone.status).toBe(404);
+      } finally {
+        for (const id of ['zz-e2e/own', builtIn])
+          await fetch(`${gw.url}/api/model/${id}`, { method: 'DELETE', headers: { cookie: adminCookie } });
+      }
+    },
+  );
+
   it('raised no uncaught errors in the page', () => {
     expect(pageErrors).toEqual([]);
   });

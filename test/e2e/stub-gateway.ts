@@ -117,6 +117,10 @@ export async function startStubGateway(opts: {
       input_modalities: ['text'],
       output_modalities: ['text'],
       supported_parameters: ['temperature', 'max_tokens'],
+      // Described by an admin only, as the gateway's e2e setup makes it: Delete removes it.
+      source: 'admin',
+      overridden: true,
+      base_source: null,
     },
   ];
   let nextId = 1;

@@ -117,6 +117,15 @@ export interface ModelEntry {
   input_modalities: string[] | null;
   output_modalities: string[] | null;
   supported_parameters: string[] | null;
+  /** The layer that won: `admin` once an admin entry exists. */
+  source?: 'default' | 'config' | 'admin' | 'discovered';
+  /** Whether an admin entry exists (DELETE removes it). */
+  overridden?: boolean;
+  /**
+   * What describes the model below its admin entry, so what DELETE leaves: the built-in list
+   * (`default`), the config file, an upstream that serves it (`discovered`), or nothing (null).
+   */
+  base_source?: 'default' | 'config' | 'discovered' | null;
 }
 
 export interface LogRecord {

@@ -1,103 +1,30 @@
-import { useState } from 'react';
-import { api } from '../../api';
-import { type FieldSpec, type FormValues, numOrNull, SpecForm, str } from '../../components/SpecForm';
+import { useEffect, useRef, useState } from 'react';
+import { ApiError, api } from '../../api';
+import { type FormValues, SpecForm, str } from '../../components/SpecForm';
 import { Confirm, Empty, ErrorBox, Modal, Notice, Pager, Spinner } from '../../components/ui';
-import { formatNumber, perMillion, splitList } from '../../format';
+import { formatNumber, perMillion } from '../../format';
 import { useAsync, useDocumentTitle } from '../../hooks';
 import type { ModelEntry } from '../../types';
+import { createBody, editBody, fields, filledIn, ORIGIN, toValues } from './models/model-form';
 
 const PAGE_SIZE = 50;
 
-function fields(creating: boolean): FieldSpec[] {
-  const list: FieldSpec[] = [
-    { name: 'name', label: 'Display name', required: true },
-    {
-      name: 'upstream_model',
-      label: 'Upstream model',
-      hint: 'Name sent upstream, when it differs from the id. Empty: the default.',
-    },
-    {
-      name: 'context_length',
-      label: 'Context length (tokens)',
-      type: 'number',
-      min: 1,
-      hint: 'Empty: the default (the config file or built-in list, else 8,192).',
-    },
-    { name: 'max_completion_tokens', label: 'Max completion tokens', type: 'number', min: 1 },
-    { name: 'pricing_prompt', label: 'Prompt price (USD per token)', placeholder: '0.000003' },
-    { name: 'pricing_completion', label: 'Completion price (USD per token)', placeholder: '0.000015' },
-    { name: 'pricing_request', label: 'Price per request (USD)', placeholder: '0' },
-    { name: 'pricing_image', label: 'Price per image (USD)', placeholder: '0' },
-    { name: 'input_modalities', label: 'Input modalities', placeholder: 'text, image' },
-    { name: 'output_modalities', label: 'Output modalities', placeholder: 'text' },
-    {
-      name: 'supported_parameters',
-      label: 'Supported parameters',
-      wide: true,
-      placeholder: 'temperature, top_p, max_tokens, tools',
-    },
-  ];
-  if (creating)
-    list.unshift({ name: 'id', label: 'Model id', required: true, placeholder: 'openai/gpt-4o-mini' });
-  return list;
+const modelPath = (id: string) => `/model/${id.split('/').map(encodeURIComponent).join('/')}`;
+
+/** The model with exactly this id, or null when the registry has none. */
+async function knownModel(id: string): Promise<ModelEntry | null> {
+  try {
+    const m = await api.get<ModelEntry>(modelPath(id));
+    // A plain name answers with the model it names; only the same id is the same model.
+    return m.id === id ? m : null;
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 404) return null;
+    throw e;
+  }
 }
 
-function toValues(m?: ModelEntry): FormValues {
-  return {
-    id: m?.id ?? '',
-    name: m?.name ?? '',
-    upstream_model: m?.upstream_model ?? '',
-    context_length: m?.context_length ? String(m.context_length) : '',
-    max_completion_tokens: m?.max_completion_tokens ? String(m.max_completion_tokens) : '',
-    pricing_prompt: m?.pricing?.prompt ?? '',
-    pricing_completion: m?.pricing?.completion ?? '',
-    pricing_request: m?.pricing?.request ?? '',
-    pricing_image: m?.pricing?.image ?? '',
-    input_modalities: (m?.input_modalities ?? ['text']).join(', '),
-    output_modalities: (m?.output_modalities ?? ['text']).join(', '),
-    supported_parameters: (m?.supported_parameters ?? []).join(', '),
-  };
-}
-
-function toBody(v: FormValues, m?: ModelEntry): Record<string, unknown> {
-  const pricing: Record<string, string> = {};
-  for (const k of ['prompt', 'completion', 'request', 'image']) {
-    const p = str(v[`pricing_${k}`]);
-    pricing[k] = p || '0';
-  }
-  const body: Record<string, unknown> = {
-    id: m ? m.id : str(v.id),
-    name: str(v.name),
-    max_completion_tokens: numOrNull(v.max_completion_tokens),
-    pricing,
-    input_modalities: splitList(str(v.input_modalities)),
-    output_modalities: splitList(str(v.output_modalities)),
-    supported_parameters: splitList(str(v.supported_parameters)),
-  };
-  // Fields with a default below the admin's entry: sent when new or changed, so an untouched
-  // default is not pinned; a cleared one is null, which the server takes as "back to the default"
-  // (left out, the PUT kept the old value).
-  const start = toValues(m);
-  const changed = (k: string) => !m || str(v[k]) !== str(start[k]);
-  if (changed('upstream_model')) body.upstream_model = str(v.upstream_model) || null;
-  if (changed('context_length')) body.context_length = numOrNull(v.context_length);
-  // The other fields too go only when changed: sent as they were, they pinned the model's current
-  // values in the admin's entry (a built-in model renamed kept today's prices over later
-  // defaults), and put back what another administrator changed while the form was open.
-  if (m) {
-    for (const k of [
-      'name',
-      'max_completion_tokens',
-      'input_modalities',
-      'output_modalities',
-      'supported_parameters',
-    ])
-      if (!changed(k)) delete body[k];
-    if (!['prompt', 'completion', 'request', 'image'].some((k) => changed(`pricing_${k}`)))
-      delete body.pricing;
-  }
-  return body;
-}
+/** An edited model with something below the admin's changes: Delete takes it back to that. */
+const resettable = (m: ModelEntry) => !!m.overridden && !!m.base_source;
 
 export function Models() {
   useDocumentTitle('Models');
@@ -109,25 +36,58 @@ export function Models() {
     [page, q],
   );
   const [editing, setEditing] = useState<ModelEntry | 'new' | null>(null);
+  /** What a "New model" form filled in for an id the registry has, kept for that model's edit form. */
+  const [known, setKnown] = useState<{ model: ModelEntry; values: FormValues } | null>(null);
+  const [carried, setCarried] = useState<FormValues>({});
   const [deleting, setDeleting] = useState<ModelEntry | null>(null);
   const [notice, setNotice] = useState('');
   const current = editing === 'new' ? undefined : (editing ?? undefined);
+  const deletingOrigin = deleting && resettable(deleting) ? ORIGIN[deleting.base_source!] : undefined;
+  const knownOrigin = (known?.model.base_source && ORIGIN[known.model.base_source]?.known) || 'added before';
+  // Said at the top of a long form whose button is at the bottom: the dialog scrolls back up
+  // (scrolled into view, it stayed under the dialog's sticky header).
+  const knownRef = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (known) knownRef.current?.closest('dialog')?.scrollTo({ top: 0 });
+  }, [known]);
+
+  function open(to: ModelEntry | 'new' | null, values: FormValues = {}) {
+    setKnown(null);
+    setCarried(values);
+    setEditing(to);
+  }
 
   async function save(v: FormValues) {
     setNotice('');
-    const body = toBody(v, current);
-    if (current) await api.put('/model', body);
-    else await api.post('/model', body);
-    setNotice(`Saved model ${body.id}.`);
-    setEditing(null);
+    setKnown(null);
+    if (current) {
+      await api.put('/model', editBody(v, current));
+      setNotice(`Saved model ${current.id}.`);
+    } else {
+      // An id the registry has (built in, configured, listed, added before) is edited, never
+      // created over: the form offers its edit form, with what was filled in.
+      const id = str(v.id);
+      const m = await knownModel(id);
+      if (m) {
+        setKnown({ model: m, values: filledIn(v) });
+        return;
+      }
+      await api.post('/model', createBody(v));
+      setNotice(`Saved model ${id}.`);
+    }
+    open(null);
     list.reload();
   }
 
   async function remove() {
     setNotice('');
     if (!deleting) return;
-    await api.del(`/model/${deleting.id.split('/').map(encodeURIComponent).join('/')}`);
-    setNotice(`Deleted model ${deleting.id}.`);
+    await api.del(modelPath(deleting.id));
+    setNotice(
+      deletingOrigin
+        ? `Reset model ${deleting.id} ${deletingOrigin.notice}.`
+        : `Deleted model ${deleting.id}.`,
+    );
     setDeleting(null);
     list.reload();
   }
@@ -136,7 +96,7 @@ export function Models() {
     <>
       <div className="page-head">
         <h1>Models</h1>
-        <button type="button" className="btn btn-primary" onClick={() => setEditing('new')}>
+        <button type="button" className="btn btn-primary" onClick={() => open('new')}>
           New model
         </button>
       </div>
@@ -201,7 +161,17 @@ export function Models() {
                 <tr key={m.id}>
                   <th scope="row">
                     {m.name}
-                    <div className="meta mono">{m.id}</div>
+                    <div className="meta mono">
+                      {m.id}
+                      {m.base_source && (
+                        <span className="badge badge-muted">{ORIGIN[m.base_source]?.badge}</span>
+                      )}
+                      {m.overridden && m.base_source && (
+                        <span className="badge badge-muted" title="Changed here: Reset to defaults undoes it">
+                          edited
+                        </span>
+                      )}
+                    </div>
                   </th>
                   <td>{formatNumber(m.context_length)}</td>
                   <td>{perMillion(m.pricing?.prompt)}</td>
@@ -215,18 +185,32 @@ export function Models() {
                       type="button"
                       className="btn btn-small"
                       aria-label={`Edit ${m.name}`}
-                      onClick={() => setEditing(m)}
+                      onClick={() => open(m)}
                     >
                       Edit
                     </button>
-                    <button
-                      type="button"
-                      className="btn btn-small btn-danger"
-                      aria-label={`Delete ${m.name}`}
-                      onClick={() => setDeleting(m)}
-                    >
-                      Delete
-                    </button>
+                    {/* Untouched (no admin entry): nothing to delete, the server would answer 404. */}
+                    {resettable(m) ? (
+                      <button
+                        type="button"
+                        className="btn btn-small"
+                        aria-label={`Reset ${m.name} to defaults`}
+                        onClick={() => setDeleting(m)}
+                      >
+                        Reset to defaults
+                      </button>
+                    ) : (
+                      m.overridden !== false && (
+                        <button
+                          type="button"
+                          className="btn btn-small btn-danger"
+                          aria-label={`Delete ${m.name}`}
+                          onClick={() => setDeleting(m)}
+                        >
+                          Delete
+                        </button>
+                      )
+                    )}
                   </td>
                 </tr>
               ))}
@@ -238,24 +222,37 @@ export function Models() {
       <Modal
         title={current ? `Edit ${current.id}` : 'New model'}
         open={editing !== null}
-        onClose={() => setEditing(null)}
+        onClose={() => open(null)}
         wide
       >
+        {known && (
+          <div ref={knownRef} className="alert alert-warn" role="alert">
+            <span>{`${known.model.id} is already a model (${knownOrigin}): edit it to change what you filled in.`}</span>
+            <button type="button" className="btn btn-small" onClick={() => open(known.model, known.values)}>
+              Edit {known.model.id}
+            </button>
+          </div>
+        )}
         {editing !== null && (
           <SpecForm
             key={current?.id ?? 'new'}
             fields={fields(!current)}
-            initial={toValues(current)}
+            initial={{ ...toValues(current), ...carried }}
             submitLabel={current ? 'Save changes' : 'Create model'}
             onSubmit={save}
-            onCancel={() => setEditing(null)}
+            onCancel={() => open(null)}
           />
         )}
       </Modal>
       <Confirm
         open={deleting !== null}
-        title="Delete model?"
-        message={`${deleting?.id ?? ''} will disappear from /v1/models.`}
+        title={deletingOrigin ? 'Reset model to defaults?' : 'Delete model?'}
+        message={
+          deletingOrigin
+            ? `Your changes to ${deleting?.id} are removed: its name, prices, limits and modalities ${deletingOrigin.reset}`
+            : `${deleting?.id ?? ''} will disappear from /v1/models.`
+        }
+        confirmLabel={deletingOrigin ? 'Reset to defaults' : 'Delete'}
         onConfirm={remove}
         onCancel={() => setDeleting(null)}
       />

@@ -1114,6 +1114,64 @@ describe('console in a real browser', () => {
     }
   });
 
+  it('refuses a malformed number instead of saving it as empty, which meant unlimited', async () => {
+    // Chromium answers '' for the value of a number field holding "5e"; it was sent as null.
+    const writes: string[] = [];
+    const record = (r: { method(): string; url(): string }) => {
+      if (r.method() !== 'GET' && new URL(r.url()).pathname.startsWith('/api/')) writes.push(r.url());
+    };
+    page.on('request', record);
+    try {
+      const before = (await adminApi<{ name: string; quota_limit: number | null }[]>('GET', '/key')).find(
+        (k) => k.name === 'e2e key',
+      )!;
+      expect(before.quota_limit).toBe(5);
+      await page.goto(`${gw.url}/keys`);
+      await page.getByRole('button', { name: 'Edit e2e key', exact: true }).click();
+      const dialog = page.getByRole('dialog');
+      const quota = dialog.getByLabel('Quota (USD)');
+      await quota.fill('');
+      await quota.pressSequentially('0.05e');
+      await dialog.getByRole('button', { name: 'Save changes' }).click();
+      await dialog.getByText('Enter a number.', { exact: true }).waitFor();
+      expect(await quota.getAttribute('aria-invalid')).toBe('true');
+      await screenshot(page, '09d-key-bad-number');
+      await dialog.getByRole('button', { name: 'Cancel' }).click();
+
+      await page.getByRole('button', { name: 'New API key' }).click();
+      await dialog.getByLabel('Name (required)').fill('e2e bad numbers');
+      await dialog.getByLabel('Quota (USD)').pressSequentially('5e');
+      await dialog.getByLabel('Requests per minute').pressSequentially('6e');
+      await dialog.getByRole('button', { name: 'Create key' }).click();
+      await dialog.getByText('Enter a number.', { exact: true }).first().waitFor();
+      expect(await dialog.getByText('Enter a number.', { exact: true }).count()).toBe(2);
+      // Typing in the field takes its complaint away.
+      await dialog.getByLabel('Requests per minute').fill('60');
+      expect(await dialog.getByText('Enter a number.', { exact: true }).count()).toBe(1);
+      await dialog.getByRole('button', { name: 'Cancel' }).click();
+
+      await page.goto(`${gw.url}/admin/upstreams`);
+      await page.getByRole('button', { name: 'Edit fake upstream', exact: true }).click();
+      const priority = dialog.getByLabel('Priority');
+      await priority.fill('');
+      await priority.pressSequentially('5e');
+      await dialog.getByRole('button', { name: 'Save changes' }).click();
+      await dialog.getByText('Enter a number.', { exact: true }).waitFor();
+      await dialog.getByRole('button', { name: 'Cancel' }).click();
+
+      expect(writes).toEqual([]);
+      const after = (await adminApi<{ name: string; quota_limit: number | null }[]>('GET', '/key')).find(
+        (k) => k.name === 'e2e key',
+      )!;
+      expect(after.quota_limit).toBe(5);
+      expect(
+        (await adminApi<{ name: string }[]>('GET', '/key')).some((k) => k.name === 'e2e bad numbers'),
+      ).toBe(false);
+    } finally {
+      page.off('request', record);
+    }
+  });
+
   realOnly('creates a model from the fields filled in, and takes a known id to its edit form', async () => {
     const builtIn = 'openai/gpt-4o-mini';
     const before = await adminApi('GET', `/model/${builtIn}`);

@@ -48,11 +48,25 @@ export function SpecForm({
     });
   }
 
-  async function submit(e: FormEvent) {
+  async function submit(e: FormEvent<HTMLFormElement>) {
     e.preventDefault();
-    const missing = fields.filter((f) => f.required && !String(values[f.name] ?? '').trim());
-    if (missing.length) {
-      setErrors(Object.fromEntries(missing.map((f) => [f.name, `${f.label} is required.`])));
+    // A number field holding what is not a number ("5e", "0.05e") has the value '' in the
+    // browser, which reads as "not set": for a quota, unlimited. The field knows (badInput).
+    const form = e.currentTarget;
+    const bad = fields.filter((f) => {
+      const el = form.elements.namedItem(f.name);
+      return el instanceof HTMLInputElement && el.validity.badInput;
+    });
+    const missing = fields.filter(
+      (f) => f.required && !bad.includes(f) && !String(values[f.name] ?? '').trim(),
+    );
+    if (bad.length || missing.length) {
+      setErrors(
+        Object.fromEntries([
+          ...bad.map((f) => [f.name, 'Enter a number.']),
+          ...missing.map((f) => [f.name, `${f.label} is required.`]),
+        ]),
+      );
       return;
     }
     setBusy(true);

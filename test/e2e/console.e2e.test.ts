@@ -1172,6 +1172,31 @@ describe('console in a real browser', () => {
     }
   });
 
+  it('labels usage days as the UTC days they are, in a browser west of UTC', async () => {
+    const days = await adminApi<{ bucket: number }[]>('GET', '/log/stats?group=day');
+    expect(days.length).toBeGreaterThan(0);
+    const utcDay = (s: number) =>
+      new Date(s * 1000).toLocaleDateString('en-US', { month: 'short', day: 'numeric', timeZone: 'UTC' });
+    // Los Angeles is behind UTC all year: a UTC day's start is the evening before there.
+    const ctx = await browser.newContext({ timezoneId: 'America/Los_Angeles', locale: 'en-US' });
+    try {
+      const [cookieName, cookieValue] = adminCookie.split('=');
+      await ctx.addCookies([{ name: cookieName!, value: cookieValue!, url: gw.url }]);
+      const p = await ctx.newPage();
+      p.on('pageerror', (e) => pageErrors.push(e.message));
+      await p.goto(`${gw.url}/usage`);
+      const requests = p.getByRole('figure', { name: /^Requests/ });
+      await requests.getByRole('img', { name: 'Requests bar chart' }).waitFor();
+      expect(await requests.locator('.bar-label').allTextContents()).toEqual(
+        days.map((d) => utcDay(d.bucket)),
+      );
+      expect(await requests.locator('figcaption').textContent()).toBe('Requests per UTC day');
+      await screenshot(p, '12c-usage-utc-days');
+    } finally {
+      await ctx.close();
+    }
+  });
+
   realOnly('creates a model from the fields filled in, and takes a known id to its edit form', async () => {
     const builtIn = 'openai/gpt-4o-mini';
     const before = await adminApi('GET', `/model/${builtIn}`);

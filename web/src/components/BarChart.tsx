@@ -11,11 +11,14 @@ export interface Bar {
 /** Horizontal stacked bars in plain SVG; a data table below serves screen readers. */
 export function BarChart({
   title,
+  subtitle,
   bars,
   series,
   format,
 }: {
   title: string;
+  /** Said after the title ("per UTC day"); the bars' accessible name stays the title's. */
+  subtitle?: string;
   bars: Bar[];
   series: string[];
   format(n: number): string;
@@ -25,7 +28,7 @@ export function BarChart({
   return (
     <figure className="chart card" aria-labelledby={`${id}-t`}>
       <figcaption id={`${id}-t`} className="chart-title">
-        {title}
+        {subtitle ? `${title} ${subtitle}` : title}
         {series.length > 1 && (
           <span className="legend" aria-hidden="true">
             {series.map((s, i) => (

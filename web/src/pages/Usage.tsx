@@ -35,8 +35,14 @@ interface KeyNames {
 function bucketLabel(b: StatBucket['bucket'], group: string, keys: KeyNames): string {
   if (group === 'day') {
     const n = typeof b === 'number' ? b : Number(b);
+    // A bucket is a UTC day, given as its first second (docs/quotas.md): named in the browser's
+    // time zone, west of UTC that second is the evening before, and the bar took that day's name.
     if (Number.isFinite(n) && n > 1e8)
-      return new Date(n * 1000).toLocaleDateString(undefined, { month: 'short', day: 'numeric' });
+      return new Date(n * 1000).toLocaleDateString(undefined, {
+        month: 'short',
+        day: 'numeric',
+        timeZone: 'UTC',
+      });
     return String(b);
   }
   if (group === 'key') {
@@ -94,6 +100,7 @@ export function Usage() {
     { requests: 0, tokens: 0, cost: 0 },
   );
   const label = (r: StatBucket) => bucketLabel(r.bucket, group, keyNames);
+  const per = group === 'day' ? 'per UTC day' : undefined;
 
   return (
     <>
@@ -143,12 +150,14 @@ export function Usage() {
         <div className="charts">
           <BarChart
             title="Requests"
+            subtitle={per}
             series={['requests']}
             bars={rows.map((r) => ({ id: String(r.bucket), label: label(r), values: [r.requests || 0] }))}
             format={formatNumber}
           />
           <BarChart
             title="Tokens"
+            subtitle={per}
             series={['prompt', 'completion']}
             bars={rows.map((r) => ({
               id: String(r.bucket),
@@ -159,6 +168,7 @@ export function Usage() {
           />
           <BarChart
             title="Cost (USD)"
+            subtitle={per}
             series={['cost']}
             bars={rows.map((r) => ({ id: String(r.bucket), label: label(r), values: [Number(r.cost) || 0] }))}
             format={formatUsd}

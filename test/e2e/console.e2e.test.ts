@@ -125,6 +125,13 @@ describe('console in a real browser', () => {
       await anon.waitForLoadState('networkidle');
       expect(failed).toEqual([]);
       expect(errors).toEqual([]);
+      // The page names its icon, so a browser does not ask for /favicon.ico (a 404 on every load).
+      const icon = await anon.locator('link[rel="icon"]').getAttribute('href');
+      expect(icon).toBeTruthy();
+      const res = await fetch(new URL(icon!, gw.url));
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/^image\/svg\+xml/);
+      expect(await res.text()).toMatch(/^<svg [^>]*xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
     } finally {
       await ctx.close();
     }
@@ -173,10 +180,13 @@ describe('console in a real browser', () => {
     for (const link of ['Source code', 'Documentation', 'Author website'])
       await page.getByRole('link', { name: new RegExp(link) }).waitFor();
     expect(await page.getByTestId('download-count').textContent()).toBe('0');
+    const count = page.locator('p', { has: page.getByTestId('download-count') });
+    expect(await count.textContent()).toBe('0 downloads');
     await page.getByRole('button', { name: 'Download' }).click();
     const link = page.getByRole('link', { name: 'https://downloads.example.com/markdown-studio-2.1.0.zip' });
     await link.waitFor();
     expect(await page.getByTestId('download-count').textContent()).toBe('1');
+    expect(await count.textContent()).toBe('1 download');
     await screenshot(page, '04-app-detail');
   });
 
@@ -1169,6 +1179,33 @@ describe('console in a real browser', () => {
       ).toBe(false);
     } finally {
       page.off('request', record);
+    }
+  });
+
+  it('opens a form dialog on its first field, not on its close button', async () => {
+    const ctx = await browser.newContext();
+    try {
+      const [cookieName, cookieValue] = adminCookie.split('=');
+      await ctx.addCookies([{ name: cookieName!, value: cookieValue!, url: gw.url }]);
+      const p = await ctx.newPage();
+      p.on('pageerror', (e) => pageErrors.push(e.message));
+      const focused = () => p.evaluate<string>('document.activeElement?.id ?? ""');
+      for (const [path, button, first] of [
+        ['/keys', 'New API key', 'Name (required)'],
+        ['/admin/apps', 'New app', 'Name (required)'],
+        ['/admin/models', 'New model', 'Model id (required)'],
+      ]) {
+        await p.goto(gw.url + path);
+        await p.getByRole('button', { name: button }).click();
+        const field = p.getByRole('dialog').getByLabel(first!);
+        const id = await field.getAttribute('id');
+        await expect.poll(focused, { message: path }).toBe(id);
+        // Typing goes to the field at once.
+        await p.keyboard.type('x');
+        expect(await field.inputValue()).toBe('x');
+      }
+    } finally {
+      await ctx.close();
     }
   });
 

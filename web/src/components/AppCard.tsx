@@ -62,7 +62,9 @@ export function AppCard({ app }: { app: App }) {
         <p className="meta">
           <span className="badge">{app.category}</span>
           {app.version && <span>v{app.version}</span>}
-          <span>{formatNumber(app.download_count)} downloads</span>
+          <span>
+            {formatNumber(app.download_count)} {app.download_count === 1 ? 'download' : 'downloads'}
+          </span>
         </p>
       </div>
     </article>

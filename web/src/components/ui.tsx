@@ -119,7 +119,14 @@ export function Field({ label, id: given, error, hint, children, className }: Fi
   );
 }
 
-/** A modal built on <dialog>: focus is trapped by the browser and Escape closes it. */
+/** The controls a dialog starts on: its first field, when it has one. */
+const FIRST_FIELD = '.modal-body :is(input, select, textarea):not([disabled]):not([type="hidden"])';
+
+/**
+ * A modal built on <dialog>: focus is trapped by the browser and Escape closes it. It opens on
+ * its first field (showModal() focuses the first focusable element, the ✕ of the header), and
+ * again when its title changes while open (a form turned into another one).
+ */
 export function Modal({
   title,
   open,
@@ -135,12 +142,15 @@ export function Modal({
 }) {
   const ref = useRef<HTMLDialogElement>(null);
   const titleId = useId();
+  // biome-ignore lint/correctness/useExhaustiveDependencies: a new title means new content, which starts on its first field
   useEffect(() => {
     const d = ref.current;
     if (!d) return;
-    if (open && !d.open) d.showModal();
-    if (!open && d.open) d.close();
-  }, [open]);
+    if (open) {
+      if (!d.open) d.showModal();
+      d.querySelector<HTMLElement>(FIRST_FIELD)?.focus();
+    } else if (d.open) d.close();
+  }, [open, title]);
   return (
     <dialog
       ref={ref}

@@ -159,7 +159,8 @@ export function AppDetail({ id }: { id: string }) {
 
         <aside className="card detail-side" aria-label="Download and links">
           <p className="count" aria-live="polite">
-            <strong data-testid="download-count">{formatNumber(count)}</strong> downloads
+            <strong data-testid="download-count">{formatNumber(count)}</strong>{' '}
+            {count === 1 ? 'download' : 'downloads'}
           </p>
           <button
             type="button"

@@ -346,6 +346,16 @@ describe('/api/model', () => {
         message: `model ${id} is already in the registry (${from}): change its fields with PUT /api/model, which keeps the ones not sent`,
       });
     }
+    // Its short name: an entry of that id would take the name's requests from the model.
+    const short = await gw.call('POST', '/api/model', {
+      cookie: root,
+      body: { id: 'gpt-4o-mini', ...zeroing },
+    });
+    expect(short.status).toBe(409);
+    expect(short.body.message).toBe(
+      'model gpt-4o-mini names openai/gpt-4o-mini (its alias, upstream name or short name): change that model with PUT /api/model, or choose an id no model answers to',
+    );
+    expect(gw.services.registry.resolve('gpt-4o-mini')!.id).toBe('openai/gpt-4o-mini');
     expect(await get('openai/gpt-4o-mini')).toEqual(before);
     expect(await get('acme/configured')).toMatchObject({
       source: 'config',

@@ -69,7 +69,8 @@ export class ModelService {
    * describes the model: a create sends a whole description, and laid over a built-in model it
    * replaced the fields the sender left at their blank values (prices of 0 made its chats free).
    * PUT changes such a model field by field. A model only the channels name (a discovered one)
-   * takes a POST: that is how it is priced (docs/configuration.md).
+   * takes a POST: that is how it is priced (docs/configuration.md). An id another model answers
+   * to by another name is a 409 too.
    */
   async create(input: ModelPatch): Promise<ModelView> {
     if (await this.state.repos.models.byId(input.id))
@@ -78,6 +79,13 @@ export class ModelService {
     if (base === 'config' || base === 'default')
       throw conflict(
         `model ${input.id} is already in the registry (${DESCRIBED_BY[base]}): change its fields with PUT /api/model, which keeps the ones not sent`,
+      );
+    // A name another model answers to (its slug `gpt-4o-mini`, an alias, an upstream name): an
+    // entry of that id would take the name's requests from that model, unpriced.
+    const named = this.state.registry.resolve(input.id);
+    if (named && named.id !== input.id)
+      throw conflict(
+        `model ${input.id} names ${named.id} (its alias, upstream name or short name): change that model with PUT /api/model, or choose an id no model answers to`,
       );
     return this.save(input);
   }

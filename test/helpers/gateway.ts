@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { loadConfig } from '../../src/config/load-config.js';
 import type { Config } from '../../src/config/schema.js';
@@ -44,7 +45,15 @@ export async function startTestGateway(
       {
         server: { host: '127.0.0.1', port: 0, serve_console: false },
         database: { url: db.url, pool_size: 5 },
-        redis: { url: opts.redis === false ? '' : TEST_REDIS_URL },
+        // One Redis serves every test file at once, and key and user ids restart at 1 in each
+        // test database: keyed by the database, a file's rate-limit buckets (a key's tokens per
+        // minute) are not charged by another's requests. A second instance on the same database
+        // (`databaseUrl`) shares them, as instances do; a test sets its own `key_prefix` to share
+        // across databases.
+        redis: {
+          url: opts.redis === false ? '' : TEST_REDIS_URL,
+          key_prefix: `mg:${createHash('sha256').update(db.url).digest('hex').slice(0, 12)}:`,
+        },
         // Test files sign in often, from one address, sharing one Redis: the limit is tested apart
         // (user-session.test.ts). Likewise /api writes: root is user 1 in every test database, so
         // all files running at once on one Redis would share one allowance (api-write-limit.test.ts).

@@ -95,7 +95,9 @@ export function registerLimitHooks(app: FastifyInstance, services: Services, opt
   // Callback style: a caller without limits (the common case) passes without a promise.
   app.addHook('preHandler', (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
     const principal = request.principal;
-    if (!principal) return done();
+    // Limits count the calls that reach a model (all POSTs); the lookups around them (`GET
+    // /v1/models...`) take nothing from a key's minute (docs/scaling.md).
+    if (!principal || request.method === 'GET') return done();
     // The common key has no limit: pass without building anything.
     if (!principal.key.rpm_limit && !principal.key.tpm_limit && !userRpm) return done();
     const caller: CallerLimits = {

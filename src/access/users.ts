@@ -1,4 +1,11 @@
-import { badRequest, conflict, forbidden, GatewayError, notFound, unauthorized } from '../gateway/errors.js';
+import {
+  badRequest,
+  conflict,
+  forbidden,
+  type GatewayError,
+  notFound,
+  unauthorized,
+} from '../gateway/errors.js';
 import { MAX_EXACT } from '../store/column-bounds.js';
 import type { CredentialsRepo } from '../store/credentials-repo.js';
 import { isUniqueViolation } from '../store/db-errors.js';
@@ -417,12 +424,20 @@ function validatePassword(pw: string): void {
 
 export const MAX_QUOTA_USD = Math.floor(MAX_EXACT / 1e6);
 
+/**
+ * A `quota_limit` in USD as whole micro-USD (null: unlimited). A positive limit that rounds to 0
+ * is refused rather than stored as 0, which is a limit of its own (nothing may be spent): 1e-9
+ * made a key exhausted from its creation, with a 200.
+ */
 export function toMicros(usd: number | null | undefined): number | null {
   if (usd === null || usd === undefined) return null;
+  const micros = Math.round(usd * 1e6);
   // Spend saturates at 2^53 - 1 micro-USD (src/store/usage-store.ts): a limit past it means nothing.
-  if (!Number.isFinite(usd) || usd < 0 || Math.round(usd * 1e6) > MAX_EXACT)
-    throw new GatewayError(400, `quota_limit: must be a number from 0 to ${MAX_QUOTA_USD} (USD)`);
-  return Math.round(usd * 1e6);
+  if (!Number.isFinite(usd) || usd < 0 || micros > MAX_EXACT)
+    throw badRequest(`quota_limit: must be a number from 0 to ${MAX_QUOTA_USD} (USD)`, 'quota_limit');
+  if (micros === 0 && usd > 0)
+    throw badRequest('quota_limit: must be 0 or at least 0.000001 (USD)', 'quota_limit');
+  return micros;
 }
 
 // A valid hash of a random password: login of an unknown user costs the same as a wrong password

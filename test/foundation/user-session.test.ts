@@ -33,6 +33,48 @@ describe('GET /api/user/session', () => {
   });
 });
 
+describe('sign-out', () => {
+  const cookieAttributes = (setCookie: string) =>
+    setCookie
+      .split(';')
+      .slice(1)
+      .map((a) => a.trim().toLowerCase())
+      .filter((a) => !a.startsWith('expires=') && !a.startsWith('max-age='))
+      .sort();
+
+  it('clears the cookie with the attributes it was set with (HttpOnly, SameSite=Strict)', async () => {
+    const login = await gw.call('POST', '/api/user/login', {
+      body: { username: 'root', password: ROOT_PASSWORD },
+    });
+    const set = login.headers.get('set-cookie')!;
+    const out = await gw.call('POST', '/api/user/logout', { cookie: set.split(';')[0]! });
+    const cleared = out.headers.get('set-cookie')!;
+    expect(cleared).toMatch(/^mg_session=;/);
+    expect(cookieAttributes(cleared)).toEqual(cookieAttributes(set));
+    expect(cookieAttributes(cleared)).toEqual(['httponly', 'path=/', 'samesite=strict']);
+    // Signed out already (no cookie): cleared the same way.
+    const again = await gw.call('POST', '/api/user/logout');
+    expect(cookieAttributes(again.headers.get('set-cookie')!)).toEqual(cookieAttributes(set));
+  });
+
+  it('behind a trusted TLS proxy, clears it Secure as it was set', async () => {
+    const proxied = await startTestGateway({ server: { trust_proxy: '127.0.0.1' } }, { redis: false });
+    try {
+      const headers = { 'x-forwarded-proto': 'https' };
+      const login = await proxied.call('POST', '/api/user/login', {
+        body: { username: 'root', password: ROOT_PASSWORD },
+        headers,
+      });
+      const set = login.headers.get('set-cookie')!;
+      expect(cookieAttributes(set)).toContain('secure');
+      const out = await proxied.call('POST', '/api/user/logout', { cookie: set.split(';')[0]!, headers });
+      expect(cookieAttributes(out.headers.get('set-cookie')!)).toEqual(cookieAttributes(set));
+    } finally {
+      await proxied.close();
+    }
+  });
+});
+
 describe('sign-in attempts per client address', () => {
   it('past auth.login_rate_per_minute: 429 with Retry-After, right password or wrong; X-Forwarded-For is not believed', async () => {
     const limited = await startTestGateway({ auth: { login_rate_per_minute: 3 } }, { redis: false });

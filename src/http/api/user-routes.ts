@@ -1,3 +1,4 @@
+import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { Role } from '../../access/roles.js';
 import { toPublicUser } from '../../access/users.js';
@@ -61,6 +62,14 @@ export function registerUserRoutes(app: App, services: Services): void {
   const signedIn = requireUser(services, Role.user);
   const admin = requireUser(services, Role.admin);
   const tags = ['users'];
+  const { cookie_secure } = services.config.auth;
+  /** The session cookie's attributes, the same for setting it and for clearing it. */
+  const sessionCookie = (request: FastifyRequest) => ({
+    httpOnly: true,
+    sameSite: 'strict' as const,
+    path: '/',
+    secure: cookie_secure === 'auto' ? request.protocol === 'https' : cookie_secure,
+  });
 
   app.post(
     '/api/user/login',
@@ -86,16 +95,7 @@ export function registerUserRoutes(app: App, services: Services): void {
         request.body.username,
         request.body.password,
       );
-      reply.setCookie(SESSION_COOKIE, session, {
-        httpOnly: true,
-        sameSite: 'strict',
-        path: '/',
-        maxAge,
-        secure:
-          services.config.auth.cookie_secure === 'auto'
-            ? request.protocol === 'https'
-            : services.config.auth.cookie_secure,
-      });
+      reply.setCookie(SESSION_COOKIE, session, { ...sessionCookie(request), maxAge });
       request.log.info({ user_id: user.id }, 'user signed in');
       return ok(toPublicUser(user));
     },
@@ -113,7 +113,9 @@ export function registerUserRoutes(app: App, services: Services): void {
     async (request, reply) => {
       const session = request.cookies[SESSION_COOKIE];
       if (session) await services.users.logout(session);
-      reply.clearCookie(SESSION_COOKIE, { path: '/' });
+      // With the attributes it was set with: a browser matches the cookie by name and path, but a
+      // clearing cookie without them was itself a cookie without HttpOnly and with SameSite=Lax.
+      reply.clearCookie(SESSION_COOKIE, sessionCookie(request));
       return ok(null);
     },
   );

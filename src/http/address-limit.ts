@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { addressKey } from '../access/rate-limit/address-key.js';
 import type { RateLimiter } from '../access/rate-limit/rate-limiter.js';
 import { GatewayError } from '../gateway/errors.js';
 
@@ -20,9 +21,10 @@ export function routeLimitRefusal(err: unknown): RouteLimitScope | undefined {
 }
 
 /**
- * A per-client-address limit of one route (catalog search, sign-in): `perMinute` hits of
- * `request.ip` a minute under `name`, with `X-RateLimit-*` headers; past it a 429 with
- * `Retry-After` saying what is limited (`what`, e.g. "search is limited to 30 requests").
+ * A per-client-address limit of one route (catalog search, sign-in): `perMinute` hits of the
+ * client (`request.ip`; an IPv6 client by its /64, `addressKey`) a minute under `name`, with
+ * `X-RateLimit-*` headers; past it a 429 with `Retry-After` saying what is limited (`what`, e.g.
+ * "search is limited to 30 requests").
  */
 export function limitPerAddress(
   rateLimiter: RateLimiter,
@@ -30,7 +32,7 @@ export function limitPerAddress(
   reply: FastifyReply,
   opts: { name: string; scope: RouteLimitScope; perMinute: number; what: string },
 ): Promise<void> {
-  return limitPerMinute(rateLimiter, `${opts.name}:${request.ip}`, reply, {
+  return limitPerMinute(rateLimiter, `${opts.name}:${addressKey(request.ip)}`, reply, {
     scope: opts.scope,
     perMinute: opts.perMinute,
     what: `${opts.what} a minute per client`,

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../../gateway/errors.js';
 import type { Services } from '../../services.js';
+import { addressKey } from '../rate-limit/address-key.js';
 import type { RateLimitResult } from '../rate-limit/rate-limiter.js';
 import { estimatePromptTokens } from './prompt-estimate.js';
 import { type Admission, type CallerLimits, type LimitScope, RequestLimits } from './request-limits.js';
@@ -125,7 +126,7 @@ export function registerLimitHooks(app: FastifyInstance, services: Services, opt
       // one in (any cookie, a made-up token) is, or adding one would lift the limit.
       if ((request.headers.authorization || request.headers.cookie) && (await opts.signedIn?.(request)))
         return;
-      const result = await services.rateLimiter.hit(`ip:${request.ip}:catalog`, ipRpm, 60_000);
+      const result = await services.rateLimiter.hit(`ip:${addressKey(request.ip)}:catalog`, ipRpm, 60_000);
       writeHeaders(reply, ipRpm, result);
       if (!result.allowed) {
         opts.onReject?.('ip_rpm');

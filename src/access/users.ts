@@ -118,6 +118,15 @@ export class UserService {
     const now = nowSeconds();
     const maxAge = this.opts.sessionTtlHours * 3600;
     await this.creds.createSession(hash, user.id, now, now + maxAge);
+    // A disable that landed since the user was read (the password check alone takes ~90 ms)
+    // deleted their sessions before this one was written. The status read after the write
+    // catches it: a disable that this read does not see yet deletes sessions after it (applyPatch
+    // writes the status first), this one included.
+    const after = await this.users.byId(user.id);
+    if (after?.status !== Status.enabled) {
+      await this.creds.deleteSession(hash);
+      throw after ? forbidden('user is disabled') : unauthorized('invalid username or password');
+    }
     // Ended sessions are refused by their expiry; their rows go at most once an hour, with a
     // sign-in (every instance sweeps; the delete is idempotent).
     if (now - this.sweptAt >= 3600) {
@@ -329,9 +338,15 @@ export class UserService {
     if (updated === 'outranked') throw forbidden(NOT_BELOW_YOURS.change);
     if (!updated) throw notFound(`user ${target.id} not found`);
     // A new password ends every session made with the old one: a stolen cookie stops working
-    // when its victim (or an admin) changes the password. Personal access tokens are credentials
-    // of their own, listed and revoked on their own (docs/configuration.md).
-    if (set.password_hash !== undefined)
+    // when its victim (or an admin) changes the password. Disabling a user ends all of them: a
+    // session would otherwise work again when the user is enabled again, which an admin who
+    // disabled a suspect account does not expect. Personal access tokens and API keys are
+    // credentials of their own, listed and revoked on their own; they are refused while the user
+    // is disabled and resume (docs/configuration.md). After the status write, so a sign-in under
+    // way either sees the disable or has its session deleted here (login).
+    const disables = patch.status !== undefined && patch.status !== Status.enabled;
+    if (disables) await this.creds.deleteSessionsOf(target.id);
+    else if (set.password_hash !== undefined)
       await this.creds.deleteSessionsOf(target.id, keepSession ? hashSecret(keepSession) : undefined);
     // Sessions and tokens resolve through the user's status, so a disabled user is locked out
     // as soon as the cache forgets them: now on this instance, within its TTL elsewhere.

@@ -3,10 +3,10 @@ import type { ApiKeyRow, ApiKeysRepo } from '../store/api-keys-repo.js';
 import { charLength } from '../store/column-bounds.js';
 import { lastUseIsStale } from '../store/last-used.js';
 import type { UserRow, UsersRepo } from '../store/users-repo.js';
+import { notExpired, toMicros } from './limit-values.js';
 import { KeyStatus, Role, Status } from './roles.js';
 import { hashSecret, newApiKey, nowSeconds } from './secrets.js';
 import { TtlCache } from './ttl-cache.js';
-import { notExpired, toMicros } from './users.js';
 
 export interface KeyInput {
   name?: string;

@@ -6,43 +6,16 @@ import {
   notFound,
   unauthorized,
 } from '../gateway/errors.js';
-import { MAX_EXACT } from '../store/column-bounds.js';
 import type { CredentialsRepo } from '../store/credentials-repo.js';
 import { isUniqueViolation } from '../store/db-errors.js';
 import { lastUseIsStale } from '../store/last-used.js';
 import type { UserRow, UsersRepo } from '../store/users-repo.js';
+import { notExpired, toMicros } from './limit-values.js';
 import { hashPassword, needsRehash, verifyPassword } from './password.js';
-import { Role, Status } from './roles.js';
+import { outranks, Role, rankToStayBelow, Status } from './roles.js';
 import { hashSecret, newAccessToken, newSessionId, nowSeconds, randomToken } from './secrets.js';
 import { TtlCache } from './ttl-cache.js';
-
-export interface PublicUser {
-  id: number;
-  username: string;
-  display_name: string;
-  email: string;
-  role: number;
-  status: number;
-  default_model: string;
-  quota_limit: number | null;
-  quota_used: number;
-  created_time: number;
-  updated_time: number;
-}
-
-export const toPublicUser = (u: UserRow): PublicUser => ({
-  id: u.id,
-  username: u.username,
-  display_name: u.display_name,
-  email: u.email,
-  role: u.role,
-  status: u.status,
-  default_model: u.default_model,
-  quota_limit: u.quota_limit_micros === null ? null : u.quota_limit_micros / 1e6,
-  quota_used: u.quota_used_micros / 1e6,
-  created_time: u.created_time,
-  updated_time: u.updated_time,
-});
+import { validatePassword, validateUsername } from './user-fields.js';
 
 export interface UserPatch {
   username?: string;
@@ -56,7 +29,6 @@ export interface UserPatch {
 }
 
 const VALID_ROLES = new Set<number>([Role.user, Role.admin, Role.root]);
-const USERNAME = /^[A-Za-z0-9_.@-]{1,64}$/;
 
 /** Users, roles, sessions and personal access tokens. */
 export class UserService {
@@ -406,20 +378,6 @@ const NOT_BELOW_YOURS = {
   delete: 'cannot delete a user whose role is not below yours',
 };
 
-/**
- * The role a user `actor` manages must stay below, checked again by the write itself (usersRepo's
- * `below`, so a target promoted meanwhile is not overwritten): an admin's own role; none for a
- * root, who manages anyone. The write-time twin of `outranks`.
- */
-function rankToStayBelow(actor: UserRow): number | undefined {
-  return actor.role < Role.root ? actor.role : undefined;
-}
-
-/** Whether `actor` may manage `target` (a root: anyone; else users of a lower role). */
-function outranks(actor: UserRow, target: UserRow): boolean {
-  return actor.role >= Role.root || target.role < actor.role;
-}
-
 /** `alice` for `alice`; for `ALICE`, says which user holds it and why. */
 function takenBy(username: string, twin: UserRow): GatewayError {
   if (twin.username === username) return conflict(`username: "${username}" is taken`);
@@ -428,42 +386,6 @@ function takenBy(username: string, twin: UserRow): GatewayError {
   );
 }
 
-function validateUsername(name: string): void {
-  if (!USERNAME.test(name))
-    throw badRequest('username: 1..64 characters of letters, digits, _ . @ -', 'username');
-}
-
-function validatePassword(pw: string): void {
-  if (pw.length < 8 || pw.length > 256) throw badRequest('password: must be 8..256 characters', 'password');
-}
-
-export const MAX_QUOTA_USD = Math.floor(MAX_EXACT / 1e6);
-
-/**
- * A `quota_limit` in USD as whole micro-USD (null: unlimited). A positive limit that rounds to 0
- * is refused rather than stored as 0, which is a limit of its own (nothing may be spent): 1e-9
- * made a key exhausted from its creation, with a 200.
- */
-export function toMicros(usd: number | null | undefined): number | null {
-  if (usd === null || usd === undefined) return null;
-  const micros = Math.round(usd * 1e6);
-  // Spend saturates at 2^53 - 1 micro-USD (src/store/usage-store.ts): a limit past it means nothing.
-  if (!Number.isFinite(usd) || usd < 0 || micros > MAX_EXACT)
-    throw badRequest(`quota_limit: must be a number from 0 to ${MAX_QUOTA_USD} (USD)`, 'quota_limit');
-  if (micros === 0 && usd > 0)
-    throw badRequest('quota_limit: must be 0 or at least 0.000001 (USD)', 'quota_limit');
-  return micros;
-}
-
 // A valid hash of a random password: login of an unknown user costs the same as a wrong password
 // (same parameters as new hashes, see password.ts).
 const DUMMY_HASH = 'scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
-
-/**
- * A new key or token that has already expired could never be used: refused, naming the field.
- * (An update may set a past time: that is how a key is expired at once.)
- */
-export function notExpired(expires: number | null | undefined, now = nowSeconds()): void {
-  if (expires !== undefined && expires !== null && expires <= now)
-    throw badRequest('expires_time: must be in the future (unix seconds), or null for never', 'expires_time');
-}

@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from 'commander';
-import { MAX_QUOTA_USD } from '../access/users.js';
+import { MAX_QUOTA_USD } from '../access/limit-values.js';
 import { INT32_MAX } from '../store/column-bounds.js';
 
 // Option values are checked as they are parsed, so commander's message names the option

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { toPublicUser } from '../../access/public-user.js';
 import { Role } from '../../access/roles.js';
-import { toPublicUser } from '../../access/users.js';
 import { notFound } from '../../gateway/errors.js';
 import type { Services } from '../../services.js';
 import { limitPerAddress } from '../address-limit.js';

@@ -265,19 +265,6 @@ export class ApiKeyService {
   }
 }
 
-/**
- * Whether a model passes a key's allow-list; entries may end in `*` as a prefix wildcard. A
- * model goes by several names (the name asked for, its registry id, its upstream name, its
- * aliases): it passes when any of them does, so chat, embeddings and `/v1/models` agree.
- */
-export function modelAllowed(allowed: string[] | null, names: string | readonly string[]): boolean {
-  if (!allowed) return true;
-  const all = typeof names === 'string' ? [names] : names;
-  return allowed.some((a) =>
-    a.endsWith('*') ? all.some((n) => n.startsWith(a.slice(0, -1))) : all.includes(a),
-  );
-}
-
 /** Another user's keys are managed only by a higher role (root manages everyone). */
 function checkManages(actor: UserRow, ownerRole: number): void {
   if (ownerRole >= actor.role && actor.role < Role.root)

@@ -1,5 +1,4 @@
 import type { KeyPrincipal } from '../../access/api-keys.js';
-import { modelAllowed } from '../../access/api-keys.js';
 import { withChanges } from '../chat/hidden.js';
 import { answerRoom, sentMaxTokens } from '../chat/max-tokens.js';
 import { applyMiddleOut } from '../chat/middle-out.js';
@@ -38,8 +37,11 @@ export interface ChatPlan {
 
 export interface PlanDeps {
   targetsFor(model: string): RouteTarget[] | undefined;
-  /** Other names of a model (its registry id, upstream name, aliases), for key allow-lists. */
-  namesOf(model: string): string[];
+  /**
+   * Whether a key's allow-list admits `model` (the name as routing resolves it), `asWritten` being
+   * the name the request wrote when it differs (a variant's): registry/allow-list.ts.
+   */
+  allows(allowed: readonly string[], model: string, asWritten: string): boolean;
   adapterParams(kind: string, target: RouteTarget): ReadonlySet<string> | undefined;
   /** The max_tokens the target's adapter sends for `req` when not the client's (`ChatAdapter.sentMaxTokens`). */
   sentMaxTokens?(req: ChatRequest, target: RouteTarget): number | undefined;
@@ -59,8 +61,7 @@ export function planChat(req: ChatRequest, principal: KeyPrincipal, deps: PlanDe
   const allowed = principal.allowedModels;
   // A variant is a way of serving its base model: the key's allow-list is read for the base (and
   // the name as written, so an entry naming the variant itself allows it too).
-  const mayUse = (m: ChatModel) =>
-    !allowed || modelAllowed(allowed, [m.name, ...(m.id === m.name ? [] : [m.id]), ...deps.namesOf(m.id)]);
+  const mayUse = (m: ChatModel) => !allowed || deps.allows(allowed, m.id, m.name);
   if (!mayUse(primary)) throw forbidden(`this API key may not use model ${asked}`, 'model');
   if (req.reasoning?.effort && req.reasoning_effort && req.reasoning.effort !== req.reasoning_effort)
     throw badRequest('reasoning_effort: conflicts with reasoning.effort', 'reasoning_effort');

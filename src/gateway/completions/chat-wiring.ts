@@ -2,8 +2,7 @@ import type { QuotaLedger } from '../../access/quota/quota-ledger.js';
 import type { Config } from '../../config/schema.js';
 import { getChatAdapter, isChatProviderKind } from '../../providers/registry.js';
 import { perObject } from '../per-object.js';
-import type { Registry, Target } from '../registry/index.js';
-import { modelNames } from '../registry/model-info.js';
+import { isAllowed, type Registry, type Target, unknownAllowed } from '../registry/index.js';
 import { HealthTracker } from '../routing/health.js';
 import { startKeyProbe } from '../routing/key-probe.js';
 import type { RouteTarget } from '../routing/types.js';
@@ -37,9 +36,10 @@ export function createChatServices(
       const m = registry.resolve(model);
       return m ? chatTargetsOf(registry.targetsFor(m.id, CHAT)) : undefined;
     },
-    namesOf(model) {
+    allows(allowed, model, asWritten) {
       const m = registry.resolve(model);
-      return m ? modelNames(m) : [];
+      if (!m) return unknownAllowed(allowed, asWritten) || unknownAllowed(allowed, model);
+      return isAllowed(m, allowed, registry, asWritten === model ? undefined : asWritten);
     },
     adapterParams(kind, t) {
       if (!isChatProviderKind(kind)) return undefined;

@@ -1,4 +1,4 @@
-import { type KeyPrincipal, modelAllowed } from '../../access/api-keys.js';
+import type { KeyPrincipal } from '../../access/api-keys.js';
 import type { QuotaLedger, Reservation } from '../../access/quota/quota-ledger.js';
 import type { Config } from '../../config/schema.js';
 import { selectEmbeddingCandidates } from '../../providers/embedding-registry.js';
@@ -7,9 +7,10 @@ import { abortedStatus } from '../cancel.js';
 import { routeTargetsOf } from '../completions/chat-wiring.js';
 import { badRequest, forbidden, GatewayError, UpstreamError, upstreamToGateway } from '../errors.js';
 import { createSafeFetcher, type SafeFetcher } from '../images/safe-fetch.js';
+import { isAllowed } from '../registry/allow-list.js';
 import type { ModelInfo, Pricing, Registry } from '../registry/index.js';
 import { costOf } from '../registry/index.js';
-import { isEmbeddingModel, modelNames } from '../registry/model-info.js';
+import { isEmbeddingModel } from '../registry/model-info.js';
 import { attemptsOf, executeRoute, keepAttempts } from '../routing/execute.js';
 import type { HealthTracker } from '../routing/health.js';
 import { planRoute } from '../routing/plan.js';
@@ -235,7 +236,7 @@ export class EmbeddingsService {
     if (!name) throw badRequest('model: is required (no default embedding model is configured)', 'model');
     const model = this.deps.registry.resolve(name);
     if (!model) throw new GatewayError(404, `model not found: ${name}`, { param: 'model' });
-    if (!modelAllowed(principal.allowedModels, [name, ...modelNames(model)]))
+    if (!isAllowed(model, principal.allowedModels, this.deps.registry))
       throw forbidden(`this API key may not use model ${name}`, 'model');
     return model;
   }

@@ -28,11 +28,10 @@
  * Freshness: reads are in memory. A change through this instance (`/api/channel`, `/api/model`,
  * discovery) applies before the request that made it returns; other instances poll a version
  * row every second and reload, or reload at once on `registry.invalidate()` (for a Redis
- * pub/sub hook). Key allow-lists: `isAllowed(model, allowedModels)`.
+ * pub/sub hook). Key allow-lists: `isAllowed(model, allowedModels, registry)` (allow-list.ts).
  */
 
 import type { FastifyBaseLogger } from 'fastify';
-import { modelAllowed } from '../../access/api-keys.js';
 import type { Config } from '../../config/schema.js';
 import type { UpstreamTarget } from '../../providers/types.js';
 import type { ChannelsRepo } from '../../store/channels-repo.js';
@@ -44,11 +43,12 @@ import { importDeclarations } from './channel-declarations.js';
 import { ChannelService } from './channel-service.js';
 import { costOf, type Usage } from './cost.js';
 import { defaultModels } from './default-models.js';
-import { type ModelInfo, type ModelInput, modelNames } from './model-info.js';
+import type { ModelInfo, ModelInput } from './model-info.js';
 import { ModelRegistry } from './model-registry.js';
 import { ModelService } from './model-service.js';
 import { RegistryState } from './registry-state.js';
 
+export { isAllowed, type NameResolver, unknownAllowed } from './allow-list.js';
 export type { Endpoint, Target } from './catalog.js';
 export type { Channel, ChannelSettings, PublicChannel } from './channel.js';
 export type { ChannelTestResult } from './channel-test.js';
@@ -149,14 +149,4 @@ export function toUpstreamTarget(t: Target, apiKey = t.keys[0] ?? ''): UpstreamT
     extra: t.settings,
     maxOutputTokens: t.model.max_completion_tokens ?? undefined,
   };
-}
-
-/**
- * A key's allow-list admits a model when it names (or, ending in `*`, prefixes) its id, its
- * upstream name, its slug or an alias (so `gpt-4o-mini` admits `openai/gpt-4o-mini`, and
- * `openai/*` all of OpenAI's). null means every model. The same rule as chat and embeddings.
- */
-export function isAllowed(model: ModelInfo, allowed: string[] | null): boolean {
-  if (!allowed) return true;
-  return modelAllowed(allowed, modelNames(model));
 }

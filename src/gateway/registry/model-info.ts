@@ -231,11 +231,6 @@ export function defaultUpstreamName(id: string): string {
   return slash >= 0 ? id.slice(slash + 1) : id;
 }
 
-/** Every name a model goes by (id, upstream name, slug, aliases), as key allow-lists match it. */
-export function modelNames(m: ModelInfo): string[] {
-  return [m.id, m.upstream_model, defaultUpstreamName(m.id), ...m.aliases];
-}
-
 /** The author part of an OpenRouter-style id, or undefined. */
 export function authorOf(id: string): string | undefined {
   const slash = id.indexOf('/');

@@ -48,6 +48,8 @@ export class ModelRegistry {
   private namedIds = new Set<string>();
   /** Plain names (upstream names, aliases, id slugs) -> ids that answer to them. */
   private names = new Map<string, Set<string>>();
+  /** The plain names exactly one entry answers to, with that entry (what `resolve` finds). */
+  private unique = new Map<string, ModelInfo>();
 
   constructor(defaults: ModelInfo[], configModels: ModelInput[]) {
     for (const m of defaults) this.defaults.set(m.id, m);
@@ -96,9 +98,11 @@ export class ModelRegistry {
   }
 
   private lookupName(name: string, withDiscovered: boolean): ModelInfo | undefined {
-    const ids = this.names.get(name);
-    if (ids?.size === 1) return this.entries.get([...ids][0]!);
-    return withDiscovered && !ids ? this.discovered.get(name) : undefined;
+    // Without building anything: a chat request by a plain name, and an allow-list entry that is
+    // one (allow-list.ts), come through here.
+    const one = this.unique.get(name);
+    if (one) return one;
+    return withDiscovered && !this.names.has(name) ? this.discovered.get(name) : undefined;
   }
 
   private rebuild(): void {
@@ -132,9 +136,12 @@ export class ModelRegistry {
     for (const [name, f] of facts)
       if (!ids.has(name))
         discovered.set(name, mergeModel(blankModel(name), factsInput(name, f), 'discovered'));
+    const unique = new Map<string, ModelInfo>();
+    for (const [name, s] of names) if (s.size === 1) unique.set(name, entries.get([...s][0]!)!);
     this.entries = entries;
     this.namedIds = new Set(facts.keys());
     this.names = names;
+    this.unique = unique;
     this.discovered = discovered;
   }
 

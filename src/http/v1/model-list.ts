@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { badRequest } from '../../gateway/errors.js';
-import { type Endpoint, isAllowed, type ModelInfo } from '../../gateway/registry/index.js';
+import { type Endpoint, isAllowed, type ModelInfo, type NameResolver } from '../../gateway/registry/index.js';
 import { authorOf } from '../../gateway/registry/model-info.js';
 import { matchesAny } from '../../gateway/routing/plan.js';
 import type { RouteTarget } from '../../gateway/routing/types.js';
@@ -88,8 +88,9 @@ const OPENROUTER_INPUT_MODALITIES = ['text', 'image', 'file', 'audio', 'video'];
 export type UpstreamFacts = Pick<RouteTarget, 'channelName' | 'kind' | 'settings'>;
 
 export interface FilterContext {
-  /** The key's allow-list (null: every model). */
+  /** The key's allow-list (null: every model), read with `registry` (registry/allow-list.ts). */
   allowed: string[] | null;
+  registry: NameResolver;
   /** Whether some enabled upstream serves the model on `endpoint`, as routing decides it. */
   servesOn(modelId: string, endpoint: Endpoint): boolean;
   /** The enabled upstreams serving the model on `endpoint`, or on either when it is undefined. */
@@ -118,7 +119,7 @@ export function filterModels(models: ModelInfo[], f: ModelFilters, ctx: FilterCo
   const ranges = rangeFilter(f, ctx.now);
   return models.filter(
     (m) =>
-      isAllowed(m, ctx.allowed) &&
+      isAllowed(m, ctx.allowed, ctx.registry) &&
       (!output || output(m.output_modalities)) &&
       (!input || input(m.input_modalities)) &&
       (!params || params.every((p) => m.supported_parameters.includes(p))) &&

@@ -22,7 +22,7 @@ export function usableModel(
   const usable = (name: string) => {
     const model = registry.resolve(name);
     const servable = model && registry.servableModels().some((m) => m.id === model.id);
-    return model && servable && isAllowed(model, allowed) ? model : undefined;
+    return model && servable && isAllowed(model, allowed, registry) ? model : undefined;
   };
   const model = usable(id);
   if (model) return model;

@@ -209,6 +209,7 @@ function filterContext(services: Services, request: FastifyRequest): FilterConte
   const { registry } = services;
   return {
     allowed: request.principal!.allowedModels,
+    registry,
     servesOn: (id, endpoint) => registry.targetsFor(id, { endpoint }).length > 0,
     upstreams: (id, endpoint) =>
       endpoint

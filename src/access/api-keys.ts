@@ -1,21 +1,16 @@
-import { badRequest, forbidden, GatewayError, notFound, unauthorized } from '../gateway/errors.js';
+import { badRequest, conflict, forbidden, GatewayError, notFound, unauthorized } from '../gateway/errors.js';
 import type { ApiKeyRow, ApiKeysRepo } from '../store/api-keys-repo.js';
 import { charLength } from '../store/column-bounds.js';
 import { lastUseIsStale } from '../store/last-used.js';
 import type { UserRow, UsersRepo } from '../store/users-repo.js';
+import { checkOwnerChange, type HeldInput, Hold, heldColumns, holdAfterAdmin } from './key-hold.js';
 import { notExpired, toMicros } from './limit-values.js';
 import { KeyStatus, Role, Status } from './roles.js';
 import { hashSecret, newApiKey, nowSeconds } from './secrets.js';
 import { TtlCache } from './ttl-cache.js';
 
-export interface KeyInput {
+export interface KeyInput extends HeldInput {
   name?: string;
-  status?: number;
-  expires_time?: number | null;
-  quota_limit?: number | null;
-  allowed_models?: string[] | null;
-  rpm_limit?: number | null;
-  tpm_limit?: number | null;
   user_id?: number;
 }
 
@@ -42,6 +37,10 @@ export interface PublicKey {
   updated_time: number;
   /** When the key last authenticated a request (Unix seconds, to the minute), or null: never. */
   last_used_time: number | null;
+  /** An admin holds its limits: its owner may tighten them, not loosen them (key-hold.ts). */
+  admin_managed: boolean;
+  /** An admin disabled it: its owner cannot enable it again. */
+  admin_disabled: boolean;
 }
 
 /** Status as clients see it: expiry and exhaustion are derived, so they can never go stale. */
@@ -68,6 +67,8 @@ export const toPublicKey = (k: ApiKeyRow): PublicKey => ({
   created_time: k.created_time,
   updated_time: k.updated_time,
   last_used_time: k.last_used_time,
+  admin_managed: k.admin_hold > Hold.none,
+  admin_disabled: k.admin_hold === Hold.disabled,
 });
 
 /** Throws 401 unless the key and its owner are enabled and the key has not expired. */
@@ -181,7 +182,8 @@ export class ApiKeyService {
       const owner = await this.users.byId(ownerId);
       if (!owner) throw notFound(`user ${ownerId} not found`);
       checkManages(actor, owner.role);
-    }
+    } else if (input.admin_managed === true)
+      throw forbidden("admin_managed: set by an admin, on another user's key", 'admin_managed');
     const now = nowSeconds();
     notExpired(input.expires_time, now);
     const { secret, hash, prefix } = newApiKey();
@@ -199,6 +201,8 @@ export class ApiKeyService {
       created_time: now,
       updated_time: now,
       last_used_time: null,
+      // A key made for someone else is held as made, whatever it carries: its owner did not choose it.
+      admin_hold: ownerId === actor.id ? Hold.none : holdAfterAdmin(Hold.limits, input),
     });
     return { row, secret };
   }
@@ -235,22 +239,47 @@ export class ApiKeyService {
     return key;
   }
 
+  /**
+   * Changes the fields sent. Another user's key is held by the change (key-hold.ts); the owner of
+   * a held key may tighten, not loosen. Written only over the row it was computed from: a change
+   * racing another instance's (an admin lowering the quota while the owner raises it to the old
+   * one) is computed again from the new row, or, after 3 tries, a 409.
+   */
   async update(actor: UserRow, id: number, input: KeyInput): Promise<ApiKeyRow> {
-    await this.managed(actor, id);
-    if (input.user_id !== undefined) throw badRequest('user_id: a key cannot change owner', 'user_id');
+    for (let attempt = 1; ; attempt++) {
+      const key = await this.managed(actor, id);
+      if (input.user_id !== undefined) throw badRequest('user_id: a key cannot change owner', 'user_id');
+      const row = await this.keys.updateIf(id, this.patch(actor, key, input), heldColumns(key));
+      if (row) {
+        this.forget();
+        return row;
+      }
+      if (attempt >= 3) throw conflict(`API key ${id} is being changed by someone else; try again`);
+    }
+  }
+
+  /** The columns a change of `key` by `actor` writes (key-hold.ts decides the hold). */
+  private patch(actor: UserRow, key: ApiKeyRow, input: KeyInput): Record<string, unknown> {
+    const quota = input.quota_limit === undefined ? undefined : toMicros(input.quota_limit);
+    const models =
+      input.allowed_models === undefined
+        ? undefined
+        : input.allowed_models && validModels(input.allowed_models);
+    const own = key.user_id === actor.id;
+    // An owner below root is held to what an admin set; a root owner answers to no one.
+    if (own && actor.role < Role.root) checkOwnerChange(key, input, quota, models);
+    else if (own && input.admin_managed !== undefined && input.admin_managed !== key.admin_hold > Hold.none)
+      throw forbidden("admin_managed: set by an admin, on another user's key", 'admin_managed');
     const set: Record<string, unknown> = { updated_time: nowSeconds() };
+    if (!own) set.admin_hold = holdAfterAdmin(key.admin_hold, input);
     if (input.name !== undefined) set.name = validName(input.name);
     if (input.status !== undefined) set.status = clientStatus(input.status);
     if (input.expires_time !== undefined) set.expires_time = input.expires_time;
-    if (input.quota_limit !== undefined) set.quota_limit_micros = toMicros(input.quota_limit);
-    if (input.allowed_models !== undefined)
-      set.allowed_models = input.allowed_models ? JSON.stringify(validModels(input.allowed_models)) : null;
+    if (quota !== undefined) set.quota_limit_micros = quota;
+    if (models !== undefined) set.allowed_models = models ? JSON.stringify(models) : null;
     if (input.rpm_limit !== undefined) set.rpm_limit = input.rpm_limit;
     if (input.tpm_limit !== undefined) set.tpm_limit = input.tpm_limit;
-    const row = await this.keys.update(id, set);
-    if (!row) throw notFound(`API key ${id} not found`);
-    this.forget();
-    return row;
+    return set;
   }
 
   async delete(actor: UserRow, id: number): Promise<void> {

@@ -64,7 +64,9 @@ export function registerKeyCommands(program: Command): void {
         await withServices(async (s) => {
           const owner = await s.repos.users.byUsername(o.username);
           if (!owner) throw new Error(`no user named ${o.username}`);
-          const { secret, row } = await s.apiKeys.create(owner, body);
+          // Made by the operator, as root: a key for another user holds its limits, as one an
+          // admin makes for them does (src/access/key-hold.ts).
+          const { secret, row } = await s.apiKeys.create(await rootActor(s), { ...body, user_id: owner.id });
           const expires = row.expires_time === null ? '' : `, expires ${iso(row.expires_time)}`;
           process.stdout.write(`created API key ${row.id} for ${owner.username}${expires}:\n${secret}\n`);
         });

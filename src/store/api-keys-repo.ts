@@ -29,6 +29,24 @@ export class ApiKeysRepo {
       .executeTakeFirst();
   }
 
+  /**
+   * `update`, only while the columns in `expected` still hold what they were read as (null
+   * included): a write computed from a row another instance changed meanwhile is not written
+   * over it (undefined then, as for a missing key).
+   */
+  updateIf(
+    id: number,
+    patch: Updateable<ApiKeysTable>,
+    expected: Partial<Record<keyof ApiKeyRow, string | number | null>>,
+  ): Promise<ApiKeyRow | undefined> {
+    let q = this.d.db.updateTable('api_keys').set(patch).where('id', '=', id);
+    for (const [column, value] of Object.entries(expected) as Array<
+      [keyof ApiKeyRow, string | number | null]
+    >)
+      q = value === null ? q.where(column, 'is', null) : q.where(column, '=', value);
+    return q.returningAll().executeTakeFirst();
+  }
+
   /** Records a use of the key (store/last-used.ts). */
   touch(id: number, now: number): Promise<void> {
     return touchLastUsed(this.d.db, 'api_keys', id, now);

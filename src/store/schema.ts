@@ -59,6 +59,11 @@ export interface ApiKeysTable {
   created_time: number;
   updated_time: number;
   last_used_time: number | null;
+  /**
+   * 0: the owner's own key; 1: an admin holds its limits (its owner may tighten, not loosen
+   * them); 2: held, and disabled by an admin (src/access/key-hold.ts, migration 0007).
+   */
+  admin_hold: Generated<number>;
 }
 
 export interface AppsTable {

@@ -1209,6 +1209,53 @@ describe('console in a real browser', () => {
     }
   });
 
+  realOnly(
+    "shows a key's limits an administrator set read-only to its owner, with no Enable after an admin disabled it",
+    async () => {
+      const owner = await adminApi<{ id: number }>('POST', '/user', {
+        username: 'e2e-held',
+        password: 'e2e-held-pass',
+      });
+      const key = await adminApi<{ id: number }>('POST', '/key', {
+        name: 'held e2e key',
+        user_id: owner.id,
+        quota_limit: 3,
+      });
+      await adminApi('PUT', '/key', { id: key.id, status: 2 });
+      const login = await fetch(`${gw.url}/api/user/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ username: 'e2e-held', password: 'e2e-held-pass' }),
+      });
+      const [name, value] = (login.headers.get('set-cookie') ?? '').split(';')[0]!.split('=');
+      const ctx = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+      try {
+        await ctx.addCookies([{ name: name!, value: value!, url: gw.url }]);
+        const p = await ctx.newPage();
+        p.on('pageerror', (e) => pageErrors.push(e.message));
+        await p.goto(`${gw.url}/keys`);
+        const row = p.getByRole('row', { name: /held e2e key/ });
+        await row.getByText('Disabled by an administrator').waitFor();
+        expect(await row.getByRole('button', { name: 'Enable held e2e key' }).count()).toBe(0);
+        await row.getByRole('button', { name: 'Edit held e2e key' }).click();
+        const dialog = p.getByRole('dialog');
+        expect(await dialog.getByLabel('Quota (USD)').isDisabled()).toBe(true);
+        expect(await dialog.getByLabel('Allowed models').isDisabled()).toBe(true);
+        await screenshot(p, '09e-key-held-by-admin');
+        // The name stays the owner's.
+        await dialog.getByLabel('Name (required)').fill('renamed held key');
+        await dialog.getByRole('button', { name: 'Save changes' }).click();
+        await p.getByText('Saved key “renamed held key”.').waitFor();
+        const after = (
+          await adminApi<{ id: number; name: string; quota_limit: number }[]>('GET', '/key')
+        ).find((k) => k.id === key.id)!;
+        expect(after).toMatchObject({ name: 'renamed held key', quota_limit: 3 });
+      } finally {
+        await ctx.close();
+      }
+    },
+  );
+
   it('labels usage days as the UTC days they are, in a browser west of UTC', async () => {
     const days = await adminApi<{ bucket: number }[]>('GET', '/log/stats?group=day');
     expect(days.length).toBeGreaterThan(0);

@@ -428,6 +428,9 @@ export async function startStubGateway(opts: {
           quota_used: 0,
           created_time: now(),
           updated_time: now(),
+          // The stand-in's keys are their owner's own: no administrator holds their limits.
+          admin_managed: false,
+          admin_disabled: false,
           secret,
         };
         keys.push(k);

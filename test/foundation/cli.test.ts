@@ -56,6 +56,18 @@ describe('modelgate CLI', () => {
           body: JSON.stringify({ username: 'ops', password: 'ops-password-1' }),
         });
         expect(((await login.json()) as { data: { role: number } }).data.role).toBe(10);
+        // A key the operator made for ops holds its limits, as one an admin makes for them does.
+        const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0]!;
+        const keys = await fetch(`${gw.url}/api/key`, { headers: { cookie } });
+        const made = ((await keys.json()) as { data: Array<{ id: number; admin_managed: boolean }> })
+          .data[0]!;
+        expect(made.admin_managed).toBe(true);
+        const raise = await fetch(`${gw.url}/api/key`, {
+          method: 'PUT',
+          headers: { cookie, 'content-type': 'application/json' },
+          body: JSON.stringify({ id: made.id, quota_limit: null }),
+        });
+        expect(raise.status).toBe(403);
         const pipedLogin = await fetch(`${gw.url}/api/user/login`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },

@@ -74,7 +74,10 @@ describe('usernames unique ignoring case, in the database itself', () => {
       for (const name of ['alice', 'bob', 'ALICE', 'Alice', 'BOB', 'carol'])
         before.push(await users.insert({ ...user(name), password_hash: `hash of ${name}` }));
 
-      expect(await migrateToLatest(d)).toEqual(['0005-username-case']);
+      // 0005 and every migration released after it.
+      const since = Object.keys(migrationsFor(d.dialect)).filter((name) => name >= '0005');
+      expect(since[0]).toBe('0005-username-case');
+      expect(await migrateToLatest(d)).toEqual(since);
 
       const after = await d.db
         .selectFrom('users')

@@ -53,6 +53,10 @@ export interface ApiKey {
   /** When it last authenticated a request (to the minute); null: never. */
   last_used_time?: number | null;
   user_id?: number;
+  /** An admin holds its limits: its owner may not loosen them (the console shows them read-only). */
+  admin_managed?: boolean;
+  /** An admin disabled it: only an admin enables it again. */
+  admin_disabled?: boolean;
 }
 
 export const CHANNEL_KINDS = [

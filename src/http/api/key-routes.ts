@@ -17,6 +17,9 @@ const KeyFields = {
   ),
   rpm_limit: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: INT32_MAX }))),
   tpm_limit: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: INT32_MAX }))),
+  // Admins, on another user's key: false hands it back to its owner, true holds it as it is
+  // (src/access/key-hold.ts). On your own key, only its current value.
+  admin_managed: Type.Optional(Type.Boolean()),
 };
 
 /** `POST /api/key`; `modelgate key create` checks its options against it too. */
@@ -28,6 +31,8 @@ const UpdateKey = Type.Object({ id: RowId, ...KeyFields }, { additionalPropertie
 
 const OWN_KEYS =
   "Your own keys; admins see every user's and change those of users whose role is below theirs (root: all).";
+const HELD =
+  ' A key an admin created or changed for another user is admin-managed (admin_managed): its owner may rename, disable and delete it and tighten its limits, but not loosen quota_limit, rpm_limit, tpm_limit, allowed_models or expires_time, nor enable it when an admin disabled it (admin_disabled): 403 naming the field. An admin sends admin_managed false to hand a key back.';
 
 export function registerKeyRoutes(app: App, services: Services): void {
   const signedIn = requireUser(services, Role.user);
@@ -85,7 +90,7 @@ export function registerKeyRoutes(app: App, services: Services): void {
         tags,
         summary: 'Create an API key for /v1',
         description:
-          'The secret (sk-...) is in this answer only. Admins may create one for another user (user_id).',
+          'The secret (sk-...) is in this answer only. Admins may create one for another user (user_id): it is admin-managed (see PUT), unless admin_managed is false.',
         body: CreateKey,
       },
       onRequest: signedIn,
@@ -103,7 +108,7 @@ export function registerKeyRoutes(app: App, services: Services): void {
       schema: {
         tags,
         summary: 'Update an API key (fields not sent are kept)',
-        description: OWN_KEYS,
+        description: OWN_KEYS + HELD,
         body: UpdateKey,
       },
       onRequest: signedIn,

@@ -8,7 +8,7 @@ import { formatDate, formatNumber, formatUsd, splitList, toLocalInput, toUnix } 
 import { useAsync, useDocumentTitle } from '../hooks';
 import { rememberKey } from '../keystore';
 import { Link } from '../router';
-import type { ApiKey } from '../types';
+import { type ApiKey, ROLE, type User } from '../types';
 
 const PAGE_SIZE = 20;
 
@@ -33,6 +33,31 @@ const FIELDS: FieldSpec[] = [
     hint: 'Comma-separated model ids. Empty allows every model.',
   },
 ];
+
+const LIMITS = new Set(['quota_limit', 'expires_time', 'rpm_limit', 'tpm_limit', 'allowed_models']);
+
+/**
+ * The form's fields. For an owner whose key an admin manages, the limits are shown read-only: the
+ * server refuses to loosen them (403), and a form that offers it only leads there.
+ */
+function fieldsFor(held: boolean): FieldSpec[] {
+  if (!held) return FIELDS;
+  return FIELDS.map((f) =>
+    LIMITS.has(f.name)
+      ? {
+          ...f,
+          disabled: true,
+          placeholder: undefined,
+          hint: `Set by an administrator. ${f.hint ?? ''}`.trim(),
+        }
+      : f,
+  );
+}
+
+/** Whether the signed-in user owns `k` and an admin holds its limits (a root answers to no one). */
+function heldFor(k: ApiKey | undefined, user: User | null): boolean {
+  return !!k?.admin_managed && !!user && k.user_id === user.id && user.role < ROLE.root;
+}
 
 function expiry(k?: ApiKey): number | null {
   return k?.expires_time ?? k?.expires_at ?? null;
@@ -200,6 +225,11 @@ export function Keys() {
                     <div className="meta">
                       {k.last_used_time ? `Last used ${formatDate(k.last_used_time)}` : 'Never used'}
                     </div>
+                    {k.admin_managed && (
+                      <div className="meta">
+                        {k.admin_disabled ? 'Disabled by an administrator' : 'Limits set by an administrator'}
+                      </div>
+                    )}
                   </th>
                   {everyone && <td>{k.user_id === user?.id ? 'You' : `User #${k.user_id}`}</td>}
                   <td>
@@ -223,7 +253,7 @@ export function Keys() {
                     >
                       Edit
                     </button>
-                    {(k.status === 1 || k.status === 2) && (
+                    {(k.status === 1 || (k.status === 2 && !(k.admin_disabled && heldFor(k, user)))) && (
                       <button
                         type="button"
                         className="btn btn-small"
@@ -259,7 +289,7 @@ export function Keys() {
         {editing !== null && (
           <SpecForm
             key={current?.id ?? 'new'}
-            fields={FIELDS}
+            fields={fieldsFor(heldFor(current, user))}
             initial={toValues(current)}
             submitLabel={current ? 'Save changes' : 'Create key'}
             onSubmit={save}

@@ -41,28 +41,42 @@ export function unwrapReasoning(content: unknown): ReasoningDetail[] | undefined
 
 /**
  * Streamed `reasoning_details` pieces merged into whole details: pieces of one detail share its
- * type and index (Anthropic's thinking deltas and then its signature; OpenRouter's chunks), their
- * text, summary and data are joined, and the last signature, id and format win.
+ * type and index (Anthropic's thinking deltas and then its signature; OpenRouter's chunks, whose
+ * text comes in pieces and whose signature or encrypted data may come in a later one), their
+ * text, summary and data are joined, and the last signature, id and format win. A piece without an
+ * index is a detail of its own: nothing says which one it goes on.
  */
 export class ReasoningDetailsMerger {
   private readonly byKey = new Map<string, ReasoningDetail>();
+  private unindexed = 0;
 
   add(pieces: readonly ReasoningDetail[] | undefined): void {
     if (!pieces) return;
-    for (const p of pieces) {
-      const key = `${p.type}:${p.index ?? this.byKey.size}`;
-      const d = this.byKey.get(key);
-      if (!d) {
-        this.byKey.set(key, { ...p });
-        continue;
-      }
-      if (typeof p.text === 'string') d.text = (d.text ?? '') + p.text;
-      if (typeof p.summary === 'string') d.summary = (d.summary ?? '') + p.summary;
-      if (typeof p.data === 'string') d.data = (d.data ?? '') + p.data;
-      if (p.signature) d.signature = p.signature;
-      if (p.id) d.id = p.id;
-      if (p.format) d.format = p.format;
+    for (const p of pieces) this.merge(p);
+  }
+
+  /** The detail `piece` is part of, when a piece of it came before (not for one without an index). */
+  of(piece: ReasoningDetail): ReasoningDetail | undefined {
+    return piece.index === undefined ? undefined : this.byKey.get(`${piece.type}:${piece.index}`);
+  }
+
+  /** Merges `piece` into its detail (a copy of it when it is the first) and returns that detail. */
+  merge(p: ReasoningDetail): ReasoningDetail {
+    // `#n` is no index, so a piece without one never lands on a detail that has one.
+    const key = `${p.type}:${p.index ?? `#${this.unindexed++}`}`;
+    const d = this.byKey.get(key);
+    if (!d) {
+      const whole = { ...p };
+      this.byKey.set(key, whole);
+      return whole;
     }
+    if (typeof p.text === 'string') d.text = (d.text ?? '') + p.text;
+    if (typeof p.summary === 'string') d.summary = (d.summary ?? '') + p.summary;
+    if (typeof p.data === 'string') d.data = (d.data ?? '') + p.data;
+    if (p.signature) d.signature = p.signature;
+    if (p.id) d.id = p.id;
+    if (p.format) d.format = p.format;
+    return d;
   }
 
   get details(): ReasoningDetail[] {

@@ -132,6 +132,20 @@ describe('reasoning details in encrypted_content', () => {
     expect(unwrapReasoning(wrapReasoning(details))).toEqual(details);
   });
 
+  it('keeps a piece without an index a detail of its own, apart from the indexed ones', () => {
+    const m = new ReasoningDetailsMerger();
+    m.add([{ type: 'reasoning.text', text: 'a', index: 0 }]);
+    m.add([{ type: 'reasoning.text', text: 'b' }]);
+    m.add([{ type: 'reasoning.text', text: 'c', index: 1 }]);
+    m.add([{ type: 'reasoning.text', text: 'd' }]);
+    expect(m.details).toEqual([
+      { type: 'reasoning.text', text: 'a', index: 0 },
+      { type: 'reasoning.text', text: 'b' },
+      { type: 'reasoning.text', text: 'c', index: 1 },
+      { type: 'reasoning.text', text: 'd' },
+    ]);
+  });
+
   it('drops an encrypted_content it did not write', () => {
     expect(unwrapReasoning('gAAAAABo-openai-blob')).toBeUndefined();
     expect(unwrapReasoning('mgr1.not-json')).toBeUndefined();

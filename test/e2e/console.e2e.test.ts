@@ -909,7 +909,7 @@ describe('console in a real browser', () => {
     expect(entry.upstream_model).toBe('fake-chat');
 
     const dialog = await edit({ 'Prompt price (USD per token)': 'abc' });
-    await dialog.getByText('Must be a numeric string, or a number >= 0').waitFor();
+    await dialog.getByText('Must be a numeric string, a number >= 0, or null').waitFor();
     await dialog.getByRole('button', { name: 'Cancel' }).click();
   });
 

@@ -38,10 +38,15 @@ const now = () => Math.floor(Date.now() / 1000);
  */
 const UNSETTABLE = ['upstream_model', 'context_length'] as const;
 
-/** What `POST`/`PUT /api/model` carry: a model input whose unsettable fields may be null. */
-export type ModelPatch = Omit<ModelInput, (typeof UNSETTABLE)[number]> & {
+/**
+ * What `POST`/`PUT /api/model` carry: a model input whose unsettable fields may be null, and
+ * whose prices may be null one by one (the admin's price for that key removed, so the lower
+ * layers' price shows through, else 0; an unset cache price falls back to the prompt price).
+ */
+export type ModelPatch = Omit<ModelInput, (typeof UNSETTABLE)[number] | 'pricing'> & {
   upstream_model?: string | null;
   context_length?: number | null;
+  pricing?: Record<string, string | number | null>;
 };
 
 /** `/api/model`: admin entries layered over the config file, upstream listings and the default data file. */
@@ -111,12 +116,17 @@ export class ModelService {
     try {
       // Only the fields sent are stored, so later default-file updates still show through the rest;
       // an unset field is left out for the same reason.
-      const pricing = input.pricing ? normalizePricing(input.pricing) : undefined;
       const copy: ModelPatch = { ...input };
       for (const k of UNSETTABLE) if (copy[k] === null) delete copy[k];
+      const set = Object.entries(input.pricing ?? {}).filter(
+        (e): e is [string, string | number] => e[1] !== null,
+      );
+      // Every price unset: the entry keeps no pricing, and each price follows the lower layers.
+      if (set.length === 0) delete copy.pricing;
       clean = copy as ModelInput;
-      if (input.pricing && pricing) {
-        clean.pricing = Object.fromEntries(Object.keys(input.pricing).map((k) => [k, pricing[k] ?? '0']));
+      if (set.length > 0) {
+        const pricing = normalizePricing(Object.fromEntries(set));
+        clean.pricing = Object.fromEntries(set.map(([k]) => [k, pricing[k] ?? '0']));
         const [tooHigh] = priceBoundProblems(clean.pricing);
         if (tooHigh) throw new RangeError(tooHigh);
       }

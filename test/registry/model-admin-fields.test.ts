@@ -1,0 +1,122 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ModelsRepo } from '../../src/store/models-repo.js';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+
+/**
+ * What `POST`/`PUT /api/model` take field by field: a price of null removes the admin's price for
+ * that key alone (the console's cleared price field sends it; it used to send "0", which pinned
+ * the model free).
+ */
+
+const BUILT_IN = 'openai/gpt-4o-mini';
+
+let gw: TestGateway;
+let root: string;
+
+beforeAll(async () => {
+  gw = await startTestGateway({
+    models: [
+      {
+        id: 'acme/configured',
+        name: 'Acme Configured',
+        pricing: { prompt: '0.000001', completion: '0.000002', input_cache_read: '0.0000005' },
+      },
+    ],
+  });
+  root = await gw.login();
+});
+afterAll(async () => {
+  await gw?.close();
+});
+
+const put = (body: Record<string, unknown>) => gw.call('PUT', '/api/model', { cookie: root, body });
+const post = (body: Record<string, unknown>) => gw.call('POST', '/api/model', { cookie: root, body });
+const get = async (id: string) => (await gw.call('GET', `/api/model/${id}`, { cookie: root })).body.data;
+/** The admin entry as stored: only the fields the admin set. */
+const stored = async (id: string) => {
+  const row = await new ModelsRepo(gw.services.database).byId(id);
+  return row ? JSON.parse(row.data) : undefined;
+};
+const drop = (id: string) => gw.call('DELETE', `/api/model/${id}`, { cookie: root });
+
+describe('PUT /api/model with a price of null', () => {
+  it("removes that price from a built-in model's admin entry: the built-in price shows again", async () => {
+    const defaults = await get(BUILT_IN);
+    expect(defaults.pricing.input_cache_read).toBe('0.000000075');
+    try {
+      const set = await put({ id: BUILT_IN, pricing: { prompt: '0.000009', input_cache_read: '0.000004' } });
+      expect(set.status).toBe(200);
+      expect(set.body.data.pricing).toMatchObject({ prompt: '0.000009', input_cache_read: '0.000004' });
+
+      const unset = await put({ id: BUILT_IN, pricing: { input_cache_read: null } });
+      expect(unset.status, JSON.stringify(unset.body)).toBe(200);
+      // Not 0: the built-in price, and the admin's other price stays.
+      expect(unset.body.data.pricing).toEqual({ ...defaults.pricing, prompt: '0.000009' });
+      expect(unset.body.data.overridden).toBe(true);
+      expect((await stored(BUILT_IN)).pricing).toEqual({ prompt: '0.000009' });
+      // A later change without it does not bring the old value back.
+      await put({ id: BUILT_IN, name: 'Mini' });
+      expect((await get(BUILT_IN)).pricing.input_cache_read).toBe('0.000000075');
+
+      // The last admin price removed: the entry keeps no pricing at all.
+      const none = await put({ id: BUILT_IN, pricing: { prompt: null } });
+      expect(none.status).toBe(200);
+      expect(none.body.data.pricing).toEqual(defaults.pricing);
+      expect(await stored(BUILT_IN)).toEqual({ id: BUILT_IN, name: 'Mini' });
+    } finally {
+      await drop(BUILT_IN);
+    }
+  });
+
+  it('falls back to the config file, and for a model only an admin describes to 0 or the prompt price', async () => {
+    try {
+      await put({ id: 'acme/configured', pricing: { prompt: '0.000003', input_cache_read: '0.000002' } });
+      const cfg = await put({ id: 'acme/configured', pricing: { input_cache_read: null, prompt: null } });
+      expect(cfg.status).toBe(200);
+      expect(cfg.body.data.pricing).toMatchObject({ prompt: '0.000001', input_cache_read: '0.0000005' });
+
+      const own = await post({
+        id: 'acme/own-priced',
+        pricing: { prompt: '0.000002', completion: '0.000004', input_cache_read: '0.000001' },
+      });
+      expect(own.status).toBe(200);
+      // Set and unset in one request; an unset price nobody else sets is absent (a cached token
+      // then costs the prompt price), and a base price is 0.
+      const unset = await put({
+        id: 'acme/own-priced',
+        pricing: { input_cache_read: null, completion: null, request: '0.01' },
+      });
+      expect(unset.status).toBe(200);
+      expect(unset.body.data.pricing).toEqual({
+        prompt: '0.000002',
+        completion: '0',
+        request: '0.01',
+        image: '0',
+      });
+      expect((await stored('acme/own-priced')).pricing).toEqual({ prompt: '0.000002', request: '0.01' });
+      // Unsetting what the entry never set changes nothing.
+      const again = await put({ id: 'acme/own-priced', pricing: { web_search: null } });
+      expect(again.body.data.pricing).toEqual(unset.body.data.pricing);
+    } finally {
+      await drop('acme/configured');
+      await drop('acme/own-priced');
+    }
+  });
+
+  it('takes null in a POST as a price not set, and names what is neither a price nor null', async () => {
+    try {
+      const made = await post({ id: 'acme/null-post', pricing: { prompt: '0.000001', completion: null } });
+      expect(made.status, JSON.stringify(made.body)).toBe(200);
+      expect(made.body.data.pricing).toMatchObject({ prompt: '0.000001', completion: '0' });
+      expect((await stored('acme/null-post')).pricing).toEqual({ prompt: '0.000001' });
+      const bad = await put({ id: 'acme/null-post', pricing: { prompt: 'abc' } });
+      expect(bad.status).toBe(400);
+      expect(bad.body).toEqual({
+        success: false,
+        message: 'pricing.prompt: must be a numeric string, a number >= 0, or null',
+      });
+    } finally {
+      await drop('acme/null-post');
+    }
+  });
+});

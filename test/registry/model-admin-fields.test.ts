@@ -5,7 +5,7 @@ import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 /**
  * What `POST`/`PUT /api/model` take field by field: a price of null removes the admin's price for
  * that key alone (the console's cleared price field sends it; it used to send "0", which pinned
- * the model free).
+ * the model free), and modalities are the known names only.
  */
 
 const BUILT_IN = 'openai/gpt-4o-mini';
@@ -117,6 +117,61 @@ describe('PUT /api/model with a price of null', () => {
       });
     } finally {
       await drop('acme/null-post');
+    }
+  });
+});
+
+describe('modalities of an admin entry', () => {
+  it('takes the known names, and refuses another with a 400 naming it', async () => {
+    try {
+      const made = await post({
+        id: 'acme/seeing',
+        input_modalities: ['text', 'image', 'file', 'audio', 'video'],
+        output_modalities: ['text', 'image', 'audio'],
+      });
+      expect(made.status, JSON.stringify(made.body)).toBe(200);
+      const emb = await put({ id: 'acme/seeing', output_modalities: ['embeddings'] });
+      expect(emb.body.data.output_modalities).toEqual(['embeddings']);
+
+      const cases: Array<[Record<string, unknown>, string]> = [
+        [
+          { input_modalities: ['text', 'picture'] },
+          'input_modalities: "picture" is not a known modality; use text, image, file, audio or video',
+        ],
+        [
+          { input_modalities: ['Text'] },
+          'input_modalities: "Text" is not a known modality; use text, image, file, audio or video',
+        ],
+        [
+          { output_modalities: ['embedding'] },
+          'output_modalities: "embedding" is not a known modality; use text, image, embeddings, audio, video, rerank, speech or transcription',
+        ],
+        // An output-only name is no input, and the other way round.
+        [
+          { input_modalities: ['embeddings'] },
+          'input_modalities: "embeddings" is not a known modality; use text, image, file, audio or video',
+        ],
+        [
+          { output_modalities: ['file'] },
+          'output_modalities: "file" is not a known modality; use text, image, embeddings, audio, video, rerank, speech or transcription',
+        ],
+      ];
+      for (const [body, message] of cases) {
+        const r = await put({ id: 'acme/seeing', ...body });
+        expect(r.status, message).toBe(400);
+        expect(r.body).toEqual({ success: false, message });
+        const created = await post({ id: 'acme/never-made', ...body });
+        expect(created.status).toBe(400);
+        expect(created.body.message).toBe(message);
+      }
+      // Nothing of the refused changes was kept, and nothing was created.
+      expect(await get('acme/seeing')).toMatchObject({
+        input_modalities: ['text', 'image', 'file', 'audio', 'video'],
+        output_modalities: ['embeddings'],
+      });
+      expect((await gw.call('GET', '/api/model/acme/never-made', { cookie: root })).status).toBe(404);
+    } finally {
+      await drop('acme/seeing');
     }
   });
 });

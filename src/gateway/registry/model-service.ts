@@ -1,4 +1,5 @@
 import { badRequest, conflict, notFound } from '../errors.js';
+import { checkModalities } from './modalities.js';
 import {
   type ModelInfo,
   type ModelInput,
@@ -78,6 +79,7 @@ export class ModelService {
    * to by another name is a 409 too.
    */
   async create(input: ModelPatch): Promise<ModelView> {
+    checkModalities(input);
     if (await this.state.repos.models.byId(input.id))
       throw conflict(`model ${input.id} already exists: change it with PUT /api/model`);
     const base = this.baseSource(input.id);
@@ -97,6 +99,7 @@ export class ModelService {
 
   /** Changes the fields present, on top of whatever the entry is now (any layer); null unsets. */
   async update(input: ModelPatch): Promise<ModelView> {
+    checkModalities(input);
     const layers = this.state.registry.layers(input.id);
     if (!layers.admin && !layers.config && !layers.default && !this.state.registry.get(input.id))
       throw notFound(`model ${input.id} not found`);

@@ -105,6 +105,10 @@ export interface ModelPricing {
   completion?: string;
   request?: string;
   image?: string;
+  /** Per cached prompt token; without it, a cached token costs the prompt price. */
+  input_cache_read?: string;
+  /** Per prompt token written to the cache; without it, the prompt price. */
+  input_cache_write?: string;
 }
 
 export interface ModelEntry {

@@ -1,0 +1,117 @@
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchBrowser, screenshot } from './browser.js';
+import { type E2EGateway, startGatewayForE2E } from './gateway.js';
+
+/**
+ * Console fields that lost, pinned or let through what was typed, and page filters a reload
+ * lost. Runs in a browser west of UTC, where a period's ends in the URL are UTC minutes and the
+ * fields show local time.
+ */
+
+let gw: E2EGateway;
+let browser: Browser;
+let page: Page;
+let cookie = '';
+const pageErrors: string[] = [];
+const realOnly = it.skipIf(process.env.E2E_GATEWAY === 'stub');
+
+/** A call to /api as the administrator; fails the test unless it answers 200. */
+async function adminApi<T = any>(method: string, path: string, body?: unknown): Promise<T> {
+  const r = await fetch(`${gw.url}/api${path}`, {
+    method,
+    headers: body === undefined ? { cookie } : { 'content-type': 'application/json', cookie },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  expect(r.status, `${method} ${path}: ${await r.clone().text()}`).toBe(200);
+  return ((await r.json()) as { data: T }).data;
+}
+
+beforeAll(async () => {
+  gw = await startGatewayForE2E();
+  const login = await fetch(`${gw.url}/api/user/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(gw.admin),
+  });
+  expect(login.status).toBe(200);
+  cookie = (login.headers.get('set-cookie') ?? '').split(';')[0]!;
+  browser = await launchBrowser();
+  // Los Angeles is behind UTC all year: 10:00 there is 18:00 UTC in January.
+  const ctx = await browser.newContext({
+    viewport: { width: 1280, height: 860 },
+    timezoneId: 'America/Los_Angeles',
+    locale: 'en-US',
+  });
+  const [name, value] = cookie.split('=');
+  await ctx.addCookies([{ name: name!, value: value!, url: gw.url }]);
+  page = await ctx.newPage();
+  page.on('pageerror', (e) => pageErrors.push(e.message));
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await gw?.close();
+});
+
+describe('console fields and addresses', () => {
+  realOnly('clears one price of a model back to the price below it, instead of pinning 0', async () => {
+    const builtIn = 'openai/gpt-4o-mini';
+    const defaults = await adminApi('GET', `/model/${builtIn}`);
+    expect(defaults.pricing.input_cache_read).toBe('0.000000075');
+    await adminApi('PUT', '/model', {
+      id: builtIn,
+      pricing: { prompt: '0.000009', input_cache_read: '0.000004' },
+    });
+    try {
+      await page.goto(`${gw.url}/admin/models`);
+      await page.getByLabel('Find', { exact: true }).fill(builtIn);
+      await page.getByRole('button', { name: 'Find', exact: true }).click();
+      await page.getByRole('button', { name: `Edit ${defaults.name}`, exact: true }).click();
+      const dialog = page.getByRole('dialog');
+      const cached = dialog.getByLabel('Cached input price (USD per token)');
+      expect(await cached.inputValue()).toBe('0.000004');
+      const hint = page.locator(`[id="${await cached.getAttribute('aria-describedby')}"]`);
+      expect(await hint.textContent()).toBe(
+        'Empty: the default (the config file or built-in list, else the prompt price).',
+      );
+      await cached.fill('');
+      const sent = page.waitForRequest((r) => r.method() === 'PUT' && r.url().endsWith('/api/model'));
+      await dialog.getByRole('button', { name: 'Save changes' }).click();
+      expect((await sent).postDataJSON()).toEqual({ id: builtIn, pricing: { input_cache_read: null } });
+      await page.getByText(`Saved model ${builtIn}.`).waitFor();
+      // The built-in price again, not 0; the admin's prompt price stays.
+      expect((await adminApi('GET', `/model/${builtIn}`)).pricing).toEqual({
+        ...defaults.pricing,
+        prompt: '0.000009',
+      });
+      await page.getByRole('button', { name: `Edit ${defaults.name}`, exact: true }).click();
+      await expect.poll(() => cached.inputValue()).toBe('0.000000075');
+      await dialog.getByRole('button', { name: 'Cancel' }).click();
+    } finally {
+      await fetch(`${gw.url}/api/model/${builtIn}`, { method: 'DELETE', headers: { cookie } });
+    }
+  });
+
+  realOnly("says under a model's modalities which name the server does not know", async () => {
+    const before = await adminApi('GET', `/model/${gw.chatModel}`);
+    await page.goto(`${gw.url}/admin/models`);
+    await page.getByRole('button', { name: `Edit ${before.name}`, exact: true }).click();
+    const dialog = page.getByRole('dialog');
+    const input = dialog.getByLabel('Input modalities');
+    await dialog.getByText('Any of text, image, file, audio, video.').waitFor();
+    await input.fill('text, picture');
+    await dialog.getByRole('button', { name: 'Save changes' }).click();
+    await dialog
+      .getByText('"picture" is not a known modality; use text, image, file, audio or video')
+      .waitFor();
+    expect(await input.getAttribute('aria-invalid')).toBe('true');
+    await screenshot(page, 'f04-model-unknown-modality');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    expect(await adminApi('GET', `/model/${gw.chatModel}`)).toEqual(before);
+  });
+
+  it('raised no uncaught errors in the page', () => {
+    expect(pageErrors).toEqual([]);
+  });
+});

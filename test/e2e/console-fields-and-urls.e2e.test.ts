@@ -1,7 +1,7 @@
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, screenshot } from './browser.js';
-import { type E2EGateway, startGatewayForE2E } from './gateway.js';
+import { ANSWER, type E2EGateway, startGatewayForE2E } from './gateway.js';
 
 /**
  * Console fields that lost, pinned or let through what was typed, and page filters a reload
@@ -55,6 +55,62 @@ afterAll(async () => {
 });
 
 describe('console fields and addresses', () => {
+  it('refuses a playground temperature or max tokens that is no number or out of range, and sends once fixed', async () => {
+    const key = await adminApi<{ key: string }>('POST', '/key', { name: 'e2e playground numbers' });
+    const chats: Request[] = [];
+    page.on('request', (r) => new URL(r.url()).pathname === '/v1/chat/completions' && chats.push(r));
+    await page.goto(`${gw.url}/playground`);
+    await page.locator('#pg-key').fill(key.key);
+    await page.locator(`#pg-model option[value="${gw.chatModel}"]`).waitFor({ state: 'attached' });
+    const temperature = page.getByLabel('Temperature');
+    const maxTokens = page.getByLabel('Max tokens');
+    const message = page.getByLabel('Message');
+    const refused = async (temp: string, max: string, errors: Record<string, string>) => {
+      await temperature.fill('');
+      await maxTokens.fill('');
+      // Typed key by key: "1e" is what a person types on the way to 1e-3; `fill` refuses it.
+      await temperature.pressSequentially(temp);
+      await maxTokens.pressSequentially(max);
+      await message.fill('Say hello');
+      await message.press('Enter');
+      for (const [label, text] of Object.entries(errors)) {
+        const field = page.getByLabel(label);
+        await page.getByText(text, { exact: true }).waitFor();
+        expect(await field.getAttribute('aria-invalid'), label).toBe('true');
+        const described = (await field.getAttribute('aria-describedby')) ?? '';
+        expect(await page.locator(`[id="${described.split(' ').at(-1)}"]`).textContent()).toBe(text);
+      }
+      expect(await page.locator('.field-error').count()).toBe(Object.keys(errors).length);
+      // Nothing went out, and the question is still there to send once fixed.
+      expect(await message.inputValue()).toBe('Say hello');
+    };
+    await refused('1e', '', { Temperature: 'Enter a number.' });
+    await screenshot(page, 'f01-playground-bad-number');
+    await refused('3', '1.5', {
+      Temperature: 'Enter a number from 0 to 2.',
+      'Max tokens': 'Enter a whole number from 1 up.',
+    });
+    await refused('-0.5', '0', {
+      Temperature: 'Enter a number from 0 to 2.',
+      'Max tokens': 'Enter a whole number from 1 up.',
+    });
+    await refused('0.7', '12e', { 'Max tokens': 'Enter a number.' });
+    expect(chats).toEqual([]);
+    // Typing in a field takes its complaint away.
+    await maxTokens.fill('64');
+    expect(await page.locator('.field-error').count()).toBe(0);
+
+    const sent = page.waitForRequest((r) => new URL(r.url()).pathname === '/v1/chat/completions');
+    await message.press('Enter');
+    expect((await sent).postDataJSON()).toMatchObject({ temperature: 0.7, max_tokens: 64 });
+    await expect
+      .poll(() => page.getByTestId('assistant-message').locator('.msg-text').textContent(), {
+        timeout: 15_000,
+      })
+      .toBe(ANSWER.join(''));
+    expect(chats).toHaveLength(1);
+  });
+
   realOnly('clears one price of a model back to the price below it, instead of pinning 0', async () => {
     const builtIn = 'openai/gpt-4o-mini';
     const defaults = await adminApi('GET', `/model/${builtIn}`);

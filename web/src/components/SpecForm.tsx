@@ -1,5 +1,6 @@
 import { type FormEvent, useState } from 'react';
 import { ApiError, errorText, fieldMessage } from '../api';
+import { holdsBadNumber, NOT_A_NUMBER } from '../number-input';
 import { ErrorBox, Field } from './ui';
 
 export type FormValues = Record<string, string | boolean>;
@@ -53,17 +54,14 @@ export function SpecForm({
     // A number field holding what is not a number ("5e", "0.05e") has the value '' in the
     // browser, which reads as "not set": for a quota, unlimited. The field knows (badInput).
     const form = e.currentTarget;
-    const bad = fields.filter((f) => {
-      const el = form.elements.namedItem(f.name);
-      return el instanceof HTMLInputElement && el.validity.badInput;
-    });
+    const bad = fields.filter((f) => holdsBadNumber(form.elements.namedItem(f.name)));
     const missing = fields.filter(
       (f) => f.required && !bad.includes(f) && !String(values[f.name] ?? '').trim(),
     );
     if (bad.length || missing.length) {
       setErrors(
         Object.fromEntries([
-          ...bad.map((f) => [f.name, 'Enter a number.']),
+          ...bad.map((f) => [f.name, NOT_A_NUMBER]),
           ...missing.map((f) => [f.name, `${f.label} is required.`]),
         ]),
       );

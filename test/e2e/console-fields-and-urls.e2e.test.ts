@@ -54,6 +54,19 @@ afterAll(async () => {
   await gw?.close();
 });
 
+/** The query of the next request the page makes to `path` (`/api/log`), once it is made. */
+function nextQuery(path: string, match: (q: URLSearchParams) => boolean = () => true) {
+  return page
+    .waitForRequest((r: Request) => {
+      const u = new URL(r.url());
+      return u.pathname === path && match(u.searchParams);
+    })
+    .then((r) => Object.fromEntries(new URL(r.url()).searchParams));
+}
+
+const here = () => new URL(page.url());
+const historyLength = () => page.evaluate<number>('history.length');
+
 describe('console fields and addresses', () => {
   it('refuses a playground temperature or max tokens that is no number or out of range, and sends once fixed', async () => {
     const key = await adminApi<{ key: string }>('POST', '/key', { name: 'e2e playground numbers' });
@@ -109,6 +122,114 @@ describe('console fields and addresses', () => {
       })
       .toBe(ANSWER.join(''));
     expect(chats).toHaveLength(1);
+  });
+
+  it('keeps the Logs filters in the URL: a reload, a shared link and Back show the same requests', async () => {
+    await page.goto(`${gw.url}/logs`);
+    await page.getByRole('cell', { name: gw.chatModel }).first().waitFor();
+    await page.getByLabel('Model').fill(gw.chatModel);
+    await page.getByLabel('Status').fill('200');
+    await page.getByLabel('From').fill('2020-01-02T10:00');
+    let asked = nextQuery('/api/log', (q) => q.has('model'));
+    await page.getByRole('button', { name: 'Apply' }).click();
+    const applied = { model: gw.chatModel, status: '200', from: '2020-01-02T18:00Z' };
+    await page.waitForURL((u) => u.searchParams.get('model') === gw.chatModel);
+    expect(Object.fromEntries(here().searchParams)).toEqual(applied);
+    // 10:00 in Los Angeles, as the server is asked for it.
+    expect(await asked).toMatchObject({
+      model: gw.chatModel,
+      status: '200',
+      from: String(Date.UTC(2020, 0, 2, 18) / 1000),
+    });
+    await page.getByRole('cell', { name: gw.chatModel }).first().waitFor();
+
+    // A reload (or the link opened elsewhere) asks the same, and the form says so.
+    asked = nextQuery('/api/log');
+    await page.reload();
+    expect(await asked).toMatchObject({ model: gw.chatModel, status: '200' });
+    expect(await page.getByLabel('Model').inputValue()).toBe(gw.chatModel);
+    expect(await page.getByLabel('Status').inputValue()).toBe('200');
+    expect(await page.getByLabel('From').inputValue()).toBe('2020-01-02T10:00');
+    await page.getByRole('cell', { name: gw.chatModel }).first().waitFor();
+
+    // Typing applies nothing until Apply, which adds a step to the history: Back undoes it.
+    const steps = await historyLength();
+    await page.getByLabel('Status').fill('');
+    expect(Object.fromEntries(here().searchParams)).toEqual(applied);
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.waitForURL((u) => !u.searchParams.has('status'));
+    expect(await historyLength()).toBe(steps + 1);
+    asked = nextQuery('/api/log');
+    await page.goBack();
+    expect(await asked).toMatchObject({ status: '200' });
+    expect(Object.fromEntries(here().searchParams)).toEqual(applied);
+    expect(await page.getByLabel('Status').inputValue()).toBe('200');
+    await page.goForward();
+    await expect.poll(() => page.getByLabel('Status').inputValue()).toBe('');
+    expect(await page.getByLabel('Model').inputValue()).toBe(gw.chatModel);
+
+    // Away and back again: the page comes back with its filters.
+    await page.getByRole('link', { name: 'Usage' }).click();
+    await page.getByRole('heading', { name: 'Usage', exact: true }).waitFor();
+    await page.goBack();
+    await expect.poll(() => page.getByLabel('Model').inputValue()).toBe(gw.chatModel);
+    expect(await page.getByLabel('From').inputValue()).toBe('2020-01-02T10:00');
+
+    // A link with a filter the server would refuse asks nothing and says what to correct.
+    const logCalls: string[] = [];
+    const record = (r: Request) => new URL(r.url()).pathname === '/api/log' && logCalls.push(r.url());
+    page.on('request', record);
+    try {
+      await page.goto(`${gw.url}/logs?key_id=abc`);
+      await page.getByText('A key id is a whole number from 1 up.').waitFor();
+      expect(await page.getByLabel('Key id').inputValue()).toBe('abc');
+      expect(logCalls).toEqual([]);
+    } finally {
+      page.off('request', record);
+    }
+    await page.getByRole('button', { name: 'Reset' }).click();
+    await page.waitForURL((u) => u.search === '');
+    await page.getByRole('cell', { name: gw.chatModel }).first().waitFor();
+  });
+
+  it('keeps the Usage grouping and period in the URL, replacing it as they change', async () => {
+    await page.goto(`${gw.url}/usage`);
+    await page.getByRole('img', { name: 'Requests bar chart' }).waitFor();
+    const steps = await historyLength();
+    let asked = nextQuery('/api/log/stats', (q) => q.get('group') === 'model');
+    await page.getByLabel('Group by').selectOption('model');
+    await page.waitForURL((u) => u.searchParams.get('group') === 'model');
+    await asked;
+    await page.getByLabel('To', { exact: true }).fill('2099-01-01T10:00');
+    await page.waitForURL((u) => u.searchParams.has('to'));
+    expect(Object.fromEntries(here().searchParams)).toEqual({ group: 'model', to: '2099-01-01T18:00Z' });
+    // Replaced, not pushed: Back still leaves the page.
+    expect(await historyLength()).toBe(steps);
+
+    asked = nextQuery('/api/log/stats');
+    await page.reload();
+    const query = await asked;
+    expect(query).toMatchObject({ group: 'model', to: String(Date.UTC(2099, 0, 1, 18) / 1000 + 59) });
+    // No `from` in the URL: the last 30 days, as on a fresh page.
+    expect(Number(query.from)).toBeGreaterThan(Date.now() / 1000 - 31 * 86_400);
+    expect(await page.getByLabel('Group by').inputValue()).toBe('model');
+    expect(await page.getByLabel('To', { exact: true }).inputValue()).toBe('2099-01-01T10:00');
+
+    // A cleared From is kept as cleared: every request since the start.
+    await page.getByLabel('From', { exact: true }).fill('');
+    await page.waitForURL((u) => u.searchParams.get('from') === '');
+    asked = nextQuery('/api/log/stats');
+    await page.reload();
+    expect((await asked).from).toBeUndefined();
+    expect(await page.getByLabel('From', { exact: true }).inputValue()).toBe('');
+
+    await page.getByRole('link', { name: 'Logs' }).click();
+    await page.getByRole('heading', { name: 'Request logs', exact: true }).waitFor();
+    await page.goBack();
+    await expect.poll(() => page.getByLabel('Group by').inputValue()).toBe('model');
+    expect(await page.getByLabel('To', { exact: true }).inputValue()).toBe('2099-01-01T10:00');
+    await page.getByRole('img', { name: 'Requests bar chart' }).waitFor();
+    await screenshot(page, 'f02-usage-from-url');
   });
 
   realOnly('clears one price of a model back to the price below it, instead of pinning 0', async () => {

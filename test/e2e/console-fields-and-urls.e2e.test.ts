@@ -232,6 +232,46 @@ describe('console fields and addresses', () => {
     await screenshot(page, 'f02-usage-from-url');
   });
 
+  it('warns about allowed models no model matches, and saves them all the same', async () => {
+    await page.goto(`${gw.url}/keys`);
+    await page.getByRole('button', { name: 'New API key' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByLabel('Name (required)').fill('e2e allowed models');
+    const allowed = dialog.getByLabel('Allowed models');
+    const warning = dialog.getByRole('status').filter({ hasText: 'No model matches' });
+    const [author] = gw.chatModel.split('/');
+    const entries = [gw.chatModel, `${author}/*`, 'acme/next-model', 'nosuch-*'];
+    await allowed.fill(entries.join(', '));
+    const text =
+      'No model matches “acme/next-model”, “nosuch-*” yet: the key can use them once such models are added.';
+    await expect.poll(() => warning.textContent()).toBe(text);
+    // The chat model by id, and a pattern its name starts with: nothing to say.
+    await allowed.fill(`${gw.chatModel}, ${author}/*`);
+    await expect.poll(() => warning.count()).toBe(0);
+    await allowed.fill(entries.join(', '));
+    await expect.poll(() => warning.textContent()).toBe(text);
+    expect(await allowed.getAttribute('aria-describedby')).toContain(await warning.getAttribute('id'));
+    expect(await allowed.getAttribute('aria-invalid')).toBe('false');
+    await screenshot(page, 'f03-key-allowed-models-warning');
+    await dialog.getByRole('button', { name: 'Create key' }).click();
+    await page.getByLabel('Secret key').waitFor();
+    await page.getByRole('button', { name: 'Done' }).click();
+    const made = (
+      await adminApi<{ id: number; name: string; allowed_models: string[] }[]>('GET', '/key')
+    ).find((k) => k.name === 'e2e allowed models')!;
+    expect(made.allowed_models).toEqual(entries);
+
+    // Opened again, the form says it at once.
+    await page.getByRole('button', { name: 'Edit e2e allowed models', exact: true }).click();
+    await dialog.getByText('No model matches “acme/next-model”, “nosuch-*” yet', { exact: false }).waitFor();
+    await allowed.fill(`${gw.chatModel}, acme/next-model`);
+    await expect
+      .poll(() => warning.textContent())
+      .toBe('No model matches “acme/next-model” yet: the key can use it once such a model is added.');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await adminApi('DELETE', `/key/${made.id}`);
+  });
+
   realOnly('clears one price of a model back to the price below it, instead of pinning 0', async () => {
     const builtIn = 'openai/gpt-4o-mini';
     const defaults = await adminApi('GET', `/model/${builtIn}`);

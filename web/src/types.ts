@@ -115,6 +115,8 @@ export interface ModelEntry {
   id: string;
   name: string;
   upstream_model?: string | null;
+  /** Other names the model answers to (dated snapshots, `-latest`). */
+  aliases?: string[];
   context_length: number | null;
   max_completion_tokens: number | null;
   pricing: ModelPricing | null;

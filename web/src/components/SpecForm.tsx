@@ -19,6 +19,8 @@ export interface FieldSpec {
   min?: number;
   /** Shown but not changeable (its value still goes to onSubmit: leave it out there if it must not be sent). */
   disabled?: boolean;
+  /** A warning about the value as typed, said under the field; the form still submits. */
+  warn?(value: string): string | null;
 }
 
 /** A form described by field specs; the server's validation message lands on the field it names. */
@@ -107,6 +109,7 @@ export function SpecForm({
             label={f.required ? `${f.label} (required)` : f.label}
             hint={f.hint}
             error={errors[f.name]}
+            warning={f.warn?.(String(values[f.name] ?? ''))}
             className={f.wide || f.type === 'textarea' ? 'span-2' : undefined}
           >
             {(p) => {

@@ -175,3 +175,61 @@ describe('modalities of an admin entry', () => {
     }
   });
 });
+
+/**
+ * Another instance's change reaches this one's memory up to a second later (the version row is
+ * polled). Here the other instance's write is made straight to the database, so this instance
+ * never learns of it before the request: an update must merge onto the stored entry, and a
+ * create must not replace one.
+ */
+describe('changes another instance made', () => {
+  const writeAsOtherInstance = (id: string, entry: Record<string, unknown>) =>
+    new ModelsRepo(gw.services.database).put(
+      id,
+      JSON.stringify({ id, ...entry }),
+      Math.floor(Date.now() / 1000),
+    );
+
+  it('PUT merges onto the stored entry, keeping the fields the other instance set', async () => {
+    const id = 'acme/two-admins';
+    try {
+      expect((await post({ id, name: 'Two', pricing: { prompt: '0.000001' } })).status).toBe(200);
+      await writeAsOtherInstance(id, { name: 'Renamed elsewhere', pricing: { prompt: '0.000003' } });
+      const r = await put({ id, context_length: 32_000 });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      expect(await stored(id)).toEqual({
+        id,
+        name: 'Renamed elsewhere',
+        pricing: { prompt: '0.000003' },
+        context_length: 32_000,
+      });
+      expect(r.body.data).toMatchObject({ name: 'Renamed elsewhere', context_length: 32_000 });
+    } finally {
+      await drop(id);
+    }
+  });
+
+  it('PUT of a model only the other instance created yet updates it', async () => {
+    const id = 'acme/made-elsewhere';
+    try {
+      await writeAsOtherInstance(id, { name: 'Elsewhere' });
+      const r = await put({ id, pricing: { prompt: '0.000002' } });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      expect(await stored(id)).toEqual({ id, name: 'Elsewhere', pricing: { prompt: '0.000002' } });
+    } finally {
+      await drop(id);
+    }
+  });
+
+  it('POST of an id the other instance created is a 409 and leaves its entry', async () => {
+    const id = 'acme/created-twice';
+    try {
+      await writeAsOtherInstance(id, { name: 'First' });
+      const r = await post({ id, name: 'Second' });
+      expect(r.status).toBe(409);
+      expect(await stored(id)).toEqual({ id, name: 'First' });
+    } finally {
+      await drop(id);
+    }
+  });
+});

@@ -2,7 +2,7 @@ import type { CancelSignal } from '../cancel.js';
 import { UpstreamError } from '../errors.js';
 import { runInBatches, type WeightLimit } from './batch-split.js';
 import { inputTokenWeights } from './batch-tokens.js';
-import { halvingMayCure, statedBatchCap } from './classify-upstream-error.js';
+import { statedBatchCap } from './classify-upstream-error.js';
 import {
   type EmbeddingAdapter,
   type EmbeddingHttpRequest,
@@ -102,7 +102,9 @@ export async function embedWithAdapter(
       const err = adapter.classifyError(res.status, body, res.headers);
       // Too large without a cap (a body limit): half as many inputs, same upstream, down to one
       // input per call. One input still refused is this upstream's limit: the next one may serve.
-      if (err.kind === 'too_large' && inputs.length > 1 && halvingMayCure(res.status, body)) {
+      // A refusal that fewer inputs would not cure is not `too_large`: the adapter classifies it
+      // (text-embeddings-inference's validation 413s: src/providers/openai-embeddings/).
+      if (err.kind === 'too_large' && inputs.length > 1) {
         halved = true;
         return split(inputs, Math.ceil(inputs.length / 2));
       }

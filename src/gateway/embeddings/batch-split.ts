@@ -1,5 +1,3 @@
-import type { ParsedEmbeddingResponse } from './embedding-adapter.js';
-import type { UpstreamEmbeddingUsage } from './embedding-request.js';
 import { runLimited } from './run-limited.js';
 
 /** A cap on the summed weights of one batch (estimated tokens), besides its item count. */
@@ -34,39 +32,16 @@ export function splitIntoBatches<T>(items: readonly T[], max: number, limit?: We
 }
 
 /**
- * Runs `call` per batch (a few at a time) and stitches the vectors back in input order.
- * Usage fields are summed when every batch reported them; a field missing from any batch is
- * left out so the caller computes it for the whole request instead of mixing sources.
- * Once a batch fails the whole call has failed: no further batch is started (`runLimited`).
+ * Runs `call` per batch of `splitIntoBatches`, a few at a time. Once a batch fails the whole call
+ * has failed: no further batch is started (`runLimited`).
  */
-export async function runInBatches<T>(
+export function sendInBatches<T>(
   items: readonly T[],
   max: number,
-  call: (batch: T[], offset: number) => Promise<ParsedEmbeddingResponse>,
+  call: (batch: T[]) => Promise<void>,
   concurrency = 4,
   limit?: WeightLimit,
-): Promise<ParsedEmbeddingResponse> {
+): Promise<void> {
   const batches = splitIntoBatches(items, max, limit);
-  // Slices cut by weight differ in length: each offset is the items before it.
-  const offsets = new Array<number>(batches.length);
-  for (let i = 0, at = 0; i < batches.length; at += batches[i]!.length, i++) offsets[i] = at;
-  const results: ParsedEmbeddingResponse[] = new Array(batches.length);
-  await runLimited(batches.length, concurrency, async (i) => {
-    results[i] = await call(batches[i]!, offsets[i]!);
-  });
-  return {
-    vectors: results.flatMap((r) => r.vectors),
-    usage: sumUsage(results.map((r) => r.usage)),
-    dtype: results[0]?.dtype,
-  };
-}
-
-function sumUsage(list: (UpstreamEmbeddingUsage | undefined)[]): UpstreamEmbeddingUsage | undefined {
-  const out: UpstreamEmbeddingUsage = {};
-  for (const key of ['textTokens', 'imagePixels', 'totalTokens'] as const) {
-    if (list.length > 0 && list.every((u) => u?.[key] !== undefined)) {
-      out[key] = list.reduce((sum, u) => sum + (u![key] as number), 0);
-    }
-  }
-  return Object.keys(out).length > 0 ? out : undefined;
+  return runLimited(batches.length, concurrency, (i) => call(batches[i]!));
 }

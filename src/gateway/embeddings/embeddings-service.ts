@@ -16,6 +16,7 @@ import { planRoute } from '../routing/plan.js';
 import type { AttemptRecord, Candidate } from '../routing/types.js';
 import { sharedUpstreamClient, type UpstreamTimeouts } from '../upstream/upstream-client.js';
 import { errorKindOf, lastProvider, type RequestLogEntry } from '../usage/request-log-entry.js';
+import { EmbedProgress } from './embed-progress.js';
 import { type EmbeddingSend, embedWithAdapter } from './embed-with-adapter.js';
 import type { EmbeddingAdapter, EmbeddingTarget } from './embedding-adapter.js';
 import {
@@ -170,12 +171,21 @@ export class EmbeddingsService {
         micros: worst,
       });
       const adapters = new Map(usable.map((u) => [u.candidate, u.adapter]));
+      // What each upstream served so far: its retries send only what is missing; another upstream
+      // starts afresh (docs/embeddings.md, "Retries").
+      const served = new Map<Candidate, EmbedProgress>();
+      const progressOf = (c: Candidate) => {
+        const p = served.get(c) ?? new EmbedProgress(resolved.inputs.length);
+        served.set(c, p);
+        return p;
+      };
       const ex = await executeRoute(
         usable.map((u) => u.candidate),
         (c, apiKey, signal) => {
           const capKey = `${c.target.channelId} ${c.target.baseUrl}`;
           return embedWithAdapter(adapters.get(c)!, resolved, embeddingTarget(c, apiKey), this.deps.send, {
             signal,
+            progress: progressOf(c),
             estimate: estimateFor(adapters.get(c)!),
             maxBatch: this.batchCap(capKey),
             onBatchCap: (cap) =>

@@ -163,28 +163,29 @@ export function textRequest(input: string[]): ResolvedEmbeddingRequest {
 /**
  * One `embedWithAdapter` attempt of the OpenAI-compatible adapter against a fake upstream
  * answering `handler`, with its own HTTP client: what it returned (or threw), the caps it
- * reported (`onBatchCap`) and the calls the upstream received. `use` runs before the upstream
+ * reported (`onBatchCap`), the body sizes (`onBodyLimit`) and the calls the upstream received. `use` runs before the upstream
  * stops, for a test that waits for calls still in flight.
  */
 export async function embedDirect(
   handler: FakeHandler,
   input: string[],
-  opts: Omit<EmbedOptions, 'onBatchCap'> = {},
+  opts: Omit<EmbedOptions, 'onBatchCap' | 'onBodyLimit'> = {},
   use?: (up: FakeUpstream) => Promise<void>,
 ) {
   const up = await startFakeUpstream({ [ROUTE]: handler });
   const client = new UpstreamClient();
   const learned: number[] = [];
+  const bodies: number[] = [];
   try {
     const out = await embedWithAdapter(
       openaiEmbeddingAdapter,
       textRequest(input),
       { baseUrl: up.url, upstreamModel: 'bge' },
       (req, o) => client.send(req, o),
-      { ...opts, onBatchCap: (n) => learned.push(n) },
+      { ...opts, onBatchCap: (n) => learned.push(n), onBodyLimit: (n) => bodies.push(n) },
     ).catch((e: unknown) => e);
     await use?.(up);
-    return { out, learned, up };
+    return { out, learned, bodies, up };
   } finally {
     await client.close();
     await up.close();

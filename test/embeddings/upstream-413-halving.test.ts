@@ -30,8 +30,9 @@ import { dataUrl, makePng } from './test-images.js';
  * `413 text/plain` "Failed to buffer the request body: length limit exceeded"; nginx's
  * `client_max_body_size` page). Half as many inputs make about half the body, so the gateway
  * halves the batch and retries on the same upstream, down to one input per call, and, once the
- * attempt was served, remembers the size it came to as it remembers a stated cap; a failed attempt
- * remembers nothing. One input still refused is `too_large` (the next channel, else the client's
+ * request was served, remembers the largest body served (below the smallest refused) for 10
+ * minutes, as it remembers a stated cap, splitting later requests up front to fit it; a failed
+ * request remembers nothing. One input still refused is `too_large` (the next channel, else the client's
  * 413). TEI's own validation errors, also 413s, are not halved.
  */
 const MM_ROUTE = 'POST /v1/multimodalembeddings';
@@ -40,15 +41,17 @@ const TINY = 'tei/e5-base'; // channel tiny refuses even one input; channel room
 const STRICT = 'tei/e5-large'; // channel strict answers TEI validation 413s; roomy serves
 const FLAKY = 'tei/e5-mistral'; // channel flaky: over 35 inputs refused, the second half a 500
 const HANGING = 'tei/gte-base'; // over 35 refused, the first half never answered
-const AGING = 'tei/gte-large'; // over 10 refused: a remembered size that expires
+const AGING = 'tei/gte-large'; // bodies over AGING_LIMIT refused: a remembered body size that expires
 const VOYAGE_MM = 'voyageai/voyage-multimodal-3'; // behind a proxy's byte limit
 const BYTES = 'tei/bge-base'; // channel bytes: bodies over BODY_LIMIT refused
 const MIXED = 'tei/bge-large'; // channel mixed: the same limit, its own remembered size
+const HEAVY = 'tei/bge-small'; // channel heavy: the same limit, its own remembered size
 
 const NGINX_413 =
   '<html>\r\n<head><title>413 Request Entity Too Large</title></head>\r\n<body>\r\n<center><h1>413 Request Entity Too Large</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n';
 const MM_BODY_LIMIT = 1_600; // bytes
 const BODY_LIMIT = 5_000; // bytes
+const AGING_LIMIT = 150; // bytes: 10 inputs t<i> a call, not 20
 
 let proxied: FakeUpstream;
 let tiny: FakeUpstream;
@@ -60,13 +63,17 @@ let roomy: FakeUpstream;
 let voyage: FakeUpstream;
 let bytes: FakeUpstream;
 let mixed: FakeUpstream;
+let heavy: FakeUpstream;
 let g: EmbeddingGateway;
 
-const all = () => [proxied, tiny, strict, flaky, hanging, aging, roomy, voyage, bytes, mixed];
+const all = () => [proxied, tiny, strict, flaky, hanging, aging, roomy, voyage, bytes, mixed, heavy];
 
-/** Refuses a body over `BODY_LIMIT` bytes with a cap-less 413 (TEI's `--payload-limit`), else serves. */
-const byteLimited = (r: ReceivedRequest): FakeAnswer =>
-  Buffer.byteLength(r.body) > BODY_LIMIT ? AXUM_413 : vectors()(r);
+/** Refuses a body over `limit` bytes with a cap-less 413 (TEI's `--payload-limit`), else serves. */
+const bodyLimited =
+  (limit: number) =>
+  (r: ReceivedRequest): FakeAnswer =>
+    Buffer.byteLength(r.body) > limit ? AXUM_413 : vectors()(r);
+const byteLimited = bodyLimited(BODY_LIMIT);
 
 /** Voyage multimodal usage for the inputs of one call: 2 text tokens an input, pixels as they are. */
 function voyageAnswer(r: ReceivedRequest): FakeAnswer {
@@ -111,11 +118,12 @@ beforeAll(async () => {
     ),
   });
   hanging = await startFakeUpstream({ [ROUTE]: limited(35, () => ({ hang: true })) });
-  aging = await startFakeUpstream({ [ROUTE]: limited(10, vectors()) });
+  aging = await startFakeUpstream({ [ROUTE]: bodyLimited(AGING_LIMIT) });
   roomy = await startFakeUpstream({ [ROUTE]: vectors() });
   voyage = await startFakeUpstream({ [MM_ROUTE]: voyageAnswer });
   bytes = await startFakeUpstream({ [ROUTE]: byteLimited });
   mixed = await startFakeUpstream({ [ROUTE]: byteLimited });
+  heavy = await startFakeUpstream({ [ROUTE]: byteLimited });
   g = await startEmbeddingGateway(
     {
       channels: [
@@ -128,6 +136,7 @@ beforeAll(async () => {
         channel('aging', aging, [AGING]),
         channel('bytes', bytes, [BYTES]),
         channel('mixed', mixed, [MIXED]),
+        channel('heavy', heavy, [HEAVY]),
         {
           name: 'voyage',
           kind: 'voyage',
@@ -137,7 +146,7 @@ beforeAll(async () => {
         },
       ],
       models: [
-        ...[PROXIED, TINY, STRICT, FLAKY, HANGING, AGING, BYTES, MIXED].map(embeddingModel),
+        ...[PROXIED, TINY, STRICT, FLAKY, HANGING, AGING, BYTES, MIXED, HEAVY].map(embeddingModel),
         // Text at 1 micro-USD a token, images at 1 micro-USD per 100 pixels.
         { id: VOYAGE_MM, pricing: { prompt: '0.000001', image_pixel: '0.00000001' } },
       ],
@@ -166,12 +175,14 @@ describe('an upstream 413 that states no cap', () => {
     expect(rows.map((l) => [l.status, l.prompt_tokens, l.cost_micros])).toEqual([[200, 140, 140]]);
     expect(used).toBe(140);
 
-    // The size served is remembered for the channel: the next large request is split to it up front.
+    // The largest body served (18 inputs t35..t52) is remembered for the channel: the next large
+    // request is split to fit it up front, nothing refused. t0..t9 are a byte shorter, so the
+    // first call carries 19 of them.
     proxied.requests.length = 0;
     const again = await embed(PROXIED, texts(40));
     expect(again.status).toBe(200);
     expect(firsts(again)).toEqual(texts(40).map((_, i) => i));
-    expect(sizes(proxied).sort((a, b) => a - b)).toEqual([4, 18, 18]);
+    expect(sizes(proxied).sort((a, b) => a - b)).toEqual([3, 18, 19]);
   });
 
   it('one input still refused is too_large: the next channel serves, and nothing is remembered', async () => {
@@ -308,23 +319,27 @@ describe('an upstream 413 that states no cap', () => {
   });
 });
 
-describe('a size learned by halving, remembered', () => {
+describe('a body size learned by halving, remembered', () => {
   it('for 10 minutes, like a stated cap', async () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     try {
       const t0 = Date.now();
       expect((await embed(AGING, texts(40))).status).toBe(200);
       expect(sizes(aging)).toEqual([40, 20, 10, 10, 10, 10]);
+      // The largest body served: 10 inputs of two digits (t10..t19, and t20.. after them).
+      const served = Math.max(...aging.requests.slice(2).map((q) => Buffer.byteLength(q.body)));
       aging.requests.length = 0;
       vi.setSystemTime(t0 + 10 * 60_000 - 1);
       expect((await embed(AGING, texts(25))).status).toBe(200);
-      expect(sizes(aging).sort((a, b) => a - b)).toEqual([5, 10, 10]);
+      // Split up front to that body: 11 inputs a byte shorter in the first call, nothing refused.
+      expect(sizes(aging).sort((a, b) => a - b)).toEqual([4, 10, 11]);
+      for (const q of aging.requests) expect(Buffer.byteLength(q.body)).toBeLessThanOrEqual(served);
       aging.requests.length = 0;
       vi.setSystemTime(t0 + 10 * 60_000);
       const late = await embed(AGING, texts(25));
       expect(late.status).toBe(200);
       expect(firsts(late)).toEqual(texts(25).map((_, i) => i));
-      expect(sizes(aging)).toEqual([25, 13, 7, 6, 7, 5]);
+      expect(sizes(aging)).toEqual([25, 13, 12]);
     } finally {
       vi.useRealTimers();
     }
@@ -352,7 +367,7 @@ describe('only what a served attempt proved is remembered', () => {
     expect(sizes(bytes)).toEqual([100]);
   });
 
-  it('slices served at different sizes: the smallest the attempt settled at, so the same request is not refused again', async () => {
+  it('slices served at different sizes: the largest body served below the smallest refused, so the same request is not refused again', async () => {
     // 40 inputs of a few bytes, then 40 of about 400: the light half is served 40 at a time, the
     // heavy one only 10 at a time.
     const input = texts(80).map((t, i) => (i < 40 ? t : `${t}${' '.repeat(400)}`));
@@ -360,20 +375,54 @@ describe('only what a served attempt proved is remembered', () => {
     expect(r.status).toBe(200);
     expect(firsts(r)).toEqual(texts(80).map((_, i) => i));
     expect(sizes(mixed)).toEqual([80, 40, 40, 20, 10, 10, 10, 10]);
-    // 40 was served but also refused in this attempt: remembering it would have the same request
-    // refused again. 10 is what served every slice.
+    // 40 inputs were served but also refused in this attempt: as an input count the size to
+    // remember was 10, which served every slice. In bytes there is no such conflict: the body of
+    // 10 heavy inputs, the largest served, is below every body refused. The same request is then
+    // split to it up front, the light inputs together with 9 heavy ones, and nothing is refused.
+    const served = Math.max(
+      ...mixed.requests.filter((q) => q.json.input.length === 10).map((q) => Buffer.byteLength(q.body)),
+    );
     mixed.requests.length = 0;
     const again = await embed(MIXED, input);
     expect(again.status).toBe(200);
     expect(firsts(again)).toEqual(texts(80).map((_, i) => i));
-    expect(sizes(mixed)).toEqual(new Array(8).fill(10));
+    expect(sizes(mixed).sort((a, b) => a - b)).toEqual([1, 10, 10, 10, 49]);
+    for (const q of mixed.requests) expect(Buffer.byteLength(q.body)).toBeLessThanOrEqual(served);
+  });
+});
+
+describe('a body limit is remembered in bytes, not inputs', () => {
+  it('one heavy input that fits only alone does not have later requests sent one input a call', async () => {
+    // 20 small inputs and one of 4,934 characters, behind a 5,000-byte body limit: halved down to
+    // the heavy input alone, which is served (a body of 4,998 bytes; with one more input, 5,004).
+    const first = await embed(HEAVY, [...texts(20), 'h'.repeat(4_934)]);
+    expect(first.status).toBe(200);
+    expect(first.body.data).toHaveLength(21);
+    expect(sizes(heavy)).toEqual([21, 11, 10, 5, 5, 3, 2, 1, 1]);
+    // Remembered as an input count, that 1 had the next 10 minutes of requests sent one input a
+    // call: 100 calls for these 100 small inputs. Their body is far below the one served.
+    heavy.requests.length = 0;
+    const small = await embed(HEAVY, texts(100));
+    expect(small.status).toBe(200);
+    expect(firsts(small)).toEqual(texts(100).map((_, i) => i));
+    expect(sizes(heavy)).toEqual([100]);
+    // A request larger than the body served is split up front to fit it: nothing refused.
+    heavy.requests.length = 0;
+    const large = texts(100).map((t) => `${t}${' '.repeat(100)}`);
+    const split = await embed(HEAVY, large);
+    expect(split.status).toBe(200);
+    expect(firsts(split)).toEqual(texts(100).map((_, i) => i));
+    const bodies = heavy.requests.map((q) => Buffer.byteLength(q.body));
+    expect(bodies.length).toBeGreaterThan(2);
+    for (const b of bodies) expect(b).toBeLessThanOrEqual(BODY_LIMIT);
+    expect(sizes(heavy).reduce((a, b) => a + b, 0)).toBe(100);
   });
 });
 
 describe('embedWithAdapter halving', () => {
   it('never sends a size refused once: each refusal halves every later call of the attempt', async () => {
     // Two batches of 10 (a cap remembered before), one at a time, to an upstream taking 3.
-    const { out, learned, up } = await embedDirect(limited(3, vectors()), texts(20), {
+    const { out, learned, bodies, up } = await embedDirect(limited(3, vectors()), texts(20), {
       concurrency: 1,
       maxBatch: 10,
     });
@@ -384,29 +433,42 @@ describe('embedWithAdapter halving', () => {
     // 10 refused, 5 refused; the rest never above 3. Halving each refused batch on its own
     // would have sent the other 5 and the second 10 whole, to be refused again.
     expect(sizes(up)).toEqual([10, 5, 3, 2, 3, 2, 3, 3, 3, 1]);
-    expect(learned).toEqual([3]);
+    // No cap stated; the largest body served is reported, once.
+    expect(learned).toEqual([]);
+    const servedBodies = up.requests
+      .filter((q) => q.json.input.length <= 3)
+      .map((q) => Buffer.byteLength(q.body));
+    expect(bodies).toEqual([Math.max(...servedBodies)]);
   });
 
   it('a 413 that halving cannot cure ends the attempt after one refused call per size', async () => {
-    const { out: err, learned, up } = await embedDirect(AXUM_413, texts(2048));
+    const { out: err, learned, bodies, up } = await embedDirect(AXUM_413, texts(2048));
     expect(err).toBeInstanceOf(UpstreamError);
     expect((err as UpstreamError).kind).toBe('too_large');
     // 2048, 1024, ..., 2, 1: twelve calls, not the 4,095 of a full binary split.
     expect(sizes(up)).toEqual([2048, 1024, 512, 256, 128, 64, 32, 16, 8, 4, 2, 1]);
     expect(learned).toEqual([]);
+    expect(bodies).toEqual([]);
   });
 
-  it('reports a halved size once the attempt was served, and none when it failed', async () => {
+  it('reports the body size halving proved once the request was served, and none when it failed', async () => {
     // The reviewer's case: 99 small inputs and one of 6,000 characters, a 5,000-byte limit.
     const failed = await embedDirect(byteLimited, [...texts(99), 'x'.repeat(6_000)]);
     expect((failed.out as UpstreamError).kind).toBe('too_large');
-    expect(failed.learned).toEqual([]);
-    // Served at 40, then 20 and 10: told once, after the last slice, the size every slice fitted.
+    expect(failed.bodies).toEqual([]);
+    // Served at 40 light inputs, then 10 heavy ones: told once, after the last slice, the largest
+    // body served (10 heavy inputs, larger than 40 light ones), below every body refused.
     const served = await embedDirect(
       byteLimited,
       texts(80).map((t, i) => (i < 40 ? t : `${t}${' '.repeat(400)}`)),
     );
     expect(served.out).not.toBeInstanceOf(Error);
-    expect(served.learned).toEqual([10]);
+    const bodies = served.up.requests.map((q) => Buffer.byteLength(q.body));
+    const largest = Math.max(...bodies.filter((b) => b <= BODY_LIMIT));
+    expect(served.bodies).toEqual([largest]);
+    expect(served.up.requests.find((q) => Buffer.byteLength(q.body) === largest)!.json.input).toHaveLength(
+      10,
+    );
+    expect(served.learned).toEqual([]);
   });
 });

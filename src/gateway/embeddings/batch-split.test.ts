@@ -10,8 +10,22 @@ describe('splitIntoBatches', () => {
 
   it('cuts by summed weight too; an item over the limit on its own goes alone', () => {
     const limit = { weights: [4, 4, 3, 12, 1, 1, 1], max: 10 };
-    expect(splitIntoBatches([0, 1, 2, 3, 4, 5, 6], 5, limit)).toEqual([[0, 1], [2], [3], [4, 5, 6]]);
-    expect(splitIntoBatches([0, 1, 2, 3, 4, 5, 6], 2, limit)).toEqual([[0, 1], [2], [3], [4, 5], [6]]);
+    expect(splitIntoBatches([0, 1, 2, 3, 4, 5, 6], 5, [limit])).toEqual([[0, 1], [2], [3], [4, 5, 6]]);
+    expect(splitIntoBatches([0, 1, 2, 3, 4, 5, 6], 2, [limit])).toEqual([[0, 1], [2], [3], [4, 5], [6]]);
+  });
+
+  it('keeps every batch under each of several limits', () => {
+    const tokens = { weights: [1, 1, 1, 1, 1, 1], max: 3 };
+    const bytes = { weights: [1, 4, 1, 1, 1, 1], max: 5 };
+    expect(splitIntoBatches([0, 1, 2, 3, 4, 5], 5, [tokens])).toEqual([
+      [0, 1, 2],
+      [3, 4, 5],
+    ]);
+    expect(splitIntoBatches([0, 1, 2, 3, 4, 5], 5, [bytes])).toEqual([
+      [0, 1],
+      [2, 3, 4, 5],
+    ]);
+    expect(splitIntoBatches([0, 1, 2, 3, 4, 5], 5, [tokens, bytes])).toEqual([[0, 1], [2, 3, 4], [5]]);
   });
 });
 
@@ -30,7 +44,7 @@ describe('sendInBatches', () => {
         inFlight--;
       },
       2,
-      { weights: [6, 5, 1, 1, 9, 1, 1], max: 10 },
+      [{ weights: [6, 5, 1, 1, 9, 1, 1], max: 10 }],
     );
     expect(seen.sort((a, b) => a[0]! - b[0]!)).toEqual([[0], [1, 2], [3, 4], [5, 6]]);
     expect(most).toBe(2);

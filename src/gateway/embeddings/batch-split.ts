@@ -1,6 +1,6 @@
 import { runLimited } from './run-limited.js';
 
-/** A cap on the summed weights of one batch (estimated tokens), besides its item count. */
+/** A cap on the summed weights of one batch (estimated tokens, body bytes), besides its item count. */
 export interface WeightLimit {
   /** One per item. */
   weights: readonly number[];
@@ -8,24 +8,30 @@ export interface WeightLimit {
 }
 
 /**
- * Consecutive slices of at most `max` items (and, with `limit`, at most `limit.max` in summed
- * weight; an item heavier than that on its own goes alone, for the upstream to judge), so
+ * Consecutive slices of at most `max` items (and, for each of `limits`, at most its `max` in
+ * summed weight; an item heavier than that on its own goes alone, for the upstream to judge), so
  * reassembly by concatenation keeps input order.
  */
-export function splitIntoBatches<T>(items: readonly T[], max: number, limit?: WeightLimit): T[][] {
+export function splitIntoBatches<T>(
+  items: readonly T[],
+  max: number,
+  limits: readonly WeightLimit[] = [],
+): T[][] {
   if (!Number.isInteger(max) || max < 1)
     throw new RangeError(`batch size must be a positive integer, got ${max}`);
   const out: T[][] = [];
+  const sums = limits.map(() => 0);
   let start = 0;
-  let weight = 0;
   for (let i = 0; i < items.length; i++) {
-    const w = limit ? limit.weights[i]! : 0;
-    if (i > start && (i - start === max || (limit && weight + w > limit.max))) {
+    const over = limits.some((l, k) => sums[k]! + l.weights[i]! > l.max);
+    if (i > start && (i - start === max || over)) {
       out.push(items.slice(start, i));
       start = i;
-      weight = 0;
+      sums.fill(0);
     }
-    weight += w;
+    limits.forEach((l, k) => {
+      sums[k]! += l.weights[i]!;
+    });
   }
   if (start < items.length) out.push(items.slice(start));
   return out;
@@ -40,8 +46,8 @@ export function sendInBatches<T>(
   max: number,
   call: (batch: T[]) => Promise<void>,
   concurrency = 4,
-  limit?: WeightLimit,
+  limits: readonly WeightLimit[] = [],
 ): Promise<void> {
-  const batches = splitIntoBatches(items, max, limit);
+  const batches = splitIntoBatches(items, max, limits);
   return runLimited(batches.length, concurrency, (i) => call(batches[i]!));
 }

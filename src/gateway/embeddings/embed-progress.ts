@@ -22,6 +22,10 @@ export class EmbedProgress {
   size: number | undefined;
   /** Set when `size` came from halving: told to the caller once the request was served (embed-with-adapter.ts). */
   halved = false;
+  /** The body of each call that served, in bytes. */
+  private readonly servedBytes: number[] = [];
+  /** The smallest body refused as too large (a 413 stating no cap), in bytes. */
+  private refusedBytes = Number.POSITIVE_INFINITY;
 
   constructor(inputs: number) {
     this.vectors = new Array<number[] | undefined>(inputs).fill(undefined);
@@ -43,16 +47,32 @@ export class EmbedProgress {
   }
 
   /**
-   * One call of try `attempt` served `indices` (in the order sent) with `answer` (one vector
-   * each, in that order); ignored when a later try has begun since.
+   * One call of try `attempt`, whose body was `bytes` long, served `indices` (in the order sent)
+   * with `answer` (one vector each, in that order); ignored when a later try has begun since.
    */
-  add(attempt: number, indices: readonly number[], answer: ParsedEmbeddingResponse): void {
+  add(attempt: number, indices: readonly number[], answer: ParsedEmbeddingResponse, bytes: number): void {
     if (attempt !== this.tries) return;
+    this.servedBytes.push(bytes);
     indices.forEach((i, k) => {
       if (this.vectors[i] === undefined) this.served++;
       this.vectors[i] = answer.vectors[k];
     });
     this.usages.push(answer.usage);
+  }
+
+  /** A call whose body was `bytes` long was refused as too large, stating no cap. */
+  refused(bytes: number): void {
+    this.refusedBytes = Math.min(this.refusedBytes, bytes);
+  }
+
+  /**
+   * The largest body the upstream served that is smaller than every body it refused: what this
+   * request proved fits its body limit. Undefined when none is (a limit not in bytes).
+   */
+  provenBodyBytes(): number | undefined {
+    let most: number | undefined;
+    for (const b of this.servedBytes) if (b < this.refusedBytes && (most === undefined || b > most)) most = b;
+    return most;
   }
 
   get complete(): boolean {

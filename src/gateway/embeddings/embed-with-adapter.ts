@@ -2,6 +2,7 @@ import type { CancelSignal } from '../cancel.js';
 import { UpstreamError } from '../errors.js';
 import { sendInBatches, type WeightLimit } from './batch-split.js';
 import { inputTokenWeights } from './batch-tokens.js';
+import { bodyLimit } from './body-weights.js';
 import { statedBatchCap } from './classify-upstream-error.js';
 import { EmbedProgress } from './embed-progress.js';
 import {
@@ -37,16 +38,23 @@ export interface EmbedOptions {
   /** The request's usage estimate, when made already: spares a recount for the token cap. */
   estimate?: EmbeddingUsage;
   /**
-   * A cap on the inputs of one call this upstream stated before, or the size halving found it
-   * serves (`onBatchCap`), below the adapter's `maxBatch`: requests are split to it up front.
+   * A cap on the inputs of one call this upstream stated before, below the adapter's `maxBatch`:
+   * requests are split to it up front.
    */
   maxBatch?: number;
-  /**
-   * Told the cap an upstream states when it refuses a batch as too large, at once (its own word,
-   * true whatever the attempt's inputs), or, once the request was served, the size halving a batch
-   * refused without one settled at (to remember it). A failed attempt reports no halved size.
-   */
+  /** Told the cap an upstream states when it refuses a batch as too large, at once (its own word). */
   onBatchCap?: (cap: number) => void;
+  /**
+   * The bytes of a body this upstream served before, after refusing a larger one without stating
+   * a cap (`onBodyLimit`): requests are split up front so that each call's body stays within it.
+   */
+  maxBodyBytes?: number;
+  /**
+   * Told, once the request was served after halving a batch the upstream refused as too large
+   * without stating a cap, the largest body it served below the smallest it refused (to remember
+   * it). A failed request reports none.
+   */
+  onBodyLimit?: (bytes: number) => void;
   /**
    * What earlier tries of this upstream served of this request: only the inputs still missing
    * are sent, and what this try serves is added to it (until the try fails). Without it the try
@@ -96,6 +104,7 @@ export async function embedWithAdapter(
     const inputs = batch.map((i) => req.inputs[i]!);
     const sent = { ...req, inputs };
     const httpReq = adapter.buildRequest(sent, target);
+    const bytes = Buffer.byteLength(httpReq.body);
     const res = await send(httpReq, { signal: opts.signal });
     const text = await res.text();
     const body = parseJson(text);
@@ -115,6 +124,7 @@ export async function embedWithAdapter(
       // (text-embeddings-inference's validation 413s: src/providers/openai-embeddings/).
       if (err.kind === 'too_large' && inputs.length > 1) {
         progress.halved = true;
+        progress.refused(bytes);
         return split(batch, Math.ceil(inputs.length / 2));
       }
       throw err;
@@ -127,24 +137,26 @@ export async function embedWithAdapter(
         { upstreamStatus: res.status },
       );
     }
-    progress.add(attempt, batch, parsed);
+    progress.add(attempt, batch, parsed, bytes);
   };
   const maxBatch = Math.min(adapter.maxBatch, opts.maxBatch ?? adapter.maxBatch);
   const todo = progress.missing();
+  const limits = [tokenLimit(adapter, req, target, opts.estimate, todo)];
+  if (opts.maxBodyBytes !== undefined) limits.push(bodyLimit(adapter, req, target, todo, opts.maxBodyBytes));
   await sendInBatches(
     todo,
     maxBatch,
     sendBatch,
     opts.concurrency,
-    tokenLimit(adapter, req, target, opts.estimate, todo),
+    limits.filter((l) => l !== undefined),
   );
-  // Only a served request proves a size: every input fitted in a call of at most `size`. One call
-  // of it served does not (the slices without one input too large for any call are served at every
-  // size it is halved to, and the attempt still fails). `size` is the smallest the tries came to,
-  // not the largest a call was served at: a larger one was refused for this very request, and
-  // remembering it would have the same request refused again. A size a stated cap lowered it to
-  // was told already; telling it again changes nothing.
-  if (progress.halved && progress.size !== undefined) opts.onBatchCap?.(progress.size);
+  // Only a served request proves a body fits: one call served does not (the slices without one
+  // input too large for any call are served at every size it is halved to, and the request still
+  // fails). A body limit counts bytes, not inputs: the largest body served below the smallest
+  // refused is what the next requests are split to, so one heavy input that fitted only alone
+  // does not have later requests of small inputs sent one a call.
+  const proven = progress.halved ? progress.provenBodyBytes() : undefined;
+  if (proven !== undefined) opts.onBodyLimit?.(proven);
   return { ...progress.result(), dtype: effectiveDtype(adapter, req) };
 }
 

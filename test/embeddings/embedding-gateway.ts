@@ -69,6 +69,12 @@ export const limited =
   (r: ReceivedRequest): FakeAnswer | Promise<FakeAnswer> =>
     (r.json.input as string[]).length > max ? AXUM_413 : then(r);
 
+/** Refuses a body over `limit` bytes with a cap-less 413 (TEI's `--payload-limit`), else serves. */
+export const bodyLimited =
+  (limit: number) =>
+  (r: ReceivedRequest): FakeAnswer =>
+    Buffer.byteLength(r.body) > limit ? AXUM_413 : vectors()(r);
+
 /** An `openai-compatible` channel on a bare host, as TEI is usually configured. */
 export const teiChannel = (name: string, up: FakeUpstream, models: string | string[], priority = 0) => ({
   name,

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { UpstreamError } from '../../src/gateway/errors.js';
 import { decodeImageDataUrl, inspectImage } from '../../src/gateway/images/image-data.js';
 import {
@@ -9,6 +9,7 @@ import {
 } from '../helpers/fake-upstream.js';
 import {
   AXUM_413,
+  bodyLimited,
   teiChannel as channel,
   clearRequests,
   type EmbeddingGateway,
@@ -31,8 +32,8 @@ import { dataUrl, makePng } from './test-images.js';
  * `client_max_body_size` page). Half as many inputs make about half the body, so the gateway
  * halves the batch and retries on the same upstream, down to one input per call, and, once the
  * request was served, remembers the largest body served (below the smallest refused) for 10
- * minutes, as it remembers a stated cap, splitting later requests up front to fit it; a failed
- * request remembers nothing. One input still refused is `too_large` (the next channel, else the client's
+ * minutes, as it remembers a stated cap, splitting later requests up front to fit it
+ * (upstream-413-memory.test.ts). One input still refused is `too_large` (the next channel, else the client's
  * 413). TEI's own validation errors, also 413s, are not halved.
  */
 const MM_ROUTE = 'POST /v1/multimodalembeddings';
@@ -41,38 +42,24 @@ const TINY = 'tei/e5-base'; // channel tiny refuses even one input; channel room
 const STRICT = 'tei/e5-large'; // channel strict answers TEI validation 413s; roomy serves
 const FLAKY = 'tei/e5-mistral'; // channel flaky: over 35 inputs refused, the second half a 500
 const HANGING = 'tei/gte-base'; // over 35 refused, the first half never answered
-const AGING = 'tei/gte-large'; // bodies over AGING_LIMIT refused: a remembered body size that expires
 const VOYAGE_MM = 'voyageai/voyage-multimodal-3'; // behind a proxy's byte limit
-const BYTES = 'tei/bge-base'; // channel bytes: bodies over BODY_LIMIT refused
-const MIXED = 'tei/bge-large'; // channel mixed: the same limit, its own remembered size
-const HEAVY = 'tei/bge-small'; // channel heavy: the same limit, its own remembered size
 
 const NGINX_413 =
   '<html>\r\n<head><title>413 Request Entity Too Large</title></head>\r\n<body>\r\n<center><h1>413 Request Entity Too Large</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n';
 const MM_BODY_LIMIT = 1_600; // bytes
 const BODY_LIMIT = 5_000; // bytes
-const AGING_LIMIT = 150; // bytes: 10 inputs t<i> a call, not 20
 
 let proxied: FakeUpstream;
 let tiny: FakeUpstream;
 let strict: FakeUpstream;
 let flaky: FakeUpstream;
 let hanging: FakeUpstream;
-let aging: FakeUpstream;
 let roomy: FakeUpstream;
 let voyage: FakeUpstream;
-let bytes: FakeUpstream;
-let mixed: FakeUpstream;
-let heavy: FakeUpstream;
 let g: EmbeddingGateway;
 
-const all = () => [proxied, tiny, strict, flaky, hanging, aging, roomy, voyage, bytes, mixed, heavy];
+const all = () => [proxied, tiny, strict, flaky, hanging, roomy, voyage];
 
-/** Refuses a body over `limit` bytes with a cap-less 413 (TEI's `--payload-limit`), else serves. */
-const bodyLimited =
-  (limit: number) =>
-  (r: ReceivedRequest): FakeAnswer =>
-    Buffer.byteLength(r.body) > limit ? AXUM_413 : vectors()(r);
 const byteLimited = bodyLimited(BODY_LIMIT);
 
 /** Voyage multimodal usage for the inputs of one call: 2 text tokens an input, pixels as they are. */
@@ -118,12 +105,8 @@ beforeAll(async () => {
     ),
   });
   hanging = await startFakeUpstream({ [ROUTE]: limited(35, () => ({ hang: true })) });
-  aging = await startFakeUpstream({ [ROUTE]: bodyLimited(AGING_LIMIT) });
   roomy = await startFakeUpstream({ [ROUTE]: vectors() });
   voyage = await startFakeUpstream({ [MM_ROUTE]: voyageAnswer });
-  bytes = await startFakeUpstream({ [ROUTE]: byteLimited });
-  mixed = await startFakeUpstream({ [ROUTE]: byteLimited });
-  heavy = await startFakeUpstream({ [ROUTE]: byteLimited });
   g = await startEmbeddingGateway(
     {
       channels: [
@@ -133,10 +116,6 @@ beforeAll(async () => {
         channel('flaky', flaky, [FLAKY], 10),
         channel('roomy', roomy, [TINY, STRICT, FLAKY]),
         channel('hanging', hanging, [HANGING]),
-        channel('aging', aging, [AGING]),
-        channel('bytes', bytes, [BYTES]),
-        channel('mixed', mixed, [MIXED]),
-        channel('heavy', heavy, [HEAVY]),
         {
           name: 'voyage',
           kind: 'voyage',
@@ -146,7 +125,7 @@ beforeAll(async () => {
         },
       ],
       models: [
-        ...[PROXIED, TINY, STRICT, FLAKY, HANGING, AGING, BYTES, MIXED, HEAVY].map(embeddingModel),
+        ...[PROXIED, TINY, STRICT, FLAKY, HANGING].map(embeddingModel),
         // Text at 1 micro-USD a token, images at 1 micro-USD per 100 pixels.
         { id: VOYAGE_MM, pricing: { prompt: '0.000001', image_pixel: '0.00000001' } },
       ],
@@ -316,106 +295,6 @@ describe('an upstream 413 that states no cap', () => {
       [200, 24 + imageTokens, micros],
     ]);
     expect(used).toBe(micros);
-  });
-});
-
-describe('a body size learned by halving, remembered', () => {
-  it('for 10 minutes, like a stated cap', async () => {
-    vi.useFakeTimers({ toFake: ['Date'] });
-    try {
-      const t0 = Date.now();
-      expect((await embed(AGING, texts(40))).status).toBe(200);
-      expect(sizes(aging)).toEqual([40, 20, 10, 10, 10, 10]);
-      // The largest body served: 10 inputs of two digits (t10..t19, and t20.. after them).
-      const served = Math.max(...aging.requests.slice(2).map((q) => Buffer.byteLength(q.body)));
-      aging.requests.length = 0;
-      vi.setSystemTime(t0 + 10 * 60_000 - 1);
-      expect((await embed(AGING, texts(25))).status).toBe(200);
-      // Split up front to that body: 11 inputs a byte shorter in the first call, nothing refused.
-      expect(sizes(aging).sort((a, b) => a - b)).toEqual([4, 10, 11]);
-      for (const q of aging.requests) expect(Buffer.byteLength(q.body)).toBeLessThanOrEqual(served);
-      aging.requests.length = 0;
-      vi.setSystemTime(t0 + 10 * 60_000);
-      const late = await embed(AGING, texts(25));
-      expect(late.status).toBe(200);
-      expect(firsts(late)).toEqual(texts(25).map((_, i) => i));
-      expect(sizes(aging)).toEqual([25, 13, 12]);
-    } finally {
-      vi.useRealTimers();
-    }
-  });
-});
-
-describe('only what a served attempt proved is remembered', () => {
-  it('one input too large at any size: the attempt fails and its halved sizes are forgotten', async () => {
-    // 99 small inputs and one of 6,000 characters, behind a 5,000-byte body limit: every slice
-    // without the large input is served, the one with it is halved down to it alone, refused.
-    const input = [...texts(99), 'x'.repeat(6_000)];
-    const r = await embed(BYTES, input);
-    expect(r.status).toBe(413);
-    expect(r.body.error.metadata).toEqual({ upstream_kind: 'too_large', upstream_status: 413 });
-    expect(sizes(bytes)).toEqual([100, 50, 50, 25, 25, 13, 12, 6, 6, 3, 3, 2, 1]);
-
-    // Nothing remembered: a request of small inputs goes whole, not 2 inputs a call. The same bad
-    // request again cannot renew anything either.
-    bytes.requests.length = 0;
-    expect((await embed(BYTES, input)).status).toBe(413);
-    bytes.requests.length = 0;
-    const good = await embed(BYTES, texts(100));
-    expect(good.status).toBe(200);
-    expect(firsts(good)).toEqual(texts(100).map((_, i) => i));
-    expect(sizes(bytes)).toEqual([100]);
-  });
-
-  it('slices served at different sizes: the largest body served below the smallest refused, so the same request is not refused again', async () => {
-    // 40 inputs of a few bytes, then 40 of about 400: the light half is served 40 at a time, the
-    // heavy one only 10 at a time.
-    const input = texts(80).map((t, i) => (i < 40 ? t : `${t}${' '.repeat(400)}`));
-    const r = await embed(MIXED, input);
-    expect(r.status).toBe(200);
-    expect(firsts(r)).toEqual(texts(80).map((_, i) => i));
-    expect(sizes(mixed)).toEqual([80, 40, 40, 20, 10, 10, 10, 10]);
-    // 40 inputs were served but also refused in this attempt: as an input count the size to
-    // remember was 10, which served every slice. In bytes there is no such conflict: the body of
-    // 10 heavy inputs, the largest served, is below every body refused. The same request is then
-    // split to it up front, the light inputs together with 9 heavy ones, and nothing is refused.
-    const served = Math.max(
-      ...mixed.requests.filter((q) => q.json.input.length === 10).map((q) => Buffer.byteLength(q.body)),
-    );
-    mixed.requests.length = 0;
-    const again = await embed(MIXED, input);
-    expect(again.status).toBe(200);
-    expect(firsts(again)).toEqual(texts(80).map((_, i) => i));
-    expect(sizes(mixed).sort((a, b) => a - b)).toEqual([1, 10, 10, 10, 49]);
-    for (const q of mixed.requests) expect(Buffer.byteLength(q.body)).toBeLessThanOrEqual(served);
-  });
-});
-
-describe('a body limit is remembered in bytes, not inputs', () => {
-  it('one heavy input that fits only alone does not have later requests sent one input a call', async () => {
-    // 20 small inputs and one of 4,934 characters, behind a 5,000-byte body limit: halved down to
-    // the heavy input alone, which is served (a body of 4,998 bytes; with one more input, 5,004).
-    const first = await embed(HEAVY, [...texts(20), 'h'.repeat(4_934)]);
-    expect(first.status).toBe(200);
-    expect(first.body.data).toHaveLength(21);
-    expect(sizes(heavy)).toEqual([21, 11, 10, 5, 5, 3, 2, 1, 1]);
-    // Remembered as an input count, that 1 had the next 10 minutes of requests sent one input a
-    // call: 100 calls for these 100 small inputs. Their body is far below the one served.
-    heavy.requests.length = 0;
-    const small = await embed(HEAVY, texts(100));
-    expect(small.status).toBe(200);
-    expect(firsts(small)).toEqual(texts(100).map((_, i) => i));
-    expect(sizes(heavy)).toEqual([100]);
-    // A request larger than the body served is split up front to fit it: nothing refused.
-    heavy.requests.length = 0;
-    const large = texts(100).map((t) => `${t}${' '.repeat(100)}`);
-    const split = await embed(HEAVY, large);
-    expect(split.status).toBe(200);
-    expect(firsts(split)).toEqual(texts(100).map((_, i) => i));
-    const bodies = heavy.requests.map((q) => Buffer.byteLength(q.body));
-    expect(bodies.length).toBeGreaterThan(2);
-    for (const b of bodies) expect(b).toBeLessThanOrEqual(BODY_LIMIT);
-    expect(sizes(heavy).reduce((a, b) => a + b, 0)).toBe(100);
   });
 });
 

@@ -122,69 +122,68 @@ describe('one instance', () => {
   });
 });
 
-describe('two instances on one database', () => {
-  const fake = vllm();
-  let up: FakeUpstream;
-  let a: TestGateway;
-  let b: TestGateway | undefined;
-  const version = () => new ChannelsRepo(a.services.database).version();
-  const stored = async () =>
-    JSON.parse((await new ChannelsRepo(a.services.database).discoveredFor(1)) ?? 'null');
-
+/**
+ * For the describe that calls it: a vLLM fake and two instances on one database with that
+ * channel, listing it every `intervalMs`; `b` can be stopped by a test (then undefined).
+ */
+function twoInstances(intervalMs: number) {
+  const t = {
+    fake: vllm(),
+    up: undefined as unknown as FakeUpstream,
+    a: undefined as unknown as TestGateway,
+    b: undefined as TestGateway | undefined,
+  };
   beforeAll(async () => {
-    up = await startFakeUpstream({ 'GET /v1/models': fake.route });
-    const config = { gateway: { discovery_interval_ms: INTERVAL_MS }, channels: [channel(up)] };
-    a = await startTestGateway(config);
-    b = await startTestGateway(config, { databaseUrl: a.databaseUrl });
+    t.up = await startFakeUpstream({ 'GET /v1/models': t.fake.route });
+    const config = { gateway: { discovery_interval_ms: intervalMs }, channels: [channel(t.up)] };
+    t.a = await startTestGateway(config);
+    t.b = await startTestGateway(config, { databaseUrl: t.a.databaseUrl });
   });
   afterAll(async () => {
-    await b?.close();
-    await a?.close();
-    await up?.close();
+    await t.b?.close();
+    await t.a?.close();
+    await t.up?.close();
   });
+  return t;
+}
+
+describe('two instances on one database', () => {
+  const t = twoInstances(INTERVAL_MS);
+  const version = () => new ChannelsRepo(t.a.services.database).version();
+  const stored = async () =>
+    JSON.parse((await new ChannelsRepo(t.a.services.database).discoveredFor(1)) ?? 'null');
 
   it('both serve a new model, the stored listing is the upstream’s, and it is not rewritten round after round', async () => {
-    fake.state.models.set('acme-new', 4096);
-    await until(() => serves(a, 'acme-new') && serves(b!, 'acme-new'), 'both instances to serve acme-new');
+    t.fake.state.models.set('acme-new', 4096);
+    await until(
+      () => serves(t.a, 'acme-new') && serves(t.b!, 'acme-new'),
+      'both instances to serve acme-new',
+    );
     expect(await stored()).toEqual([
       { name: 'acme-a', contextLength: 8192, created: 1700000000 },
       { name: 'acme-new', contextLength: 4096, created: 1700000000 },
     ]);
     const before = await version();
-    const asked = listings(up);
-    await until(() => listings(up) >= asked + 4, 'four more rounds');
+    const asked = listings(t.up);
+    await until(() => listings(t.up) >= asked + 4, 'four more rounds');
     expect(await version()).toBe(before);
     expect(await stored()).toHaveLength(2);
   });
 
   it('rounds go on when the other instance stops', async () => {
-    await b!.close();
-    b = undefined;
-    fake.state.models.set('acme-late', 2048);
-    await until(() => serves(a, 'acme-late'), 'the remaining instance to serve acme-late');
+    await t.b!.close();
+    t.b = undefined;
+    t.fake.state.models.set('acme-late', 2048);
+    await until(() => serves(t.a, 'acme-late'), 'the remaining instance to serve acme-late');
   });
 });
 
 describe('an explicit refresh finding the listing another instance stored', () => {
-  const fake = vllm();
-  let up: FakeUpstream;
-  let a: TestGateway;
-  let b: TestGateway;
-
-  beforeAll(async () => {
-    up = await startFakeUpstream({ 'GET /v1/models': fake.route });
-    const config = { gateway: { discovery_interval_ms: 0 }, channels: [channel(up)] };
-    a = await startTestGateway(config);
-    b = await startTestGateway(config, { databaseUrl: a.databaseUrl });
-  });
-  afterAll(async () => {
-    await b?.close();
-    await a?.close();
-    await up?.close();
-  });
+  const t = twoInstances(0);
 
   it('serves it before answering, though nothing new is written', async () => {
-    fake.state.models.set('acme-other', 1024);
+    const { a, b } = t as { a: TestGateway; b: TestGateway };
+    t.fake.state.models.set('acme-other', 1024);
     // Instance b lists first (through its service: no pub/sub message reaches a), then a, before
     // its once-a-second poll of the version row: a finds what b stored, and writes nothing.
     await b.services.registry.channels.refreshModels(1);

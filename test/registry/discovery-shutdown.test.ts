@@ -12,6 +12,15 @@ import { type ChannelChange, ChannelService } from '../../src/gateway/registry/c
 import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
+/** A promise the test settles (`done()`) when it says so. */
+function deferred(): { promise: Promise<void>; done: () => void } {
+  let done!: () => void;
+  const promise = new Promise<void>((r) => {
+    done = r;
+  });
+  return { promise, done };
+}
+
 let up: FakeUpstream | undefined;
 let gw: TestGateway | undefined;
 afterAll(async () => {
@@ -23,14 +32,8 @@ afterAll(async () => {
 
 describe('a gateway stopping while a new channel lists its models', () => {
   it('ends the listing before closing the database: no write after, nothing logged, nothing left open', async () => {
-    let asked!: () => void;
-    const listingAsked = new Promise<void>((r) => {
-      asked = r;
-    });
-    let answer!: () => void;
-    const answered = new Promise<void>((r) => {
-      answer = r;
-    });
+    const { done: asked, promise: listingAsked } = deferred();
+    const { done: answer, promise: answered } = deferred();
     // The upstream's listing answers only when the test says so (after the stop).
     up = await startFakeUpstream({
       'GET /v1/models': async () => {
@@ -80,14 +83,8 @@ describe('a gateway stopping while a periodic refresh lists a channel’s models
   });
 
   it('cuts that listing and waits for it, starts no round after, and logs nothing', async () => {
-    let asked!: () => void;
-    const periodicAsked = new Promise<void>((r) => {
-      asked = r;
-    });
-    let answer!: () => void;
-    const answered = new Promise<void>((r) => {
-      answer = r;
-    });
+    const { done: asked, promise: periodicAsked } = deferred();
+    const { done: answer, promise: answered } = deferred();
     const listing = (ids: string[]) => ({
       json: { object: 'list', data: ids.map((id) => ({ id, object: 'model', owned_by: 'vllm' })) },
     });

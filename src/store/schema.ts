@@ -93,6 +93,12 @@ export interface AppsTable {
   updated_time: number;
   created_by: number;
   updated_by: number;
+  /** The search fold of each searched field (search-fold.ts), written with it by AppsRepo. */
+  search_name: Generated<string>;
+  search_short_description: Generated<string>;
+  search_description: Generated<string>;
+  search_tags: Generated<string>;
+  search_author: Generated<string>;
 }
 
 export interface ChannelsTable {

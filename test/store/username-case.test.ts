@@ -74,7 +74,8 @@ describe('usernames unique ignoring case, in the database itself', () => {
       for (const name of ['alice', 'bob', 'ALICE', 'Alice', 'BOB', 'carol'])
         before.push(await users.insert({ ...user(name), password_hash: `hash of ${name}` }));
 
-      expect(await migrateToLatest(d)).toEqual(['0005-username-case', '0006-email-case']);
+      // Later migrations run too; this one is among them.
+      expect(await migrateToLatest(d)).toContain('0005-username-case');
 
       const after = await d.db
         .selectFrom('users')

@@ -6,6 +6,7 @@ import { writeOnce } from './0003-write-once.js';
 import { channelRevision } from './0004-channel-revision.js';
 import { usernameCase } from './0005-username-case.js';
 import { emailCase } from './0006-email-case.js';
+import { searchFold } from './0008-search-fold.js';
 
 /**
  * Numbered migrations, applied in order and never edited once released: add a new file
@@ -19,5 +20,6 @@ export function migrationsFor(dialect: Dialect): Record<string, Migration> {
     '0004-channel-revision': channelRevision(),
     '0005-username-case': usernameCase(),
     '0006-email-case': emailCase(),
+    '0008-search-fold': searchFold(dialect),
   };
 }

@@ -99,7 +99,7 @@ describe('emails unique ignoring case, in the database itself', () => {
         );
       const id = Object.fromEntries(before.map((u) => [u.username, u.id]));
 
-      expect(await migrateToLatest(d)).toEqual(['0006-email-case']);
+      expect(await migrateToLatest(d)).toContain('0006-email-case');
 
       const after = await d.db
         .selectFrom('users')

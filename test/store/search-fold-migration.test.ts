@@ -65,7 +65,7 @@ describe('migration 0008-search-fold', () => {
           .values(old.slice(i, i + 200))
           .execute();
 
-      expect(await migrateToLatest(d)).toEqual(['0008-search-fold']);
+      expect(await migrateToLatest(d)).toContain('0008-search-fold');
 
       const stored = await d.db
         .selectFrom('apps')

@@ -106,6 +106,24 @@ describe('one instance', () => {
     expect(logged.some((l) => l.msg === 'model discovery failed' && l.channel === 'local')).toBe(true);
   });
 
+  it('keeps the stored listing when a round reads an empty one; an admin refresh clears it', async () => {
+    const listed = new Map(fake.state.models);
+    fake.state.models.clear();
+    const asked = listings(up);
+    logged.length = 0;
+    await until(() => listings(up) >= asked + 3, 'three empty rounds');
+    expect(serves(gw, 'acme-b')).toBe(true);
+    expect(logged.some((l) => l.msg === 'model discovery failed' && l.channel === 'local')).toBe(true);
+    // Asked for, an empty listing is the upstream's answer.
+    const cookie = await gw.login();
+    const r = await gw.call('POST', '/api/channel/1/models/refresh', { cookie });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.data).toEqual([]);
+    expect(serves(gw, 'acme-b')).toBe(false);
+    for (const [id, len] of listed) fake.state.models.set(id, len);
+    await until(() => serves(gw, 'acme-b'), 'acme-b to be served again');
+  });
+
   it('never overlaps itself: a round waiting on its upstream holds the next one back', async () => {
     let release!: () => void;
     fake.state.answer = new Promise<void>((r) => {

@@ -162,7 +162,11 @@ export class ChannelService {
    * may be another write's (the listing a create started, another instance's) that it has not
    * loaded yet, and what a refresh found applies before it returns.
    */
-  async refreshModels(id: number, signal?: AbortSignal): Promise<string[]> {
+  async refreshModels(
+    id: number,
+    signal?: AbortSignal,
+    opts: { keepOnEmpty?: boolean } = {},
+  ): Promise<string[]> {
     const channel = await this.stored(id);
     if (!canDiscover(channel)) throw badRequest(`a ${channel.kind} channel cannot list its models`);
     const found = await discoverModels(channel, this.client, { ...this.opts, signal }).catch(
@@ -177,7 +181,14 @@ export class ChannelService {
       },
     );
     const json = JSON.stringify(found);
-    if ((await this.state.repos.channels.discoveredFor(id)) !== json) {
+    const stored = await this.state.repos.channels.discoveredFor(id);
+    // An empty answer where models were listed is more often an upstream's bad moment than every
+    // model withdrawn: a round nobody asked for keeps the stored listing (an admin's refresh writes).
+    if (opts.keepOnEmpty && found.length === 0 && stored !== undefined && stored !== '[]')
+      throw new Error(
+        `${channel.name} listed no models; kept the ${(JSON.parse(stored) as unknown[]).length} it listed before (refresh its models to clear them)`,
+      );
+    if (stored !== json) {
       await this.state.repos.channels.setDiscovered(id, json);
       await this.state.changed();
     } else await this.state.reload();
@@ -193,7 +204,7 @@ export class ChannelService {
       .allChannels()
       .filter((c) => c.status === 1 && c.models.length === 0 && canDiscover(c))
       .map((c) =>
-        this.refreshModels(c.id, signal).catch((err) => {
+        this.refreshModels(c.id, signal, { keepOnEmpty: true }).catch((err) => {
           if (!signal?.aborted) this.logDiscoveryFailure(c, err);
         }),
       );

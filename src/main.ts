@@ -34,8 +34,7 @@ export async function startGateway(
   // Said at once: a generated password is shown here or never, and a start that fails from now
   // on (its port taken) would otherwise leave root with a password nobody saw.
   announceRoot(boot);
-  const twins = await services.users.caseDuplicatesWarning();
-  if (twins) log.warn({ usernames: twins.usernames }, twins.message);
+  for (const twins of await services.users.duplicatesWarnings()) log.warn(twins.log, twins.message);
   const app = await buildApp(services, { logger: log });
   // Open connections, so a stop can close each keep-alive connection after its last answer.
   const sockets = new Set<Socket>();

@@ -1,11 +1,4 @@
-import {
-  badRequest,
-  conflict,
-  forbidden,
-  type GatewayError,
-  notFound,
-  unauthorized,
-} from '../gateway/errors.js';
+import { badRequest, conflict, forbidden, notFound, unauthorized } from '../gateway/errors.js';
 import type { CredentialsRepo } from '../store/credentials-repo.js';
 import { isUniqueViolation } from '../store/db-errors.js';
 import { lastUseIsStale } from '../store/last-used.js';
@@ -15,6 +8,7 @@ import { hashPassword, needsRehash, verifyPassword } from './password.js';
 import { outranks, Role, rankToStayBelow, Status } from './roles.js';
 import { hashSecret, newAccessToken, newSessionId, nowSeconds, randomToken } from './secrets.js';
 import { TtlCache } from './ttl-cache.js';
+import { type DuplicatesWarning, UniqueFields, type UniqueWrite } from './unique-fields.js';
 import { validatePassword, validateUsername } from './user-fields.js';
 
 export interface UserPatch {
@@ -38,12 +32,16 @@ export class UserService {
   /** When this instance last deleted ended sessions (Unix seconds). */
   private sweptAt = 0;
 
+  /** Usernames and emails: no other user's (unique-fields.ts). */
+  private readonly unique: UniqueFields;
+
   constructor(
     private readonly users: UsersRepo,
     private readonly creds: CredentialsRepo,
     private readonly opts: { sessionTtlHours: number; cacheMs: number },
   ) {
     this.credCache = new TtlCache(opts.cacheMs);
+    this.unique = new UniqueFields(users);
   }
 
   /** First start with an empty database: create `root`. Returns the password when generated. */
@@ -151,20 +149,11 @@ export class UserService {
   }
 
   /**
-   * What a start says about usernames that differ only in case from another user's: those made
-   * before usernames were unique ignoring case (migration 0005), kept as they were rather than
-   * merged or renamed behind their owners' backs. Undefined when there are none.
+   * What a start (and `modelgate migrate`) warns about: users made before usernames, or emails,
+   * were unique ignoring case that share one (unique-fields.ts). Empty when there are none.
    */
-  async caseDuplicatesWarning(): Promise<{ usernames: string[]; message: string } | undefined> {
-    const groups = await this.users.caseDuplicates();
-    if (groups.length === 0) return undefined;
-    const usernames = groups.flat().map((u) => `${u.username} (id ${u.id})`);
-    return {
-      usernames,
-      message:
-        `users whose usernames differ only in letter case, made before usernames were unique ignoring case: ${usernames.join(', ')}. ` +
-        'Each signs in with its exact spelling only; rename (PUT /api/user) or delete all but one of each',
-    };
+  duplicatesWarnings(): Promise<DuplicatesWarning[]> {
+    return this.unique.duplicatesWarnings();
   }
 
   get(id: number): Promise<UserRow | undefined> {
@@ -180,7 +169,8 @@ export class UserService {
     this.checkRoleChange(actor, role);
     validateUsername(input.username);
     validatePassword(input.password);
-    await this.refuseTaken(input.username);
+    const unique: UniqueWrite = { username: input.username, email: input.email };
+    await this.unique.refuseTaken(unique, undefined, true);
     const now = nowSeconds();
     try {
       return await this.users.insert({
@@ -196,25 +186,9 @@ export class UserService {
         updated_time: now,
       });
     } catch (err) {
-      if (isUniqueViolation(err)) throw await this.taken(input.username);
+      if (isUniqueViolation(err)) throw await this.unique.conflict(unique, undefined, true);
       throw err;
     }
-  }
-
-  /**
-   * A 409 when `username` is another user's in any letter case. The unique index decides between
-   * two writes racing (the caller maps its violation with `taken`); this look-up is for the names
-   * that already differed only in case before (migration 0005), which the index does not bind.
-   */
-  private async refuseTaken(username: string, exceptId?: number): Promise<void> {
-    const twin = await this.users.caseTwin(username, exceptId);
-    if (twin) throw takenBy(username, twin);
-  }
-
-  /** The 409 for a write the unique index refused, naming the holder when it can be read. */
-  private async taken(username: string, exceptId?: number): Promise<GatewayError> {
-    const twin = await this.users.caseTwin(username, exceptId).catch(() => undefined);
-    return twin ? takenBy(username, twin) : conflict(`username: "${username}" is taken`);
   }
 
   /**
@@ -253,6 +227,7 @@ export class UserService {
       losesRoot,
       below: target.id !== actor.id ? rankToStayBelow(actor) : undefined,
       keepSession: target.id === actor.id ? session : undefined,
+      admin: true,
     });
   }
 
@@ -276,25 +251,30 @@ export class UserService {
   /**
    * Writes `patch` to `target`. `losesRoot`: the write may leave no enabled root (guarded by
    * the write); `below`: the write holds only while the target's role is below it (an admin's);
-   * `keepSession`: the session that stays when the password changes.
+   * `keepSession`: the session that stays when the password changes; `admin`: an admin's write,
+   * whose 409 for a taken email names the user holding it (a user's own is not told whose).
    */
   private async applyPatch(
     target: UserRow,
     patch: UserPatch,
-    opts: { losesRoot?: boolean; below?: number; keepSession?: string },
+    opts: { losesRoot?: boolean; below?: number; keepSession?: string; admin?: boolean },
   ): Promise<UserRow> {
-    const { losesRoot = false, below, keepSession } = opts;
+    const { losesRoot = false, below, keepSession, admin = false } = opts;
     const set: Record<string, unknown> = { updated_time: nowSeconds() };
+    // Only what changes is checked and written: an unchanged email of a user made before emails
+    // were unique (migration 0006) is theirs to keep, and a form sends every field back.
+    const unique: UniqueWrite = {};
     if (patch.username !== undefined && patch.username !== target.username) {
       validateUsername(patch.username);
-      await this.refuseTaken(patch.username, target.id);
-      set.username = patch.username;
+      unique.username = set.username = patch.username;
     }
+    if (patch.email !== undefined && patch.email !== target.email) unique.email = set.email = patch.email;
+    await this.unique.refuseTaken(unique, target.id, admin);
     if (patch.password !== undefined) {
       validatePassword(patch.password);
       set.password_hash = await hashPassword(patch.password);
     }
-    for (const k of ['display_name', 'email', 'role', 'status', 'default_model'] as const)
+    for (const k of ['display_name', 'role', 'status', 'default_model'] as const)
       if (patch[k] !== undefined) set[k] = patch[k];
     if (patch.quota_limit !== undefined) set.quota_limit_micros = toMicros(patch.quota_limit);
     let updated: UserRow | undefined | 'last-root' | 'outranked';
@@ -303,7 +283,7 @@ export class UserService {
         ? await this.users.updateKeepingARoot(target.id, set, below)
         : await this.users.update(target.id, set, below);
     } catch (err) {
-      if (isUniqueViolation(err)) throw await this.taken(patch.username ?? target.username, target.id);
+      if (isUniqueViolation(err)) throw await this.unique.conflict(unique, target.id, admin);
       throw err;
     }
     if (updated === 'last-root') throw conflict('cannot demote or disable the last root');
@@ -377,14 +357,6 @@ const NOT_BELOW_YOURS = {
   change: 'cannot change a user whose role is not below yours',
   delete: 'cannot delete a user whose role is not below yours',
 };
-
-/** `alice` for `alice`; for `ALICE`, says which user holds it and why. */
-function takenBy(username: string, twin: UserRow): GatewayError {
-  if (twin.username === username) return conflict(`username: "${username}" is taken`);
-  return conflict(
-    `username: "${username}" is taken by "${twin.username}" (usernames are unique ignoring case)`,
-  );
-}
 
 // A valid hash of a random password: login of an unknown user costs the same as a wrong password
 // (same parameters as new hashes, see password.ts).

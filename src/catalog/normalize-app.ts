@@ -9,6 +9,7 @@ import {
   TEXT_LIMITS,
   URL_FIELDS,
 } from './app-fields.js';
+import { checkOneLine, checkProse } from './text-characters.js';
 
 /** App fields a client may send (types already checked by the route schema). */
 export interface AppInput {
@@ -46,6 +47,9 @@ export interface AppValues {
   featured?: number;
 }
 
+/** Multi-line text; the other text fields are one line (text-characters.ts). */
+const PROSE_FIELDS: ReadonlySet<string> = new Set(['short_description', 'description']);
+
 /**
  * Validates and normalizes the fields present in `input`; absent fields stay absent so a
  * partial update touches only what was sent. Server-owned fields are dropped.
@@ -60,6 +64,8 @@ export function normalizeApp(input: AppInput): AppValues {
     const text = field === 'description' ? v : field === 'name' ? v.trim().replace(/\s+/g, ' ') : v.trim();
     if (charLength(text) > TEXT_LIMITS[field])
       throw badRequest(`${field}: must be at most ${TEXT_LIMITS[field]} characters`, field);
+    if (PROSE_FIELDS.has(field)) checkProse(field, text);
+    else checkOneLine(field, text);
     out[field] = text;
   }
   if (out.name !== undefined && out.name.length === 0) throw badRequest('name: must not be empty', 'name');
@@ -117,6 +123,7 @@ export function normalizeTags(value: string | string[] | null): string {
     if (tag === '') continue;
     if (charLength(tag) > MAX_TAG_LENGTH)
       throw badRequest(`tags: each tag must be at most ${MAX_TAG_LENGTH} characters`, 'tags');
+    checkOneLine('tags', tag);
     const key = tag.toLowerCase();
     if (seen.has(key)) continue;
     seen.add(key);

@@ -19,9 +19,9 @@ program
   .command('migrate')
   .description('apply pending database migrations and exit')
   .action(async () => {
-    const twins = await withServices((s) => s.users.caseDuplicatesWarning());
+    const twins = await withServices((s) => s.users.duplicatesWarnings());
     process.stdout.write('database is up to date\n');
-    if (twins) process.stderr.write(`warning: ${twins.message}\n`);
+    for (const t of twins) process.stderr.write(`warning: ${t.message}\n`);
   });
 
 const user = program.command('user').description('manage users');

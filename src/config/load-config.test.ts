@@ -33,6 +33,15 @@ describe('loadConfig', () => {
     expect(c.gateway.max_attempts).toBe(7);
   });
 
+  it('refreshes model listings hourly by default; the environment sets another interval or 0', () => {
+    expect(loadConfig({}).gateway.discovery_interval_ms).toBe(3_600_000);
+    const every = (v: string) => loadConfig({ MODELGATE_GATEWAY_DISCOVERY_INTERVAL_MS: v }).gateway;
+    expect(every('600000').discovery_interval_ms).toBe(600_000);
+    expect(every('0').discovery_interval_ms).toBe(0);
+    for (const bad of ['-1', '1.5', '604800001'])
+      expect(() => every(bad), bad).toThrow(/gateway\.discovery_interval_ms/);
+  });
+
   it('lists every problem at once and hides secrets', () => {
     const f = yamlFile('server:\n  port: 99999\n  bogus: 1\nauth:\n  root_password: 12\n');
     try {

@@ -193,6 +193,12 @@ export const ConfigSchema = Obj({
     /** How often upstream keys set aside after a 401/403 are probed again; 0 = never. */
     key_probe_interval_ms: Type.Integer({ minimum: 0, default: 300_000 }),
     discover_models: Type.Boolean({ default: true }),
+    /**
+     * How often the channels' model listings are read again (with `discover_models`), jittered
+     * and shared by the instances on one database; 0 = only at start, on a change and on an
+     * explicit refresh. At most a week.
+     */
+    discovery_interval_ms: Type.Integer({ minimum: 0, maximum: 604_800_000, default: 3_600_000 }),
     image_fetch_timeout_ms: Type.Integer({ minimum: 1, default: 10_000 }),
     /** All the image fetches of one embeddings request together (each has image_fetch_timeout_ms). */
     image_fetch_total_timeout_ms: Type.Integer({ minimum: 1, default: 60_000 }),

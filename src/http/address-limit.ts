@@ -42,7 +42,9 @@ export function limitPerAddress(
 /**
  * `perMinute` hits of `key` a minute (shared through Redis when configured), with
  * `X-RateLimit-*` headers; past it a 429 with `Retry-After`, its message `what` (e.g. "sign-in
- * is limited to 20 attempts a minute per client") and when to retry, counted under `scope`.
+ * is limited to 20 attempts a minute per client") and when to retry, counted under `scope`. The
+ * body names the limit as the `/v1` refusals do (`metadata: {scope, limit}`), so a script can tell
+ * the sign-in limit from the write limit without reading the message.
  */
 export async function limitPerMinute(
   rateLimiter: RateLimiter,
@@ -57,6 +59,7 @@ export async function limitPerMinute(
   if (r.allowed) return;
   const refused = new GatewayError(429, `${opts.what}; retry in ${r.retryAfterSec}s`, {
     retryAfter: r.retryAfterSec,
+    metadata: { scope: opts.scope, limit: opts.perMinute },
   });
   refusals.set(refused, opts.scope);
   throw refused;

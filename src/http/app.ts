@@ -27,6 +27,7 @@ import { registerMetrics } from './metrics.js';
 import { registerOpsRoutes } from './ops-routes.js';
 import { guardAgainstNul } from './refuse-nul.js';
 import { ResponseTaps } from './response-taps.js';
+import { addApiHeaders, CONSOLE_HEADERS } from './security-headers.js';
 import { registerChatRoutes } from './v1/chat-completions.js';
 import { registerEmbeddingRoutes } from './v1/embeddings-routes.js';
 import { registerMessagesRoutes } from './v1/messages.js';
@@ -207,6 +208,7 @@ export async function buildApp(services: Services, opts: BuildOptions = {}): Pro
   taps.add(publishChanges(services.invalidation));
 
   app.addHook('onRoute', guardAgainstNul);
+  app.addHook('onRoute', addApiHeaders);
   // The OpenAPI document names the credential of each authenticated route (/docs showed it for
   // the chat and embeddings routes only).
   app.addHook('onRoute', (route) => {
@@ -221,7 +223,10 @@ export async function buildApp(services: Services, opts: BuildOptions = {}): Pro
       root: webRoot,
       wildcard: false,
       cacheControl: false,
-      setHeaders: (res, path) => res.setHeader('cache-control', consoleCaching(relative(webRoot, path))),
+      setHeaders: (res, path) => {
+        res.setHeader('cache-control', consoleCaching(relative(webRoot, path)));
+        for (const [name, value] of Object.entries(CONSOLE_HEADERS)) res.setHeader(name, value);
+      },
     });
   }
   app.setNotFoundHandler((request, reply) => {
@@ -234,6 +239,8 @@ export async function buildApp(services: Services, opts: BuildOptions = {}): Pro
       if (!isConsolePage(q === -1 ? url : url.slice(0, q))) reply.code(404);
       return reply.sendFile('index.html');
     }
+    if (url.startsWith('/api/') && !url.startsWith('/api/v1/'))
+      reply.header('x-content-type-options', 'nosniff');
     return sendError(reply, new GatewayError(404, `no route for ${request.method} ${url.split('?')[0]}`));
   });
   return app;

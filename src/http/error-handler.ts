@@ -71,10 +71,15 @@ export function surfaceOf(url: string): Surface {
 
 /**
  * The error body for each surface (decisions.md "Errors"); the Anthropic ingress answers in
- * Anthropic's shape, `{"type":"error","error":{type, message},"request_id"}`.
+ * Anthropic's shape, `{"type":"error","error":{type, message},"request_id"}`. The `/api` envelope
+ * carries the error's `metadata` when it has one, as `/v1` does inside `error` (a rate limit's
+ * `{scope, limit}`: which limit refused, docs/scaling.md).
  */
 export function errorBody(e: GatewayError, surface: Surface, requestId?: string): unknown {
-  if (surface === 'api') return { success: false, message: e.message };
+  if (surface === 'api')
+    return e.metadata === undefined
+      ? { success: false, message: e.message }
+      : { success: false, message: e.message, metadata: e.metadata };
   if (surface === 'anthropic') return anthropicErrorBody(e, requestId);
   const body: Record<string, unknown> = {
     error: {

@@ -196,14 +196,18 @@ function registerGauges(register: Registry, services: Services): void {
       this.set({ state: 'waiting' }, p.waiting);
     },
   });
-  new Gauge({
-    name: 'modelgate_redis_up',
-    help: '1 when the Redis link is ready, 0 while it is down (absent without Redis)',
-    registers,
-    collect() {
-      if (services.redis) this.set(services.redis.status === 'ready' ? 1 : 0);
-    },
-  });
+  // Registered only with Redis: a gauge without labels reads 0 until set, and docs/scaling.md has
+  // operators alert on 0, which fired on every instance that runs without Redis.
+  const redis = services.redis;
+  if (redis)
+    new Gauge({
+      name: 'modelgate_redis_up',
+      help: '1 when the Redis link is ready, 0 while it is down (absent without Redis)',
+      registers,
+      collect() {
+        this.set(redis.status === 'ready' ? 1 : 0);
+      },
+    });
   const leases = services.quota.stats;
   if (leases) {
     new Counter({

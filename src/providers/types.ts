@@ -98,13 +98,19 @@ export interface ChatAdapter {
   createStreamDecoder(maxEventBytes?: number): StreamDecoder;
   classifyError(status: number, body: string, headers: UpstreamHeaders): UpstreamError;
   listModels?: {
-    request(target: UpstreamTarget): UpstreamHttpRequest;
+    /** `page`: the cursor `nextPage` read from the page before; absent for the first page. */
+    request(target: UpstreamTarget, page?: string): UpstreamHttpRequest;
     /**
      * The models the upstream serves, named as the upstream names them (Gemini's `models/` prefix
      * stripped), each with what its listing says of it in the wire format's own fields. Throws on
      * a body that is no listing.
      */
     parse(body: string): ListedModel[];
+    /**
+     * The cursor of the page after this one (Gemini's `nextPageToken`, Anthropic's `last_id` while
+     * `has_more`), undefined on the last page. Absent: the listing is one page.
+     */
+    nextPage?(body: string): string | undefined;
   };
 }
 

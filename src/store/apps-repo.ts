@@ -9,10 +9,12 @@ import {
 } from 'kysely';
 import type { Database } from './database.js';
 import type { AppsTable } from './schema.js';
+import { SEARCH_COLUMNS, searchColumnsOf } from './search-fold.js';
 
-export type AppRow = Selectable<AppsTable>;
+/** An app as stored, without the search columns. */
+export type AppRow = Pick<Selectable<AppsTable>, (typeof COLUMNS)[number]>;
 
-/** Listed explicitly: on PostgreSQL the table also has the generated `search_doc` column. */
+/** Listed explicitly: the table also has the `search_*` columns, which are not the record's. */
 const COLUMNS = [
   'id',
   'name',
@@ -47,7 +49,17 @@ export interface AppSort {
   direction: 'asc' | 'desc';
 }
 
-/** Lower-cased search words; every one must occur in the record's text. */
+/**
+ * The folded text search matches (src/store/search-fold.ts): one space between fields, so no word
+ * (words hold no whitespace) matches across two. PostgreSQL's trigram index is on this very
+ * expression (migration 0008), so it must stay written exactly so.
+ */
+const SEARCH_PARTS = Object.values(SEARCH_COLUMNS);
+const SEARCH_TEXT = sql.raw(
+  `(search_name || ' ' || search_short_description || ' ' || search_description || ' ' || search_tags || ' ' || search_author)`,
+);
+
+/** Search words folded by foldSearchText; every one must occur in the record's folded text. */
 export interface SearchWords {
   phrase: string;
   words: string[];
@@ -129,13 +141,13 @@ export class AppsRepo {
 
   private ranked(q: ReturnType<AppsRepo['filtered']>, terms: SearchWords) {
     const pos = this.d.dialect === 'postgres' ? 'strpos' : 'instr';
-    const inName = (w: string) => sql`${sql.raw(pos)}(lower(name), ${w}) > 0`;
+    const inName = (w: string) => sql`${sql.raw(pos)}(search_name, ${w}) > 0`;
     const inNameOrTags = (w: string) =>
-      sql`(${sql.raw(pos)}(lower(name), ${w}) > 0 OR ${sql.raw(pos)}(lower(tags), ${w}) > 0)`;
+      sql`(${sql.raw(pos)}(search_name, ${w}) > 0 OR ${sql.raw(pos)}(search_tags, ${w}) > 0)`;
     const all = (parts: ReturnType<typeof sql>[]) => sql.join(parts, sql` AND `);
     const rank = sql<number>`CASE
-      WHEN lower(name) = ${terms.phrase} THEN 0
-      WHEN substr(lower(name), 1, ${sql.lit([...terms.phrase].length)}) = ${terms.phrase} THEN 1
+      WHEN search_name = ${terms.phrase} THEN 0
+      WHEN substr(search_name, 1, ${sql.lit([...terms.phrase].length)}) = ${terms.phrase} THEN 1
       WHEN ${all(terms.words.map(inName))} THEN 2
       WHEN ${all(terms.words.map(inNameOrTags))} THEN 3
       ELSE 4 END`;
@@ -144,27 +156,37 @@ export class AppsRepo {
 
   private matches(words: string[]): Expression<SqlBool> {
     if (this.d.dialect === 'postgres') {
-      const likes = words.map((w) => sql`search_doc LIKE ${`%${w.replace(/[\\%_]/g, '\\$&')}%`}`);
+      const likes = words.map((w) => sql`${SEARCH_TEXT} LIKE ${`%${w.replace(/[\\%_]/g, '\\$&')}%`}`);
       return sql<SqlBool>`(${sql.join(likes, sql` AND `)})`;
     }
-    // Words of 3+ characters go through FTS5 MATCH: with the trigram tokenizer a quoted
-    // phrase is a case-insensitive substring match, served by the index. Shorter words have
-    // no trigram and scan the FTS table with instr() over lower(doc) (JavaScript's lower(),
-    // see database.ts; LIKE would fold ASCII letters only).
+    // Words of 3+ characters go through FTS5 MATCH: with the trigram tokenizer a quoted phrase
+    // is a substring match, served by the index (case-sensitive: the text is folded already).
+    // Shorter words have no trigram and are tested with instr() on the rows, column by column
+    // (no word spans two: words hold no whitespace), which spares concatenating each row.
     const long = words.filter((w) => [...w].length >= 3);
-    const conds = words.filter((w) => [...w].length < 3).map((w) => sql`instr(lower(doc), ${w}) > 0`);
+    const conds = words
+      .filter((w) => [...w].length < 3)
+      .map(
+        (w) =>
+          sql`(${sql.join(
+            SEARCH_PARTS.map((c) => sql`instr(${sql.ref(c)}, ${w}) > 0`),
+            sql` OR `,
+          )})`,
+      );
     if (long.length > 0)
-      conds.unshift(sql`apps_fts MATCH ${long.map((w) => `"${w.replaceAll('"', '""')}"`).join(' ')}`);
-    return sql<SqlBool>`id IN (SELECT rowid FROM apps_fts WHERE ${sql.join(conds, sql` AND `)})`;
+      conds.unshift(
+        sql`id IN (SELECT rowid FROM apps_fts WHERE apps_fts MATCH ${long.map((w) => `"${w.replaceAll('"', '""')}"`).join(' ')})`,
+      );
+    return sql<SqlBool>`(${sql.join(conds, sql` AND `)})`;
   }
 
   async insert(row: Insertable<AppsTable>): Promise<AppRow> {
-    return this.d.db.insertInto('apps').values(row).returning(COLUMNS).executeTakeFirstOrThrow();
+    return this.d.db.insertInto('apps').values(withSearch(row)).returning(COLUMNS).executeTakeFirstOrThrow();
   }
 
   /** A few rows in one statement (atomic without a transaction held across awaits). */
   async insertRows(rows: Insertable<AppsTable>[]): Promise<void> {
-    if (rows.length > 0) await this.d.db.insertInto('apps').values(rows).execute();
+    if (rows.length > 0) await this.d.db.insertInto('apps').values(rows.map(withSearch)).execute();
   }
 
   /** Many rows in one transaction, in chunks that stay under both databases' parameter limits. */
@@ -173,7 +195,7 @@ export class AppsRepo {
       for (let i = 0; i < rows.length; i += chunk)
         await trx
           .insertInto('apps')
-          .values(rows.slice(i, i + chunk))
+          .values(rows.slice(i, i + chunk).map(withSearch))
           .execute();
     });
   }
@@ -181,7 +203,7 @@ export class AppsRepo {
   async update(id: number, patch: Updateable<AppsTable>): Promise<AppRow | undefined> {
     return this.d.db
       .updateTable('apps')
-      .set(patch)
+      .set(withSearch(patch))
       .where('id', '=', id)
       .returning(COLUMNS)
       .executeTakeFirst();
@@ -230,4 +252,12 @@ export class AppsRepo {
       .executeTakeFirstOrThrow();
     return Number(r.n);
   }
+}
+
+/**
+ * A write with the search fold of each searched field it carries: every write of those fields
+ * goes through here, in the same statement, so the folded text never lags the record.
+ */
+function withSearch<T extends Updateable<AppsTable>>(row: T): T {
+  return { ...row, ...searchColumnsOf(row) };
 }

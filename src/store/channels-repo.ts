@@ -136,6 +136,49 @@ export class ChannelsRepo {
     return new Map(rows.map((r) => [Number(r.key.slice(DISCOVERED_PREFIX.length)), r.value]));
   }
 
+  /** One channel's stored listing (JSON text), if any. */
+  async discoveredFor(channelId: number): Promise<string | undefined> {
+    const r = await this.d.db
+      .selectFrom('kv')
+      .select('value')
+      .where('key', '=', `${DISCOVERED_PREFIX}${channelId}`)
+      .executeTakeFirst();
+    return r?.value;
+  }
+
+  /**
+   * Claims a periodic discovery round for the caller, of all instances on this database: true
+   * when the round is due at `nowMs` (Unix ms) and this call moved the due time to `nowMs +
+   * roundMs` first (compare-and-swap on the stored due time, so two instances due at once get
+   * one true). A due time more than `roundMs` ahead was set by a clock ahead of this one, and is
+   * not believed.
+   */
+  async claimDiscoveryRound(nowMs: number, roundMs: number): Promise<boolean> {
+    const next = String(nowMs + roundMs);
+    const row = await this.d.db
+      .selectFrom('kv')
+      .select('value')
+      .where('key', '=', DISCOVERY_DUE_KEY)
+      .executeTakeFirst();
+    if (!row) {
+      const r = await this.d.db
+        .insertInto('kv')
+        .values({ key: DISCOVERY_DUE_KEY, value: next })
+        .onConflict((oc) => oc.column('key').doNothing())
+        .executeTakeFirst();
+      return Number(r.numInsertedOrUpdatedRows ?? 0) > 0;
+    }
+    const due = Number(row.value);
+    if (due > nowMs && due <= nowMs + roundMs) return false;
+    const r = await this.d.db
+      .updateTable('kv')
+      .set({ value: next })
+      .where('key', '=', DISCOVERY_DUE_KEY)
+      .where('value', '=', row.value)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
   async setDiscovered(channelId: number, json: string): Promise<void> {
     await this.setKv(`${DISCOVERED_PREFIX}${channelId}`, json);
   }
@@ -157,3 +200,4 @@ const VERSION_KEY = 'registry:version';
 const OWNED_KEY = 'channels:declarations-owned';
 const DECLARED_SOURCES = ['config', 'env'];
 const DISCOVERED_PREFIX = 'channel-models:';
+const DISCOVERY_DUE_KEY = 'discovery:due';

@@ -16,6 +16,28 @@ export class ModelsRepo {
     return this.d.db.selectFrom('models').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
+  /**
+   * Writes `data` if the row still holds `expected` (undefined: only if there is no row yet);
+   * false when another write came first, so a read-merge-write loses no one's change.
+   */
+  async swap(id: string, expected: string | undefined, data: string, now: number): Promise<boolean> {
+    if (expected === undefined) {
+      const r = await this.d.db
+        .insertInto('models')
+        .values({ id, data, updated_time: now })
+        .onConflict((oc) => oc.column('id').doNothing())
+        .executeTakeFirst();
+      return Number(r.numInsertedOrUpdatedRows ?? 0) > 0;
+    }
+    const r = await this.d.db
+      .updateTable('models')
+      .set({ data, updated_time: now })
+      .where('id', '=', id)
+      .where('data', '=', expected)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
   async put(id: string, data: string, now: number): Promise<void> {
     await this.d.db
       .insertInto('models')

@@ -23,6 +23,17 @@ export interface UsersTable {
    * binds every other user (src/store/migrations/0005-username-case.ts). A rename sets it to 0.
    */
   case_duplicate: Generated<number>;
+  /**
+   * The email as uniqueness compares it (email-key.ts), NULL for none; written by the repository
+   * with every email (migration 0006).
+   */
+  email_key: Generated<string | null>;
+  /**
+   * 0, or the user's own id for a user whose email an older user already held (ignoring case)
+   * when migration 0006 ran: the unique index on `(email_key, email_duplicate)` binds every other
+   * user. A new email sets it to 0.
+   */
+  email_duplicate: Generated<number>;
 }
 
 export interface SessionsTable {
@@ -87,6 +98,12 @@ export interface AppsTable {
   updated_time: number;
   created_by: number;
   updated_by: number;
+  /** The search fold of each searched field (search-fold.ts), written with it by AppsRepo. */
+  search_name: Generated<string>;
+  search_short_description: Generated<string>;
+  search_description: Generated<string>;
+  search_tags: Generated<string>;
+  search_author: Generated<string>;
 }
 
 export interface ChannelsTable {

@@ -7,6 +7,7 @@ import {
   type Updateable,
 } from 'kysely';
 import type { Database } from './database.js';
+import { emailKey } from './email-key.js';
 import type { DB, UsersTable } from './schema.js';
 
 export type UserRow = Selectable<UsersTable>;
@@ -67,14 +68,56 @@ export class UsersRepo {
     return [...groups.values()];
   }
 
+  /**
+   * The oldest user other than `exceptId` whose email is `email` ignoring case (email-key.ts);
+   * none for no email.
+   */
+  emailTwin(email: string, exceptId?: number): Promise<UserRow | undefined> {
+    const key = emailKey(email);
+    if (key === null) return Promise.resolve(undefined);
+    return this.d.db
+      .selectFrom('users')
+      .selectAll()
+      .where('email_key', '=', key)
+      .$if(exceptId !== undefined, (q) => q.where('id', '<>', exceptId!))
+      .orderBy('id')
+      .limit(1)
+      .executeTakeFirst();
+  }
+
+  /**
+   * The users whose email another user already had (ignoring case) when emails were made unique
+   * (migration 0006), grouped by address, oldest first, until an admin changes or clears all but
+   * one of each.
+   */
+  async emailDuplicates(): Promise<UserRow[][]> {
+    const rows = await this.d.db
+      .selectFrom('users')
+      .selectAll()
+      .where(
+        'email_key',
+        'in',
+        this.d.db.selectFrom('users').select('email_key').where('email_duplicate', '<>', 0),
+      )
+      .orderBy('email_key')
+      .orderBy('id')
+      .execute();
+    const groups = new Map<string, UserRow[]>();
+    for (const r of rows) groups.set(r.email_key!, [...(groups.get(r.email_key!) ?? []), r]);
+    return [...groups.values()];
+  }
+
   /** The index `users_username_ci` serves this (`lower(username)` is its first column). */
   private sameIgnoringCase(username: string) {
     return this.d.db.selectFrom('users').where(sql`lower(username)`, '=', usernameKey(username));
   }
 
+  /** A new user; its email's key is written with it (`email_key`, migration 0006). */
   async insert(row: Insertable<UsersTable>): Promise<UserRow> {
-    const r = await this.d.db.insertInto('users').values(row).returningAll().executeTakeFirstOrThrow();
-    return r;
+    const key = emailKey(row.email ?? '');
+    // No key, no column: NULL is its default (and a database before 0006 has no such column).
+    const values = key === null ? row : { ...row, email_key: key };
+    return this.d.db.insertInto('users').values(values).returningAll().executeTakeFirstOrThrow();
   }
 
   /**
@@ -199,10 +242,18 @@ const usernameKey = (username: string): string => username.replace(/[A-Z]+/g, (m
 /**
  * A renamed user is bound by the unique index like any new one (`case_duplicate` 0, migration
  * 0005): renaming one of the names that already differed only in case resolves it, and renaming
- * it to another spelling of a taken name is refused.
+ * it to another spelling of a taken name is refused. So is a new email (its `email_key`, and
+ * `email_duplicate` 0, migration 0006).
  */
 function bound(patch: Updateable<UsersTable>): Updateable<UsersTable> {
-  return patch.username === undefined ? patch : { ...patch, case_duplicate: 0 };
+  if (patch.username === undefined && patch.email === undefined) return patch;
+  const out = { ...patch };
+  if (patch.username !== undefined) out.case_duplicate = 0;
+  if (patch.email !== undefined) {
+    out.email_key = emailKey(patch.email as string);
+    out.email_duplicate = 0;
+  }
+  return out;
 }
 
 /** The row is not an enabled root, or another enabled root exists. */

@@ -70,7 +70,7 @@ describe('search', () => {
 
   it('folds case and ranks beyond ASCII, on every backend', async () => {
     expect(namesOf(await search(`keyword=${encodeURIComponent('ÄR')}`))).toEqual(['Ärger', 'Mentions']);
-    expect(namesOf(await search(`keyword=${encodeURIComponent('ün')}`))).toEqual(['Ünïcode Räder']);
+    expect(namesOf(await search(`keyword=${encodeURIComponent('ÜNÏC')}`))).toEqual(['Ünïcode Räder']);
     expect(namesOf(await search(`keyword=${encodeURIComponent('ärger')}`))).toEqual(['Ärger', 'Mentions']);
     // A name prefix of characters outside the BMP (two UTF-16 units each).
     expect(namesOf(await search(`keyword=${encodeURIComponent('𝔸lp')}`))).toEqual(['𝔸lpha', 'x 𝔸lp']);
@@ -168,8 +168,11 @@ describe('search rate limit', () => {
       }
       const r = await limited.call('GET', '/api/app/search?keyword=x');
       expect(r.status).toBe(429);
-      expect(r.body.success).toBe(false);
-      expect(r.body.message).toMatch(/limit/);
+      expect(r.body).toEqual({
+        success: false,
+        message: expect.stringMatching(/limit/),
+        metadata: { scope: 'search_ip', limit: 3 },
+      });
       const retry = Number(r.headers.get('retry-after'));
       expect(retry).toBeGreaterThanOrEqual(1);
       expect(retry).toBeLessThanOrEqual(60);
@@ -195,6 +198,11 @@ describe('search rate limit', () => {
       expect([await anon(), await anon()]).toEqual([200, 200]);
       const refused = await g.call('GET', '/api/app/featured');
       expect(refused.status).toBe(429);
+      expect(refused.body).toEqual({
+        success: false,
+        message: expect.stringContaining('2 requests a minute per client address'),
+        metadata: { scope: 'ip_rpm', limit: 2 },
+      });
       expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
       // A cookie or a token that signs no one in does not lift the limit.
       expect(await anon({ cookie: 'mg_session=made-up' })).toBe(429);

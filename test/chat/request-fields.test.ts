@@ -194,6 +194,49 @@ describe('labels and cache hints with provider.require_parameters', () => {
   });
 });
 
+const weather = { type: 'function', function: { name: 'get_weather', parameters: { type: 'object' } } };
+/** Where a client may put a cache breakpoint besides parts: a request with one there, and its path. */
+const CACHE_CONTROL_PLACES: [string, (cache: unknown) => Record<string, unknown>, string][] = [
+  [
+    'a tool',
+    (cache) => ({ tools: [weather, { ...weather, cache_control: cache }] }),
+    'tools.1.cache_control',
+  ],
+  [
+    'a tool call',
+    (cache) => ({ tools: [weather], messages: toolTurn({ call: cache }) }),
+    'messages.1.tool_calls.0.cache_control',
+  ],
+  [
+    'a tool message',
+    (cache) => ({ tools: [weather], messages: toolTurn({ result: cache }) }),
+    'messages.2.cache_control',
+  ],
+];
+const BAD_CACHE_CONTROLS: [string, unknown, string][] = [
+  ['an unknown type', { type: 'bogus' }, '.type'],
+  ['an unknown ttl', { type: 'ephemeral', ttl: '2h' }, '.ttl'],
+  ['a string', 'ephemeral', ''],
+  ['a number', 1, ''],
+  ['an array', [{ type: 'ephemeral' }], ''],
+];
+/** A question, a call of get_weather and its result; `call` / `result`: their cache_control. */
+function toolTurn(cache: { call?: unknown; result?: unknown }) {
+  const call: Record<string, unknown> = {
+    id: 'call_1',
+    type: 'function',
+    function: { name: 'get_weather', arguments: '{}' },
+  };
+  if (cache.call !== undefined) call.cache_control = cache.call;
+  const result: Record<string, unknown> = { role: 'tool', tool_call_id: 'call_1', content: '18C' };
+  if (cache.result !== undefined) result.cache_control = cache.result;
+  return [
+    { role: 'user', content: 'Weather?' },
+    { role: 'assistant', content: null, tool_calls: [call] },
+    result,
+  ];
+}
+
 describe('OpenAI and OpenRouter fields with documented ranges', () => {
   const cases: [string, Record<string, unknown>, string][] = [
     ['verbosity', { verbosity: 'loud' }, 'verbosity'],
@@ -235,6 +278,15 @@ describe('OpenAI and OpenRouter fields with documented ranges', () => {
       },
       'messages.0.content.0.cache_control.ttl',
     ],
+    // Anthropic's breakpoint on a tool, a tool call and a tool message (read by the Anthropic
+    // adapter) is checked as on parts: a malformed one would be Anthropic's 400, after an attempt.
+    ...CACHE_CONTROL_PLACES.flatMap(([where, body, path]) =>
+      BAD_CACHE_CONTROLS.map(([what, bad, inner]): [string, Record<string, unknown>, string] => [
+        `cache_control on ${where}: ${what}`,
+        body(bad),
+        `${path}${inner}`,
+      ]),
+    ),
     ...['ultra', 'HIGH', ''].map((detail): [string, Record<string, unknown>, string] => [
       `image_url detail ${JSON.stringify(detail)}`,
       {
@@ -294,6 +346,21 @@ describe('OpenAI and OpenRouter fields with documented ranges', () => {
     const cached = [{ type: 'text', text: 'x', cache_control: { type: 'ephemeral', ttl: '1h' } }];
     const withCache = await sentFor({ model: 't/an', messages: [{ role: 'user', content: cached }] });
     expect(withCache.sent.messages[0].content).toEqual(cached);
+  });
+
+  it('cache_control on a tool, a tool call and a tool message: a well-formed one reaches Anthropic there', async () => {
+    const cache = { type: 'ephemeral', ttl: '1h' };
+    const { sent } = await sentFor({
+      model: 't/an',
+      tools: [{ ...weather, cache_control: cache }],
+      messages: toolTurn({ call: cache, result: { type: 'ephemeral' } }),
+    });
+    expect(sent.tools[0].cache_control).toEqual(cache);
+    expect(sent.messages[1].content[0]).toMatchObject({ type: 'tool_use', cache_control: cache });
+    expect(sent.messages[2].content[0]).toMatchObject({
+      type: 'tool_result',
+      cache_control: { type: 'ephemeral' },
+    });
   });
 
   it('input_audio format: any non-empty name (OpenRouter lists many) reaches an OpenAI-compatible upstream as sent', async () => {

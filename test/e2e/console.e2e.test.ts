@@ -138,25 +138,32 @@ describe('console in a real browser', () => {
   });
 
   it('filters by category, pages and sorts the list', async () => {
+    // The heading and the pager follow the URL at once; the cards come with the list's answer,
+    // and until then the list region is busy. Cards are read once it is not: read after the
+    // heading alone, they were read before the answer (none, once).
+    const list = page.locator('[aria-live="polite"][aria-busy="false"]');
+    const cards = list.locator('.app-card');
     await page.getByRole('button', { name: 'Tools' }).click();
     await page.waitForURL(/\/apps\?category=tools/);
     await page.getByRole('heading', { name: 'Tools apps' }).waitFor();
-    const cats = await page.locator('.app-card .meta .badge').allTextContents();
+    await cards.first().waitFor();
+    const cats = await cards.locator('.meta .badge').allTextContents();
     expect(cats.length).toBeGreaterThan(0);
     expect(new Set(cats)).toEqual(new Set(['tools']));
 
     await page.getByRole('button', { name: 'All' }).click();
-    await page.getByText('Page 1 of 2').waitFor();
+    await list.getByText('Page 1 of 2').waitFor();
     await page.getByRole('button', { name: 'Next →' }).click();
-    await page.getByText('Page 2 of 2').waitFor();
-    await page.locator('.app-card').first().waitFor();
-    expect(await page.locator('.app-card').count()).toBe(2);
+    await list.getByText('Page 2 of 2').waitFor();
+    // Waited for, not read once: the count is of page 2's answer.
+    await expect.poll(() => cards.count(), { timeout: 10_000 }).toBe(2);
 
     await page.getByLabel('Sort by').selectOption('name asc');
     await page.waitForURL(/order=name/);
-    await page.getByText('Page 1 of 2').waitFor();
-    await page.locator('.app-card').first().waitFor();
-    expect(await page.locator('.app-card-title a').first().textContent()).toBe('Markdown Studio');
+    await list.getByText('Page 1 of 2').waitFor();
+    await expect
+      .poll(() => cards.locator('.app-card-title a').first().textContent(), { timeout: 10_000 })
+      .toBe('Markdown Studio');
     await screenshot(page, '02-browse');
   });
 
@@ -909,7 +916,7 @@ describe('console in a real browser', () => {
     expect(entry.upstream_model).toBe('fake-chat');
 
     const dialog = await edit({ 'Prompt price (USD per token)': 'abc' });
-    await dialog.getByText('Must be a numeric string, or a number >= 0').waitFor();
+    await dialog.getByText('Must be a numeric string, a number >= 0, or null').waitFor();
     await dialog.getByRole('button', { name: 'Cancel' }).click();
   });
 
@@ -1382,8 +1389,10 @@ describe('console in a real browser', () => {
         await row(/^OpenAI: GPT-4o-mini/).waitFor();
         expect(await buttons(/^OpenAI: GPT-4o-mini/)).toEqual(['Edit']);
 
-        // Only an admin described it: Delete, and it is gone.
+        // Only an admin described it: Delete, and it is gone. The count says the new search at
+        // once, over the last one's rows: its row is waited for before its buttons are read.
         await find('zz-e2e/own');
+        await row(/E2E own model/).waitFor();
         expect(await buttons(/E2E own model/)).toEqual(['Edit', 'Delete']);
         await page.getByRole('button', { name: 'Delete E2E own model' }).click();
         const del = page.getByRole('dialog', { name: 'Delete model?' });

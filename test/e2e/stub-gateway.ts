@@ -9,6 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { extname, join, normalize } from 'node:path';
+import { CONSOLE_HEADERS } from '../../src/http/security-headers.js';
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -654,7 +655,11 @@ export async function startStubGateway(opts: {
     const file = normalize(join(opts.webRoot, path));
     const inside = file.startsWith(opts.webRoot) && existsSync(file) && extname(file);
     const target = inside ? file : join(opts.webRoot, 'index.html');
-    res.writeHead(200, { 'content-type': TYPES[extname(target)] ?? 'application/octet-stream' });
+    // The gateway's own console headers, so a console change that breaks its policy shows here too.
+    res.writeHead(200, {
+      'content-type': TYPES[extname(target)] ?? 'application/octet-stream',
+      ...CONSOLE_HEADERS,
+    });
     res.end(readFileSync(target));
   }
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeAnswer, type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { clearRequests, type EmbeddingGateway, startEmbeddingGateway } from './embedding-gateway.js';
 
 /**
  * The `x-modelgate-attempts` header on embeddings failures (docs/routing.md, "attempt trail"):
@@ -22,8 +22,7 @@ let a: FakeUpstream;
 let b: FakeUpstream;
 let v1: FakeUpstream;
 let v2: FakeUpstream;
-let gw: TestGateway;
-let key: string;
+let g: EmbeddingGateway;
 
 beforeAll(async () => {
   [a, b, v1, v2] = await Promise.all([
@@ -40,41 +39,37 @@ beforeAll(async () => {
     models: [model],
     priority,
   });
-  gw = await startTestGateway({
-    gateway: { discover_models: false, max_attempts: 1, circuit_failures: 1000 },
-    channels: [
-      {
-        ...channel('a', a, 'openai-compatible', OPENAI, 10),
-        model_mapping: { [OPENAI]: 'text-embedding-3-small' },
-      },
-      {
-        ...channel('b', b, 'openai-compatible', OPENAI, 0),
-        model_mapping: { [OPENAI]: 'text-embedding-3-small' },
-      },
-      channel('v1', v1, 'voyage', VOYAGE, 10),
-      channel('v2', v2, 'voyage', VOYAGE, 0),
-    ],
-    models: [
-      { id: OPENAI, pricing: { prompt: '0.00000002' } },
-      { id: VOYAGE, pricing: { prompt: '0.00000012' } },
-    ],
-  });
-  const cookie = await gw.login();
-  key = (await gw.call('POST', '/api/key', { cookie, body: { name: 'emb' } })).body.data.key;
+  g = await startEmbeddingGateway(
+    {
+      gateway: { max_attempts: 1, circuit_failures: 1000 },
+      channels: [
+        {
+          ...channel('a', a, 'openai-compatible', OPENAI, 10),
+          model_mapping: { [OPENAI]: 'text-embedding-3-small' },
+        },
+        {
+          ...channel('b', b, 'openai-compatible', OPENAI, 0),
+          model_mapping: { [OPENAI]: 'text-embedding-3-small' },
+        },
+        channel('v1', v1, 'voyage', VOYAGE, 10),
+        channel('v2', v2, 'voyage', VOYAGE, 0),
+      ],
+      models: [
+        { id: OPENAI, pricing: { prompt: '0.00000002' } },
+        { id: VOYAGE, pricing: { prompt: '0.00000012' } },
+      ],
+    },
+    () => [a, b, v1, v2],
+  );
 });
-afterAll(async () => {
-  await gw?.close();
-  await Promise.all([a, b, v1, v2].map((u) => u?.close()));
-});
-beforeEach(() => {
-  for (const u of [a, b, v1, v2]) u.requests.length = 0;
-});
+afterAll(() => g?.close());
+beforeEach(() => clearRequests([a, b, v1, v2]));
 
 const embed = (model = OPENAI) =>
-  gw.call('POST', '/v1/embeddings', { token: key, body: { model, input: ['hello', 'world'] } });
+  g.gw.call('POST', '/v1/embeddings', { token: g.key, body: { model, input: ['hello', 'world'] } });
 const multimodal = (model = VOYAGE) =>
-  gw.call('POST', '/v1/multimodalembeddings', {
-    token: key,
+  g.gw.call('POST', '/v1/multimodalembeddings', {
+    token: g.key,
     body: { model, inputs: [{ content: [{ type: 'text', text: 'hello' }] }] },
   });
 
@@ -102,7 +97,10 @@ describe('/v1/embeddings failures carry the attempt trail', () => {
   it('refused before any upstream was tried (unknown model, bad body): no header', async () => {
     const unknown = await embed('nope/nothing');
     expect(unknown.status).toBe(404);
-    const bad = await gw.call('POST', '/v1/embeddings', { token: key, body: { model: OPENAI, input: [''] } });
+    const bad = await g.gw.call('POST', '/v1/embeddings', {
+      token: g.key,
+      body: { model: OPENAI, input: [''] },
+    });
     expect(bad.status).toBe(400);
     for (const r of [unknown, bad]) expect(r.headers.get('x-modelgate-attempts')).toBeNull();
     expect(a.requests).toEqual([]);
@@ -133,8 +131,8 @@ describe('/v1/multimodalembeddings failures carry the attempt trail', () => {
   it('refused before any upstream was tried (unknown model, bad body): no header', async () => {
     const unknown = await multimodal('nope/nothing');
     expect(unknown.status).toBe(404);
-    const bad = await gw.call('POST', '/v1/multimodalembeddings', {
-      token: key,
+    const bad = await g.gw.call('POST', '/v1/multimodalembeddings', {
+      token: g.key,
       body: { model: VOYAGE, inputs: [] },
     });
     expect(bad.status).toBe(400);

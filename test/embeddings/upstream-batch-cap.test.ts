@@ -1,15 +1,23 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { embedWithAdapter } from '../../src/gateway/embeddings/embed-with-adapter.js';
 import { UpstreamError } from '../../src/gateway/errors.js';
-import { UpstreamClient } from '../../src/gateway/upstream/upstream-client.js';
-import { openaiEmbeddingAdapter } from '../../src/providers/openai-embeddings/openai-embedding-adapter.js';
 import {
   type FakeAnswer,
   type FakeUpstream,
   type ReceivedRequest,
   startFakeUpstream,
 } from '../helpers/fake-upstream.js';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import {
+  teiChannel as channel,
+  clearRequests,
+  type EmbeddingGateway,
+  embedDirect,
+  embeddingModel,
+  ROUTE,
+  sizes,
+  startEmbeddingGateway,
+  texts,
+  vectors as vectorsOf,
+} from './embedding-gateway.js';
 
 /**
  * An upstream's own cap on the inputs of one request (docs/embeddings.md, "Batching"): a
@@ -21,7 +29,6 @@ import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
  * on the same upstream (upstream-413-halving.test.ts), and when one input alone is refused the next
  * channel serves. TEI's other validation 413s are the client's (upstream-tei-validation.test.ts).
  */
-const ROUTE = 'POST /v1/embeddings';
 const CAPPED = 'tei/bge-small'; // served by a TEI that caps batches at 32
 const CAPPED_OAI = 'tei/bge-base'; // the same, answering with TEI's OpenAI-route error body
 const LIMITED = 'tei/gte-small'; // channel a answers 413 without a cap; channel b serves
@@ -33,25 +40,10 @@ let teiOai: FakeUpstream;
 let teiAging: FakeUpstream;
 let small: FakeUpstream;
 let big: FakeUpstream;
-let gw: TestGateway;
-let key: string;
+let g: EmbeddingGateway;
 
 /** Each input `t<i>` embeds as `[i, 0.5]`, so order is checkable; usage is 2 tokens per input. */
-function vectors(r: ReceivedRequest): FakeAnswer {
-  const input = r.json.input as string[];
-  return {
-    json: {
-      object: 'list',
-      data: input.map((text, index) => ({
-        object: 'embedding',
-        index,
-        embedding: [Number(text.slice(1)), 0.5],
-      })),
-      model: r.json.model,
-      usage: { prompt_tokens: 2 * input.length, total_tokens: 2 * input.length },
-    },
-  };
-}
+const vectors = vectorsOf(2);
 
 /** A TEI server with `--max-client-batch-size 32`. */
 const capped =
@@ -69,51 +61,30 @@ const capped =
     };
   };
 
-const channel = (name: string, up: FakeUpstream, model: string, priority = 0) => ({
-  name,
-  kind: 'openai-compatible',
-  base_url: up.url, // a bare host, as TEI is usually configured
-  keys: [`key-${name}`],
-  models: [model],
-  priority,
-});
-
 beforeAll(async () => {
   tei = await startFakeUpstream({ [ROUTE]: capped('native') });
   teiOai = await startFakeUpstream({ [ROUTE]: capped('openai') });
   teiAging = await startFakeUpstream({ [ROUTE]: capped('native') });
   small = await startFakeUpstream();
   big = await startFakeUpstream({ [ROUTE]: vectors });
-  gw = await startTestGateway({
-    gateway: { discover_models: false, max_attempts: 2, retry_base_ms: 1, retry_max_ms: 2 },
-    channels: [
-      channel('tei', tei, CAPPED),
-      channel('tei-oai', teiOai, CAPPED_OAI),
-      channel('tei-aging', teiAging, AGING),
-      channel('small', small, LIMITED, 10),
-      channel('big', big, LIMITED, 0),
-    ],
-    models: [CAPPED, CAPPED_OAI, LIMITED, AGING].map((id) => ({
-      id,
-      pricing: { prompt: '0.000001' },
-      output_modalities: ['embeddings'],
-    })),
-  });
-  const cookie = await gw.login();
-  key = (await gw.call('POST', '/api/key', { cookie, body: { name: 'emb' } })).body.data.key;
+  g = await startEmbeddingGateway(
+    {
+      channels: [
+        channel('tei', tei, CAPPED),
+        channel('tei-oai', teiOai, CAPPED_OAI),
+        channel('tei-aging', teiAging, AGING),
+        channel('small', small, LIMITED, 10),
+        channel('big', big, LIMITED, 0),
+      ],
+      models: [CAPPED, CAPPED_OAI, LIMITED, AGING].map(embeddingModel),
+    },
+    () => [tei, teiOai, teiAging, small, big],
+  );
 });
-afterAll(async () => {
-  await gw?.close();
-  for (const up of [tei, teiOai, teiAging, small, big]) await up?.close();
-});
-beforeEach(() => {
-  for (const up of [tei, teiOai, teiAging, small, big]) up.requests.length = 0;
-});
+afterAll(() => g?.close());
+beforeEach(() => clearRequests([tei, teiOai, teiAging, small, big]));
 
-const texts = (n: number) => Array.from({ length: n }, (_, i) => `t${i}`);
-const embed = (model: string, input: string[]) =>
-  gw.call('POST', '/v1/embeddings', { token: key, body: { model, input, encoding_format: 'float' } });
-const sizes = (up: FakeUpstream) => up.requests.map((r) => (r.json.input as string[]).length);
+const embed = (model: string, input: string[]) => g.embed(model, input);
 
 describe('an upstream that caps the inputs of one request', () => {
   it.each([
@@ -233,48 +204,32 @@ describe('embedWithAdapter after a stated cap', () => {
     // Batches of 5 (a cap remembered before): t0..t4 fails after 100 ms; t5..t9 is refused as
     // over a cap of 2 and split into slices sent one at a time; the first takes 300 ms, so
     // t0..t4 has failed before the second (t7, t8) would start.
-    const up = await startFakeUpstream({
-      [ROUTE]: (r) => {
-        const input = r.json.input as string[];
-        if (input[0] === 't0')
-          return { delayMs: 100, status: 500, json: { error: 'backend failed', error_type: 'Backend' } };
-        if (input.length > 2)
-          return {
-            status: 413,
-            json: { error: `batch size ${input.length} > maximum allowed batch size 2` },
-          };
-        return { ...vectors(r), delayMs: 300 };
-      },
-    });
-    const client = new UpstreamClient();
-    const caps: number[] = [];
-    try {
-      const err = await embedWithAdapter(
-        openaiEmbeddingAdapter,
-        {
-          inputs: texts(10).map((text) => [{ type: 'text' as const, text }]),
-          model: null,
-          inputType: null,
-          truncation: true,
-          encoding: 'float',
-          dimensions: null,
-          dtype: null,
-          user: null,
-        },
-        { baseUrl: up.url, upstreamModel: 'bge' },
-        (req, o) => client.send(req, o),
-        { concurrency: 2, maxBatch: 5, onBatchCap: (cap) => caps.push(cap) },
-      ).catch((e: unknown) => e);
-      expect(err).toBeInstanceOf(UpstreamError);
-      expect((err as UpstreamError).kind).toBe('server_error');
-      expect(caps).toEqual([2]);
-      await new Promise((r) => setTimeout(r, 500)); // the slices in flight finish
-      expect(up.requests.map((r) => r.json.input.join()).sort()).toEqual(
-        ['t0,t1,t2,t3,t4', 't5,t6', 't5,t6,t7,t8,t9'].sort(),
-      );
-    } finally {
-      await client.close();
-      await up.close();
-    }
+    const handler = (r: ReceivedRequest): FakeAnswer => {
+      const input = r.json.input as string[];
+      if (input[0] === 't0')
+        return { delayMs: 100, status: 500, json: { error: 'backend failed', error_type: 'Backend' } };
+      if (input.length > 2)
+        return {
+          status: 413,
+          json: { error: `batch size ${input.length} > maximum allowed batch size 2` },
+        };
+      return { ...vectors(r), delayMs: 300 };
+    };
+    const {
+      out: err,
+      learned: caps,
+      up,
+    } = await embedDirect(
+      handler,
+      texts(10),
+      { concurrency: 2, maxBatch: 5 },
+      () => new Promise((r) => setTimeout(r, 500)), // the slices in flight finish
+    );
+    expect(err).toBeInstanceOf(UpstreamError);
+    expect((err as UpstreamError).kind).toBe('server_error');
+    expect(caps).toEqual([2]);
+    expect(up.requests.map((r) => r.json.input.join()).sort()).toEqual(
+      ['t0,t1,t2,t3,t4', 't5,t6', 't5,t6,t7,t8,t9'].sort(),
+    );
   });
 });

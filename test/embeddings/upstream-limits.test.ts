@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeAnswer, type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { type EmbeddingGateway, startEmbeddingGateway } from './embedding-gateway.js';
 
 /**
  * Size limits on embeddings answers (docs/routing.md, "Size limits"): an answer past
@@ -14,8 +14,7 @@ const BODY_LIMIT = 256 * 1024;
 
 let a: FakeUpstream;
 let b: FakeUpstream;
-let gw: TestGateway;
-let key: string;
+let g: EmbeddingGateway;
 
 const vectors = (r: { json: any }): FakeAnswer => ({
   json: {
@@ -49,25 +48,21 @@ beforeAll(async () => {
     model_mapping: { [MODEL]: 'text-embedding-3-small' },
     priority,
   });
-  gw = await startTestGateway({
-    gateway: {
-      discover_models: false,
-      max_attempts: 1,
-      circuit_failures: 1000,
-      max_embedding_response_bytes: BODY_LIMIT,
-      max_error_body_bytes: 4096,
+  g = await startEmbeddingGateway(
+    {
+      gateway: {
+        max_attempts: 1,
+        circuit_failures: 1000,
+        max_embedding_response_bytes: BODY_LIMIT,
+        max_error_body_bytes: 4096,
+      },
+      channels: [channel('a', a, 10), channel('b', b, 0)],
+      models: [{ id: MODEL, pricing: { prompt: '0.00000002' } }],
     },
-    channels: [channel('a', a, 10), channel('b', b, 0)],
-    models: [{ id: MODEL, pricing: { prompt: '0.00000002' } }],
-  });
-  const cookie = await gw.login();
-  key = (await gw.call('POST', '/api/key', { cookie, body: { name: 'emb' } })).body.data.key;
+    () => [a, b],
+  );
 });
-afterAll(async () => {
-  await gw?.close();
-  await a?.close();
-  await b?.close();
-});
+afterAll(() => g?.close());
 beforeEach(() => {
   b.on(ROUTE, vectors);
   a.requests.length = 0;
@@ -75,7 +70,7 @@ beforeEach(() => {
 });
 
 const embed = () =>
-  gw.call('POST', '/v1/embeddings', { token: key, body: { model: MODEL, input: ['hello', 'world'] } });
+  g.gw.call('POST', '/v1/embeddings', { token: g.key, body: { model: MODEL, input: ['hello', 'world'] } });
 
 describe('embeddings answers over the limits', () => {
   it('an answer over max_embedding_response_bytes: the next upstream serves, the answer is not read on', async () => {

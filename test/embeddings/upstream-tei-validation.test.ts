@@ -1,11 +1,16 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
 import {
-  type FakeAnswer,
-  type FakeUpstream,
-  type ReceivedRequest,
-  startFakeUpstream,
-} from '../helpers/fake-upstream.js';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+  clearRequests,
+  type EmbeddingGateway,
+  embeddingModel,
+  ROUTE,
+  sizes,
+  startEmbeddingGateway,
+  teiChannel,
+  texts,
+  vectors as vectorsOf,
+} from './embedding-gateway.js';
 
 /**
  * text-embeddings-inference answers every validation error with a 413 (docs/embeddings.md,
@@ -17,62 +22,31 @@ import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
  * other channels are not tried (docs/routing.md: a 400 is the model's). Channel `tei` (priority
  * 10) answers as each test sets; channel `other` serves the same model.
  */
-const ROUTE = 'POST /v1/embeddings';
 const MODEL = 'tei/bge-m3';
 
 let tei: FakeUpstream;
 let other: FakeUpstream;
-let gw: TestGateway;
-let key: string;
+let g: EmbeddingGateway;
 
-/** One vector per input, 2 tokens an input; accepts the multimodal route's text as well. */
-function vectors(r: ReceivedRequest): FakeAnswer {
-  const input = r.json.input as string[];
-  return {
-    json: {
-      object: 'list',
-      data: input.map((_, index) => ({ object: 'embedding', index, embedding: [index, 0.5] })),
-      model: r.json.model,
-      usage: { prompt_tokens: 2 * input.length, total_tokens: 2 * input.length },
-    },
-  };
-}
-
-const channel = (name: string, up: FakeUpstream, priority: number) => ({
-  name,
-  kind: 'openai-compatible',
-  base_url: up.url, // a bare host, as TEI is usually configured
-  keys: [`key-${name}`],
-  models: [MODEL],
-  priority,
-});
+/** One vector per input, 2 tokens an input. */
+const vectors = vectorsOf(2);
 
 beforeAll(async () => {
   tei = await startFakeUpstream();
   other = await startFakeUpstream({ [ROUTE]: vectors });
-  gw = await startTestGateway({
-    gateway: { discover_models: false, max_attempts: 2, retry_base_ms: 1, retry_max_ms: 2 },
-    channels: [channel('tei', tei, 10), channel('other', other, 0)],
-    models: [{ id: MODEL, pricing: { prompt: '0.000001' }, output_modalities: ['embeddings'] }],
-  });
-  const cookie = await gw.login();
-  key = (await gw.call('POST', '/api/key', { cookie, body: { name: 'emb' } })).body.data.key;
+  g = await startEmbeddingGateway(
+    {
+      channels: [teiChannel('tei', tei, MODEL, 10), teiChannel('other', other, MODEL, 0)],
+      models: [embeddingModel(MODEL)],
+    },
+    () => [tei, other],
+  );
 });
-afterAll(async () => {
-  await gw?.close();
-  for (const up of [tei, other]) await up?.close();
-});
-beforeEach(() => {
-  for (const up of [tei, other]) up.requests.length = 0;
-});
+afterAll(() => g?.close());
+beforeEach(() => clearRequests([tei, other]));
 
-const texts = (n: number) => Array.from({ length: n }, (_, i) => `t${i}`);
 const embed = (input: string[], extra: Record<string, unknown> = {}) =>
-  gw.call('POST', '/v1/embeddings', {
-    token: key,
-    body: { model: MODEL, input, encoding_format: 'float', ...extra },
-  });
-const sizes = (up: FakeUpstream) => up.requests.map((r) => (r.json.input as string[]).length);
+  g.embed(MODEL, input, { body: extra });
 
 /** TEI's native error body, and the one of its OpenAI route (`/v1/embeddings`), for one message. */
 const native = (error: string) => ({ error, error_type: 'Validation' });
@@ -121,8 +95,8 @@ describe("TEI's validation 413s that are not about size", () => {
   it('the multimodal endpoint answers it the same way, with the Voyage `detail`', async () => {
     // That route forwards an empty text part (docs/embeddings.md, "Empty text"); TEI refuses it.
     tei.on(ROUTE, { status: 413, json: native('Input validation error: `inputs` cannot be empty') });
-    const r = await gw.call('POST', '/v1/multimodalembeddings', {
-      token: key,
+    const r = await g.gw.call('POST', '/v1/multimodalembeddings', {
+      token: g.key,
       body: { model: MODEL, inputs: [{ content: [{ type: 'text', text: '' }] }] },
     });
     expect(r.status).toBe(400);

@@ -31,9 +31,11 @@ describe('writes to /api per user (auth.api_write_rate_per_minute)', () => {
       }
       const refused = await newKey(gw, { cookie }, 'one too many');
       expect(refused.status).toBe(429);
+      // Which limit refused, in the shape of /v1's 429s (metadata.scope and limit).
       expect(refused.body).toEqual({
         success: false,
         message: expect.stringContaining('3 a minute per user'),
+        metadata: { scope: 'api_write_user', limit: 3 },
       });
       expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
       expect(refused.headers.get('x-ratelimit-remaining')).toBe('0');
@@ -103,7 +105,11 @@ describe('writes to /api per user (auth.api_write_rate_per_minute)', () => {
       ];
       for (const r of refused) {
         expect(r.status).toBe(429);
-        expect(r.body).toEqual({ success: false, message: expect.stringContaining('4 a minute per user') });
+        expect(r.body).toEqual({
+          success: false,
+          message: expect.stringContaining('4 a minute per user'),
+          metadata: { scope: 'api_write_user', limit: 4 },
+        });
         expect(Number(r.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
       }
       const apps = await gw.call('GET', '/api/app', { cookie });
@@ -113,7 +119,7 @@ describe('writes to /api per user (auth.api_write_rate_per_minute)', () => {
     }
   });
 
-  it('a signed-in download counts once, against its user (not the address); an anonymous one is held back by neither', async () => {
+  it('a signed-in download counts once, against its user (not the address); an anonymous one against the address only', async () => {
     // The per-address catalog limit is on (10), to show which of the two counts each download.
     const gw = await limited(3, { limits: { catalog_ip_rpm: 10 } });
     try {
@@ -138,6 +144,7 @@ describe('writes to /api per user (auth.api_write_rate_per_minute)', () => {
       expect(refused.body).toEqual({
         success: false,
         message: expect.stringContaining('3 a minute per user'),
+        metadata: { scope: 'api_write_user', limit: 3 },
       });
       expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
       // The fan's other writes share the allowance.
@@ -150,8 +157,21 @@ describe('writes to /api per user (auth.api_write_rate_per_minute)', () => {
         expect(anon.status).toBe(200);
         expect(anon.headers.get('x-ratelimit-limit')).toBe('10');
       }
-      // Two by the fan (the refused one not counted), two anonymous.
-      expect((await gw.call('GET', path.replace('/download', ''))).body.data.download_count).toBe(4);
+      // Past the address's allowance an anonymous download is refused, naming that limit.
+      let counted = 2;
+      let anonymous = await gw.call('POST', path);
+      for (; counted < 12 && anonymous.status === 200; counted++) anonymous = await gw.call('POST', path);
+      expect(anonymous.status).toBe(429);
+      expect(anonymous.body).toEqual({
+        success: false,
+        message: expect.stringContaining('10 requests a minute per client address'),
+        metadata: { scope: 'ip_rpm', limit: 10 },
+      });
+      expect(Number(anonymous.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      const downloads = (await gw.call('GET', path.replace('/download', ''), { cookie: root })).body.data
+        .download_count;
+      // Two by the fan (the refused one not counted), the anonymous ones until the refusal.
+      expect(downloads).toBe(2 + counted);
     } finally {
       await gw.close();
     }

@@ -48,6 +48,11 @@ describe('request-body validators V8 can optimize', () => {
         messages: [{ role: 'user', content: 'x' }],
         response_format: { type: 'json_schema', json_schema: { name: 'a b' } },
       },
+      {
+        model: 'm',
+        messages: [{ role: 'tool', tool_call_id: 'c', content: 'x', cache_control: { type: 'bogus' } }],
+        tools: [{ type: 'function', function: { name: 'f' }, cache_control: 'ephemeral' }],
+      },
       { model: 'm', messages: [{ role: 'user', content: 'x' }], stop: [1] },
       { model: 'm', messages: [{ role: 'user', content: 'x' }], temperature: 3 },
     ];

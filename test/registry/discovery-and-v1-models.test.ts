@@ -464,7 +464,7 @@ describe('/api/model', () => {
       body: { id: 'acme/unset', pricing: { prompt: 'abc' } },
     });
     expect(price.status).toBe(400);
-    expect(price.body.message).toBe('pricing.prompt: must be a numeric string, or a number >= 0');
+    expect(price.body.message).toBe('pricing.prompt: must be a numeric string, a number >= 0, or null');
   });
 
   it('creates new entries, names the bad field, and pages the list', async () => {
@@ -490,13 +490,16 @@ describe('/api/model', () => {
     expect(bad.body.message).toMatch(/context_length/);
     const unknown = await gw.call('POST', '/api/model', { cookie: root, body: { id: 'acme/y', colour: 1 } });
     expect(unknown.status).toBe(400);
-    // Price keys outside the pattern, and values of the wrong type under any key.
+    // Price keys outside the pattern, and values of the wrong type under any key (null is a
+    // price not set: test/registry/model-admin-fields.test.ts).
     for (const pricing of [
       { Prompt: { x: 1 } },
       { Prompt: 1 },
+      { Prompt: null },
       { '': 1 },
       { ['p'.repeat(65)]: 1 },
-      { prompt: null },
+      { prompt: true },
+      { prompt: [] },
     ]) {
       const r = await gw.call('POST', '/api/model', { cookie: root, body: { id: 'acme/z', pricing } });
       expect(r.status, JSON.stringify(pricing)).toBe(400);

@@ -12,6 +12,15 @@ import { type ChannelChange, ChannelService } from '../../src/gateway/registry/c
 import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
+/** A promise the test settles (`done()`) when it says so. */
+function deferred(): { promise: Promise<void>; done: () => void } {
+  let done!: () => void;
+  const promise = new Promise<void>((r) => {
+    done = r;
+  });
+  return { promise, done };
+}
+
 let up: FakeUpstream | undefined;
 let gw: TestGateway | undefined;
 afterAll(async () => {
@@ -23,14 +32,8 @@ afterAll(async () => {
 
 describe('a gateway stopping while a new channel lists its models', () => {
   it('ends the listing before closing the database: no write after, nothing logged, nothing left open', async () => {
-    let asked!: () => void;
-    const listingAsked = new Promise<void>((r) => {
-      asked = r;
-    });
-    let answer!: () => void;
-    const answered = new Promise<void>((r) => {
-      answer = r;
-    });
+    const { done: asked, promise: listingAsked } = deferred();
+    const { done: answer, promise: answered } = deferred();
     // The upstream's listing answers only when the test says so (after the stop).
     up = await startFakeUpstream({
       'GET /v1/models': async () => {
@@ -68,5 +71,55 @@ describe('a gateway stopping while a new channel lists its models', () => {
     expect(await listed[0]!.closed).toEqual({ completed: false });
     answer();
     expect(logged.map((l) => [l.msg, l.reason])).toEqual([]);
+  });
+});
+
+describe('a gateway stopping while a periodic refresh lists a channel’s models', () => {
+  let up2: FakeUpstream | undefined;
+  let gw2: TestGateway | undefined;
+  afterAll(async () => {
+    await up2?.close();
+    await gw2?.close();
+  });
+
+  it('cuts that listing and waits for it, starts no round after, and logs nothing', async () => {
+    const { done: asked, promise: periodicAsked } = deferred();
+    const { done: answer, promise: answered } = deferred();
+    const listing = (ids: string[]) => ({
+      json: { object: 'list', data: ids.map((id) => ({ id, object: 'model', owned_by: 'vllm' })) },
+    });
+    // The start's listing answers at once; the first periodic one only when the test says so.
+    up2 = await startFakeUpstream({
+      'GET /v1/models': [
+        listing(['early-model']),
+        async () => {
+          asked();
+          await answered;
+          return listing(['early-model', 'late-model']);
+        },
+      ],
+    });
+    const logged: Array<{ level: number; msg: string }> = [];
+    const log = pino({ level: 'warn' }, { write: (line: string) => logged.push(JSON.parse(line)) });
+    gw2 = await startTestGateway(
+      {
+        gateway: { discover_models: true, discovery_interval_ms: 100 },
+        channels: [{ name: 'lister', kind: 'openai-compatible', base_url: `${up2.url}/v1` }],
+      },
+      { log: log as FastifyBaseLogger },
+    );
+    await periodicAsked;
+
+    const started = Date.now();
+    await gw2.stop();
+    // Cut, not waited out: the listing's own timeout is 10 s.
+    expect(Date.now() - started).toBeLessThan(5000);
+    const listed = up2.requests.filter((r) => r.method === 'GET' && r.path === '/v1/models');
+    expect(listed).toHaveLength(2);
+    expect(await listed[1]!.closed).toEqual({ completed: false });
+    answer();
+    await new Promise((r) => setTimeout(r, 400));
+    expect(up2.requests).toHaveLength(2);
+    expect(logged.map((l) => l.msg)).toEqual([]);
   });
 });

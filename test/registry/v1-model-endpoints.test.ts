@@ -1,7 +1,8 @@
 import { OpenRouter } from '@openrouter/sdk';
 import { NotFoundResponseError } from '@openrouter/sdk/models/errors';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import type { TestGateway } from '../helpers/gateway.js';
+import { listChannel, startModelListGateway } from './model-list-gateway.js';
 
 /**
  * OpenRouter's `GET /api/v1/models/{author}/{slug}/endpoints` (reference openrouter.md §11;
@@ -18,44 +19,25 @@ const EMBED = 'voyageai/voyage-4-large'; // default registry entry
 const SECRETS = ['sk-primary-secret', 'sk-claude-secret', 'pa-voyage-secret', 'sk-off-secret'];
 
 beforeAll(async () => {
-  gw = await startTestGateway({
-    gateway: { discover_models: false, circuit_failures: 2, circuit_cooldown_ms: 3_600_000 },
+  const s = await startModelListGateway({
+    gateway: { circuit_failures: 2, circuit_cooldown_ms: 3_600_000 },
     channels: [
-      {
-        name: 'primary',
-        kind: 'openai-compatible',
-        base_url: 'http://127.0.0.1:9/primary/v1',
+      listChannel('primary', [CHAT], {
         keys: [SECRETS[0]],
-        models: [CHAT],
         priority: 10,
         settings: {
           provider: 'Acme Cloud',
           quantization: 'fp8',
           pricing: { [CHAT]: { prompt: '0.0000005' } },
         },
-      },
-      {
-        name: 'claude',
+      }),
+      listChannel('claude', [CHAT], {
         kind: 'anthropic',
         base_url: 'http://127.0.0.1:9/claude',
         keys: [SECRETS[1]],
-        models: [CHAT],
-      },
-      {
-        name: 'voyage',
-        kind: 'voyage',
-        base_url: 'http://127.0.0.1:9/voyage/v1',
-        keys: [SECRETS[2]],
-        models: [EMBED],
-      },
-      {
-        name: 'off',
-        kind: 'openai-compatible',
-        base_url: 'http://127.0.0.1:9/off/v1',
-        keys: [SECRETS[3]],
-        models: [CHAT],
-        status: 2,
-      },
+      }),
+      listChannel('voyage', [EMBED], { kind: 'voyage', keys: [SECRETS[2]] }),
+      listChannel('off', [CHAT], { keys: [SECRETS[3]], status: 2 }),
     ],
     models: [
       {
@@ -70,11 +52,9 @@ beforeAll(async () => {
       },
     ],
   });
-  const cookie = await gw.login();
-  const newKey = async (body: Record<string, unknown>) =>
-    (await gw.call('POST', '/api/key', { cookie, body: { name: 'k', ...body } })).body.data.key as string;
-  key = await newKey({});
-  onlyEmbed = await newKey({ allowed_models: ['voyageai/*'] });
+  gw = s.gw;
+  key = await s.newKey();
+  onlyEmbed = await s.newKey({ allowed_models: ['voyageai/*'] });
 });
 afterAll(async () => gw?.close());
 

@@ -1,7 +1,8 @@
 import { OpenRouter } from '@openrouter/sdk';
 import { NotFoundResponseError } from '@openrouter/sdk/models/errors';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import type { TestGateway } from '../helpers/gateway.js';
+import { listChannel, startModelListGateway } from './model-list-gateway.js';
 
 /**
  * OpenRouter's `GET /api/v1/models/count` and `GET /api/v1/model/{author}/{slug}` (reference
@@ -18,24 +19,10 @@ const EMBED = 'openai/text-embedding-3-small';
 const UNSERVED = 'acme/unserved'; // in the registry, on no enabled channel
 
 beforeAll(async () => {
-  gw = await startTestGateway({
-    gateway: { discover_models: false },
+  const s = await startModelListGateway({
     channels: [
-      {
-        name: 'up',
-        kind: 'openai-compatible',
-        base_url: 'http://127.0.0.1:9/v1',
-        keys: ['sk-x'],
-        models: [CHAT, COUNT, PAINTER, EMBED],
-      },
-      {
-        name: 'off',
-        kind: 'openai-compatible',
-        base_url: 'http://127.0.0.1:9/v1',
-        keys: ['sk-y'],
-        models: [UNSERVED],
-        status: 2,
-      },
+      listChannel('up', [CHAT, COUNT, PAINTER, EMBED]),
+      listChannel('off', [UNSERVED], { status: 2 }),
     ],
     models: [
       { id: CHAT, name: 'Acme: Chat One', context_length: 64000, supported_parameters: ['tools'] },
@@ -44,11 +31,9 @@ beforeAll(async () => {
       { id: UNSERVED },
     ],
   });
-  const cookie = await gw.login();
-  const newKey = async (body: Record<string, unknown>) =>
-    (await gw.call('POST', '/api/key', { cookie, body: { name: 'k', ...body } })).body.data.key as string;
-  key = await newKey({});
-  onlyChat = await newKey({ allowed_models: [CHAT] });
+  gw = s.gw;
+  key = await s.newKey();
+  onlyChat = await s.newKey({ allowed_models: [CHAT] });
 });
 afterAll(async () => gw?.close());
 

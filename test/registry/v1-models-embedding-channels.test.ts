@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import type { TestGateway } from '../helpers/gateway.js';
+import { listChannel, startModelListGateway } from './model-list-gateway.js';
 
 /**
  * A model found on an embeddings-only channel (Voyage, Jina, Cohere) that no registry entry
@@ -20,38 +21,18 @@ const CHAT = 'acme/chat-1';
 const KNOWN = 'voyage-3.5'; // the registry's voyageai/voyage-3.5
 
 beforeAll(async () => {
-  gw = await startTestGateway({
-    gateway: { discover_models: false },
+  const s = await startModelListGateway({
     channels: [
-      {
-        name: 'voy',
-        kind: 'voyage',
-        base_url: 'http://127.0.0.1:9/v1',
-        keys: ['v'],
-        models: [VOYAGE_NEW, SHARED, DISABLED_TOO, DESCRIBED, KNOWN],
-      },
-      { name: 'jin', kind: 'jina', base_url: 'http://127.0.0.1:9/v1', keys: ['j'], models: [JINA_NEW] },
-      { name: 'coh', kind: 'cohere', base_url: 'http://127.0.0.1:9', keys: ['c'], models: [COHERE_NEW] },
-      {
-        name: 'vllm',
-        kind: 'openai-compatible',
-        base_url: 'http://127.0.0.1:9/v1',
-        keys: [],
-        models: [SHARED, CHAT],
-      },
-      {
-        name: 'off',
-        kind: 'openai-compatible',
-        base_url: 'http://127.0.0.1:9/v1',
-        keys: [],
-        models: [DISABLED_TOO],
-        status: 2,
-      },
+      listChannel('voy', [VOYAGE_NEW, SHARED, DISABLED_TOO, DESCRIBED, KNOWN], { kind: 'voyage' }),
+      listChannel('jin', [JINA_NEW], { kind: 'jina' }),
+      listChannel('coh', [COHERE_NEW], { kind: 'cohere', base_url: 'http://127.0.0.1:9' }),
+      listChannel('vllm', [SHARED, CHAT], { keys: [] }),
+      listChannel('off', [DISABLED_TOO], { keys: [], status: 2 }),
     ],
     models: [{ id: DESCRIBED, output_modalities: ['text'] }, { id: CHAT }],
   });
-  const cookie = await gw.login();
-  key = (await gw.call('POST', '/api/key', { cookie, body: { name: 'k' } })).body.data.key;
+  gw = s.gw;
+  key = await s.newKey();
 });
 afterAll(async () => gw?.close());
 

@@ -1,33 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import type { TestGateway } from '../helpers/gateway.js';
+import { listChannel, startModelListGateway } from './model-list-gateway.js';
 
 // GET /v1/models?endpoint=: what the console's playground lists as chat models.
 let gw: TestGateway;
 let key: string;
 
 beforeAll(async () => {
-  gw = await startTestGateway({
-    gateway: { discover_models: false },
+  const s = await startModelListGateway({
     channels: [
-      {
-        name: 'chat',
-        kind: 'openai-compatible',
-        base_url: 'http://127.0.0.1:9/v1',
-        keys: ['sk-x'],
-        models: ['acme/chat-1', 'openai/text-embedding-3-small'],
-      },
+      listChannel('chat', ['acme/chat-1', 'openai/text-embedding-3-small']),
       // A model unknown to the registry: blank defaults (text in, text out), yet it only embeds.
-      {
-        name: 'voyage',
-        kind: 'voyage',
-        base_url: 'http://127.0.0.1:9/v1',
-        keys: ['v'],
-        models: ['acme-embed-x'],
-      },
+      listChannel('voyage', ['acme-embed-x'], { kind: 'voyage' }),
     ],
   });
-  const cookie = await gw.login();
-  key = (await gw.call('POST', '/api/key', { cookie, body: { name: 'k' } })).body.data.key;
+  gw = s.gw;
+  key = await s.newKey();
 });
 afterAll(async () => gw?.close());
 

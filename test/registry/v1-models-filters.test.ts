@@ -1,6 +1,7 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import type { TestGateway } from '../helpers/gateway.js';
+import { listChannel, startModelListGateway } from './model-list-gateway.js';
 
 /**
  * GET /v1/models filtered as OpenRouter's list is (reference openrouter.md §11):
@@ -17,17 +18,8 @@ const EMBED = 'openai/text-embedding-3-small'; // text -> embeddings (default mo
 const ALL = [CHAT, PAINTER, SPEAKER, EMBED].sort();
 
 beforeAll(async () => {
-  gw = await startTestGateway({
-    gateway: { discover_models: false },
-    channels: [
-      {
-        name: 'up',
-        kind: 'openai-compatible',
-        base_url: 'http://127.0.0.1:9/v1',
-        keys: ['sk-x'],
-        models: [CHAT, PAINTER, SPEAKER, EMBED],
-      },
-    ],
+  const s = await startModelListGateway({
+    channels: [listChannel('up', [CHAT, PAINTER, SPEAKER, EMBED])],
     models: [
       { id: CHAT, supported_parameters: ['tools', 'tool_choice', 'temperature'] },
       {
@@ -39,8 +31,8 @@ beforeAll(async () => {
       { id: SPEAKER, output_modalities: ['audio'] },
     ],
   });
-  const cookie = await gw.login();
-  key = (await gw.call('POST', '/api/key', { cookie, body: { name: 'k' } })).body.data.key;
+  gw = s.gw;
+  key = await s.newKey();
 });
 afterAll(async () => gw?.close());
 

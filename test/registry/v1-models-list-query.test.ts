@@ -1,7 +1,8 @@
 import { OpenRouter } from '@openrouter/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import type { TestGateway } from '../helpers/gateway.js';
+import { listChannel, startModelListGateway } from './model-list-gateway.js';
 
 /**
  * GET /v1/models (and /api/v1/models) with the rest of OpenRouter's list parameters (reference
@@ -21,17 +22,8 @@ const EMBED = 'openai/text-embedding-3-small'; // default registry entry: text -
 const MINE = [CHAT, LISTENER, PAINTER, VISION]; // in id order, the list's default
 
 beforeAll(async () => {
-  gw = await startTestGateway({
-    gateway: { discover_models: false },
-    channels: [
-      {
-        name: 'up',
-        kind: 'openai-compatible',
-        base_url: 'http://127.0.0.1:9/v1',
-        keys: ['sk-x'],
-        models: [CHAT, PAINTER, LISTENER, VISION, EMBED],
-      },
-    ],
+  const s = await startModelListGateway({
+    channels: [listChannel('up', [CHAT, PAINTER, LISTENER, VISION, EMBED])],
     models: [
       {
         id: CHAT,
@@ -67,11 +59,9 @@ beforeAll(async () => {
       },
     ],
   });
-  const cookie = await gw.login();
-  const newKey = async (body: Record<string, unknown>) =>
-    (await gw.call('POST', '/api/key', { cookie, body: { name: 'k', ...body } })).body.data.key as string;
-  key = await newKey({});
-  acme = await newKey({ allowed_models: ['acme/*', 'beta/*'] });
+  gw = s.gw;
+  key = await s.newKey();
+  acme = await s.newKey({ allowed_models: ['acme/*', 'beta/*'] });
 });
 afterAll(async () => gw?.close());
 

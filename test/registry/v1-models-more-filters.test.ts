@@ -1,7 +1,8 @@
 import { OpenRouter } from '@openrouter/sdk';
 import { BadRequestResponseError } from '@openrouter/sdk/models/errors';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import type { TestGateway } from '../helpers/gateway.js';
+import { listChannel, startModelListGateway } from './model-list-gateway.js';
 
 /**
  * The rest of @openrouter/sdk 1.3's `models.list` filters (its `GetModelsRequest`): those the
@@ -23,23 +24,13 @@ const EMBED = 'voyageai/voyage-4-large'; // default registry entry; voyage (zdr)
 const MINE = [CHAT, OLD, VISION, UNDATED];
 
 beforeAll(async () => {
-  const channel = (name: string, kind: string, models: string[], settings = {}, status = 1) => ({
-    name,
-    kind,
-    base_url: `http://127.0.0.1:9/${name}/v1`,
-    keys: [`sk-${name}`],
-    models,
-    settings,
-    status,
-  });
-  gw = await startTestGateway({
-    gateway: { discover_models: false },
+  const s = await startModelListGateway({
     channels: [
-      channel('primary', 'openai-compatible', [CHAT, OLD], { provider: 'DeepInfra/turbo', zdr: true }),
-      channel('second', 'anthropic', [OLD, VISION], { zdr: false }),
-      channel('local', 'openai-compatible', [UNDATED]),
-      channel('voyage', 'voyage', [EMBED], { zdr: true }),
-      channel('off', 'openai-compatible', [VISION], { provider: 'Hidden', zdr: true }, 2),
+      listChannel('primary', [CHAT, OLD], { settings: { provider: 'DeepInfra/turbo', zdr: true } }),
+      listChannel('second', [OLD, VISION], { kind: 'anthropic', settings: { zdr: false } }),
+      listChannel('local', [UNDATED]),
+      listChannel('voyage', [EMBED], { kind: 'voyage', settings: { zdr: true } }),
+      listChannel('off', [VISION], { settings: { provider: 'Hidden', zdr: true }, status: 2 }),
     ],
     models: [
       {
@@ -53,11 +44,9 @@ beforeAll(async () => {
       { id: UNDATED },
     ],
   });
-  const cookie = await gw.login();
-  const newKey = async (body: Record<string, unknown>) =>
-    (await gw.call('POST', '/api/key', { cookie, body: { name: 'k', ...body } })).body.data.key as string;
-  key = await newKey({});
-  mine = await newKey({ allowed_models: ['acme/*', 'beta/*', 'gamma/*'] });
+  gw = s.gw;
+  key = await s.newKey();
+  mine = await s.newKey({ allowed_models: ['acme/*', 'beta/*', 'gamma/*'] });
 });
 afterAll(async () => gw?.close());
 

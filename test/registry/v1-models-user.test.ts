@@ -1,6 +1,7 @@
 import { OpenRouter } from '@openrouter/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import type { TestGateway } from '../helpers/gateway.js';
+import { listChannel, startModelListGateway } from './model-list-gateway.js';
 
 /**
  * OpenRouter's `GET /api/v1/models/user` (reference openrouter.md §11; @openrouter/sdk
@@ -17,24 +18,13 @@ const EMBED = 'openai/text-embedding-3-small'; // default registry entry
 const ALL = [CHAT, PAINTER, OTHER, EMBED].sort();
 
 beforeAll(async () => {
-  gw = await startTestGateway({
-    gateway: { discover_models: false },
-    channels: [
-      {
-        name: 'up',
-        kind: 'openai-compatible',
-        base_url: 'http://127.0.0.1:9/v1',
-        keys: ['sk-x'],
-        models: [CHAT, PAINTER, OTHER, EMBED],
-      },
-    ],
+  const s = await startModelListGateway({
+    channels: [listChannel('up', [CHAT, PAINTER, OTHER, EMBED])],
     models: [{ id: CHAT }, { id: PAINTER, output_modalities: ['image'] }, { id: OTHER }],
   });
-  const cookie = await gw.login();
-  const newKey = async (body: Record<string, unknown>) =>
-    (await gw.call('POST', '/api/key', { cookie, body: { name: 'k', ...body } })).body.data.key as string;
-  key = await newKey({});
-  onlyAcme = await newKey({ allowed_models: ['acme/*'] });
+  gw = s.gw;
+  key = await s.newKey();
+  onlyAcme = await s.newKey({ allowed_models: ['acme/*'] });
 });
 afterAll(async () => gw?.close());
 

@@ -1,7 +1,8 @@
 import { OpenRouter } from '@openrouter/sdk';
 import { NotFoundResponseError } from '@openrouter/sdk/models/errors';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import type { TestGateway } from '../helpers/gateway.js';
+import { listChannel, startModelListGateway } from './model-list-gateway.js';
 
 /**
  * A model variant id (`acme/chat-1:nitro`, docs/routing.md "Model variants") on the one-model
@@ -18,28 +19,17 @@ const PAINTER = 'acme/painter';
 const REAL_FREE = 'acme/painter:free'; // registered under the variant id: a model of its own
 
 beforeAll(async () => {
-  gw = await startTestGateway({
-    gateway: { discover_models: false },
-    channels: [
-      {
-        name: 'up',
-        kind: 'openai-compatible',
-        base_url: 'http://127.0.0.1:9/v1',
-        keys: ['sk-x'],
-        models: [CHAT, PAINTER, REAL_FREE],
-      },
-    ],
+  const s = await startModelListGateway({
+    channels: [listChannel('up', [CHAT, PAINTER, REAL_FREE])],
     models: [
       { id: CHAT, name: 'Acme: Chat One' },
       { id: PAINTER },
       { id: REAL_FREE, name: 'Painter (free)' },
     ],
   });
-  const cookie = await gw.login();
-  const newKey = async (body: Record<string, unknown>) =>
-    (await gw.call('POST', '/api/key', { cookie, body: { name: 'k', ...body } })).body.data.key as string;
-  key = await newKey({});
-  onlyChat = await newKey({ allowed_models: [CHAT] });
+  gw = s.gw;
+  key = await s.newKey();
+  onlyChat = await s.newKey({ allowed_models: [CHAT] });
 });
 afterAll(async () => gw?.close());
 

@@ -74,10 +74,8 @@ describe('usernames unique ignoring case, in the database itself', () => {
       for (const name of ['alice', 'bob', 'ALICE', 'Alice', 'BOB', 'carol'])
         before.push(await users.insert({ ...user(name), password_hash: `hash of ${name}` }));
 
-      // 0005 and every migration released after it.
-      const since = Object.keys(migrationsFor(d.dialect)).filter((name) => name >= '0005');
-      expect(since[0]).toBe('0005-username-case');
-      expect(await migrateToLatest(d)).toEqual(since);
+      // Later migrations run too; this one is among them.
+      expect(await migrateToLatest(d)).toContain('0005-username-case');
 
       const after = await d.db
         .selectFrom('users')

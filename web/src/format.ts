@@ -63,6 +63,22 @@ export function toLocalInput(unixSeconds: number | null | undefined): string {
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
 }
 
+/**
+ * A `datetime-local` value as the UTC minute it names, for a page's URL (`2030-01-02T09:00Z`):
+ * a shared link names the same period in every time zone. '' for ''.
+ */
+export function toUtcParam(local: string): string {
+  const t = toUnix(local);
+  return t === null ? '' : `${new Date(t * 1000).toISOString().slice(0, 16)}Z`;
+}
+
+/** Back from a URL: the `datetime-local` value (in this browser's zone) of a UTC minute; '' for anything else. */
+export function fromUtcParam(param: string | null): string {
+  if (!param || !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}Z$/.test(param)) return '';
+  const t = Date.parse(param);
+  return Number.isNaN(t) ? '' : toLocalInput(t / 1000);
+}
+
 export function categoryLabel(c: string): string {
   return c ? c[0].toUpperCase() + c.slice(1) : c;
 }

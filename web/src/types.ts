@@ -109,12 +109,18 @@ export interface ModelPricing {
   completion?: string;
   request?: string;
   image?: string;
+  /** Per cached prompt token; without it, a cached token costs the prompt price. */
+  input_cache_read?: string;
+  /** Per prompt token written to the cache; without it, the prompt price. */
+  input_cache_write?: string;
 }
 
 export interface ModelEntry {
   id: string;
   name: string;
   upstream_model?: string | null;
+  /** Other names the model answers to (dated snapshots, `-latest`). */
+  aliases?: string[];
   context_length: number | null;
   max_completion_tokens: number | null;
   pricing: ModelPricing | null;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runInBatches, splitIntoBatches } from './batch-split.js';
+import { sendInBatches, splitIntoBatches } from './batch-split.js';
 
 describe('splitIntoBatches', () => {
   it('slices consecutively', () => {
@@ -10,50 +10,58 @@ describe('splitIntoBatches', () => {
 
   it('cuts by summed weight too; an item over the limit on its own goes alone', () => {
     const limit = { weights: [4, 4, 3, 12, 1, 1, 1], max: 10 };
-    expect(splitIntoBatches([0, 1, 2, 3, 4, 5, 6], 5, limit)).toEqual([[0, 1], [2], [3], [4, 5, 6]]);
-    expect(splitIntoBatches([0, 1, 2, 3, 4, 5, 6], 2, limit)).toEqual([[0, 1], [2], [3], [4, 5], [6]]);
+    expect(splitIntoBatches([0, 1, 2, 3, 4, 5, 6], 5, [limit])).toEqual([[0, 1], [2], [3], [4, 5, 6]]);
+    expect(splitIntoBatches([0, 1, 2, 3, 4, 5, 6], 2, [limit])).toEqual([[0, 1], [2], [3], [4, 5], [6]]);
+  });
+
+  it('keeps every batch under each of several limits', () => {
+    const tokens = { weights: [1, 1, 1, 1, 1, 1], max: 3 };
+    const bytes = { weights: [1, 4, 1, 1, 1, 1], max: 5 };
+    expect(splitIntoBatches([0, 1, 2, 3, 4, 5], 5, [tokens])).toEqual([
+      [0, 1, 2],
+      [3, 4, 5],
+    ]);
+    expect(splitIntoBatches([0, 1, 2, 3, 4, 5], 5, [bytes])).toEqual([
+      [0, 1],
+      [2, 3, 4, 5],
+    ]);
+    expect(splitIntoBatches([0, 1, 2, 3, 4, 5], 5, [tokens, bytes])).toEqual([[0, 1], [2, 3, 4], [5]]);
   });
 });
 
-describe('runInBatches', () => {
-  it('reassembles in input order even when later batches finish first, and sums usage', async () => {
-    const items = Array.from({ length: 10 }, (_, i) => i);
+describe('sendInBatches', () => {
+  it('sends every batch, a few at a time, cut by count and weight', async () => {
     const seen: number[][] = [];
-    const out = await runInBatches(items, 3, async (batch, offset) => {
-      seen.push(batch);
-      expect(batch[0]).toBe(offset);
-      // Reverse completion order: the first batch resolves last.
-      await new Promise((r) => setTimeout(r, (10 - offset) * 2));
-      return { vectors: batch.map((x) => [x, x * 10]), usage: { totalTokens: batch.length, textTokens: 1 } };
-    });
-    expect(seen.map((b) => b.length).sort()).toEqual([1, 3, 3, 3]);
-    expect(out.vectors).toEqual(items.map((x) => [x, x * 10]));
-    expect(out.usage).toEqual({ totalTokens: 10, textTokens: 4 });
-  });
-
-  it('passes each weight-cut batch its real offset', async () => {
-    const offsets: number[] = [];
-    const out = await runInBatches(
-      [0, 1, 2, 3, 4],
-      10,
-      async (batch, offset) => {
-        expect(batch[0]).toBe(offset);
-        offsets.push(offset);
-        return { vectors: batch.map((x) => [x]), usage: { totalTokens: batch.length } };
+    let inFlight = 0;
+    let most = 0;
+    await sendInBatches(
+      [0, 1, 2, 3, 4, 5, 6],
+      2,
+      async (batch) => {
+        most = Math.max(most, ++inFlight);
+        await new Promise((r) => setTimeout(r, 5));
+        seen.push(batch);
+        inFlight--;
       },
-      4,
-      { weights: [6, 5, 1, 1, 9], max: 10 },
+      2,
+      [{ weights: [6, 5, 1, 1, 9, 1, 1], max: 10 }],
     );
-    expect(offsets.sort()).toEqual([0, 1, 4]);
-    expect(out.vectors).toEqual([[0], [1], [2], [3], [4]]);
-    expect(out.usage).toEqual({ totalTokens: 5 });
+    expect(seen.sort((a, b) => a[0]! - b[0]!)).toEqual([[0], [1, 2], [3, 4], [5, 6]]);
+    expect(most).toBe(2);
   });
 
-  it('drops a usage field that some batch did not report', async () => {
-    const out = await runInBatches([1, 2, 3], 2, async (batch, offset) => ({
-      vectors: batch.map(() => [0]),
-      usage: offset === 0 ? { totalTokens: 5 } : {},
-    }));
-    expect(out.usage).toBeUndefined();
+  it('starts no batch after one failed', async () => {
+    const seen: number[][] = [];
+    const run = sendInBatches(
+      [0, 1, 2, 3],
+      1,
+      async (batch) => {
+        seen.push(batch);
+        if (batch[0] === 1) throw new Error('refused');
+      },
+      1,
+    );
+    await expect(run).rejects.toThrow('refused');
+    expect(seen).toEqual([[0], [1]]);
   });
 });

@@ -25,12 +25,19 @@ const UNKNOWN_MODEL =
 /** A complaint that an input is longer than the model takes (TEI: "must have less than 512 tokens"). */
 const TOO_LONG = /(context|token).*(length|limit|exceed)|too long|too many tokens|less than \d+ tokens/i;
 
+/** Whether an upstream's message says an input is longer than the model takes (kind `context_length`). */
+export function saysTooLong(message: string): boolean {
+  return TOO_LONG.test(message);
+}
+
 function kindFor(status: number, message: string): UpstreamErrorKind {
   if (status === 429) return 'rate_limited';
   // A body larger than this upstream accepts (a payload limit, a batch cap it did not state):
-  // its limit, not the client's fault, so another upstream may serve it. An input longer than the
-  // model takes, which TEI also answers with a 413, is the client's, as below.
-  if (status === 413) return TOO_LONG.test(message) ? 'context_length' : 'too_large';
+  // its limit, not the client's fault, so another upstream may serve it (and fewer inputs per call
+  // may: embed-with-adapter.ts halves a batch refused so). An input longer than the model takes,
+  // which some servers also answer with a 413, is the client's, as below. An adapter whose upstream
+  // answers other complaints with a 413 passes their kind (TEI: tei-validation.ts).
+  if (status === 413) return saysTooLong(message) ? 'context_length' : 'too_large';
   if (status === 401 || status === 403) return 'auth';
   if (status === 402) return 'payment';
   if (status === 404) return 'not_found';
@@ -40,7 +47,7 @@ function kindFor(status: number, message: string): UpstreamErrorKind {
   // "unknown model" messages from every provider we speak to; the model and the complaint in one
   // clause, so "Request to model 'x' failed. Invalid input: ..." stays the client's bad request.
   if (UNKNOWN_MODEL.test(message)) return 'not_found';
-  if (TOO_LONG.test(message)) return 'context_length';
+  if (saysTooLong(message)) return 'context_length';
   return 'bad_request';
 }
 
@@ -49,54 +56,16 @@ function kindFor(status: number, message: string): UpstreamErrorKind {
  * text-embeddings-inference server started with `--max-client-batch-size` answers a larger batch
  * with `413 {"error": "batch size 64 > maximum allowed batch size 32", ...}` (its OpenAI route
  * puts the same text in `message`), and services built on it word theirs alike.
+ * Read here, from any adapter's refusal, rather than by the OpenAI-compatible adapter alone: it
+ * is a sentence in the message (`errorMessageOf`), not a provider's error format, servers of other
+ * kinds use it too (SiliconFlow, a proxy in front of a TEI), and what it says is acted on here, by
+ * the batching, whatever the upstream kind.
  */
 export function statedBatchCap(status: number, body: unknown): number | undefined {
   if (status < 400 || status >= 500) return undefined;
   const m = /\bmaximum allowed batch size (?:is )?(\d{1,6})\b/i.exec(errorMessageOf(body));
   const cap = m ? Number(m[1]) : 0;
   return cap >= 1 ? cap : undefined;
-}
-
-/**
- * Whether a refusal that states no cap may be cured by sending fewer inputs per call: a 413 is a
- * body larger than this upstream (or a proxy in front of it) takes, such as text-embeddings-inference's
- * `--payload-limit` (`Failed to buffer the request body: length limit exceeded`), nginx's
- * `client_max_body_size` or an edge's cap, and half the inputs make about half the body.
- * Not TEI's own validation errors, which it answers with a 413 as well (`teiValidationKind`): the
- * one of them about the batch states its cap (`statedBatchCap`), and the others (an input over the
- * model's length, an empty input, bad `dimensions`, an unknown prompt name) are answered alike
- * whatever the number of inputs.
- */
-export function halvingMayCure(status: number, body: unknown): boolean {
-  return status === 413 && !isTeiValidationError(body);
-}
-
-/** TEI's check of one input's length in characters, made before tokenizing when truncation is off. */
-const TEI_TOO_MANY_CHARACTERS = /must have less than \d+ characters/i;
-
-/**
- * The kind of a text-embeddings-inference validation error, which TEI answers with a 413 whatever
- * it is about (`{"error", "error_type": "Validation"}`, on its OpenAI route `{"message", "code":
- * 413, "type"}`); undefined for any other answer. Only two of them are about size: its batch cap
- * (`too_large`, split to by `statedBatchCap` first) and an input longer than the model takes
- * (`context_length`, the client's 400 naming the inputs). The others (an empty input, a bad
- * `dimensions`, an unknown prompt name) are the client's request:
- * `bad_request`, a 400 carrying TEI's words, and no other channel of the model (they serve the
- * same model and would refuse it alike; docs/routing.md) rather than a 413 "too large".
- */
-export function teiValidationKind(status: number, body: unknown): UpstreamErrorKind | undefined {
-  if (status !== 413 || !isTeiValidationError(body)) return undefined;
-  if (statedBatchCap(status, body) !== undefined) return 'too_large';
-  const message = errorMessageOf(body);
-  if (TOO_LONG.test(message) || TEI_TOO_MANY_CHARACTERS.test(message)) return 'context_length';
-  return 'bad_request';
-}
-
-function isTeiValidationError(body: unknown): boolean {
-  if (!body || typeof body !== 'object') return false;
-  const b = body as Record<string, unknown>;
-  const type = typeof b.error_type === 'string' ? b.error_type : b.type;
-  return typeof type === 'string' && type.toLowerCase() === 'validation';
 }
 
 /** A message from the error bodies seen across embedding providers. */

@@ -1,8 +1,10 @@
 import type { CancelSignal } from '../cancel.js';
 import { UpstreamError } from '../errors.js';
-import { runInBatches, type WeightLimit } from './batch-split.js';
+import { sendInBatches, type WeightLimit } from './batch-split.js';
 import { inputTokenWeights } from './batch-tokens.js';
-import { halvingMayCure, statedBatchCap } from './classify-upstream-error.js';
+import { bodyLimit } from './body-weights.js';
+import { statedBatchCap } from './classify-upstream-error.js';
+import { EmbedProgress } from './embed-progress.js';
 import {
   type EmbeddingAdapter,
   type EmbeddingHttpRequest,
@@ -36,16 +38,29 @@ export interface EmbedOptions {
   /** The request's usage estimate, when made already: spares a recount for the token cap. */
   estimate?: EmbeddingUsage;
   /**
-   * A cap on the inputs of one call this upstream stated before, or the size halving found it
-   * serves (`onBatchCap`), below the adapter's `maxBatch`: requests are split to it up front.
+   * A cap on the inputs of one call this upstream stated before, below the adapter's `maxBatch`:
+   * requests are split to it up front.
    */
   maxBatch?: number;
-  /**
-   * Told the cap an upstream states when it refuses a batch as too large, at once (its own word,
-   * true whatever the attempt's inputs), or, once the attempt was served, the size halving a batch
-   * refused without one settled at (to remember it). A failed attempt reports no halved size.
-   */
+  /** Told the cap an upstream states when it refuses a batch as too large, at once (its own word). */
   onBatchCap?: (cap: number) => void;
+  /**
+   * The bytes of a body this upstream served before, after refusing a larger one without stating
+   * a cap (`onBodyLimit`): requests are split up front so that each call's body stays within it.
+   */
+  maxBodyBytes?: number;
+  /**
+   * Told, once the request was served after halving a batch the upstream refused as too large
+   * without stating a cap, the largest body it served below the smallest it refused (to remember
+   * it). A failed request reports none.
+   */
+  onBodyLimit?: (bytes: number) => void;
+  /**
+   * What earlier tries of this upstream served of this request: only the inputs still missing
+   * are sent, and what this try serves is added to it (until the try fails). Without it the try
+   * starts afresh.
+   */
+  progress?: EmbedProgress;
 }
 
 export interface AdapterEmbedding extends ParsedEmbeddingResponse {
@@ -59,34 +74,37 @@ export async function embedWithAdapter(
   send: EmbeddingSend,
   opts: EmbedOptions = {},
 ): Promise<AdapterEmbedding> {
+  const progress = opts.progress ?? new EmbedProgress(req.inputs.length);
+  const attempt = progress.begin();
   // Once one batch failed the attempt has, the slices of a batch split again included: none
-  // starts after that (runInBatches stops its own batches only), nor once the client left.
+  // starts after that (sendInBatches stops its own batches only), nor once the client left. A
+  // slice in flight then that is served is kept only until the next try of this upstream begins
+  // (`progress.add`): that try may send its inputs again, and they would be billed twice.
   let failure: unknown;
-  // The most inputs one call of this attempt may carry, once the upstream refused more (a cap it
-  // stated, or half a batch it refused without one). A batch above it, not sent yet, is split to
-  // it first: a size refused once is not sent again, so each refusal at least halves every later
-  // call and the refusals of an attempt stay about log2 of its inputs.
-  let size: number | undefined;
-  // Set when `size` came from halving: reported only once the whole attempt was served (below).
-  let halved = false;
-  const sendBatch = (inputs: ResolvedEmbeddingRequest['inputs']): Promise<ParsedEmbeddingResponse> => {
+  const sendBatch = (batch: number[]): Promise<void> => {
     if (failure !== undefined) return Promise.reject(failure);
     if (opts.signal?.aborted) return Promise.reject(opts.signal.reason);
-    return sendOne(inputs).catch((err: unknown) => {
+    return sendOne(batch).catch((err: unknown) => {
       failure ??= err;
       throw err;
     });
   };
-  // One slice at a time once the upstream refused a batch: it just said it is small, and the
-  // batches around this one are already sent side by side (opts.concurrency).
-  const split = (inputs: ResolvedEmbeddingRequest['inputs'], to: number) => {
-    size = Math.min(size ?? to, to);
-    return runInBatches(inputs, size, sendBatch, 1);
+  // The upstream refused more (a cap it stated, or half a batch it refused without one): a batch
+  // above `progress.size`, not sent yet, is split to it first. A size refused once is not sent
+  // again, so each refusal at least halves every later call and the refusals stay about log2 of
+  // the inputs. One slice at a time: it just said it is small, and the batches around this one
+  // are already sent side by side (opts.concurrency).
+  const split = (batch: number[], to: number) => {
+    progress.size = Math.min(progress.size ?? to, to);
+    return sendInBatches(batch, progress.size, sendBatch, 1);
   };
-  const sendOne = async (inputs: ResolvedEmbeddingRequest['inputs']): Promise<ParsedEmbeddingResponse> => {
-    if (size !== undefined && inputs.length > size) return split(inputs, size);
-    const batch = { ...req, inputs };
-    const httpReq = adapter.buildRequest(batch, target);
+  /** Sends the inputs at these indices of the request. */
+  const sendOne = async (batch: number[]): Promise<void> => {
+    if (progress.size !== undefined && batch.length > progress.size) return split(batch, progress.size);
+    const inputs = batch.map((i) => req.inputs[i]!);
+    const sent = { ...req, inputs };
+    const httpReq = adapter.buildRequest(sent, target);
+    const bytes = Buffer.byteLength(httpReq.body);
     const res = await send(httpReq, { signal: opts.signal });
     const text = await res.text();
     const body = parseJson(text);
@@ -97,18 +115,21 @@ export async function embedWithAdapter(
       const cap = statedBatchCap(res.status, body);
       if (cap !== undefined && cap < inputs.length) {
         opts.onBatchCap?.(cap);
-        return split(inputs, cap);
+        return split(batch, cap);
       }
       const err = adapter.classifyError(res.status, body, res.headers);
       // Too large without a cap (a body limit): half as many inputs, same upstream, down to one
       // input per call. One input still refused is this upstream's limit: the next one may serve.
-      if (err.kind === 'too_large' && inputs.length > 1 && halvingMayCure(res.status, body)) {
-        halved = true;
-        return split(inputs, Math.ceil(inputs.length / 2));
+      // A refusal that fewer inputs would not cure is not `too_large`: the adapter classifies it
+      // (text-embeddings-inference's validation 413s: src/providers/openai-embeddings/).
+      if (err.kind === 'too_large' && inputs.length > 1) {
+        progress.halved = true;
+        progress.refused(bytes);
+        return split(batch, Math.ceil(inputs.length / 2));
       }
       throw err;
     }
-    const parsed = parseOrBadResponse(adapter, res.status, body, batch);
+    const parsed = parseOrBadResponse(adapter, res.status, body, sent);
     if (parsed.vectors.length !== inputs.length) {
       throw new UpstreamError(
         'bad_response',
@@ -116,24 +137,27 @@ export async function embedWithAdapter(
         { upstreamStatus: res.status },
       );
     }
-    return parsed;
+    progress.add(attempt, batch, parsed, bytes);
   };
   const maxBatch = Math.min(adapter.maxBatch, opts.maxBatch ?? adapter.maxBatch);
-  const result = await runInBatches(
-    req.inputs,
+  const todo = progress.missing();
+  const limits = [tokenLimit(adapter, req, target, opts.estimate, todo)];
+  if (opts.maxBodyBytes !== undefined) limits.push(bodyLimit(adapter, req, target, todo, opts.maxBodyBytes));
+  await sendInBatches(
+    todo,
     maxBatch,
     sendBatch,
     opts.concurrency,
-    tokenLimit(adapter, req, target, opts.estimate),
+    limits.filter((l) => l !== undefined),
   );
-  // Only a served attempt proves a size: every input fitted in a call of at most `size`. One call of
-  // it served does not (the slices without one input too large for any call are served at every
-  // size it is halved to, and the attempt still fails). `size` is the smallest the attempt came
-  // to, not the largest it was served at: a larger one was refused in this very attempt, and
-  // remembering it would have the same request refused again. A size a stated cap lowered it to
-  // was told already; telling it again changes nothing.
-  if (halved && size !== undefined) opts.onBatchCap?.(size);
-  return { ...result, dtype: effectiveDtype(adapter, req) };
+  // Only a served request proves a body fits: one call served does not (the slices without one
+  // input too large for any call are served at every size it is halved to, and the request still
+  // fails). A body limit counts bytes, not inputs: the largest body served below the smallest
+  // refused is what the next requests are split to, so one heavy input that fitted only alone
+  // does not have later requests of small inputs sent one a call.
+  const proven = progress.halved ? progress.provenBodyBytes() : undefined;
+  if (proven !== undefined) opts.onBodyLimit?.(proven);
+  return { ...progress.result(), dtype: effectiveDtype(adapter, req) };
 }
 
 /** An answer the parser did not foresee (a null item, a string vector) is a 502, not a 500. */
@@ -162,16 +186,20 @@ function parseJson(text: string): unknown {
   }
 }
 
-/** Cut by estimated tokens too, when the upstream caps them and the request may exceed that. */
+/**
+ * Cut by estimated tokens too, when the upstream caps them and the request may exceed that: the
+ * weights of the inputs at `todo` (a request that fits whole fits in any part).
+ */
 function tokenLimit(
   adapter: EmbeddingAdapter,
   req: ResolvedEmbeddingRequest,
   target: EmbeddingTarget,
   estimate: EmbeddingUsage | undefined,
+  todo: readonly number[],
 ): WeightLimit | undefined {
   const cap = adapter.maxBatchTokens?.(target.upstreamModel);
   if (cap === undefined) return undefined;
   const rule = { cap, minImagePixels: adapter.minImagePixels, maxImagePixels: adapter.maxImagePixels };
   const weights = inputTokenWeights(req, rule, estimate);
-  return weights && { weights, max: cap };
+  return weights && { weights: todo.map((i) => weights[i]!), max: cap };
 }

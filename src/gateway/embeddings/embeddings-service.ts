@@ -17,6 +17,7 @@ import { planRoute } from '../routing/plan.js';
 import type { AttemptRecord, Candidate } from '../routing/types.js';
 import { sharedUpstreamClient, type UpstreamTimeouts } from '../upstream/upstream-client.js';
 import { errorKindOf, lastProvider, type RequestLogEntry } from '../usage/request-log-entry.js';
+import { EmbedProgress } from './embed-progress.js';
 import { type EmbeddingSend, embedWithAdapter } from './embed-with-adapter.js';
 import type { EmbeddingAdapter, EmbeddingTarget } from './embedding-adapter.js';
 import {
@@ -28,6 +29,7 @@ import {
 } from './embedding-request.js';
 import { billedAs, estimateEmbeddingUsage, finalizeEmbeddingUsage } from './embedding-usage.js';
 import { resolveImages } from './resolve-images.js';
+import { UpstreamLimitMemory } from './upstream-limit-memory.js';
 
 /**
  * One embedding request end to end, for both public endpoints: model (request, else the
@@ -73,29 +75,9 @@ const INPUTS_PARAM: Record<EmbeddingEndpoint, string> = {
   multimodalembeddings: 'inputs',
 };
 
-/** How long a batch cap an upstream stated is kept (`EmbeddingsService.batchCaps`). */
-const BATCH_CAP_TTL_MS = 10 * 60_000;
-
 export class EmbeddingsService {
-  /**
-   * Caps on the inputs of one call that upstreams stated when they refused a larger batch
-   * (text-embeddings-inference's `--max-client-batch-size`), or the size halving a batch refused
-   * with a 413 that states none came to in an attempt that was served, by channel and base URL (a
-   * failed attempt teaches nothing: one input too large for any call would otherwise drive the
-   * size down to 1 for every request, docs/embeddings.md "Batching"): later requests to
-   * that upstream are split up front instead of being refused first. In memory, per process, for
-   * `BATCH_CAP_TTL_MS` (a server restarted with a larger cap is used fully again after that, at
-   * the cost of one refused call); a changed base URL starts afresh.
-   */
-  private readonly batchCaps = new Map<string, { cap: number; until: number }>();
-
-  private batchCap(key: string): number | undefined {
-    const c = this.batchCaps.get(key);
-    if (c === undefined) return undefined;
-    if (Date.now() < c.until) return c.cap;
-    this.batchCaps.delete(key);
-    return undefined;
-  }
+  /** Caps and body sizes upstreams taught, so later requests are split up front. */
+  private readonly limits = new UpstreamLimitMemory();
 
   constructor(private readonly deps: EmbeddingsServiceDeps) {}
 
@@ -171,19 +153,26 @@ export class EmbeddingsService {
         micros: worst,
       });
       const adapters = new Map(usable.map((u) => [u.candidate, u.adapter]));
+      // What each upstream served so far: its retries send only what is missing; another upstream
+      // starts afresh (docs/embeddings.md, "Retries").
+      const served = new Map<Candidate, EmbedProgress>();
+      const progressOf = (c: Candidate) => {
+        const p = served.get(c) ?? new EmbedProgress(resolved.inputs.length);
+        served.set(c, p);
+        return p;
+      };
       const ex = await executeRoute(
         usable.map((u) => u.candidate),
         (c, apiKey, signal) => {
-          const capKey = `${c.target.channelId} ${c.target.baseUrl}`;
+          const upstream = `${c.target.channelId} ${c.target.baseUrl}`;
           return embedWithAdapter(adapters.get(c)!, resolved, embeddingTarget(c, apiKey), this.deps.send, {
             signal,
+            progress: progressOf(c),
             estimate: estimateFor(adapters.get(c)!),
-            maxBatch: this.batchCap(capKey),
-            onBatchCap: (cap) =>
-              this.batchCaps.set(capKey, {
-                cap: Math.min(cap, this.batchCap(capKey) ?? cap),
-                until: Date.now() + BATCH_CAP_TTL_MS,
-              }),
+            maxBatch: this.limits.batchCap(upstream),
+            onBatchCap: (cap) => this.limits.rememberBatchCap(upstream, cap),
+            maxBodyBytes: this.limits.bodyBytes(upstream),
+            onBodyLimit: (bytes) => this.limits.rememberBodyBytes(upstream, bytes),
           });
         },
         { health: this.deps.health, ...this.deps.retry, signal: ctx.signal },

@@ -155,8 +155,18 @@ export class ChannelService {
     await this.state.changed();
   }
 
-  /** Fetches the upstream's model list and stores it; returns the names found. */
-  async refreshModels(id: number, signal?: AbortSignal): Promise<string[]> {
+  /**
+   * Fetches the upstream's model list and stores it; returns the names found. A listing equal to
+   * the stored one writes nothing, so the periodic refresh of an upstream that did not change
+   * moves no version and reloads no other instance. This one still reloads: the stored listing
+   * may be another write's (the listing a create started, another instance's) that it has not
+   * loaded yet, and what a refresh found applies before it returns.
+   */
+  async refreshModels(
+    id: number,
+    signal?: AbortSignal,
+    opts: { keepOnEmpty?: boolean } = {},
+  ): Promise<string[]> {
     const channel = await this.stored(id);
     if (!canDiscover(channel)) throw badRequest(`a ${channel.kind} channel cannot list its models`);
     const found = await discoverModels(channel, this.client, { ...this.opts, signal }).catch(
@@ -170,17 +180,34 @@ export class ChannelService {
           : err;
       },
     );
-    await this.state.repos.channels.setDiscovered(id, JSON.stringify(found));
-    await this.state.changed();
+    const json = JSON.stringify(found);
+    const stored = await this.state.repos.channels.discoveredFor(id);
+    // An empty answer where models were listed is more often an upstream's bad moment than every
+    // model withdrawn: a round nobody asked for keeps the stored listing (an admin's refresh writes).
+    if (opts.keepOnEmpty && found.length === 0 && stored !== undefined && stored !== '[]')
+      throw new Error(
+        `${channel.name} listed no models; kept the ${(JSON.parse(stored) as unknown[]).length} it listed before (refresh its models to clear them)`,
+      );
+    if (stored !== json) {
+      await this.state.repos.channels.setDiscovered(id, json);
+      await this.state.changed();
+    } else await this.state.reload();
     return found.map((f) => f.name);
   }
 
-  /** Discovers models of enabled channels that list none, in parallel; failures are logged. */
-  async discoverAll(): Promise<void> {
+  /**
+   * Discovers models of enabled channels that list none, in parallel; failures are logged (not
+   * those of listings `signal` cut: the gateway is stopping) and keep the stored listing.
+   */
+  async discoverAll(signal?: AbortSignal): Promise<void> {
     const pending = this.state
       .allChannels()
       .filter((c) => c.status === 1 && c.models.length === 0 && canDiscover(c))
-      .map((c) => this.refreshModels(c.id).catch((err) => this.logDiscoveryFailure(c, err)));
+      .map((c) =>
+        this.refreshModels(c.id, signal, { keepOnEmpty: true }).catch((err) => {
+          if (!signal?.aborted) this.logDiscoveryFailure(c, err);
+        }),
+      );
     await Promise.all(pending);
   }
 

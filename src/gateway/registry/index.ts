@@ -28,7 +28,9 @@
  * Freshness: reads are in memory. A change through this instance (`/api/channel`, `/api/model`,
  * discovery) applies before the request that made it returns; other instances poll a version
  * row every second and reload, or reload at once on `registry.invalidate()` (for a Redis
- * pub/sub hook). Key allow-lists: `isAllowed(model, allowedModels, registry)` (allow-list.ts).
+ * pub/sub hook). Listings are read again every `gateway.discovery_interval_ms`, by one instance
+ * a round (discovery-refresh.ts). Key allow-lists:
+ * `isAllowed(model, allowedModels, registry)` (allow-list.ts).
  */
 
 import type { FastifyBaseLogger } from 'fastify';
@@ -43,6 +45,7 @@ import { importDeclarations } from './channel-declarations.js';
 import { ChannelService } from './channel-service.js';
 import { costOf, type Usage } from './cost.js';
 import { defaultModels } from './default-models.js';
+import { type DiscoveryRefresh, startDiscoveryRefresh } from './discovery-refresh.js';
 import type { ModelInfo, ModelInput } from './model-info.js';
 import { ModelRegistry } from './model-registry.js';
 import { ModelService } from './model-service.js';
@@ -88,8 +91,9 @@ export interface RegistryDeps {
    */
   removeUndeclaredChannels?: boolean;
   /**
-   * Lists the models of channels that name none, at start (default true). Off for the CLI's
-   * one-off commands: `key list` should not wait on (or for) every upstream's model list.
+   * Lists the models of channels that name none, at start and then every
+   * `gateway.discovery_interval_ms` (default true). Off for the CLI's one-off commands: `key
+   * list` should not wait on (or for) every upstream's model list.
    */
   discoverAtStart?: boolean;
 }
@@ -106,6 +110,7 @@ export function createRegistry(deps: RegistryDeps): Registry {
     discover: deps.config.gateway.discover_models,
   });
   let discovery: Promise<void> = Promise.resolve();
+  let refresh: DiscoveryRefresh | undefined;
   return {
     resolve: (id) => models.resolve(id),
     targetsFor: (id, opts) => state.catalog.targetsFor(id, opts),
@@ -122,6 +127,14 @@ export function createRegistry(deps: RegistryDeps): Registry {
       });
       state.startPolling(deps.pollMs ?? 1000);
       if (!deps.config.gateway.discover_models || deps.discoverAtStart === false) return;
+      const intervalMs = deps.config.gateway.discovery_interval_ms;
+      if (intervalMs > 0)
+        refresh = startDiscoveryRefresh({
+          intervalMs,
+          claim: (now, round) => deps.repos.channels.claimDiscoveryRound(now, round),
+          round: (signal) => channels.discoverAll(signal),
+          log: deps.log,
+        });
       discovery = channels.discoverAll();
       let timer: NodeJS.Timeout | undefined;
       const wait = new Promise<void>((r) => {
@@ -133,8 +146,9 @@ export function createRegistry(deps: RegistryDeps): Registry {
     async close() {
       // Discovery writes to the database; let it finish (it is bounded by its timeouts). The
       // listings creates and updates started are cut (see ChannelService.close). A poll or a
-      // pushed reload under way ends too, and no new one starts (RegistryState.close).
-      await Promise.all([state.close(), discovery, channels.close()]);
+      // pushed reload under way ends too, and no new one starts (RegistryState.close). A periodic
+      // refresh round under way is cut (DiscoveryRefresh.close).
+      await Promise.all([state.close(), discovery, channels.close(), refresh?.close()]);
     },
   };
 }

@@ -1,4 +1,5 @@
 import { badRequest, conflict, notFound } from '../errors.js';
+import { checkModalities } from './modalities.js';
 import {
   type ModelInfo,
   type ModelInput,
@@ -31,6 +32,9 @@ const DESCRIBED_BY: Record<'config' | 'default', string> = {
 
 const now = () => Math.floor(Date.now() / 1000);
 
+/** Reads and compare-and-swap writes of one update before it gives up with a 409. */
+const UPDATE_ATTEMPTS = 5;
+
 /**
  * Fields an admin may unset with null: the entry then takes them from the config file, the
  * upstream listings or the default data file again, or from the id (`acme/tiny` is sent as `tiny`)
@@ -38,10 +42,15 @@ const now = () => Math.floor(Date.now() / 1000);
  */
 const UNSETTABLE = ['upstream_model', 'context_length'] as const;
 
-/** What `POST`/`PUT /api/model` carry: a model input whose unsettable fields may be null. */
-export type ModelPatch = Omit<ModelInput, (typeof UNSETTABLE)[number]> & {
+/**
+ * What `POST`/`PUT /api/model` carry: a model input whose unsettable fields may be null, and
+ * whose prices may be null one by one (the admin's price for that key removed, so the lower
+ * layers' price shows through, else 0; an unset cache price falls back to the prompt price).
+ */
+export type ModelPatch = Omit<ModelInput, (typeof UNSETTABLE)[number] | 'pricing'> & {
   upstream_model?: string | null;
   context_length?: number | null;
+  pricing?: Record<string, string | number | null>;
 };
 
 /** `/api/model`: admin entries layered over the config file, upstream listings and the default data file. */
@@ -73,6 +82,7 @@ export class ModelService {
    * to by another name is a 409 too.
    */
   async create(input: ModelPatch): Promise<ModelView> {
+    checkModalities(input);
     if (await this.state.repos.models.byId(input.id))
       throw conflict(`model ${input.id} already exists: change it with PUT /api/model`);
     const base = this.baseSource(input.id);
@@ -87,17 +97,33 @@ export class ModelService {
       throw conflict(
         `model ${input.id} names ${named.id} (its alias, upstream name or short name): change that model with PUT /api/model, or choose an id no model answers to`,
       );
-    return this.save(input);
+    // Insert only: of two creates of one id at once (two instances), the second is the 409 above.
+    if (!(await this.state.repos.models.swap(input.id, undefined, JSON.stringify(clean(input)), now())))
+      throw conflict(`model ${input.id} already exists: change it with PUT /api/model`);
+    return this.written(input.id);
   }
 
-  /** Changes the fields present, on top of whatever the entry is now (any layer); null unsets. */
+  /**
+   * Changes the fields present, on top of whatever the entry is now (any layer); null unsets.
+   * The admin entry is read from the database, not this instance's copy (up to a second behind
+   * another instance's change), and written only if it is still what was read: two admins
+   * changing different fields at once, on one instance or two, both land.
+   */
   async update(input: ModelPatch): Promise<ModelView> {
-    const layers = this.state.registry.layers(input.id);
-    if (!layers.admin && !layers.config && !layers.default && !this.state.registry.get(input.id))
-      throw notFound(`model ${input.id} not found`);
-    const merged = { ...(layers.admin ?? { id: input.id }), ...definedOnly(input) } as ModelPatch;
-    if (input.pricing) merged.pricing = { ...(layers.admin?.pricing ?? {}), ...input.pricing };
-    return this.save(merged);
+    checkModalities(input);
+    const models = this.state.repos.models;
+    for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt++) {
+      const row = await models.byId(input.id);
+      const layers = this.state.registry.layers(input.id);
+      if (!row && !layers.config && !layers.default && !this.state.registry.get(input.id))
+        throw notFound(`model ${input.id} not found`);
+      const admin = row ? (JSON.parse(row.data) as ModelPatch) : undefined;
+      const merged = { ...(admin ?? { id: input.id }), ...definedOnly(input) } as ModelPatch;
+      if (input.pricing) merged.pricing = { ...(admin?.pricing ?? {}), ...input.pricing };
+      if (await models.swap(input.id, row?.data, JSON.stringify(clean(merged)), now()))
+        return this.written(input.id);
+    }
+    throw conflict(`model ${input.id} kept changing while this change was written: send it again`);
   }
 
   /** Removes the admin entry; the model reverts to its config, listing and default description. */
@@ -106,27 +132,10 @@ export class ModelService {
     await this.state.changed();
   }
 
-  private async save(input: ModelPatch): Promise<ModelView> {
-    let clean: ModelInput;
-    try {
-      // Only the fields sent are stored, so later default-file updates still show through the rest;
-      // an unset field is left out for the same reason.
-      const pricing = input.pricing ? normalizePricing(input.pricing) : undefined;
-      const copy: ModelPatch = { ...input };
-      for (const k of UNSETTABLE) if (copy[k] === null) delete copy[k];
-      clean = copy as ModelInput;
-      if (input.pricing && pricing) {
-        clean.pricing = Object.fromEntries(Object.keys(input.pricing).map((k) => [k, pricing[k] ?? '0']));
-        const [tooHigh] = priceBoundProblems(clean.pricing);
-        if (tooHigh) throw new RangeError(tooHigh);
-      }
-      mergeModel(undefined, clean, 'admin');
-    } catch (err) {
-      throw badRequest((err as Error).message, 'pricing');
-    }
-    await this.state.repos.models.put(clean.id, JSON.stringify(clean), now());
+  /** After a write: every copy of the registry reloads, this one before the answer. */
+  private async written(id: string): Promise<ModelView> {
     await this.state.changed();
-    return this.get(clean.id);
+    return this.get(id);
   }
 
   private view(m: ModelInfo): ModelView {
@@ -144,6 +153,34 @@ export class ModelService {
     if (layers.config) return 'config';
     if (layers.default) return 'default';
     return layers.named ? 'discovered' : null;
+  }
+}
+
+/**
+ * The entry to store: only the fields sent, so later default-file updates still show through the
+ * rest; an unset field (and each unset price) is left out for the same reason. A 400 when the
+ * entry does not make a model.
+ */
+function clean(input: ModelPatch): ModelInput {
+  try {
+    const copy: ModelPatch = { ...input };
+    for (const k of UNSETTABLE) if (copy[k] === null) delete copy[k];
+    const set = Object.entries(input.pricing ?? {}).filter(
+      (e): e is [string, string | number] => e[1] !== null,
+    );
+    // Every price unset: the entry keeps no pricing, and each price follows the lower layers.
+    if (set.length === 0) delete copy.pricing;
+    const entry = copy as ModelInput;
+    if (set.length > 0) {
+      const pricing = normalizePricing(Object.fromEntries(set));
+      entry.pricing = Object.fromEntries(set.map(([k]) => [k, pricing[k] ?? '0']));
+      const [tooHigh] = priceBoundProblems(entry.pricing);
+      if (tooHigh) throw new RangeError(tooHigh);
+    }
+    mergeModel(undefined, entry, 'admin');
+    return entry;
+  } catch (err) {
+    throw badRequest((err as Error).message, 'pricing');
   }
 }
 

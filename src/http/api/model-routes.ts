@@ -20,9 +20,10 @@ const ModelFields = {
   created: UnixSeconds,
   context_length: Nullable(Type.Integer({ minimum: 1, maximum: INT32_MAX })),
   max_completion_tokens: Type.Union([Type.Integer({ minimum: 1, maximum: INT32_MAX }), Type.Null()]),
-  pricing: Type.Record(Type.String({ pattern: '^[a-z_0-9]{1,64}$' }), Price, {
+  // null: no admin price for that key (PUT removes it; the lower layers' price, else 0, applies).
+  pricing: Type.Record(Type.String({ pattern: '^[a-z_0-9]{1,64}$' }), Nullable(Price), {
     description:
-      'USD per token (prompt, completion, input_cache_read, input_cache_write, input_cache_write_1h, ...), per request, per image',
+      'USD per token (prompt, completion, input_cache_read, input_cache_write, input_cache_write_1h, ...), per request, per image; null removes the admin price of that key',
     // Keys outside the pattern are refused (otherwise their values would skip the Price check).
     additionalProperties: false,
   }),
@@ -99,7 +100,7 @@ export function registerModelRoutes(app: App, services: Services): void {
       schema: {
         tags,
         summary: "Change a model's fields",
-        description: `${ADMIN_ONLY} Fields not sent are kept; null unsets upstream_model and context_length.`,
+        description: `${ADMIN_ONLY} Fields not sent are kept; null unsets upstream_model, context_length and a single price (pricing.<key>: null), which then come from the layers below the admin entry again.`,
         body: ModelBody,
       },
       onRequest: admin,

@@ -151,7 +151,7 @@ export function registerUserRoutes(app: App, services: Services): void {
         tags,
         summary: 'Update your own profile or password',
         description:
-          "A new password needs current_password, and ends the user's other sessions (this one stays).",
+          "A new password needs current_password, and ends the user's other sessions (this one stays). Emails are unique ignoring letter case: another user's is a 409.",
         body: SelfPatch,
       },
       onRequest: signedIn,
@@ -244,7 +244,7 @@ export function registerUserRoutes(app: App, services: Services): void {
       schema: {
         tags,
         summary: 'Create a user',
-        description: `${ADMIN_ONLY} Below root, the role must be below your own (only root makes admins and roots). Usernames are unique ignoring letter case: another spelling of a taken name is a 409.`,
+        description: `${ADMIN_ONLY} Below root, the role must be below your own (only root makes admins and roots). Usernames, and emails where set, are unique ignoring letter case: another spelling of a taken one is a 409 naming the field.`,
         body: CreateUser,
       },
       onRequest: admin,
@@ -262,7 +262,7 @@ export function registerUserRoutes(app: App, services: Services): void {
       schema: {
         tags,
         summary: 'Update a user (fields not sent are kept)',
-        description: `${ADMIN_ONLY} Yourself or users whose role is below yours (a root: anyone), changed only while their role is still below yours; roles below your own (a root: any). Below root, your own role, status, quota and password are not changed here (403; your password: PUT /api/user/self). A new password ends the user's sessions. Renaming to another spelling of a taken name (usernames are unique ignoring letter case) is a 409.`,
+        description: `${ADMIN_ONLY} Yourself or users whose role is below yours (a root: anyone), changed only while their role is still below yours; roles below your own (a root: any). Below root, your own role, status, quota and password are not changed here (403; your password: PUT /api/user/self). A new password ends the user's sessions. Renaming to another spelling of a taken name, or changing the email to another user's (both unique ignoring letter case), is a 409.`,
         body: UpdateUser,
       },
       onRequest: admin,

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { badRequest } from '../../gateway/errors.js';
 import { type Endpoint, isAllowed, type ModelInfo, type NameResolver } from '../../gateway/registry/index.js';
+import { INPUT_MODALITIES, OUTPUT_MODALITIES } from '../../gateway/registry/modalities.js';
 import { authorOf } from '../../gateway/registry/model-info.js';
 import { matchesAny } from '../../gateway/routing/plan.js';
 import type { RouteTarget } from '../../gateway/routing/types.js';
@@ -69,20 +70,6 @@ export interface ListParams extends ModelFilters {
   offset?: number;
   limit?: number;
 }
-
-/** OpenRouter's output modalities (its SDK's `OutputModality`), besides those models here carry. */
-const OPENROUTER_OUTPUT_MODALITIES = [
-  'text',
-  'image',
-  'embeddings',
-  'audio',
-  'video',
-  'rerank',
-  'speech',
-  'transcription',
-];
-/** OpenRouter's input modalities (its SDK's `InputModality`). */
-const OPENROUTER_INPUT_MODALITIES = ['text', 'image', 'file', 'audio', 'video'];
 
 /** What the `providers` and `zdr` filters read of an upstream (what routing reads of it). */
 export type UpstreamFacts = Pick<RouteTarget, 'channelName' | 'kind' | 'settings'>;
@@ -186,7 +173,8 @@ function modalityFilter(
   if (value === undefined) return undefined;
   const wanted = commaList(value, param);
   const output = param === 'output_modalities';
-  const known = new Set(output ? ['all', ...OPENROUTER_OUTPUT_MODALITIES] : OPENROUTER_INPUT_MODALITIES);
+  // OpenRouter's names, besides those models here carry.
+  const known = new Set(output ? ['all', ...OUTPUT_MODALITIES] : INPUT_MODALITIES);
   for (const m of models) for (const x of output ? m.output_modalities : m.input_modalities) known.add(x);
   const unknown = wanted.find((w) => !known.has(w));
   if (unknown !== undefined) {

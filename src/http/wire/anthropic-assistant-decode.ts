@@ -71,11 +71,17 @@ export function assistantTurn(content: string | Block[], at: string): ChatMessag
         const carried = detailsOfSignature(b.signature);
         if (carried) {
           // Another upstream's reasoning (anthropic-signatures.ts): back as its details, and the
-          // text as that upstream's, unsigned, which Anthropic is never sent as signed thinking.
-          details.push(
-            { type: 'reasoning.text', text, format: carried[0]?.format ?? ANTHROPIC_FORMAT, index: j },
-            ...carried,
-          );
+          // text as that upstream's, unsigned, which Anthropic is never sent as signed thinking,
+          // unless a detail carried is that text itself (signed, as OpenRouter gave it): the
+          // upstream gets it once, as it wrote it.
+          if (!carried.some(holdsText))
+            details.push({
+              type: 'reasoning.text',
+              text,
+              format: carried[0]?.format ?? ANTHROPIC_FORMAT,
+              index: j,
+            });
+          details.push(...carried);
           break;
         }
         details.push({
@@ -143,6 +149,10 @@ function joinTexts(texts: TextPart[], cited: boolean[] | undefined, cut: boolean
   }
   return out;
 }
+
+/** A reasoning text detail with its text in it. */
+const holdsText = (d: ReasoningDetail): boolean =>
+  d.type === 'reasoning.text' && typeof d.text === 'string' && d.text !== '';
 
 /**
  * A thinking block with no thinking, only a signature the gateway wrote (another upstream's signed

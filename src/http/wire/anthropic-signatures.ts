@@ -1,6 +1,6 @@
 import type { ReasoningDetail } from '../../gateway/chat/types.js';
 import { replayableByAnthropic } from '../../providers/anthropic/anthropic-messages.js';
-import { isWrappedReasoning, unwrapReasoning, wrapReasoning } from './responses-reasoning.js';
+import { isSigned, isWrappedReasoning, unwrapReasoning, wrapReasoning } from './responses-reasoning.js';
 
 /**
  * Other upstreams' signed reasoning carried through an Anthropic client's thinking blocks
@@ -33,9 +33,7 @@ const isDetail = (d: unknown): boolean => typeof d === 'object' && d !== null &&
 
 /** Details the gateway carries in a signature: other upstreams' reasoning with opaque data. */
 export function carriedDetails(details: readonly ReasoningDetail[] | undefined): ReasoningDetail[] {
-  return detailItems(details).filter(
-    (d) => !replayableByAnthropic(d) && ((d.type === 'reasoning.encrypted' && !!d.data) || !!d.signature),
-  );
+  return detailItems(details).filter((d) => !replayableByAnthropic(d) && isSigned(d));
 }
 
 /** The signature carrying `details` (`carriedDetails`). */
@@ -82,16 +80,19 @@ export function withCarriedSignatures<B extends Record<string, unknown> & { type
     out.splice(at, 0, b);
     return b;
   };
+  const where = new Map<ReasoningDetail, B>();
   const loose: ReasoningDetail[] = [];
   for (const d of carried) {
     const call = d.id ? out.findIndex((b) => b.type === 'tool_use' && b.id === d.id) : -1;
     if (call < 0) loose.push(d);
-    else carry(carrierBefore(call), d);
+    else where.set(d, carrierBefore(call));
   }
   if (loose.length > 0) {
     const first = out.find(unsigned) ?? carrierBefore(0);
-    for (const d of loose) carry(first, d);
+    for (const d of loose) where.set(d, first);
   }
+  // In the answer's order within each block: the upstream gets them back as it gave them.
+  for (const d of carried) carry(where.get(d)!, d);
   for (const [b, list] of carriers) (b as Record<string, unknown>).signature = carryingSignature(list);
   return out;
 }

@@ -14,7 +14,10 @@
  * - Another upstream's signed reasoning (Gemini's thought signatures, in `reasoning_details`)
  *   rides in thinking blocks' signatures (anthropic-signatures.ts), as one signature_delta at the
  *   block's close, and never in the middle of a text: one that comes while a text block is open
- *   waits for that block's end.
+ *   waits for that block's end. What rides is the whole detail: OpenRouter streams one in pieces
+ *   under its type and index (its text, then its signature in a later chunk), which are merged
+ *   (`ReasoningDetailsMerger`) until the signature is written, and a piece that does not repeat
+ *   the format is read as its detail's.
  *
  * `chunk` runs once per upstream chunk: the hot path of every streamed answer.
  */
@@ -27,9 +30,10 @@ import type {
 import type { GatewayError } from '../../gateway/errors.js';
 import { replayableByAnthropic } from '../../providers/anthropic/anthropic-messages.js';
 import { anthropicErrorEvent } from './anthropic-errors.js';
-import { carriedDetails, carryingSignature, detailItems } from './anthropic-signatures.js';
+import { carryingSignature, detailItems } from './anthropic-signatures.js';
 import { anthropicStop, type Finish } from './anthropic-stop.js';
 import { anthropicDeltaUsage, anthropicUsage } from './anthropic-usage.js';
+import { isSigned, ReasoningDetailsMerger } from './responses-reasoning.js';
 
 type Block = Record<string, unknown> & { type: string };
 
@@ -57,6 +61,13 @@ export class AnthropicStreamEncoder {
    * not cut in two (a thinking block between its halves, which comes back joined by a line break).
    */
   private held: ReasoningDetail[] = [];
+  /**
+   * Other upstreams' details so far, their pieces merged. Anthropic's own pieces are written as
+   * they come (thinking and signature deltas) and never kept here.
+   */
+  private readonly foreign = new ReasoningDetailsMerger();
+  /** Merged details put in `carried` or `held` (their signature written, or to be). */
+  private readonly riding = new Set<ReasoningDetail>();
   /** Tool call index -> its block's index. */
   private readonly tools = new Map<number, number>();
   /** Upstream index of a server tool block -> its block's index. */
@@ -138,6 +149,20 @@ export class AnthropicStreamEncoder {
     return out;
   }
 
+  /**
+   * What a piece of another upstream's detail (`foreign`) adds to the signatures to write: its
+   * whole detail once it is signed (a signature or encrypted data), else nothing (the text of an
+   * unsigned one is the thinking shown, from `reasoning`). A piece of a detail already riding
+   * joins it there, or is too late for it once its signature is written (a signed piece begins
+   * another detail, `ReasoningDetailsMerger`, so what comes late is text already shown).
+   */
+  private carriedBy(piece: ReasoningDetail): ReasoningDetail | undefined {
+    const whole = this.foreign.merge(piece);
+    if (this.riding.has(whole) || !isSigned(whole)) return undefined;
+    this.riding.add(whole);
+    return whole;
+  }
+
   /** Opens a thinking block unless one is open for `key`; `carries`: see `open`. */
   private thinking(key: number | undefined, carries = false): string {
     if (this.openKind === 'thinking' && (key === undefined || key === this.thinkingKey)) return '';
@@ -175,19 +200,27 @@ export class AnthropicStreamEncoder {
       if (c.index !== 0) continue;
       const d = c.delta;
       if (d.anthropic_event) out += this.native(d.anthropic_event);
-      const details = detailItems(d.reasoning_details).filter(replayableByAnthropic);
-      if (details.length > 0) {
-        for (const r of details) {
-          if (r.type === 'reasoning.text') {
-            out += this.thinking(r.index);
-            if (r.text) out += this.delta({ type: 'thinking_delta', thinking: r.text });
-            if (r.signature) out += this.delta({ type: 'signature_delta', signature: r.signature });
-          } else if (r.type === 'reasoning.encrypted' && r.data) {
-            out += this.open('thinking', { type: 'redacted_thinking', data: r.data });
-            out += this.close();
-          }
+      let own = false;
+      const carry: ReasoningDetail[] = [];
+      for (const r of detailItems(d.reasoning_details)) {
+        // A piece without a format is its detail's (an earlier piece of it named one).
+        const foreign = r.format ? !replayableByAnthropic(r) : this.foreign.of(r) !== undefined;
+        if (foreign) {
+          const whole = this.carriedBy(r);
+          if (whole) carry.push(whole);
+          continue;
         }
-      } else if (d.reasoning) {
+        own = true;
+        if (r.type === 'reasoning.text') {
+          out += this.thinking(r.index);
+          if (r.text) out += this.delta({ type: 'thinking_delta', thinking: r.text });
+          if (r.signature) out += this.delta({ type: 'signature_delta', signature: r.signature });
+        } else if (r.type === 'reasoning.encrypted' && r.data) {
+          out += this.open('thinking', { type: 'redacted_thinking', data: r.data });
+          out += this.close();
+        }
+      }
+      if (!own && d.reasoning) {
         out += this.thinking(undefined, true);
         out += this.delta({ type: 'thinking_delta', thinking: d.reasoning });
       }
@@ -195,7 +228,7 @@ export class AnthropicStreamEncoder {
       // the thinking block open, else in an empty one of their own, which the part's text or
       // tool call, coming next, closes. One without a call's id while a text block is open waits
       // for that block's end (`held`): the text goes on in the same block.
-      for (const r of carriedDetails(d.reasoning_details)) {
+      for (const r of carry) {
         if (this.openKind === 'text' && !r.id) {
           this.held.push(r);
           continue;

@@ -17,8 +17,9 @@ const NullableObj = (props: Parameters<typeof Type.Object>[0]) =>
   Type.Union([Type.Object(props, { additionalProperties: true }), Type.Null()]);
 
 /**
- * Anthropic's prompt-cache breakpoint as OpenRouter takes it on parts (openrouter.md §2.2): any
- * other shape would reach an Anthropic upstream and be its 400.
+ * Anthropic's prompt-cache breakpoint as OpenRouter takes it on parts (openrouter.md §2.2), and as
+ * the Anthropic adapter reads it on tools, tool calls and tool messages too: any other shape would
+ * reach an Anthropic upstream and be its 400, after an upstream attempt.
  */
 const CacheControl = Type.Object(
   { type: Type.Literal('ephemeral'), ttl: Opt(StrEnum(['5m', '1h'])) },
@@ -107,7 +108,7 @@ const ToolCall = FunctionTyped(
   FunctionName({
     arguments: Opt(Type.Union([Type.String(), Type.Object({}, { additionalProperties: true })])),
   }),
-  { id: Opt(Type.String()) },
+  { id: Opt(Type.String()), cache_control: Opt(CacheControl) },
 );
 /** OpenAI's assistant content part for a refusal: a turn replayed from an earlier refusal. */
 const RefusalPart = Type.Object(
@@ -125,6 +126,8 @@ const MessageObject = Type.Object(
     name: Opt(Type.String()),
     tool_calls: Opt(Type.Array(ToolCall)),
     tool_call_id: Opt(Type.String()),
+    // A tool message's breakpoint goes on its tool_result at Anthropic; checked on any role.
+    cache_control: Opt(CacheControl),
     // An assistant turn replayed from an earlier refusal (`content: null, refusal: "..."`):
     // forwarded as is to OpenAI-compatible upstreams, sent as text to the others.
     refusal: Opt(Type.String()),
@@ -148,7 +151,7 @@ const Message = Type.Unsafe<Record<string, unknown>>({
   },
 });
 
-const Tool = FunctionTyped(FunctionName());
+const Tool = FunctionTyped(FunctionName(), { cache_control: Opt(CacheControl) });
 
 // A price as a number or a decimal string ("1", "0.5", ".5", "1."), USD per million tokens.
 const Price = Type.Union([

@@ -39,33 +39,54 @@ export function unwrapReasoning(content: unknown): ReasoningDetail[] | undefined
   }
 }
 
+/** A detail with something the upstream wants back unchanged: a signature, or encrypted data. */
+export const isSigned = (d: ReasoningDetail): boolean =>
+  (d.type === 'reasoning.encrypted' && !!d.data) || !!d.signature;
+
 /**
  * Streamed `reasoning_details` pieces merged into whole details: pieces of one detail share its
- * type and index (Anthropic's thinking deltas and then its signature; OpenRouter's chunks), their
- * text, summary and data are joined, and the last signature, id and format win.
+ * type and index (Anthropic's thinking deltas and then its signature; OpenRouter's chunks, whose
+ * text comes in pieces and whose signature may come in a later one), their text, summary and data
+ * are joined, and the last id and format win. A signed piece (a signature, encrypted data) for a
+ * detail already signed begins another detail: Gemini numbers the parts of each streamed chunk
+ * from 0, so two thought signatures of one answer can share a type and an index, and joined they
+ * would be neither. A piece without an index is a detail of its own: nothing says which one it
+ * goes on.
  */
 export class ReasoningDetailsMerger {
+  private readonly all: ReasoningDetail[] = [];
+  /** The latest detail of each type and index. */
   private readonly byKey = new Map<string, ReasoningDetail>();
 
   add(pieces: readonly ReasoningDetail[] | undefined): void {
     if (!pieces) return;
-    for (const p of pieces) {
-      const key = `${p.type}:${p.index ?? this.byKey.size}`;
-      const d = this.byKey.get(key);
-      if (!d) {
-        this.byKey.set(key, { ...p });
-        continue;
-      }
-      if (typeof p.text === 'string') d.text = (d.text ?? '') + p.text;
-      if (typeof p.summary === 'string') d.summary = (d.summary ?? '') + p.summary;
-      if (typeof p.data === 'string') d.data = (d.data ?? '') + p.data;
-      if (p.signature) d.signature = p.signature;
-      if (p.id) d.id = p.id;
-      if (p.format) d.format = p.format;
+    for (const p of pieces) this.merge(p);
+  }
+
+  /** The detail `piece` would join, when a piece of it came before (not for one without an index). */
+  of(piece: ReasoningDetail): ReasoningDetail | undefined {
+    return piece.index === undefined ? undefined : this.byKey.get(`${piece.type}:${piece.index}`);
+  }
+
+  /** Merges `piece` into its detail (a copy of it when it begins one) and returns that detail. */
+  merge(p: ReasoningDetail): ReasoningDetail {
+    const d = this.of(p);
+    if (!d || (isSigned(d) && isSigned(p))) {
+      const whole = { ...p };
+      this.all.push(whole);
+      if (p.index !== undefined) this.byKey.set(`${p.type}:${p.index}`, whole);
+      return whole;
     }
+    if (typeof p.text === 'string') d.text = (d.text ?? '') + p.text;
+    if (typeof p.summary === 'string') d.summary = (d.summary ?? '') + p.summary;
+    if (typeof p.data === 'string') d.data = (d.data ?? '') + p.data;
+    if (p.signature) d.signature = p.signature;
+    if (p.id) d.id = p.id;
+    if (p.format) d.format = p.format;
+    return d;
   }
 
   get details(): ReasoningDetail[] {
-    return [...this.byKey.values()];
+    return this.all.slice();
   }
 }

@@ -132,6 +132,35 @@ describe('reasoning details in encrypted_content', () => {
     expect(unwrapReasoning(wrapReasoning(details))).toEqual(details);
   });
 
+  it('keeps a piece without an index a detail of its own, apart from the indexed ones', () => {
+    const m = new ReasoningDetailsMerger();
+    m.add([{ type: 'reasoning.text', text: 'a', index: 0 }]);
+    m.add([{ type: 'reasoning.text', text: 'b' }]);
+    m.add([{ type: 'reasoning.text', text: 'c', index: 1 }]);
+    m.add([{ type: 'reasoning.text', text: 'd' }]);
+    expect(m.details).toEqual([
+      { type: 'reasoning.text', text: 'a', index: 0 },
+      { type: 'reasoning.text', text: 'b' },
+      { type: 'reasoning.text', text: 'c', index: 1 },
+      { type: 'reasoning.text', text: 'd' },
+    ]);
+  });
+
+  it('takes a second signature under one type and index for another detail, not a part of the first', () => {
+    // Gemini numbers the parts of each streamed chunk from 0: two thought signatures of one answer.
+    const m = new ReasoningDetailsMerger();
+    const sig = (data: string, id: string | null) =>
+      ({ type: 'reasoning.encrypted', data, id, format: 'google-gemini-v1', index: 0 }) as const;
+    m.add([sig('SIG_TEXT', null)]);
+    m.add([{ type: 'reasoning.text', text: 'Then London.', format: 'google-gemini-v1', index: 0 }]);
+    m.add([sig('SIG_CALL', 'call_1')]);
+    expect(m.details).toEqual([
+      sig('SIG_TEXT', null),
+      { type: 'reasoning.text', text: 'Then London.', format: 'google-gemini-v1', index: 0 },
+      sig('SIG_CALL', 'call_1'),
+    ]);
+  });
+
   it('drops an encrypted_content it did not write', () => {
     expect(unwrapReasoning('gAAAAABo-openai-blob')).toBeUndefined();
     expect(unwrapReasoning('mgr1.not-json')).toBeUndefined();

@@ -50,9 +50,10 @@ export const anthropicAdapter: ChatAdapter = {
   createStreamDecoder: (maxEventBytes) => new AnthropicStreamDecoder(maxEventBytes),
   classifyError: classifyAnthropicError,
   listModels: {
-    request: (target) => ({
+    // 1000 is the most a page holds; the next page starts after the last id of this one.
+    request: (target, page) => ({
       method: 'GET',
-      url: `${anthropicUrl(target.baseUrl, 'models')}?limit=1000`,
+      url: `${anthropicUrl(target.baseUrl, 'models')}?limit=1000${page === undefined ? '' : `&after_id=${encodeURIComponent(page)}`}`,
       headers: anthropicHeaders(target, 'application/json'),
     }),
     // Newer listings give `max_input_tokens` and `max_tokens`; older ones (and servers copying
@@ -71,6 +72,12 @@ export const anthropicAdapter: ChatAdapter = {
         });
       }
       return out;
+    },
+    nextPage: (body) => {
+      const page = JSON.parse(body) as { has_more?: unknown; last_id?: unknown };
+      return page.has_more === true && typeof page.last_id === 'string' && page.last_id !== ''
+        ? page.last_id
+        : undefined;
     },
   },
 };

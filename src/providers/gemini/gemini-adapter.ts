@@ -17,9 +17,15 @@ export const geminiAdapter: ChatAdapter = {
   createStreamDecoder: (maxEventBytes) => new GeminiStreamDecoder(maxEventBytes),
   classifyError: classifyGeminiError,
   listModels: {
-    request: (target) => ({
+    // 1000 is the most a page holds; every page asks the same size, as a page token requires.
+    request: (target, page) => ({
       method: 'GET',
-      url: geminiUrl(target, 'models?pageSize=1000'),
+      url: geminiUrl(
+        target,
+        page === undefined
+          ? 'models?pageSize=1000'
+          : `models?pageSize=1000&pageToken=${encodeURIComponent(page)}`,
+      ),
       headers: geminiHeaders(target, 'application/json'),
     }),
     // A model that only embeds (`embedContent`) is left out: a Gemini channel has no embeddings
@@ -40,6 +46,11 @@ export const geminiAdapter: ChatAdapter = {
         });
       }
       return out;
+    },
+    // Omitted (or empty) on the last page.
+    nextPage: (body) => {
+      const token = (JSON.parse(body) as { nextPageToken?: unknown }).nextPageToken;
+      return typeof token === 'string' && token !== '' ? token : undefined;
     },
   },
 };

@@ -1,12 +1,9 @@
-import {
-  classifyByStatus,
-  errorMessageOf,
-  teiValidationKind,
-} from '../../gateway/embeddings/classify-upstream-error.js';
+import { classifyByStatus, errorMessageOf } from '../../gateway/embeddings/classify-upstream-error.js';
 import { type EmbeddingAdapter, inputText, jsonHeaders } from '../../gateway/embeddings/embedding-adapter.js';
 import type { ResolvedPart } from '../../gateway/embeddings/embedding-request.js';
 import { count, parseEmbeddingList } from '../../gateway/embeddings/parse-embedding-list.js';
 import { joinUrl } from '../shared/media.js';
+import { teiValidationKind } from './tei-validation.js';
 
 /**
  * `/v1/embeddings` of OpenAI and OpenAI-compatible servers (vLLM, TEI, Ollama, llama.cpp,

@@ -5,7 +5,9 @@ import { appSearch } from './0002-app-search.js';
 import { writeOnce } from './0003-write-once.js';
 import { channelRevision } from './0004-channel-revision.js';
 import { usernameCase } from './0005-username-case.js';
+import { emailCase } from './0006-email-case.js';
 import { keyAdminHold } from './0007-key-admin-hold.js';
+import { searchFold } from './0008-search-fold.js';
 
 /**
  * Numbered migrations, applied in order and never edited once released: add a new file
@@ -18,6 +20,8 @@ export function migrationsFor(dialect: Dialect): Record<string, Migration> {
     '0003-write-once': writeOnce(),
     '0004-channel-revision': channelRevision(),
     '0005-username-case': usernameCase(),
+    '0006-email-case': emailCase(),
     '0007-key-admin-hold': keyAdminHold(),
+    '0008-search-fold': searchFold(dialect),
   };
 }

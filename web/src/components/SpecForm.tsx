@@ -1,5 +1,6 @@
 import { type FormEvent, useState } from 'react';
 import { ApiError, errorText, fieldMessage } from '../api';
+import { holdsBadNumber, NOT_A_NUMBER } from '../number-input';
 import { ErrorBox, Field } from './ui';
 
 export type FormValues = Record<string, string | boolean>;
@@ -18,6 +19,8 @@ export interface FieldSpec {
   min?: number;
   /** Shown but not changeable (its value still goes to onSubmit: leave it out there if it must not be sent). */
   disabled?: boolean;
+  /** A warning about the value as typed, said under the field; the form still submits. */
+  warn?(value: string): string | null;
 }
 
 /** A form described by field specs; the server's validation message lands on the field it names. */
@@ -53,17 +56,14 @@ export function SpecForm({
     // A number field holding what is not a number ("5e", "0.05e") has the value '' in the
     // browser, which reads as "not set": for a quota, unlimited. The field knows (badInput).
     const form = e.currentTarget;
-    const bad = fields.filter((f) => {
-      const el = form.elements.namedItem(f.name);
-      return el instanceof HTMLInputElement && el.validity.badInput;
-    });
+    const bad = fields.filter((f) => holdsBadNumber(form.elements.namedItem(f.name)));
     const missing = fields.filter(
       (f) => f.required && !bad.includes(f) && !String(values[f.name] ?? '').trim(),
     );
     if (bad.length || missing.length) {
       setErrors(
         Object.fromEntries([
-          ...bad.map((f) => [f.name, 'Enter a number.']),
+          ...bad.map((f) => [f.name, NOT_A_NUMBER]),
           ...missing.map((f) => [f.name, `${f.label} is required.`]),
         ]),
       );
@@ -109,6 +109,7 @@ export function SpecForm({
             label={f.required ? `${f.label} (required)` : f.label}
             hint={f.hint}
             error={errors[f.name]}
+            warning={f.warn?.(String(values[f.name] ?? ''))}
             className={f.wide || f.type === 'textarea' ? 'span-2' : undefined}
           >
             {(p) => {

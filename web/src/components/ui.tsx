@@ -89,18 +89,21 @@ interface FieldProps {
   /** The control's id, when the page needs to reach it; otherwise one is made up. */
   id?: string;
   error?: string | null;
+  /** Said under the field when something may be wrong but is not refused (an error hides it). */
+  warning?: string | null;
   hint?: string;
   children: (props: { id: string; 'aria-invalid': boolean; 'aria-describedby'?: string }) => ReactNode;
   className?: string;
 }
 
 /** A labelled control with its hint and its server-side error tied by aria-describedby. */
-export function Field({ label, id: given, error, hint, children, className }: FieldProps) {
+export function Field({ label, id: given, error, warning, hint, children, className }: FieldProps) {
   const made = useId();
   const id = given ?? made;
   const hintId = hint ? `${id}-hint` : undefined;
   const errId = error ? `${id}-err` : undefined;
-  const describedBy = [hintId, errId].filter(Boolean).join(' ') || undefined;
+  const warnId = warning && !error ? `${id}-warn` : undefined;
+  const describedBy = [hintId, errId, warnId].filter(Boolean).join(' ') || undefined;
   return (
     <div className={`field${error ? ' field-invalid' : ''}${className ? ` ${className}` : ''}`}>
       <label htmlFor={id}>{label}</label>
@@ -113,6 +116,11 @@ export function Field({ label, id: given, error, hint, children, className }: Fi
       {error && (
         <small id={errId} className="field-error" role="alert">
           {error}
+        </small>
+      )}
+      {warnId && (
+        <small id={warnId} className="field-warn" role="status">
+          {warning}
         </small>
       )}
     </div>

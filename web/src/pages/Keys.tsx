@@ -8,7 +8,8 @@ import { formatDate, formatNumber, formatUsd, splitList, toLocalInput, toUnix } 
 import { useAsync, useDocumentTitle } from '../hooks';
 import { rememberKey } from '../keystore';
 import { Link } from '../router';
-import { type ApiKey, ROLE, type User } from '../types';
+import { type ApiKey, type ModelEntry, ROLE, type User } from '../types';
+import { unmatchedWarning } from './keys/allowed-models';
 
 const PAGE_SIZE = 20;
 
@@ -30,7 +31,7 @@ const FIELDS: FieldSpec[] = [
     label: 'Allowed models',
     wide: true,
     placeholder: 'openai/gpt-4o-mini, anthropic/claude-sonnet-4',
-    hint: 'Comma-separated model ids. Empty allows every model.',
+    hint: 'Comma-separated model ids or names; one ending in * allows every model whose name starts so (openai/*). Empty allows every model.',
   },
 ];
 
@@ -117,6 +118,15 @@ export function Keys() {
   const [notice, setNotice] = useState('');
   const [error, setError] = useState<string | null>(null);
   const current = editing === 'new' ? undefined : (editing ?? undefined);
+  // The registry, while the form is open: an allowed model no model answers to is said under the
+  // field, and still saved (the key may name a model before an upstream serves it).
+  const open = editing !== null;
+  const models = useAsync(() => (open ? api.all<ModelEntry>('/model') : Promise.resolve(undefined)), [open]);
+  const fields = fieldsFor(heldFor(current, user)).map((f) =>
+    f.name === 'allowed_models' && !f.disabled
+      ? { ...f, warn: (v: string) => unmatchedWarning(splitList(v), models.data) }
+      : f,
+  );
 
   async function save(v: FormValues) {
     setNotice('');
@@ -289,7 +299,7 @@ export function Keys() {
         {editing !== null && (
           <SpecForm
             key={current?.id ?? 'new'}
-            fields={fieldsFor(heldFor(current, user))}
+            fields={fields}
             initial={toValues(current)}
             submitLabel={current ? 'Save changes' : 'Create key'}
             onSubmit={save}

@@ -1,9 +1,10 @@
-import { type FormEvent, useState } from 'react';
+import { type FormEvent, useEffect, useState } from 'react';
 import { api } from '../api';
 import { isAdmin, useAuth } from '../auth';
 import { Empty, ErrorBox, Field, Pager, Spinner } from '../components/ui';
-import { formatDate, formatNumber, formatUsd, toUnix, toUnixEnd } from '../format';
+import { formatDate, formatNumber, formatUsd, fromUtcParam, toUnix, toUnixEnd, toUtcParam } from '../format';
 import { useAsync, useDocumentTitle } from '../hooks';
+import { navigate, useLocation } from '../router';
 import type { LogRecord } from '../types';
 
 const PAGE_SIZE = 50;
@@ -31,6 +32,37 @@ function filterErrors(f: Filters, admin: boolean): Partial<Record<keyof Filters,
   const to = toUnix(f.to);
   if (from !== null && to !== null && from > to) errors.to = 'The end of the period is before its start.';
   return errors;
+}
+
+const TEXT_FILTERS = ['model', 'key_id', 'user_id', 'status'] as const;
+
+/**
+ * The filters a Logs URL carries (`?model=gpt&status=429&from=2030-01-02T09:00Z&p=1`): the
+ * applied ones, so a reload, a shared link or Back shows the same requests. The period's ends are
+ * UTC minutes, the same period in every time zone; a user id is an admin's filter only.
+ */
+function filtersOf(query: URLSearchParams, admin: boolean): Filters {
+  const f = { ...EMPTY };
+  for (const k of TEXT_FILTERS) f[k] = query.get(k) ?? '';
+  if (!admin) f.user_id = '';
+  f.from = fromUtcParam(query.get('from'));
+  f.to = fromUtcParam(query.get('to'));
+  return f;
+}
+
+function pageOf(query: URLSearchParams): number {
+  const p = Number(query.get('p') ?? 0);
+  return Number.isInteger(p) && p > 0 && p <= 1_000_000 ? p : 0;
+}
+
+function logsHref(path: string, f: Filters, page: number): string {
+  const q = new URLSearchParams();
+  for (const k of TEXT_FILTERS) if (f[k].trim()) q.set(k, f[k].trim());
+  if (f.from) q.set('from', toUtcParam(f.from));
+  if (f.to) q.set('to', toUtcParam(f.to));
+  if (page > 0) q.set('p', String(page));
+  const qs = q.toString();
+  return qs ? `${path}?${qs}` : path;
 }
 
 /** The user as a person reads it: display name, else login name, else the id of a deleted user. */
@@ -71,23 +103,37 @@ export function Logs() {
   useDocumentTitle('Request logs');
   const { user } = useAuth();
   const admin = isAdmin(user);
-  const [draft, setDraft] = useState(EMPTY);
-  const [filters, setFilters] = useState(EMPTY);
-  const [errors, setErrors] = useState<Partial<Record<keyof Filters, string>>>({});
-  const [page, setPage] = useState(0);
+  const { path, query } = useLocation();
+  const search = query.toString();
+  // What the list shows is what the URL says: Apply, Reset and the pager push a new one, Back
+  // and Forward return to the last, and the form follows it.
+  const filters = filtersOf(query, admin);
+  const page = pageOf(query);
+  const urlErrors = filterErrors(filters, admin);
+  const urlInvalid = Object.keys(urlErrors).length > 0;
+  const [draft, setDraft] = useState(filters);
+  const [errors, setErrors] = useState(urlErrors);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the URL's query (search) decides
+  useEffect(() => {
+    setDraft(filters);
+    setErrors(urlErrors);
+  }, [search, admin]);
   const list = useAsync(
     () =>
-      api.page<LogRecord>('/log', {
-        p: page,
-        page_size: PAGE_SIZE,
-        model: filters.model.trim(),
-        key_id: filters.key_id.trim(),
-        user_id: admin ? filters.user_id.trim() : '',
-        status: filters.status.trim(),
-        from: toUnix(filters.from),
-        to: toUnixEnd(filters.to),
-      }),
-    [page, filters, admin],
+      // A link with a filter the server would refuse asks nothing: the form says what to correct.
+      urlInvalid
+        ? Promise.resolve(undefined)
+        : api.page<LogRecord>('/log', {
+            p: page,
+            page_size: PAGE_SIZE,
+            model: filters.model.trim(),
+            key_id: filters.key_id.trim(),
+            user_id: admin ? filters.user_id.trim() : '',
+            status: filters.status.trim(),
+            from: toUnix(filters.from),
+            to: toUnixEnd(filters.to),
+          }),
+    [search, admin],
   );
 
   function apply(e: FormEvent) {
@@ -99,8 +145,10 @@ export function Logs() {
       document.getElementById(`lf-${first}`)?.focus();
       return;
     }
-    setPage(0);
-    setFilters({ ...draft });
+    const to = logsHref(path, draft, 0);
+    // The same filters again: asked again, for the requests made since.
+    if (to === logsHref(path, filters, page)) list.reload();
+    else navigate(to);
   }
 
   function set(k: keyof Filters, v: string) {
@@ -187,8 +235,7 @@ export function Logs() {
             onClick={() => {
               setDraft(EMPTY);
               setErrors({});
-              setFilters(EMPTY);
-              setPage(0);
+              navigate(path);
             }}
           >
             Reset
@@ -251,7 +298,12 @@ export function Logs() {
           </div>
         )}
         {!invalid && list.data && (
-          <Pager page={page} pageSize={PAGE_SIZE} total={list.data.total} onPage={setPage} />
+          <Pager
+            page={page}
+            pageSize={PAGE_SIZE}
+            total={list.data.total}
+            onPage={(p) => navigate(logsHref(path, filters, p))}
+          />
         )}
       </div>
     </>

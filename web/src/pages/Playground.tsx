@@ -1,10 +1,11 @@
 import { type FormEvent, type KeyboardEvent, useEffect, useRef, useState } from 'react';
 import { errorText } from '../api';
 import { type ChatMessage, type ChatUsage, listModels, streamChat, type V1Model } from '../chat';
-import { ErrorBox, Spinner } from '../components/ui';
+import { ErrorBox, Field, Spinner } from '../components/ui';
 import { formatNumber, formatUsd } from '../format';
 import { useDocumentTitle } from '../hooks';
 import { PLAYGROUND_KEY, rememberedKeys } from '../keystore';
+import { numberProblem } from '../number-input';
 import { Link } from '../router';
 
 const STORAGE = PLAYGROUND_KEY;
@@ -52,6 +53,12 @@ export function Playground() {
   const [system, setSystem] = useState('');
   const [temperature, setTemperature] = useState('');
   const [maxTokens, setMaxTokens] = useState('');
+  /** Why temperature or max tokens cannot be sent, under the field; nothing is sent until fixed. */
+  const [paramErrors, setParamErrors] = useState<{ temperature?: string | null; maxTokens?: string | null }>(
+    {},
+  );
+  const tempRef = useRef<HTMLInputElement>(null);
+  const maxRef = useRef<HTMLInputElement>(null);
   const [input, setInput] = useState('');
   const [turns, setTurns] = useState<Turn[]>([]);
   const [busy, setBusy] = useState(false);
@@ -109,6 +116,17 @@ export function Playground() {
     e?.preventDefault();
     const text = input.trim();
     if (!text || !model || !key.trim() || busy) return;
+    // "1e" or "abc" reads as '' (the browser's value of a number field holding no number) and
+    // went without the parameter; 3 or 1.5 the upstream would refuse. Said under the field.
+    const problems = {
+      temperature: numberProblem(tempRef.current, { min: 0, max: 2 }),
+      maxTokens: numberProblem(maxRef.current, { min: 1, whole: true }),
+    };
+    setParamErrors(problems);
+    if (problems.temperature || problems.maxTokens) {
+      (problems.temperature ? tempRef : maxRef).current?.focus();
+      return;
+    }
     const history: ChatMessage[] = [
       ...(system.trim() ? [{ role: 'system' as const, content: system.trim() }] : []),
       ...answeredTurns(turns).map(({ role, content }) => ({ role, content })),
@@ -232,30 +250,41 @@ export function Playground() {
           />
         </div>
         <div className="pg-params">
-          <div className="field">
-            <label htmlFor="pg-temp">Temperature</label>
-            <input
-              id="pg-temp"
-              type="number"
-              min={0}
-              max={2}
-              step={0.1}
-              placeholder="default"
-              value={temperature}
-              onChange={(e) => setTemperature(e.target.value)}
-            />
-          </div>
-          <div className="field">
-            <label htmlFor="pg-max">Max tokens</label>
-            <input
-              id="pg-max"
-              type="number"
-              min={1}
-              placeholder="default"
-              value={maxTokens}
-              onChange={(e) => setMaxTokens(e.target.value)}
-            />
-          </div>
+          <Field label="Temperature" id="pg-temp" error={paramErrors.temperature}>
+            {(p) => (
+              <input
+                {...p}
+                ref={tempRef}
+                type="number"
+                min={0}
+                max={2}
+                step={0.1}
+                placeholder="default"
+                value={temperature}
+                onChange={(e) => {
+                  setTemperature(e.target.value);
+                  setParamErrors((x) => ({ ...x, temperature: null }));
+                }}
+              />
+            )}
+          </Field>
+          <Field label="Max tokens" id="pg-max" error={paramErrors.maxTokens}>
+            {(p) => (
+              <input
+                {...p}
+                ref={maxRef}
+                type="number"
+                min={1}
+                step={1}
+                placeholder="default"
+                value={maxTokens}
+                onChange={(e) => {
+                  setMaxTokens(e.target.value);
+                  setParamErrors((x) => ({ ...x, maxTokens: null }));
+                }}
+              />
+            )}
+          </Field>
         </div>
         <div className="field">
           <label htmlFor="pg-system">System prompt</label>

@@ -2,11 +2,22 @@ import { useState } from 'react';
 import { api } from '../api';
 import { BarChart } from '../components/BarChart';
 import { ErrorBox, Field, Spinner } from '../components/ui';
-import { formatNumber, formatUsd, toLocalInput, toUnix, toUnixEnd } from '../format';
+import {
+  formatNumber,
+  formatUsd,
+  fromUtcParam,
+  toLocalInput,
+  toUnix,
+  toUnixEnd,
+  toUtcParam,
+} from '../format';
 import { useAsync, useDocumentTitle } from '../hooks';
+import { navigate, useLocation } from '../router';
 import type { ApiKey, StatBucket } from '../types';
 
 const DAY = 86_400;
+const GROUPS = ['day', 'model', 'key'] as const;
+type Group = (typeof GROUPS)[number];
 /** The most ids `GET /api/key?ids=` takes at once (and the most a page of keys holds). */
 const IDS_PER_CALL = 100;
 
@@ -55,10 +66,25 @@ function bucketLabel(b: StatBucket['bucket'], group: string, keys: KeyNames): st
 
 export function Usage() {
   useDocumentTitle('Usage');
-  const now = Math.floor(Date.now() / 1000);
-  const [group, setGroup] = useState<'day' | 'model' | 'key'>('day');
-  const [from, setFrom] = useState(toLocalInput(now - 30 * DAY));
-  const [to, setTo] = useState('');
+  // The period and grouping live in the URL (`?group=model&from=2030-01-02T09:00Z&to=...`, ends
+  // as UTC minutes), so a reload, a shared link or Back shows the same chart. Each change
+  // replaces the URL: typing a date is many changes, and Back leaves the page as it did.
+  const { path, query } = useLocation();
+  const [defaultFrom] = useState(() => toLocalInput(Math.floor(Date.now() / 1000) - 30 * DAY));
+  const group: Group = GROUPS.find((g) => g === query.get('group')) ?? 'day';
+  // No `from`: the last 30 days; `from=` (cleared): from the start.
+  const rawFrom = query.get('from');
+  const from = rawFrom === null ? defaultFrom : rawFrom === '' ? '' : fromUtcParam(rawFrom) || defaultFrom;
+  const to = fromUtcParam(query.get('to'));
+  function show(next: { group?: Group; from?: string; to?: string }) {
+    const v = { group, from, to, ...next };
+    const q = new URLSearchParams();
+    if (v.group !== 'day') q.set('group', v.group);
+    if (v.from !== defaultFrom) q.set('from', toUtcParam(v.from));
+    if (v.to) q.set('to', toUtcParam(v.to));
+    const qs = q.toString();
+    navigate(qs ? `${path}?${qs}` : path, { replace: true });
+  }
   // A period that ends before it starts is said once, under To, and never sent.
   const start = toUnix(from);
   const end = toUnixEnd(to);
@@ -108,7 +134,7 @@ export function Usage() {
       <form className="toolbar filters" onSubmit={(e) => e.preventDefault()} aria-label="Usage period">
         <div className="field">
           <label htmlFor="u-group">Group by</label>
-          <select id="u-group" value={group} onChange={(e) => setGroup(e.target.value as typeof group)}>
+          <select id="u-group" value={group} onChange={(e) => show({ group: e.target.value as Group })}>
             <option value="day">Day</option>
             <option value="model">Model</option>
             <option value="key">API key</option>
@@ -116,10 +142,17 @@ export function Usage() {
         </div>
         <div className="field">
           <label htmlFor="u-from">From</label>
-          <input id="u-from" type="datetime-local" value={from} onChange={(e) => setFrom(e.target.value)} />
+          <input
+            id="u-from"
+            type="datetime-local"
+            value={from}
+            onChange={(e) => show({ from: e.target.value })}
+          />
         </div>
         <Field label="To" id="u-to" error={badPeriod ? 'The end of the period is before its start.' : null}>
-          {(p) => <input {...p} type="datetime-local" value={to} onChange={(e) => setTo(e.target.value)} />}
+          {(p) => (
+            <input {...p} type="datetime-local" value={to} onChange={(e) => show({ to: e.target.value })} />
+          )}
         </Field>
       </form>
       {!badPeriod && !stats.error && (

@@ -3,7 +3,9 @@ import { type FieldSpec, type FormValues, numOrNull, str } from '../../../compon
 import { splitList } from '../../../format';
 import type { ModelEntry } from '../../../types';
 
-const PRICES = ['prompt', 'completion', 'request', 'image'] as const;
+const PRICES = ['prompt', 'completion', 'request', 'image', 'input_cache_read', 'input_cache_write'] as const;
+/** Prices that cost the prompt price when nothing sets them (src/gateway/registry/cost.ts). */
+const CACHE_PRICES = ['pricing_input_cache_read', 'pricing_input_cache_write'];
 const LISTS = ['input_modalities', 'output_modalities', 'supported_parameters'] as const;
 
 export function fields(creating: boolean): FieldSpec[] {
@@ -24,10 +26,31 @@ export function fields(creating: boolean): FieldSpec[] {
     { name: 'max_completion_tokens', label: 'Max completion tokens', type: 'number', min: 1 },
     { name: 'pricing_prompt', label: 'Prompt price (USD per token)', placeholder: '0.000003' },
     { name: 'pricing_completion', label: 'Completion price (USD per token)', placeholder: '0.000015' },
+    {
+      name: 'pricing_input_cache_read',
+      label: 'Cached input price (USD per token)',
+      placeholder: '0.0000003',
+    },
+    {
+      name: 'pricing_input_cache_write',
+      label: 'Cache write price (USD per token)',
+      placeholder: '0.00000375',
+    },
     { name: 'pricing_request', label: 'Price per request (USD)', placeholder: '0' },
     { name: 'pricing_image', label: 'Price per image (USD)', placeholder: '0' },
-    { name: 'input_modalities', label: 'Input modalities', placeholder: 'text, image' },
-    { name: 'output_modalities', label: 'Output modalities', placeholder: 'text' },
+    // The names the server takes (src/gateway/registry/modalities.ts); another is a 400 naming it.
+    {
+      name: 'input_modalities',
+      label: 'Input modalities',
+      placeholder: 'text, image',
+      hint: 'Any of text, image, file, audio, video.',
+    },
+    {
+      name: 'output_modalities',
+      label: 'Output modalities',
+      placeholder: 'text',
+      hint: 'Any of text, image, embeddings, audio, video, rerank, speech, transcription.',
+    },
     {
       name: 'supported_parameters',
       label: 'Supported parameters',
@@ -35,12 +58,19 @@ export function fields(creating: boolean): FieldSpec[] {
       placeholder: 'temperature, top_p, max_tokens, tools',
     },
   ];
+  // A cleared price is sent as null: the admin's price goes, and the one below it applies again.
+  for (const f of list)
+    if (f.name.startsWith('pricing_'))
+      f.hint = CACHE_PRICES.includes(f.name)
+        ? 'Empty: the default (the config file or built-in list, else the prompt price).'
+        : 'Empty: the default (the config file or built-in list, else 0).';
   if (creating) {
     list.unshift({ name: 'id', label: 'Model id', required: true, placeholder: 'openai/gpt-4o-mini' });
     // What a new model takes for a field left empty, said where it is left empty.
     for (const f of list) {
-      if (f.name.startsWith('pricing_')) f.hint = 'Empty: 0.';
-      if (f.name.endsWith('_modalities')) f.hint = 'Empty: text.';
+      if (f.name.startsWith('pricing_'))
+        f.hint = CACHE_PRICES.includes(f.name) ? 'Empty: the prompt price.' : 'Empty: 0.';
+      if (f.name.endsWith('_modalities')) f.hint = `${f.hint} Empty: text.`;
       if (f.name === 'supported_parameters') f.hint = 'Empty: none.';
     }
   }
@@ -59,6 +89,8 @@ export function toValues(m?: ModelEntry): FormValues {
     pricing_completion: m?.pricing?.completion ?? '',
     pricing_request: m?.pricing?.request ?? '',
     pricing_image: m?.pricing?.image ?? '',
+    pricing_input_cache_read: m?.pricing?.input_cache_read ?? '',
+    pricing_input_cache_write: m?.pricing?.input_cache_write ?? '',
     input_modalities: (m?.input_modalities ?? []).join(', '),
     output_modalities: (m?.output_modalities ?? []).join(', '),
     supported_parameters: (m?.supported_parameters ?? []).join(', '),
@@ -103,8 +135,10 @@ export function editBody(v: FormValues, m: ModelEntry): Record<string, unknown> 
   if (changed('upstream_model')) body.upstream_model = str(v.upstream_model) || null;
   if (changed('context_length')) body.context_length = numOrNull(v.context_length);
   if (changed('max_completion_tokens')) body.max_completion_tokens = numOrNull(v.max_completion_tokens);
-  const pricing: Record<string, string> = {};
-  for (const k of PRICES) if (changed(`pricing_${k}`)) pricing[k] = str(v[`pricing_${k}`]) || '0';
+  // A cleared price is null too: before, it went as "0", which pinned the model free over the
+  // price of the built-in list or the config file.
+  const pricing: Record<string, string | null> = {};
+  for (const k of PRICES) if (changed(`pricing_${k}`)) pricing[k] = str(v[`pricing_${k}`]) || null;
   if (Object.keys(pricing).length) body.pricing = pricing;
   for (const k of LISTS) if (changed(k)) body[k] = splitList(str(v[k]));
   return body;

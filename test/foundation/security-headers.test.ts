@@ -1,0 +1,67 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+
+/** Headers that keep the console from being framed, sniffed or leaking its URLs (docs/architecture.md). */
+describe('security headers', () => {
+  let dir: string;
+  let gw: TestGateway;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'mg-console-'));
+    mkdirSync(join(dir, 'assets'));
+    writeFileSync(join(dir, 'index.html'), '<!doctype html><script src="/assets/index-abc123.js"></script>');
+    writeFileSync(join(dir, 'assets', 'index-abc123.js'), 'console.log(1)');
+    writeFileSync(join(dir, 'favicon.svg'), '<svg xmlns="http://www.w3.org/2000/svg"/>');
+    gw = await startTestGateway({ server: { serve_console: true, console_dir: dir } });
+  });
+  afterAll(async () => {
+    await gw?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const get = (path: string, headers: Record<string, string> = {}) => fetch(gw.url + path, { headers });
+
+  it('the console pages refuse framing and sniffing, and carry a content security policy', async () => {
+    for (const [path, status] of [
+      ['/', 200],
+      ['/index.html', 200],
+      ['/apps?keyword=x', 200],
+      ['/admin/apps', 200],
+      ['/nothing-here', 404],
+    ] as const) {
+      const res = await get(path);
+      expect(res.status, path).toBe(status);
+      expect(res.headers.get('x-frame-options'), path).toBe('DENY');
+      expect(res.headers.get('x-content-type-options'), path).toBe('nosniff');
+      expect(res.headers.get('referrer-policy'), path).toBe('same-origin');
+      const csp = res.headers.get('content-security-policy') ?? '';
+      expect(csp, path).toContain("frame-ancestors 'none'");
+      expect(csp, path).toContain("default-src 'self'");
+      expect(csp, path).toContain("script-src 'self'");
+      expect(csp, path).not.toContain('unsafe-');
+    }
+  });
+
+  it('the build files are not sniffed', async () => {
+    for (const path of ['/assets/index-abc123.js', '/favicon.svg']) {
+      const res = await get(path);
+      expect(res.status, path).toBe(200);
+      expect(res.headers.get('x-content-type-options'), path).toBe('nosniff');
+    }
+  });
+
+  it('/api answers are not sniffed; /v1 is left as it was (its request path is measured)', async () => {
+    for (const path of ['/api/app', '/api/app/999', '/api/user/self', '/api/status']) {
+      const res = await get(path);
+      expect(res.headers.get('content-type'), path).toMatch(/^application\/json/);
+      expect(res.headers.get('x-content-type-options'), path).toBe('nosniff');
+    }
+    expect((await get('/api/no-such-route')).headers.get('x-content-type-options')).toBe('nosniff');
+    const v1 = await get('/v1/models');
+    expect(v1.status).toBe(401);
+    expect(v1.headers.get('x-content-type-options')).toBeNull();
+  });
+});

@@ -1,0 +1,31 @@
+/** What a number field says when what it holds is not a number (forms, the playground). */
+export const NOT_A_NUMBER = 'Enter a number.';
+
+/**
+ * Whether a number field holds what is not a number ("5e", "0.05e"): the browser then answers ''
+ * for its value, which reads as "not set" and went out as nothing (a key's quota: unlimited; a
+ * playground temperature: the model's default). Only the field knows (`validity.badInput`).
+ */
+export function holdsBadNumber(el: unknown): boolean {
+  return el instanceof HTMLInputElement && el.validity.badInput;
+}
+
+/**
+ * Why a number field's entry cannot be sent, or null when it can (empty included: not set).
+ * `whole` asks for an integer; the message says the range the field takes.
+ */
+export function numberProblem(
+  el: HTMLInputElement | null,
+  range: { min: number; max?: number; whole?: boolean },
+): string | null {
+  if (!el) return null;
+  if (holdsBadNumber(el)) return NOT_A_NUMBER;
+  const text = el.value.trim();
+  if (text === '') return null;
+  const n = Number(text);
+  const { min, max, whole } = range;
+  if (Number.isFinite(n) && n >= min && (max === undefined || n <= max) && (!whole || Number.isInteger(n)))
+    return null;
+  const what = whole ? 'a whole number' : 'a number';
+  return max === undefined ? `Enter ${what} from ${min} up.` : `Enter ${what} from ${min} to ${max}.`;
+}

@@ -240,13 +240,16 @@ describe('console fields and addresses', () => {
     const allowed = dialog.getByLabel('Allowed models');
     const warning = dialog.getByRole('status').filter({ hasText: 'No model matches' });
     const [author] = gw.chatModel.split('/');
-    const entries = [gw.chatModel, `${author}/*`, 'acme/next-model', 'nosuch-*'];
+    // `fake-*` prefixes the chat model's name without its author, not its id: patterns match ids
+    // (docs/routing.md), so it admits nothing.
+    const entries = [gw.chatModel, `${author}/*`, 'acme/next-model', 'nosuch-*', 'fake-*'];
     await allowed.fill(entries.join(', '));
     const text =
-      'No model matches “acme/next-model”, “nosuch-*” yet: the key can use them once such models are added.';
+      'No model matches “acme/next-model”, “nosuch-*”, “fake-*” yet: the key can use them once such models are added.';
     await expect.poll(() => warning.textContent()).toBe(text);
-    // The chat model by id, and a pattern its name starts with: nothing to say.
-    await allowed.fill(`${gw.chatModel}, ${author}/*`);
+    // The chat model by id or by its plain name (no other model has it), and a pattern its id
+    // starts with: nothing to say.
+    await allowed.fill(`${gw.chatModel}, ${gw.chatModel.split('/')[1]}, ${author}/*`);
     await expect.poll(() => warning.count()).toBe(0);
     await allowed.fill(entries.join(', '));
     await expect.poll(() => warning.textContent()).toBe(text);
@@ -263,7 +266,9 @@ describe('console fields and addresses', () => {
 
     // Opened again, the form says it at once.
     await page.getByRole('button', { name: 'Edit e2e allowed models', exact: true }).click();
-    await dialog.getByText('No model matches “acme/next-model”, “nosuch-*” yet', { exact: false }).waitFor();
+    await dialog
+      .getByText('No model matches “acme/next-model”, “nosuch-*”, “fake-*” yet', { exact: false })
+      .waitFor();
     await allowed.fill(`${gw.chatModel}, acme/next-model`);
     await expect
       .poll(() => warning.textContent())

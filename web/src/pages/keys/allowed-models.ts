@@ -1,21 +1,31 @@
 /** What the API-key form says of its allowed models: entries no model of the registry answers to. */
 import type { ModelEntry } from '../../types';
 
-/** Every name a model answers to, as a key's allow-list matches it (src/gateway/registry/model-info.ts). */
-function namesOf(m: ModelEntry): string[] {
-  const slash = m.id.indexOf('/');
-  return [m.id, m.upstream_model ?? '', slash >= 0 ? m.id.slice(slash + 1) : m.id, ...(m.aliases ?? [])];
-}
-
 /**
- * The entries that admit no model the registry has now: an exact name none goes by, or a
- * pattern (`openai/*`: a trailing `*` matches names starting with the rest) none matches. The
- * server takes them (a key may name a model before an upstream serves it), so they are a warning.
+ * The entries that admit no model the registry has now, by the rule the server applies
+ * (src/gateway/registry/allow-list.ts): a pattern (`openai/*`: a trailing `*`) no model id starts
+ * with the rest of; an exact name that is no model's id or alias, nor the plain name (upstream
+ * name, id without the author) of exactly one model, the one it then resolves to. The server takes
+ * them (a key may name a model before an upstream serves it), so they are a warning.
  */
 export function unmatchedModels(entries: string[], models: ModelEntry[]): string[] {
-  const names = new Set(models.flatMap(namesOf).filter(Boolean));
+  const ids = new Set(models.map((m) => m.id));
+  // Plain name -> how many models answer to it (as the registry counts them: not a model's own id).
+  const answering = new Map<string, Set<string>>();
+  for (const m of models) {
+    const slash = m.id.indexOf('/');
+    for (const name of [
+      m.upstream_model ?? '',
+      slash >= 0 ? m.id.slice(slash + 1) : m.id,
+      ...(m.aliases ?? []),
+    ])
+      if (name && name !== m.id) answering.set(name, (answering.get(name) ?? new Set()).add(m.id));
+  }
+  const aliases = new Set(models.flatMap((m) => m.aliases ?? []));
   return entries.filter((e) =>
-    e.endsWith('*') ? ![...names].some((n) => n.startsWith(e.slice(0, -1))) : !names.has(e),
+    e.endsWith('*')
+      ? ![...ids].some((id) => id.startsWith(e.slice(0, -1)))
+      : !ids.has(e) && !aliases.has(e) && answering.get(e)?.size !== 1,
   );
 }
 

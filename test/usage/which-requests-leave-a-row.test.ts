@@ -338,6 +338,24 @@ describe('chat `models` fallback lists: one row whatever the list holds', () => 
     expect((await rowsOf(k.id)).map((x) => [x.status, x.model])).toEqual([[404, 'nope/a']]);
   });
 
+  it('`models` without `model`: the list is tried in order, ahead of any default (OpenRouter)', async () => {
+    const k = await newKey();
+    expect(
+      (await gw.call('PUT', '/api/user/self', { cookie, body: { default_model: 'nope/default' } })).status,
+    ).toBe(200);
+    try {
+      expect((await post(k.key, { models: ['nope/a', CHAT] })).status).toBe(200);
+      const r = await post(k.key, { models: ['nope/b', 'nope/c'] });
+      expect(r.status).toBe(404);
+      expect((await rowsOf(k.id)).map((x) => [x.status, x.model])).toEqual([
+        [404, 'nope/b'],
+        [200, CHAT],
+      ]);
+    } finally {
+      await gw.call('PUT', '/api/user/self', { cookie, body: { default_model: '' } });
+    }
+  });
+
   it('fallbacks outside the allow-list are dropped; a known first model outside it is one 403 row', async () => {
     const k = await newKey({ allowed_models: [CHAT] });
     expect((await post(k.key, { model: CHAT, models: [CHAT_OFF] })).status).toBe(200);

@@ -123,15 +123,18 @@ export function planChat(req: ChatRequest, principal: KeyPrincipal, deps: PlanDe
 }
 
 /**
- * The model a request asks for: its own, else its user's default, else the server's ('' when
- * none is configured). What a request refused by `planChat` is logged under.
+ * The model a request asks for: its own, else the first of its `models`, else its user's default,
+ * else the server's ('' when none is configured). What a request refused by `planChat` is logged
+ * under.
  */
 export function requestedModel(
   req: ChatRequest,
   principal: KeyPrincipal,
   deps: Pick<PlanDeps, 'defaultModel'>,
 ): string {
-  return req.model || principal.user.default_model || deps.defaultModel;
+  // OpenRouter: `models` alone is the list tried in order, so its first entry is the model asked
+  // for (the rest its fallbacks; withFallbacks drops the repeat). Defaults come only after.
+  return req.model || req.models?.[0] || principal.user.default_model || deps.defaultModel;
 }
 
 /**

@@ -43,7 +43,7 @@ export interface FilePart {
 /**
  * OpenRouter's (and vLLM's) video part: `url` is an http(s) URL (YouTube included, for Gemini), a
  * `gs://` URI or a `data:video/...;base64,` URL. OpenRouter's legacy `input_video` parts arrive
- * here as this (see legacyVideoParts in chat-request-schema.ts).
+ * here as this (see legacyVideoParts in chat-request-prepare.ts).
  */
 export interface VideoPart {
   type: 'video_url';

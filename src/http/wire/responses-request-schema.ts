@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { prepareBody } from '../validation.js';
-import { ChatRequestSchema, nullMeansAbsent } from './chat-request-schema.js';
+import { nullMeansAbsent } from './chat-request-prepare.js';
+import { ChatRequestSchema } from './chat-request-schema.js';
 
 /**
  * JSON Schema of `POST /v1/responses` (OpenAI's `ResponseCreateParams`, the `openai` SDK's

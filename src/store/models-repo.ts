@@ -38,14 +38,6 @@ export class ModelsRepo {
     return Number(r.numUpdatedRows) > 0;
   }
 
-  async put(id: string, data: string, now: number): Promise<void> {
-    await this.d.db
-      .insertInto('models')
-      .values({ id, data, updated_time: now })
-      .onConflict((oc) => oc.column('id').doUpdateSet({ data, updated_time: now }))
-      .execute();
-  }
-
   async delete(id: string): Promise<boolean> {
     const r = await this.d.db.deleteFrom('models').where('id', '=', id).executeTakeFirst();
     return Number(r.numDeletedRows) > 0;

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ModelsRepo } from '../../src/store/models-repo.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { storeModelRow } from '../helpers/model-rows.js';
 
 /**
  * What `POST`/`PUT /api/model` take field by field: a price of null removes the admin's price for
@@ -184,11 +185,7 @@ describe('modalities of an admin entry', () => {
  */
 describe('changes another instance made', () => {
   const writeAsOtherInstance = (id: string, entry: Record<string, unknown>) =>
-    new ModelsRepo(gw.services.database).put(
-      id,
-      JSON.stringify({ id, ...entry }),
-      Math.floor(Date.now() / 1000),
-    );
+    storeModelRow(gw.services.database, id, entry);
 
   it('PUT merges onto the stored entry, keeping the fields the other instance set', async () => {
     const id = 'acme/two-admins';

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { normalizePrice } from '../../src/gateway/registry/model-info.js';
 import { MAX_EXACT } from '../../src/store/column-bounds.js';
-import { ModelsRepo } from '../../src/store/models-repo.js';
 import {
   type ChatGateway,
   model,
@@ -11,6 +10,7 @@ import {
   userMsg,
 } from '../chat/chat-helpers.js';
 import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
+import { storeModelRow } from '../helpers/model-rows.js';
 
 /**
  * Prices are USD per token / request / image, bounded at admin input by what the quota columns
@@ -63,8 +63,7 @@ afterAll(async () => {
 
 /** Stores an admin entry as it is, past the API's checks (a row written before they existed). */
 async function storeRaw(id: string, pricing: Record<string, string>): Promise<void> {
-  const repo = new ModelsRepo(c.gw.services.database);
-  await repo.put(id, JSON.stringify({ id, pricing }), Math.floor(Date.now() / 1000));
+  await storeModelRow(c.gw.services.database, id, { pricing });
   c.gw.services.registry.invalidate();
   for (let i = 0; i < 100; i++) {
     if (Number(c.gw.services.registry.resolve(id)?.pricing.prompt) === Number(pricing.prompt)) return;

@@ -58,7 +58,9 @@ beforeAll(async () => {
       retry_base_ms: 1,
       max_attempts: 1,
       first_byte_timeout_ms: 2000,
-      keep_alive_interval_ms: 100,
+      // No keep-alive within a test: one commits the response head, after which the fallback's
+      // x-modelgate-attempts header can no longer be set (a loaded host took >100 ms to fall back).
+      keep_alive_interval_ms: 60_000,
       circuit_failures: 1000,
     },
   });

@@ -96,15 +96,51 @@ export function classifyGeminiError(status: number, body: string, headers: Upstr
   });
 }
 
-/** Converts the parts of one candidate; shared by the non-stream parser and the stream decoder. */
-export function convertParts(parts: Array<Record<string, any>>) {
+/**
+ * The `index` of a candidate's `reasoning_details`, over its whole answer (reference/openrouter.md
+ * §5.3: a client joins the streamed pieces of one detail by type and index). Gemini streams each
+ * chunk's parts afresh, so a part's position says nothing across chunks: a thought's text keeps
+ * one index while thought text goes on (over chunks too, as Gemini cuts one thought into several),
+ * and each signature, and each thought after anything else (a signature, text, a call), takes the
+ * next. The stream decoder keeps one per candidate for the stream; an answer not streamed has one
+ * of its own, so it numbers its details as its stream would.
+ */
+export class DetailNumbering {
+  private next = 0;
+  /** The index of the thought text being written, until something else comes. */
+  private thinking: number | undefined;
+
+  /** The index of a piece of thought text. */
+  thought(): number {
+    this.thinking ??= this.next++;
+    return this.thinking;
+  }
+
+  /** The index of a signature, which ends the thought before it. */
+  signature(): number {
+    this.thinking = undefined;
+    return this.next++;
+  }
+
+  /** A part that is no thought (text with text in it, a call, ...) ends the thought before it. */
+  other(): void {
+    this.thinking = undefined;
+  }
+}
+
+/**
+ * Converts the parts of one candidate; shared by the non-stream parser and the stream decoder.
+ * Consecutive thought parts are one detail (`DetailNumbering`), as their stream gives them.
+ */
+export function convertParts(parts: Array<Record<string, any>>, numbering = new DetailNumbering()) {
   let text: string | null = null;
   let reasoning: string | null = null;
   const details: ReasoningDetail[] = [];
   const calls: ToolCall[] = [];
-  parts.forEach((p, index) => {
+  for (const p of parts) {
     let callId: string | undefined;
     if (p.functionCall) {
+      numbering.other();
       const id: string =
         typeof p.functionCall.id === 'string' && p.functionCall.id ? p.functionCall.id : newCallId();
       callId = id;
@@ -113,22 +149,26 @@ export function convertParts(parts: Array<Record<string, any>>) {
         type: 'function',
         function: { name: p.functionCall.name, arguments: JSON.stringify(p.functionCall.args ?? {}) },
       });
+    } else if (typeof p.text === 'string' && p.thought === true) {
+      reasoning = (reasoning ?? '') + p.text;
+      const index = numbering.thought();
+      const last = details.at(-1);
+      if (last?.type === 'reasoning.text' && last.index === index) last.text += p.text;
+      else details.push({ type: 'reasoning.text', text: p.text, format: GEMINI_FORMAT, index });
     } else if (typeof p.text === 'string') {
-      if (p.thought === true) {
-        reasoning = (reasoning ?? '') + p.text;
-        details.push({ type: 'reasoning.text', text: p.text, format: GEMINI_FORMAT, index });
-      } else text = (text ?? '') + p.text;
-    }
+      if (p.text !== '') numbering.other();
+      text = (text ?? '') + p.text;
+    } else numbering.other();
     if (typeof p.thoughtSignature === 'string') {
       details.push({
         type: 'reasoning.encrypted',
         data: p.thoughtSignature,
         id: callId ?? null,
         format: GEMINI_FORMAT,
-        index,
+        index: numbering.signature(),
       });
     }
-  });
+  }
   return { text, reasoning, details, calls };
 }
 

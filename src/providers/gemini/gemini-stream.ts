@@ -2,7 +2,9 @@
  * Gemini `streamGenerateContent?alt=sse` -> canonical events. Each SSE event is a whole
  * GenerateContentResponse with only the new parts; there is no `[DONE]`, the body just ends.
  * - The first delta carries `role`. Function calls arrive complete: one tool-call delta each with a
- *   per-candidate counter as index (never the part position, which restarts in every chunk).
+ *   per-candidate counter as index (never the part position, which restarts in every chunk); so
+ *   do `reasoning_details` (`DetailNumbering`): a client joining their pieces by type and index
+ *   gets the details of the answer not streamed.
  * - `usageMetadata` is cumulative and repeated: the last one is reported once, at the end; a stream
  *   cut before it ends still has the prompt's count (`reported`).
  * - A finishReason emits the finish delta at once; a stream that ends without one is an error.
@@ -16,6 +18,7 @@ import type { StreamDecoder } from '../types.js';
 import {
   classifyGeminiError,
   convertParts,
+  DetailNumbering,
   type GeminiUsage,
   mapFinishReason,
   promptBlocked,
@@ -26,6 +29,8 @@ export class GeminiStreamDecoder implements StreamDecoder {
   private readonly sse: SseDecoder;
   private sawRole = false;
   private readonly toolCount = new Map<number, number>();
+  /** Each candidate's reasoning_details indexes, over the whole stream. */
+  private readonly numbering = new Map<number, DetailNumbering>();
   private readonly finished = new Set<number>();
   private usage: GeminiUsage | undefined;
   private failed = false;
@@ -81,7 +86,12 @@ export class GeminiStreamDecoder implements StreamDecoder {
     const choices: ChatDeltaChoice[] = [];
     for (const [i, c] of candidates.entries()) {
       const index = c.index ?? i;
-      const { text, reasoning, details, calls } = convertParts(c.content?.parts ?? []);
+      let numbering = this.numbering.get(index);
+      if (!numbering) {
+        numbering = new DetailNumbering();
+        this.numbering.set(index, numbering);
+      }
+      const { text, reasoning, details, calls } = convertParts(c.content?.parts ?? [], numbering);
       const delta: ChatDeltaChoice['delta'] = {};
       if (!this.sawRole) delta.role = 'assistant';
       if (text !== null) delta.content = text;

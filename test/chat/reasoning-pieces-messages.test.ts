@@ -30,6 +30,21 @@ const orChunk = (delta: object, finish: string | null = null) => ({
   ],
 });
 const piece = (p: object) => ({ format: FORMAT, ...p });
+/** The chunk of the call, with its signature (index 1, with the call's id). */
+const SPLIT_STREAM_CALL = orChunk({
+  role: 'assistant',
+  content: '',
+  reasoning: null,
+  reasoning_details: [piece({ type: 'reasoning.encrypted', data: SIG_CALL, id: CALL_ID, index: 1 })],
+  tool_calls: [
+    {
+      index: 0,
+      id: CALL_ID,
+      type: 'function',
+      function: { name: 'get_weather', arguments: '{"city":"Paris"}' },
+    },
+  ],
+});
 /**
  * The thought's text in two pieces and its signature in a third (index 0), a piece that does not
  * repeat the format, then the call's signature (index 1, with the call's id) on the chunk of the
@@ -54,20 +69,36 @@ const SPLIT_STREAM = sse([
     reasoning: null,
     reasoning_details: [{ type: 'reasoning.text', text: '', signature: SIG_TEXT, index: 0 }],
   }),
+  SPLIT_STREAM_CALL,
+  orChunk({ role: 'assistant', content: '', reasoning: null, reasoning_details: [] }, 'tool_calls'),
+]);
+
+/**
+ * A piece that comes after its detail's signature was written: the thought's text and its
+ * signature, a text (which ends the thinking block, signature and all), then more of the thought's
+ * text under its index, then the call with its signature.
+ */
+const LATE_STREAM = sse([
+  orChunk({
+    role: 'assistant',
+    content: '',
+    reasoning: '**Planning** ',
+    reasoning_details: [piece({ type: 'reasoning.text', text: '**Planning** ', index: 0 })],
+  }),
   orChunk({
     role: 'assistant',
     content: '',
     reasoning: null,
-    reasoning_details: [piece({ type: 'reasoning.encrypted', data: SIG_CALL, id: CALL_ID, index: 1 })],
-    tool_calls: [
-      {
-        index: 0,
-        id: CALL_ID,
-        type: 'function',
-        function: { name: 'get_weather', arguments: '{"city":"Paris"}' },
-      },
-    ],
+    reasoning_details: [{ type: 'reasoning.text', text: '', signature: SIG_TEXT, index: 0 }],
   }),
+  orChunk({ role: 'assistant', content: 'Checking.', reasoning: null, reasoning_details: [] }),
+  orChunk({
+    role: 'assistant',
+    content: '',
+    reasoning: 'the weather lookup',
+    reasoning_details: [{ type: 'reasoning.text', text: 'the weather lookup', index: 0 }],
+  }),
+  SPLIT_STREAM_CALL,
   orChunk({ role: 'assistant', content: '', reasoning: null, reasoning_details: [] }, 'tool_calls'),
 ]);
 
@@ -123,7 +154,7 @@ beforeAll(async () => {
   up = await startFakeUpstream({
     'POST /v1/chat/completions': (req) =>
       req.json.stream
-        ? { sse: SPLIT_STREAM }
+        ? { sse: req.json.model === 'google/gemini-3-late' ? LATE_STREAM : SPLIT_STREAM }
         : { json: req.json.messages.length === 1 ? WHOLE_ANSWER : oaCompletion('Paris is 18°C and sunny.') },
   });
   c = await startChatGateway({
@@ -133,12 +164,18 @@ beforeAll(async () => {
         kind: 'openai-compatible',
         base_url: `${up.url}/v1`,
         keys: ['sk-or'],
-        models: ['acme/or-gem3'],
-        model_mapping: { 'acme/or-gem3': 'google/gemini-3-flash-preview' },
+        models: ['acme/or-gem3', 'acme/or-late'],
+        model_mapping: {
+          'acme/or-gem3': 'google/gemini-3-flash-preview',
+          'acme/or-late': 'google/gemini-3-late',
+        },
         settings: { reasoningObject: true },
       },
     ],
-    models: [model('acme/or-gem3', { supported_parameters: ['tools', 'reasoning', 'max_tokens'] })],
+    models: [
+      model('acme/or-gem3', { supported_parameters: ['tools', 'reasoning', 'max_tokens'] }),
+      model('acme/or-late', { supported_parameters: ['tools', 'reasoning', 'max_tokens'] }),
+    ],
     gateway: { retry_base_ms: 1 },
   });
 });
@@ -155,8 +192,8 @@ const TOOLS: Anthropic.Tool[] = [
     input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
   },
 ];
-const params = (messages: Anthropic.MessageParam[]) => ({
-  model: 'acme/or-gem3',
+const params = (messages: Anthropic.MessageParam[], model = 'acme/or-gem3') => ({
+  model,
   max_tokens: 4000,
   thinking: { type: 'enabled' as const, budget_tokens: 1024 },
   tools: TOOLS,
@@ -219,6 +256,21 @@ describe('reasoning details streamed in pieces (OpenRouter)', () => {
       { type: 'tool_use', id: CALL_ID, name: 'get_weather', input: { city: 'Paris' } },
     ]);
     await client().messages.create(params([QUESTION, back(a), RESULTS]));
+    expect(sentBack()).toEqual(WHOLE);
+  });
+
+  it('a piece after its detail’s signature was written rides in a thinking block of its own, and goes back joined', async () => {
+    const s = client().messages.stream(params([QUESTION], 'acme/or-late'));
+    const a = await s.finalMessage();
+    // The signature ended the first thinking block: the text that came after it is thinking of its
+    // own, signed (a thinking block the SDK keeps as it came), and none of it is lost.
+    expect(a.content).toEqual([
+      { type: 'thinking', thinking: '**Planning** ', signature: expect.stringMatching(/^mgr1\./) },
+      { type: 'text', text: 'Checking.' },
+      { type: 'thinking', thinking: 'the weather lookup', signature: expect.stringMatching(/^mgr1\./) },
+      { type: 'tool_use', id: CALL_ID, name: 'get_weather', input: { city: 'Paris' } },
+    ]);
+    await client().messages.create(params([QUESTION, back(a), RESULTS], 'acme/or-late'));
     expect(sentBack()).toEqual(WHOLE);
   });
 });

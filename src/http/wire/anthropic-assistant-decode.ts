@@ -9,7 +9,8 @@
  *   (`mgr1.`, carrying another upstream's reasoning: Gemini's thought signatures,
  *   anthropic-signatures.ts) gives back the details it carries, for that upstream, and is never
  *   Anthropic's signed thinking; an empty one between two text blocks does not part them
- *   (`cutsText`).
+ *   (`cutsText`). The pieces of one detail that such blocks carry apart (a streamed answer's late
+ *   piece) are joined by type and index.
  * - Blocks of server tools (`server_tool_use`, `web_search_tool_result` and the other
  *   `*_tool_result` blocks, `mcp_tool_use`, `container_upload`) have no canonical form: the
  *   turn keeps its canonical fields (its text and tool calls) and rides hidden as sent
@@ -30,6 +31,7 @@ import { badRequest } from '../../gateway/errors.js';
 import { ANTHROPIC_FORMAT } from '../../providers/anthropic/anthropic-messages.js';
 import { hiddenCache, textPart, unsupported } from './anthropic-content-decode.js';
 import { detailsOfSignature, isCarryingSignature } from './anthropic-signatures.js';
+import { ReasoningDetailsMerger } from './responses-reasoning.js';
 
 type Block = Record<string, any> & { type: string };
 
@@ -46,6 +48,12 @@ export function assistantTurn(content: string | Block[], at: string): ChatMessag
   const calls: ToolCall[] = [];
   let reasoning: string | undefined;
   let native = false;
+  /**
+   * The carried details, their pieces joined by type and index: a streamed answer puts a piece
+   * that came after its detail's signature in a later thinking block (anthropic-stream-encode.ts).
+   */
+  const foreign = new ReasoningDetailsMerger();
+  const joined = new Set<ReasoningDetail>();
   content.forEach((b, j) => {
     if (b.type !== 'text') since = since !== 'more' && cutsText(b) ? 'signatures' : 'more';
     if (isServerToolBlock(b.type)) {
@@ -81,7 +89,11 @@ export function assistantTurn(content: string | Block[], at: string): ChatMessag
               format: carried[0]?.format ?? ANTHROPIC_FORMAT,
               index: j,
             });
-          details.push(...carried);
+          for (const d of carried) {
+            const whole = foreign.merge(d);
+            if (!joined.has(whole)) details.push(whole);
+            joined.add(whole);
+          }
           break;
         }
         details.push({

@@ -17,7 +17,9 @@
  *   waits for that block's end. What rides is the whole detail: OpenRouter streams one in pieces
  *   under its type and index (its text, then its signature in a later chunk), which are merged
  *   (`ReasoningDetailsMerger`) until the signature is written, and a piece that does not repeat
- *   the format is read as its detail's.
+ *   the format is read as its detail's. A piece that comes after its detail's signature was
+ *   written rides on its own in the next thinking block's signature (`late`), and the decoder
+ *   joins it to its detail again.
  *
  * `chunk` runs once per upstream chunk: the hot path of every streamed answer.
  */
@@ -68,6 +70,8 @@ export class AnthropicStreamEncoder {
   private readonly foreign = new ReasoningDetailsMerger();
   /** Merged details put in `carried` or `held` (their signature written, or to be). */
   private readonly riding = new Set<ReasoningDetail>();
+  /** Those of `riding` whose signature is written: a later piece of one rides on its own (`late`). */
+  private readonly written = new Set<ReasoningDetail>();
   /** Tool call index -> its block's index. */
   private readonly tools = new Map<number, number>();
   /** Upstream index of a server tool block -> its block's index. */
@@ -107,7 +111,7 @@ export class AnthropicStreamEncoder {
     let out = '';
     // As Anthropic sends a signature: one signature_delta, just before the block's stop.
     if (this.carried.length > 0) {
-      out = this.delta({ type: 'signature_delta', signature: carryingSignature(this.carried) });
+      out = this.delta({ type: 'signature_delta', signature: this.sign(this.carried) });
       this.carried = [];
     }
     out += sseEvent('content_block_stop', { index: this.openIndex });
@@ -143,21 +147,27 @@ export class AnthropicStreamEncoder {
         index,
         content_block: { type: 'thinking', thinking: '', signature: '' },
       }) +
-      this.delta({ type: 'signature_delta', signature: carryingSignature(this.held) }, index) +
+      this.delta({ type: 'signature_delta', signature: this.sign(this.held) }, index) +
       sseEvent('content_block_stop', { index });
     this.held = [];
     return out;
+  }
+
+  /** The signature carrying `details`, which are written from now on. */
+  private sign(details: readonly ReasoningDetail[]): string {
+    for (const d of details) this.written.add(d);
+    return carryingSignature(details);
   }
 
   /**
    * What a piece of another upstream's detail (`foreign`) adds to the signatures to write: its
    * whole detail once it is signed (a signature or encrypted data), else nothing (the text of an
    * unsigned one is the thinking shown, from `reasoning`). A piece of a detail already riding
-   * joins it there, or is too late for it once its signature is written (a signed piece begins
-   * another detail, `ReasoningDetailsMerger`, so what comes late is text already shown).
+   * joins it there until its signature is written; after that, the piece rides on its own (`late`).
    */
   private carriedBy(piece: ReasoningDetail): ReasoningDetail | undefined {
     const whole = this.foreign.merge(piece);
+    if (this.written.has(whole)) return late(piece, whole);
     if (this.riding.has(whole) || !isSigned(whole)) return undefined;
     this.riding.add(whole);
     return whole;
@@ -275,4 +285,17 @@ export class AnthropicStreamEncoder {
       sseEvent('message_stop', {})
     );
   }
+}
+
+/**
+ * A piece of a detail whose signature is already written (its thinking block closed, as a
+ * signature_delta ends one): it cannot join it there, so it rides as it is, with its detail's type,
+ * index and format, in the next signature written (a thinking block after the one closed, showing
+ * the piece's thinking). Back, the thinking blocks' pieces are joined again by type and index
+ * (anthropic-assistant-decode.ts), so the upstream gets its detail whole. Undefined for a piece
+ * that adds nothing (an empty text).
+ */
+function late(piece: ReasoningDetail, whole: ReasoningDetail): ReasoningDetail | undefined {
+  if (!piece.text && !piece.summary && !piece.data && !piece.signature && !piece.id) return undefined;
+  return whole.format && !piece.format ? { ...piece, format: whole.format } : piece;
 }

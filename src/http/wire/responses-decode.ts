@@ -11,7 +11,7 @@
  *   -> a `tool` message; `custom_tool_call` / `custom_tool_call_output` the same, the call's
  *   `input` as the arguments `{"input": ...}`; `reasoning` -> the assistant's `reasoning`
  *   (summary text) and, from an `encrypted_content` this gateway wrote, its `reasoning_details`
- *   back as they were.
+ *   back as they were (the pieces of one detail in two reasoning items of a turn joined again).
  *   Consecutive assistant-side items (reasoning, assistant message, function calls) make one
  *   assistant message, as the chat form has them.
  * - `tools`: function tools -> functions; freeform `custom` tools -> functions taking
@@ -28,7 +28,7 @@ import type {
   ToolDefinition,
 } from '../../gateway/chat/types.js';
 import { badRequest } from '../../gateway/errors.js';
-import { unwrapReasoning } from './responses-reasoning.js';
+import { joinDetails, unwrapReasoning } from './responses-reasoning.js';
 
 type Item = Record<string, any>;
 
@@ -206,7 +206,7 @@ function inputItems(items: Item[], out: ChatMessage[]): void {
           : '';
         if (summary) m.reasoning = (m.reasoning ?? '') + summary;
         const details: ReasoningDetail[] | undefined = unwrapReasoning(item.encrypted_content);
-        if (details?.length) m.reasoning_details = [...(m.reasoning_details ?? []), ...details];
+        if (details?.length) m.reasoning_details = joinDetails(m.reasoning_details, details);
         return;
       }
       case 'item_reference':

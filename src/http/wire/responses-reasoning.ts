@@ -48,10 +48,10 @@ export const isSigned = (d: ReasoningDetail): boolean =>
  * type and index (Anthropic's thinking deltas and then its signature; OpenRouter's chunks, whose
  * text comes in pieces and whose signature may come in a later one), their text, summary and data
  * are joined, and the last id and format win. A signed piece (a signature, encrypted data) for a
- * detail already signed begins another detail: Gemini numbers the parts of each streamed chunk
- * from 0, so two thought signatures of one answer can share a type and an index, and joined they
- * would be neither. A piece without an index is a detail of its own: nothing says which one it
- * goes on.
+ * detail already signed begins another detail: the Gemini adapter numbered its details by the
+ * part's position in each streamed chunk (conversations from then still hold them), so two thought
+ * signatures of one answer could share a type and an index, and joined they would be neither. A
+ * piece without an index is a detail of its own: nothing says which one it goes on.
  */
 export class ReasoningDetailsMerger {
   private readonly all: ReasoningDetail[] = [];
@@ -89,4 +89,20 @@ export class ReasoningDetailsMerger {
   get details(): ReasoningDetail[] {
     return this.all.slice();
   }
+}
+
+/**
+ * `details` with `more` after them, the pieces of one detail joined by type and index
+ * (`ReasoningDetailsMerger`): the reasoning items of one assistant turn, sent back in `input`. A
+ * streamed answer gives each reasoning item the details that came while it was open, so the
+ * pieces of one detail can come in two (its text before the answer's text, its signature after).
+ */
+export function joinDetails(
+  details: readonly ReasoningDetail[] | undefined,
+  more: readonly ReasoningDetail[],
+): ReasoningDetail[] {
+  const m = new ReasoningDetailsMerger();
+  m.add(details);
+  m.add(more);
+  return m.details;
 }

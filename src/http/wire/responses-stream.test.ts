@@ -100,6 +100,22 @@ describe('ResponsesStreamEncoder reasoning details', () => {
     expect(done.sort()).toEqual([0, 1, 2]);
   });
 
+  it('gives a piece in another item than its detail’s first one that detail’s format', () => {
+    const enc = encoder();
+    const G = 'google-gemini-v1';
+    let out = enc.chunk(
+      delta({
+        reasoning: 'a',
+        reasoning_details: [{ type: 'reasoning.text', text: 'a', format: G, index: 0 }],
+      }),
+    );
+    out += enc.chunk(delta({ content: 'x' }));
+    out += enc.chunk(delta({ reasoning_details: [{ type: 'reasoning.text', signature: 'SIG', index: 0 }] }));
+    const { output } = events(out + enc.end(undefined, undefined)).at(-1).response;
+    expect(output.map((o: any) => o.type)).toEqual(['reasoning', 'message', 'reasoning']);
+    expect(encrypted(output[2])).toEqual([{ type: 'reasoning.text', signature: 'SIG', format: G, index: 0 }]);
+  });
+
   it('gives each reasoning item only its own details', () => {
     const enc = encoder();
     let out = enc.chunk(

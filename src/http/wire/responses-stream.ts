@@ -6,7 +6,7 @@
  * response.completed (or .incomplete / .failed) with the whole Response; every event has an
  * `event:` line and an increasing `sequence_number`. Shapes as in responses-encode.ts.
  */
-import type { ChatDeltaChoice, ChatUsage, FinishReason } from '../../gateway/chat/types.js';
+import type { ChatDeltaChoice, ChatUsage, FinishReason, ReasoningDetail } from '../../gateway/chat/types.js';
 import type { GatewayError } from '../../gateway/errors.js';
 import {
   callStatus,
@@ -47,6 +47,12 @@ export class ResponsesStreamEncoder {
   /** The details of the reasoning item open or to come (kept only when include asks for them). */
   private details = new ReasoningDetailsMerger();
   private finish: FinishReason | null | undefined;
+  /**
+   * The format each detail (type and index) named, for its later pieces that do not repeat it
+   * (OpenRouter's signature piece): one in another reasoning item than its detail's first piece
+   * still says whose it is (a piece without a format would be taken for Anthropic's).
+   */
+  private readonly formats = new Map<string, string>();
 
   constructor(private readonly head: ResponseHead) {}
 
@@ -147,7 +153,8 @@ export class ResponsesStreamEncoder {
       if (c.index !== 0) continue;
       const d = c.delta;
       const hasDetails = (d.reasoning_details?.length ?? 0) > 0;
-      if (hasDetails && this.head.echo.encryptedReasoning) this.details.add(d.reasoning_details);
+      if (hasDetails && this.head.echo.encryptedReasoning)
+        this.details.add(this.withFormats(d.reasoning_details!));
       if (d.reasoning || (hasDetails && !(this.message && !d.tool_calls?.length))) {
         out += this.closeMessage('completed');
         if (!this.reasoning) {
@@ -234,6 +241,19 @@ export class ResponsesStreamEncoder {
       if (c.finish_reason) this.finish = c.finish_reason;
     }
     return out;
+  }
+
+  private withFormats(pieces: ReasoningDetail[]): ReasoningDetail[] {
+    return pieces.map((p) => {
+      if (p?.index === undefined) return p;
+      const key = `${p.type}:${p.index}`;
+      if (p.format) {
+        this.formats.set(key, p.format);
+        return p;
+      }
+      const format = this.formats.get(key);
+      return format ? { ...p, format } : p;
+    });
   }
 
   /** Details that came after the last reasoning item closed: a reasoning item of their own, last. */

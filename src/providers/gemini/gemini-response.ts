@@ -137,7 +137,8 @@ export function convertParts(parts: Array<Record<string, any>>, numbering = new 
   let reasoning: string | null = null;
   const details: ReasoningDetail[] = [];
   const calls: ToolCall[] = [];
-  for (const p of parts) {
+  // forEach, not for...of: parts that are not a list (a string) fail as unreadable, not as letters.
+  parts.forEach((p) => {
     let callId: string | undefined;
     if (p.functionCall) {
       numbering.other();
@@ -168,7 +169,7 @@ export function convertParts(parts: Array<Record<string, any>>, numbering = new 
         index: numbering.signature(),
       });
     }
-  }
+  });
   return { text, reasoning, details, calls };
 }
 

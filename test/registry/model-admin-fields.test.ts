@@ -177,6 +177,89 @@ describe('modalities of an admin entry', () => {
   });
 });
 
+describe('lists of an admin entry set to null', () => {
+  it("unsets them: a built-in model's lists show again, and a later change does not bring them back", async () => {
+    const defaults = await get(BUILT_IN);
+    expect(defaults.input_modalities).toEqual(['text', 'image', 'file']);
+    expect(defaults.supported_parameters).toContain('temperature');
+    try {
+      const pinned = {
+        aliases: ['mini-pinned'],
+        input_modalities: ['text'],
+        output_modalities: ['text', 'image'],
+        supported_parameters: ['temperature'],
+      };
+      const set = await put({ id: BUILT_IN, ...pinned });
+      expect(set.status, JSON.stringify(set.body)).toBe(200);
+      expect(set.body.data).toMatchObject(pinned);
+
+      // What the console sends for the fields it clears.
+      const unset = await put({
+        id: BUILT_IN,
+        aliases: null,
+        input_modalities: null,
+        output_modalities: null,
+        supported_parameters: null,
+      });
+      expect(unset.status, JSON.stringify(unset.body)).toBe(200);
+      for (const k of Object.keys(pinned)) expect(unset.body.data[k], k).toEqual(defaults[k]);
+      expect(await stored(BUILT_IN)).toEqual({ id: BUILT_IN });
+      await put({ id: BUILT_IN, name: 'Mini' });
+      expect(await get(BUILT_IN)).toMatchObject({
+        name: 'Mini',
+        input_modalities: defaults.input_modalities,
+      });
+    } finally {
+      await drop(BUILT_IN);
+    }
+  });
+
+  it('falls back to text in and out and no parameter list for a model only an admin describes', async () => {
+    try {
+      const made = await post({
+        id: 'acme/own-lists',
+        input_modalities: ['text', 'image'],
+        supported_parameters: ['tools'],
+        output_modalities: null,
+      });
+      expect(made.status, JSON.stringify(made.body)).toBe(200);
+      expect(made.body.data.output_modalities).toEqual(['text']);
+      const unset = await put({ id: 'acme/own-lists', input_modalities: null, supported_parameters: null });
+      expect(unset.status).toBe(200);
+      expect(unset.body.data).toMatchObject({
+        input_modalities: ['text'],
+        output_modalities: ['text'],
+        supported_parameters: [],
+      });
+      expect(await stored('acme/own-lists')).toEqual({ id: 'acme/own-lists' });
+    } finally {
+      await drop('acme/own-lists');
+    }
+  });
+
+  it('refuses an empty modality list, and stores an empty parameter list (parameters not known)', async () => {
+    try {
+      for (const field of ['input_modalities', 'output_modalities']) {
+        const r = await put({ id: BUILT_IN, [field]: [] });
+        expect(r.status, field).toBe(400);
+        expect(r.body.message).toMatch(
+          new RegExp(
+            `^${field}: must name at least one modality \\(text, .*\\); null takes the default back$`,
+          ),
+        );
+        expect((await post({ id: 'acme/no-modality', [field]: [] })).status).toBe(400);
+      }
+      expect(await stored(BUILT_IN)).toBeUndefined();
+      const none = await put({ id: BUILT_IN, supported_parameters: [] });
+      expect(none.status).toBe(200);
+      expect(none.body.data.supported_parameters).toEqual([]);
+      expect(await stored(BUILT_IN)).toEqual({ id: BUILT_IN, supported_parameters: [] });
+    } finally {
+      await drop(BUILT_IN);
+    }
+  });
+});
+
 /**
  * Another instance's change reaches this one's memory up to a second later (the version row is
  * polled). Here the other instance's write is made straight to the database, so this instance

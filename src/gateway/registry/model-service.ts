@@ -37,10 +37,19 @@ const UPDATE_ATTEMPTS = 5;
 
 /**
  * Fields an admin may unset with null: the entry then takes them from the config file, the
- * upstream listings or the default data file again, or from the id (`acme/tiny` is sent as `tiny`)
- * and the fallback context length. (`max_completion_tokens: null` is a value of its own: no limit.)
+ * upstream listings or the default data file again, or from the id (`acme/tiny` is sent as `tiny`),
+ * the fallback context length and a blank model's lists (no aliases, text in and out, parameters
+ * not known). (`max_completion_tokens: null` is a value of its own: no limit.) An empty list is a
+ * value too: refused for modalities (checkModalities), stored for the others.
  */
-const UNSETTABLE = ['upstream_model', 'context_length'] as const;
+const UNSETTABLE = [
+  'upstream_model',
+  'context_length',
+  'aliases',
+  'input_modalities',
+  'output_modalities',
+  'supported_parameters',
+] as const;
 
 /**
  * What `POST`/`PUT /api/model` carry: a model input whose unsettable fields may be null, and
@@ -50,6 +59,10 @@ const UNSETTABLE = ['upstream_model', 'context_length'] as const;
 export type ModelPatch = Omit<ModelInput, (typeof UNSETTABLE)[number] | 'pricing'> & {
   upstream_model?: string | null;
   context_length?: number | null;
+  aliases?: string[] | null;
+  input_modalities?: string[] | null;
+  output_modalities?: string[] | null;
+  supported_parameters?: string[] | null;
   pricing?: Record<string, string | number | null>;
 };
 

@@ -16,7 +16,8 @@ const ModelFields = {
   name: Type.String({ minLength: 1, maxLength: 255 }),
   // null: no admin value, the config/default description (or the id's own name) applies again.
   upstream_model: Nullable(Type.String({ minLength: 1, maxLength: 255 })),
-  aliases: Names,
+  // null: no admin list, the lower layers' list applies again (as for each list below).
+  aliases: Nullable(Names),
   created: UnixSeconds,
   context_length: Nullable(Type.Integer({ minimum: 1, maximum: INT32_MAX })),
   max_completion_tokens: Type.Union([Type.Integer({ minimum: 1, maximum: INT32_MAX }), Type.Null()]),
@@ -27,9 +28,9 @@ const ModelFields = {
     // Keys outside the pattern are refused (otherwise their values would skip the Price check).
     additionalProperties: false,
   }),
-  input_modalities: Names,
-  output_modalities: Names,
-  supported_parameters: Names,
+  input_modalities: Nullable(Names),
+  output_modalities: Nullable(Names),
+  supported_parameters: Nullable(Names),
 };
 const ModelBody = Type.Object(
   {
@@ -100,7 +101,7 @@ export function registerModelRoutes(app: App, services: Services): void {
       schema: {
         tags,
         summary: "Change a model's fields",
-        description: `${ADMIN_ONLY} Fields not sent are kept; null unsets upstream_model, context_length and a single price (pricing.<key>: null), which then come from the layers below the admin entry again.`,
+        description: `${ADMIN_ONLY} Fields not sent are kept; null unsets upstream_model, context_length, aliases, input_modalities, output_modalities, supported_parameters and a single price (pricing.<key>: null), which then come from the layers below the admin entry again. An empty modality list is a 400; an empty supported_parameters is stored (parameters not known: every one goes).`,
         body: ModelBody,
       },
       onRequest: admin,

@@ -264,7 +264,7 @@ export class ApiKeyService {
     const models =
       input.allowed_models === undefined
         ? undefined
-        : input.allowed_models && validModels(input.allowed_models);
+        : input.allowed_models && validModels(input.allowed_models, storedModels(key));
     const own = key.user_id === actor.id;
     // An owner below root is held to what an admin set; a root owner answers to no one.
     if (own && actor.role < Role.root) checkOwnerChange(key, input, quota, models);
@@ -316,13 +316,40 @@ function clientStatus(s: number): number {
  * An allow-list names at least one model: an empty list (or one of blanks) would lock the key out
  * of every model, while the console and most gateways read "no list" as every model. Neither
  * meaning is guessed: null is every model, and an empty list is refused.
+ *
+ * A `*` before an entry's end is refused too: only a final `*` is a wildcard (allow-list.ts), so
+ * `openai/*-mini` would admit only a model of that very id, where its writer meant a glob.
+ * Entries the key holds already (`kept`, stored before this rule) pass, and keep their meaning:
+ * a key saved again with them, or with some of them removed, still saves.
  */
-function validModels(models: string[]): string[] {
+function validModels(models: string[], kept: readonly string[] = []): string[] {
   if (models.length > 1000) throw badRequest('allowed_models: at most 1000 entries', 'allowed_models');
   const names = models.map((m) => m.trim());
   const blank = names.indexOf('');
   if (blank >= 0) throw badRequest(`allowed_models.${blank}: must not be blank`, `allowed_models.${blank}`);
   if (names.length === 0)
     throw badRequest('allowed_models: must name a model; null allows every model', 'allowed_models');
+  const inner = names.find((n) => innerStar(n) >= 0 && !kept.includes(n));
+  if (inner !== undefined) {
+    const prefix = inner.slice(0, innerStar(inner));
+    const glob = prefix
+      ? `write ${JSON.stringify(`${prefix}*`)} for every model whose id starts with ${JSON.stringify(prefix)}`
+      : 'write "*" for every model';
+    throw badRequest(
+      `allowed_models: ${JSON.stringify(inner)} has a * before its end, and only a final * is a wildcard: ${glob}, or name the models one by one`,
+      'allowed_models',
+    );
+  }
   return [...new Set(names)];
+}
+
+/** Where the first `*` of an entry stands when it is not the entry's last character, else -1. */
+function innerStar(entry: string): number {
+  const i = entry.indexOf('*');
+  return i < entry.length - 1 ? i : -1;
+}
+
+/** The allow-list a key holds now (empty for every model). */
+function storedModels(key: ApiKeyRow): string[] {
+  return key.allowed_models ? (JSON.parse(key.allowed_models) as string[]) : [];
 }

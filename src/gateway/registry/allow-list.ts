@@ -12,7 +12,9 @@ export interface NameResolver {
  *
  * - an entry ending in `*` admits the models whose id starts with the rest (`openai/*`,
  *   `openai/gpt-4o*`). Ids only: the upstream name of `premium/fake-model` is `fake-model`, and
- *   `fake-*` is not meant to reach another author's model through it.
+ *   `fake-*` is not meant to reach another author's model through it. A `*` elsewhere is part
+ *   of a name: a key create or change refuses such a new entry (access/api-keys.ts), and one a
+ *   key held before that rule keeps this meaning.
  * - any other entry admits the model it is the id or an alias of, or the model it resolves to
  *   when it is another of its names (the upstream name, the id without its author:
  *   `gpt-4o-mini` admits `openai/gpt-4o-mini` while no other model answers to it). Before, such a

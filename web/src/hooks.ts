@@ -22,9 +22,19 @@ export function useAsync<T>(load: () => Promise<T>, deps: DependencyList): Async
   const [loading, setLoading] = useState(true);
   const [tick, setTick] = useState(0);
   const run = useRef(0);
+  /** The deps the last run was started for. */
+  const started = useRef<readonly unknown[] | null>(null);
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: the caller's deps decide when to reload
   useEffect(() => {
+    // The same deps again, on the same component: React's development check (StrictMode mounts,
+    // unmounts and mounts every effect once more), never a change. The run already started
+    // answers it; before, every page asked the server twice in development, where its network
+    // view is looked at (a reload bumps `tick`, and a new mount starts with no deps).
+    const now = [...deps, tick];
+    const last = started.current;
+    if (last && last.length === now.length && last.every((d, i) => Object.is(d, now[i]))) return;
+    started.current = now;
     const id = ++run.current;
     setLoading(true);
     setError(null);

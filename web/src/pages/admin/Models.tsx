@@ -31,10 +31,13 @@ export function Models() {
   const [page, setPage] = useState(0);
   const [search, setSearch] = useState('');
   const [q, setQ] = useState('');
+  // The answer carries the search it answers: while another loads, the old rows stay (busy), and
+  // what is said of them is said of their search, not of the one typed since.
   const list = useAsync(
-    () => api.page<ModelEntry>('/model', { p: page, page_size: PAGE_SIZE, q }),
+    async () => ({ q, ...(await api.page<ModelEntry>('/model', { p: page, page_size: PAGE_SIZE, q })) }),
     [page, q],
   );
+  const shownQ = list.data?.q ?? '';
   const [editing, setEditing] = useState<ModelEntry | 'new' | null>(null);
   /** What a "New model" form filled in for an id the registry has, kept for that model's edit form. */
   const [known, setKnown] = useState<{ model: ModelEntry; values: FormValues } | null>(null);
@@ -124,24 +127,30 @@ export function Models() {
         <button type="submit" className="btn">
           Find
         </button>
-        {list.data && (
-          <span className="meta">
-            {list.data.total} {list.data.total === 1 ? 'model' : 'models'}
-            {q ? ` matching “${q}”` : ''}
+        {list.loading && list.data ? (
+          <span className="meta" role="status">
+            {q ? `Searching for “${q}”…` : 'Loading…'}
           </span>
+        ) : (
+          list.data && (
+            <span className="meta">
+              {list.data.total} {list.data.total === 1 ? 'model' : 'models'}
+              {shownQ ? ` matching “${shownQ}”` : ''}
+            </span>
+          )
         )}
       </form>
       <Notice>{notice}</Notice>
       {list.loading && !list.data && <Spinner />}
       <ErrorBox error={list.error} onRetry={list.reload} />
       {list.data?.total === 0 &&
-        (q ? (
+        (shownQ ? (
           <Empty title="No model matches">Try part of an id, such as “gpt” or “claude”.</Empty>
         ) : (
           <Empty title="No models registered">Add the models your upstreams serve.</Empty>
         ))}
       {!!list.data?.items.length && (
-        <div className="table-wrap">
+        <div className={`table-wrap${list.loading ? ' is-busy' : ''}`} aria-busy={list.loading}>
           <table className="table">
             <caption className="sr-only">Registered models</caption>
             <thead>

@@ -56,6 +56,7 @@ export function fields(creating: boolean): FieldSpec[] {
       label: 'Supported parameters',
       wide: true,
       placeholder: 'temperature, top_p, max_tokens, tools',
+      hint: 'Empty: the default (the config file or built-in list, else none listed).',
     },
   ];
   // A cleared price is sent as null: the admin's price goes, and the one below it applies again.
@@ -74,6 +75,11 @@ export function fields(creating: boolean): FieldSpec[] {
       if (f.name === 'supported_parameters') f.hint = 'Empty: none.';
     }
   }
+  // A cleared list is sent as null too: the model takes the list below the admin's again.
+  else
+    for (const f of list)
+      if (f.name.endsWith('_modalities'))
+        f.hint = `${f.hint} Empty: the default (the config file or built-in list, else text).`;
   return list;
 }
 
@@ -140,7 +146,12 @@ export function editBody(v: FormValues, m: ModelEntry): Record<string, unknown> 
   const pricing: Record<string, string | null> = {};
   for (const k of PRICES) if (changed(`pricing_${k}`)) pricing[k] = str(v[`pricing_${k}`]) || null;
   if (Object.keys(pricing).length) body.pricing = pricing;
-  for (const k of LISTS) if (changed(k)) body[k] = splitList(str(v[k]));
+  // A cleared list is null as well: sent as [], it pinned an empty list over the built-in one
+  // (no modalities at all, or no parameter list).
+  for (const k of LISTS) {
+    const list = splitList(str(v[k]));
+    if (changed(k)) body[k] = list.length ? list : null;
+  }
   return body;
 }
 

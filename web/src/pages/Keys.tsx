@@ -31,7 +31,7 @@ const FIELDS: FieldSpec[] = [
     label: 'Allowed models',
     wide: true,
     placeholder: 'openai/gpt-4o-mini, anthropic/claude-sonnet-4',
-    hint: 'Comma-separated model ids or names; one ending in * allows every model whose name starts so (openai/*). Empty allows every model.',
+    hint: 'Comma-separated model ids or names; one ending in * allows every model whose id starts so (openai/*), and a * elsewhere is refused. Empty allows every model.',
   },
 ];
 

@@ -29,13 +29,29 @@ export function unmatchedModels(entries: string[], models: ModelEntry[]): string
   );
 }
 
-/** The warning for those entries, or null when every entry admits some model. */
+/** Where an entry's first `*` stands when it is not its last character (no wildcard), else -1. */
+function innerStar(entry: string): number {
+  const i = entry.indexOf('*');
+  return i < entry.length - 1 ? i : -1;
+}
+
+/**
+ * The warning for those entries, or null when every entry admits some model. An entry with a `*`
+ * before its end is said first: the server refuses it on save (only a final `*` is a wildcard),
+ * unless the key held it already, where it stays a plain name.
+ */
 export function unmatchedWarning(entries: string[], models: ModelEntry[] | undefined): string | null {
-  if (!models) return null;
-  const none = unmatchedModels(entries, models);
-  if (!none.length) return null;
+  const [inner] = entries.filter((e) => innerStar(e) >= 0);
+  const star =
+    inner === undefined
+      ? ''
+      : `Only a final * is a wildcard: for “${inner}” write “${inner.slice(0, innerStar(inner))}*”, or name the models.`;
+  const none = models ? unmatchedModels(entries, models).filter((e) => innerStar(e) < 0) : [];
   const list = none.map((e) => `“${e}”`).join(', ');
-  return none.length === 1
-    ? `No model matches ${list} yet: the key can use it once such a model is added.`
-    : `No model matches ${list} yet: the key can use them once such models are added.`;
+  const unmatched = !none.length
+    ? ''
+    : none.length === 1
+      ? `No model matches ${list} yet: the key can use it once such a model is added.`
+      : `No model matches ${list} yet: the key can use them once such models are added.`;
+  return [star, unmatched].filter(Boolean).join(' ') || null;
 }

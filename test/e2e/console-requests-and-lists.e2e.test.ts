@@ -1,0 +1,269 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, normalize } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Browser, BrowserContext, Page, Route } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchBrowser, screenshot } from './browser.js';
+import { type E2EGateway, startGatewayForE2E } from './gateway.js';
+
+/**
+ * What the console asks the server and says while it waits: one app-list request from Home to
+ * the list (in a development build too, where React runs every effect twice), the Models count
+ * while a search loads, and what the model and key forms send for a cleared list and a `*`
+ * inside an allow-list entry.
+ */
+
+let gw: E2EGateway;
+let browser: Browser;
+let ctx: BrowserContext;
+let page: Page;
+let cookie = '';
+const pageErrors: string[] = [];
+const realOnly = it.skipIf(process.env.E2E_GATEWAY === 'stub');
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
+/** A development build of the console (React's StrictMode checks on), made for this file. */
+const DEV_BUILD = mkdtempSync(join(tmpdir(), 'mg-console-dev-'));
+
+/** A call to /api as the administrator; fails the test unless it answers 200. */
+async function adminApi<T = any>(method: string, path: string, body?: unknown): Promise<T> {
+  const r = await fetch(`${gw.url}/api${path}`, {
+    method,
+    headers: body === undefined ? { cookie } : { 'content-type': 'application/json', cookie },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  expect(r.status, `${method} ${path}: ${await r.clone().text()}`).toBe(200);
+  return ((await r.json()) as { data: T }).data;
+}
+
+async function signedInContext(): Promise<BrowserContext> {
+  const c = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  const [name, value] = cookie.split('=');
+  await c.addCookies([{ name: name!, value: value!, url: gw.url }]);
+  return c;
+}
+
+beforeAll(async () => {
+  execFileSync(
+    join(REPO, 'node_modules/.bin/vite'),
+    [
+      'build',
+      '--config',
+      'web/vite.config.ts',
+      '--mode',
+      'development',
+      '--outDir',
+      DEV_BUILD,
+      '--emptyOutDir',
+    ],
+    { cwd: REPO, env: { ...process.env, NODE_ENV: 'development' }, stdio: 'ignore' },
+  );
+  gw = await startGatewayForE2E();
+  const login = await fetch(`${gw.url}/api/user/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(gw.admin),
+  });
+  expect(login.status).toBe(200);
+  cookie = (login.headers.get('set-cookie') ?? '').split(';')[0]!;
+  for (const name of ['Request Counter', 'Second Sample'])
+    await adminApi('POST', '/app', {
+      name,
+      short_description: `${name}, for the request counts.`,
+      category: 'tools',
+      download_url: 'https://downloads.example.com/sample.zip',
+    });
+  browser = await launchBrowser();
+  ctx = await signedInContext();
+  page = await ctx.newPage();
+  page.on('pageerror', (e) => pageErrors.push(e.message));
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await gw?.close();
+  rmSync(DEV_BUILD, { recursive: true, force: true });
+});
+
+/** Records the path of every fetch the page makes, as it is made, in `window.__calls`. */
+const COUNT_FETCHES = `
+  window.__calls = [];
+  const real = window.fetch.bind(window);
+  window.fetch = (input, init) => {
+    window.__calls.push(new URL(String(input instanceof Request ? input.url : input), location.href).pathname);
+    return real(input, init);
+  };
+`;
+
+/** Serves the development build in place of the gateway's console (its /api and /v1 stay). */
+async function serveDevBuild(c: BrowserContext): Promise<void> {
+  await c.route(
+    (u) => !/^\/(api|v1)\//.test(u.pathname),
+    (route: Route) => {
+      const path = new URL(route.request().url()).pathname;
+      const file = normalize(join(DEV_BUILD, path));
+      const asset = file.startsWith(DEV_BUILD) && path !== '/' && existsSync(file);
+      return route.fulfill({ path: asset ? file : join(DEV_BUILD, 'index.html') });
+    },
+  );
+}
+
+describe('console requests and lists', () => {
+  it('asks for the app list once when Home links to it, in a development build as in the built one', async () => {
+    for (const build of ['built', 'development'] as const) {
+      const c = await signedInContext();
+      try {
+        if (build === 'development') await serveDevBuild(c);
+        // Every call the page makes, counted as it is made (not as it is seen on the wire).
+        await c.addInitScript({ content: COUNT_FETCHES });
+        const p = await c.newPage();
+        const errors: string[] = [];
+        p.on('pageerror', (e) => errors.push(e.message));
+        await p.goto(gw.url);
+        const newest = p.locator('section', { has: p.getByRole('heading', { name: 'Newest', exact: true }) });
+        await newest.getByRole('link', { name: 'Request Counter' }).waitFor();
+        await p.evaluate('window.__calls = []');
+        await newest.getByRole('link', { name: 'See all →' }).click();
+        await p.getByRole('heading', { name: 'All apps' }).waitFor();
+        await p
+          .locator('[aria-live="polite"][aria-busy="false"]')
+          .getByRole('link', { name: 'Request Counter' })
+          .waitFor();
+        const calls = await p.evaluate<string[]>('window.__calls');
+        expect(
+          calls.filter((path) => path === '/api/app'),
+          build,
+        ).toHaveLength(1);
+        expect(errors, build).toEqual([]);
+      } finally {
+        await c.close();
+      }
+    }
+  });
+
+  realOnly('says a search is loading instead of counting the old rows under the new search', async () => {
+    await page.goto(`${gw.url}/admin/models`);
+    const count = page.getByText(/^\d+ models$/);
+    await count.waitFor();
+    const table = page.locator('.table-wrap');
+    const rowsBefore = await table.locator('tbody tr').count();
+    expect(rowsBefore).toBeGreaterThan(1);
+
+    // The search's answer waits until the test lets it go.
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    let held = false;
+    const hold = async (route: Route) => {
+      held = true;
+      await gate;
+      await route.continue();
+    };
+    await page.route((u) => u.pathname === '/api/model' && u.searchParams.get('q') === 'fake-chat', hold);
+    try {
+      await page.getByLabel('Find', { exact: true }).fill('fake-chat');
+      await page.getByRole('button', { name: 'Find', exact: true }).click();
+      await page.getByRole('status').filter({ hasText: 'Searching for “fake-chat”…' }).waitFor();
+      expect(held).toBe(true);
+      // The old rows are still there, marked busy, and nothing says they match the new search.
+      expect(await table.getAttribute('aria-busy')).toBe('true');
+      expect(await table.locator('tbody tr').count()).toBe(rowsBefore);
+      expect(await page.getByText(/matching “fake-chat”/).count()).toBe(0);
+      expect(await count.count()).toBe(0);
+      await screenshot(page, 'r01-models-searching');
+    } finally {
+      release();
+      await page.unroute((u) => u.pathname === '/api/model' && u.searchParams.get('q') === 'fake-chat', hold);
+    }
+    await page.getByText('1 model matching “fake-chat”').waitFor();
+    expect(await table.getAttribute('aria-busy')).toBe('false');
+    expect(await table.locator('tbody tr').count()).toBe(1);
+    await page.getByRole('rowheader', { name: /Fake chat model/ }).waitFor();
+  });
+
+  realOnly("clears a model's modalities and parameters back to the built-in ones", async () => {
+    const id = 'openai/gpt-4o-mini';
+    const builtIn = await adminApi('GET', `/model/${id}`);
+    await adminApi('PUT', '/model', {
+      id,
+      input_modalities: ['text'],
+      supported_parameters: ['temperature'],
+    });
+    try {
+      await page.goto(`${gw.url}/admin/models`);
+      await page.getByLabel('Find', { exact: true }).fill('gpt-4o-mini');
+      await page.getByRole('button', { name: 'Find', exact: true }).click();
+      await page.getByText(/matching “gpt-4o-mini”/).waitFor();
+      await page.getByRole('button', { name: `Edit ${builtIn.name}`, exact: true }).click();
+      const dialog = page.getByRole('dialog');
+      const input = dialog.getByLabel('Input modalities');
+      expect(await input.inputValue()).toBe('text');
+      await input.fill('');
+      await dialog.getByLabel('Supported parameters').fill('');
+      await dialog
+        .getByText('Empty: the default (the config file or built-in list, else text).')
+        .first()
+        .waitFor();
+      const sent = page.waitForRequest(
+        (r) => r.method() === 'PUT' && new URL(r.url()).pathname === '/api/model',
+      );
+      await dialog.getByRole('button', { name: 'Save changes' }).click();
+      expect((await sent).postDataJSON()).toEqual({ id, input_modalities: null, supported_parameters: null });
+      await page.getByText(`Saved model ${id}.`).waitFor();
+      const after = await adminApi('GET', `/model/${id}`);
+      expect(after.input_modalities).toEqual(builtIn.input_modalities);
+      expect(after.supported_parameters).toEqual(builtIn.supported_parameters);
+    } finally {
+      await adminApi('DELETE', `/model/${id}`);
+    }
+  });
+
+  realOnly(
+    'refuses an allowed-models entry with a * before its end, on the field, and saves the glob',
+    async () => {
+      await page.goto(`${gw.url}/keys`);
+      await page.getByRole('button', { name: 'New API key' }).click();
+      const dialog = page.getByRole('dialog');
+      await dialog.getByLabel('Name (required)').fill('e2e inner star');
+      const allowed = dialog.getByLabel('Allowed models');
+      await allowed.fill('openai/*-mini');
+      await dialog
+        .getByRole('status')
+        .filter({
+          hasText: 'Only a final * is a wildcard: for “openai/*-mini” write “openai/*”, or name the models.',
+        })
+        .waitFor();
+      const posts: unknown[] = [];
+      const record = (r: { method(): string; url(): string; postDataJSON(): unknown }) => {
+        if (r.method() === 'POST' && new URL(r.url()).pathname === '/api/key') posts.push(r.postDataJSON());
+      };
+      page.on('request', record);
+      try {
+        await dialog.getByRole('button', { name: 'Create key' }).click();
+        const error =
+          '"openai/*-mini" has a * before its end, and only a final * is a wildcard: write "openai/*" for every model whose id starts with "openai/", or name the models one by one';
+        await dialog.getByText(error, { exact: true }).waitFor();
+        expect(await allowed.getAttribute('aria-invalid')).toBe('true');
+        expect(posts).toHaveLength(1);
+        await screenshot(page, 'r02-key-inner-star');
+
+        await allowed.fill('openai/*');
+        await dialog.getByRole('button', { name: 'Create key' }).click();
+        await page.getByLabel('Secret key').waitFor();
+        await page.getByRole('button', { name: 'Done' }).click();
+      } finally {
+        page.off('request', record);
+      }
+      const keys = await adminApi<{ name: string; allowed_models: string[] }[]>('GET', '/key');
+      expect(keys.filter((k) => k.name === 'e2e inner star').map((k) => k.allowed_models)).toEqual([
+        ['openai/*'],
+      ]);
+    },
+  );
+
+  it('raised no uncaught errors in the page', () => {
+    expect(pageErrors).toEqual([]);
+  });
+});

@@ -46,6 +46,14 @@ export interface StreamDecoder {
   /** The body ended: flush, and report a stream that ended without its terminator as an error event. */
   end(): ChatStreamEvent[];
   /**
+   * The body failed instead of ending (a reset, the idle timeout) after what was decoded so far.
+   * Once every choice's finish reason has arrived the answer is whole and only its terminator
+   * was lost: the events that end it as `end()` would (the finish and usage an upstream holds
+   * for its terminator), without the partial event the cut left, are returned, and the stream
+   * ends as one that closed cleanly. Undefined otherwise: the cut is the stream's failure.
+   */
+  endOnCut?(): ChatStreamEvent[] | undefined;
+  /**
    * Usage the upstream reported in what was decoded so far, for a stream that ends without its
    * usage event; undefined unless it reported the prompt's count (only upstreams that report it
    * before the end need this: Anthropic in message_start, Gemini on every chunk).

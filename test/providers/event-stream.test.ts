@@ -40,6 +40,10 @@ beforeAll(async () => {
     'GET /no-terminator': { sse: [delta('a')] },
     'GET /cut': { sse: [delta('a'), { delayMs: 20 }, 'reset'] },
     'GET /stall': { sse: [delta('a'), 'hang'] },
+    // The whole answer, then a cut or a stall before its terminator, or a cut after it.
+    'GET /finished-cut': { sse: [delta('a'), delta('b', 'stop') + usage, { delayMs: 20 }, 'reset'] },
+    'GET /finished-stall': { sse: [delta('a', 'stop'), 'hang'] },
+    'GET /done-cut': { sse: [delta('a', 'stop') + 'data: [DONE]\n\n', { delayMs: 20 }, 'reset'] },
     'GET /error-chunk': {
       sse: [
         delta('a') +
@@ -124,6 +128,16 @@ describe('openEvents', () => {
     const evs = (await batches('/stall')).flat();
     const last = evs.at(-1)!;
     expect(last.type === 'error' && (last.error as UpstreamError).kind).toBe('timeout');
+  });
+
+  it('a cut or a stall after the whole answer ends it as a clean close: no error event', async () => {
+    const cut = (await batches('/finished-cut')).flat();
+    expect(text(cut)).toBe('ab');
+    expect(cut.map((e) => e.type)).toEqual(['delta', 'delta', 'usage']);
+    for (const path of ['/finished-stall', '/done-cut']) {
+      const evs = (await batches(path)).flat();
+      expect(evs.map((e) => e.type)).toEqual(['delta']);
+    }
   });
 
   it('an error chunk ends the stream: nothing after it is delivered, the connection is freed', async () => {

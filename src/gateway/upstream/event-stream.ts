@@ -18,8 +18,9 @@ export interface ChatEventStream extends AsyncIterable<ChatStreamEvent> {
   /**
    * The next events (never an empty array), or null once the stream is over. A failure of the
    * upstream (cut, idle timeout, a stream that ends without its terminator, an error chunk) is a
-   * final `{type:'error'}` event, after the events decoded before it; the promise rejects only
-   * with the abort reason when the caller's signal aborted.
+   * final `{type:'error'}` event, after the events decoded before it, except a cut after the
+   * whole answer (every choice finished: `StreamDecoder.endOnCut`), which ends like a clean
+   * close; the promise rejects only with the abort reason when the caller's signal aborted.
    */
   next(): Promise<ChatStreamEvent[] | null>;
   /** Stops reading and frees the connection (idempotent). */
@@ -288,8 +289,11 @@ class EventsHandler extends SignalledHandler implements ChatEventStream {
     if (this.failure !== undefined) {
       this.over = true;
       const err = mapNetworkError(this.failure, this.signal);
-      if (err instanceof UpstreamError) return [{ type: 'error', error: err }];
-      throw err;
+      if (!(err instanceof UpstreamError)) throw err;
+      // A cut (or the idle timeout) after the whole answer: it ends as a clean close would.
+      const tail = this.decoder.endOnCut?.();
+      if (tail === undefined) return [{ type: 'error', error: err }];
+      return tail.length > 0 ? tail : null;
     }
     if (this.ended) {
       this.over = true;

@@ -58,6 +58,8 @@ export class AnthropicStreamDecoder implements StreamDecoder {
   private stopReason: string | undefined;
   private stopSequence: string | null | undefined;
   private ended = false;
+  /** message_stop came (`ended` is also set by an error event). */
+  private stopped = false;
 
   /** @param maxEventBytes the largest single event; see `SseDecoder`. */
   constructor(maxEventBytes?: number) {
@@ -190,22 +192,9 @@ export class AnthropicStreamDecoder implements StreamDecoder {
         }
         this.takeUsage(ev.usage);
         break;
-      case 'message_stop': {
-        this.ended = true;
-        const last: ChatDeltaChoice = {
-          index: 0,
-          delta: {},
-          finish_reason: this.finish ?? 'stop',
-          native_finish_reason: null,
-        };
-        setFinishDetails(last, this.stopReason, this.stopSequence);
-        out.push({ type: 'delta', choices: [last] });
-        if (this.sawUsage) {
-          const reasoning = this.thoughts.length > 0 ? sampledTokens(this.thoughts) : undefined;
-          out.push({ type: 'usage', usage: toChatUsage(this.usage, reasoning) });
-        }
+      case 'message_stop':
+        this.stop(out);
         break;
-      }
       case 'error':
         this.ended = true;
         out.push({ type: 'error', error: classifyAnthropicError(200, data, {}) });
@@ -214,6 +203,36 @@ export class AnthropicStreamDecoder implements StreamDecoder {
         // ping, and event types added later
         break;
     }
+  }
+
+  /** The finish delta and the usage event, at message_stop. */
+  private stop(out: ChatStreamEvent[]): void {
+    this.ended = true;
+    this.stopped = true;
+    const last: ChatDeltaChoice = {
+      index: 0,
+      delta: {},
+      finish_reason: this.finish ?? 'stop',
+      native_finish_reason: null,
+    };
+    setFinishDetails(last, this.stopReason, this.stopSequence);
+    out.push({ type: 'delta', choices: [last] });
+    if (this.sawUsage) {
+      const reasoning = this.thoughts.length > 0 ? sampledTokens(this.thoughts) : undefined;
+      out.push({ type: 'usage', usage: toChatUsage(this.usage, reasoning) });
+    }
+  }
+
+  /**
+   * Whole once message_delta brought the stop reason (with the final output count): the cut
+   * lost only message_stop, whose finish delta and usage go out as it would have sent them.
+   */
+  endOnCut(): ChatStreamEvent[] | undefined {
+    if (this.stopped) return [];
+    if (this.ended || this.finish === null) return undefined;
+    const out: ChatStreamEvent[] = [];
+    this.stop(out);
+    return out;
   }
 
   private thinking(out: ChatStreamEvent[], index: number, text: string): void {

@@ -61,6 +61,15 @@ export class GeminiStreamDecoder implements StreamDecoder {
     return out;
   }
 
+  /**
+   * Whole once its candidate finished (`n` is at most 1): the body's end is Gemini's only
+   * terminator, so a cut after the finish loses nothing but the usage `end()` reports, reported here.
+   */
+  endOnCut(): ChatStreamEvent[] | undefined {
+    if (this.failed || this.finished.size === 0) return undefined;
+    return this.usage ? [{ type: 'usage', usage: toChatUsage(this.usage) }] : [];
+  }
+
   private handle(data: string, out: ChatStreamEvent[]): void {
     if (this.failed) return;
     let chunk: Record<string, any>;

@@ -259,6 +259,16 @@ export class OpenAiStreamDecoder implements StreamDecoder {
     return out;
   }
 
+  /**
+   * Whole once its choice finished (`n` is at most 1) or `[DONE]` came; a usage chunk the cut
+   * lost is counted locally, as for a body that closed without one.
+   */
+  endOnCut(): ChatStreamEvent[] | undefined {
+    if (this.failed || !(this.finished || this.done)) return undefined;
+    this.done = true;
+    return [];
+  }
+
   private toolIndexes(choice: unknown): ToolCallIndexes {
     this.tools ??= new Map();
     let t = this.tools.get(choice);

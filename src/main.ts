@@ -59,7 +59,7 @@ export async function startGateway(
     stopping ??= (async () => {
       const grace = config.server.shutdown_grace_ms;
       // Past the grace, what is still open is cut; its requests are logged as cut by the shutdown.
-      const timer = setTimeout(() => cutConnections(app.server, sockets), grace);
+      const timer = setTimeout(() => void cutConnections(app.server, sockets), grace);
       timer.unref();
       // close() ends the keep-alive connections idle at that moment. One still serving a request
       // would stay open, idle, once it is answered, and hold the stop until the grace ran out:

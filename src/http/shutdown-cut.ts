@@ -21,6 +21,22 @@ type BillingServer = Server & { [BILLING]?: Billing };
 /** Responses whose connection the shutdown cut (not their client). */
 const cutResponses = new WeakSet<ServerResponse>();
 
+/**
+ * Per response of a billed request (`abortOnClose`): aborts its request as cut by the shutdown,
+ * with the warn line, once.
+ */
+const cutters = new WeakMap<ServerResponse, () => void>();
+
+/** Responses that write their own in-band ending when their request is cut: committed streams. */
+const inBand = new WeakSet<ServerResponse>();
+
+/**
+ * Longest the grace's end waits for the streams it cut to write their in-band ending (their
+ * upstream call is aborted at once, so only the bill and a client that takes nothing can hold
+ * it) before their connections are closed too.
+ */
+export const IN_BAND_END_WAIT_MS = 2_000;
+
 /** Longest a stop waits for requests to settle once the server closed (their upstream call is aborted). */
 export const SETTLE_WAIT_MS = 5_000;
 
@@ -29,13 +45,53 @@ export const SETTLE_WAIT_MS = 5_000;
  * server's sockets). The responses in flight on them are marked first, so their requests are
  * logged as cut by the server (503, `shutdown`), not as clients that left (499). Marked here,
  * synchronously: the server may report itself closed before their `close` events run.
+ * A stream whose head went out (`endsInBandOnCut`) is not closed mid-event: its request is
+ * aborted, the route writes the in-band error and the stream's end (decisions.md: a failure after
+ * the first byte is one final error chunk, then `[DONE]`; the ingress's own ending on
+ * `/v1/messages` and `/v1/responses`), and its connection closes after that (the stop's
+ * `Connection: close`), or once `waitMs` ran out. Every other connection is closed at once.
  */
-export function cutConnections(server: Server, open: Iterable<Socket>): void {
-  for (const socket of open) {
+export async function cutConnections(
+  server: Server,
+  open: Iterable<Socket>,
+  waitMs = IN_BAND_END_WAIT_MS,
+): Promise<void> {
+  const ending: Array<Promise<void>> = [];
+  for (const socket of [...open]) {
     const res = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
-    if (res && !res.writableFinished) cutResponses.add(res);
+    if (!res || res.writableFinished) {
+      socket.destroy();
+      continue;
+    }
+    cutResponses.add(res);
+    const cut = inBand.has(res) ? cutters.get(res) : undefined;
+    if (!cut) {
+      socket.destroy();
+      continue;
+    }
+    ending.push(new Promise<void>((resolve) => res.once('close', resolve).once('finish', resolve)));
+    cut();
+  }
+  if (ending.length > 0) {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all(ending),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, waitMs);
+      }),
+    ]);
+    clearTimeout(timer);
   }
   server.closeAllConnections?.();
+}
+
+/**
+ * Marks a response whose route, once its request is cut by the shutdown, writes an in-band
+ * ending on it (a stream whose head went out): `cutConnections` lets it, instead of closing its
+ * connection mid-stream.
+ */
+export function endsInBandOnCut(res: ServerResponse): void {
+  inBand.add(res);
 }
 
 /**
@@ -78,11 +134,18 @@ export function abortOnClose(
   }
   b.n++;
   let settled = false;
+  let cut = false;
+  const shutdownCut = () => {
+    if (cut) return;
+    cut = true;
+    request.log.warn('request cut: the gateway is shutting down and its shutdown grace period ran out');
+    target.abort(new ShutdownCut());
+  };
+  cutters.set(res, shutdownCut);
   res.on('close', () => {
     if (res.writableFinished) return;
     if (!cutResponses.has(res)) return void target.abort(new ClientLeft());
-    request.log.warn('request cut: the gateway is shutting down and its shutdown grace period ran out');
-    target.abort(new ShutdownCut());
+    shutdownCut();
   });
   return () => {
     if (settled) return;

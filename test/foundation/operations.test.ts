@@ -240,38 +240,119 @@ describe('requests cut by the shutdown grace', () => {
     }
   });
 
-  it('a stream cut by the grace is logged 503 shutdown and billed for what was generated', async () => {
-    const d = await drainSetup(
-      {
-        sse: [...sse([oaChunk({ role: 'assistant', content: 'some words were generated' })], false), 'hang'],
+  /**
+   * [path, body, what ends the stream in-band]: each ingress's own failure ending, so a client
+   * (the openai SDK threw `TypeError: terminated`) learns why its stream stopped.
+   */
+  const CUT_STREAMS: Array<[string, Record<string, unknown>, (rest: string) => void]> = [
+    [
+      '/v1/chat/completions',
+      { stream_options: { include_usage: true } },
+      (rest) => {
+        const events = rest
+          .split('\n\n')
+          .filter((e) => e.startsWith('data: '))
+          .map((e) => e.slice(6));
+        expect(events.at(-1)).toBe('[DONE]');
+        const [failed, usage] = events.slice(-3, -1).map((e) => JSON.parse(e));
+        expect(failed.error).toMatchObject({ code: 503, message: expect.stringContaining('shutting down') });
+        expect(failed.choices[0].finish_reason).toBe('error');
+        expect(usage.usage.completion_tokens).toBeGreaterThan(0);
       },
+    ],
+    [
+      '/v1/messages',
+      { max_tokens: 100 },
+      (rest) => {
+        const last = rest.trim().split('\n\n').at(-1)!;
+        expect(last).toMatch(/^event: error\n/);
+        expect(JSON.parse(last.split('\n')[1]!.slice(6)).error.message).toContain('shutting down');
+      },
+    ],
+    [
+      '/v1/responses',
+      {},
+      (rest) => {
+        const last = rest.trim().split('\n\n').at(-1)!;
+        expect(last).toMatch(/^event: response\.failed\n/);
+        const { response } = JSON.parse(last.split('\n')[1]!.slice(6));
+        expect(response).toMatchObject({
+          status: 'failed',
+          error: { message: expect.stringContaining('shutting down') },
+        });
+      },
+    ],
+  ];
+
+  it.each(CUT_STREAMS)(
+    '%s: a stream cut by the grace ends with its in-band error, logged 503 shutdown and billed for what was generated',
+    async (path, extra, endsInBand) => {
+      const d = await drainSetup(
+        {
+          sse: [
+            ...sse([oaChunk({ role: 'assistant', content: 'some words were generated' })], false),
+            'hang',
+          ],
+        },
+        300,
+      );
+      try {
+        const input =
+          path === '/v1/responses' ? { input: 'hi' } : { messages: [{ role: 'user', content: 'hi' }] };
+        const reader = (await d.post(path, { ...input, ...extra, stream: true })).body!.getReader();
+        let seen = '';
+        while (!seen.includes('generated')) seen += new TextDecoder().decode((await reader.read()).value);
+        const rest = (async () => {
+          let text = '';
+          try {
+            for (let r = await reader.read(); !r.done; r = await reader.read())
+              text += new TextDecoder().decode(r.value);
+            return { text, ended: true };
+          } catch {
+            return { text, ended: false };
+          }
+        })();
+        expect(await within5s(d.gw.stop())).toBe('stopped');
+        // The stream's own ending, and then the connection closed: not a cut mid-stream.
+        const { text, ended } = await rest;
+        expect(ended).toBe(true);
+        endsInBand(text);
+        const { logs, spent } = await d.stored();
+        expect(logs).toHaveLength(1);
+        expect(logs[0]).toMatchObject({ status: 503, error_kind: 'shutdown', stream: 1 });
+        expect(JSON.parse(logs[0]!.attempts!)).toMatchObject([
+          { provider: 'up', ok: false, error_kind: 'shutdown' },
+        ]);
+        expect(logs[0]!.completion_tokens).toBeGreaterThan(0);
+        expect(Number(logs[0]!.cost_micros)).toBeGreaterThan(0);
+        // Settled on what was generated, like a client that left.
+        expect(spent).toBe(Number(logs[0]!.cost_micros));
+        expect(loud(d.cap.text()).map((l) => [l.level, l.msg.includes('shutting down')])).toEqual([
+          [40, true],
+        ]);
+      } finally {
+        await d.close();
+      }
+    },
+  );
+
+  it('a stream whose client takes nothing is still cut once the grace ran out', async () => {
+    const d = await drainSetup(
+      { sse: [...sse([oaChunk({ role: 'assistant', content: 'x'.repeat(4 << 20) })], false), 'hang'] },
       300,
     );
     try {
-      const reader = (await d.chat(true)).body!.getReader();
-      let seen = '';
-      while (!seen.includes('generated')) seen += new TextDecoder().decode((await reader.read()).value);
-      const rest = (async () => {
-        try {
-          while (!(await reader.read()).done);
-          return 'ended';
-        } catch {
-          return 'cut';
-        }
-      })();
+      // The client reads the head only: the 4 MiB answer fills the socket's buffers, and the
+      // in-band ending can never be written.
+      const res = await d.post('/v1/chat/completions', {
+        messages: [{ role: 'user', content: 'hi' }],
+        stream: true,
+      });
+      expect(res.status).toBe(200);
       expect(await within5s(d.gw.stop())).toBe('stopped');
-      expect(await rest).toBe('cut');
-      const { logs, spent } = await d.stored();
-      expect(logs).toHaveLength(1);
+      const { logs } = await d.stored();
       expect(logs[0]).toMatchObject({ status: 503, error_kind: 'shutdown', stream: 1 });
-      expect(JSON.parse(logs[0]!.attempts!)).toMatchObject([
-        { provider: 'up', ok: false, error_kind: 'shutdown' },
-      ]);
-      expect(logs[0]!.completion_tokens).toBeGreaterThan(0);
-      expect(Number(logs[0]!.cost_micros)).toBeGreaterThan(0);
-      // Settled on what was generated, like a client that left.
-      expect(spent).toBe(Number(logs[0]!.cost_micros));
-      expect(loud(d.cap.text()).map((l) => [l.level, l.msg.includes('shutting down')])).toEqual([[40, true]]);
+      await res.body?.cancel().catch(() => {});
     } finally {
       await d.close();
     }
@@ -317,6 +398,12 @@ async function drainSetup(route: FakeRoutes[string], graceMs = 60_000) {
         headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}` },
         body: JSON.stringify({ model: 'acme/m', messages: [{ role: 'user', content: 'hi' }], stream }),
       });
+    const post = (path: string, body: Record<string, unknown>) =>
+      fetch(`${gw.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}` },
+        body: JSON.stringify({ model: 'acme/m', ...body }),
+      });
     /** The request logs and the key's spend, read from the database (works after a stop too). */
     const stored = async () => {
       const d = openDatabase(db.url);
@@ -328,7 +415,7 @@ async function drainSetup(route: FakeRoutes[string], graceMs = 60_000) {
         await d.close();
       }
     };
-    return { up, gw, chat, close, cap, stored };
+    return { up, gw, chat, post, close, cap, stored };
   } catch (err) {
     await close();
     throw err;

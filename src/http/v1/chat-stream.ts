@@ -10,6 +10,7 @@ import { attemptsHeader, countsAgainstHealth } from '../../gateway/routing/execu
 import type { Services } from '../../services.js';
 import { disconnectIfNotTaken } from '../client-stall.js';
 import { toGatewayError } from '../error-handler.js';
+import { endsInBandOnCut } from '../shutdown-cut.js';
 import type { ChatWire } from './chat-pipeline.js';
 import { finishFailed } from './chat-route-failed.js';
 
@@ -50,6 +51,8 @@ export async function streamChat(
       connection: 'keep-alive',
       'x-accel-buffering': 'no',
     });
+    // Cut by the shutdown from here on, the stream still gets its in-band error and its end.
+    endsInBandOnCut(res);
   };
   const stallMs = services.config.gateway.client_stall_ms;
   /**

@@ -21,6 +21,7 @@ import { registerModelRoutes } from './api/model-routes.js';
 import { registerUserRoutes } from './api/user-routes.js';
 import { resolveUser, securityOf } from './auth.js';
 import { isConsolePage } from './console-pages.js';
+import { addBodyDecoding } from './content-encoding.js';
 import { errorHandler, sendError, unsupportedMediaType } from './error-handler.js';
 import { lazyChildLogger } from './lazy-child-logger.js';
 import { registerMetrics } from './metrics.js';
@@ -208,6 +209,8 @@ export async function buildApp(services: Services, opts: BuildOptions = {}): Pro
   taps.add(publishChanges(services.invalidation));
 
   app.addHook('onRoute', guardAgainstNul);
+  // Bodies sent gzip, deflate or br are decoded; another Content-Encoding is a 415.
+  app.addHook('onRoute', addBodyDecoding);
   app.addHook('onRoute', addApiHeaders);
   // The OpenAPI document names the credential of each authenticated route (/docs showed it for
   // the chat and embeddings routes only).

@@ -24,7 +24,11 @@ export interface FailureHints {
 /**
  * Shared HTTP failure classification; adapters extract their body's codes and message and call
  * this. Body codes refine the status: a 400 can be context length or content filter, a 429 with
- * `insufficient_quota` is an empty account (payment), not a rate limit.
+ * `insufficient_quota` is an empty account (payment), not a rate limit. They never make a 4xx the
+ * upstream's own failure (server error, overloaded, timeout): the status says the request was
+ * refused, so a 400 typed `server_error` is not retried, not counted against the circuit and not
+ * sent to the model's other upstreams (docs/routing.md). Where the status does not decide (a 200
+ * carrying an error, a stream's error event without a code, a 5xx) the body's codes still do.
  */
 export function classifyFailure(
   answered: number,
@@ -37,6 +41,8 @@ export function classifyFailure(
     .map((c) => c.toLowerCase());
   const message = hints.message || `upstream answered HTTP ${status}`;
   const has = (...names: string[]) => names.some((n) => codes.includes(n));
+  /** Codes naming the upstream's own failure, read only where a 4xx does not say otherwise. */
+  const says = (...names: string[]) => (status < 400 || status >= 500) && has(...names);
   let kind: UpstreamErrorKind;
   if (
     // llama.cpp's type for "the request exceeds the available context size".
@@ -75,12 +81,12 @@ export function classifyFailure(
   } else if (
     status === 529 ||
     status === 503 ||
-    has('overloaded_error', 'unavailable', 'server_is_overloaded', 'slow_down')
+    says('overloaded_error', 'unavailable', 'server_is_overloaded', 'slow_down')
   ) {
     kind = 'overloaded';
-  } else if (status === 408 || status === 504 || has('timeout_error', 'deadline_exceeded')) {
+  } else if (status === 408 || status === 504 || says('timeout_error', 'deadline_exceeded')) {
     kind = 'timeout';
-  } else if (status >= 500 || has('api_error', 'internal', 'server_error')) {
+  } else if (status >= 500 || says('api_error', 'internal', 'server_error')) {
     kind = 'server_error';
   } else if (
     status === 401 ||

@@ -220,6 +220,21 @@ describe('planRoute', () => {
     expect(e.metadata).toMatchObject({ excluded_by: ['require_parameters'] });
   });
 
+  it('order with allow_fallbacks false that leaves nothing is a 503 naming both', () => {
+    // No upstream of acme/b is named in order, or none at all is.
+    for (const order of [['beta'], ['nobody']]) {
+      const e = planError({ order, allow_fallbacks: false }, { models: ['acme/b'] });
+      expect(e.status).toBe(503);
+      expect(e.metadata).toMatchObject({ excluded_by: ['order', 'allow_fallbacks'] });
+    }
+    // Beside another filter, each that removed upstreams is named.
+    const e = planError({ only: ['alpha', 'beta'], order: ['gamma'], allow_fallbacks: false });
+    expect(e.metadata).toMatchObject({ excluded_by: ['only', 'order', 'allow_fallbacks'] });
+    // A filter that removed nothing is not named: `only` left nothing for order to remove.
+    const only = planError({ only: ['nobody'], order: ['alpha'], allow_fallbacks: false });
+    expect(only.metadata).toMatchObject({ excluded_by: ['only'] });
+  });
+
   it('combines filters and ordering', () => {
     expect(names(plan({ data_collection: 'deny', sort: 'price', ignore: ['beta'] }))).toEqual(['gamma']);
     expect(

@@ -57,8 +57,12 @@ export function planRoute(input: PlanInput): Candidate[] {
     ts = order(ts, prefs, sortAsked ?? model.sort, input, random);
     // Only the providers in `order` or `only` (already all that is left), else only the first.
     if (prefs.allow_fallbacks === false) {
-      if (prefs.order?.length) ts = ts.filter((t) => matchesAny(t, prefs.order!));
-      else if (!prefs.only?.length) ts = ts.slice(0, 1);
+      if (prefs.order?.length) {
+        const named = ts.filter((t) => matchesAny(t, prefs.order!));
+        // Together they removed the rest: a 503 names both, as each other filter names itself.
+        if (named.length < ts.length) excluded.add('order').add('allow_fallbacks');
+        ts = named;
+      } else if (!prefs.only?.length) ts = ts.slice(0, 1);
     }
     // The common request: one model, one upstream, no fallbacks: a list made once per target.
     if (ts.length === 1 && input.models.length === 1) return alone(candidateOf(ts[0]!));

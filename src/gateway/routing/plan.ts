@@ -32,7 +32,10 @@ export interface PlanInput {
  * The ordered candidate list for one request: model-major (every upstream of `model`, then of
  * the first fallback model, ...), filtered by the provider preferences, ordered by `order`,
  * `sort`, or by default priority tiers with weighted random order inside a tier. Upstreams
- * whose circuit is open go last: they are tried only when everything else failed.
+ * whose circuit is open go to the end of their model's list, yet are not tried while it stays
+ * open: the executor skips them (`tryAcquire` is null), and a request whose every candidate is
+ * open gets a 503. They are kept in the plan, last, because a cooldown that ends while the
+ * request works through the list half-opens the circuit, and the request may then be its probe.
  */
 export function planRoute(input: PlanInput): Candidate[] {
   const prefs = input.prefs ?? {};

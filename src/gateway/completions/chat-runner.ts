@@ -73,10 +73,12 @@ export interface StreamOpened extends ServedChat {
   /** The events read until one the client must see (never an error before it); then `events`. */
   first: ChatStreamEvent[];
   events: ChatEventStream;
-  /** When the try that opened it began (epoch ms): a stream the client leaves logs its length. */
+  /**
+   * When the try that opened it began (epoch ms): a stream the client leaves logs its length.
+   * Its end is reported to the health tracker as an ordinary request's (`probe` false): a
+   * half-open circuit's probe was settled when the stream opened (`open`).
+   */
   attemptStartedAt: number;
-  /** It went to a half-open circuit's probe: its outcome decides the circuit (HealthTracker). */
-  probe: boolean;
 }
 
 /**
@@ -207,7 +209,8 @@ export class ChatRunner {
   /**
    * Opens a stream on the first candidate that answers 2xx and then produces something the
    * client must see before any error, end or first-byte timeout (`readUntilShown`), so nothing
-   * has been written to the client when a candidate fails.
+   * has been written to the client when a candidate fails. A half-open circuit's probe that
+   * opened the stream has succeeded there: its circuit closes.
    */
   async open(plan: ChatPlan, ctx: ChatContext): Promise<StreamOpened> {
     const ex = await this.execute(plan, ctx, async (c, apiKey) => {
@@ -222,12 +225,14 @@ export class ChatRunner {
       );
       return { events, first: await readUntilShown(events, deadline) };
     });
+    // Its first content goes to the client now: a probe has shown the upstream serves again
+    // (HealthTracker.probeServed), and the circuit need not wait for the end of the stream.
+    if (ex.probe) this.deps.health.probeServed(ex.candidate.healthKey);
     return {
       ...ex.value,
       target: ex.candidate.target,
       attempts: ex.attempts,
       attemptStartedAt: ex.startedAt,
-      probe: ex.probe,
     };
   }
 

@@ -153,6 +153,22 @@ export class HealthTracker {
     }
   }
 
+  /**
+   * The half-open probe's upstream has started serving: a stream's first content went to the
+   * client, where no fallback is possible any more. The circuit closes now, not when the stream
+   * ends (a minute-long answer would otherwise keep every other request from the upstream for the
+   * minute). The rest of that request is an ordinary one: its end is reported with `probe` false,
+   * so a later failure counts as any failure of a closed circuit, its success as any success, and
+   * neither frees a slot a later probe may hold. The successes and figures are counted at its end.
+   */
+  probeServed(key: string): void {
+    const e = this.entries.get(key);
+    if (!e) return;
+    e.probing = false;
+    e.state = 'closed';
+    if (e.failuresAt.length > 0) e.failuresAt = [];
+  }
+
   /** A request that ended without a verdict (client went away); a probe frees the half-open slot. */
   release(key: string, probe = false): void {
     if (!probe) return;

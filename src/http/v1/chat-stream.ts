@@ -3,7 +3,7 @@ import type { Reservation } from '../../access/quota/quota-ledger.js';
 import { abortedKind, abortedStatus } from '../../gateway/cancel.js';
 import type { ChatStreamEvent, ChatUsage } from '../../gateway/chat/types.js';
 import type { ChatPlan } from '../../gateway/completions/chat-plan.js';
-import type { Bill, ChatContext, ChatRunner, StreamOpened } from '../../gateway/completions/chat-runner.js';
+import type { ChatContext, ChatRunner, StreamOpened } from '../../gateway/completions/chat-runner.js';
 import { showsToken } from '../../gateway/completions/read-until-shown.js';
 import { UpstreamError } from '../../gateway/errors.js';
 import { attemptsHeader, countsAgainstHealth } from '../../gateway/routing/execute.js';
@@ -207,24 +207,18 @@ export async function streamChat(
   const served = { target: opened.target, attempts: opened.attempts };
   const health = services.chat.health;
   const key = `${opened.target.channelId}:${opened.target.modelId}`;
-  let bill: Bill;
-  try {
-    bill = await runner.finish(plan, ctx, reservation, {
-      served,
-      usage,
-      // Cut or left before the upstream's usage event: the counts it reported before that.
-      reported: usage ? undefined : opened.events.reported(),
-      completionText: text + parts.join(''),
-      status,
-      error: failure,
-      ttftMs: firstShownAt === null ? null : firstShownAt - ctx.startedAt,
-    });
-  } catch (err) {
-    // Settling failed (the database): the try still ends, and a half-open probe must give its
-    // slot back, or the circuit would stay half-open with no probe allowed until a restart.
-    health.release(key, opened.probe);
-    throw err;
-  }
+  // When settling fails (the database) this throws: a half-open probe's slot was given back when
+  // the stream opened (ChatRunner.open), so nothing of the circuit's is left to release.
+  const bill = await runner.finish(plan, ctx, reservation, {
+    served,
+    usage,
+    // Cut or left before the upstream's usage event: the counts it reported before that.
+    reported: usage ? undefined : opened.events.reported(),
+    completionText: text + parts.join(''),
+    status,
+    error: failure,
+    ttftMs: firstShownAt === null ? null : firstShownAt - ctx.startedAt,
+  });
   if (failure === undefined) {
     // The upstream's own figures, from the start of its try: the log's TTFT is the client's (from
     // the request, to the first token shown), which includes upstreams that failed before this
@@ -232,21 +226,17 @@ export async function streamChat(
     // upstream's. Its TTFT is its first token, reasoning included.
     const tryStart = opened.attemptStartedAt;
     const durationMs = Date.now() - tryStart;
-    health.success(
-      key,
-      {
-        latencyMs: durationMs,
-        ttftMs: upstreamFirstAt - tryStart,
-        completionTokens: bill.usage?.completion_tokens,
-        durationMs,
-      },
-      opened.probe,
-    );
+    health.success(key, {
+      latencyMs: durationMs,
+      ttftMs: upstreamFirstAt - tryStart,
+      completionTokens: bill.usage?.completion_tokens,
+      durationMs,
+    });
   }
   // A stream cut mid-way is the upstream's failure too; a client that left says nothing about it.
+  // An ordinary request's (even when it was a half-open probe: that was settled when it opened).
   else if (!ctx.signal.aborted && failure instanceof UpstreamError && countsAgainstHealth(failure.kind))
-    health.failure(key, failure.kind, opened.probe);
-  else health.release(key, opened.probe);
+    health.failure(key, failure.kind);
   if (res.destroyed) return reply;
   // No head could be sent: there is no answer to give on this connection.
   if (!writer) {

@@ -1,5 +1,6 @@
 import { badRequest } from '../gateway/errors.js';
 import { charLength } from '../store/column-bounds.js';
+import { foldSearchText } from '../store/search-fold.js';
 import {
   type Category,
   MAX_TAG_LENGTH,
@@ -111,7 +112,8 @@ export function normalizeUrl(field: string, value: string | null): string {
 
 /**
  * Tags arrive as a comma-separated string (the wire form) or an array; they are trimmed,
- * de-duplicated case-insensitively (first spelling wins) and stored comma-separated.
+ * de-duplicated by the fold of search (first spelling wins: `Straße` and `STRASSE`, or `Café`
+ * and `cafe`, are one tag, as search finds either by the other) and stored comma-separated.
  */
 export function normalizeTags(value: string | string[] | null): string {
   const parts = value === null ? [] : Array.isArray(value) ? value : value.split(',');
@@ -124,7 +126,7 @@ export function normalizeTags(value: string | string[] | null): string {
     if (charLength(tag) > MAX_TAG_LENGTH)
       throw badRequest(`tags: each tag must be at most ${MAX_TAG_LENGTH} characters`, 'tags');
     checkOneLine('tags', tag);
-    const key = tag.toLowerCase();
+    const key = foldSearchText(tag);
     if (seen.has(key)) continue;
     seen.add(key);
     tags.push(tag);

@@ -144,6 +144,23 @@ describe('loadConfig', () => {
     ]);
   });
 
+  it('refuses a declared channel name with a line break or another control character, naming its place', () => {
+    const channels = [
+      { name: 'local\nvllm', kind: 'openai-compatible', base_url: 'http://127.0.0.1:9/v1' },
+      { name: 'a\u001Bb', kind: 'openai-compatible', base_url: 'http://127.0.0.1:9/v1' },
+    ];
+    let problems: string[] = [];
+    try {
+      loadConfig({}, { channels });
+    } catch (err) {
+      problems = (err as ConfigError).problems;
+    }
+    expect(problems).toEqual([
+      'channels.0.name: must not contain control characters or line breaks (found U+000A)',
+      'channels.1.name: must not contain control characters or line breaks (found U+001B)',
+    ]);
+  });
+
   it("refuses a channel's settings.provider that is not a provider name, naming its place", () => {
     const channels = [
       {

@@ -198,10 +198,26 @@ describe('validation', () => {
   it('takes tags the search treats as equal for one tag, keeping the first spelling', async () => {
     // The fold of search (src/store/search-fold.ts): sharp s, final sigma, Latin and Greek
     // accents, compatibility forms. Cyrillic й and и are two letters there, so two tags here.
-    const sent = ['Straße', 'STRASSE', 'ΟΔΟΣ', 'οδός', 'Café', 'cafe\u0301', 'CAFE', 'ＡＢＣ', 'abc', 'й', 'и', 'Й'];
+    const sent = [
+      'Straße',
+      'STRASSE',
+      'ΟΔΟΣ',
+      'οδός',
+      'Café',
+      'cafe\u0301',
+      'CAFE',
+      'ＡＢＣ',
+      'abc',
+      'й',
+      'и',
+      'Й',
+    ];
     const app = await createApp(gw, root, { name: 'Folded tags', tags: sent });
     expect(app.tags).toBe('Straße,ΟΔΟΣ,Café,ＡＢＣ,й,и');
-    const put = await gw.call('PUT', '/api/app', { cookie: root, body: { id: app.id, tags: 'strasse,Strasse,ẞ' } });
+    const put = await gw.call('PUT', '/api/app', {
+      cookie: root,
+      body: { id: app.id, tags: 'strasse,Strasse,ẞ' },
+    });
     expect(put.body.data.tags).toBe('strasse,ẞ');
   });
 

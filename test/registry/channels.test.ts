@@ -174,6 +174,52 @@ describe('/api/channel', () => {
     expect(r.body.message).toMatch(/^settings\.x(\.0)+: nested more than 128 levels/);
   });
 
+  it('refuses control characters and line separators in names, which would split a log line or a listing', async () => {
+    const before = (await gw.call('GET', '/api/channel?p=0&page_size=100', { cookie: root })).body.total;
+    for (const name of [
+      'a\r\nb',
+      'a\nb',
+      'a\tb',
+      'a\u001B[31mb',
+      'a\u007Fb',
+      'a\u0085b',
+      'a\u2028b',
+      'a\u2029b',
+    ]) {
+      const r = await create({ name, kind: 'openai-compatible' });
+      expect(r.status, JSON.stringify(name)).toBe(400);
+      expect(r.body.message).toMatch(
+        /^name: must not contain control characters or line breaks \(found U\+[0-9A-F]{4}\)$/,
+      );
+    }
+    expect((await gw.call('GET', '/api/channel?p=0&page_size=100', { cookie: root })).body.total).toBe(
+      before,
+    );
+    const made = await create({ name: 'clean-name', kind: 'openai-compatible' });
+    const id = made.body.data.id;
+    const rename = await gw.call('PUT', '/api/channel', { cookie: root, body: { id, name: 'clean\nname' } });
+    expect(rename.status).toBe(400);
+    expect(rename.body.message).toMatch(/^name: /);
+    expect((await gw.call('GET', `/api/channel/${id}`, { cookie: root })).body.data.name).toBe('clean-name');
+    // A name stored before this check stays usable: a change of another field (a form sends the
+    // name back) is no rename, and renaming it to a clean name is how it is fixed.
+    await gw.services.database.db
+      .updateTable('channels')
+      .set({ name: 'old\nname' })
+      .where('id', '=', id)
+      .execute();
+    const kept = await gw.call('PUT', '/api/channel', {
+      cookie: root,
+      body: { id, name: 'old\nname', priority: 3 },
+    });
+    expect(kept.status).toBe(200);
+    expect(kept.body.data).toMatchObject({ name: 'old\nname', priority: 3 });
+    const fixed = await gw.call('PUT', '/api/channel', { cookie: root, body: { id, name: 'old-name' } });
+    expect(fixed.body.data.name).toBe('old-name');
+    // It serves the kind's own models, which the next test counts the upstreams of.
+    expect((await gw.call('DELETE', `/api/channel/${id}`, { cookie: root })).status).toBe(200);
+  });
+
   it('takes settings.provider as a name, trimmed, and refuses anything else naming it', async () => {
     const r = await create({
       name: 'named-provider',

@@ -251,7 +251,7 @@ export class ChannelService {
         patch.settings === undefined ? current.settings : mergeSettings(patch.settings, current.settings);
       const merged: ChannelInput = { ...current, ...definedOnly(patch), keys, settings };
       movedCredentials(current, merged, patch);
-      const row = validateChannel(merged);
+      const row = validateChannel(merged, current.name);
       if (row.name !== current.name) {
         const other = await this.state.repos.channels.byName(row.name);
         if (other && other.id !== id) throw conflict(`channel ${row.name} already exists`);

@@ -181,11 +181,17 @@ export function mergeKeys(sent: string[], stored: string[]): string[] {
   return [...new Set(out)];
 }
 
-/** Checks what a JSON schema cannot and fills defaults; throws a 400 naming the field. */
+/**
+ * Checks what a JSON schema cannot and fills defaults; throws a 400 naming the field.
+ * `storedName`: the channel's name as stored (an update), which passes as it is, so a channel
+ * named before names were checked can still be changed, or renamed to a clean name.
+ */
 export function validateChannel(
   input: ChannelInput,
+  storedName?: string,
 ): Omit<NewChannelRow, 'source' | 'created_time' | 'updated_time' | 'revision'> {
   if (!input.name?.trim()) throw badRequest('name: is required', 'name');
+  if (input.name.trim() !== storedName) checkName(input.name.trim());
   if (!isChannelKind(input.kind))
     throw badRequest(`kind: must be one of ${CHANNEL_KINDS.join(', ')}`, 'kind');
   const baseUrl = (input.base_url?.trim() || defaultBaseUrl(input.kind)).replace(/\/+$/, '');
@@ -218,6 +224,23 @@ export function validateChannel(
     status,
     settings: JSON.stringify(validateSettings(input.settings ?? {})),
   };
+}
+
+/**
+ * Control characters (C0, DEL, C1: line breaks, tabs, escapes) and the Unicode line and paragraph
+ * separators: a channel's name is written into log lines, error messages, the CLI's listing and
+ * routing preferences, where a line break would start a forged line and an escape recolour a
+ * terminal.
+ */
+const NAME_BREAKERS = /[\p{Cc}\u2028\u2029]/u;
+
+function checkName(name: string): void {
+  const found = NAME_BREAKERS.exec(name);
+  if (found)
+    throw badRequest(
+      `name: must not contain control characters or line breaks (found U+${found[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')})`,
+      'name',
+    );
 }
 
 function validateSettings(sent: Record<string, unknown>): ChannelSettings {

@@ -40,10 +40,17 @@ const optional = <T extends Record<string, any>>(o: T) =>
     [K in keyof T]: ReturnType<typeof Type.Optional<T[K]>>;
   };
 
+/** Control characters are refused by the service (validateChannel), with a message naming the one found. */
+const ChannelName = Type.String({
+  minLength: 1,
+  maxLength: 128,
+  description: 'trimmed; unique; no control characters (line breaks, tabs, escapes) nor U+2028/U+2029',
+});
+
 /** `POST /api/channel`; `modelgate channel add` checks its options against it too. */
 export const CreateChannel = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 128 }),
+    name: ChannelName,
     ...optional(ChannelFields),
     kind: ChannelFields.kind,
   },
@@ -61,7 +68,7 @@ export const UpdateChannel = Type.Object(
           'optional precondition: the revision the change was made from (as a GET answered it); when the stored one differs (someone changed the channel since), the answer is 409 and nothing is written',
       }),
     ),
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+    name: Type.Optional(ChannelName),
     ...optional(ChannelFields),
   },
   { additionalProperties: false },

@@ -28,7 +28,7 @@ import { registerMetrics } from './metrics.js';
 import { registerOpsRoutes } from './ops-routes.js';
 import { guardAgainstNul } from './refuse-nul.js';
 import { ResponseTaps } from './response-taps.js';
-import { addApiHeaders, CONSOLE_HEADERS } from './security-headers.js';
+import { addApiHeaders, addDocsHeaders, CONSOLE_HEADERS } from './security-headers.js';
 import { registerChatRoutes } from './v1/chat-completions.js';
 import { registerEmbeddingRoutes } from './v1/embeddings-routes.js';
 import { registerMessagesRoutes } from './v1/messages.js';
@@ -194,6 +194,8 @@ export async function buildApp(services: Services, opts: BuildOptions = {}): Pro
       },
     },
   });
+  // Before Swagger UI registers its routes (and its static files' route), so they get the hook.
+  app.addHook('onRoute', addDocsHeaders);
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 

@@ -32,14 +32,45 @@ export const CONSOLE_HEADERS: Readonly<Record<string, string>> = {
 };
 
 /**
+ * Headers of the API docs (Swagger UI at `/docs`, its files and `/docs/json`): no other site may
+ * frame them either (a framed page can be overlaid to make its visitor click in it, the
+ * "Authorize" dialog that takes a token included). Only the framing part of the console's
+ * policy: the rest of it was written for the console's own build, not for Swagger UI's.
+ */
+export const DOCS_HEADERS: Readonly<Record<string, string>> = {
+  'content-security-policy': "frame-ancestors 'none'",
+  'x-frame-options': 'DENY',
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'same-origin',
+};
+
+/** Gives every `/docs` route DOCS_HEADERS (an `onRoute` hook added before Swagger UI registers). */
+export function addDocsHeaders(routeOptions: RouteOptions): void {
+  const url = routeOptions.url;
+  if (url !== '/docs' && !url.startsWith('/docs/')) return;
+  prepend(routeOptions, docsHeaders);
+}
+
+function docsHeaders(_request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
+  reply.headers(DOCS_HEADERS);
+  done();
+}
+
+/**
  * `/api` answers (JSON) are not sniffed into another type either. Added per route (`onRoute`),
  * like the NUL guard, so the `/v1` request path (and its `/api/v1` alias) never runs it.
  */
 export function addApiHeaders(routeOptions: RouteOptions): void {
   const url = routeOptions.url;
   if (!url.startsWith('/api/') || url.startsWith('/api/v1/')) return;
+  prepend(routeOptions, noSniff);
+}
+
+type OnRequest = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void;
+
+function prepend(routeOptions: RouteOptions, hook: OnRequest): void {
   const on = routeOptions.onRequest;
-  routeOptions.onRequest = on === undefined ? noSniff : [noSniff, ...(Array.isArray(on) ? on : [on])];
+  routeOptions.onRequest = on === undefined ? hook : [hook, ...(Array.isArray(on) ? on : [on])];
 }
 
 function noSniff(_request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {

@@ -34,7 +34,9 @@ beforeAll(async () => {
     else
       res
         .writeHead(200, { 'content-type': 'text/html' })
-        .end(`<!doctype html><title>framer</title><iframe id="f" src="${gw.url}/apps"></iframe>`);
+        .end(
+          `<!doctype html><title>framer</title><iframe id="f" src="${gw.url}${req.url === '/docs-framer.html' ? '/docs' : '/apps'}"></iframe>`,
+        );
   });
   await new Promise<void>((r) => other.listen(0, '127.0.0.1', r));
   otherUrl = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
@@ -171,6 +173,28 @@ describe('the console under its content security policy', () => {
     // Chromium puts its error page in the frame instead of the console.
     await expect.poll(() => frame!.url()).not.toContain('/apps');
     expect(await framer.locator('#f').contentFrame().locator('#root').count()).toBe(0);
+    expect(refused.join('\n')).toMatch(/frame-ancestors|X-Frame-Options/);
+    await framer.close();
+  });
+
+  it('the API docs (Swagger UI) still render under their headers, and cannot be framed either', async () => {
+    const docs = await ctx.newPage();
+    const errors: string[] = [];
+    docs.on('pageerror', (e) => errors.push(e.message));
+    const res = await docs.goto(`${gw.url}/docs`);
+    expect(res?.headers()['x-frame-options']).toBe('DENY');
+    // The operations come from the OpenAPI document, fetched and rendered by Swagger UI's scripts.
+    await docs.locator('.opblock-summary-path', { hasText: '/api/app/search' }).first().waitFor();
+    expect(await docs.evaluate('window.__violations ?? []')).toEqual([]);
+    expect(errors).toEqual([]);
+    await docs.close();
+
+    const framer = await ctx.newPage();
+    const refused: string[] = [];
+    framer.on('console', (m) => refused.push(m.text()));
+    await framer.goto(`${otherUrl}/docs-framer.html`);
+    await framer.waitForLoadState('load');
+    expect(await framer.locator('#f').contentFrame().locator('#swagger-ui').count()).toBe(0);
     expect(refused.join('\n')).toMatch(/frame-ancestors|X-Frame-Options/);
     await framer.close();
   });

@@ -64,4 +64,42 @@ describe('security headers', () => {
     expect(v1.status).toBe(401);
     expect(v1.headers.get('x-content-type-options')).toBeNull();
   });
+
+  it('the API docs (/docs) refuse framing too, and their page and every file it loads still arrive', async () => {
+    const framing = (res: Response, path: string) => {
+      expect(res.headers.get('x-frame-options'), path).toBe('DENY');
+      expect(res.headers.get('content-security-policy') ?? '', path).toContain("frame-ancestors 'none'");
+      expect(res.headers.get('x-content-type-options'), path).toBe('nosniff');
+    };
+    for (const page of ['/docs', '/docs/']) {
+      const res = await get(page);
+      expect(res.status, page).toBe(200);
+      expect(res.headers.get('content-type'), page).toMatch(/^text\/html/);
+      framing(res, page);
+      const html = await res.text();
+      // Every stylesheet, script and icon the page names, resolved as a browser would.
+      const files = [...html.matchAll(/(?:href|src)="([^"]+)"/g)].map((m) => new URL(m[1]!, gw.url + page));
+      expect(files.length, page).toBeGreaterThanOrEqual(5);
+      for (const url of files) {
+        const file = await fetch(url);
+        expect(file.status, url.pathname).toBe(200);
+        const type = url.pathname.endsWith('.js')
+          ? /javascript/
+          : url.pathname.endsWith('.css')
+            ? /^text\/css/
+            : /^image\//;
+        expect(file.headers.get('content-type'), url.pathname).toMatch(type);
+        expect((await file.arrayBuffer()).byteLength, url.pathname).toBeGreaterThan(0);
+        framing(file, url.pathname);
+      }
+    }
+    // The OAuth redirect page Swagger UI ships is a page of its own, and the document it reads.
+    const oauth = await get('/docs/static/oauth2-redirect.html');
+    expect(oauth.status).toBe(200);
+    framing(oauth, '/docs/static/oauth2-redirect.html');
+    const json = await get('/docs/json');
+    expect(json.status).toBe(200);
+    expect(((await json.json()) as { openapi: string }).openapi).toBe('3.1.0');
+    framing(json, '/docs/json');
+  });
 });

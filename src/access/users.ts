@@ -1,4 +1,11 @@
-import { badRequest, conflict, forbidden, notFound, unauthorized } from '../gateway/errors.js';
+import {
+  badRequest,
+  conflict,
+  forbidden,
+  type GatewayError,
+  notFound,
+  unauthorized,
+} from '../gateway/errors.js';
 import type { CredentialsRepo } from '../store/credentials-repo.js';
 import { isUniqueViolation } from '../store/db-errors.js';
 import { lastUseIsStale } from '../store/last-used.js';
@@ -81,21 +88,26 @@ export class UserService {
     if (!user || !ok) throw unauthorized('invalid username or password');
     // The right password of a disabled user: known, and not allowed (decisions.md), so a 403.
     if (user.status !== Status.enabled) throw forbidden('user is disabled');
-    // Hashes made before the cost was raised are upgraded while the password is at hand.
-    if (needsRehash(user.password_hash))
-      await this.users.update(user.id, { password_hash: await hashPassword(password) });
+    // Hashes made before the cost was raised are upgraded while the password is at hand, over
+    // the hash just checked only: a password changed since stays changed.
+    let checked = user.password_hash;
+    if (needsRehash(checked)) {
+      const upgraded = await hashPassword(password);
+      if (await this.users.replacePasswordHash(user.id, checked, upgraded)) checked = upgraded;
+    }
     const { secret, hash } = newSessionId();
     const now = nowSeconds();
     const maxAge = this.opts.sessionTtlHours * 3600;
     await this.creds.createSession(hash, user.id, now, now + maxAge);
-    // A disable that landed since the user was read (the password check alone takes ~90 ms)
-    // deleted their sessions before this one was written. The status read after the write
-    // catches it: a disable that this read does not see yet deletes sessions after it (applyPatch
-    // writes the status first), this one included.
-    const after = await this.users.byId(user.id);
-    if (after?.status !== Status.enabled) {
+    // A disable or a new password that landed since the user was read (the password check alone
+    // takes ~90 ms) deleted their sessions before this one was written. The read after the write
+    // catches it: a change that this read does not see yet deletes sessions after it (applyPatch
+    // writes the user first), this one included. Another hash is checked again: it may be
+    // another sign-in's upgrade of the same password.
+    const refused = await this.refusedSince(await this.users.byId(user.id), password, checked);
+    if (refused) {
       await this.creds.deleteSession(hash);
-      throw after ? forbidden('user is disabled') : unauthorized('invalid username or password');
+      throw refused;
     }
     // Ended sessions are refused by their expiry; their rows go at most once an hour, with a
     // sign-in (every instance sweeps; the delete is idempotent).
@@ -104,6 +116,19 @@ export class UserService {
       await this.creds.deleteExpiredSessions(now);
     }
     return { user, session: secret, maxAge };
+  }
+
+  /** Why a sign-in that checked `password` against hash `checked` is refused as the user is now. */
+  private async refusedSince(
+    now: UserRow | undefined,
+    password: string,
+    checked: string,
+  ): Promise<GatewayError | undefined> {
+    if (!now) return unauthorized('invalid username or password');
+    if (now.status !== Status.enabled) return forbidden('user is disabled');
+    if (now.password_hash !== checked && !(await verifyPassword(password, now.password_hash)))
+      return unauthorized('invalid username or password');
+    return undefined;
   }
 
   async logout(session: string): Promise<void> {

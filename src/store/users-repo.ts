@@ -141,6 +141,21 @@ export class UsersRepo {
     return (await this.byId(id)) ? 'outranked' : undefined;
   }
 
+  /**
+   * Replaces user `id`'s password hash with `to` only while it is still `from` (compare-and-swap in
+   * one statement, the same on both databases): a sign-in's upgrade of the hash it checked cannot
+   * overwrite a password changed since. Whether it was written.
+   */
+  async replacePasswordHash(id: number, from: string, to: string): Promise<boolean> {
+    const r = await this.d.db
+      .updateTable('users')
+      .set({ password_hash: to })
+      .where('id', '=', id)
+      .where('password_hash', '=', from)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
   async delete(id: number): Promise<boolean> {
     const r = await this.d.db.deleteFrom('users').where('id', '=', id).executeTakeFirst();
     return Number(r.numDeletedRows) > 0;

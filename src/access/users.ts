@@ -16,7 +16,7 @@ import { outranks, Role, rankToStayBelow, Status } from './roles.js';
 import { hashSecret, newAccessToken, newSessionId, nowSeconds, randomToken } from './secrets.js';
 import { TtlCache } from './ttl-cache.js';
 import { type DuplicatesWarning, UniqueFields, type UniqueWrite } from './unique-fields.js';
-import { validatePassword, validateUsername } from './user-fields.js';
+import { normalizeEmail, validatePassword, validateUsername } from './user-fields.js';
 
 export interface UserPatch {
   username?: string;
@@ -194,7 +194,8 @@ export class UserService {
     this.checkRoleChange(actor, role);
     validateUsername(input.username);
     validatePassword(input.password);
-    const unique: UniqueWrite = { username: input.username, email: input.email };
+    const email = input.email === undefined ? '' : normalizeEmail(input.email);
+    const unique: UniqueWrite = { username: input.username, email };
     await this.unique.refuseTaken(unique, undefined, true);
     const now = nowSeconds();
     try {
@@ -202,7 +203,7 @@ export class UserService {
         username: input.username,
         password_hash: await hashPassword(input.password),
         display_name: input.display_name ?? input.username,
-        email: input.email ?? '',
+        email,
         role,
         status: input.status ?? Status.enabled,
         default_model: input.default_model ?? '',
@@ -293,7 +294,12 @@ export class UserService {
       validateUsername(patch.username);
       unique.username = set.username = patch.username;
     }
-    if (patch.email !== undefined && patch.email !== target.email) unique.email = set.email = patch.email;
+    // An address stored before emails were checked stays until it is changed: sent back as it is,
+    // it is no change.
+    if (patch.email !== undefined && patch.email !== target.email) {
+      const email = normalizeEmail(patch.email);
+      if (email !== target.email) unique.email = set.email = email;
+    }
     await this.unique.refuseTaken(unique, target.id, admin);
     if (patch.password !== undefined) {
       validatePassword(patch.password);

@@ -19,7 +19,8 @@ export function toMicros(usd: number | null | undefined): number | null {
     throw badRequest(`quota_limit: must be a number from 0 to ${MAX_QUOTA_USD} (USD)`, 'quota_limit');
   if (micros === 0 && usd > 0)
     throw badRequest('quota_limit: must be 0 or at least 0.000001 (USD)', 'quota_limit');
-  return micros;
+  // -0 (JSON's `-0`) is not below 0, and Math.round keeps its sign: the limit is 0.
+  return micros === 0 ? 0 : micros;
 }
 
 /**

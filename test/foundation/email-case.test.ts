@@ -1,13 +1,10 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { Migrator } from 'kysely';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashPassword } from '../../src/access/password.js';
-import { openDatabase } from '../../src/store/database.js';
-import { migrationsFor } from '../../src/store/migrations/index.js';
 import { createTestDatabase } from '../helpers/databases.js';
 import { ROOT_PASSWORD, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { runCli } from '../helpers/run-cli.js';
+import { legacyUsersDatabase } from '../helpers/users.js';
 
 let gw: TestGateway;
 let root: string;
@@ -114,13 +111,13 @@ describe('emails are unique ignoring letter case', () => {
 describe('a database that already held an email twice', () => {
   it('starts, keeps every account and address, warns naming the users, and binds new writes', async () => {
     const t = await createTestDatabase();
-    const ids = await legacyDatabase(t.url, [
-      ['root', 100, ''],
-      ['ann', 1, 'ann@example.com'],
-      ['ann2', 1, 'ANN@example.com'],
-      ['ben', 1, 'ben@example.com'],
-      ['ben2', 1, 'ben@example.com'],
-      ['cat', 1, 'cat@example.com'],
+    const ids = await legacyUsersDatabase(t.url, '0006', [
+      ['root', 100, ROOT_PASSWORD],
+      ['ann', 1, 'password-1', 'ann@example.com'],
+      ['ann2', 1, 'password-1', 'ANN@example.com'],
+      ['ben', 1, 'password-1', 'ben@example.com'],
+      ['ben2', 1, 'password-1', 'ben@example.com'],
+      ['cat', 1, 'password-1', 'cat@example.com'],
     ]);
 
     const logged: Array<{ level: number; msg: string; email_users?: string[] }> = [];
@@ -168,10 +165,10 @@ describe('a database that already held an email twice', () => {
   it('`modelgate migrate` says so on stderr', async () => {
     const t = await createTestDatabase();
     try {
-      const ids = await legacyDatabase(t.url, [
-        ['root', 100, ''],
-        ['dee', 1, 'dee@example.com'],
-        ['dee2', 1, 'Dee@Example.com'],
+      const ids = await legacyUsersDatabase(t.url, '0006', [
+        ['root', 100, ROOT_PASSWORD],
+        ['dee', 1, 'password-1', 'dee@example.com'],
+        ['dee2', 1, 'password-1', 'Dee@Example.com'],
       ]);
       const migrated = await runCli(['migrate'], { DATABASE_URL: t.url, MODELGATE_LOG_LEVEL: 'silent' });
       expect(migrated.code, migrated.stderr).toBe(0);
@@ -184,47 +181,3 @@ describe('a database that already held an email twice', () => {
     }
   }, 60_000); // a CLI run, a Node start with tsx
 });
-
-/**
- * A database made by a release before emails were unique ignoring case: migrations 0001-0005,
- * and `users` (name, role, email) written as they were. Returns their ids by name.
- */
-async function legacyDatabase(
-  url: string,
-  users: ReadonlyArray<readonly [string, number, string]>,
-): Promise<Record<string, number>> {
-  const d = openDatabase(url);
-  const ids: Record<string, number> = {};
-  try {
-    const before = Object.fromEntries(Object.entries(migrationsFor(d.dialect)).filter(([n]) => n < '0006'));
-    const r = await new Migrator({
-      db: d.db,
-      provider: { getMigrations: async () => before },
-      migrationTableName: 'mg_migrations',
-      migrationLockTableName: 'mg_migrations_lock',
-    }).migrateToLatest();
-    if (r.error) throw r.error;
-    for (const [name, role, email] of users) {
-      const row = await d.db
-        .insertInto('users')
-        .values({
-          username: name,
-          password_hash: await hashPassword(name === 'root' ? ROOT_PASSWORD : 'password-1'),
-          display_name: name,
-          email,
-          role,
-          status: 1,
-          default_model: '',
-          quota_limit_micros: null,
-          created_time: 1,
-          updated_time: 1,
-        })
-        .returning('id')
-        .executeTakeFirstOrThrow();
-      ids[name] = row.id;
-    }
-  } finally {
-    await d.close();
-  }
-  return ids;
-}

@@ -1,14 +1,10 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { Migrator } from 'kysely';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashPassword } from '../../src/access/password.js';
-import { openDatabase } from '../../src/store/database.js';
-import { migrationsFor } from '../../src/store/migrations/index.js';
-import { UsersRepo } from '../../src/store/users-repo.js';
 import { createTestDatabase } from '../helpers/databases.js';
 import { ROOT_PASSWORD, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { runCli } from '../helpers/run-cli.js';
+import { legacyUsersDatabase } from '../helpers/users.js';
 
 let gw: TestGateway;
 let root: string;
@@ -97,7 +93,7 @@ describe('usernames are unique ignoring letter case', () => {
 describe('a database that already held usernames differing only in case', () => {
   it('starts, keeps every account, warns naming them, and binds new writes', async () => {
     const t = await createTestDatabase();
-    const ids = await legacyDatabase(t.url, [
+    const ids = await legacyUsersDatabase(t.url, '0005', [
       ['root', 100, ROOT_PASSWORD],
       ['alice', 1, 'password-lower'],
       ['ALICE', 1, 'password-upper'],
@@ -164,7 +160,7 @@ describe('a database that already held usernames differing only in case', () => 
   it('`modelgate migrate` says so on stderr; `key create -u` takes any case of a unique name', async () => {
     const t = await createTestDatabase();
     try {
-      const ids = await legacyDatabase(t.url, [
+      const ids = await legacyUsersDatabase(t.url, '0005', [
         ['root', 100, ROOT_PASSWORD],
         ['Carol', 1, 'password-c'],
         ['dan', 1, 'password-d'],
@@ -186,44 +182,3 @@ describe('a database that already held usernames differing only in case', () => 
     }
   }, 120_000); // three CLI runs, each a Node start with tsx
 });
-
-/**
- * A database made by a release before usernames were unique ignoring case: migrations 0001-0004,
- * and `users` (name, role, password) written as they were. Returns their ids by name.
- */
-async function legacyDatabase(
-  url: string,
-  users: ReadonlyArray<readonly [string, number, string]>,
-): Promise<Record<string, number>> {
-  const d = openDatabase(url);
-  const ids: Record<string, number> = {};
-  try {
-    const before = Object.fromEntries(Object.entries(migrationsFor(d.dialect)).filter(([n]) => n < '0005'));
-    const r = await new Migrator({
-      db: d.db,
-      provider: { getMigrations: async () => before },
-      migrationTableName: 'mg_migrations',
-      migrationLockTableName: 'mg_migrations_lock',
-    }).migrateToLatest();
-    if (r.error) throw r.error;
-    const repo = new UsersRepo(d);
-    for (const [name, role, password] of users) {
-      const row = await repo.insert({
-        username: name,
-        password_hash: await hashPassword(password),
-        display_name: name,
-        email: '',
-        role,
-        status: 1,
-        default_model: '',
-        quota_limit_micros: null,
-        created_time: 1,
-        updated_time: 1,
-      });
-      ids[name] = row.id;
-    }
-  } finally {
-    await d.close();
-  }
-  return ids;
-}

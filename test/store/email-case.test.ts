@@ -1,43 +1,12 @@
-import { Migrator } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { type Database, openDatabase } from '../../src/store/database.js';
-import { isUniqueViolation } from '../../src/store/db-errors.js';
+import { openDatabase } from '../../src/store/database.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
-import { migrationsFor } from '../../src/store/migrations/index.js';
 import { UsersRepo } from '../../src/store/users-repo.js';
 import { createTestDatabase } from '../helpers/databases.js';
+import { migrateBefore } from '../helpers/migrations.js';
+import { writeOutcome as refused, userRow } from '../helpers/users.js';
 
-const user = (username: string, email = '') => ({
-  username,
-  password_hash: 'x',
-  display_name: '',
-  email,
-  role: 1,
-  status: 1,
-  default_model: '',
-  quota_limit_micros: null,
-  created_time: 1,
-  updated_time: 1,
-});
-
-/** The migrations released before emails were unique ignoring case (0001-0005). */
-async function migrateBeforeEmailCase(d: Database): Promise<void> {
-  const all = migrationsFor(d.dialect);
-  const before = Object.fromEntries(Object.entries(all).filter(([name]) => name < '0006'));
-  const r = await new Migrator({
-    db: d.db,
-    provider: { getMigrations: async () => before },
-    migrationTableName: 'mg_migrations',
-    migrationLockTableName: 'mg_migrations_lock',
-  }).migrateToLatest();
-  if (r.error) throw r.error;
-}
-
-const refused = (p: Promise<unknown>) =>
-  p.then(
-    () => 'written',
-    (err) => (isUniqueViolation(err) ? 'unique violation' : err),
-  );
+const user = (username: string, email = '') => userRow(username, { email });
 
 describe('emails unique ignoring case, in the database itself', () => {
   it('refuses an email another user has in any case, inserted or changed to; no email collides with nothing', async () => {
@@ -76,7 +45,8 @@ describe('emails unique ignoring case, in the database itself', () => {
     const t = await createTestDatabase();
     const d = openDatabase(t.url);
     try {
-      await migrateBeforeEmailCase(d);
+      // The migrations released before emails were unique ignoring case (0001-0005).
+      await migrateBefore(d, '0006');
       const rows: Array<[string, string]> = [
         ['alice', 'alice@example.com'],
         ['bob', 'bob@example.com'],

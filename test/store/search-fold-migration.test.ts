@@ -1,25 +1,12 @@
-import { Migrator, sql } from 'kysely';
+import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { parseKeyword } from '../../src/catalog/search-keyword.js';
 import { AppsRepo } from '../../src/store/apps-repo.js';
-import { type Database, openDatabase } from '../../src/store/database.js';
+import { openDatabase } from '../../src/store/database.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
-import { migrationsFor } from '../../src/store/migrations/index.js';
 import { foldSearchText } from '../../src/store/search-fold.js';
 import { createTestDatabase } from '../helpers/databases.js';
-
-/** The migrations released before search text was folded by the application. */
-async function migrateBeforeSearchFold(d: Database): Promise<void> {
-  const all = migrationsFor(d.dialect);
-  const before = Object.fromEntries(Object.entries(all).filter(([name]) => name < '0008'));
-  const r = await new Migrator({
-    db: d.db,
-    provider: { getMigrations: async () => before },
-    migrationTableName: 'mg_migrations',
-    migrationLockTableName: 'mg_migrations_lock',
-  }).migrateToLatest();
-  if (r.error) throw r.error;
-}
+import { migrateBefore } from '../helpers/migrations.js';
 
 const app = (name: string, more: Record<string, string> = {}) => ({
   name,
@@ -51,7 +38,8 @@ describe('migration 0008-search-fold', () => {
     const t = await createTestDatabase();
     const d = openDatabase(t.url);
     try {
-      await migrateBeforeSearchFold(d);
+      // The migrations released before search text was folded by the application.
+      await migrateBefore(d, '0008');
       // Written as the previous version wrote them: no search columns.
       const old = [
         app('ΟΔΟΣ Navigator', { description: 'Ένας ΟΔΗΓΟΣ', tags: 'ΧΆΡΤΗΣ,maps' }),

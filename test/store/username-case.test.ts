@@ -1,43 +1,10 @@
-import { Migrator } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { type Database, openDatabase } from '../../src/store/database.js';
-import { isUniqueViolation } from '../../src/store/db-errors.js';
+import { openDatabase } from '../../src/store/database.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
-import { migrationsFor } from '../../src/store/migrations/index.js';
 import { UsersRepo } from '../../src/store/users-repo.js';
 import { createTestDatabase } from '../helpers/databases.js';
-
-const user = (username: string) => ({
-  username,
-  password_hash: 'x',
-  display_name: '',
-  email: '',
-  role: 1,
-  status: 1,
-  default_model: '',
-  quota_limit_micros: null,
-  created_time: 1,
-  updated_time: 1,
-});
-
-/** The migrations released before usernames were unique ignoring case (0001-0004). */
-async function migrateBeforeUsernameCase(d: Database): Promise<void> {
-  const all = migrationsFor(d.dialect);
-  const before = Object.fromEntries(Object.entries(all).filter(([name]) => name < '0005'));
-  const r = await new Migrator({
-    db: d.db,
-    provider: { getMigrations: async () => before },
-    migrationTableName: 'mg_migrations',
-    migrationLockTableName: 'mg_migrations_lock',
-  }).migrateToLatest();
-  if (r.error) throw r.error;
-}
-
-const refused = (p: Promise<unknown>) =>
-  p.then(
-    () => 'written',
-    (err) => (isUniqueViolation(err) ? 'unique violation' : err),
-  );
+import { migrateBefore } from '../helpers/migrations.js';
+import { writeOutcome as refused, userRow as user } from '../helpers/users.js';
 
 describe('usernames unique ignoring case, in the database itself', () => {
   it('refuses a second username that differs only in case, inserted or renamed to', async () => {
@@ -68,7 +35,8 @@ describe('usernames unique ignoring case, in the database itself', () => {
     const t = await createTestDatabase();
     const d = openDatabase(t.url);
     try {
-      await migrateBeforeUsernameCase(d);
+      // The migrations released before usernames were unique ignoring case (0001-0004).
+      await migrateBefore(d, '0005');
       const users = new UsersRepo(d);
       const before = [];
       for (const name of ['alice', 'bob', 'ALICE', 'Alice', 'BOB', 'carol'])

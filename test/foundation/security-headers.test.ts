@@ -1,26 +1,15 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { startConsoleGateway } from '../helpers/console-build.js';
+import type { TestGateway } from '../helpers/gateway.js';
 
 /** Headers that keep the console from being framed, sniffed or leaking its URLs (docs/architecture.md). */
 describe('security headers', () => {
-  let dir: string;
   let gw: TestGateway;
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'mg-console-'));
-    mkdirSync(join(dir, 'assets'));
-    writeFileSync(join(dir, 'index.html'), '<!doctype html><script src="/assets/index-abc123.js"></script>');
-    writeFileSync(join(dir, 'assets', 'index-abc123.js'), 'console.log(1)');
-    writeFileSync(join(dir, 'favicon.svg'), '<svg xmlns="http://www.w3.org/2000/svg"/>');
-    gw = await startTestGateway({ server: { serve_console: true, console_dir: dir } });
+    gw = await startConsoleGateway();
   });
-  afterAll(async () => {
-    await gw?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(async () => gw?.close());
 
   const get = (path: string, headers: Record<string, string> = {}) => fetch(gw.url + path, { headers });
 

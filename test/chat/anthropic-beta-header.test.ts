@@ -5,6 +5,7 @@ import {
   type ChatGateway,
   fixture,
   fixtureJson,
+  lastSentTo,
   model,
   oaCompletion,
   sseSteps,
@@ -73,7 +74,7 @@ afterAll(async () => {
 
 const INTERLEAVED = 'interleaved-thinking-2025-05-14';
 const BETAS = `${INTERLEAVED},fine-grained-tool-streaming-2025-05-14`;
-const sentTo = (path: string) => up.requests.filter((r) => r.path === path).at(-1)!;
+const sentTo = (path: string) => lastSentTo(up, path);
 const chat = (body: Record<string, unknown>, beta?: string, path = '/v1/chat/completions') =>
   c.gw.call('POST', path, {
     token: c.key,

@@ -1,16 +1,23 @@
-import Anthropic from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
 import {
+  anthropicChannel,
   type ChatGateway,
   fixture,
   fixtureJson,
+  lastSentTo,
+  lastText,
   model,
+  openaiChannel,
+  recordedAnswer,
   requestLogs,
   sseSteps,
   startChatGateway,
+  userContent,
 } from './chat-helpers.js';
+import { anthropicClient, openaiClient } from './sdk-clients.js';
 
 /**
  * Anthropic-defined tools through the Anthropic Messages ingress (/v1/messages), with the official
@@ -22,13 +29,6 @@ import {
  * upstream answers by the last user text: "search..." with a recorded web search answer, "bash..."
  * with a bash tool_use, anything else with plain text.
  */
-const lastText = (json: any): string => {
-  const last = json?.messages?.at(-1);
-  if (typeof last?.content === 'string') return last.content;
-  const text = (last?.content ?? []).find((b: any) => b.type === 'text');
-  return text?.text ?? '';
-};
-
 const WEB_SEARCH: Anthropic.WebSearchTool20250305 = {
   type: 'web_search_20250305',
   name: 'web_search',
@@ -91,9 +91,7 @@ beforeAll(async () => {
       return stream ? { sse: sseSteps(fixture('anthropic/web-search-stream.sse')) } : { json: SEARCH };
     if (s.startsWith('bash')) return { json: BASH_ANSWER };
     if (s === 'overloaded') return { status: 529, json: fixtureJson('anthropic/error-529.json') };
-    return stream
-      ? { sse: sseSteps(fixture('anthropic/chat-stream.sse')) }
-      : { json: fixtureJson('anthropic/chat.json') };
+    return recordedAnswer('anthropic/chat', stream);
   };
   up = await startFakeUpstream({
     'POST /v1/messages': anthropic,
@@ -101,21 +99,8 @@ beforeAll(async () => {
   });
   c = await startChatGateway({
     channels: [
-      {
-        name: 'claude',
-        kind: 'anthropic',
-        base_url: up.url,
-        keys: ['sk-ant'],
-        models: ['acme/claude'],
-        model_mapping: { 'acme/claude': 'claude-sonnet-4-5' },
-      },
-      {
-        name: 'oa',
-        kind: 'openai-compatible',
-        base_url: `${up.url}/v1`,
-        keys: ['up-key'],
-        models: ['acme/gpt'],
-      },
+      anthropicChannel('claude', up, { 'acme/claude': 'claude-sonnet-4-5' }),
+      openaiChannel('oa', up, ['acme/gpt']),
     ],
     models: [
       model('acme/claude', {
@@ -132,9 +117,9 @@ afterAll(async () => {
   await up?.close();
 });
 
-const client = () => new Anthropic({ baseURL: c.gw.url, apiKey: c.key, maxRetries: 0 });
-const sentTo = (path: string) => up.requests.filter((r) => r.path === path).at(-1)!;
-const user = (content: any) => [{ role: 'user' as const, content }];
+const client = () => anthropicClient(c);
+const sentTo = (path: string) => lastSentTo(up, path);
+const user = userContent;
 
 describe('server tools (web search) to an Anthropic upstream', () => {
   it('sends the tools unchanged and in order, and answers with the server tool blocks in place', async () => {
@@ -470,7 +455,7 @@ describe('never to a non-Anthropic upstream', () => {
 });
 
 describe('an OpenAI client served by an answer with server tool blocks', () => {
-  const openai = () => new OpenAI({ baseURL: `${c.gw.url}/v1`, apiKey: c.key, maxRetries: 0 });
+  const openai = () => openaiClient(c);
   const TEXT =
     "I'll search for when Claude Shannon was born.Based on the search results, Claude Shannon was born on April 30, 1916, in Petoskey, Michigan";
 

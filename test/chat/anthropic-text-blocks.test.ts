@@ -1,7 +1,15 @@
-import Anthropic from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
-import { type ChatGateway, fixtureJson, model, startChatGateway } from './chat-helpers.js';
+import {
+  anthropicChannel,
+  type ChatGateway,
+  fixtureJson,
+  geminiChannel,
+  model,
+  startChatGateway,
+} from './chat-helpers.js';
+import { anthropicClient } from './sdk-clients.js';
 
 /**
  * A /v1/messages history whose assistant turn has several text blocks, sent to an upstream of
@@ -22,22 +30,8 @@ beforeAll(async () => {
   c = await startChatGateway({
     channels: [
       { name: 'oa', kind: 'openai-compatible', base_url: `${up.url}/v1`, keys: ['k'], models: ['acme/gpt'] },
-      {
-        name: 'ge',
-        kind: 'gemini',
-        base_url: up.url,
-        keys: ['AIza'],
-        models: ['acme/gem'],
-        model_mapping: { 'acme/gem': 'gemini-2.5-flash' },
-      },
-      {
-        name: 'an',
-        kind: 'anthropic',
-        base_url: up.url,
-        keys: ['sk-ant'],
-        models: ['acme/claude'],
-        model_mapping: { 'acme/claude': 'claude-sonnet-4-5' },
-      },
+      geminiChannel('ge', up, { 'acme/gem': 'gemini-2.5-flash' }),
+      anthropicChannel('an', up, { 'acme/claude': 'claude-sonnet-4-5' }),
     ],
     models: [model('acme/gpt'), model('acme/gem'), model('acme/claude')],
   });
@@ -50,7 +44,7 @@ beforeEach(() => {
   up.requests.length = 0;
 });
 
-const client = () => new Anthropic({ apiKey: c.key, baseURL: c.gw.url, maxRetries: 0 });
+const client = () => anthropicClient(c);
 const sent = () => up.requests.at(-1)!.json;
 
 const TWO_BLOCKS: Anthropic.MessageParam[] = [

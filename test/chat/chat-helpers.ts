@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { FakeAnswer, FakeUpstream } from '../helpers/fake-upstream.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures');
@@ -10,6 +11,10 @@ export const fixtureJson = (path: string) => JSON.parse(fixture(path));
 
 /** SSE events split at event boundaries, so the fake writes them one by one. */
 export const sseSteps = (text: string): string[] => text.split(/(?<=\n\n)/).filter((s) => s.trim() !== '');
+
+/** A recorded answer, streamed or not: `<name>-stream.sse` or `<name>.json` ('anthropic/tools'). */
+export const recordedAnswer = (name: string, stream: boolean): FakeAnswer =>
+  stream ? { sse: sseSteps(fixture(`${name}-stream.sse`)) } : { json: fixtureJson(`${name}.json`) };
 
 export const sse = (chunks: unknown[], done = true) => [
   ...chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`),
@@ -40,6 +45,53 @@ export const model = (id: string, o: Record<string, unknown> = {}) => ({
   pricing: { prompt: '0.000001', completion: '0.000002' },
   ...o,
 });
+
+/**
+ * Channels to a fake upstream, each reached as its provider is (Anthropic and Gemini at the
+ * server's root, OpenAI-compatible under /v1) with a key of its own; `more` adds to or overrides
+ * the channel's fields. `mapping` gives each model served its name upstream.
+ */
+export const anthropicChannel = (
+  name: string,
+  up: FakeUpstream,
+  mapping: Record<string, string>,
+  more: Record<string, unknown> = {},
+) => ({
+  name,
+  kind: 'anthropic',
+  base_url: up.url,
+  keys: ['sk-ant'],
+  models: Object.keys(mapping),
+  model_mapping: mapping,
+  ...more,
+});
+export const geminiChannel = (
+  name: string,
+  up: FakeUpstream,
+  mapping: Record<string, string>,
+  more: Record<string, unknown> = {},
+) => ({ ...anthropicChannel(name, up, mapping), kind: 'gemini', keys: ['AIza'], ...more });
+export const openaiChannel = (
+  name: string,
+  up: FakeUpstream,
+  models: string[],
+  more: Record<string, unknown> = {},
+) => ({ name, kind: 'openai-compatible', base_url: `${up.url}/v1`, keys: ['up-key'], models, ...more });
+
+/** The last request `up` received at `path` (with its query string, as received). */
+export const lastSentTo = (up: FakeUpstream, path: string) =>
+  up.requests.filter((r) => r.path === path).at(-1)!;
+
+/**
+ * The text of a request's last message, whichever provider's shape (messages or Gemini's
+ * contents): its string content, or its first part with a text. Fakes answer by it.
+ */
+export const lastText = (json: any): string => {
+  const last = (json?.messages ?? json?.contents)?.at(-1);
+  if (typeof last?.content === 'string') return last.content;
+  const part = (last?.content ?? last?.parts ?? []).find((b: any) => typeof b.text === 'string');
+  return part?.text ?? '';
+};
 
 export interface ChatGateway {
   gw: TestGateway;
@@ -72,6 +124,8 @@ export async function requestLogs(c: ChatGateway, query = ''): Promise<any[]> {
 }
 
 export const userMsg = (content: string) => [{ role: 'user' as const, content }];
+/** One user message of any content (text blocks, images, tool results). */
+export const userContent = (content: any) => [{ role: 'user' as const, content }];
 
 /** POST a chat request and read the raw SSE text. */
 export async function rawStream(c: ChatGateway, body: Record<string, unknown>) {

@@ -2,14 +2,21 @@ import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
 import {
+  anthropicChannel,
   type ChatGateway,
   fixture,
   fixtureJson,
+  lastSentTo,
+  lastText,
   model,
+  openaiChannel,
+  recordedAnswer,
   requestLogs,
   sseSteps,
   startChatGateway,
+  userContent,
 } from './chat-helpers.js';
+import { anthropicClient } from './sdk-clients.js';
 
 /**
  * The Anthropic Messages ingress (/v1/messages) with the official @anthropic-ai/sdk against a
@@ -17,12 +24,6 @@ import {
  * survive Anthropic -> canonical -> Anthropic) and a fake OpenAI-compatible one (translated
  * both ways). The last user text picks the upstream's scenario.
  */
-const lastText = (json: any): string => {
-  const last = json?.messages?.at(-1);
-  if (typeof last?.content === 'string') return last.content;
-  const text = (last?.content ?? []).find((b: any) => b.type === 'text');
-  return text?.text ?? '';
-};
 
 /**
  * 'cached-1h': 100 input, 1000 read from the cache, 3000 written to it (1000 for five minutes,
@@ -81,62 +82,26 @@ beforeAll(async () => {
   const anthropic = (req: any) => {
     const s = lastText(req.json);
     const stream = req.json.stream === true;
-    if (s.startsWith('tools'))
-      return stream
-        ? { sse: sseSteps(fixture('anthropic/tools-stream.sse')) }
-        : { json: fixtureJson('anthropic/tools.json') };
-    if (s.startsWith('reason'))
-      return stream
-        ? { sse: sseSteps(fixture('anthropic/reasoning-stream.sse')) }
-        : { json: fixtureJson('anthropic/reasoning.json') };
+    if (s.startsWith('tools')) return recordedAnswer('anthropic/tools', stream);
+    if (s.startsWith('reason')) return recordedAnswer('anthropic/reasoning', stream);
     if (s === 'overloaded') return { status: 529, json: fixtureJson('anthropic/error-529.json') };
     if (s === 'cut') return { sse: sseSteps(fixture('anthropic/error-after-200.sse')) };
     if (s === 'cached-1h') return cachedAnswer(stream);
-    return stream
-      ? { sse: sseSteps(fixture('anthropic/chat-stream.sse')) }
-      : { json: fixtureJson('anthropic/chat.json') };
+    return recordedAnswer('anthropic/chat', stream);
   };
   const openai = (req: any) => {
     const s = lastText(req.json);
     const stream = req.json.stream === true;
-    if (s.startsWith('tools'))
-      return stream
-        ? { sse: sseSteps(fixture('openai/tools-stream.sse')) }
-        : { json: fixtureJson('openai/tools.json') };
-    if (s.startsWith('reason'))
-      return stream
-        ? { sse: sseSteps(fixture('openai/reasoning-stream.sse')) }
-        : { json: fixtureJson('openai/reasoning.json') };
-    return stream
-      ? { sse: sseSteps(fixture('openai/chat-stream.sse')) }
-      : { json: fixtureJson('openai/chat.json') };
+    if (s.startsWith('tools')) return recordedAnswer('openai/tools', stream);
+    if (s.startsWith('reason')) return recordedAnswer('openai/reasoning', stream);
+    return recordedAnswer('openai/chat', stream);
   };
   up = await startFakeUpstream({ 'POST /v1/messages': anthropic, 'POST /v1/chat/completions': openai });
   c = await startChatGateway({
     channels: [
-      {
-        name: 'claude',
-        kind: 'anthropic',
-        base_url: up.url,
-        keys: ['sk-ant'],
-        models: ['acme/claude'],
-        model_mapping: { 'acme/claude': 'claude-sonnet-4-5' },
-      },
-      {
-        name: 'opus',
-        kind: 'anthropic',
-        base_url: up.url,
-        keys: ['sk-ant'],
-        models: ['acme/opus'],
-        model_mapping: { 'acme/opus': 'claude-opus-4-5-20251101' },
-      },
-      {
-        name: 'oa',
-        kind: 'openai-compatible',
-        base_url: `${up.url}/v1`,
-        keys: ['up-key'],
-        models: ['acme/gpt'],
-      },
+      anthropicChannel('claude', up, { 'acme/claude': 'claude-sonnet-4-5' }),
+      anthropicChannel('opus', up, { 'acme/opus': 'claude-opus-4-5-20251101' }),
+      openaiChannel('oa', up, ['acme/gpt']),
     ],
     models: [
       model('acme/claude', { max_completion_tokens: 64_000 }),
@@ -151,10 +116,9 @@ afterAll(async () => {
   await up?.close();
 });
 
-const client = (o: Partial<ConstructorParameters<typeof Anthropic>[0]> = {}) =>
-  new Anthropic({ baseURL: c.gw.url, apiKey: c.key, maxRetries: 0, ...o });
-const sentTo = (path: string) => up.requests.filter((r) => r.path === path).at(-1)!;
-const user = (content: any) => [{ role: 'user' as const, content }];
+const client = (o: Parameters<typeof anthropicClient>[1] = {}) => anthropicClient(c, o);
+const sentTo = (path: string) => lastSentTo(up, path);
+const user = userContent;
 
 describe('@anthropic-ai/sdk against an Anthropic upstream', () => {
   it('creates a message: text, stop reason, usage with cache counts, the request passed through', async () => {

@@ -10,13 +10,16 @@ import {
   fixtureJson,
   model,
   oaChunk,
+  openaiChannel,
   rawStream,
+  recordedAnswer,
   requestLogs,
   sse,
   sseSteps,
   startChatGateway,
   userMsg,
 } from './chat-helpers.js';
+import { openaiClient } from './sdk-clients.js';
 
 /**
  * Official clients against a started gateway whose upstream replays recorded OpenAI answers.
@@ -37,9 +40,7 @@ const LOGPROBS = {
 function scenario(name: string, stream: boolean) {
   switch (name) {
     case 'tools':
-      return stream
-        ? { sse: sseSteps(fixture('openai/tools-stream.sse')) }
-        : { json: fixtureJson('openai/tools.json') };
+      return recordedAnswer('openai/tools', stream);
     case 'logprobs':
       return stream
         ? {
@@ -69,9 +70,7 @@ function scenario(name: string, stream: boolean) {
     case 'error-after-200':
       return { sse: sseSteps(fixture('openai/error-after-200.sse')) };
     default:
-      return stream
-        ? { sse: sseSteps(fixture('openai/chat-stream.sse')) }
-        : { json: fixtureJson('openai/chat.json') };
+      return recordedAnswer('openai/chat', stream);
   }
 }
 
@@ -86,15 +85,7 @@ beforeAll(async () => {
     },
   });
   c = await startChatGateway({
-    channels: [
-      {
-        name: 'oa',
-        kind: 'openai-compatible',
-        base_url: `${up.url}/v1`,
-        keys: ['up-key'],
-        models: ['acme/gpt'],
-      },
-    ],
+    channels: [openaiChannel('oa', up, ['acme/gpt'])],
     models: [
       model('acme/gpt', {
         supported_parameters: [
@@ -127,7 +118,7 @@ const TOOLS = [
 ];
 
 describe('openai SDK', () => {
-  const client = () => new OpenAI({ baseURL: `${c.gw.url}/v1`, apiKey: c.key, maxRetries: 0 });
+  const client = () => openaiClient(c);
 
   it('creates: text, usage, integer created, serving model and provider', async () => {
     const r = await client().chat.completions.create({ model: 'acme/gpt', messages: userMsg('text') });

@@ -1,17 +1,20 @@
 import { OpenRouter } from '@openrouter/sdk';
-import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeUpstream, type SseStep, startFakeUpstream } from '../helpers/fake-upstream.js';
 import {
+  anthropicChannel,
   type ChatGateway,
   fixture,
   fixtureJson,
+  geminiChannel,
   model,
   rawStream,
+  recordedAnswer,
   sseSteps,
   startChatGateway,
   userMsg,
 } from './chat-helpers.js';
+import { openaiClient } from './sdk-clients.js';
 
 /** The official clients in front of fake Anthropic and Gemini upstreams replaying recorded answers. */
 const pick = (req: { json: any }) => {
@@ -40,32 +43,18 @@ beforeAll(async () => {
   const anth = (req: any) => {
     const s = pick(req);
     const stream = req.json.stream === true;
-    if (s.startsWith('tools'))
-      return stream
-        ? { sse: sseSteps(fixture('anthropic/tools-stream.sse')) }
-        : { json: fixtureJson('anthropic/tools.json') };
-    if (s.startsWith('reason'))
-      return stream
-        ? { sse: sseSteps(fixture('anthropic/reasoning-stream.sse')) }
-        : { json: fixtureJson('anthropic/reasoning.json') };
+    if (s.startsWith('tools')) return recordedAnswer('anthropic/tools', stream);
+    if (s.startsWith('reason')) return recordedAnswer('anthropic/reasoning', stream);
     if (s === 'overloaded') return { status: 529, json: fixtureJson('anthropic/error-529.json') };
     if (s === 'error-after-200')
       return { sse: afterFirstChunk(sseSteps(fixture('anthropic/error-after-200.sse'))) };
-    return stream
-      ? { sse: sseSteps(fixture('anthropic/chat-stream.sse')) }
-      : { json: fixtureJson('anthropic/chat.json') };
+    return recordedAnswer('anthropic/chat', stream);
   };
   an = await startFakeUpstream({ 'POST /v1/messages': anth });
   const gem = (stream: boolean) => (req: any) => {
     const s = pick(req);
-    if (s.startsWith('tools'))
-      return stream
-        ? { sse: sseSteps(fixture('gemini/tools-stream.sse')) }
-        : { json: fixtureJson('gemini/tools.json') };
-    if (s.startsWith('reason'))
-      return stream
-        ? { sse: sseSteps(fixture('gemini/reasoning-stream.sse')) }
-        : { json: fixtureJson('gemini/reasoning.json') };
+    if (s.startsWith('tools')) return recordedAnswer('gemini/tools', stream);
+    if (s.startsWith('reason')) return recordedAnswer('gemini/reasoning', stream);
     if (s === 'blocked')
       return stream
         ? { sse: [fixture('gemini/blocked-stream.sse')] }
@@ -73,9 +62,7 @@ beforeAll(async () => {
     // Gemini's events end in CRLF pairs.
     if (s === 'error-after-200')
       return { sse: afterFirstChunk(fixture('gemini/error-after-200.sse').split(/(?<=\r\n\r\n)/)) };
-    return stream
-      ? { sse: sseSteps(fixture('gemini/chat-stream.sse')) }
-      : { json: fixtureJson('gemini/chat.json') };
+    return recordedAnswer('gemini/chat', stream);
   };
   ge = await startFakeUpstream({
     'POST /v1beta/models/gemini-2.5-flash:generateContent': gem(false),
@@ -83,22 +70,8 @@ beforeAll(async () => {
   });
   c = await startChatGateway({
     channels: [
-      {
-        name: 'claude',
-        kind: 'anthropic',
-        base_url: an.url,
-        keys: ['sk-ant'],
-        models: ['anthropic/claude-x'],
-        model_mapping: { 'anthropic/claude-x': 'claude-sonnet-4-5' },
-      },
-      {
-        name: 'google',
-        kind: 'gemini',
-        base_url: ge.url,
-        keys: ['AIza'],
-        models: ['google/gem'],
-        model_mapping: { 'google/gem': 'gemini-2.5-flash' },
-      },
+      anthropicChannel('claude', an, { 'anthropic/claude-x': 'claude-sonnet-4-5' }),
+      geminiChannel('google', ge, { 'google/gem': 'gemini-2.5-flash' }),
     ],
     models: [model('anthropic/claude-x'), model('google/gem')],
     gateway: { retry_base_ms: 1, first_byte_timeout_ms: 2000, max_attempts: 1 },
@@ -119,7 +92,7 @@ const TOOLS = [
     },
   },
 ];
-const oa = () => new OpenAI({ baseURL: `${c.gw.url}/v1`, apiKey: c.key, maxRetries: 0 });
+const oa = () => openaiClient(c);
 const or = () =>
   new OpenRouter({ apiKey: c.key, serverURL: `${c.gw.url}/api/v1`, retryConfig: { strategy: 'none' } });
 

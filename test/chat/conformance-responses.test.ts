@@ -2,12 +2,17 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
 import {
+  anthropicChannel,
   type ChatGateway,
   fixture,
   fixtureJson,
+  geminiChannel,
+  lastSentTo,
   model,
   oaChunk,
   oaCompletion,
+  openaiChannel,
+  recordedAnswer,
   requestLogs,
   sse,
   sseSteps,
@@ -56,14 +61,8 @@ beforeAll(async () => {
   const openai = (req: any) => {
     const s = lastText(req.json);
     const stream = req.json.stream === true;
-    if (s.startsWith('tools'))
-      return stream
-        ? { sse: sseSteps(fixture('openai/tools-stream.sse')) }
-        : { json: fixtureJson('openai/tools.json') };
-    if (s.startsWith('reason'))
-      return stream
-        ? { sse: sseSteps(fixture('openai/reasoning-stream.sse')) }
-        : { json: fixtureJson('openai/reasoning.json') };
+    if (s.startsWith('tools')) return recordedAnswer('openai/tools', stream);
+    if (s.startsWith('reason')) return recordedAnswer('openai/reasoning', stream);
     if (s === 'long')
       return stream
         ? {
@@ -177,9 +176,7 @@ beforeAll(async () => {
       answer.choices[0].finish_reason = 'tool_calls';
       return { json: answer };
     }
-    return stream
-      ? { sse: sseSteps(fixture('openai/chat-stream.sse')) }
-      : { json: fixtureJson('openai/chat.json') };
+    return recordedAnswer('openai/chat', stream);
   };
   const anthropic = (req: any) =>
     req.json.stream === true
@@ -214,29 +211,9 @@ beforeAll(async () => {
   });
   c = await startChatGateway({
     channels: [
-      {
-        name: 'claude',
-        kind: 'anthropic',
-        base_url: up.url,
-        keys: ['sk-ant'],
-        models: ['acme/claude'],
-        model_mapping: { 'acme/claude': 'claude-sonnet-4-5' },
-      },
-      {
-        name: 'google',
-        kind: 'gemini',
-        base_url: up.url,
-        keys: ['AIza'],
-        models: ['acme/gemini'],
-        model_mapping: { 'acme/gemini': 'gemini-2.5-flash' },
-      },
-      {
-        name: 'oa',
-        kind: 'openai-compatible',
-        base_url: `${up.url}/v1`,
-        keys: ['up-key'],
-        models: ['acme/gpt'],
-      },
+      anthropicChannel('claude', up, { 'acme/claude': 'claude-sonnet-4-5' }),
+      geminiChannel('google', up, { 'acme/gemini': 'gemini-2.5-flash' }),
+      openaiChannel('oa', up, ['acme/gpt']),
     ],
     models: [
       model('acme/claude', { max_completion_tokens: 64_000 }),
@@ -253,7 +230,7 @@ afterAll(async () => {
 
 const client = (o: Partial<ConstructorParameters<typeof OpenAI>[0]> = {}) =>
   new OpenAI({ baseURL: `${c.gw.url}/v1`, apiKey: c.key, maxRetries: 0, ...o });
-const sentTo = (path: string) => up.requests.filter((r) => r.path === path).at(-1)!;
+const sentTo = (path: string) => lastSentTo(up, path);
 const sentChat = () => sentTo('/v1/chat/completions').json;
 
 const WEATHER = {

@@ -4,15 +4,21 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
 import {
+  anthropicChannel,
   type ChatGateway,
   fixture,
   fixtureJson,
+  geminiChannel,
+  lastText,
   model,
+  openaiChannel,
   rawStream,
+  recordedAnswer,
   sseSteps,
   startChatGateway,
   userMsg,
 } from './chat-helpers.js';
+import { anthropicClient, openaiClient } from './sdk-clients.js';
 
 /**
  * Why an answer stopped, as each wire tells it: OpenRouter's `native_finish_reason` (the
@@ -21,13 +27,6 @@ import {
  * Anthropic, Gemini, OpenAI, OpenRouter (its own `native_finish_reason`) and vLLM (a string
  * `stop_reason` naming the matched stop sequence). The last user text picks the scenario.
  */
-const lastText = (json: any): string => {
-  const last = (json?.messages ?? json?.contents)?.at(-1);
-  if (typeof last?.content === 'string') return last.content;
-  const block = (last?.content ?? last?.parts ?? []).find((b: any) => typeof b.text === 'string');
-  return block?.text ?? '';
-};
-
 let up: FakeUpstream;
 let c: ChatGateway;
 
@@ -35,10 +34,7 @@ beforeAll(async () => {
   const anthropic = (req: any) => {
     const s = lastText(req.json);
     const stream = req.json.stream === true;
-    if (s === 'count')
-      return stream
-        ? { sse: sseSteps(fixture('anthropic/stop-sequence-stream.sse')) }
-        : { json: fixtureJson('anthropic/stop-sequence.json') };
+    if (s === 'count') return recordedAnswer('anthropic/stop-sequence', stream);
     if (s === 'window') {
       if (stream) {
         const sse = fixture('anthropic/chat-stream.sse').replace(
@@ -51,9 +47,7 @@ beforeAll(async () => {
         json: { ...fixtureJson('anthropic/chat.json'), stop_reason: 'model_context_window_exceeded' },
       };
     }
-    return stream
-      ? { sse: sseSteps(fixture('anthropic/chat-stream.sse')) }
-      : { json: fixtureJson('anthropic/chat.json') };
+    return recordedAnswer('anthropic/chat', stream);
   };
   const gemini = (stream: boolean) => (req: any) => {
     const finish = lastText(req.json) === 'long' ? 'MAX_TOKENS' : 'STOP';
@@ -80,29 +74,9 @@ beforeAll(async () => {
   });
   c = await startChatGateway({
     channels: [
-      {
-        name: 'claude',
-        kind: 'anthropic',
-        base_url: up.url,
-        keys: ['sk-ant'],
-        models: ['acme/claude'],
-        model_mapping: { 'acme/claude': 'claude-sonnet-4-5' },
-      },
-      {
-        name: 'google',
-        kind: 'gemini',
-        base_url: up.url,
-        keys: ['AIza'],
-        models: ['acme/gem'],
-        model_mapping: { 'acme/gem': 'gemini-2.5-flash' },
-      },
-      {
-        name: 'oa',
-        kind: 'openai-compatible',
-        base_url: `${up.url}/v1`,
-        keys: ['up-key'],
-        models: ['acme/gpt'],
-      },
+      anthropicChannel('claude', up, { 'acme/claude': 'claude-sonnet-4-5' }),
+      geminiChannel('google', up, { 'acme/gem': 'gemini-2.5-flash' }),
+      openaiChannel('oa', up, ['acme/gpt']),
     ],
     models: [model('acme/claude'), model('acme/gem'), model('acme/gpt')],
     gateway: { retry_base_ms: 1, first_byte_timeout_ms: 2000, max_attempts: 1 },
@@ -161,7 +135,7 @@ describe('/v1/chat/completions: native_finish_reason', () => {
     });
   });
 
-  const oa = () => new OpenAI({ baseURL: `${c.gw.url}/v1`, apiKey: c.key, maxRetries: 0 });
+  const oa = () => openaiClient(c);
   const or = () =>
     new OpenRouter({ apiKey: c.key, serverURL: `${c.gw.url}/api/v1`, retryConfig: { strategy: 'none' } });
 
@@ -190,7 +164,7 @@ describe('/v1/chat/completions: native_finish_reason', () => {
   );
 });
 
-const anthropic = () => new Anthropic({ baseURL: c.gw.url, apiKey: c.key, maxRetries: 0 });
+const anthropic = () => anthropicClient(c);
 
 /** The message_delta of a raw /v1/messages stream. */
 async function streamedStop(body: Record<string, unknown>): Promise<Record<string, unknown>> {

@@ -2,6 +2,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
 import { type ChatGateway, fixtureJson, model, oaCompletion, startChatGateway } from './chat-helpers.js';
+import { openaiClient } from './sdk-clients.js';
 
 /**
  * Request parameters as the official clients send them: what reaches an OpenAI-compatible
@@ -77,7 +78,7 @@ afterAll(async () => {
   await up?.close();
 });
 
-const client = () => new OpenAI({ baseURL: `${c.gw.url}/v1`, apiKey: c.key, maxRetries: 0 });
+const client = () => openaiClient(c);
 const messages = [{ role: 'user' as const, content: 'x' }];
 
 describe('end-user ids and cache options', () => {

@@ -2,7 +2,16 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
-import { type ChatGateway, fixture, model, sse, sseSteps, startChatGateway } from './chat-helpers.js';
+import {
+  type ChatGateway,
+  fixture,
+  lastText,
+  model,
+  sse,
+  sseSteps,
+  startChatGateway,
+} from './chat-helpers.js';
+import { anthropicClient, openaiClient } from './sdk-clients.js';
 
 /**
  * Streamed tool calls from OpenAI-compatible servers that do not number them as OpenAI does, through
@@ -182,12 +191,6 @@ const NO_ID_ANSWER = {
   usage: { prompt_tokens: 40, completion_tokens: 30, total_tokens: 70 },
 };
 
-const lastText = (json: any): string => {
-  const last = json?.messages?.at(-1);
-  if (typeof last?.content === 'string') return last.content;
-  return (last?.content ?? []).find((b: any) => b.type === 'text')?.text ?? '';
-};
-
 let up: FakeUpstream;
 let c: ChatGateway;
 
@@ -218,8 +221,8 @@ afterAll(async () => {
   await up?.close();
 });
 
-const openai = () => new OpenAI({ baseURL: `${c.gw.url}/v1`, apiKey: c.key, maxRetries: 0 });
-const anthropic = () => new Anthropic({ baseURL: c.gw.url, apiKey: c.key, maxRetries: 0 });
+const openai = () => openaiClient(c);
+const anthropic = () => anthropicClient(c);
 const object = { type: 'object' as const, properties: {} };
 const CHAT_TOOLS = ['get_weather', 'get_time'].map((name) => ({
   type: 'function' as const,

@@ -8,7 +8,9 @@ import {
 } from '../helpers/fake-upstream.js';
 import { text } from '../helpers/texts.js';
 import {
+  anthropicChannel,
   type ChatGateway,
+  geminiChannel,
   model,
   oaChunk,
   oaCompletion,
@@ -211,22 +213,8 @@ beforeAll(async () => {
   });
   c = await startChatGateway({
     channels: [
-      {
-        name: 'claude',
-        kind: 'anthropic',
-        base_url: an.url,
-        keys: ['sk-ant'],
-        models: ['anthropic/c', 'anthropic/cached'],
-        model_mapping: { 'anthropic/c': 'claude-x', 'anthropic/cached': 'claude-cached' },
-      },
-      {
-        name: 'google',
-        kind: 'gemini',
-        base_url: ge.url,
-        keys: ['AIza'],
-        models: ['google/g'],
-        model_mapping: { 'google/g': 'gemini-2.5-flash' },
-      },
+      anthropicChannel('claude', an, { 'anthropic/c': 'claude-x', 'anthropic/cached': 'claude-cached' }),
+      geminiChannel('google', ge, { 'google/g': 'gemini-2.5-flash' }),
       {
         name: 'oa',
         kind: 'openai-compatible',

@@ -197,3 +197,32 @@ export async function embedDirect(
     await up.close();
   }
 }
+
+/**
+ * A gateway in front of TEI-like fakes, one a channel named by its key, each the only server of its
+ * model and answering with its handler: `{ capped: [MODEL, cap32(vectors())] }`. Closing the
+ * gateway closes them.
+ */
+export async function startTeiGateway<K extends string>(
+  served: Record<K, readonly [model: string, answer: FakeHandler]>,
+): Promise<{ g: EmbeddingGateway; ups: Record<K, FakeUpstream> }> {
+  const names = Object.keys(served) as K[];
+  const ups = {} as Record<K, FakeUpstream>;
+  const closeUps = async () => {
+    for (const up of Object.values<FakeUpstream>(ups)) await up.close();
+  };
+  try {
+    for (const name of names) ups[name] = await startFakeUpstream({ [ROUTE]: served[name][1] });
+    const g = await startEmbeddingGateway(
+      {
+        channels: names.map((name) => teiChannel(name, ups[name], served[name][0])),
+        models: names.map((name) => embeddingModel(served[name][0])),
+      },
+      () => Object.values(ups),
+    );
+    return { g, ups };
+  } catch (err) {
+    await closeUps();
+    throw err;
+  }
+}

@@ -1,20 +1,12 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  type FakeAnswer,
-  type FakeUpstream,
-  type ReceivedRequest,
-  startFakeUpstream,
-} from '../helpers/fake-upstream.js';
+import type { FakeAnswer, FakeUpstream, ReceivedRequest } from '../helpers/fake-upstream.js';
 import {
   clearRequests,
   type EmbeddingGateway,
-  embeddingModel,
   firsts,
   limited,
-  ROUTE,
   sizes,
-  startEmbeddingGateway,
-  teiChannel,
+  startTeiGateway,
   texts,
   vectors,
 } from './embedding-gateway.js';
@@ -80,24 +72,15 @@ let g: EmbeddingGateway;
 const all = () => [once, capped, broken, racy];
 
 beforeAll(async () => {
-  once = await startFakeUpstream({ [ROUTE]: limited(35, failsOnce('t35', vectors())) });
-  capped = await startFakeUpstream({ [ROUTE]: cap32(failsOnce('t32', vectors())) });
-  broken = await startFakeUpstream({
-    [ROUTE]: limited(35, (r) => (r.json.input[0] === 't35' ? BACKEND_500 : vectors()(r))),
-  });
-  racy = await startFakeUpstream({ [ROUTE]: cap32(racing()) });
-  g = await startEmbeddingGateway(
-    {
-      channels: [
-        teiChannel('once', once, ONCE),
-        teiChannel('capped', capped, CAPPED),
-        teiChannel('broken', broken, BROKEN),
-        teiChannel('racy', racy, RACY),
-      ],
-      models: [ONCE, CAPPED, BROKEN, RACY].map(embeddingModel),
-    },
-    all,
-  );
+  ({
+    g,
+    ups: { once, capped, broken, racy },
+  } = await startTeiGateway({
+    once: [ONCE, limited(35, failsOnce('t35', vectors()))],
+    capped: [CAPPED, cap32(failsOnce('t32', vectors()))],
+    broken: [BROKEN, limited(35, (r) => (r.json.input[0] === 't35' ? BACKEND_500 : vectors()(r)))],
+    racy: [RACY, cap32(racing())],
+  }));
 });
 afterAll(() => g?.close());
 beforeEach(() => clearRequests(all()));

@@ -1,15 +1,12 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
+import type { FakeUpstream } from '../helpers/fake-upstream.js';
 import {
   bodyLimited,
-  teiChannel as channel,
   clearRequests,
   type EmbeddingGateway,
-  embeddingModel,
   firsts,
-  ROUTE,
   sizes,
-  startEmbeddingGateway,
+  startTeiGateway,
   texts,
 } from './embedding-gateway.js';
 
@@ -35,22 +32,15 @@ let g: EmbeddingGateway;
 const all = () => [aging, bytes, mixed, heavy];
 
 beforeAll(async () => {
-  aging = await startFakeUpstream({ [ROUTE]: bodyLimited(AGING_LIMIT) });
-  bytes = await startFakeUpstream({ [ROUTE]: bodyLimited(BODY_LIMIT) });
-  mixed = await startFakeUpstream({ [ROUTE]: bodyLimited(BODY_LIMIT) });
-  heavy = await startFakeUpstream({ [ROUTE]: bodyLimited(BODY_LIMIT) });
-  g = await startEmbeddingGateway(
-    {
-      channels: [
-        channel('aging', aging, AGING),
-        channel('bytes', bytes, BYTES),
-        channel('mixed', mixed, MIXED),
-        channel('heavy', heavy, HEAVY),
-      ],
-      models: [AGING, BYTES, MIXED, HEAVY].map(embeddingModel),
-    },
-    all,
-  );
+  ({
+    g,
+    ups: { aging, bytes, mixed, heavy },
+  } = await startTeiGateway({
+    aging: [AGING, bodyLimited(AGING_LIMIT)],
+    bytes: [BYTES, bodyLimited(BODY_LIMIT)],
+    mixed: [MIXED, bodyLimited(BODY_LIMIT)],
+    heavy: [HEAVY, bodyLimited(BODY_LIMIT)],
+  }));
 });
 afterAll(() => g?.close());
 beforeEach(() => clearRequests(all()));

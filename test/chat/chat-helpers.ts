@@ -46,6 +46,49 @@ export const model = (id: string, o: Record<string, unknown> = {}) => ({
   ...o,
 });
 
+/** One event of an Anthropic event stream. */
+export const anthropicEvent = (type: string, data: object) =>
+  `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+
+/**
+ * 100 input, 1000 read from the cache, 3000 written to it (1000 for five minutes, 2000 for an
+ * hour) and 50 output, as Anthropic reports them.
+ */
+export const ANTHROPIC_CACHED_USAGE = {
+  input_tokens: 100,
+  cache_creation_input_tokens: 3000,
+  cache_read_input_tokens: 1000,
+  cache_creation: { ephemeral_5m_input_tokens: 1000, ephemeral_1h_input_tokens: 2000 },
+  output_tokens: 50,
+  service_tier: 'standard',
+};
+
+/**
+ * Anthropic's answer "ok" from `model` with ANTHROPIC_CACHED_USAGE, in the message or streamed
+ * (the counts in message_start, the final output count in message_delta).
+ */
+export function anthropicCachedAnswer(model: string, id: string, stream: boolean): FakeAnswer {
+  const message = { id, type: 'message', role: 'assistant', model, stop_sequence: null };
+  const usage = ANTHROPIC_CACHED_USAGE;
+  if (!stream)
+    return { json: { ...message, content: [{ type: 'text', text: 'ok' }], stop_reason: 'end_turn', usage } };
+  return {
+    sse: [
+      anthropicEvent('message_start', {
+        message: { ...message, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } },
+      }),
+      anthropicEvent('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
+      anthropicEvent('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'ok' } }),
+      anthropicEvent('content_block_stop', { index: 0 }),
+      anthropicEvent('message_delta', {
+        delta: { stop_reason: 'end_turn', stop_sequence: null },
+        usage: { output_tokens: usage.output_tokens },
+      }),
+      anthropicEvent('message_stop', {}),
+    ],
+  };
+}
+
 /**
  * Channels to a fake upstream, each reached as its provider is (Anthropic and Gemini at the
  * server's root, OpenAI-compatible under /v1) with a key of its own; `more` adds to or overrides

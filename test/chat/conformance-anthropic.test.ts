@@ -2,6 +2,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
 import {
+  anthropicCachedAnswer,
   anthropicChannel,
   type ChatGateway,
   fixture,
@@ -25,56 +26,7 @@ import { anthropicClient } from './sdk-clients.js';
  * both ways). The last user text picks the upstream's scenario.
  */
 
-/**
- * 'cached-1h': 100 input, 1000 read from the cache, 3000 written to it (1000 for five minutes,
- * 2000 for an hour), 50 output, as Anthropic reports them: in the answer, or streamed (the counts
- * in message_start, the final output count in message_delta).
- */
-const CACHED_USAGE = {
-  input_tokens: 100,
-  cache_creation_input_tokens: 3000,
-  cache_read_input_tokens: 1000,
-  cache_creation: { ephemeral_5m_input_tokens: 1000, ephemeral_1h_input_tokens: 2000 },
-  output_tokens: 50,
-  service_tier: 'standard',
-};
-const anthropicEvent = (type: string, data: object) =>
-  `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
-function cachedAnswer(stream: boolean) {
-  const message = { id: 'msg_c', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5' };
-  if (!stream)
-    return {
-      json: {
-        ...message,
-        content: [{ type: 'text', text: 'ok' }],
-        stop_reason: 'end_turn',
-        stop_sequence: null,
-        usage: CACHED_USAGE,
-      },
-    };
-  return {
-    sse: [
-      anthropicEvent('message_start', {
-        message: {
-          ...message,
-          content: [],
-          stop_reason: null,
-          stop_sequence: null,
-          usage: { ...CACHED_USAGE, output_tokens: 1 },
-        },
-      }),
-      anthropicEvent('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
-      anthropicEvent('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'ok' } }),
-      anthropicEvent('content_block_stop', { index: 0 }),
-      anthropicEvent('message_delta', {
-        delta: { stop_reason: 'end_turn', stop_sequence: null },
-        usage: { output_tokens: 50 },
-      }),
-      anthropicEvent('message_stop', {}),
-    ],
-  };
-}
-
+/** 'cached-1h': ANTHROPIC_CACHED_USAGE, in the answer or streamed. */
 let up: FakeUpstream;
 let c: ChatGateway;
 
@@ -86,7 +38,7 @@ beforeAll(async () => {
     if (s.startsWith('reason')) return recordedAnswer('anthropic/reasoning', stream);
     if (s === 'overloaded') return { status: 529, json: fixtureJson('anthropic/error-529.json') };
     if (s === 'cut') return { sse: sseSteps(fixture('anthropic/error-after-200.sse')) };
-    if (s === 'cached-1h') return cachedAnswer(stream);
+    if (s === 'cached-1h') return anthropicCachedAnswer('claude-sonnet-4-5', 'msg_c', stream);
     return recordedAnswer('anthropic/chat', stream);
   };
   const openai = (req: any) => {

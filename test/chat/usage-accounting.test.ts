@@ -8,7 +8,9 @@ import {
 } from '../helpers/fake-upstream.js';
 import { text } from '../helpers/texts.js';
 import {
+  anthropicCachedAnswer,
   anthropicChannel,
+  anthropicEvent,
   type ChatGateway,
   geminiChannel,
   model,
@@ -103,55 +105,6 @@ function answerTo(word: string, stream: boolean): FakeAnswer {
 const STREAMED = 'Hello there, this much was streamed before the stream stopped.';
 const stop = (word: string): SseStep[] => [{ delayMs: 50 }, word.startsWith('leave') ? 'hang' : 'reset'];
 
-const anthropicEvent = (type: string, data: object) =>
-  `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
-/**
- * 'cached-1h': 100 input, 1000 read from the cache, 3000 written to it (1000 for five minutes,
- * 2000 for an hour) and 50 output, as Anthropic reports them, streamed (the counts in
- * message_start, the final output count in message_delta) or not.
- */
-const CACHED_USAGE = {
-  input_tokens: 100,
-  cache_creation_input_tokens: 3000,
-  cache_read_input_tokens: 1000,
-  cache_creation: { ephemeral_5m_input_tokens: 1000, ephemeral_1h_input_tokens: 2000 },
-  output_tokens: 50,
-  service_tier: 'standard',
-};
-function anthropicCachedAnswer(stream: boolean): FakeAnswer {
-  const message = {
-    id: 'msg_2',
-    type: 'message',
-    role: 'assistant',
-    model: 'claude-cached',
-    stop_sequence: null,
-  };
-  if (!stream)
-    return {
-      json: {
-        ...message,
-        content: [{ type: 'text', text: 'ok' }],
-        stop_reason: 'end_turn',
-        usage: CACHED_USAGE,
-      },
-    };
-  return {
-    sse: [
-      anthropicEvent('message_start', {
-        message: { ...message, content: [], stop_reason: null, usage: { ...CACHED_USAGE, output_tokens: 1 } },
-      }),
-      anthropicEvent('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
-      anthropicEvent('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'ok' } }),
-      anthropicEvent('content_block_stop', { index: 0 }),
-      anthropicEvent('message_delta', {
-        delta: { stop_reason: 'end_turn', stop_sequence: null },
-        usage: { output_tokens: 50 },
-      }),
-      anthropicEvent('message_stop', {}),
-    ],
-  };
-}
-
 /** Input 15 + 6 read from the cache: 21 prompt tokens, reported in message_start. */
 function anthropicAnswer(word: string): FakeAnswer {
   const usage = {
@@ -205,7 +158,7 @@ beforeAll(async () => {
   an = await startFakeUpstream({
     'POST /v1/messages': (req) =>
       lastText(req.json) === 'cached-1h'
-        ? anthropicCachedAnswer(req.json.stream === true)
+        ? anthropicCachedAnswer('claude-cached', 'msg_2', req.json.stream === true)
         : anthropicAnswer(lastText(req.json)),
   });
   ge = await startFakeUpstream({

@@ -1,4 +1,4 @@
-import type { Insertable, Selectable, Updateable } from 'kysely';
+import { type Insertable, type Selectable, sql, type Updateable } from 'kysely';
 import type { Database } from './database.js';
 import type { ChannelsTable } from './schema.js';
 
@@ -72,12 +72,20 @@ export class ChannelsRepo {
   /**
    * Deletes the channels the config file or environment declared (source `config` or `env`)
    * whose name is not in `declared`, in one statement: two instances doing it at once both
-   * succeed. Returns what was deleted.
+   * succeed. Their stored listings go in the same transaction, after them (as in delete()).
+   * Returns what was deleted.
    */
   deleteUndeclared(declared: string[]): Promise<Array<{ id: number; name: string }>> {
-    let q = this.d.db.deleteFrom('channels').where('source', 'in', DECLARED_SOURCES);
-    if (declared.length > 0) q = q.where('name', 'not in', declared);
-    return q.returning(['id', 'name']).execute();
+    return this.d.db.transaction().execute(async (trx) => {
+      let q = trx.deleteFrom('channels').where('source', 'in', DECLARED_SOURCES);
+      if (declared.length > 0) q = q.where('name', 'not in', declared);
+      const gone = await q.returning(['id', 'name']).execute();
+      if (gone.length > 0) {
+        const keys = gone.map((c) => `${DISCOVERED_PREFIX}${c.id}`);
+        await trx.deleteFrom('kv').where('key', 'in', keys).execute();
+      }
+      return gone;
+    });
   }
 
   /**
@@ -93,9 +101,17 @@ export class ChannelsRepo {
     return q.returning(['id', 'name']).execute();
   }
 
-  async delete(id: number): Promise<boolean> {
-    const r = await this.d.db.deleteFrom('channels').where('id', '=', id).executeTakeFirst();
-    return Number(r.numDeletedRows) > 0;
+  /**
+   * Deletes the channel and its stored listing in one transaction, the channel first: on
+   * PostgreSQL its row lock makes a listing write under way (setDiscovered) end first, so the
+   * listing's delete that follows sees what it wrote.
+   */
+  delete(id: number): Promise<boolean> {
+    return this.d.db.transaction().execute(async (trx) => {
+      const r = await trx.deleteFrom('channels').where('id', '=', id).executeTakeFirst();
+      await trx.deleteFrom('kv').where('key', '=', `${DISCOVERED_PREFIX}${id}`).execute();
+      return Number(r.numDeletedRows) > 0;
+    });
   }
 
   /**
@@ -179,12 +195,31 @@ export class ChannelsRepo {
     return Number(r.numUpdatedRows) > 0;
   }
 
-  async setDiscovered(channelId: number, json: string): Promise<void> {
-    await this.setKv(`${DISCOVERED_PREFIX}${channelId}`, json);
-  }
-
-  async deleteDiscovered(channelId: number): Promise<void> {
-    await this.d.db.deleteFrom('kv').where('key', '=', `${DISCOVERED_PREFIX}${channelId}`).execute();
+  /**
+   * Stores a channel's listing only while the channel exists, in one statement: false (nothing
+   * written) when it was deleted, so a listing that ends after a delete leaves no row behind.
+   * SQLite runs the statement alone. On PostgreSQL the check locks the channel's row (FOR SHARE):
+   * a delete not yet committed is waited for and then seen, and a delete coming after waits for
+   * this write and removes it (delete() removes the listing after the channel).
+   */
+  async setDiscovered(channelId: number, json: string): Promise<boolean> {
+    const key = `${DISCOVERED_PREFIX}${channelId}`;
+    let channel = this.d.db.selectFrom('channels').select('id').where('id', '=', channelId);
+    if (this.d.dialect === 'postgres') channel = channel.forShare();
+    const r = await this.d.db
+      .insertInto('kv')
+      .columns(['key', 'value'])
+      .expression(
+        this.d.db
+          .selectNoFrom([
+            sql<string>`cast(${key} as text)`.as('key'),
+            sql<string>`cast(${json} as text)`.as('value'),
+          ])
+          .where(({ exists }) => exists(channel)),
+      )
+      .onConflict((oc) => oc.column('key').doUpdateSet((eb) => ({ value: eb.ref('excluded.value') })))
+      .executeTakeFirst();
+    return Number(r.numInsertedOrUpdatedRows ?? 0) > 0;
   }
 
   private async setKv(key: string, value: string): Promise<void> {

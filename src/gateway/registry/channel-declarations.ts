@@ -75,8 +75,8 @@ async function removeUndeclared(
     }
     await repo.setDeclarationsOwned();
   }
+  // Their stored listings go with them (deleteUndeclared).
   for (const c of await repo.deleteUndeclared(names)) {
-    await repo.deleteDiscovered(c.id);
     log?.warn(
       { channel: c.name, id: c.id },
       `channel ${c.name} deleted: the config file or environment no longer declares it`,

@@ -69,6 +69,16 @@ export class StaleRevisionError extends GatewayError {
   }
 }
 
+/**
+ * The 404 of a listing whose channel was deleted before it could store what it found (nothing
+ * was stored): the admin's refresh answers it, a background listing ends with it unlogged.
+ */
+export class ChannelDeletedError extends GatewayError {
+  constructor(id: number) {
+    super(404, `channel ${id} was deleted while its models were listed`);
+  }
+}
+
 const now = () => Math.floor(Date.now() / 1000);
 
 /** Writes of one update before it gives up with a 409, each lost to another write of the row. */
@@ -150,8 +160,8 @@ export class ChannelService {
   }
 
   async delete(id: number): Promise<void> {
+    // Its stored listing goes with it, and a listing still under way will not store one.
     if (!(await this.state.repos.channels.delete(id))) throw notFound(`channel ${id} not found`);
-    await this.state.repos.channels.deleteDiscovered(id);
     await this.state.changed();
   }
 
@@ -189,7 +199,7 @@ export class ChannelService {
         `${channel.name} listed no models; kept the ${(JSON.parse(stored) as unknown[]).length} it listed before (refresh its models to clear them)`,
       );
     if (stored !== json) {
-      await this.state.repos.channels.setDiscovered(id, json);
+      if (!(await this.state.repos.channels.setDiscovered(id, json))) throw new ChannelDeletedError(id);
       await this.state.changed();
     } else await this.state.reload();
     return found.map((f) => f.name);
@@ -300,6 +310,8 @@ export class ChannelService {
   }
 
   private logDiscoveryFailure(c: Channel, err: unknown): void {
+    // A channel deleted meanwhile (here or on another instance) is not a discovery that failed.
+    if (err instanceof ChannelDeletedError) return;
     this.opts.log?.warn({ channel: c.name, reason: (err as Error).message }, 'model discovery failed');
   }
 

@@ -208,6 +208,43 @@ describe('loadConfig', () => {
     ).toHaveLength(1);
   });
 
+  it('refuses a model whose modalities are not known ones, naming the model and each bad value, as the admin API does', () => {
+    const f = yamlFile(
+      [
+        'models:',
+        '  - id: acme/fine',
+        '    input_modalities: [text, image]',
+        '    output_modalities: [embeddings]',
+        '  - id: acme/vision',
+        '    input_modalities: [text, picture, Image]',
+        '    output_modalities: [text, embedding]',
+        '  - id: acme/typo',
+        '    output_modalities: ["speach"]',
+      ].join('\n'),
+    );
+    let err: unknown;
+    try {
+      loadConfig({ MODELGATE_CONFIG: f });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    const input = 'use text, image, file, audio or video';
+    const output = 'use text, image, embeddings, audio, video, rerank, speech or transcription';
+    expect((err as ConfigError).problems).toEqual([
+      `models.1.input_modalities (model "acme/vision"): "picture" is not a known modality; ${input}`,
+      `models.1.input_modalities (model "acme/vision"): "Image" is not a known modality; ${input}`,
+      `models.1.output_modalities (model "acme/vision"): "embedding" is not a known modality; ${output}`,
+      `models.2.output_modalities (model "acme/typo"): "speach" is not a known modality; ${output}`,
+    ]);
+    // A list that is not of strings is reported once, by the schema.
+    expect(() => loadConfig({}, { models: [{ id: 'a/b', input_modalities: [{ text: true }] }] })).toThrow(
+      /^invalid configuration:\n {2}- models\.0\.input_modalities\.0: [^\n]*$/,
+    );
+    const good = loadConfig({}, { models: [{ id: 'a/b', output_modalities: ['rerank'] }] });
+    expect(good.models[0]!.output_modalities).toEqual(['rerank']);
+  });
+
   it("checks a channel's settings.pricing as model prices are checked, naming each bad field", () => {
     const f = yamlFile(
       [

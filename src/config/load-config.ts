@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Value } from 'typebox/value';
 import { parse as parseYaml } from 'yaml';
 import { validateChannel } from '../gateway/registry/channel.js';
+import { unknownModalities } from '../gateway/registry/modalities.js';
 import { checkPricingOverrides, priceBoundProblems } from '../gateway/registry/model-info.js';
 import { type ChannelDeclaration, type Config, ConfigSchema, SECRET_PATHS } from './schema.js';
 
@@ -101,8 +102,12 @@ export function loadConfig(env: Env = process.env, overrides: unknown = undefine
   }
   if (Array.isArray(withDefaults.channels))
     problems.push(...channelNameProblems(withDefaults.channels.slice(0, fileChannels), shortcuts));
-  for (const [i, m] of (Array.isArray(withDefaults.models) ? withDefaults.models : []).entries())
+  for (const [i, m] of (Array.isArray(withDefaults.models) ? withDefaults.models : []).entries()) {
     problems.push(...priceBoundProblems(m?.pricing ?? {}, `models.${i}.pricing`));
+    // As the admin API checks them (src/gateway/registry/modalities.ts), naming the model.
+    for (const bad of unknownModalities(m ?? {}))
+      problems.push(`models.${i}.${bad.field} (model ${JSON.stringify(m?.id)}): ${bad.message}`);
+  }
   for (const [i, c] of (Array.isArray(withDefaults.channels) ? withDefaults.channels : []).entries()) {
     const pricing = (c?.settings as Record<string, unknown> | undefined)?.pricing;
     if (pricing != null)

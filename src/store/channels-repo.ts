@@ -72,20 +72,12 @@ export class ChannelsRepo {
   /**
    * Deletes the channels the config file or environment declared (source `config` or `env`)
    * whose name is not in `declared`, in one statement: two instances doing it at once both
-   * succeed. Their stored listings go in the same transaction, after them (as in delete()).
-   * Returns what was deleted.
+   * succeed. Their stored listings go with them (see delete()). Returns what was deleted.
    */
   deleteUndeclared(declared: string[]): Promise<Array<{ id: number; name: string }>> {
-    return this.d.db.transaction().execute(async (trx) => {
-      let q = trx.deleteFrom('channels').where('source', 'in', DECLARED_SOURCES);
-      if (declared.length > 0) q = q.where('name', 'not in', declared);
-      const gone = await q.returning(['id', 'name']).execute();
-      if (gone.length > 0) {
-        const keys = gone.map((c) => `${DISCOVERED_PREFIX}${c.id}`);
-        await trx.deleteFrom('kv').where('key', 'in', keys).execute();
-      }
-      return gone;
-    });
+    let q = this.d.db.deleteFrom('channels').where('source', 'in', DECLARED_SOURCES);
+    if (declared.length > 0) q = q.where('name', 'not in', declared);
+    return q.returning(['id', 'name']).execute();
   }
 
   /**
@@ -102,16 +94,14 @@ export class ChannelsRepo {
   }
 
   /**
-   * Deletes the channel and its stored listing in one transaction, the channel first: on
-   * PostgreSQL its row lock makes a listing write under way (setDiscovered) end first, so the
-   * listing's delete that follows sees what it wrote.
+   * Deletes the channel; its stored listing goes in the same statement, by the database's own
+   * trigger (migration 0009), as with any delete of a channel row, so none is left behind by a
+   * failure midway. On PostgreSQL the delete's row lock orders it with a listing write under way
+   * (setDiscovered): the trigger's delete sees what that write stored.
    */
-  delete(id: number): Promise<boolean> {
-    return this.d.db.transaction().execute(async (trx) => {
-      const r = await trx.deleteFrom('channels').where('id', '=', id).executeTakeFirst();
-      await trx.deleteFrom('kv').where('key', '=', `${DISCOVERED_PREFIX}${id}`).execute();
-      return Number(r.numDeletedRows) > 0;
-    });
+  async delete(id: number): Promise<boolean> {
+    const r = await this.d.db.deleteFrom('channels').where('id', '=', id).executeTakeFirst();
+    return Number(r.numDeletedRows) > 0;
   }
 
   /**
@@ -200,7 +190,7 @@ export class ChannelsRepo {
    * written) when it was deleted, so a listing that ends after a delete leaves no row behind.
    * SQLite runs the statement alone. On PostgreSQL the check locks the channel's row (FOR SHARE):
    * a delete not yet committed is waited for and then seen, and a delete coming after waits for
-   * this write and removes it (delete() removes the listing after the channel).
+   * this write, and the delete's trigger then removes it (delete()).
    */
   async setDiscovered(channelId: number, json: string): Promise<boolean> {
     const key = `${DISCOVERED_PREFIX}${channelId}`;

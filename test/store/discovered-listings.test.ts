@@ -1,8 +1,9 @@
 /**
  * A channel's stored model listing (`kv` row `channel-models:<id>`) lives and dies with the
  * channel: a listing write for a channel that is gone writes nothing, a delete takes the listing
- * along, and migration 0009 removes the listings an earlier version left behind. SQLite here,
- * PostgreSQL under `npm run test:pg` (where a delete not yet committed is waited for).
+ * along (the database's trigger, migration 0009), and that migration removes the listings an
+ * earlier version left behind. SQLite here, PostgreSQL under `npm run test:pg` (where a delete
+ * not yet committed is waited for).
  */
 import { Migrator, sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -88,7 +89,6 @@ describe('ChannelsRepo listings', () => {
       });
       // PostgreSQL: the write waits for the delete's row lock (or, wrongly, did not wait at all).
       if (onPostgres) await waitingOnALock(d!, () => settled);
-      await trx.deleteFrom('kv').where('key', '=', `channel-models:${c.id}`).execute();
     });
     expect(await write).toBe(false);
     expect(await repo.discoveredFor(c.id)).toBeUndefined();
@@ -110,7 +110,7 @@ async function waitingOnALock(database: Database, settled: () => boolean): Promi
   }
 }
 
-describe('migration 0009-orphan-listings', () => {
+describe('migration 0009-channel-listings', () => {
   it('deletes the listings of channels that no longer exist, and keeps the others', async () => {
     t = await createTestDatabase();
     d = openDatabase(t.url);
@@ -137,8 +137,11 @@ describe('migration 0009-orphan-listings', () => {
       ])
       .execute();
 
-    expect(await migrateToLatest(d)).toContain('0009-orphan-listings');
+    expect(await migrateToLatest(d)).toContain('0009-channel-listings');
     expect([...(await repo.discovered()).keys()]).toEqual([live.id]);
     expect(await repo.version()).toBe('v1');
+    // From now on a channel's row takes its listing along however it is deleted, by hand too.
+    await sql`delete from channels where id = ${live.id}`.execute(d.db);
+    expect(await repo.discovered()).toEqual(new Map());
   });
 });

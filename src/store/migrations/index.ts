@@ -8,7 +8,7 @@ import { usernameCase } from './0005-username-case.js';
 import { emailCase } from './0006-email-case.js';
 import { keyAdminHold } from './0007-key-admin-hold.js';
 import { searchFold } from './0008-search-fold.js';
-import { orphanListings } from './0009-orphan-listings.js';
+import { channelListings } from './0009-channel-listings.js';
 
 /**
  * Numbered migrations, applied in order and never edited once released: add a new file
@@ -24,6 +24,6 @@ export function migrationsFor(dialect: Dialect): Record<string, Migration> {
     '0006-email-case': emailCase(),
     '0007-key-admin-hold': keyAdminHold(),
     '0008-search-fold': searchFold(dialect),
-    '0009-orphan-listings': orphanListings(),
+    '0009-channel-listings': channelListings(dialect),
   };
 }

@@ -2,7 +2,6 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { classifyByStatus } from '../../src/gateway/embeddings/classify-upstream-error.js';
 import { type EmbeddingSend, embedWithAdapter } from '../../src/gateway/embeddings/embed-with-adapter.js';
 import { adapterRejection, type EmbeddingTarget } from '../../src/gateway/embeddings/embedding-adapter.js';
-import type { ResolvedEmbeddingRequest } from '../../src/gateway/embeddings/embedding-request.js';
 import { finalizeEmbeddingUsage } from '../../src/gateway/embeddings/embedding-usage.js';
 import { UpstreamError } from '../../src/gateway/errors.js';
 import { inspectImage } from '../../src/gateway/images/image-data.js';
@@ -18,6 +17,7 @@ import {
   voyageMultimodalAdapter,
   voyageTextAdapter,
 } from '../../src/providers/voyage/voyage-embedding-adapter.js';
+import { resolvedRequest } from '../helpers/embedding-requests.js';
 import { startFakeUpstream as startScriptedUpstream } from '../helpers/fake-upstream.js';
 import { type FakeUpstream, fixture, startFakeUpstream } from './fake-embedding-upstream.js';
 import { makeJpeg, makePng } from './test-images.js';
@@ -34,21 +34,7 @@ afterAll(() => client.close());
 const png = inspectImage(makePng(100, 50)); // 5000 px
 const jpeg = inspectImage(makeJpeg(20, 30));
 
-function request(inputs: ResolvedEmbeddingRequest['inputs'], extra: Partial<ResolvedEmbeddingRequest> = {}) {
-  return {
-    inputs,
-    model: null,
-    inputType: null,
-    truncation: true,
-    encoding: 'float',
-    dimensions: null,
-    dtype: null,
-    user: null,
-    ...extra,
-  } satisfies ResolvedEmbeddingRequest;
-}
-
-const mixed = request(
+const mixed = resolvedRequest(
   [
     [
       { type: 'text', text: 'a red bicycle' },
@@ -58,7 +44,7 @@ const mixed = request(
   ],
   { inputType: 'query' },
 );
-const texts = request([[{ type: 'text', text: 'hello' }], [{ type: 'text', text: 'world' }]], {
+const texts = resolvedRequest([[{ type: 'text', text: 'hello' }], [{ type: 'text', text: 'world' }]], {
   inputType: 'document',
 });
 
@@ -168,7 +154,7 @@ describe('voyage', () => {
 describe('jina', () => {
   it('sends images as raw base64 items with the retrieval task', async () => {
     fake = await startFakeUpstream(() => ({ body: fixture('jina', 'embeddings-response.json') }));
-    const req = request([[{ type: 'text', text: 'a cat' }], [{ type: 'image', image: png }]], {
+    const req = resolvedRequest([[{ type: 'text', text: 'a cat' }], [{ type: 'image', image: png }]], {
       inputType: 'query',
       dimensions: 512,
     });
@@ -325,7 +311,7 @@ describe('cohere usage', () => {
 });
 
 describe('vectors that are not vectors', () => {
-  const one = request([[{ type: 'text', text: 'hello' }]]);
+  const one = resolvedRequest([[{ type: 'text', text: 'hello' }]]);
   const NAN_AND_ONE = Buffer.from(new Float32Array([Number.NaN, 1]).buffer).toString('base64');
   it.each([
     ['an overflowing number', '[1e999]'],
@@ -421,7 +407,7 @@ describe('openai-compatible', () => {
     expect(
       (await failure(embedWithAdapter(openaiEmbeddingAdapter, texts, target(fake.baseUrl, 'x'), send))).kind,
     ).toBe('context_length');
-    const one = request([[{ type: 'tokens', tokens: [1, 2] }]]);
+    const one = resolvedRequest([[{ type: 'tokens', tokens: [1, 2] }]]);
     expect(
       (await failure(embedWithAdapter(openaiEmbeddingAdapter, one, target(fake.baseUrl, 'x'), send))).kind,
     ).toBe('bad_response');
@@ -442,7 +428,7 @@ describe('batching', () => {
     const inputs = Array.from({ length: 200 }, (_, i) => [{ type: 'text' as const, text: `t${i}` }]);
     const out = await embedWithAdapter(
       cohereEmbeddingAdapter,
-      request(inputs),
+      resolvedRequest(inputs),
       target(fake.baseUrl, 'embed-v4.0'),
       send,
     );
@@ -477,7 +463,7 @@ describe('batching', () => {
         { type: 'text' as const, text: i === 0 ? 'FAIL' : `t${i}` },
       ]);
       const err = await failure(
-        embedWithAdapter(cohereEmbeddingAdapter, request(inputs), target(up.url, 'embed-v4.0'), send),
+        embedWithAdapter(cohereEmbeddingAdapter, resolvedRequest(inputs), target(up.url, 'embed-v4.0'), send),
       );
       expect(err.kind).toBe('rate_limited');
       await new Promise((resolve) => setTimeout(resolve, 400)); // the in-flight batches have answered
@@ -489,7 +475,7 @@ describe('batching', () => {
 
   it('rejects an answer with the wrong number of vectors', async () => {
     fake = await startFakeUpstream(() => ({ body: fixture('voyage', 'text-response.json') }));
-    const three = request([
+    const three = resolvedRequest([
       [{ type: 'text', text: 'a' }],
       [{ type: 'text', text: 'b' }],
       [{ type: 'text', text: 'c' }],

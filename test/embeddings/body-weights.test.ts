@@ -10,7 +10,7 @@ import {
   voyageMultimodalAdapter,
   voyageTextAdapter,
 } from '../../src/providers/voyage/voyage-embedding-adapter.js';
-import { textRequest } from './embedding-gateway.js';
+import { resolvedRequest, textRequest } from '../helpers/embedding-requests.js';
 import { makePng } from './test-images.js';
 
 /**
@@ -21,13 +21,12 @@ const target = { baseUrl: 'http://tei:8080', upstreamModel: 'bge-m3' };
 const bytesOf = (adapter: EmbeddingAdapter, req: ResolvedEmbeddingRequest, inputs: number[]) =>
   Buffer.byteLength(adapter.buildRequest({ ...req, inputs: inputs.map((i) => req.inputs[i]!) }, target).body);
 
-const withImages: ResolvedEmbeddingRequest = {
-  ...textRequest([]),
-  inputs: [10, 20, 30, 40].map((w, i) => [
-    { type: 'text' as const, text: `caption "${i}" ü` },
-    { type: 'image' as const, image: inspectImage(makePng(w, 12)) },
+const withImages = resolvedRequest(
+  [10, 20, 30, 40].map((w, i) => [
+    { type: 'text', text: `caption "${i}" ü` },
+    { type: 'image', image: inspectImage(makePng(w, 12)) },
   ]),
-};
+);
 
 describe('bodyLimit', () => {
   it.each([

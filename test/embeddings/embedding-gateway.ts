@@ -1,7 +1,7 @@
 import { type EmbedOptions, embedWithAdapter } from '../../src/gateway/embeddings/embed-with-adapter.js';
-import type { ResolvedEmbeddingRequest } from '../../src/gateway/embeddings/embedding-request.js';
 import { UpstreamClient } from '../../src/gateway/upstream/upstream-client.js';
 import { openaiEmbeddingAdapter } from '../../src/providers/openai-embeddings/openai-embedding-adapter.js';
+import { textRequest } from '../helpers/embedding-requests.js';
 import {
   type FakeAnswer,
   type FakeHandler,
@@ -150,20 +150,6 @@ export async function startEmbeddingGateway(
 /** Forgets what each upstream received, for the next test. */
 export function clearRequests(upstreams: (FakeUpstream | undefined)[]): void {
   for (const up of upstreams) if (up) up.requests.length = 0;
-}
-
-/** A resolved request of text inputs with every option unset. */
-export function textRequest(input: string[]): ResolvedEmbeddingRequest {
-  return {
-    inputs: input.map((text) => [{ type: 'text' as const, text }]),
-    model: null,
-    inputType: null,
-    truncation: true,
-    encoding: 'float',
-    dimensions: null,
-    dtype: null,
-    user: null,
-  };
 }
 
 /**

@@ -1,24 +1,14 @@
 import { describe, expect, it } from 'vitest';
+import { resolvedRequest } from '../../../test/helpers/embedding-requests.js';
 import { inputTokenWeights, TOKEN_HEADROOM } from './batch-tokens.js';
-import type { ResolvedEmbeddingRequest, ResolvedPart } from './embedding-request.js';
+import type { ResolvedPart } from './embedding-request.js';
 import { estimateEmbeddingUsage } from './embedding-usage.js';
 
 const image = (width: number, height: number): ResolvedPart =>
   ({ type: 'image', image: { width, height, pixels: width * height } }) as unknown as ResolvedPart;
 
-const request = (inputs: ResolvedPart[][]): ResolvedEmbeddingRequest => ({
-  inputs,
-  model: null,
-  inputType: null,
-  truncation: true,
-  encoding: 'float',
-  dimensions: null,
-  dtype: null,
-  user: null,
-});
-
 describe('inputTokenWeights', () => {
-  const req = request([
+  const req = resolvedRequest([
     [{ type: 'text', text: 'hello world' }, image(56, 10)],
     [{ type: 'tokens', tokens: [1, 2, 3, 4] }],
     [image(1000, 1000)],
@@ -47,7 +37,7 @@ describe('inputTokenWeights', () => {
   });
 
   it('counts an image over the upstream maximum as the maximum (Voyage downsamples it)', () => {
-    const photos = request([[image(4000, 3000)], [image(4000, 3000)], [image(500, 500)]]);
+    const photos = resolvedRequest([[image(4000, 3000)], [image(4000, 3000)], [image(500, 500)]]);
     const voyage = { minImagePixels: 50_000, maxImagePixels: 2_000_000 };
     const w = inputTokenWeights(photos, { cap: 10, ...voyage })!;
     // 2,000,000 pixels (3,572 tokens) each, not 12,000,000 (21,429).

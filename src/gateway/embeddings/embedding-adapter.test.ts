@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { resolvedRequest } from '../../../test/helpers/embedding-requests.js';
 import { UpstreamError } from '../errors.js';
 import type { ImageData } from '../images/image-data.js';
 import {
@@ -7,7 +8,6 @@ import {
   type EmbeddingAdapter,
   upstreamUrl,
 } from './embedding-adapter.js';
-import type { ResolvedEmbeddingRequest } from './embedding-request.js';
 
 const img: ImageData = {
   format: 'gif',
@@ -17,15 +17,6 @@ const img: ImageData = {
   pixels: 1,
   bytes: Buffer.alloc(0),
 };
-const base = {
-  model: null,
-  inputType: null,
-  truncation: true,
-  encoding: 'float',
-  dimensions: null,
-  dtype: null,
-  user: null,
-} as const;
 const adapter = (accepts: ('text' | 'image')[], fusesParts: boolean): EmbeddingAdapter => ({
   kind: 'fake',
   accepts: new Set(accepts),
@@ -37,25 +28,19 @@ const adapter = (accepts: ('text' | 'image')[], fusesParts: boolean): EmbeddingA
 });
 
 describe('adapterRejection', () => {
-  const textOnly: ResolvedEmbeddingRequest = {
-    ...base,
-    inputs: [
-      [
-        { type: 'text', text: 'a' },
-        { type: 'text', text: 'b' },
-      ],
+  const textOnly = resolvedRequest([
+    [
+      { type: 'text', text: 'a' },
+      { type: 'text', text: 'b' },
     ],
-  };
-  const withImage: ResolvedEmbeddingRequest = {
-    ...base,
-    inputs: [
-      [{ type: 'text', text: 'a' }],
-      [
-        { type: 'text', text: 'caption' },
-        { type: 'image', image: img },
-      ],
+  ]);
+  const withImage = resolvedRequest([
+    [{ type: 'text', text: 'a' }],
+    [
+      { type: 'text', text: 'caption' },
+      { type: 'image', image: img },
     ],
-  };
+  ]);
 
   it('never lets images reach a text-only adapter', () => {
     expect(adapterCanServe(adapter(['text'], true), textOnly)).toBe(true);
@@ -67,10 +52,7 @@ describe('adapterRejection', () => {
     expect(adapterRejection(adapter(['text', 'image'], false), withImage)).toMatch(/^inputs\[1\]/);
     expect(adapterCanServe(adapter(['text', 'image'], false), textOnly)).toBe(true);
     expect(
-      adapterCanServe(adapter(['text', 'image'], false), {
-        ...base,
-        inputs: [[{ type: 'image', image: img }]],
-      }),
+      adapterCanServe(adapter(['text', 'image'], false), resolvedRequest([[{ type: 'image', image: img }]])),
     ).toBe(true);
   });
 });

@@ -1,7 +1,7 @@
 import { encode } from 'gpt-tokenizer';
 import { describe, expect, it } from 'vitest';
+import { resolvedRequest } from '../../../test/helpers/embedding-requests.js';
 import type { ImageData } from '../images/image-data.js';
-import type { ResolvedEmbeddingRequest } from './embedding-request.js';
 import {
   billedAs,
   billedPixels,
@@ -19,21 +19,10 @@ const image = (width: number, height: number): ImageData => ({
   bytes: Buffer.alloc(0),
 });
 
-const req = (inputs: ResolvedEmbeddingRequest['inputs']): ResolvedEmbeddingRequest => ({
-  inputs,
-  model: null,
-  inputType: null,
-  truncation: true,
-  encoding: 'float',
-  dimensions: null,
-  dtype: null,
-  user: null,
-});
-
 describe('estimateEmbeddingUsage', () => {
   it('sums pixels and rounds image tokens up per image', () => {
     const text = 'A photo of a cat sitting on a <|endoftext|> windowsill.';
-    const r = req([
+    const r = resolvedRequest([
       [
         { type: 'text', text },
         { type: 'image', image: image(10, 57) },
@@ -64,7 +53,7 @@ describe('images as the upstream bills them', () => {
   });
 
   it('estimates pixels and tokens per image from the clamped figure, the text once', () => {
-    const r = req([
+    const r = resolvedRequest([
       [
         { type: 'text', text: 'a photo' },
         { type: 'image', image: image(4000, 3000) },
@@ -85,7 +74,7 @@ describe('images as the upstream bills them', () => {
 });
 
 describe('finalizeEmbeddingUsage', () => {
-  const r = req([
+  const r = resolvedRequest([
     [
       { type: 'text', text: 'hello world' },
       { type: 'image', image: image(100, 100) },

@@ -5,6 +5,8 @@ import type { EmbeddingAdapter } from '../../src/gateway/embeddings/embedding-ad
 import type { ResolvedEmbeddingRequest } from '../../src/gateway/embeddings/embedding-request.js';
 import { UpstreamLimitMemory } from '../../src/gateway/embeddings/upstream-limit-memory.js';
 import { inspectImage } from '../../src/gateway/images/image-data.js';
+import { cohereEmbeddingAdapter } from '../../src/providers/cohere/cohere-embedding-adapter.js';
+import { jinaEmbeddingAdapter } from '../../src/providers/jina/jina-embedding-adapter.js';
 import { openaiEmbeddingAdapter } from '../../src/providers/openai-embeddings/openai-embedding-adapter.js';
 import {
   voyageMultimodalAdapter,
@@ -47,6 +49,54 @@ describe('bodyLimit', () => {
       expect(empty - 1 + sum).toBe(bytesOf(adapter, req, batch));
     }
   });
+
+  // Jina and Cohere send a batch with an image otherwise than one without: Jina wraps each text
+  // in {"text": ...}, Cohere moves every input from `texts` to `inputs[].content[]`. So a text
+  // input weighs more in a batch with an image than alone. The estimate is never under the body,
+  // and exact for every batch with an image.
+  const texts = [
+    'plain',
+    'quote " backslash \\ newline \n tab \t',
+    'control \u0001\u001f del \u007f',
+    'ü€ 日本語 😀 \u2028\u2029',
+    'lone surrogate \ud800 and \udfff',
+  ];
+  const mixedBatch = resolvedRequest(
+    [
+      ...texts.map((text) => [{ type: 'text' as const, text }]),
+      [{ type: 'image', image: inspectImage(makePng(9, 7)) }],
+      [
+        { type: 'text', text: 'caption "é" \\' },
+        { type: 'image', image: inspectImage(makePng(5, 3)) },
+      ],
+      [
+        { type: 'text', text: 'two' },
+        { type: 'text', text: 'parts ✓' },
+      ],
+    ],
+    { inputType: 'query', dimensions: 256 },
+  );
+  it.each([
+    ['jina', jinaEmbeddingAdapter],
+    ['cohere', cohereEmbeddingAdapter],
+  ])(
+    '%s: the estimate of every batch of a mixed request is at least its body, and exact with an image',
+    (_, adapter) => {
+      const all = mixedBatch.inputs.map((_, i) => i);
+      const { weights, max } = bodyLimit(adapter, mixedBatch, target, all, 100_000);
+      const base = 100_000 - max; // empty - 1
+      const hasImage = (i: number) => mixedBatch.inputs[i]!.some((p) => p.type === 'image');
+      // Every non-empty subset of the inputs, in order (the batches are consecutive slices of
+      // what is still to send, which may be any subset).
+      for (let mask = 1; mask < 1 << all.length; mask++) {
+        const batch = all.filter((i) => mask & (1 << i));
+        const estimate = base + batch.reduce((s, i) => s + weights[i]!, 0);
+        const body = bytesOf(adapter, mixedBatch, batch);
+        if (batch.some(hasImage)) expect(estimate, `batch ${batch}`).toBe(body);
+        else expect(estimate, `batch ${batch}`).toBeGreaterThanOrEqual(body);
+      }
+    },
+  );
 
   it('splits a request so each call stays within the body size, on the inputs still to send', () => {
     const req = textRequest(Array.from({ length: 30 }, (_, i) => `input ${i} ${'x'.repeat(i * 3)}`));

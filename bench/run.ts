@@ -135,11 +135,21 @@ const fig = (
   ...Object.fromEntries(Object.entries(extra).map(([k, v]) => [k, typeof v === 'number' ? round(v) : v])),
 });
 const round = (n: number, d = 3) => Math.round(n * 10 ** d) / 10 ** d;
-/** The gateway's `modelgate_quota_lease_waits_total` (NaN when /metrics does not have it). */
-async function leaseWaits(base: string): Promise<number> {
-  const res = await fetch(`${base}/metrics`);
-  const m = /^modelgate_quota_lease_waits_total (\S+)$/m.exec(await res.text());
-  return m ? Number(m[1]) : Number.NaN;
+/**
+ * From the gateway's /metrics: `modelgate_quota_lease_waits_total`, and prom-client's count and
+ * seconds of major (mark-compact) GCs (NaN for what it does not have).
+ */
+async function gatewayCounters(base: string): Promise<{ waits: number; majors: number; majorS: number }> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  const read = (re: RegExp) => {
+    const m = re.exec(text);
+    return m ? Number(m[1]) : Number.NaN;
+  };
+  return {
+    waits: read(/^modelgate_quota_lease_waits_total (\S+)$/m),
+    majors: read(/^nodejs_gc_duration_seconds_count\{kind="major"\} (\S+)$/m),
+    majorS: read(/^nodejs_gc_duration_seconds_sum\{kind="major"\} (\S+)$/m),
+  };
 }
 
 function targets(s: Stack): { upstream: Target; baseline: Target; gateway: Target } {
@@ -248,11 +258,11 @@ async function runScenarios(o: Options, pg: boolean): Promise<Record<string, unk
       const fresh = process.env.BENCH_FRESH_GENERATOR === '1';
       const gen = fresh ? undefined : PacedGenerator.open();
       let pacedRequests = 0;
-      let waits0 = 0;
+      let counters0 = { waits: 0, majors: 0, majorS: 0 };
       try {
         if (gen) await gen.interleaved(order, o.rate, 1, Math.max(1, Math.round(o.pacedWarmup)));
         else for (const target of order) await paced(target, o.rate, o.pacedWarmup);
-        waits0 = await leaseWaits(stack.gateway.url);
+        counters0 = await gatewayCounters(stack.gateway.url);
         for (let i = 0; i < o.rounds; i++) {
           const c0 = [cpuSeconds(t.baseline.pid!), cpuSeconds(t.gateway.pid!)] as const;
           const s0 = [coreTimes(PROXY_CPUS), coreTimes(LOAD_CPUS)];
@@ -273,8 +283,15 @@ async function runScenarios(o: Options, pg: boolean): Promise<Record<string, unk
       }
       // Requests that waited for a quota lease from the database (session 30: on PostgreSQL,
       // a few after every request-log write, each the length of a commit).
-      const waitsPer1k =
-        (((await leaseWaits(stack.gateway.url)) - waits0) * 1000) / Math.max(1, pacedRequests);
+      const counters1 = await gatewayCounters(stack.gateway.url);
+      const per1k = (k: 'waits' | 'majors' | 'majorS') =>
+        ((counters1[k] - counters0[k]) * 1000) / Math.max(1, pacedRequests);
+      const waitsPer1k = per1k('waits');
+      // Major GCs stop the process for tens of milliseconds with the gateway's heap: a change
+      // that makes per-request objects outlive the young generation shows here first (session
+      // 47: a WeakMap entry per request took the paced p99 from 2.6 to 50 ms).
+      const majorsPer10k = per1k('majors') * 10;
+      const majorMsPer10k = per1k('majorS') * 10 * 1000;
       const med = (k: 'up' | 'b' | 'g', q: 'p50' | 'p99') => median(rounds.map((r) => r[k][q]));
       const each = (k: 'up' | 'b' | 'g', q: 'p50' | 'p99') => rounds.map((r) => round(r[k][q], 2)).join(',');
       const up = { p50: med('up', 'p50'), p99: med('up', 'p99') };
@@ -304,6 +321,8 @@ async function runScenarios(o: Options, pg: boolean): Promise<Record<string, unk
           .map((r) => [r.up, r.b, r.g].map((x) => round(x.burstPct ?? 0, 1)).join('/'))
           .join(','),
         quota_lease_waits_per_1k_gateway: round(waitsPer1k, 3),
+        major_gcs_per_10k_gateway: round(majorsPer10k, 2),
+        major_gc_ms_per_10k_gateway: round(majorMsPer10k, 1),
         rounds_steal_pct_proxy_load: steal.join(','),
       });
       figures.paced_cpu_ms_per_req = fig('ms', median(pacedCpu.b), median(pacedCpu.g), {
@@ -311,7 +330,7 @@ async function runScenarios(o: Options, pg: boolean): Promise<Record<string, unk
         rounds_gateway: pacedCpu.g.map((x) => round(x, 3)).join(','),
       });
       log(
-        `paced @${o.rate}/s (median of ${o.rounds} rounds) p50 ${up.p50.toFixed(2)}/${b.p50.toFixed(2)}/${g.p50.toFixed(2)} p99 ${up.p99.toFixed(2)}/${b.p99.toFixed(2)}/${g.p99.toFixed(2)} ms; p99 rounds ${each('up', 'p99')} / ${each('b', 'p99')} / ${each('g', 'p99')}; gateway quota lease waits ${round(waitsPer1k, 2)} per 1,000 requests; steal % (proxies' core/generator's) ${steal.join(',')}`,
+        `paced @${o.rate}/s (median of ${o.rounds} rounds) p50 ${up.p50.toFixed(2)}/${b.p50.toFixed(2)}/${g.p50.toFixed(2)} p99 ${up.p99.toFixed(2)}/${b.p99.toFixed(2)}/${g.p99.toFixed(2)} ms; p99 rounds ${each('up', 'p99')} / ${each('b', 'p99')} / ${each('g', 'p99')}; gateway quota lease waits ${round(waitsPer1k, 2)} per 1,000 requests, major GCs ${round(majorsPer10k, 2)} (${round(majorMsPer10k, 1)} ms) per 10,000; steal % (proxies' core/generator's) ${steal.join(',')}`,
       );
       checkErrors(
         rounds.flatMap((r) => [r.up, r.b, r.g]),

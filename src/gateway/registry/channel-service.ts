@@ -79,6 +79,16 @@ export class ChannelDeletedError extends GatewayError {
   }
 }
 
+/**
+ * The 404 of a channel that is not stored (never was, or deleted): a round of discovery, which
+ * works from the channels it loaded before, meets it for a channel deleted since and skips it.
+ */
+class ChannelNotFoundError extends GatewayError {
+  constructor(id: number) {
+    super(404, `channel ${id} not found`);
+  }
+}
+
 const now = () => Math.floor(Date.now() / 1000);
 
 /** Writes of one update before it gives up with a 409, each lost to another write of the row. */
@@ -310,14 +320,18 @@ export class ChannelService {
   }
 
   private logDiscoveryFailure(c: Channel, err: unknown): void {
-    // A channel deleted meanwhile (here or on another instance) is not a discovery that failed.
-    if (err instanceof ChannelDeletedError) return;
+    // A channel deleted meanwhile (here or on another instance), before its lookup or before its
+    // listing was stored, is not a discovery that failed.
+    if (err instanceof ChannelDeletedError || err instanceof ChannelNotFoundError) {
+      this.opts.log?.debug({ channel: c.name }, 'model discovery skipped a deleted channel');
+      return;
+    }
     this.opts.log?.warn({ channel: c.name, reason: (err as Error).message }, 'model discovery failed');
   }
 
   private async stored(id: number): Promise<Channel> {
     const row = await this.state.repos.channels.byId(id);
-    if (!row) throw notFound(`channel ${id} not found`);
+    if (!row) throw new ChannelNotFoundError(id);
     return parseChannelRow(row);
   }
 }

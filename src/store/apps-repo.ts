@@ -8,6 +8,7 @@ import {
   type Updateable,
 } from 'kysely';
 import type { Database } from './database.js';
+import { writeInOneTransaction } from './one-transaction.js';
 import type { AppsTable } from './schema.js';
 import { SEARCH_COLUMNS, searchColumnsOf } from './search-fold.js';
 
@@ -189,15 +190,20 @@ export class AppsRepo {
     if (rows.length > 0) await this.d.db.insertInto('apps').values(rows.map(withSearch)).execute();
   }
 
-  /** Many rows in one transaction, in chunks that stay under both databases' parameter limits. */
+  /**
+   * Many rows in one transaction, in chunks that stay under both databases' parameter limits; on
+   * SQLite run synchronously, so it holds no write lock across an await (one-transaction.ts).
+   */
   async insertMany(rows: Insertable<AppsTable>[], chunk = 500): Promise<void> {
-    await this.d.db.transaction().execute(async (trx) => {
-      for (let i = 0; i < rows.length; i += chunk)
-        await trx
+    const inserts: CompiledQuery[] = [];
+    for (let i = 0; i < rows.length; i += chunk)
+      inserts.push(
+        this.d.db
           .insertInto('apps')
           .values(rows.slice(i, i + chunk).map(withSearch))
-          .execute();
-    });
+          .compile(),
+      );
+    await writeInOneTransaction(this.d, inserts);
   }
 
   async update(id: number, patch: Updateable<AppsTable>): Promise<AppRow | undefined> {

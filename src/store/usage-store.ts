@@ -9,6 +9,7 @@ import { clampInt, MAX_EXACT } from './column-bounds.js';
 import type { Database } from './database.js';
 import { isDatabaseUnavailable } from './db-errors.js';
 import type { NewRequestLogRow } from './logs-repo.js';
+import { sqliteIdle } from './one-transaction.js';
 import {
   findHolds,
   giveBack,
@@ -203,7 +204,7 @@ class SqliteUsageStore implements UsageStore {
   }
 
   async reserve(keyId: number | null, userId: number, micros: number): Promise<SpendScope | null> {
-    await this.idle();
+    await sqliteIdle(this.conn);
     try {
       this.reserveTx(keyId, userId, micros);
       return null;
@@ -214,16 +215,12 @@ class SqliteUsageStore implements UsageStore {
   }
 
   async write(rows: readonly NewRequestLogRow[], spend?: SpendDeltas): Promise<void> {
-    await this.idle();
+    await sqliteIdle(this.conn);
     this.writeTx(rows, spend);
   }
 
   pending(): boolean {
     return false;
-  }
-
-  private async idle(): Promise<void> {
-    while (this.conn.inTransaction) await new Promise((r) => setImmediate(r));
   }
 }
 

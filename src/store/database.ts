@@ -2,10 +2,11 @@ import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import type PG from 'pg';
 import type { DB } from './schema.js';
 import { startCheckpointer } from './sqlite-checkpointer.js';
+import { GatewaySqliteDialect, SQLITE_BUSY_TIMEOUT_MS } from './sqlite-dialect.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -142,7 +143,7 @@ export function openDatabase(url: string, opts: DatabaseOptions = {}): Database 
   // WAL lets readers proceed during writes; busy_timeout makes a second process wait for the
   // write lock instead of failing with "database is locked".
   conn.pragma('journal_mode = WAL');
-  conn.pragma('busy_timeout = 10000');
+  conn.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
   conn.pragma('synchronous = NORMAL');
   conn.pragma('foreign_keys = ON');
   conn.pragma(`cache_size = ${-(opts.sqliteCacheMb ?? DEFAULT_SQLITE_CACHE_MB) * 1024}`);
@@ -151,7 +152,7 @@ export function openDatabase(url: string, opts: DatabaseOptions = {}): Database 
   conn.function('lower', { deterministic: true }, (s: unknown) =>
     typeof s === 'string' ? s.toLowerCase() : s,
   );
-  const db = new Kysely<DB>({ dialect: new TransactionalDdlSqlite({ database: withStatementCache(conn) }) });
+  const db = new Kysely<DB>({ dialect: new GatewaySqliteDialect(withStatementCache(conn)) });
   const base = wrap(db, 'sqlite');
   if (file === ':memory:') return { ...base, sqlite: conn };
   const checkpointer = startCheckpointer(conn, file);
@@ -163,20 +164,6 @@ export function openDatabase(url: string, opts: DatabaseOptions = {}): Database 
       await base.close();
     },
   };
-}
-
-/**
- * SQLite's DDL is transactional, but Kysely's SQLite adapter says it is not, so its migrator ran
- * each statement on its own: a start killed during a migration (the first start's tables, 0002's
- * search index) left tables with no `mg_migrations` row, and every later start failed on
- * "already exists". Saying so runs the pending migrations and their rows in one transaction.
- */
-class TransactionalDdlSqlite extends SqliteDialect {
-  override createAdapter() {
-    const adapter = super.createAdapter();
-    Object.defineProperty(adapter, 'supportsTransactionalDdl', { get: () => true });
-    return adapter;
-  }
 }
 
 function wrap(db: Kysely<DB>, dialect: Dialect): Database {

@@ -6,9 +6,9 @@ import { migrationsFor } from './migrations/index.js';
  * Applies pending migrations, all in one transaction with their `mg_migrations` rows (both
  * databases: DDL is transactional on each; on SQLite the dialect says so, database.ts), so a
  * start killed midway leaves the database as it was. On PostgreSQL Kysely's lock serializes
- * concurrent starts. SQLite has no such lock across processes: two instances starting on one
- * fresh file can both see a migration as pending, and the loser fails (busy, or "already
- * exists"); retrying after the winner committed finds nothing left to do.
+ * concurrent starts; on SQLite the migrator's transaction begins IMMEDIATE and waits for another
+ * instance's to commit (sqlite-dialect.ts), then finds nothing left to do. The retry remains for
+ * what still fails that way on SQLite (a wait past the busy timeout).
  */
 export async function migrateToLatest(database: Database, attempts = 5): Promise<string[]> {
   // PostgreSQL: not under the pool's statement timeout (database.statement_timeout_ms). A migration

@@ -22,6 +22,28 @@ describe('migrations', () => {
     }
   });
 
+  it('two instances migrating one fresh database at once both succeed on their first attempt', async () => {
+    // On SQLite the second migrator's transaction waits for the first's to commit, then finds
+    // nothing pending. Before, it began deferred, read, and failed at once with "database is
+    // locked" when it tried to write (SQLite does not wait to upgrade such a read), and only the
+    // retry in migrateToLatest saved the start.
+    const t = await createTestDatabase();
+    const a = openDatabase(t.url);
+    const b = openDatabase(t.url);
+    try {
+      const [ranA, ranB] = await Promise.all([migrateToLatest(a, 1), migrateToLatest(b, 1)]);
+      expect([ranA.length + ranB.length, Math.min(ranA.length, ranB.length)]).toEqual([
+        Math.max(ranA.length, ranB.length),
+        0,
+      ]);
+      expect(await migrateToLatest(a, 1)).toEqual([]);
+    } finally {
+      await a.close();
+      await b.close();
+      await t.drop();
+    }
+  });
+
   it('a migration that fails midway leaves nothing behind: its tables and its row go together', async () => {
     const t = await createTestDatabase();
     const d = openDatabase(t.url);

@@ -5,30 +5,11 @@ import { AppsRepo } from '../../src/store/apps-repo.js';
 import { openDatabase } from '../../src/store/database.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { foldSearchText } from '../../src/store/search-fold.js';
+import { appRow } from '../helpers/app-row.js';
 import { createTestDatabase } from '../helpers/databases.js';
 import { migrateBefore } from '../helpers/migrations.js';
 
-const app = (name: string, more: Record<string, string> = {}) => ({
-  name,
-  short_description: '',
-  description: '',
-  category: 'general',
-  version: '',
-  author: '',
-  author_url: '',
-  thumbnail_url: '',
-  download_url: '',
-  source_url: '',
-  documentation_url: '',
-  tags: '',
-  status: 1,
-  featured: 0,
-  created_time: 1,
-  updated_time: 1,
-  created_by: 0,
-  updated_by: 0,
-  ...more,
-});
+const app = appRow;
 
 const names = async (repo: AppsRepo, keyword: string) =>
   (await repo.search(parseKeyword(keyword), { status: 1 }, 0, 20)).rows.map((r) => r.name);

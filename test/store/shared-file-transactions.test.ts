@@ -8,12 +8,11 @@
  * instance's transaction is open and has written (checked between microtasks, nothing timed).
  * SQLite here, PostgreSQL under `npm run test:pg`.
  */
-import type { Insertable } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppsRepo } from '../../src/store/apps-repo.js';
 import { type Database, openDatabase } from '../../src/store/database.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
-import type { AppsTable } from '../../src/store/schema.js';
+import { appRow } from '../helpers/app-row.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
 
 let t: TestDatabase;
@@ -32,26 +31,7 @@ afterAll(async () => {
   await t?.drop();
 });
 
-const app = (name: string): Insertable<AppsTable> => ({
-  name,
-  short_description: 'short',
-  description: 'long',
-  category: 'tools',
-  version: '1.0',
-  author: 'someone',
-  author_url: '',
-  thumbnail_url: '',
-  download_url: 'https://example.com/dl',
-  source_url: '',
-  documentation_url: '',
-  tags: 'x',
-  status: 1,
-  featured: 0,
-  created_time: 1,
-  updated_time: 1,
-  created_by: 0,
-  updated_by: 0,
-});
+const app = (name: string) => appRow(name, { download_url: 'https://example.com/dl', version: '1.0' });
 
 describe('a multi-row insert on one instance and writes on another, on one database', () => {
   it('neither fails with "database is locked" and no row is lost', async () => {

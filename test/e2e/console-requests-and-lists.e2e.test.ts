@@ -9,8 +9,9 @@ import { launchBrowser, screenshot } from './browser.js';
 import { type E2EGateway, startGatewayForE2E } from './gateway.js';
 
 /**
- * What the console asks the server and says while it waits: one app-list request from Home to
- * the list (in a development build too, where React runs every effect twice), the Models count
+ * What the console asks the server and says while it waits: one session read on load, one
+ * app-list request from Home to the list and one read of an app opened by its edit link (in a
+ * development build too, where React runs every effect twice), the Models count
  * while a search loads, and what the model and key forms send for a cleared list and a `*`
  * inside an allow-list entry.
  */
@@ -20,6 +21,8 @@ let browser: Browser;
 let ctx: BrowserContext;
 let page: Page;
 let cookie = '';
+/** The id of the 'Request Counter' app, for its edit link. */
+let counterId = 0;
 const pageErrors: string[] = [];
 const realOnly = it.skipIf(process.env.E2E_GATEWAY === 'stub');
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
@@ -67,13 +70,15 @@ beforeAll(async () => {
   });
   expect(login.status).toBe(200);
   cookie = (login.headers.get('set-cookie') ?? '').split(';')[0]!;
-  for (const name of ['Request Counter', 'Second Sample'])
-    await adminApi('POST', '/app', {
+  for (const name of ['Request Counter', 'Second Sample']) {
+    const app = await adminApi<{ id: number }>('POST', '/app', {
       name,
       short_description: `${name}, for the request counts.`,
       category: 'tools',
       download_url: 'https://downloads.example.com/sample.zip',
     });
+    if (name === 'Request Counter') counterId = app.id;
+  }
   browser = await launchBrowser();
   ctx = await signedInContext();
   page = await ctx.newPage();
@@ -110,7 +115,7 @@ async function serveDevBuild(c: BrowserContext): Promise<void> {
 }
 
 describe('console requests and lists', () => {
-  it('asks for the app list once when Home links to it, in a development build as in the built one', async () => {
+  it('asks for the session, the app list and an app to edit once, in a development build as in the built one', async () => {
     for (const build of ['built', 'development'] as const) {
       const c = await signedInContext();
       try {
@@ -123,6 +128,11 @@ describe('console requests and lists', () => {
         await p.goto(gw.url);
         const newest = p.locator('section', { has: p.getByRole('heading', { name: 'Newest', exact: true }) });
         await newest.getByRole('link', { name: 'Request Counter' }).waitFor();
+        const atLoad = await p.evaluate<string[]>('window.__calls');
+        expect(
+          atLoad.filter((path) => path === '/api/user/session'),
+          build,
+        ).toHaveLength(1);
         await p.evaluate('window.__calls = []');
         await newest.getByRole('link', { name: 'See all →' }).click();
         await p.getByRole('heading', { name: 'All apps' }).waitFor();
@@ -133,6 +143,15 @@ describe('console requests and lists', () => {
         const calls = await p.evaluate<string[]>('window.__calls');
         expect(
           calls.filter((path) => path === '/api/app'),
+          build,
+        ).toHaveLength(1);
+
+        // An edit link opens its form with one read of the app.
+        await p.goto(`${gw.url}/admin/apps?edit=${counterId}`);
+        await p.getByRole('dialog', { name: 'Edit Request Counter' }).waitFor();
+        const edit = await p.evaluate<string[]>('window.__calls');
+        expect(
+          edit.filter((path) => path === `/api/app/${counterId}`),
           build,
         ).toHaveLength(1);
         expect(errors, build).toEqual([]);

@@ -51,7 +51,13 @@ export function AuthProvider({ children }: { children: ReactNode }) {
     }
   }, []);
 
+  // Once per provider: React's development check (StrictMode mounts, unmounts and mounts every
+  // effect once more) ran this twice, so a development build asked for the session twice on
+  // every load where a production build asks once. The read already started answers both.
+  const read = useRef(false);
   useEffect(() => {
+    if (read.current) return;
+    read.current = true;
     void refresh();
   }, [refresh]);
 

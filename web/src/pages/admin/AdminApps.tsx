@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { api, errorText } from '../../api';
 import { AppForm } from '../../components/AppForm';
 import { Confirm, Empty, ErrorBox, Modal, Notice, Pager, Spinner } from '../../components/ui';
@@ -25,7 +25,13 @@ export function AdminApps() {
   const [error, setError] = useState<string | null>(null);
   const [notice, setNotice] = useState('');
 
+  // One read per `?edit=` id shown: React's development check runs the effect twice on mount,
+  // and the read already started answers the second run (a new id, or the same one after the
+  // form closed, is read again).
+  const asked = useRef<string | null>(null);
   useEffect(() => {
+    if (editId === asked.current) return;
+    asked.current = editId;
     if (!editId) return;
     api.get<App>(`/app/${editId}`).then(setEditing, (e) => setError(errorText(e)));
   }, [editId]);

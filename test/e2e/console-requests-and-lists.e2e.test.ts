@@ -12,7 +12,8 @@ import { type E2EGateway, startGatewayForE2E } from './gateway.js';
  * What the console asks the server and says while it waits: one session read on load, one
  * app-list request from Home to the list and one read of an app opened by its edit link (in a
  * development build too, where React runs every effect twice), the Models count
- * while a search loads, and what the model and key forms send for a cleared list and a `*`
+ * while a search loads, and what the model and key forms send for a cleared list (and a
+ * modality list stored empty before the API refused one) and a `*`
  * inside an allow-list entry.
  */
 
@@ -235,6 +236,55 @@ describe('console requests and lists', () => {
       expect(after.input_modalities).toEqual(builtIn.input_modalities);
       expect(after.supported_parameters).toEqual(builtIn.supported_parameters);
     } finally {
+      await adminApi('DELETE', `/model/${id}`);
+    }
+  });
+
+  realOnly('saves a modality list stored empty by an older console as the default', async () => {
+    const id = 'openai/gpt-4o-mini';
+    const builtIn = await adminApi('GET', `/model/${id}`);
+    // An admin entry for the row to be found by, and for the test to remove.
+    await adminApi('PUT', '/model', { id, name: 'E2E stored empty' });
+    // An entry written before the API refused [] (no write can store one now): the list says so.
+    const storedEmpty = async (route: Route) => {
+      if (route.request().method() !== 'GET') return route.fallback();
+      const res = await route.fetch();
+      const body = (await res.json()) as { data: { id: string; input_modalities: string[] | null }[] };
+      for (const m of body.data) if (m.id === id) m.input_modalities = [];
+      await route.fulfill({ response: res, json: body });
+    };
+    const isList = (u: URL) => u.pathname === '/api/model';
+    await page.route(isList, storedEmpty);
+    try {
+      await page.goto(`${gw.url}/admin/models`);
+      await page.getByLabel('Find', { exact: true }).fill('gpt-4o-mini');
+      await page.getByRole('button', { name: 'Find', exact: true }).click();
+      const row = page.getByRole('row', { name: /E2E stored empty/ });
+      await row.getByRole('cell', { name: 'none → text', exact: true }).waitFor();
+      await row.getByRole('button', { name: 'Edit E2E stored empty', exact: true }).click();
+      const dialog = page.getByRole('dialog');
+      const input = dialog.getByLabel('Input modalities');
+      expect(await input.inputValue()).toBe('');
+      expect(
+        await dialog
+          .getByText(/Stored as an empty list .* Saving with this field empty takes the default back/)
+          .count(),
+      ).toBe(1);
+      const sent = page.waitForRequest(
+        (r) => r.method() === 'PUT' && new URL(r.url()).pathname === '/api/model',
+      );
+      const reloaded = page.waitForResponse(
+        (r) => r.request().method() === 'GET' && isList(new URL(r.url())),
+      );
+      await dialog.getByRole('button', { name: 'Save changes' }).click();
+      expect((await sent).postDataJSON()).toEqual({ id, input_modalities: null });
+      await page.getByText(`Saved model ${id}.`).waitFor();
+      // The list asked again after the save has its answer before the route goes.
+      await reloaded;
+      const after = await adminApi('GET', `/model/${id}`);
+      expect(after.input_modalities).toEqual(builtIn.input_modalities);
+    } finally {
+      await page.unroute(isList, storedEmpty);
       await adminApi('DELETE', `/model/${id}`);
     }
   });

@@ -25,6 +25,8 @@ async function knownModel(id: string): Promise<ModelEntry | null> {
 
 /** An edited model with something below the admin's changes: Delete takes it back to that. */
 const resettable = (m: ModelEntry) => !!m.overridden && !!m.base_source;
+/** A model's modalities for its row; a list stored empty (before the API refused it) is "none", as the API lists it. */
+const modalities = (list: string[] | null) => (list ? list.join('+') || 'none' : 'text');
 
 export function Models() {
   useDocumentTitle('Models');
@@ -186,8 +188,7 @@ export function Models() {
                   <td>{perMillion(m.pricing?.prompt)}</td>
                   <td>{perMillion(m.pricing?.completion)}</td>
                   <td>
-                    {(m.input_modalities ?? []).join('+') || 'text'} →{' '}
-                    {(m.output_modalities ?? []).join('+') || 'text'}
+                    {modalities(m.input_modalities)} → {modalities(m.output_modalities)}
                   </td>
                   <td className="actions">
                     <button
@@ -245,7 +246,7 @@ export function Models() {
         {editing !== null && (
           <SpecForm
             key={current?.id ?? 'new'}
-            fields={fields(!current)}
+            fields={fields(!current, current)}
             initial={{ ...toValues(current), ...carried }}
             submitLabel={current ? 'Save changes' : 'Create model'}
             onSubmit={save}

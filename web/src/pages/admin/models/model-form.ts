@@ -8,7 +8,17 @@ const PRICES = ['prompt', 'completion', 'request', 'image', 'input_cache_read', 
 const CACHE_PRICES = ['pricing_input_cache_read', 'pricing_input_cache_write'];
 const LISTS = ['input_modalities', 'output_modalities', 'supported_parameters'] as const;
 
-export function fields(creating: boolean): FieldSpec[] {
+/**
+ * A modality list stored empty, as the console's cleared field was before it sent null: the API
+ * refuses `[]` now, but an entry written before keeps it and the model is listed with none. The
+ * form shows it as the empty field it is and saves it as null (the default), saying so under it:
+ * before, the field looked cleared already and clearing it sent nothing.
+ */
+function storedEmpty(m: ModelEntry | undefined, k: string): boolean {
+  return (k === 'input_modalities' || k === 'output_modalities') && m?.[k]?.length === 0;
+}
+
+export function fields(creating: boolean, m?: ModelEntry): FieldSpec[] {
   const list: FieldSpec[] = [
     { name: 'name', label: 'Display name', required: true },
     {
@@ -79,7 +89,9 @@ export function fields(creating: boolean): FieldSpec[] {
   else
     for (const f of list)
       if (f.name.endsWith('_modalities'))
-        f.hint = `${f.hint} Empty: the default (the config file or built-in list, else text).`;
+        f.hint = storedEmpty(m, f.name)
+          ? `${f.hint} Stored as an empty list (an older console's cleared field), so no modality filter finds this model. Saving with this field empty takes the default back (the config file or built-in list, else text).`
+          : `${f.hint} Empty: the default (the config file or built-in list, else text).`;
   return list;
 }
 
@@ -148,9 +160,10 @@ export function editBody(v: FormValues, m: ModelEntry): Record<string, unknown> 
   if (Object.keys(pricing).length) body.pricing = pricing;
   // A cleared list is null as well: sent as [], it pinned an empty list over the built-in one
   // (no modalities at all, or no parameter list).
+  // A modality list stored empty goes as null when the field is left empty (storedEmpty).
   for (const k of LISTS) {
     const list = splitList(str(v[k]));
-    if (changed(k)) body[k] = list.length ? list : null;
+    if (changed(k) || (storedEmpty(m, k) && !list.length)) body[k] = list.length ? list : null;
   }
   return body;
 }

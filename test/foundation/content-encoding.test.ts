@@ -95,3 +95,43 @@ describe('Content-Encoding of request bodies', () => {
     expect(((await a.json()) as any).success).toBe(false);
   });
 });
+
+describe('Content-Encoding: the edges a move of the decoding must keep', () => {
+  it('x-gzip is gzip, and an empty text/plain body sent gzip is no body', async () => {
+    expect((await post('/v1/chat/completions', gzipSync(CHAT), 'x-gzip')).status).toBe(200);
+    const r = await fetch(`${c.gw.url}/api/user/logout`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain', 'content-encoding': 'gzip' },
+      body: new Uint8Array(gzipSync(Buffer.alloc(0))),
+    });
+    expect(r.status).toBe(200);
+    const t = await fetch(`${c.gw.url}/api/user/logout`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain', 'content-encoding': 'gzip' },
+      body: new Uint8Array(gzipSync(Buffer.from('{"a":1}'))),
+    });
+    expect(t.status).toBe(415);
+  });
+
+  it('the decoded body may be exactly the limit; one byte more is a 413', async () => {
+    const sized = (n: number) => {
+      const head = JSON.stringify({ username: 'root', password: '' });
+      return Buffer.from(head.replace('""', `"${'x'.repeat(n - head.length)}"`));
+    };
+    const at = await post('/api/user/login', gzipSync(sized(64 * 1024)), 'gzip', false);
+    expect(at.status).not.toBe(413);
+    const over = await post('/api/user/login', gzipSync(sized(64 * 1024 + 1)), 'gzip', false);
+    expect(over.status).toBe(413);
+  });
+
+  it('a JSON body keeps Fastify prototype-poisoning protection, sent plain or encoded', async () => {
+    const poisoned = Buffer.from('{"username":"root","password":"x","__proto__":{"admin":true}}');
+    for (const [body, enc] of [
+      [poisoned, 'identity'],
+      [gzipSync(poisoned), 'gzip'],
+    ] as const) {
+      const r = await post('/api/user/login', body, enc, false);
+      expect(r.status).toBe(400);
+    }
+  });
+});

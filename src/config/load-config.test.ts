@@ -11,6 +11,17 @@ function yamlFile(text: string): string {
   return f;
 }
 
+/** The problems loadConfig lists for these settings ([] when it loads them); any other error is thrown. */
+function problemsOf(env: Record<string, string | undefined>, overrides?: unknown): string[] {
+  try {
+    loadConfig(env, overrides);
+    return [];
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    return err.problems;
+  }
+}
+
 describe('loadConfig', () => {
   it('has working defaults with an empty environment', () => {
     const c = loadConfig({});
@@ -91,17 +102,11 @@ describe('loadConfig', () => {
         '  - { name: Local, kind: openai-compatible }',
       ].join('\n'),
     );
-    try {
-      loadConfig({ MODELGATE_CONFIG: f });
-      expect.unreachable();
-    } catch (err) {
-      expect(err).toBeInstanceOf(ConfigError);
-      // Names compare as stored: trimmed, case-sensitive ("Local" is another channel).
-      expect((err as ConfigError).problems).toEqual([
-        'channels.3.name: "local" is already used by channels.0',
-        'channels.4.name: "remote" is already used by channels.2',
-      ]);
-    }
+    // Names compare as stored: trimmed, case-sensitive ("Local" is another channel).
+    expect(problemsOf({ MODELGATE_CONFIG: f })).toEqual([
+      'channels.3.name: "local" is already used by channels.0',
+      'channels.4.name: "remote" is already used by channels.2',
+    ]);
   });
 
   it('refuses a config channel that takes the name of an environment shortcut', () => {
@@ -109,15 +114,9 @@ describe('loadConfig', () => {
       { name: 'mine', kind: 'openai-compatible' },
       { name: 'env-openai', kind: 'openai-compatible', base_url: 'http://127.0.0.1:9/v1' },
     ];
-    try {
-      loadConfig({ OPENAI_API_KEY: 'sk-a', ANTHROPIC_API_KEY: 'sk-b' }, { channels });
-      expect.unreachable();
-    } catch (err) {
-      expect(err).toBeInstanceOf(ConfigError);
-      expect((err as ConfigError).problems).toEqual([
-        'channels.1.name: "env-openai" is already used by the upstream that OPENAI_API_KEY declares',
-      ]);
-    }
+    expect(problemsOf({ OPENAI_API_KEY: 'sk-a', ANTHROPIC_API_KEY: 'sk-b' }, { channels })).toEqual([
+      'channels.1.name: "env-openai" is already used by the upstream that OPENAI_API_KEY declares',
+    ]);
     // Without the variable, the file's entry is the only one of that name.
     expect(loadConfig({}, { channels }).channels.map((c) => c.name)).toEqual(['mine', 'env-openai']);
   });
@@ -132,13 +131,7 @@ describe('loadConfig', () => {
       { name: 'slow', kind: 'openai-compatible', base_url: 'http://127.0.0.1:9/v1', settings: { rpm: 0 } },
     ];
     const env = { OPENAI_API_KEY: 'sk-a', OPENAI_BASE_URL: 'ftp://127.0.0.1/v1' };
-    let problems: string[] = [];
-    try {
-      loadConfig(env, { channels });
-    } catch (err) {
-      problems = (err as ConfigError).problems;
-    }
-    expect(problems).toEqual([
+    expect(problemsOf(env, { channels })).toEqual([
       'channels.1.settings.rpm: must be an integer >= 1',
       'upstream env-openai (environment): base_url: must be an absolute http(s) URL',
     ]);
@@ -149,13 +142,7 @@ describe('loadConfig', () => {
       { name: 'local\nvllm', kind: 'openai-compatible', base_url: 'http://127.0.0.1:9/v1' },
       { name: 'a\u001Bb', kind: 'openai-compatible', base_url: 'http://127.0.0.1:9/v1' },
     ];
-    let problems: string[] = [];
-    try {
-      loadConfig({}, { channels });
-    } catch (err) {
-      problems = (err as ConfigError).problems;
-    }
-    expect(problems).toEqual([
+    expect(problemsOf({}, { channels })).toEqual([
       'channels.0.name: must not contain control characters or line breaks (found U+000A)',
       'channels.1.name: must not contain control characters or line breaks (found U+001B)',
     ]);
@@ -222,16 +209,9 @@ describe('loadConfig', () => {
         '    output_modalities: ["speach"]',
       ].join('\n'),
     );
-    let err: unknown;
-    try {
-      loadConfig({ MODELGATE_CONFIG: f });
-    } catch (e) {
-      err = e;
-    }
-    expect(err).toBeInstanceOf(ConfigError);
     const input = 'use text, image, file, audio or video';
     const output = 'use text, image, embeddings, audio, video, rerank, speech or transcription';
-    expect((err as ConfigError).problems).toEqual([
+    expect(problemsOf({ MODELGATE_CONFIG: f })).toEqual([
       `models.1.input_modalities (model "acme/vision"): "picture" is not a known modality; ${input}`,
       `models.1.input_modalities (model "acme/vision"): "Image" is not a known modality; ${input}`,
       `models.1.output_modalities (model "acme/vision"): "embedding" is not a known modality; ${output}`,
@@ -243,6 +223,29 @@ describe('loadConfig', () => {
     );
     const good = loadConfig({}, { models: [{ id: 'a/b', output_modalities: ['rerank'] }] });
     expect(good.models[0]!.output_modalities).toEqual(['rerank']);
+  });
+
+  it('refuses a model with an empty modality list, as the admin API answers [] with a 400 (docs/models.md)', () => {
+    const f = yamlFile(
+      [
+        'models:',
+        '  - id: acme/none-in',
+        '    input_modalities: []',
+        '  - id: acme/none-out',
+        '    input_modalities: [text]',
+        '    output_modalities: []',
+      ].join('\n'),
+    );
+    expect(problemsOf({ MODELGATE_CONFIG: f })).toEqual([
+      'models.0.input_modalities (model "acme/none-in"): must name at least one modality (text, image, file, audio or video); null takes the default back',
+      'models.1.output_modalities (model "acme/none-out"): must name at least one modality (text, image, embeddings, audio, video, rerank, speech or transcription); null takes the default back',
+    ]);
+    // The start stops: loadConfig throws the whole list in its message.
+    expect(() => loadConfig({ MODELGATE_CONFIG: f })).toThrow(
+      /models\.0\.input_modalities \(model "acme\/none-in"\): must name at least one modality/,
+    );
+    // Left out, the list is the lower layers' (text in and out): that loads.
+    expect(loadConfig({}, { models: [{ id: 'acme/unset' }] }).models).toHaveLength(1);
   });
 
   it("checks a channel's settings.pricing as model prices are checked, naming each bad field", () => {
@@ -266,14 +269,7 @@ describe('loadConfig', () => {
         '    settings: { pricing: [1] }',
       ].join('\n'),
     );
-    let err: unknown;
-    try {
-      loadConfig({ MODELGATE_CONFIG: f });
-    } catch (e) {
-      err = e;
-    }
-    expect(err).toBeInstanceOf(ConfigError);
-    expect((err as ConfigError).problems).toEqual([
+    expect(problemsOf({ MODELGATE_CONFIG: f })).toEqual([
       'channels.1.settings.pricing["acme/m"].prompt: must be a non-negative number or numeric string',
       'channels.1.settings.pricing["acme/m"].completion: must be a number from 0 to 9007199254 (USD per unit)',
       'channels.1.settings.pricing["acme/m"].request: must be a non-negative number or numeric string',
@@ -298,26 +294,18 @@ describe('loadConfig', () => {
   });
 
   it('refuses numbers that are not written as numbers instead of truncating or guessing them', () => {
-    const problems = (env: Record<string, string>, overrides?: unknown) => {
-      try {
-        loadConfig(env, overrides);
-        return [];
-      } catch (err) {
-        return (err as ConfigError).problems;
-      }
-    };
-    expect(problems({ MODELGATE_PORT: '3000.9' })).toEqual(['server.port: must be an integer']);
-    expect(problems({ MODELGATE_GATEWAY_MAX_ATTEMPTS: 'true' })).toEqual([
+    expect(problemsOf({ MODELGATE_PORT: '3000.9' })).toEqual(['server.port: must be an integer']);
+    expect(problemsOf({ MODELGATE_GATEWAY_MAX_ATTEMPTS: 'true' })).toEqual([
       'gateway.max_attempts: must be an integer',
     ]);
-    expect(problems({ MODELGATE_SERVER_SHUTDOWN_GRACE_MS: '0x10' })).toEqual([
+    expect(problemsOf({ MODELGATE_SERVER_SHUTDOWN_GRACE_MS: '0x10' })).toEqual([
       'server.shutdown_grace_ms: must be an integer',
     ]);
-    expect(problems({ MODELGATE_GATEWAY_CLIENT_STALL_MS: ' ' })).toEqual([
+    expect(problemsOf({ MODELGATE_GATEWAY_CLIENT_STALL_MS: ' ' })).toEqual([
       'gateway.client_stall_ms: must be an integer',
     ]);
-    expect(problems({}, { server: { port: 3000.5 } })).toEqual(['server.port: must be an integer']);
-    expect(problems({}, { channels: [{ name: 'a', kind: 'openai-compatible', weight: 1.5 }] })).toEqual([
+    expect(problemsOf({}, { server: { port: 3000.5 } })).toEqual(['server.port: must be an integer']);
+    expect(problemsOf({}, { channels: [{ name: 'a', kind: 'openai-compatible', weight: 1.5 }] })).toEqual([
       'channels.0.weight: must be an integer',
     ]);
     // Numbers written as numbers still read, with spaces around and a sign.

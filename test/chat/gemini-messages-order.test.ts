@@ -1,7 +1,9 @@
-import Anthropic from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
-import { type ChatGateway, fixtureJson, model, startChatGateway } from './chat-helpers.js';
+import { type ChatGateway, fixtureJson, geminiChannel, startChatGateway } from './chat-helpers.js';
+import { reasoningModel, WEATHER_TOOL as WEATHER } from './reasoning-fixtures.js';
+import { anthropicClient } from './sdk-clients.js';
 
 /**
  * A Gemini answer through the Anthropic Messages ingress (/v1/messages), not streamed: Gemini
@@ -41,12 +43,6 @@ const INTERLEAVED = {
   responseId: 'Rq3aaNbwLvzPz7IP6rKX0Qs',
 };
 
-const WEATHER: Anthropic.Tool = {
-  name: 'get_weather',
-  description: 'Weather of a city',
-  input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
-};
-
 let up: FakeUpstream;
 let c: ChatGateway;
 
@@ -58,17 +54,8 @@ beforeAll(async () => {
         : { json: fixtureJson('gemini/reasoning.json') },
   });
   c = await startChatGateway({
-    channels: [
-      {
-        name: 'ge',
-        kind: 'gemini',
-        base_url: up.url,
-        keys: ['AIza'],
-        models: ['acme/gem'],
-        model_mapping: { 'acme/gem': 'gemini-2.5-flash' },
-      },
-    ],
-    models: [model('acme/gem', { supported_parameters: ['tools', 'reasoning', 'max_tokens'] })],
+    channels: [geminiChannel('ge', up, { 'acme/gem': 'gemini-2.5-flash' })],
+    models: [reasoningModel('acme/gem')],
   });
 });
 afterAll(async () => {
@@ -76,7 +63,7 @@ afterAll(async () => {
   await up?.close();
 });
 
-const client = () => new Anthropic({ apiKey: c.key, baseURL: c.gw.url, maxRetries: 0 });
+const client = () => anthropicClient(c);
 const ask = (content: string) =>
   client().messages.create({
     model: 'acme/gem',

@@ -1,7 +1,14 @@
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
-import { type ChatGateway, model, startChatGateway } from './chat-helpers.js';
+import { type ChatGateway, geminiChannel, startChatGateway } from './chat-helpers.js';
+import {
+  GEMINI_FORMAT as FORMAT,
+  reasoningModel,
+  SIG_LONDON as SIG_CALL,
+  SIG_TEXT,
+} from './reasoning-fixtures.js';
+import { openaiClient } from './sdk-clients.js';
 
 /**
  * The native Gemini adapter's `reasoning_details` through /v1/chat/completions, with the official
@@ -12,10 +19,6 @@ import { type ChatGateway, model, startChatGateway } from './chat-helpers.js';
  * signature, and each thought after something else, takes the next one. Merged so, the streamed
  * details are the ones the same answer has when not streamed.
  */
-
-const SIG_TEXT = 'EsIBAdHtim9vR4uLw+Q2k8sT1nJ6yH3pB0mX/cZ5aVf7gD9eKoN2iU4tWqSr1==';
-const SIG_CALL = 'CtwBAdHtim8vQ2nL5pR7sK1uY9eW3xZ+bT0mJ4cF6gH8iD2aN/oV5qS7rE1wP==';
-const FORMAT = 'google-gemini-v1';
 
 /** One streamed GenerateContentResponse, as Gemini writes it (CRLF pairs end each event). */
 const event = (parts: object[], finishReason?: string) =>
@@ -95,17 +98,8 @@ beforeAll(async () => {
     'POST /v1beta/models/gemini-3-flash-preview:generateContent': () => ({ json: WHOLE }),
   });
   c = await startChatGateway({
-    channels: [
-      {
-        name: 'ge',
-        kind: 'gemini',
-        base_url: up.url,
-        keys: ['AIza'],
-        models: ['acme/gem3'],
-        model_mapping: { 'acme/gem3': 'gemini-3-flash-preview' },
-      },
-    ],
-    models: [model('acme/gem3', { supported_parameters: ['tools', 'reasoning', 'max_tokens'] })],
+    channels: [geminiChannel('ge', up, { 'acme/gem3': 'gemini-3-flash-preview' })],
+    models: [reasoningModel('acme/gem3')],
   });
 });
 afterAll(async () => {
@@ -113,7 +107,7 @@ afterAll(async () => {
   await up?.close();
 });
 
-const client = () => new OpenAI({ apiKey: c.key, baseURL: `${c.gw.url}/v1`, maxRetries: 0 });
+const client = () => openaiClient(c);
 const body = {
   model: 'acme/gem3',
   messages: [{ role: 'user' as const, content: 'Weather in Paris, then London?' }],

@@ -1,7 +1,28 @@
-import Anthropic from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeUpstream, type ReceivedRequest, startFakeUpstream } from '../helpers/fake-upstream.js';
-import { type ChatGateway, fixture, fixtureJson, model, sse, startChatGateway } from './chat-helpers.js';
+import {
+  anthropicChannel,
+  type ChatGateway,
+  fixture,
+  fixtureJson,
+  geminiChannel,
+  model,
+  sse,
+  startChatGateway,
+} from './chat-helpers.js';
+import {
+  crlfSteps,
+  GEMINI_FORMAT,
+  openrouterChannel,
+  openrouterChunk,
+  reasoningModel,
+  SIG_LONDON,
+  SIG_PARIS,
+  SIG_TEXT,
+  WEATHER_TOOL,
+} from './reasoning-fixtures.js';
+import { anthropicClient } from './sdk-clients.js';
 
 /**
  * Gemini's thought signatures through the Anthropic Messages ingress (/v1/messages), with the
@@ -14,18 +35,11 @@ import { type ChatGateway, fixture, fixtureJson, model, sse, startChatGateway } 
  * signature never reaches Gemini.
  */
 
-const SIG_PARIS = 'CoMCAdHtim8Xq3T+vJ0cQ1uF9m2wLk7sZ/aPq4Rr8n1YbG5eD0hWjK3tUvXy6cN2Mo==';
 const SIG_TIME = 'CtUBAdHtim9kP2qW/7vB4nE1sJ8yZ+hR3oT6uLmXc0aFd5gKiN9eQ2wYpSbV4r==';
-const SIG_TEXT = 'EsIBAdHtim9vR4uLw+Q2k8sT1nJ6yH3pB0mX/cZ5aVf7gD9eKoN2iU4tWqSr1==';
-const SIG_LONDON = 'CtwBAdHtim8vQ2nL5pR7sK1uY9eW3xZ+bT0mJ4cF6gH8iD2aN/oV5qS7rE1wP==';
 const SKIP = 'skip_thought_signature_validator';
 
 const TOOLS: Anthropic.Tool[] = [
-  {
-    name: 'get_weather',
-    description: 'Weather of a city',
-    input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
-  },
+  WEATHER_TOOL,
   {
     name: 'get_time',
     description: 'Local time in a time zone',
@@ -44,8 +58,6 @@ const lastText = (req: ReceivedRequest): string =>
     .at(-1)
     .parts.map((p: { text?: string }) => p.text ?? '')
     .join('');
-/** Gemini's events end in CRLF pairs: one write each. */
-const crlfSteps = (text: string) => text.split(/(?<=\r\n\r\n)/).filter((s) => s.trim() !== '');
 
 /** OpenRouter in front of Gemini 3: the signature as a `reasoning_details` item with the call's id. */
 const OPENROUTER_GEMINI = {
@@ -69,14 +81,14 @@ const OPENROUTER_GEMINI = {
           {
             type: 'reasoning.text',
             text: '**Planning the weather lookup**',
-            format: 'google-gemini-v1',
+            format: GEMINI_FORMAT,
             index: 0,
           },
           {
             type: 'reasoning.encrypted',
             data: SIG_PARIS,
             id: 'tool_get_weather_Xq3TvJ0cQ1uF9m2w',
-            format: 'google-gemini-v1',
+            format: GEMINI_FORMAT,
             index: 0,
           },
         ],
@@ -107,20 +119,12 @@ const SIGNED_TEXT = {
   type: 'reasoning.encrypted',
   data: SIG_TEXT,
   id: null,
-  format: 'google-gemini-v1',
+  format: GEMINI_FORMAT,
   index: 0,
 };
 /** OpenRouter in front of Gemini 3, streamed: the text's signature on the delta of its last text. */
-const orChunk = (delta: object, finish: string | null = null) => ({
-  id: 'gen-1764552100-Lm2QpR8sT4vW6xY0zA1b',
-  provider: 'Google AI Studio',
-  model: 'google/gemini-3-flash-preview',
-  object: 'chat.completion.chunk',
-  created: 1764552100,
-  choices: [
-    { index: 0, delta, finish_reason: finish, native_finish_reason: finish && 'STOP', logprobs: null },
-  ],
-});
+const orChunk = (delta: object, finish: string | null = null) =>
+  openrouterChunk(delta, finish, { id: 'gen-1764552100-Lm2QpR8sT4vW6xY0zA1b', created: 1764552100 });
 const OPENROUTER_SPLIT_STREAM = sse([
   orChunk({
     role: 'assistant',
@@ -170,37 +174,18 @@ beforeAll(async () => {
   });
   c = await startChatGateway({
     channels: [
-      {
-        name: 'ge',
-        kind: 'gemini',
-        base_url: up.url,
-        keys: ['AIza'],
-        models: ['acme/gem3', 'acme/gem3-down'],
-        model_mapping: { 'acme/gem3': 'gemini-3-flash-preview', 'acme/gem3-down': 'gemini-3-pro-preview' },
-      },
-      {
-        name: 'or',
-        kind: 'openai-compatible',
-        base_url: `${up.url}/v1`,
-        keys: ['sk-or'],
-        models: ['acme/or-gem3'],
-        model_mapping: { 'acme/or-gem3': 'google/gemini-3-flash-preview' },
-        settings: { reasoningObject: true },
-      },
-      {
-        name: 'claude',
-        kind: 'anthropic',
-        base_url: up.url,
-        keys: ['sk-ant'],
-        models: ['acme/claude'],
-        model_mapping: { 'acme/claude': 'claude-sonnet-4-5' },
-      },
+      geminiChannel('ge', up, {
+        'acme/gem3': 'gemini-3-flash-preview',
+        'acme/gem3-down': 'gemini-3-pro-preview',
+      }),
+      openrouterChannel(up, { 'acme/or-gem3': 'google/gemini-3-flash-preview' }),
+      anthropicChannel('claude', up, { 'acme/claude': 'claude-sonnet-4-5' }),
     ],
     models: [
-      model('acme/gem3', { supported_parameters: ['tools', 'reasoning', 'max_tokens'] }),
-      model('acme/gem3-down', { supported_parameters: ['tools', 'reasoning', 'max_tokens'] }),
+      reasoningModel('acme/gem3'),
+      reasoningModel('acme/gem3-down'),
       model('acme/claude', { max_completion_tokens: 64_000 }),
-      model('acme/or-gem3', { supported_parameters: ['tools', 'reasoning', 'max_tokens'] }),
+      reasoningModel('acme/or-gem3'),
     ],
     gateway: { retry_base_ms: 1 },
   });
@@ -210,7 +195,7 @@ afterAll(async () => {
   await up?.close();
 });
 
-const client = () => new Anthropic({ apiKey: c.key, baseURL: c.gw.url, maxRetries: 0 });
+const client = () => anthropicClient(c);
 const sentTo = (path: string) => up.requests.filter((r) => r.path.startsWith(path)).at(-1)!;
 const sentToGemini = () => sentTo('/v1beta/models/gemini-3-flash-preview:').json;
 const params = (messages: Anthropic.MessageParam[], model = 'acme/gem3') => ({
@@ -434,7 +419,7 @@ describe('Gemini thought signatures through OpenRouter (reasoning_details)', () 
       {
         type: 'reasoning.text',
         text: '**Planning the weather lookup**',
-        format: 'google-gemini-v1',
+        format: GEMINI_FORMAT,
         index: 0,
       },
       OPENROUTER_GEMINI.choices[0]!.message.reasoning_details[1],

@@ -1,7 +1,9 @@
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
-import { type ChatGateway, fixture, model, startChatGateway } from './chat-helpers.js';
+import { type ChatGateway, fixture, geminiChannel, lastSentTo, startChatGateway } from './chat-helpers.js';
+import { crlfSteps, reasoningModel, SIG_LONDON, SIG_TEXT, WEATHER_FUNCTION } from './reasoning-fixtures.js';
+import { openaiClient } from './sdk-clients.js';
 
 /**
  * Gemini's thought signatures through the Responses ingress (/v1/responses, streamed, with the
@@ -13,11 +15,6 @@ import { type ChatGateway, fixture, model, startChatGateway } from './chat-helpe
 
 const TEXT_CALL = 'Weather in Paris, then London?';
 const TEXT_CALL_TEXT = 'Paris is 18°C and sunny. Checking London as well, one moment.';
-const SIG_TEXT = 'EsIBAdHtim9vR4uLw+Q2k8sT1nJ6yH3pB0mX/cZ5aVf7gD9eKoN2iU4tWqSr1==';
-const SIG_LONDON = 'CtwBAdHtim8vQ2nL5pR7sK1uY9eW3xZ+bT0mJ4cF6gH8iD2aN/oV5qS7rE1wP==';
-
-/** Gemini's events end in CRLF pairs: one write each. */
-const crlfSteps = (text: string) => text.split(/(?<=\r\n\r\n)/).filter((s) => s.trim() !== '');
 
 let up: FakeUpstream;
 let c: ChatGateway;
@@ -29,17 +26,8 @@ beforeAll(async () => {
     }),
   });
   c = await startChatGateway({
-    channels: [
-      {
-        name: 'ge',
-        kind: 'gemini',
-        base_url: up.url,
-        keys: ['AIza'],
-        models: ['acme/gem3'],
-        model_mapping: { 'acme/gem3': 'gemini-3-flash-preview' },
-      },
-    ],
-    models: [model('acme/gem3', { supported_parameters: ['tools', 'reasoning', 'max_tokens'] })],
+    channels: [geminiChannel('ge', up, { 'acme/gem3': 'gemini-3-flash-preview' })],
+    models: [reasoningModel('acme/gem3')],
   });
 });
 afterAll(async () => {
@@ -47,16 +35,8 @@ afterAll(async () => {
   await up?.close();
 });
 
-const client = () => new OpenAI({ apiKey: c.key, baseURL: `${c.gw.url}/v1`, maxRetries: 0 });
-const tools: OpenAI.Responses.Tool[] = [
-  {
-    type: 'function',
-    name: 'get_weather',
-    description: 'Weather of a city',
-    parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
-    strict: false,
-  },
-];
+const client = () => openaiClient(c);
+const tools = [WEATHER_FUNCTION];
 
 describe('Gemini thought signatures through /v1/responses, streamed', () => {
   it('two signatures of one answer go back each on its own part', async () => {
@@ -78,7 +58,8 @@ describe('Gemini thought signatures through /v1/responses, streamed', () => {
         tools,
       })
       .finalResponse();
-    expect(up.requests.at(-1)!.json.contents[1]).toEqual({
+    const sent = lastSentTo(up, '/v1beta/models/gemini-3-flash-preview:streamGenerateContent?alt=sse');
+    expect(sent.json.contents[1]).toEqual({
       role: 'model',
       parts: [
         { text: TEXT_CALL_TEXT, thoughtSignature: SIG_TEXT },

@@ -1,6 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeAnswer, type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
-import { type ChatGateway, model, rawStream, sse, startChatGateway, userMsg } from './chat-helpers.js';
+import {
+  type ChatGateway,
+  lastSentTo,
+  model,
+  rawStream,
+  sse,
+  startChatGateway,
+  userMsg,
+} from './chat-helpers.js';
+import { GEMINI_FORMAT, openrouterChannel, openrouterChunk, SIG_TEXT } from './reasoning-fixtures.js';
 
 /**
  * An OpenAI-compatible upstream whose `reasoning_details` is not a list of objects (a string, or a
@@ -13,8 +22,7 @@ import { type ChatGateway, model, rawStream, sse, startChatGateway, userMsg } fr
  * through OpenRouter) still rides and goes back. The fake upstream is OpenRouter in front of
  * Gemini 3; the user text picks the value.
  */
-const SIG = 'EsIBAdHtim9vR4uLw+Q2k8sT1nJ6yH3pB0mX/cZ5aVf7gD9eKoN2iU4tWqSr1==';
-const SIGNED = { type: 'reasoning.encrypted', data: SIG, id: null, format: 'google-gemini-v1', index: 0 };
+const SIGNED = { type: 'reasoning.encrypted', data: SIG_TEXT, id: null, format: GEMINI_FORMAT, index: 0 };
 const DETAILS: Record<string, unknown> = {
   string: 'reasoning.encrypted',
   nulls: [null, SIGNED, 'x', 7],
@@ -54,13 +62,7 @@ function answer(json: any): FakeAnswer {
         usage: { prompt_tokens: 9, completion_tokens: 7, total_tokens: 16 },
       },
     };
-  const chunk = (delta: object, finish: string | null = null) => ({
-    ...head,
-    object: 'chat.completion.chunk',
-    choices: [
-      { index: 0, delta, finish_reason: finish, native_finish_reason: finish && 'STOP', logprobs: null },
-    ],
-  });
+  const chunk = (delta: object, finish: string | null = null) => openrouterChunk(delta, finish, head);
   return {
     sse: sse([
       chunk({ role: 'assistant', content: TEXT, reasoning: null, reasoning_details: details }),
@@ -81,17 +83,7 @@ let c: ChatGateway;
 beforeAll(async () => {
   up = await startFakeUpstream({ 'POST /v1/chat/completions': (req) => answer(req.json) });
   c = await startChatGateway({
-    channels: [
-      {
-        name: 'or',
-        kind: 'openai-compatible',
-        base_url: `${up.url}/v1`,
-        keys: ['sk-or'],
-        models: ['acme/or-gem3'],
-        model_mapping: { 'acme/or-gem3': 'google/gemini-3-flash-preview' },
-        settings: { reasoningObject: true },
-      },
-    ],
+    channels: [openrouterChannel(up, { 'acme/or-gem3': 'google/gemini-3-flash-preview' })],
     models: [model('acme/or-gem3')],
   });
 });
@@ -160,7 +152,7 @@ describe('reasoning_details that is not a list of objects, from an OpenAI-compat
         { role: 'user', content: 'nulls' },
         { role: 'assistant', content },
       ]);
-      const turn = up.requests.at(-1)!.json.messages[1];
+      const turn = lastSentTo(up, '/v1/chat/completions').json.messages[1];
       expect(turn.content).toBe(TEXT);
       expect(turn.reasoning_details.filter((d: any) => d.type === 'reasoning.encrypted')).toEqual([SIGNED]);
     }

@@ -1,7 +1,19 @@
-import Anthropic from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
-import { type ChatGateway, model, oaCompletion, sse, startChatGateway } from './chat-helpers.js';
+import { type ChatGateway, lastSentTo, oaCompletion, sse, startChatGateway } from './chat-helpers.js';
+import {
+  PIECES_CALL_ID as CALL_ID,
+  GEMINI_FORMAT as FORMAT,
+  openrouterChannel,
+  openrouterChunk as orChunk,
+  reasoningModel,
+  SIG_PARIS as SIG_CALL,
+  SIG_TEXT,
+  WEATHER_TOOL,
+  PIECES_WHOLE as WHOLE,
+} from './reasoning-fixtures.js';
+import { anthropicClient } from './sdk-clients.js';
 
 /**
  * Reasoning details that OpenRouter streams in pieces, through the Anthropic Messages ingress
@@ -13,22 +25,6 @@ import { type ChatGateway, model, oaCompletion, sse, startChatGateway } from './
  * merged details, not the last piece of each.
  */
 
-const FORMAT = 'google-gemini-v1';
-const CALL_ID = 'tool_get_weather_Pq7LmN2vXc4R';
-const SIG_TEXT = 'EsIBAdHtim9vR4uLw+Q2k8sT1nJ6yH3pB0mX/cZ5aVf7gD9eKoN2iU4tWqSr1==';
-const SIG_CALL = 'CoMCAdHtim8Xq3T+vJ0cQ1uF9m2wLk7sZ/aPq4Rr8n1YbG5eD0hWjK3tUvXy6cN2Mo==';
-
-/** OpenRouter in front of Gemini 3, streamed. */
-const orChunk = (delta: object, finish: string | null = null) => ({
-  id: 'gen-1764553300-Rt5WqZ8xC2vB7nM4kL0p',
-  provider: 'Google AI Studio',
-  model: 'google/gemini-3-flash-preview',
-  object: 'chat.completion.chunk',
-  created: 1764553300,
-  choices: [
-    { index: 0, delta, finish_reason: finish, native_finish_reason: finish && 'STOP', logprobs: null },
-  ],
-});
 const piece = (p: object) => ({ format: FORMAT, ...p });
 /** The chunk of the call, with its signature (index 1, with the call's id). */
 const SPLIT_STREAM_CALL = orChunk({
@@ -102,18 +98,6 @@ const LATE_STREAM = sse([
   orChunk({ role: 'assistant', content: '', reasoning: null, reasoning_details: [] }, 'tool_calls'),
 ]);
 
-/** The details as OpenRouter would have given them whole (not streamed), and wants back. */
-const WHOLE = [
-  {
-    type: 'reasoning.text',
-    text: '**Planning** the weather lookup',
-    signature: SIG_TEXT,
-    format: FORMAT,
-    index: 0,
-  },
-  { type: 'reasoning.encrypted', data: SIG_CALL, id: CALL_ID, format: FORMAT, index: 1 },
-];
-
 /** The same answer not streamed: its details whole. */
 const WHOLE_ANSWER = {
   id: 'gen-1764553300-Rt5WqZ8xC2vB7nM4kL0p',
@@ -159,23 +143,12 @@ beforeAll(async () => {
   });
   c = await startChatGateway({
     channels: [
-      {
-        name: 'or',
-        kind: 'openai-compatible',
-        base_url: `${up.url}/v1`,
-        keys: ['sk-or'],
-        models: ['acme/or-gem3', 'acme/or-late'],
-        model_mapping: {
-          'acme/or-gem3': 'google/gemini-3-flash-preview',
-          'acme/or-late': 'google/gemini-3-late',
-        },
-        settings: { reasoningObject: true },
-      },
+      openrouterChannel(up, {
+        'acme/or-gem3': 'google/gemini-3-flash-preview',
+        'acme/or-late': 'google/gemini-3-late',
+      }),
     ],
-    models: [
-      model('acme/or-gem3', { supported_parameters: ['tools', 'reasoning', 'max_tokens'] }),
-      model('acme/or-late', { supported_parameters: ['tools', 'reasoning', 'max_tokens'] }),
-    ],
+    models: [reasoningModel('acme/or-gem3'), reasoningModel('acme/or-late')],
     gateway: { retry_base_ms: 1 },
   });
 });
@@ -184,14 +157,8 @@ afterAll(async () => {
   await up?.close();
 });
 
-const client = () => new Anthropic({ apiKey: c.key, baseURL: c.gw.url, maxRetries: 0 });
-const TOOLS: Anthropic.Tool[] = [
-  {
-    name: 'get_weather',
-    description: 'Weather of a city',
-    input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
-  },
-];
+const client = () => anthropicClient(c);
+const TOOLS = [WEATHER_TOOL];
 const params = (messages: Anthropic.MessageParam[], model = 'acme/or-gem3') => ({
   model,
   max_tokens: 4000,
@@ -211,7 +178,7 @@ const back = (m: Anthropic.Message): Anthropic.MessageParam => ({
 });
 /** The reasoning details the upstream got with the assistant turn of the last request. */
 const sentBack = () => {
-  const turn = up.requests.at(-1)!.json.messages[1];
+  const turn = lastSentTo(up, '/v1/chat/completions').json.messages[1];
   expect(turn.tool_calls[0].id).toBe(CALL_ID);
   return turn.reasoning_details;
 };

@@ -2,9 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiKeyService } from '../../src/access/api-keys.js';
 import { Role } from '../../src/access/roles.js';
 import { ApiKeysRepo } from '../../src/store/api-keys-repo.js';
-import { model, oaCompletion } from '../chat/chat-helpers.js';
-import { startFakeUpstream } from '../helpers/fake-upstream.js';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import type { TestGateway } from '../helpers/gateway.js';
+import { type KeyOwnersGateway, startKeyOwnersGateway } from '../helpers/key-owners.js';
 
 /**
  * Limits an admin sets on another user's key hold (docs/architecture.md, "Keys an admin
@@ -12,53 +11,17 @@ import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
  * nor enable it again after an admin disabled it. Before, bob's PUT with everything null and
  * status 1 undid an admin's quota, rpm, allow-list and disable with a 200.
  */
-let up: Awaited<ReturnType<typeof startFakeUpstream>>;
+let env: KeyOwnersGateway;
 let gw: TestGateway;
-let root: string;
 let admin: string;
 let bob: string;
 let bobId: number;
 
 beforeAll(async () => {
-  up = await startFakeUpstream({ 'POST /v1/chat/completions': { json: oaCompletion('hi') } });
-  gw = await startTestGateway({
-    gateway: { discover_models: false },
-    channels: [
-      {
-        name: 'up',
-        kind: 'openai-compatible',
-        base_url: `${up.url}/v1`,
-        keys: ['k'],
-        models: ['fake-model', 'other-model'],
-      },
-    ],
-    models: [model('fake-model'), model('other-model')],
-  });
-  root = await gw.login();
-  await gw.call('POST', '/api/user', {
-    cookie: root,
-    body: { username: 'ada', password: 'ada-pass-1', role: 10 },
-  });
-  const b = await gw.call('POST', '/api/user', {
-    cookie: root,
-    body: { username: 'bob', password: 'bob-pass-1' },
-  });
-  bobId = b.body.data.id;
-  admin = await gw.login('ada', 'ada-pass-1');
-  bob = await gw.login('bob', 'bob-pass-1');
+  env = await startKeyOwnersGateway(['fake-model', 'other-model']);
+  ({ gw, admin, bob, bobId } = env);
 });
-afterAll(async () => {
-  await gw?.close();
-  await up?.close();
-});
-
-const put = (cookie: string, id: number, body: Record<string, unknown>) =>
-  gw.call('PUT', '/api/key', { cookie, body: { id, ...body } });
-const chat = (key: string, m: string) =>
-  gw.call('POST', '/v1/chat/completions', {
-    token: key,
-    body: { model: m, messages: [{ role: 'user', content: 'x' }] },
-  });
+afterAll(() => env?.close());
 
 async function keyFor(cookie: string, body: Record<string, unknown>) {
   const r = await gw.call('POST', '/api/key', { cookie, body: { name: 'k', ...body } });
@@ -75,12 +38,12 @@ describe('a key an admin set limits on for another user', () => {
       allowed_models: ['fake-model'],
     });
     expect(k.data).toMatchObject({ admin_managed: true, admin_disabled: false });
-    expect((await put(admin, k.id, { status: 2 })).body.data).toMatchObject({
+    expect((await env.put(admin, k.id, { status: 2 })).body.data).toMatchObject({
       admin_managed: true,
       admin_disabled: true,
     });
 
-    const undo = await put(bob, k.id, {
+    const undo = await env.put(bob, k.id, {
       status: 1,
       quota_limit: null,
       rpm_limit: null,
@@ -99,7 +62,7 @@ describe('a key an admin set limits on for another user', () => {
       [{ allowed_models: ['other-model'] }, 'allowed_models'],
       [{ admin_managed: false }, 'admin_managed'],
     ] as const) {
-      const r = await put(bob, k.id, body);
+      const r = await env.put(bob, k.id, body);
       expect(r.status, JSON.stringify(body)).toBe(403);
       expect(r.body.message.startsWith(`${field}: `), r.body.message).toBe(true);
     }
@@ -110,10 +73,10 @@ describe('a key an admin set limits on for another user', () => {
       rpm_limit: 1,
       allowed_models: ['fake-model'],
     });
-    expect((await chat(k.secret, 'fake-model')).status).toBe(401);
+    expect((await env.chat(k.secret, 'fake-model')).status).toBe(401);
 
     // Renaming, tightening and sending a value back as it is are the owner's.
-    const own = await put(bob, k.id, {
+    const own = await env.put(bob, k.id, {
       name: 'renamed',
       quota_limit: 5,
       rpm_limit: 1,
@@ -128,28 +91,28 @@ describe('a key an admin set limits on for another user', () => {
       tpm_limit: 1000,
       admin_managed: true,
     });
-    expect((await put(bob, k.id, { tpm_limit: 2000 })).status).toBe(403);
+    expect((await env.put(bob, k.id, { tpm_limit: 2000 })).status).toBe(403);
     // An expiry: sooner yes, later or never no.
     const soon = Math.floor(Date.now() / 1000) + 3600;
-    expect((await put(bob, k.id, { expires_time: soon })).status).toBe(200);
-    expect((await put(bob, k.id, { expires_time: soon + 60 })).status).toBe(403);
-    expect((await put(bob, k.id, { expires_time: null })).body.message).toMatch(/^expires_time: /);
-    expect((await put(bob, k.id, { expires_time: soon - 60 })).status).toBe(200);
+    expect((await env.put(bob, k.id, { expires_time: soon })).status).toBe(200);
+    expect((await env.put(bob, k.id, { expires_time: soon + 60 })).status).toBe(403);
+    expect((await env.put(bob, k.id, { expires_time: null })).body.message).toMatch(/^expires_time: /);
+    expect((await env.put(bob, k.id, { expires_time: soon - 60 })).status).toBe(200);
 
     // Enabled by an admin (who may loosen), it serves what the admin allowed; disabled by its owner,
     // the owner may enable it again.
-    expect((await put(admin, k.id, { status: 1, rpm_limit: 5 })).body.data).toMatchObject({
+    expect((await env.put(admin, k.id, { status: 1, rpm_limit: 5 })).body.data).toMatchObject({
       admin_managed: true,
       admin_disabled: false,
     });
-    expect((await chat(k.secret, 'fake-model')).status).toBe(200);
-    expect((await chat(k.secret, 'other-model')).status).toBe(403);
-    expect((await put(bob, k.id, { status: 2 })).status).toBe(200);
-    expect((await put(bob, k.id, { status: 1 })).status).toBe(200);
+    expect((await env.chat(k.secret, 'fake-model')).status).toBe(200);
+    expect((await env.chat(k.secret, 'other-model')).status).toBe(403);
+    expect((await env.put(bob, k.id, { status: 2 })).status).toBe(200);
+    expect((await env.put(bob, k.id, { status: 1 })).status).toBe(200);
 
     // An admin hands the key back: its owner may then loosen it.
-    expect((await put(admin, k.id, { admin_managed: false })).body.data.admin_managed).toBe(false);
-    const free = await put(bob, k.id, {
+    expect((await env.put(admin, k.id, { admin_managed: false })).body.data.admin_managed).toBe(false);
+    const free = await env.put(bob, k.id, {
       quota_limit: null,
       rpm_limit: null,
       allowed_models: null,
@@ -164,12 +127,12 @@ describe('a key an admin set limits on for another user', () => {
 
   it('an allow-list narrows only to entries of the list, or wildcards within its wildcards', async () => {
     const k = await keyFor(admin, { user_id: bobId, allowed_models: ['acme/*', 'fake-model'] });
-    expect((await put(bob, k.id, { allowed_models: ['acme/chat-*', 'fake-model'] })).status).toBe(200);
+    expect((await env.put(bob, k.id, { allowed_models: ['acme/chat-*', 'fake-model'] })).status).toBe(200);
     for (const allowed_models of [['acme/*'], ['acme/chat-1'], ['other-model'], ['acme/c*', 'fake-model']]) {
-      const r = await put(bob, k.id, { allowed_models });
+      const r = await env.put(bob, k.id, { allowed_models });
       expect(r.status, JSON.stringify(allowed_models)).toBe(403);
     }
-    expect((await put(bob, k.id, { allowed_models: ['fake-model'] })).status).toBe(200);
+    expect((await env.put(bob, k.id, { allowed_models: ['fake-model'] })).status).toBe(200);
   });
 });
 
@@ -177,29 +140,29 @@ describe('keys no admin holds', () => {
   it("are their owner's to loosen: a user's own key, and an admin's own", async () => {
     const mine = await keyFor(bob, { quota_limit: 1, rpm_limit: 5, allowed_models: ['fake-model'] });
     expect(mine.data.admin_managed).toBe(false);
-    const loose = await put(bob, mine.id, { quota_limit: null, rpm_limit: null, allowed_models: null });
+    const loose = await env.put(bob, mine.id, { quota_limit: null, rpm_limit: null, allowed_models: null });
     expect(loose.status).toBe(200);
     // A rename by an admin holds nothing; a limit does.
-    expect((await put(admin, mine.id, { name: 'by-admin' })).body.data.admin_managed).toBe(false);
-    expect((await put(admin, mine.id, { quota_limit: 2 })).body.data.admin_managed).toBe(true);
-    expect((await put(bob, mine.id, { quota_limit: 3 })).status).toBe(403);
+    expect((await env.put(admin, mine.id, { name: 'by-admin' })).body.data.admin_managed).toBe(false);
+    expect((await env.put(admin, mine.id, { quota_limit: 2 })).body.data.admin_managed).toBe(true);
+    expect((await env.put(bob, mine.id, { quota_limit: 3 })).status).toBe(403);
     // A user cannot mark their own key admin-managed.
     expect(
       (await gw.call('POST', '/api/key', { cookie: bob, body: { name: 'x', admin_managed: true } })).status,
     ).toBe(403);
     const other = await keyFor(bob, {});
-    expect((await put(bob, other.id, { admin_managed: true })).status).toBe(403);
-    expect((await put(bob, other.id, { admin_managed: false })).status).toBe(200);
+    expect((await env.put(bob, other.id, { admin_managed: true })).status).toBe(403);
+    expect((await env.put(bob, other.id, { admin_managed: false })).status).toBe(200);
 
     const adas = await keyFor(admin, { quota_limit: 1, rpm_limit: 1 });
     expect(adas.data.admin_managed).toBe(false);
-    const raised = await put(admin, adas.id, { quota_limit: null, rpm_limit: null, status: 2 });
+    const raised = await env.put(admin, adas.id, { quota_limit: null, rpm_limit: null, status: 2 });
     expect(raised.status).toBe(200);
-    expect((await put(admin, adas.id, { status: 1 })).status).toBe(200);
+    expect((await env.put(admin, adas.id, { status: 1 })).status).toBe(200);
     // An admin may also create a key for someone that is theirs to manage.
     const handed = await keyFor(admin, { user_id: bobId, quota_limit: 1, admin_managed: false });
     expect(handed.data.admin_managed).toBe(false);
-    expect((await put(bob, handed.id, { quota_limit: null })).status).toBe(200);
+    expect((await env.put(bob, handed.id, { quota_limit: null })).status).toBe(200);
   });
 });
 

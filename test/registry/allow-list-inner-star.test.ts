@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiKeysRepo } from '../../src/store/api-keys-repo.js';
-import { model, oaCompletion } from '../chat/chat-helpers.js';
-import { startFakeUpstream } from '../helpers/fake-upstream.js';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import type { TestGateway } from '../helpers/gateway.js';
+import { type KeyOwnersGateway, startKeyOwnersGateway } from '../helpers/key-owners.js';
 
 /**
  * A `*` before the end of an allow-list entry: only a final `*` is a wildcard, so
@@ -10,7 +9,7 @@ import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
  * create or change that brings such an entry is a 400 naming it, for owners and admins alike;
  * a key that holds one already (stored before the rule) keeps it, with its old meaning.
  */
-let up: Awaited<ReturnType<typeof startFakeUpstream>>;
+let env: KeyOwnersGateway;
 let gw: TestGateway;
 let root: string;
 let admin: string;
@@ -18,42 +17,13 @@ let bob: string;
 let bobId: number;
 
 beforeAll(async () => {
-  up = await startFakeUpstream({ 'POST /v1/chat/completions': { json: oaCompletion('hi') } });
-  const served = ['acme/chat-mini', 'acme/odd*mini', 'acme/other'];
-  gw = await startTestGateway({
-    gateway: { discover_models: false },
-    channels: [
-      { name: 'up', kind: 'openai-compatible', base_url: `${up.url}/v1`, keys: ['k'], models: served },
-    ],
-    models: served.map((id) => model(id)),
-  });
-  root = await gw.login();
-  await gw.call('POST', '/api/user', {
-    cookie: root,
-    body: { username: 'ada', password: 'ada-pass-1', role: 10 },
-  });
-  const b = await gw.call('POST', '/api/user', {
-    cookie: root,
-    body: { username: 'bob', password: 'bob-pass-1' },
-  });
-  bobId = b.body.data.id;
-  admin = await gw.login('ada', 'ada-pass-1');
-  bob = await gw.login('bob', 'bob-pass-1');
+  env = await startKeyOwnersGateway(['acme/chat-mini', 'acme/odd*mini', 'acme/other']);
+  ({ gw, root, admin, bob, bobId } = env);
 });
-afterAll(async () => {
-  await gw?.close();
-  await up?.close();
-});
+afterAll(() => env?.close());
 
 const post = (cookie: string, body: Record<string, unknown>) =>
   gw.call('POST', '/api/key', { cookie, body: { name: 'k', ...body } });
-const put = (cookie: string, id: number, body: Record<string, unknown>) =>
-  gw.call('PUT', '/api/key', { cookie, body: { id, ...body } });
-const chat = (key: string, m: string) =>
-  gw.call('POST', '/v1/chat/completions', {
-    token: key,
-    body: { model: m, messages: [{ role: 'user', content: 'x' }] },
-  });
 const refusal = (entry: string, prefix: string) =>
   `allowed_models: ${JSON.stringify(entry)} has a * before its end, and only a final * is a wildcard: write "${prefix}*" for every model whose id starts with "${prefix}", or name the models one by one`;
 
@@ -70,7 +40,7 @@ describe('an allow-list entry with a * before its end', () => {
 
       const k = await post(cookie(), { ...extra, allowed_models: ['acme/*'] });
       expect(k.status, who).toBe(200);
-      const changed = await put(cookie(), k.body.data.id, { allowed_models: ['acme/chat-mini', 'a*c*'] });
+      const changed = await env.put(cookie(), k.body.data.id, { allowed_models: ['acme/chat-mini', 'a*c*'] });
       expect(changed.status, who).toBe(400);
       expect(changed.body.message).toBe(refusal('a*c*', 'a'));
       // Nothing of the refused change was kept.
@@ -92,21 +62,21 @@ describe('an allow-list entry with a * before its end', () => {
     await new ApiKeysRepo(gw.services.database).update(id, {
       allowed_models: JSON.stringify(['acme/odd*mini', 'acme/other']),
     });
-    expect((await chat(k.body.data.key, 'acme/odd*mini')).status).toBe(200);
-    expect((await chat(k.body.data.key, 'acme/chat-mini')).status).toBe(403);
+    expect((await env.chat(k.body.data.key, 'acme/odd*mini')).status).toBe(200);
+    expect((await env.chat(k.body.data.key, 'acme/chat-mini')).status).toBe(403);
 
     // Sent back as it is with a new entry (the console sends the whole list), by the admin.
-    const widened = await put(admin, id, {
+    const widened = await env.put(admin, id, {
       allowed_models: ['acme/odd*mini', 'acme/other', 'acme/chat-mini'],
     });
     expect(widened.status, JSON.stringify(widened.body)).toBe(200);
     // Its owner narrows the key an admin manages, keeping the old entry.
-    const narrowed = await put(bob, id, { allowed_models: ['acme/odd*mini'] });
+    const narrowed = await env.put(bob, id, { allowed_models: ['acme/odd*mini'] });
     expect(narrowed.status, JSON.stringify(narrowed.body)).toBe(200);
     expect(narrowed.body.data.allowed_models).toEqual(['acme/odd*mini']);
-    expect((await chat(k.body.data.key, 'acme/odd*mini')).status).toBe(200);
+    expect((await env.chat(k.body.data.key, 'acme/odd*mini')).status).toBe(200);
     // A new entry of the same kind beside it is still refused.
-    const added = await put(admin, id, { allowed_models: ['acme/odd*mini', 'acme/*-mini'] });
+    const added = await env.put(admin, id, { allowed_models: ['acme/odd*mini', 'acme/*-mini'] });
     expect(added.status).toBe(400);
     expect(added.body.message).toBe(refusal('acme/*-mini', 'acme/'));
   });

@@ -47,7 +47,7 @@ const listed = (key: string) =>
 
 describe('modelgate channel', () => {
   it('adds an upstream, lists its models as the admin API does, and tests, changes and removes it', {
-    timeout: 180_000,
+    timeout: 300_000,
   }, async () => {
     const cli = (args: string[], input?: string) => runCli(['channel', ...args], env, input);
     expect(await cli(['list'])).toMatchObject({ code: 0, stdout: expect.stringMatching(/^no channels yet/) });

@@ -237,8 +237,8 @@ describe('loadConfig', () => {
       ].join('\n'),
     );
     expect(problemsOf({ MODELGATE_CONFIG: f })).toEqual([
-      'models.0.input_modalities (model "acme/none-in"): must name at least one modality (text, image, file, audio or video); null takes the default back',
-      'models.1.output_modalities (model "acme/none-out"): must name at least one modality (text, image, embeddings, audio, video, rerank, speech or transcription); null takes the default back',
+      'models.0.input_modalities (model "acme/none-in"): must name at least one modality (text, image, file, audio or video); leave it out, or null over the API, for the default list',
+      'models.1.output_modalities (model "acme/none-out"): must name at least one modality (text, image, embeddings, audio, video, rerank, speech or transcription); leave it out, or null over the API, for the default list',
     ]);
     // The start stops: loadConfig throws the whole list in its message.
     expect(() => loadConfig({ MODELGATE_CONFIG: f })).toThrow(

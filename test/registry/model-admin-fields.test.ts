@@ -244,7 +244,7 @@ describe('lists of an admin entry set to null', () => {
         expect(r.status, field).toBe(400);
         expect(r.body.message).toMatch(
           new RegExp(
-            `^${field}: must name at least one modality \\(text, .*\\); null takes the default back$`,
+            `^${field}: must name at least one modality \\(text, .*\\); leave it out, or null over the API, for the default list$`,
           ),
         );
         expect((await post({ id: 'acme/no-modality', [field]: [] })).status).toBe(400);

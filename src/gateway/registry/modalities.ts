@@ -39,7 +39,10 @@ export function unknownModalities(input: {
     if (!Array.isArray(given)) continue;
     const names = `${known.slice(0, -1).join(', ')} or ${known.at(-1)}`;
     if (given.length === 0)
-      out.push({ field, message: `must name at least one modality (${names}); null takes the default back` });
+      out.push({
+        field,
+        message: `must name at least one modality (${names}); leave it out, or null over the API, for the default list`,
+      });
     // Not a string: the schema's problem (the admin route's, the config file's).
     for (const m of given)
       if (typeof m === 'string' && !known.includes(m))

@@ -10,7 +10,7 @@ import {
   TEXT_LIMITS,
   URL_FIELDS,
 } from './app-fields.js';
-import { checkOneLine, checkProse } from './text-characters.js';
+import { checkOneLine, checkProse } from '../gateway/text-characters.js';
 
 /** App fields a client may send (types already checked by the route schema). */
 export interface AppInput {
@@ -48,7 +48,7 @@ export interface AppValues {
   featured?: number;
 }
 
-/** Multi-line text; the other text fields are one line (text-characters.ts). */
+/** Multi-line text; the other text fields are one line (gateway/text-characters.ts). */
 const PROSE_FIELDS: ReadonlySet<string> = new Set(['short_description', 'description']);
 
 /**

@@ -1,4 +1,4 @@
-import { badRequest } from '../gateway/errors.js';
+import { badRequest } from './errors.js';
 
 /**
  * Bidi embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069): they reorder what is

@@ -36,6 +36,14 @@ describe('invisible and reordering characters in catalog text', () => {
     ['halfwidth Hangul filler', 'a\uFFA0b'],
     ['escape control', 'a\u001B[31mb'],
     ['lone surrogate', 'a\uD800b'],
+    ['Braille pattern blank alone', '\u2800'],
+    ['Braille pattern blank in Latin text', 'Oll\u2800ama'],
+    ['combining grapheme joiner inside ASCII', 'Oll\u034Fama'],
+    ['Khmer inherent vowel aq', 'a\u17B4b'],
+    ['Khmer inherent vowel aa', 'a\u17B5b'],
+    ['musical null notehead', 'a\u{1D159}b'],
+    ['variation selector alone', '\uFE0F'],
+    ['variation selector after an ASCII letter', 'Oll\uFE0Fama'],
   ];
   for (const field of ['name', 'version', 'author', 'tags'] as const)
     it(`refuses them in ${field} with a 400 naming it and the character, writing nothing`, async () => {
@@ -50,12 +58,14 @@ describe('invisible and reordering characters in catalog text', () => {
       expect(await total()).toBe(before);
     });
 
-  it('refuses a line break in version and author (one-line fields)', async () => {
-    for (const field of ['version', 'author']) {
-      const r = await gw.call('POST', '/api/app', { cookie: root, body: { name: 'Plain', [field]: 'a\nb' } });
-      expect(r.status, field).toBe(400);
-      expect(r.body.message).toContain(field);
-    }
+  it('refuses a line break in version and author (one-line fields), the Unicode line separators too', async () => {
+    // Name and tags fold every run of whitespace, these included, into one space instead.
+    for (const field of ['version', 'author'])
+      for (const text of ['a\nb', 'a\u2028b', 'a\u2029b']) {
+        const r = await gw.call('POST', '/api/app', { cookie: root, body: { name: 'Plain', [field]: text } });
+        expect(r.status, `${field} ${JSON.stringify(text)}`).toBe(400);
+        expect(r.body.message).toContain(field);
+      }
   });
 
   it('refuses bidi controls on update too, changing nothing', async () => {
@@ -77,6 +87,11 @@ describe('invisible and reordering characters in catalog text', () => {
     expect(app.name).toBe(`${family} ${persian}`);
     expect(app.author).toBe(hindi);
     expect(app.tags).toBe(persian);
+    // Braille text (its blank between two cells), emoji presentation and keycap selectors.
+    const braille = '\u2813\u2811\u2807\u2807\u2815\u2800\u283A\u2815\u2817\u2807\u2819';
+    const emoji = await createApp(gw, root, { name: `${braille} \u2764\uFE0F`, version: '1\uFE0F\u20E3' });
+    expect(emoji.name).toBe(`${braille} \u2764\uFE0F`);
+    expect(emoji.version).toBe('1\uFE0F\u20E3');
     // Arabic and Hebrew text itself is welcome; only the invisible controls are refused.
     expect((await createApp(gw, root, { name: 'שלום עולם 2', version: 'v1.0-עברית' })).version).toBe(
       'v1.0-עברית',

@@ -1,4 +1,5 @@
 import { badRequest } from '../gateway/errors.js';
+import { checkOneLine } from '../gateway/text-characters.js';
 
 const USERNAME = /^[A-Za-z0-9_.@-]{1,64}$/;
 
@@ -9,6 +10,19 @@ export function validateUsername(name: string): void {
 
 export function validatePassword(pw: string): void {
   if (pw.length < 8 || pw.length > 256) throw badRequest('password: must be 8..256 characters', 'password');
+}
+
+/**
+ * A display name as stored: trimmed, at most 128 characters (the column), one line of visible
+ * text by the rule of catalog names (gateway/text-characters.ts): no control, invisible or bidi
+ * override characters, since it is shown in the console and the request log beside other names.
+ * Throws a 400 naming `display_name`.
+ */
+export function normalizeDisplayName(name: string): string {
+  const v = name.trim();
+  if ([...v].length > 128) throw badRequest('display_name: must be at most 128 characters', 'display_name');
+  checkOneLine('display_name', v);
+  return v;
 }
 
 /** Control characters, invisible format characters (zero-width spaces, bidi controls), lone surrogates. */

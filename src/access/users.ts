@@ -16,7 +16,7 @@ import { outranks, Role, rankToStayBelow, Status } from './roles.js';
 import { hashSecret, newAccessToken, newSessionId, nowSeconds, randomToken } from './secrets.js';
 import { TtlCache } from './ttl-cache.js';
 import { type DuplicatesWarning, UniqueFields, type UniqueWrite } from './unique-fields.js';
-import { normalizeEmail, validatePassword, validateUsername } from './user-fields.js';
+import { normalizeDisplayName, normalizeEmail, validatePassword, validateUsername } from './user-fields.js';
 
 export interface UserPatch {
   username?: string;
@@ -202,7 +202,8 @@ export class UserService {
       return await this.users.insert({
         username: input.username,
         password_hash: await hashPassword(input.password),
-        display_name: input.display_name ?? input.username,
+        display_name:
+          input.display_name === undefined ? input.username : normalizeDisplayName(input.display_name),
         email,
         role,
         status: input.status ?? Status.enabled,
@@ -305,7 +306,10 @@ export class UserService {
       validatePassword(patch.password);
       set.password_hash = await hashPassword(patch.password);
     }
-    for (const k of ['display_name', 'role', 'status', 'default_model'] as const)
+    // A display name stored before names were checked stays until it is changed, as an email.
+    if (patch.display_name !== undefined && patch.display_name !== target.display_name)
+      set.display_name = normalizeDisplayName(patch.display_name);
+    for (const k of ['role', 'status', 'default_model'] as const)
       if (patch[k] !== undefined) set[k] = patch[k];
     if (patch.quota_limit !== undefined) set.quota_limit_micros = toMicros(patch.quota_limit);
     let updated: UserRow | undefined | 'last-root' | 'outranked';

@@ -137,14 +137,18 @@ describe('loadConfig', () => {
     ]);
   });
 
-  it('refuses a declared channel name with a line break or another control character, naming its place', () => {
+  it('refuses a declared channel name with a line break, another control character, a bidi control or an invisible character, naming its place', () => {
     const channels = [
       { name: 'local\nvllm', kind: 'openai-compatible', base_url: 'http://127.0.0.1:9/v1' },
       { name: 'a\u001Bb', kind: 'openai-compatible', base_url: 'http://127.0.0.1:9/v1' },
+      { name: 'abc\u202Etxt', kind: 'openai-compatible', base_url: 'http://127.0.0.1:9/v1' },
+      { name: 'open\u200Bai', kind: 'openai-compatible', base_url: 'http://127.0.0.1:9/v1' },
     ];
     expect(problemsOf({}, { channels })).toEqual([
       'channels.0.name: must not contain control characters or line breaks (found U+000A)',
       'channels.1.name: must not contain control characters or line breaks (found U+001B)',
+      'channels.2.name: must not contain control, invisible or bidi override characters (found U+202E)',
+      'channels.3.name: must not contain control, invisible or bidi override characters (found U+200B)',
     ]);
   });
 

@@ -174,7 +174,7 @@ describe('/api/channel', () => {
     expect(r.body.message).toMatch(/^settings\.x(\.0)+: nested more than 128 levels/);
   });
 
-  it('refuses control characters and line separators in names, which would split a log line or a listing', async () => {
+  it('refuses control characters, line separators, bidi controls and invisible characters in names, which would split a log line or a listing or disguise a name', async () => {
     const before = (await gw.call('GET', '/api/channel?p=0&page_size=100', { cookie: root })).body.total;
     for (const name of [
       'a\r\nb',
@@ -195,8 +195,35 @@ describe('/api/channel', () => {
     expect((await gw.call('GET', '/api/channel?p=0&page_size=100', { cookie: root })).body.total).toBe(
       before,
     );
+    // Bidi controls and invisible characters, by the one-line rule of catalog names: a name
+    // "abc\u202Etxt" would display reordered, one with a zero-width space copies another.
+    for (const [name, found] of [
+      ['abc\u202Etxt', 'U+202E'],
+      ['a\u202Ab', 'U+202A'],
+      ['a\u2066b\u2069', 'U+2066'],
+      ['a\u200Fb', 'U+200F'],
+      ['open\u200Bai', 'U+200B'],
+      ['open\u200Dai', 'U+200D'],
+      ['open\u2060ai', 'U+2060'],
+      ['open\uFEFFai', 'U+FEFF'],
+      ['open\u3164ai', 'U+3164'],
+    ]) {
+      const r = await create({ name, kind: 'openai-compatible' });
+      expect(r.status, JSON.stringify(name)).toBe(400);
+      expect(r.body.message).toBe(
+        `name: must not contain control, invisible or bidi override characters (found ${found})`,
+      );
+    }
+    expect((await gw.call('GET', '/api/channel?p=0&page_size=100', { cookie: root })).body.total).toBe(
+      before,
+    );
     const made = await create({ name: 'clean-name', kind: 'openai-compatible' });
     const id = made.body.data.id;
+    const hidden = await gw.call('PUT', '/api/channel', {
+      cookie: root,
+      body: { id, name: 'clean\u202Ename' },
+    });
+    expect(hidden.status).toBe(400);
     const rename = await gw.call('PUT', '/api/channel', { cookie: root, body: { id, name: 'clean\nname' } });
     expect(rename.status).toBe(400);
     expect(rename.body.message).toMatch(/^name: /);
@@ -214,8 +241,28 @@ describe('/api/channel', () => {
     });
     expect(kept.status).toBe(200);
     expect(kept.body.data).toMatchObject({ name: 'old\nname', priority: 3 });
+    await gw.services.database.db
+      .updateTable('channels')
+      .set({ name: 'old\u202Ename' })
+      .where('id', '=', id)
+      .execute();
+    const keptBidi = await gw.call('PUT', '/api/channel', {
+      cookie: root,
+      body: { id, name: 'old\u202Ename', priority: 4 },
+    });
+    expect(keptBidi.status).toBe(200);
+    expect(keptBidi.body.data).toMatchObject({ name: 'old\u202Ename', priority: 4 });
     const fixed = await gw.call('PUT', '/api/channel', { cookie: root, body: { id, name: 'old-name' } });
     expect(fixed.body.data.name).toBe('old-name');
+    // Names in any script, and emoji with their joiners and selectors, stay welcome.
+    const script = await create({
+      name: '\u{1F680}\uFE0F \u05E2\u05E8\u05D5\u05E5 vLLM',
+      kind: 'openai-compatible',
+    });
+    expect(script.status).toBe(200);
+    expect((await gw.call('DELETE', `/api/channel/${script.body.data.id}`, { cookie: root })).status).toBe(
+      200,
+    );
     // It serves the kind's own models, which the next test counts the upstreams of.
     expect((await gw.call('DELETE', `/api/channel/${id}`, { cookie: root })).status).toBe(200);
   });

@@ -1,5 +1,6 @@
 import type { ChannelRow, NewChannelRow } from '../../store/channels-repo.js';
 import { badRequest, UpstreamError } from '../errors.js';
+import { checkOneLine } from '../text-characters.js';
 import {
   CHANNEL_KINDS,
   type ChannelKind,
@@ -234,6 +235,11 @@ export function validateChannel(
  */
 const NAME_BREAKERS = /[\p{Cc}\u2028\u2029]/u;
 
+/**
+ * Then the one-line rule of catalog names (text-characters.ts): no bidi controls, which would
+ * display a name reordered, and no zero-width or other invisible characters, which make a name
+ * look like another's in the console, the logs and `provider.order` preferences.
+ */
 function checkName(name: string): void {
   const found = NAME_BREAKERS.exec(name);
   if (found)
@@ -241,6 +247,7 @@ function checkName(name: string): void {
       `name: must not contain control characters or line breaks (found U+${found[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')})`,
       'name',
     );
+  checkOneLine('name', name);
 }
 
 function validateSettings(sent: Record<string, unknown>): ChannelSettings {

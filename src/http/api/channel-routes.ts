@@ -40,11 +40,12 @@ const optional = <T extends Record<string, any>>(o: T) =>
     [K in keyof T]: ReturnType<typeof Type.Optional<T[K]>>;
   };
 
-/** Control characters are refused by the service (validateChannel), with a message naming the one found. */
+/** Control, bidi and invisible characters are refused by the service (validateChannel), with a message naming the one found. */
 const ChannelName = Type.String({
   minLength: 1,
   maxLength: 128,
-  description: 'trimmed; unique; no control characters (line breaks, tabs, escapes) nor U+2028/U+2029',
+  description:
+    'trimmed; unique; no control characters (line breaks, tabs, escapes) nor U+2028/U+2029, no bidi controls or invisible characters (docs/catalog.md)',
 });
 
 /** `POST /api/channel`; `modelgate channel add` checks its options against it too. */

@@ -1,0 +1,151 @@
+import { forbidden, type GatewayError, notFound, unauthorized } from '../gateway/errors.js';
+import type { CredentialsRepo } from '../store/credentials-repo.js';
+import { lastUseIsStale } from '../store/last-used.js';
+import type { UserRow, UsersRepo } from '../store/users-repo.js';
+import { notExpired } from './limit-values.js';
+import { hashPassword, needsRehash, verifyPassword } from './password.js';
+import { Status } from './roles.js';
+import { hashSecret, newAccessToken, newSessionId, nowSeconds } from './secrets.js';
+import { TtlCache } from './ttl-cache.js';
+
+/**
+ * Signing in and the credentials that follow: sessions and personal access tokens, with the
+ * cache of who they belong to. UserService (users.ts) adds the management of the users.
+ */
+export class UserSessions {
+  /** hash of a session id or access token -> user id */
+  protected readonly credCache: TtlCache<string, UserRow>;
+
+  /** When this instance last deleted ended sessions (Unix seconds). */
+  private sweptAt = 0;
+
+  constructor(
+    protected readonly users: UsersRepo,
+    protected readonly creds: CredentialsRepo,
+    private readonly opts: { sessionTtlHours: number; cacheMs: number },
+  ) {
+    this.credCache = new TtlCache(opts.cacheMs);
+  }
+
+  async login(
+    username: string,
+    password: string,
+  ): Promise<{ user: UserRow; session: string; maxAge: number }> {
+    const user = await this.users.byUsername(username);
+    // Verify even for unknown users so timing does not reveal which usernames exist.
+    const ok = await verifyPassword(password, user?.password_hash ?? DUMMY_HASH);
+    if (!user || !ok) throw unauthorized('invalid username or password');
+    // The right password of a disabled user: known, and not allowed (decisions.md), so a 403.
+    if (user.status !== Status.enabled) throw forbidden('user is disabled');
+    // Hashes made before the cost was raised are upgraded while the password is at hand, over
+    // the hash just checked only: a password changed since stays changed.
+    let checked = user.password_hash;
+    if (needsRehash(checked)) {
+      const upgraded = await hashPassword(password);
+      if (await this.users.replacePasswordHash(user.id, checked, upgraded)) checked = upgraded;
+    }
+    const { secret, hash } = newSessionId();
+    const now = nowSeconds();
+    const maxAge = this.opts.sessionTtlHours * 3600;
+    await this.creds.createSession(hash, user.id, now, now + maxAge);
+    // A disable or a new password that landed since the user was read (the password check alone
+    // takes ~90 ms) deleted their sessions before this one was written. The read after the write
+    // catches it: a change that this read does not see yet deletes sessions after it (applyPatch
+    // writes the user first), this one included. Another hash is checked again: it may be
+    // another sign-in's upgrade of the same password.
+    const refused = await this.refusedSince(await this.users.byId(user.id), password, checked);
+    if (refused) {
+      await this.creds.deleteSession(hash);
+      throw refused;
+    }
+    // Ended sessions are refused by their expiry; their rows go at most once an hour, with a
+    // sign-in (every instance sweeps; the delete is idempotent).
+    if (now - this.sweptAt >= 3600) {
+      this.sweptAt = now;
+      await this.creds.deleteExpiredSessions(now);
+    }
+    return { user, session: secret, maxAge };
+  }
+
+  /** Why a sign-in that checked `password` against hash `checked` is refused as the user is now. */
+  private async refusedSince(
+    now: UserRow | undefined,
+    password: string,
+    checked: string,
+  ): Promise<GatewayError | undefined> {
+    if (!now) return unauthorized('invalid username or password');
+    if (now.status !== Status.enabled) return forbidden('user is disabled');
+    if (now.password_hash !== checked && !(await verifyPassword(password, now.password_hash)))
+      return unauthorized('invalid username or password');
+    return undefined;
+  }
+
+  async logout(session: string): Promise<void> {
+    const hash = hashSecret(session);
+    this.credCache.delete(`s:${hash}`);
+    await this.creds.deleteSession(hash);
+  }
+
+  /** Drop cached sessions and tokens (another instance changed a user or a credential). */
+  invalidate(): void {
+    this.credCache.clear();
+  }
+
+  /** The enabled user behind a session cookie, or undefined. */
+  async bySession(session: string): Promise<UserRow | undefined> {
+    const hash = hashSecret(session);
+    return this.cached(`s:${hash}`, async () => {
+      const s = await this.creds.sessionUser(hash, nowSeconds());
+      return s ? this.users.byId(s.user_id) : undefined;
+    });
+  }
+
+  /** The enabled user behind a personal access token, or undefined. */
+  async byAccessToken(token: string): Promise<UserRow | undefined> {
+    const hash = hashSecret(token);
+    return this.cached(`t:${hash}`, async () => {
+      const t = await this.creds.tokenByHash(hash);
+      const now = nowSeconds();
+      if (!t || (t.expires_time !== null && t.expires_time <= now)) return undefined;
+      // A use, recorded to the minute in the background (as API keys' last_used_time).
+      if (lastUseIsStale(t.last_used_time, now)) void this.creds.touchToken(t.id, now).catch(() => {});
+      return this.users.byId(t.user_id);
+    });
+  }
+
+  private async cached(key: string, load: () => Promise<UserRow | undefined>): Promise<UserRow | undefined> {
+    let user = this.credCache.get(key);
+    if (!user) {
+      user = await load();
+      if (user) this.credCache.set(key, user);
+    }
+    return user && user.status === Status.enabled ? user : undefined;
+  }
+
+  async createToken(user: UserRow, name: string, expiresTime: number | null) {
+    notExpired(expiresTime);
+    const { secret, hash, prefix } = newAccessToken();
+    const row = await this.creds.createToken({
+      user_id: user.id,
+      name,
+      token_hash: hash,
+      token_prefix: prefix,
+      created_time: nowSeconds(),
+      expires_time: expiresTime,
+    });
+    return { row, secret };
+  }
+
+  listTokens(user: UserRow) {
+    return this.creds.listTokens(user.id);
+  }
+
+  async deleteToken(user: UserRow, id: number): Promise<void> {
+    if (!(await this.creds.deleteToken(user.id, id))) throw notFound(`token ${id} not found`);
+    this.credCache.clear();
+  }
+}
+
+// A valid hash of a random password: login of an unknown user costs the same as a wrong password
+// (same parameters as new hashes, see password.ts).
+const DUMMY_HASH = 'scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';

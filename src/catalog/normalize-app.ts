@@ -1,4 +1,5 @@
 import { badRequest } from '../gateway/errors.js';
+import { checkOneLine, checkProse } from '../gateway/text-characters.js';
 import { charLength } from '../store/column-bounds.js';
 import { foldSearchText } from '../store/search-fold.js';
 import {
@@ -10,7 +11,6 @@ import {
   TEXT_LIMITS,
   URL_FIELDS,
 } from './app-fields.js';
-import { checkOneLine, checkProse } from '../gateway/text-characters.js';
 
 /** App fields a client may send (types already checked by the route schema). */
 export interface AppInput {

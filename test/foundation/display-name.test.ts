@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { userFieldWrites } from '../helpers/users.js';
 
 /** A display name is one line of visible text, as a catalog name is (docs/architecture.md). */
 let gw: TestGateway;
@@ -36,15 +37,7 @@ describe('display_name characters', () => {
       (await gw.call('GET', '/api/user?p=0&page_size=100', { cookie: root })).body.total;
     const before = await users();
     for (const [display_name, found] of BAD) {
-      const calls = [
-        gw.call('POST', '/api/user', {
-          cookie: root,
-          body: { username: 'nobody', password: 'password-1', display_name },
-        }),
-        gw.call('PUT', '/api/user', { cookie: root, body: { id, display_name } }),
-        gw.call('PUT', '/api/user/self', { cookie: dana, body: { display_name } }),
-      ];
-      for (const r of await Promise.all(calls)) {
+      for (const r of await userFieldWrites(gw, root, id, dana, { display_name })) {
         expect(r.status, JSON.stringify(display_name)).toBe(400);
         expect(r.body.message).toBe(
           `display_name: must not contain control, invisible or bidi override characters (found ${found})`,

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { userFieldWrites } from '../helpers/users.js';
 
 /** An email is one address (docs/architecture.md, "Accounts and roles"); none is "". */
 let gw: TestGateway;
@@ -43,15 +44,7 @@ describe('email format', () => {
       (await gw.call('GET', '/api/user?p=0&page_size=100', { cookie: root })).body.total;
     const before = await users();
     for (const [email, why] of BAD) {
-      const calls = [
-        gw.call('POST', '/api/user', {
-          cookie: root,
-          body: { username: 'nobody', password: 'password-1', email },
-        }),
-        gw.call('PUT', '/api/user', { cookie: root, body: { id, email } }),
-        gw.call('PUT', '/api/user/self', { cookie: mia, body: { email } }),
-      ];
-      for (const r of await Promise.all(calls)) {
+      for (const r of await userFieldWrites(gw, root, id, mia, { email })) {
         expect(r.status, JSON.stringify(email)).toBe(400);
         expect(r.body.message, JSON.stringify(email)).toMatch(/^email: /);
         expect(r.body.message, JSON.stringify(email)).toMatch(why);

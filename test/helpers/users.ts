@@ -3,6 +3,7 @@ import { hashPassword } from '../../src/access/password.js';
 import { openDatabase } from '../../src/store/database.js';
 import { isUniqueViolation } from '../../src/store/db-errors.js';
 import type { UsersTable } from '../../src/store/schema.js';
+import type { TestGateway } from './gateway.js';
 import { migrateBefore } from './migrations.js';
 
 /** A `users` row as the store writes it: an active user (role 1) without email, `more` on top. */
@@ -61,3 +62,23 @@ export async function legacyUsersDatabase(
   }
   return ids;
 }
+
+/**
+ * The three writes of user `fields`: a create by `admin`, an admin's update of user `id`, and
+ * that user's own update (session `own`), for checks that each of them refuses the same.
+ */
+export const userFieldWrites = (
+  gw: TestGateway,
+  admin: string,
+  id: number,
+  own: string,
+  fields: Record<string, unknown>,
+) =>
+  Promise.all([
+    gw.call('POST', '/api/user', {
+      cookie: admin,
+      body: { username: 'nobody', password: 'password-1', ...fields },
+    }),
+    gw.call('PUT', '/api/user', { cookie: admin, body: { id, ...fields } }),
+    gw.call('PUT', '/api/user/self', { cookie: own, body: fields }),
+  ]);

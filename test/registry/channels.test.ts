@@ -230,28 +230,15 @@ describe('/api/channel', () => {
     expect((await gw.call('GET', `/api/channel/${id}`, { cookie: root })).body.data.name).toBe('clean-name');
     // A name stored before this check stays usable: a change of another field (a form sends the
     // name back) is no rename, and renaming it to a clean name is how it is fixed.
-    await gw.services.database.db
-      .updateTable('channels')
-      .set({ name: 'old\nname' })
-      .where('id', '=', id)
-      .execute();
-    const kept = await gw.call('PUT', '/api/channel', {
-      cookie: root,
-      body: { id, name: 'old\nname', priority: 3 },
-    });
-    expect(kept.status).toBe(200);
-    expect(kept.body.data).toMatchObject({ name: 'old\nname', priority: 3 });
-    await gw.services.database.db
-      .updateTable('channels')
-      .set({ name: 'old\u202Ename' })
-      .where('id', '=', id)
-      .execute();
-    const keptBidi = await gw.call('PUT', '/api/channel', {
-      cookie: root,
-      body: { id, name: 'old\u202Ename', priority: 4 },
-    });
-    expect(keptBidi.status).toBe(200);
-    expect(keptBidi.body.data).toMatchObject({ name: 'old\u202Ename', priority: 4 });
+    for (const [old, priority] of [
+      ['old\nname', 3],
+      ['old\u202Ename', 4],
+    ] as const) {
+      await gw.services.database.db.updateTable('channels').set({ name: old }).where('id', '=', id).execute();
+      const kept = await gw.call('PUT', '/api/channel', { cookie: root, body: { id, name: old, priority } });
+      expect(kept.status, JSON.stringify(old)).toBe(200);
+      expect(kept.body.data).toMatchObject({ name: old, priority });
+    }
     const fixed = await gw.call('PUT', '/api/channel', { cookie: root, body: { id, name: 'old-name' } });
     expect(fixed.body.data.name).toBe('old-name');
     // Names in any script, and emoji with their joiners and selectors, stay welcome.

@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { ChatStreamEvent } from '../../gateway/chat/types.js';
 import { UpstreamError } from '../../gateway/errors.js';
+import { countsAgainstHealth } from '../../gateway/routing/execute.js';
 import { OpenAiStreamDecoder, parseOpenAiResponse } from './openai-response.js';
 import { ToolCallIndexes } from './tool-call-indexes.js';
 
@@ -68,6 +69,55 @@ describe('error events inside a stream', () => {
         'error: {"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error"}\n\n',
       ),
     ).toMatchObject({ kind: 'context_length' });
+  });
+});
+
+describe('an error object without a numeric code (a stream event, or a 200 body) is classified by its type or code', () => {
+  const streamed = (error: object) => {
+    const evs = decode(data({ choices: [{ index: 0, delta: { content: 'hi' } }] }), data({ error }));
+    return (evs[1] as { error: UpstreamError }).error;
+  };
+  const whole = (error: object) => {
+    try {
+      parseOpenAiResponse(200, JSON.stringify({ error }), {});
+    } catch (e) {
+      return e as UpstreamError;
+    }
+    throw new Error('no error thrown');
+  };
+  const cases: Array<[object, string, number, boolean, boolean]> = [
+    // [error, kind, status it stands for, retryable, counts against the circuit]
+    [
+      { message: 'm', type: 'invalid_request_error', code: 'context_length_exceeded' },
+      'context_length',
+      400,
+      false,
+      false,
+    ],
+    [
+      { message: 'm', type: 'invalid_request_error', code: 'invalid_value' },
+      'bad_request',
+      400,
+      false,
+      false,
+    ],
+    [{ message: 'm', type: 'invalid_request_error', code: null }, 'bad_request', 400, false, false],
+    [{ message: 'm', type: 'authentication_error' }, 'auth', 401, false, false],
+    [{ message: 'm', type: 'permission_error' }, 'auth', 403, false, false],
+    [{ message: 'm', type: 'not_found_error' }, 'not_found', 404, false, false],
+    [{ message: 'm', type: 'tokens', code: 'rate_limit_exceeded' }, 'rate_limited', 429, true, false],
+    [{ message: 'm', type: 'insufficient_quota', code: 'insufficient_quota' }, 'payment', 429, false, false],
+    [{ message: 'm', type: 'server_error' }, 'server_error', 500, true, true],
+    [{ message: 'm', type: 'overloaded_error' }, 'overloaded', 503, true, true],
+    [{ message: 'm', code: 'slow_down' }, 'overloaded', 503, true, true],
+    [{ message: 'm', type: 'something_new' }, 'server_error', 500, true, true],
+    [{ message: 'm', type: 'invalid_request_error', code: 503 }, 'overloaded', 503, true, true],
+  ];
+  it.each(cases)('%j: %s (%i)', (error, kind, status, retryable, counted) => {
+    for (const e of [streamed(error), whole(error)]) {
+      expect(e).toMatchObject({ kind, upstreamStatus: status, retryable });
+      expect(countsAgainstHealth(e.kind)).toBe(counted);
+    }
   });
 });
 

@@ -85,8 +85,7 @@ export function parseOpenAiResponse(status: number, body: string, headers: Upstr
   const noChoices = !Array.isArray(parsed?.choices) || parsed.choices.length === 0;
   if (noChoices && parsed?.error) {
     // Some gateways answer 200 with only an error object.
-    const code = typeof parsed.error.code === 'number' ? parsed.error.code : 500;
-    throw classifyOpenAiError(code, body, headers);
+    throw classifyOpenAiError(errorStatus(parsed.error, 500), body, headers);
   }
   if (noChoices) {
     throw new UpstreamError('bad_response', `upstream body has no choices: ${excerpt(body)}`, {
@@ -100,8 +99,11 @@ export function parseOpenAiResponse(status: number, body: string, headers: Upstr
     (c: any) => c?.finish_reason === 'error' && c.error && typeof c.error === 'object',
   );
   if (failed) {
-    const code = typeof failed.error.code === 'number' ? failed.error.code : 502;
-    throw classifyOpenAiError(code, JSON.stringify({ error: failed.error }), headers);
+    throw classifyOpenAiError(
+      errorStatus(failed.error, 502),
+      JSON.stringify({ error: failed.error }),
+      headers,
+    );
   }
   for (const c of parsed.choices) {
     const m = c?.message;
@@ -207,9 +209,50 @@ function partsText(v: unknown): string {
 
 /** Error carried inside a 200 stream: `data: {"error": {...}}` (OpenAI, vLLM, OpenRouter, llama.cpp). */
 function streamError(err: any): UpstreamError {
-  const status = typeof err?.code === 'number' ? err.code : 500;
-  return classifyOpenAiError(status, JSON.stringify({ error: err }), {});
+  return classifyOpenAiError(errorStatus(err, 500), JSON.stringify({ error: err }), {});
 }
+
+/**
+ * The HTTP status an error object that came with a 200 (in a stream, or as a whole body) stands
+ * for: its numeric `code` (OpenRouter, vLLM, llama.cpp), else the status OpenAI answers for its
+ * string `code` or its `type` (`{"type": "invalid_request_error", "code":
+ * "context_length_exceeded"}` is the client's 400, not the upstream's 500), else `otherwise`.
+ * Read once here for streams and whole bodies, so both classify such an error alike.
+ */
+export function errorStatus(err: unknown, otherwise: number): number {
+  if (err === null || typeof err !== 'object') return otherwise;
+  const { code, type } = err as { code?: unknown; type?: unknown };
+  if (typeof code === 'number' && Number.isInteger(code) && code >= 400 && code <= 599) return code;
+  for (const name of [code, type])
+    if (typeof name === 'string') {
+      const status = STATUS_OF_CODE[name.toLowerCase()];
+      if (status !== undefined) return status;
+    }
+  return otherwise;
+}
+
+/** OpenAI's (and OpenAI-compatible servers') error types and codes, by the status they come with. */
+const STATUS_OF_CODE: Record<string, number> = {
+  invalid_request_error: 400,
+  context_length_exceeded: 400,
+  authentication_error: 401,
+  invalid_api_key: 401,
+  permission_error: 403,
+  not_found_error: 404,
+  model_not_found: 404,
+  request_too_large: 413,
+  rate_limit_error: 429,
+  rate_limit_exceeded: 429,
+  insufficient_quota: 429,
+  server_error: 500,
+  api_error: 500,
+  overloaded_error: 503,
+  server_is_overloaded: 503,
+  service_unavailable_error: 503,
+  unavailable_error: 503,
+  slow_down: 503,
+  timeout_error: 504,
+};
 
 /**
  * An event of type `error` (`event: error`, or older llama.cpp's `error:` field, `SseDecoder`):

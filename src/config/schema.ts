@@ -149,6 +149,11 @@ export const ConfigSchema = Obj({
     non_stream_timeout_ms: Type.Integer({ minimum: 1, default: 600_000 }),
     idle_timeout_ms: Type.Integer({ minimum: 1, default: 60_000 }),
     /**
+     * A stream's wait, once the upstream sent its finish, for its terminator and trailing events
+     * (the usage chunk): past it the stream ends cleanly instead of waiting for the idle timeout.
+     */
+    finish_grace_ms: Type.Integer({ minimum: 1, default: 3_000 }),
+    /**
      * The largest upstream answer read whole (non-streamed chat, model listings, channel tests);
      * a larger one is a bad upstream answer (502, next upstream), and is not read past this.
      */

@@ -54,6 +54,12 @@ export interface StreamDecoder {
    */
   endOnCut?(): ChatStreamEvent[] | undefined;
   /**
+   * Whether the answer decoded so far is whole (what `endOnCut` would end cleanly), its terminator
+   * or trailing events (a usage chunk) still to come; asks only, changes nothing. An upstream that
+   * goes silent past this is given a short grace, then its stream ends as if cut there.
+   */
+  whole?(): boolean;
+  /**
    * Usage the upstream reported in what was decoded so far, for a stream that ends without its
    * usage event; undefined unless it reported the prompt's count (only upstreams that report it
    * before the end need this: Anthropic in message_start, Gemini on every chunk).

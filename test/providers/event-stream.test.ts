@@ -140,6 +140,32 @@ describe('openEvents', () => {
     }
   });
 
+  it('a whole answer whose upstream stays silent ends after the finish grace, not the idle timeout', async () => {
+    const patient = new UpstreamClient({
+      defaults: {
+        connectTimeoutMs: 1000,
+        firstByteTimeoutMs: 1000,
+        idleTimeoutMs: 600_000,
+        finishGraceMs: 50,
+      },
+    });
+    try {
+      const res = await openEvents(
+        patient,
+        { method: 'GET', url: `${up.url}/finished-stall`, headers: {} },
+        new OpenAiStreamDecoder(),
+        {},
+        undefined,
+      );
+      const evs: ChatStreamEvent[] = [];
+      for (let b = await res.events!.next(); b !== null; b = await res.events!.next()) evs.push(...b);
+      expect(evs.map((e) => e.type)).toEqual(['delta']);
+      expect(await up.requests.at(-1)!.closed).toEqual({ completed: false });
+    } finally {
+      await patient.close();
+    }
+  }, 20_000);
+
   it('an error chunk ends the stream: nothing after it is delivered, the connection is freed', async () => {
     const before = up.requests.length;
     const evs = (await batches('/error-chunk')).flat();

@@ -56,6 +56,7 @@ export function createChatServices(
     connectTimeoutMs: g.connect_timeout_ms,
     firstByteTimeoutMs: g.first_byte_timeout_ms,
     idleTimeoutMs: g.idle_timeout_ms,
+    finishGraceMs: g.finish_grace_ms,
     ...upstreamLimits(g),
   };
   const runner = new ChatRunner({

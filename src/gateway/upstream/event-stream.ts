@@ -3,42 +3,12 @@ import type { StreamDecoder, UpstreamHeaders } from '../../providers/types.js';
 import type { CancelSignal } from '../cancel.js';
 import type { ChatStreamEvent, ReportedUsage } from '../chat/types.js';
 import { UpstreamError } from '../errors.js';
+import type { ChatEventStream, OpenedEvents } from './chat-event-stream.js';
 import { mapNetworkError } from './client-errors.js';
 import { SignalledHandler } from './signalled-handler.js';
 import type { SendOptions, UpstreamClient, UpstreamHttpRequest } from './upstream-client.js';
 
-/**
- * A streamed upstream answer, read a batch at a time: each `next()` returns every event decoded
- * since the last one. One promise per batch, and none at all when events are already waiting,
- * where an async-iterator chain (undici's body iterator, then a generator per layer) allocated a
- * promise, an iterator result and a generator step per event per layer, and kept all of it alive
- * for the whole stream.
- */
-export interface ChatEventStream extends AsyncIterable<ChatStreamEvent> {
-  /**
-   * The next events (never an empty array), or null once the stream is over. A failure of the
-   * upstream (cut, idle timeout, a stream that ends without its terminator, an error chunk) is a
-   * final `{type:'error'}` event, after the events decoded before it, except a cut after the
-   * whole answer (every choice finished: `StreamDecoder.endOnCut`), which ends like a clean
-   * close; the promise rejects only with the abort reason when the caller's signal aborted.
-   */
-  next(): Promise<ChatStreamEvent[] | null>;
-  /** Stops reading and frees the connection (idempotent). */
-  cancel(): void;
-  /**
-   * Usage the upstream reported in the events read so far (the decoder's `reported`), for a
-   * stream that ended without its usage event; also after `cancel`.
-   */
-  reported(): ReportedUsage | undefined;
-}
-
-/**
- * What `openEvents` resolves with: the events of a 2xx answer, or the body of any other (its
- * first `maxErrorBodyBytes`: enough for the message).
- */
-export type OpenedEvents =
-  | { status: number; headers: UpstreamHeaders; events: ChatEventStream; text?: undefined }
-  | { status: number; headers: UpstreamHeaders; events?: undefined; text: string };
+export type { ChatEventStream, OpenedEvents } from './chat-event-stream.js';
 
 /**
  * Undecoded bytes a stream may hold for a reader that has not asked yet before the upstream
@@ -68,7 +38,8 @@ export function openEvents(
   if (signal?.aborted) return Promise.reject(signal.reason);
   return new Promise((resolve, reject) => {
     const maxErrorBody = client.limit(opts, 'maxErrorBodyBytes');
-    client.dispatch(req, opts, new EventsHandler(resolve, reject, decoder, signal, maxErrorBody));
+    const grace = client.limit(opts, 'finishGraceMs');
+    client.dispatch(req, opts, new EventsHandler(resolve, reject, decoder, signal, maxErrorBody, grace));
   });
 }
 
@@ -111,6 +82,8 @@ class EventsHandler extends SignalledHandler implements ChatEventStream {
     this.flushing = false;
     this.settle();
   };
+  /** Runs once the answer is whole until the upstream ends it (`graceOver`). */
+  private graceTimer: NodeJS.Timeout | undefined;
 
   constructor(
     resolve: (o: OpenedEvents) => void,
@@ -118,6 +91,7 @@ class EventsHandler extends SignalledHandler implements ChatEventStream {
     private readonly decoder: StreamDecoder,
     signal: CancelSignal | undefined,
     private readonly maxErrorBody: number,
+    private readonly finishGraceMs: number,
   ) {
     super(signal);
     this.opening = { resolve, reject };
@@ -283,7 +257,10 @@ class EventsHandler extends SignalledHandler implements ChatEventStream {
       this.queue = undefined;
       this.buffered = 0;
       if (this.stopped) this.over = true;
-      else this.resumeSoon();
+      else {
+        this.resumeSoon();
+        if (!this.ended && this.graceTimer === undefined && this.decoder.whole?.()) this.startGrace();
+      }
       return batch;
     }
     if (this.failure !== undefined) {
@@ -302,6 +279,37 @@ class EventsHandler extends SignalledHandler implements ChatEventStream {
     // Paused with nothing decoded: one event longer than the high-water mark is still arriving.
     this.resumeSoon();
     return undefined;
+  }
+
+  /**
+   * The answer is whole and its terminator has not come: an upstream that sends its finish and
+   * then neither `[DONE]` nor the end of its body (silent, or a proxy holding the connection)
+   * would hold the client until the idle timeout. Past the grace the stream ends as a cut after
+   * the whole answer does: cleanly (`endOnCut`), with what arrived in the meantime.
+   */
+  private startGrace(): void {
+    this.graceTimer = setTimeout(this.graceOver, this.finishGraceMs);
+  }
+
+  private readonly graceOver = () => {
+    this.graceTimer = undefined;
+    if (this.finished || this.over) return;
+    // Held paused by a slow reader: the silence is the client's, the upstream may have more.
+    if (this.controller?.paused) {
+      this.startGrace();
+      return;
+    }
+    this.failure = new UpstreamError('timeout', 'upstream sent no terminator after its finish');
+    this.abort();
+    this.settle();
+  };
+
+  protected override release(): void {
+    if (this.graceTimer !== undefined) {
+      clearTimeout(this.graceTimer);
+      this.graceTimer = undefined;
+    }
+    super.release();
   }
 
   /** Lets undici read on if we paused it; not from inside its parser, which would call back in. */

@@ -35,6 +35,14 @@ export interface UpstreamTimeouts {
   idleTimeoutMs: number;
 }
 
+export interface StreamTimes {
+  /**
+   * A stream's wait, once its answer is whole (every choice finished), for its terminator and
+   * trailing events (the usage chunk) before it ends as if cut there (`openEvents`).
+   */
+  finishGraceMs: number;
+}
+
 /**
  * How much of an upstream answer the gateway holds (docs/routing.md, "Size limits"), so an
  * upstream that answers without end costs about a limit's worth of memory, not the answer.
@@ -61,7 +69,7 @@ export const DEFAULT_BODY_LIMITS: BodyLimits = {
   maxEventBytes: DEFAULT_MAX_EVENT_CHARS,
 };
 
-export interface SendOptions extends Partial<UpstreamTimeouts>, Partial<BodyLimits> {
+export interface SendOptions extends Partial<UpstreamTimeouts>, Partial<BodyLimits>, Partial<StreamTimes> {
   signal?: CancelSignal;
 }
 
@@ -88,7 +96,7 @@ export interface UpstreamClientOptions {
   /** Max connections per origin (undefined = unlimited, undici's default). */
   connectionsPerOrigin?: number;
   keepAliveTimeoutMs?: number;
-  defaults?: Partial<UpstreamTimeouts & BodyLimits>;
+  defaults?: Partial<UpstreamTimeouts & BodyLimits & StreamTimes>;
 }
 
 export const DEFAULT_TIMEOUTS: UpstreamTimeouts = {
@@ -97,16 +105,23 @@ export const DEFAULT_TIMEOUTS: UpstreamTimeouts = {
   idleTimeoutMs: 60_000,
 };
 
+export const DEFAULT_FINISH_GRACE_MS = 3_000;
+
 export class UpstreamClient {
   private readonly agents = new Map<number, Agent>();
-  private readonly defaults: UpstreamTimeouts & BodyLimits;
+  private readonly defaults: UpstreamTimeouts & BodyLimits & StreamTimes;
 
   constructor(private readonly opts: UpstreamClientOptions = {}) {
-    this.defaults = { ...DEFAULT_TIMEOUTS, ...DEFAULT_BODY_LIMITS, ...opts.defaults };
+    this.defaults = {
+      ...DEFAULT_TIMEOUTS,
+      ...DEFAULT_BODY_LIMITS,
+      finishGraceMs: DEFAULT_FINISH_GRACE_MS,
+      ...opts.defaults,
+    };
   }
 
-  /** A size limit for a call: its own, else the client's default. */
-  limit(opts: SendOptions, which: keyof BodyLimits): number {
+  /** A size limit (or the finish grace) for a call: its own, else the client's default. */
+  limit(opts: SendOptions, which: keyof BodyLimits | keyof StreamTimes): number {
     return opts[which] ?? this.defaults[which];
   }
 

@@ -235,6 +235,10 @@ export class AnthropicStreamDecoder implements StreamDecoder {
     return out;
   }
 
+  whole(): boolean {
+    return this.stopped || (!this.ended && this.finish !== null);
+  }
+
   private thinking(out: ChatStreamEvent[], index: number, text: string): void {
     this.thoughts.push(text);
     this.delta(out, {

@@ -70,6 +70,10 @@ export class GeminiStreamDecoder implements StreamDecoder {
     return this.usage ? [{ type: 'usage', usage: toChatUsage(this.usage) }] : [];
   }
 
+  whole(): boolean {
+    return !this.failed && this.finished.size > 0;
+  }
+
   private handle(data: string, out: ChatStreamEvent[]): void {
     if (this.failed) return;
     let chunk: Record<string, any>;

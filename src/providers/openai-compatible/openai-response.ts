@@ -312,6 +312,10 @@ export class OpenAiStreamDecoder implements StreamDecoder {
     return [];
   }
 
+  whole(): boolean {
+    return !this.failed && (this.finished || this.done);
+  }
+
   private toolIndexes(choice: unknown): ToolCallIndexes {
     this.tools ??= new Map();
     let t = this.tools.get(choice);

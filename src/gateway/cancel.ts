@@ -46,11 +46,15 @@ export class ClientGone implements CancelSignal {
  * The reason a request's signal fires when the server cut its connection because the shutdown
  * grace period ran out (`server.shutdown_grace_ms`): the server gave up on the request, not its
  * client. Logged as a 503 with error kind `shutdown`, and billed like a disconnect (for what was
- * generated). A GatewayError, so nothing turns it into an "internal error".
+ * generated). A GatewayError, so nothing turns it into an "internal error"; a request whose
+ * answer had not begun gets it as its answer, with `Retry-After: 1` (another instance, or this
+ * one restarted, may serve it), as a request that reaches a stopping server does.
  */
 export class ShutdownCut extends GatewayError {
   constructor() {
-    super(503, 'the gateway is shutting down: the request was cut when the shutdown grace period ran out');
+    super(503, 'the gateway is shutting down: the request was cut when the shutdown grace period ran out', {
+      retryAfter: 1,
+    });
   }
 }
 

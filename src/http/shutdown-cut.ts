@@ -53,7 +53,10 @@ export const SETTLE_WAIT_MS = 5_000;
  * aborted, the route writes the in-band error and the stream's end (decisions.md: a failure after
  * the first byte is one final error chunk, then `[DONE]`; the ingress's own ending on
  * `/v1/messages` and `/v1/responses`), and its connection closes after that (the stop's
- * `Connection: close`), or once `waitMs` ran out. Every other connection is closed at once.
+ * `Connection: close`), or once `waitMs` ran out. A billed request whose answer has not begun (a
+ * non-streamed one waiting for its upstream, a stream before its head) is aborted the same way,
+ * and its route answers the `ShutdownCut`: a 503 in the error envelope with `Retry-After`,
+ * instead of a connection closed without an answer. Every other connection is closed at once.
  */
 export async function cutConnections(
   server: Server,
@@ -69,7 +72,7 @@ export async function cutConnections(
     }
     cutResponses.add(res);
     const r = res as CuttableResponse;
-    const cut = r[IN_BAND] ? r[CUT] : undefined;
+    const cut = r[IN_BAND] || !res.headersSent ? r[CUT] : undefined;
     if (!cut) {
       socket.destroy();
       continue;

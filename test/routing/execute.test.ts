@@ -3,6 +3,7 @@ import { UnfitCandidate, UpstreamError } from '../../src/gateway/errors.js';
 import { attemptsOf, executeRoute } from '../../src/gateway/routing/execute.js';
 import { HealthTracker } from '../../src/gateway/routing/health.js';
 import type { Candidate, RouteTarget } from '../../src/gateway/routing/types.js';
+import { classifyOpenAiError } from '../../src/providers/openai-compatible/openai-response.js';
 
 /** A prompt that does not fit a model skips that model: it is no try, and the last word only. */
 const candidate = (channelName: string, modelId: string, channelId: number): Candidate => ({
@@ -140,6 +141,63 @@ describe("executeRoute and a channel's keys", () => {
     expect(ex.apiKey).toBe('good');
     expect(used.at(-1)).toBe('good');
     expect(used.filter((k) => k === 'bad').length).toBeLessThanOrEqual(1);
+  });
+});
+
+describe('a rate limit or an empty account named in a 4xx body (not 429)', () => {
+  const keyed = (channelId: number, keys: string[]): Candidate => ({
+    target: { channelName: `c${channelId}`, modelId: 'm', channelId, keys } as RouteTarget,
+    healthKey: `${channelId}:m`,
+  });
+  const body = (code: string) => JSON.stringify({ error: { message: 'm', type: 'requests', code } });
+  const health = () => new HealthTracker({ failures: 1, windowMs: 60_000, cooldownMs: 60_000 });
+
+  it('is classified by its code: rate_limit_exceeded a rate limit, insufficient_quota a payment failure', () => {
+    expect(classifyOpenAiError(400, body('rate_limit_exceeded'), {}).kind).toBe('rate_limited');
+    expect(classifyOpenAiError(403, body('insufficient_quota'), {}).kind).toBe('payment');
+    expect(classifyOpenAiError(400, body('insufficient_quota'), {}).kind).toBe('payment');
+  });
+
+  it("moves on to the channel's next key, then the next upstream, and never opens the circuit", async () => {
+    for (const [code, kind] of [
+      ['rate_limit_exceeded', 'rate_limited'],
+      ['insufficient_quota', 'payment'],
+    ]) {
+      const h = health();
+      const used: string[] = [];
+      const ex = await executeRoute(
+        [keyed(400, ['spent', 'full']), keyed(500, ['other'])],
+        async (c, apiKey) => {
+          used.push(apiKey);
+          if (apiKey === 'spent' || c.target.channelId === 400)
+            throw classifyOpenAiError(400, body(code!), {});
+          return 'served';
+        },
+        { ...options(), health: h, maxAttempts: 3, sleep: async () => {} },
+      );
+      // Each key of the failing channel once (in either order), then the next upstream.
+      expect(ex.apiKey, code).toBe('other');
+      expect(used.slice(0, 2).sort(), code).toEqual(['full', 'spent']);
+      expect(ex.attempts.slice(0, 2).map((a) => a.error_kind)).toEqual([kind, kind]);
+      // One failure opens this tracker's circuit: none was counted.
+      expect(h.state('400:m')).toBe('closed');
+      expect(h.snapshot().every((s) => s.error_rate === 0)).toBe(true);
+    }
+  });
+
+  it("an empty account on one key is served by the channel's next key", async () => {
+    const used: string[] = [];
+    const ex = await executeRoute(
+      [keyed(600, ['spent', 'full'])],
+      async (_c, apiKey) => {
+        used.push(apiKey);
+        if (apiKey === 'spent') throw classifyOpenAiError(429, body('insufficient_quota'), {});
+        return 'served';
+      },
+      { ...options(), maxAttempts: 2, sleep: async () => {} },
+    );
+    expect(ex.apiKey).toBe('full');
+    expect(used.filter((k) => k === 'spent').length).toBeLessThanOrEqual(1);
   });
 });
 

@@ -162,6 +162,11 @@ export async function executeRoute<T>(
               skipModel = t.modelId;
               break;
             }
+            // An account without credit (`insufficient_quota`, a 402) is that key's: the channel's
+            // next key may have some, so each key is tried once (no wait) before the next
+            // upstream. Not set aside as a rejected key is: the key probe's model listing, free
+            // of charge, would put it back at once, and credit comes back without a sign.
+            if (err.kind === 'payment' && i < Math.min(opts.maxAttempts, keys.length) - 1) continue;
             if (!err.retryable || i === opts.maxAttempts - 1) break;
             if (opts.health.state(c.healthKey) === 'open') break;
             const backoff = Math.min(opts.retryMaxMs, opts.retryBaseMs * 2 ** i);

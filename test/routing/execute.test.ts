@@ -87,11 +87,13 @@ describe("executeRoute and an upstream's Retry-After", () => {
   });
 });
 
+/** A candidate of model `m` on channel `channelId` with these keys. */
+const keyed = (channelId: number, keys: string[]): Candidate => ({
+  target: { channelName: `c${channelId}`, modelId: 'm', channelId, keys } as RouteTarget,
+  healthKey: `${channelId}:m`,
+});
+
 describe("executeRoute and a channel's keys", () => {
-  const keyed = (channelId: number, keys: string[]): Candidate => ({
-    target: { channelName: `c${channelId}`, modelId: 'm', channelId, keys } as RouteTarget,
-    healthKey: `${channelId}:m`,
-  });
   const limited = () => new UpstreamError('rate_limited', 'slow down', { upstreamStatus: 429 });
 
   it('retries go to the next key, whatever the number of keys', async () => {
@@ -145,10 +147,6 @@ describe("executeRoute and a channel's keys", () => {
 });
 
 describe('a rate limit or an empty account named in a 4xx body (not 429)', () => {
-  const keyed = (channelId: number, keys: string[]): Candidate => ({
-    target: { channelName: `c${channelId}`, modelId: 'm', channelId, keys } as RouteTarget,
-    healthKey: `${channelId}:m`,
-  });
   const body = (code: string) => JSON.stringify({ error: { message: 'm', type: 'requests', code } });
   const health = () => new HealthTracker({ failures: 1, windowMs: 60_000, cooldownMs: 60_000 });
 

@@ -229,7 +229,7 @@ export class AnthropicStreamDecoder implements StreamDecoder {
    */
   endOnCut(): ChatStreamEvent[] | undefined {
     if (this.stopped) return [];
-    if (this.ended || this.finish === null) return undefined;
+    if (!this.whole()) return undefined;
     const out: ChatStreamEvent[] = [];
     this.stop(out);
     return out;

@@ -66,7 +66,7 @@ export class GeminiStreamDecoder implements StreamDecoder {
    * terminator, so a cut after the finish loses nothing but the usage `end()` reports, reported here.
    */
   endOnCut(): ChatStreamEvent[] | undefined {
-    if (this.failed || this.finished.size === 0) return undefined;
+    if (!this.whole()) return undefined;
     return this.usage ? [{ type: 'usage', usage: toChatUsage(this.usage) }] : [];
   }
 

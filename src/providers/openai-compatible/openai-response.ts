@@ -307,7 +307,7 @@ export class OpenAiStreamDecoder implements StreamDecoder {
    * lost is counted locally, as for a body that closed without one.
    */
   endOnCut(): ChatStreamEvent[] | undefined {
-    if (this.failed || !(this.finished || this.done)) return undefined;
+    if (!this.whole()) return undefined;
     this.done = true;
     return [];
   }

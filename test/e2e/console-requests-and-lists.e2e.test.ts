@@ -11,7 +11,8 @@ import { type E2EGateway, startGatewayForE2E } from './gateway.js';
 /**
  * What the console asks the server and says while it waits: one session read on load, one
  * app-list request from Home to the list and one read of an app opened by its edit link (in a
- * development build too, where React runs every effect twice), the Models count
+ * development build too, where React runs every effect twice) whose late answer, once the link
+ * moved on, opens nothing, the Models count
  * while a search loads, and what the model and key forms send for a cleared list (and a
  * modality list stored empty before the API refused one) and a `*`
  * inside an allow-list entry.
@@ -24,6 +25,8 @@ let page: Page;
 let cookie = '';
 /** The id of the 'Request Counter' app, for its edit link. */
 let counterId = 0;
+/** The id of the 'Second Sample' app. */
+let secondId = 0;
 const pageErrors: string[] = [];
 const realOnly = it.skipIf(process.env.E2E_GATEWAY === 'stub');
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
@@ -79,6 +82,7 @@ beforeAll(async () => {
       download_url: 'https://downloads.example.com/sample.zip',
     });
     if (name === 'Request Counter') counterId = app.id;
+    else secondId = app.id;
   }
   browser = await launchBrowser();
   ctx = await signedInContext();
@@ -201,6 +205,45 @@ describe('console requests and lists', () => {
     expect(await table.getAttribute('aria-busy')).toBe('false');
     expect(await table.locator('tbody tr').count()).toBe(1);
     await page.getByRole('rowheader', { name: /Fake chat model/ }).waitFor();
+  });
+
+  realOnly('opens the app an edit link names now, not one whose read answered late', async () => {
+    await page.goto(`${gw.url}/admin/apps`);
+    await page.getByRole('heading', { name: 'Apps', exact: true }).waitFor();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    let held = false;
+    const isCounter = (u: URL) => u.pathname === `/api/app/${counterId}`;
+    const hold = async (route: Route) => {
+      held = true;
+      await gate;
+      await route.continue();
+    };
+    await page.route(isCounter, hold);
+    const go = (id: number) =>
+      page.evaluate((to) => {
+        history.pushState(null, '', to);
+        dispatchEvent(new PopStateEvent('popstate'));
+      }, `/admin/apps?edit=${id}`);
+    try {
+      // The first link's read waits; the address moves to the second app meanwhile.
+      await go(counterId);
+      await expect.poll(() => held).toBe(true);
+      await go(secondId);
+      await page.getByRole('dialog', { name: 'Edit Second Sample' }).waitFor();
+      const late = page.waitForResponse((r) => isCounter(new URL(r.url())));
+      release();
+      await late;
+      // One more turn for the late answer to reach the page, had it been taken.
+      await page.evaluate(() => new Promise((r) => setTimeout(r, 100)));
+      expect(await page.getByRole('dialog', { name: 'Edit Request Counter' }).count()).toBe(0);
+      await page.getByRole('dialog', { name: 'Edit Second Sample' }).waitFor();
+    } finally {
+      release();
+      await page.unroute(isCounter, hold);
+    }
   });
 
   realOnly("clears a model's modalities and parameters back to the built-in ones", async () => {

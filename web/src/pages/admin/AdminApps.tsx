@@ -33,12 +33,21 @@ export function AdminApps() {
     if (editId === asked.current) return;
     asked.current = editId;
     if (!editId) return;
-    api.get<App>(`/app/${editId}`).then(setEditing, (e) => setError(errorText(e)));
+    // An answer that comes after the address moved on (another id, or the form closed) is
+    // dropped: it would open the editor on an app nobody asks for any more.
+    const current = () => asked.current === editId;
+    api.get<App>(`/app/${editId}`).then(
+      (app) => current() && setEditing(app),
+      (e) => current() && setError(errorText(e)),
+    );
   }, [editId]);
 
   function closeEditor() {
     setEditing(null);
-    if (editId) navigate('/admin/apps', { replace: true });
+    if (editId) {
+      asked.current = null;
+      navigate('/admin/apps', { replace: true });
+    }
   }
 
   async function save(body: Record<string, unknown>) {

@@ -954,6 +954,9 @@ describe('console in a real browser', () => {
       // Once the list answers again, Try again offers every model.
       await page.unroute(failing);
       await alert.getByRole('button', { name: 'Try again' }).click();
+      // The setting's own option is there while the list fails too: the loaded list's hint says
+      // the answer came (waiting for the option raced the retry's answer).
+      await page.getByText('Used when a request names no model.').waitFor();
       await select.locator(`option[value="${gw.chatModel}"]`).waitFor({ state: 'attached' });
       expect(await select.isDisabled()).toBe(false);
       expect(await select.inputValue()).toBe(gw.chatModel);

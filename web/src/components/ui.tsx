@@ -1,4 +1,4 @@
-import { type ReactNode, useEffect, useId, useRef, useState } from 'react';
+import { type ButtonHTMLAttributes, type ReactNode, useEffect, useId, useRef, useState } from 'react';
 import { errorText } from '../api';
 
 export function Spinner({ label = 'Loading…' }: { label?: string }) {
@@ -234,6 +234,31 @@ export function Confirm({
         </button>
       </div>
     </Modal>
+  );
+}
+
+/**
+ * A table row's action: a small button showing its verb, named for assistive technology (and the
+ * tests) by the verb and the row's name, `Edit Foo`, so each row's buttons are told apart.
+ */
+export function RowAction({
+  verb,
+  of,
+  danger,
+  ...rest
+}: { verb: string; of: string; danger?: boolean } & Omit<
+  ButtonHTMLAttributes<HTMLButtonElement>,
+  'type' | 'className' | 'children' | 'aria-label'
+>) {
+  return (
+    <button
+      type="button"
+      className={danger ? 'btn btn-small btn-danger' : 'btn btn-small'}
+      aria-label={`${verb} ${of}`}
+      {...rest}
+    >
+      {verb}
+    </button>
   );
 }
 

@@ -3,7 +3,7 @@ import { api } from '../api';
 import { useAuth } from '../auth';
 import { SecretDialog } from '../components/SecretDialog';
 import { type FieldSpec, type FormValues, SpecForm, str } from '../components/SpecForm';
-import { Confirm, Empty, ErrorBox, Modal, Notice, Spinner } from '../components/ui';
+import { Confirm, Empty, ErrorBox, Modal, Notice, RowAction, Spinner } from '../components/ui';
 import { formatDate, toUnix } from '../format';
 import { useAsync, useDocumentTitle } from '../hooks';
 import type { ModelEntry } from '../types';
@@ -194,14 +194,7 @@ export function Account() {
                     <td>{t.last_used_time ? formatDate(t.last_used_time) : 'Never'}</td>
                     <td>{t.expires_time ? formatDate(t.expires_time) : 'Never'}</td>
                     <td className="actions">
-                      <button
-                        type="button"
-                        className="btn btn-small btn-danger"
-                        aria-label={`Revoke ${t.name}`}
-                        onClick={() => setRevoking(t)}
-                      >
-                        Revoke
-                      </button>
+                      <RowAction verb="Revoke" of={t.name} danger onClick={() => setRevoking(t)} />
                     </td>
                   </tr>
                 ))}

@@ -3,7 +3,17 @@ import { api, errorText } from '../api';
 import { isAdmin, useAuth } from '../auth';
 import { SecretDialog } from '../components/SecretDialog';
 import { type FieldSpec, type FormValues, numOrNull, SpecForm, str } from '../components/SpecForm';
-import { Confirm, Empty, ErrorBox, Modal, Notice, Pager, Spinner, StatusBadge } from '../components/ui';
+import {
+  Confirm,
+  Empty,
+  ErrorBox,
+  Modal,
+  Notice,
+  Pager,
+  RowAction,
+  Spinner,
+  StatusBadge,
+} from '../components/ui';
 import { formatDate, formatNumber, formatUsd, splitList, toLocalInput, toUnix } from '../format';
 import { useAsync, useDocumentTitle } from '../hooks';
 import { rememberKey } from '../keystore';
@@ -255,32 +265,15 @@ export function Keys() {
                   </td>
                   <td>{expiry(k) ? formatDate(expiry(k)) : 'Never'}</td>
                   <td className="actions">
-                    <button
-                      type="button"
-                      className="btn btn-small"
-                      aria-label={`Edit ${k.name}`}
-                      onClick={() => setEditing(k)}
-                    >
-                      Edit
-                    </button>
+                    <RowAction verb="Edit" of={k.name} onClick={() => setEditing(k)} />
                     {(k.status === 1 || (k.status === 2 && !(k.admin_disabled && heldFor(k, user)))) && (
-                      <button
-                        type="button"
-                        className="btn btn-small"
-                        aria-label={`${k.status === 2 ? 'Enable' : 'Disable'} ${k.name}`}
+                      <RowAction
+                        verb={k.status === 2 ? 'Enable' : 'Disable'}
+                        of={k.name}
                         onClick={() => toggle(k)}
-                      >
-                        {k.status === 2 ? 'Enable' : 'Disable'}
-                      </button>
+                      />
                     )}
-                    <button
-                      type="button"
-                      className="btn btn-small btn-danger"
-                      aria-label={`Delete ${k.name}`}
-                      onClick={() => setDeleting(k)}
-                    >
-                      Delete
-                    </button>
+                    <RowAction verb="Delete" of={k.name} danger onClick={() => setDeleting(k)} />
                   </td>
                 </tr>
               ))}

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
 import { api, errorText } from '../../api';
 import { AppForm } from '../../components/AppForm';
-import { Confirm, Empty, ErrorBox, Modal, Notice, Pager, Spinner } from '../../components/ui';
+import { Confirm, Empty, ErrorBox, Modal, Notice, Pager, RowAction, Spinner } from '../../components/ui';
 import { formatDate, formatNumber } from '../../format';
 import { useAsync, useDocumentTitle } from '../../hooks';
 import { Link, navigate, useLocation } from '../../router';
@@ -156,43 +156,23 @@ export function AdminApps() {
                   <td>{formatNumber(a.download_count)}</td>
                   <td>{formatDate(a.updated_time)}</td>
                   <td className="actions">
-                    <button
-                      type="button"
-                      className="btn btn-small"
-                      onClick={() => setEditing(a)}
-                      aria-label={`Edit ${a.name}`}
-                    >
-                      Edit
-                    </button>
-                    <button
-                      type="button"
-                      className="btn btn-small"
-                      aria-label={`${a.status === 1 ? 'Hide' : 'Publish'} ${a.name}`}
+                    <RowAction verb="Edit" of={a.name} onClick={() => setEditing(a)} />
+                    <RowAction
+                      verb={a.status === 1 ? 'Hide' : 'Publish'}
+                      of={a.name}
                       onClick={() =>
                         patch(a, { status: a.status === 1 ? 2 : 1 }, a.status === 1 ? 'hidden' : 'published')
                       }
-                    >
-                      {a.status === 1 ? 'Hide' : 'Publish'}
-                    </button>
-                    <button
-                      type="button"
-                      className="btn btn-small"
-                      aria-label={`${a.featured ? 'Unfeature' : 'Feature'} ${a.name}`}
+                    />
+                    <RowAction
+                      verb={a.featured ? 'Unfeature' : 'Feature'}
+                      of={a.name}
                       aria-pressed={a.featured}
                       onClick={() =>
                         patch(a, { featured: !a.featured }, a.featured ? 'unfeatured' : 'featured')
                       }
-                    >
-                      {a.featured ? 'Unfeature' : 'Feature'}
-                    </button>
-                    <button
-                      type="button"
-                      className="btn btn-small btn-danger"
-                      onClick={() => setDeleting(a)}
-                      aria-label={`Delete ${a.name}`}
-                    >
-                      Delete
-                    </button>
+                    />
+                    <RowAction verb="Delete" of={a.name} danger onClick={() => setDeleting(a)} />
                   </td>
                 </tr>
               ))}

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
 import { ApiError, api } from '../../api';
 import { type FormValues, SpecForm, str } from '../../components/SpecForm';
-import { Confirm, Empty, ErrorBox, Modal, Notice, Pager, Spinner } from '../../components/ui';
+import { Confirm, Empty, ErrorBox, Modal, Notice, Pager, RowAction, Spinner } from '../../components/ui';
 import { formatNumber, perMillion } from '../../format';
 import { useAsync, useDocumentTitle } from '../../hooks';
 import type { ModelEntry } from '../../types';
@@ -191,14 +191,7 @@ export function Models() {
                     {modalities(m.input_modalities)} → {modalities(m.output_modalities)}
                   </td>
                   <td className="actions">
-                    <button
-                      type="button"
-                      className="btn btn-small"
-                      aria-label={`Edit ${m.name}`}
-                      onClick={() => open(m)}
-                    >
-                      Edit
-                    </button>
+                    <RowAction verb="Edit" of={m.name} onClick={() => open(m)} />
                     {/* Untouched (no admin entry): nothing to delete, the server would answer 404. */}
                     {resettable(m) ? (
                       <button
@@ -211,14 +204,7 @@ export function Models() {
                       </button>
                     ) : (
                       m.overridden !== false && (
-                        <button
-                          type="button"
-                          className="btn btn-small btn-danger"
-                          aria-label={`Delete ${m.name}`}
-                          onClick={() => setDeleting(m)}
-                        >
-                          Delete
-                        </button>
+                        <RowAction verb="Delete" of={m.name} danger onClick={() => setDeleting(m)} />
                       )
                     )}
                   </td>

@@ -6,7 +6,17 @@
 import { Fragment, useState } from 'react';
 import { ApiError, api, errorText } from '../../api';
 import { type FormValues, SpecForm } from '../../components/SpecForm';
-import { Confirm, Empty, ErrorBox, Modal, Notice, Pager, Spinner, StatusBadge } from '../../components/ui';
+import {
+  Confirm,
+  Empty,
+  ErrorBox,
+  Modal,
+  Notice,
+  Pager,
+  RowAction,
+  Spinner,
+  StatusBadge,
+} from '../../components/ui';
 import { useAsync, useDocumentTitle } from '../../hooks';
 import type { Channel, ChannelTestResult } from '../../types';
 import { listsItsModels, ServedModels } from './upstreams/ServedModels';
@@ -216,39 +226,19 @@ export function Upstreams() {
                       <StatusBadge status={c.status} />
                     </td>
                     <td className="actions">
-                      <button
-                        type="button"
-                        className="btn btn-small"
-                        aria-label={`Test ${c.name}`}
+                      <RowAction
+                        verb="Test"
+                        of={c.name}
                         onClick={() => test(c)}
                         disabled={tests[c.id]?.busy}
-                      >
-                        Test
-                      </button>
-                      <button
-                        type="button"
-                        className="btn btn-small"
-                        aria-label={`Edit ${c.name}`}
-                        onClick={() => edit(c)}
-                      >
-                        Edit
-                      </button>
-                      <button
-                        type="button"
-                        className="btn btn-small"
-                        aria-label={`${c.status === 1 ? 'Disable' : 'Enable'} ${c.name}`}
+                      />
+                      <RowAction verb="Edit" of={c.name} onClick={() => edit(c)} />
+                      <RowAction
+                        verb={c.status === 1 ? 'Disable' : 'Enable'}
+                        of={c.name}
                         onClick={() => toggle(c)}
-                      >
-                        {c.status === 1 ? 'Disable' : 'Enable'}
-                      </button>
-                      <button
-                        type="button"
-                        className="btn btn-small btn-danger"
-                        aria-label={`Delete ${c.name}`}
-                        onClick={() => setDeleting(c)}
-                      >
-                        Delete
-                      </button>
+                      />
+                      <RowAction verb="Delete" of={c.name} danger onClick={() => setDeleting(c)} />
                       <div
                         aria-live="polite"
                         className={`test-result ${tests[c.id] && !tests[c.id].busy && !tests[c.id].result?.success ? 'text-error' : 'text-ok'}`}

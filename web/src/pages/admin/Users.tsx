@@ -2,7 +2,17 @@ import { useState } from 'react';
 import { api } from '../../api';
 import { roleName, useAuth } from '../../auth';
 import { type FieldSpec, type FormValues, SpecForm, str } from '../../components/SpecForm';
-import { Confirm, Empty, ErrorBox, Modal, Notice, Pager, Spinner, StatusBadge } from '../../components/ui';
+import {
+  Confirm,
+  Empty,
+  ErrorBox,
+  Modal,
+  Notice,
+  Pager,
+  RowAction,
+  Spinner,
+  StatusBadge,
+} from '../../components/ui';
 import { formatDate } from '../../format';
 import { useAsync, useDocumentTitle } from '../../hooks';
 import { ROLE, type User } from '../../types';
@@ -148,26 +158,21 @@ export function Users() {
                     </td>
                     <td>{formatDate(u.created_time)}</td>
                     <td className="actions">
-                      <button
-                        type="button"
-                        className="btn btn-small"
-                        aria-label={`Edit ${u.username}`}
+                      <RowAction
+                        verb="Edit"
+                        of={u.username}
                         aria-describedby={block ? reasonId : undefined}
                         onClick={() => setEditing(u)}
                         disabled={block !== null}
-                      >
-                        Edit
-                      </button>
-                      <button
-                        type="button"
-                        className="btn btn-small btn-danger"
-                        aria-label={`Delete ${u.username}`}
+                      />
+                      <RowAction
+                        verb="Delete"
+                        of={u.username}
+                        danger
                         aria-describedby={deleteBlock ? reasonId : undefined}
                         onClick={() => setDeleting(u)}
                         disabled={deleteBlock !== null}
-                      >
-                        Delete
-                      </button>
+                      />
                       {deleteBlock && (
                         <div id={reasonId} className="meta action-note">
                           {deleteBlock}

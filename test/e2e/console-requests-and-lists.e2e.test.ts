@@ -222,11 +222,11 @@ describe('console requests and lists', () => {
       await route.continue();
     };
     await page.route(isCounter, hold);
+    // As the console's own links move: history, then popstate (its router listens to that).
     const go = (id: number) =>
-      page.evaluate((to) => {
-        history.pushState(null, '', to);
-        dispatchEvent(new PopStateEvent('popstate'));
-      }, `/admin/apps?edit=${id}`);
+      page.evaluate(
+        `history.pushState(null, '', '/admin/apps?edit=${id}'); dispatchEvent(new PopStateEvent('popstate'))`,
+      );
     try {
       // The first link's read waits; the address moves to the second app meanwhile.
       await go(counterId);
@@ -237,7 +237,7 @@ describe('console requests and lists', () => {
       release();
       await late;
       // One more turn for the late answer to reach the page, had it been taken.
-      await page.evaluate(() => new Promise((r) => setTimeout(r, 100)));
+      await page.waitForTimeout(100);
       expect(await page.getByRole('dialog', { name: 'Edit Request Counter' }).count()).toBe(0);
       await page.getByRole('dialog', { name: 'Edit Second Sample' }).waitFor();
     } finally {

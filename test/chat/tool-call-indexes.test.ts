@@ -1,3 +1,4 @@
+import type Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
 import {
@@ -121,6 +122,31 @@ const STREAMS: Record<string, string[]> = {
   ]),
   // OpenAI's own shape (recorded): indexes 0 and 1, the id on the first fragment only.
   openai: sseSteps(fixture('openai/tools-stream.sse')),
+  // Two parallel calls whose argument fragments alternate (both started first), and text that
+  // comes between a call's fragments: an Anthropic stream runs one block at a time.
+  interleaved: sse([
+    chunk({ role: 'assistant', content: null, tool_calls: [call('call_A', 'get_weather', '', 0)] }),
+    chunk({ tool_calls: [call('call_B', 'get_time', '', 1)] }),
+    chunk({ tool_calls: [{ index: 0, function: { arguments: '{"location":' } }] }),
+    chunk({ tool_calls: [{ index: 1, function: { arguments: '{"tz":' } }] }),
+    chunk({ tool_calls: [{ index: 0, function: { arguments: ' "Paris, France"}' } }] }),
+    chunk({ tool_calls: [{ index: 1, function: { arguments: '"Europe/Paris"}' } }] }),
+    chunk({}, 'tool_calls'),
+    usage,
+  ]),
+  'text-between': sse([
+    chunk({
+      role: 'assistant',
+      content: null,
+      tool_calls: [call('call_A', 'get_weather', '{"location":', 0)],
+    }),
+    chunk({ content: 'Checking ' }),
+    chunk({ tool_calls: [{ index: 0, function: { arguments: ' "Paris, France"}' } }] }),
+    chunk({ content: 'both.', tool_calls: [call('call_B', 'get_time', '{"tz":', 1)] }),
+    chunk({ tool_calls: [{ index: 1, function: { arguments: '"Europe/Paris"}' } }] }),
+    chunk({}, 'tool_calls'),
+    usage,
+  ]),
 };
 
 /** The id the gateway (or the client's helper) gives a call the upstream sent without one. */
@@ -313,6 +339,44 @@ describe('/v1/messages with the Anthropic SDK stream helper', () => {
     expect(final.stop_reason).toBe('tool_use');
     const uses = final.content.flatMap((b) => (b.type === 'tool_use' ? [[b.id, b.name, b.input]] : []));
     expect(uses).toEqual(EXPECTED[s]!.map(([id, name, args]) => [id, name, JSON.parse(args)]));
+  });
+
+  it.each([
+    ['interleaved', ['tool_use', 'tool_use']],
+    ['text-between', ['tool_use', 'text', 'tool_use']],
+  ])('%s: one block at a time, each call with its own arguments', async (s, types) => {
+    const stream = anthropic().messages.stream(params(s));
+    const events: Anthropic.RawMessageStreamEvent[] = [];
+    const done: Anthropic.ContentBlock[] = [];
+    stream.on('streamEvent', (e) => events.push(e));
+    stream.on('contentBlock', (b) => done.push(b));
+    const final = await stream.finalMessage();
+    // Every delta and stop goes to the block open, and a block starts only when none is.
+    let open = -1;
+    const json: string[] = [];
+    for (const e of events) {
+      if (e.type === 'content_block_start') {
+        expect([open, e.index]).toEqual([-1, json.length]);
+        open = e.index;
+        json.push('');
+      } else if (e.type === 'content_block_delta') {
+        expect(e.index).toBe(open);
+        if (e.delta.type === 'input_json_delta') json[open] += e.delta.partial_json;
+      } else if (e.type === 'content_block_stop') {
+        expect(e.index).toBe(open);
+        open = -1;
+      }
+    }
+    expect(final.content.map((b) => b.type)).toEqual(types);
+    const args = json.filter((_, i) => final.content[i]!.type === 'tool_use');
+    expect(args).toEqual(EXPECTED.openai!.map(([, , a]) => a));
+    // The blocks the SDK hands on as each stops carry their input.
+    const uses = done.flatMap((b) => (b.type === 'tool_use' ? [[b.id, b.name, b.input]] : []));
+    expect(uses).toEqual([
+      ['call_A', 'get_weather', { location: 'Paris, France' }],
+      ['call_B', 'get_time', { tz: 'Europe/Paris' }],
+    ]);
+    if (s === 'text-between') expect(done[1]).toMatchObject({ type: 'text', text: 'Checking both.' });
   });
 
   it('a non-streamed tool call without an id comes out as a tool_use with one', async () => {

@@ -20,14 +20,26 @@
  *   the format is read as its detail's. A piece that comes after its detail's signature was
  *   written rides on its own in the next thinking block's signature (`late`), and the decoder
  *   joins it to its detail again.
+ * - Blocks run one at a time (start, deltas, stop), as Anthropic's do: a block once stopped takes
+ *   no more deltas. An OpenAI-compatible upstream may interleave parallel tool calls (both
+ *   started, then their argument fragments in turns) or send text between a call's fragments.
+ *   So while the open tool call's arguments are not one whole JSON value yet (`JsonEnd`, a
+ *   scanner fed fragment by fragment), what comes for another block (another call, text,
+ *   reasoning, signatures) waits in arrival order (`waiting`), and the call's own fragments go on
+ *   to it live. Once they are whole, its block stops and what waited is written as it would have
+ *   been (a call among it may hold in its turn); at the end, what still waits is written after
+ *   the call as it came. Calls that come one after the other never wait.
  *
- * `chunk` runs once per upstream chunk: the hot path of every streamed answer.
+ * `chunk` runs once per upstream chunk: the hot path of every streamed answer (nothing more is
+ * allocated unless something has to wait).
  */
 import type {
   AnthropicBlockEvent,
+  ChatDelta,
   ChatDeltaChoice,
   ChatUsage,
   ReasoningDetail,
+  ToolCallDelta,
 } from '../../gateway/chat/types.js';
 import type { GatewayError } from '../../gateway/errors.js';
 import { replayableByAnthropic } from '../../providers/anthropic/anthropic-messages.js';
@@ -45,7 +57,8 @@ export const sseEvent = (type: string, data: Record<string, unknown>) =>
 /**
  * Writes one stream's deltas as Anthropic events. Blocks are opened as their kind of delta
  * arrives and closed when another kind (or another thinking block, by its upstream index, or
- * another tool call) begins, so indexes follow the order of the final content as Anthropic's do.
+ * another tool call) begins, so indexes follow the order of the final content as Anthropic's do;
+ * but not a tool call's block whose arguments are not whole yet (what comes meanwhile waits).
  */
 export class AnthropicStreamEncoder {
   private started = false;
@@ -74,6 +87,13 @@ export class AnthropicStreamEncoder {
   private readonly written = new Set<ReasoningDetail>();
   /** Tool call index -> its block's index. */
   private readonly tools = new Map<number, number>();
+  /** Where the open tool block's arguments so far end (`JsonEnd`): whole or not. */
+  private readonly toolArgs = new JsonEnd();
+  /**
+   * What came for other blocks while the open tool block's arguments were not whole (`holds`), in
+   * arrival order: written once they are (or at the end). Undefined: nothing waits.
+   */
+  private waiting: ChatDelta[] | undefined;
   /** Upstream index of a server tool block -> its block's index. */
   private readonly natives = new Map<number, number>();
   /** The finishing delta of choice 0 (its finish details ride on it). */
@@ -208,74 +228,147 @@ export class AnthropicStreamEncoder {
     let out = this.start();
     for (const c of choices) {
       if (c.index !== 0) continue;
-      const d = c.delta;
-      if (d.anthropic_event) out += this.native(d.anthropic_event);
-      let own = false;
-      const carry: ReasoningDetail[] = [];
-      for (const r of detailItems(d.reasoning_details)) {
-        // A piece without a format is its detail's (an earlier piece of it named one).
-        const foreign = r.format ? !replayableByAnthropic(r) : this.foreign.of(r) !== undefined;
-        if (foreign) {
-          const whole = this.carriedBy(r);
-          if (whole) carry.push(whole);
-          continue;
-        }
-        own = true;
-        if (r.type === 'reasoning.text') {
-          out += this.thinking(r.index);
-          if (r.text) out += this.delta({ type: 'thinking_delta', thinking: r.text });
-          if (r.signature) out += this.delta({ type: 'signature_delta', signature: r.signature });
-        } else if (r.type === 'reasoning.encrypted' && r.data) {
-          out += this.open('thinking', { type: 'redacted_thinking', data: r.data });
-          out += this.close();
-        }
-      }
-      if (!own && d.reasoning) {
-        out += this.thinking(undefined, true);
-        out += this.delta({ type: 'thinking_delta', thinking: d.reasoning });
-      }
-      // Another upstream's signatures (Gemini's, on a thought, text or functionCall part) ride in
-      // the thinking block open, else in an empty one of their own, which the part's text or
-      // tool call, coming next, closes. One without a call's id while a text block is open waits
-      // for that block's end (`held`): the text goes on in the same block.
-      for (const r of carry) {
-        if (this.openKind === 'text' && !r.id) {
-          this.held.push(r);
-          continue;
-        }
-        out += this.thinking(undefined, true);
-        this.carried.push(r);
-      }
-      const text = d.content || d.refusal;
-      if (text) {
-        if (this.openKind !== 'text') out += this.open('text', { type: 'text', text: '' });
-        out += this.delta({ type: 'text_delta', text });
-      }
-      if (d.tool_calls)
-        for (const t of d.tool_calls) {
-          let index = this.tools.get(t.index);
-          if (index === undefined) {
-            out += this.open('tool', {
-              type: 'tool_use',
-              id: t.id || `toolu_${this.id.slice(4)}_${t.index}`,
-              name: t.function?.name ?? '',
-              input: {},
-            });
-            index = this.openIndex;
-            this.tools.set(t.index, index);
-          }
-          const args = t.function?.arguments;
-          if (args) out += this.delta({ type: 'input_json_delta', partial_json: args }, index);
-        }
+      out += this.write(c.delta);
       if (c.finish_reason) this.finish = c;
     }
     return out;
   }
 
+  /**
+   * Whether the open block is a tool call whose arguments are not whole JSON yet: then what comes
+   * for another block waits (`waiting`), as closing the call now would leave its later fragments
+   * nowhere to go (a block once stopped takes no more deltas).
+   */
+  private holds(): boolean {
+    return this.openKind === 'tool' && !this.toolArgs.whole();
+  }
+
+  /** One delta of choice 0, in order: server tool events, reasoning, text, tool calls. */
+  private write(d: ChatDelta): string {
+    if (this.holds()) return this.hold(d);
+    let out = '';
+    if (d.anthropic_event) out += this.native(d.anthropic_event);
+    let own = false;
+    const carry: ReasoningDetail[] = [];
+    for (const r of detailItems(d.reasoning_details)) {
+      // A piece without a format is its detail's (an earlier piece of it named one).
+      const foreign = r.format ? !replayableByAnthropic(r) : this.foreign.of(r) !== undefined;
+      if (foreign) {
+        const whole = this.carriedBy(r);
+        if (whole) carry.push(whole);
+        continue;
+      }
+      own = true;
+      if (r.type === 'reasoning.text') {
+        out += this.thinking(r.index);
+        if (r.text) out += this.delta({ type: 'thinking_delta', thinking: r.text });
+        if (r.signature) out += this.delta({ type: 'signature_delta', signature: r.signature });
+      } else if (r.type === 'reasoning.encrypted' && r.data) {
+        out += this.open('thinking', { type: 'redacted_thinking', data: r.data });
+        out += this.close();
+      }
+    }
+    if (!own && d.reasoning) {
+      out += this.thinking(undefined, true);
+      out += this.delta({ type: 'thinking_delta', thinking: d.reasoning });
+    }
+    // Another upstream's signatures (Gemini's, on a thought, text or functionCall part) ride in
+    // the thinking block open, else in an empty one of their own, which the part's text or
+    // tool call, coming next, closes. One without a call's id while a text block is open waits
+    // for that block's end (`held`): the text goes on in the same block.
+    for (const r of carry) {
+      if (this.openKind === 'text' && !r.id) {
+        this.held.push(r);
+        continue;
+      }
+      out += this.thinking(undefined, true);
+      this.carried.push(r);
+    }
+    const text = d.content || d.refusal;
+    if (text) {
+      if (this.openKind !== 'text') out += this.open('text', { type: 'text', text: '' });
+      out += this.delta({ type: 'text_delta', text });
+    }
+    if (d.tool_calls) for (const t of d.tool_calls) out += this.tool(t);
+    return out;
+  }
+
+  /**
+   * A delta while the open tool call's arguments are not whole: its own fragments go on to it,
+   * the rest (another call's start or fragments, text, reasoning, signatures, server tool events)
+   * waits, in order. Only a delta that has something else costs an object.
+   */
+  private hold(d: ChatDelta): string {
+    if (d.anthropic_event || d.reasoning_details || d.reasoning || d.content || d.refusal)
+      this.wait(d.tool_calls ? withoutToolCalls(d) : d);
+    let out = '';
+    if (d.tool_calls) for (const t of d.tool_calls) out += this.tool(t);
+    return out;
+  }
+
+  /**
+   * A tool call's fragment: its start opens its block (closing the open one), its arguments go to
+   * that block. Another call's fragment waits while the open call `holds`; the open call's
+   * arguments becoming whole then close its block and write what waited (`release`). A fragment
+   * of a call whose block is stopped has nowhere to go and is left out (its arguments were whole:
+   * only spaces, or an upstream's garbage, can follow).
+   */
+  private tool(t: ToolCallDelta): string {
+    let index = this.tools.get(t.index);
+    if (index !== this.openIndex) {
+      if (this.holds()) {
+        this.wait({ tool_calls: [t] });
+        return '';
+      }
+      if (index !== undefined) return '';
+    }
+    let out = '';
+    if (index === undefined) {
+      out += this.open('tool', {
+        type: 'tool_use',
+        id: t.id || `toolu_${this.id.slice(4)}_${t.index}`,
+        name: t.function?.name ?? '',
+        input: {},
+      });
+      index = this.openIndex;
+      this.tools.set(t.index, index);
+      this.toolArgs.reset();
+    }
+    const args = t.function?.arguments;
+    if (args) {
+      out += this.delta({ type: 'input_json_delta', partial_json: args }, index);
+      this.toolArgs.scan(args);
+      if (this.waiting !== undefined && this.toolArgs.whole()) out += this.release();
+    }
+    return out;
+  }
+
+  private wait(d: ChatDelta): void {
+    if (this.waiting === undefined) this.waiting = [d];
+    else this.waiting.push(d);
+  }
+
+  /**
+   * Closes the open block and writes what `waiting` holds, in order, as it would have been written
+   * when it came: a call among it may hold again, and what follows it waits again behind it.
+   */
+  private release(): string {
+    let out = this.close();
+    const waiting = this.waiting;
+    this.waiting = undefined;
+    if (waiting !== undefined) for (const d of waiting) out += this.write(d);
+    return out;
+  }
+
   end(usage: ChatUsage | undefined, failure: GatewayError | undefined): string {
+    // A failure ends the stream where it is, as Anthropic's `error` event does: what waited goes
+    // with the call cut short before it.
     if (failure !== undefined) return anthropicErrorEvent(failure, this.requestId);
+    let out = this.start();
+    // A call whose arguments never became whole is written as it came, then what waited behind it.
+    while (this.waiting !== undefined) out += this.release();
     return (
-      this.start() +
+      out +
       this.close() +
       this.writeHeld() +
       sseEvent('message_delta', {
@@ -298,4 +391,60 @@ export class AnthropicStreamEncoder {
 function late(piece: ReasoningDetail, whole: ReasoningDetail): ReasoningDetail | undefined {
   if (!piece.text && !piece.summary && !piece.data && !piece.signature && !piece.id) return undefined;
   return whole.format && !piece.format ? { ...piece, format: whole.format } : piece;
+}
+
+/** A delta's parts but its tool calls (a server tool's event, hidden, carries nothing else). */
+function withoutToolCalls(d: ChatDelta): ChatDelta {
+  const { tool_calls: _, ...rest } = d;
+  if (d.anthropic_event) rest.anthropic_event = d.anthropic_event;
+  return rest;
+}
+
+/**
+ * Where a tool call's arguments, fed fragment by fragment, end: whether they are one whole JSON
+ * value so far. A tiny scanner (the depth of objects and arrays outside strings, in a string or
+ * not, after a backslash or not), no parse per fragment. Whole: an object, array or string began
+ * and closed. A bare number, `true`, `false` or `null` is never whole (it could go on: a call's
+ * arguments are an object, so such a call only holds what comes after it until the end).
+ */
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+
+class JsonEnd {
+  private depth = 0;
+  private inString = false;
+  private escaped = false;
+  private began = false;
+
+  reset(): void {
+    this.depth = 0;
+    this.inString = false;
+    this.escaped = false;
+    this.began = false;
+  }
+
+  scan(text: string): void {
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (this.inString) {
+        if (this.escaped) this.escaped = false;
+        else if (c === BACKSLASH) this.escaped = true;
+        else if (c === QUOTE) this.inString = false;
+      } else if (c === QUOTE) {
+        this.inString = true;
+        this.began = true;
+      } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+        this.depth++;
+        this.began = true;
+      } else if ((c === CLOSE_BRACE || c === CLOSE_BRACKET) && this.depth > 0) this.depth--;
+    }
+  }
+
+  whole(): boolean {
+    return this.began && this.depth === 0 && !this.inString;
+  }
 }

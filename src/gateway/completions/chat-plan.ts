@@ -38,6 +38,11 @@ export interface ChatPlan {
 export interface PlanDeps {
   targetsFor(model: string): RouteTarget[] | undefined;
   /**
+   * Whether a model no upstream serves for chat (a registry id `targetsFor` answered `[]` for)
+   * is served for embeddings only: an embedding model, or one only embeddings channels serve.
+   */
+  embeddingOnly(model: string): boolean;
+  /**
    * Whether a key's allow-list admits `model` (the name as routing resolves it), `asWritten` being
    * the name the request wrote when it differs (a variant's): registry/allow-list.ts.
    */
@@ -81,7 +86,8 @@ export function planChat(req: ChatRequest, principal: KeyPrincipal, deps: PlanDe
   // (emptyToolsMeanNone).
   if (!req.tools?.length && req.tool_choice !== undefined)
     throw badRequest('tool_choice: requires a tool to call, and tools is empty or missing', 'tool_choice');
-  const models = req.models?.length ? withFallbacks(primary, req.models, deps, mayUse) : [primary];
+  const listed = req.models?.length ? withFallbacks(primary, req.models, deps, mayUse) : [primary];
+  const models = chatModels(listed, deps);
   const thinking = thinkingModels(models, req);
   const routed = planRoute({
     models,
@@ -159,6 +165,30 @@ function withFallbacks(
     if (mayUse(m)) out.push(m);
   }
   return out;
+}
+
+/**
+ * The listed models without those served for embeddings only: such a model in `models` is
+ * skipped, as an unknown one is (it can never answer a chat request, so trying it would only
+ * make a 503 that a retry cannot cure). When no listed model is a chat model (each is unknown or
+ * serves embeddings only), the request is invalid input: a 400 naming the first embedding model,
+ * and the field that listed it (`model` for the model asked for).
+ */
+function chatModels(listed: ChatModel[], deps: PlanDeps): ChatModel[] {
+  const embedding = (m: ChatModel) => m.targets?.length === 0 && deps.embeddingOnly(m.id);
+  // The usual request: its model has upstreams, nothing to look at.
+  if (listed.length === 1 && listed[0]!.targets?.length) return listed;
+  const chat = listed.filter((m) => !embedding(m));
+  if (chat.length === listed.length) return listed;
+  if (chat.every((m) => m.targets === undefined)) {
+    const first = listed.find(embedding)!;
+    const field = first === listed[0] ? 'model' : 'models';
+    throw badRequest(
+      `${field}: ${first.id} is an embedding model, not a chat model (use /v1/embeddings)`,
+      field,
+    );
+  }
+  return chat;
 }
 
 /**

@@ -3,6 +3,7 @@ import type { Config } from '../../config/schema.js';
 import { getChatAdapter, isChatProviderKind } from '../../providers/registry.js';
 import { perObject } from '../per-object.js';
 import { isAllowed, type Registry, type Target, unknownAllowed } from '../registry/index.js';
+import { isEmbeddingModel } from '../registry/model-info.js';
 import { HealthTracker } from '../routing/health.js';
 import { startKeyProbe } from '../routing/key-probe.js';
 import type { RouteTarget } from '../routing/types.js';
@@ -35,6 +36,10 @@ export function createChatServices(
     targetsFor(model) {
       const m = registry.resolve(model);
       return m ? chatTargetsOf(registry.targetsFor(m.id, CHAT)) : undefined;
+    },
+    embeddingOnly(model) {
+      const m = registry.resolve(model);
+      return m !== undefined && (isEmbeddingModel(m) || registry.targetsFor(m.id, EMBEDDINGS).length > 0);
     },
     allows(allowed, model, asWritten) {
       const m = registry.resolve(model);
@@ -94,6 +99,7 @@ const routeTargetOf = perObject((t: Target) => toRouteTarget(t));
 export const routeTargetsOf = perObject((ts: Target[]) => ts.map(routeTargetOf));
 
 const CHAT = { endpoint: 'chat' } as const;
+const EMBEDDINGS = { endpoint: 'embeddings' } as const;
 /** The catalog answers with the same array until it is rebuilt: derive the route targets once. */
 const chatTargetsOf = perObject((ts: Target[]) =>
   ts.filter((t) => isChatProviderKind(t.kind)).map(routeTargetOf),

@@ -53,6 +53,7 @@ const principal = (allowedModels: string[] | null = null) =>
 function deps(health = new HealthTracker({ failures: 5, windowMs: 60_000, cooldownMs: 60_000 })): PlanDeps {
   return {
     targetsFor: (m) => TARGETS[m],
+    embeddingOnly: () => false,
     // Ids only (no registry here): an entry admits the model it names, or the variant as written.
     allows: (allowed, m, asWritten) => allowed.includes(m) || allowed.includes(asWritten),
     adapterParams: () => new Set(['temperature', 'reasoning']),

@@ -407,6 +407,12 @@ describe('streams', () => {
     expect(r.res.status).toBe(200);
     expect(r.chunks.at(-1).error.code).toBe(502);
     expect(r.events.at(-1)).toBe('[DONE]');
+    // The error chunk names the upstream tried last, as the request log does (it said "").
+    expect(r.chunks.at(-1).provider).toBe('a');
+    const all = await rawStream(c, { model: 'acme/m', messages: userMsg('hi') });
+    expect(all.text.startsWith(': keep-alive\n\n')).toBe(true);
+    expect(all.chunks.at(-1)).toMatchObject({ provider: 'c', error: { code: 502 } });
+    expect((await requestLogs(c))[0]).toMatchObject({ status: 502, provider: 'c', stream: true });
   });
 });
 

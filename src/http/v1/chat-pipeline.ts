@@ -34,7 +34,10 @@ export interface ChatWire {
    * upstream's stream, for the usage it reported before the first delta (`reported`).
    */
   stream(served: Served, plan: ChatPlan, events: ChatEventStream): StreamWriter;
-  /** What ends a stream already committed (keep-alives sent) when no upstream answered (provider ''). */
+  /**
+   * What ends a stream already committed (keep-alives sent) when no upstream answered: `provider`
+   * is the upstream tried last, undefined when none was tried.
+   */
   failedStream(served: Served, e: GatewayError): string;
   /** The comment written while waiting for the first upstream byte. */
   keepAlive: string;
@@ -43,7 +46,8 @@ export interface ChatWire {
 /** The model and channel that served, when the request began (for ids and `created`), its id. */
 export interface Served {
   model: string;
-  provider: string;
+  /** The channel that served; in `failedStream`, the one tried last (undefined: none was tried). */
+  provider: string | undefined;
   startedAt: number;
   requestId: string;
 }

@@ -6,7 +6,8 @@ import type { ChatPlan } from '../../gateway/completions/chat-plan.js';
 import type { ChatContext, ChatRunner, StreamOpened } from '../../gateway/completions/chat-runner.js';
 import { showsToken } from '../../gateway/completions/read-until-shown.js';
 import { UpstreamError } from '../../gateway/errors.js';
-import { attemptsHeader, countsAgainstHealth } from '../../gateway/routing/execute.js';
+import { attemptsHeader, attemptsOf, countsAgainstHealth } from '../../gateway/routing/execute.js';
+import { lastProvider } from '../../gateway/usage/request-log-entry.js';
 import type { Services } from '../../services.js';
 import { disconnectIfNotTaken } from '../client-stall.js';
 import { toGatewayError } from '../error-handler.js';
@@ -88,10 +89,12 @@ export async function streamChat(
     clearInterval(timer);
     const e = await finishFailed(runner, plan, ctx, reservation, reply, err);
     if (!committed) throw err;
+    // The upstream tried last names the failure, as the request log does; none tried, none named.
+    const provider = lastProvider(attemptsOf(err)) || undefined;
     if (!res.destroyed)
       res.end(
         wire.failedStream(
-          { model: plan.model, provider: '', startedAt: ctx.startedAt, requestId: ctx.requestId },
+          { model: plan.model, provider, startedAt: ctx.startedAt, requestId: ctx.requestId },
           e,
         ),
       );

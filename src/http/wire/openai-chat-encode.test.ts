@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatResult } from '../../gateway/chat/types.js';
-import { encodeCompletion } from './openai-chat-encode.js';
+import { GatewayError } from '../../gateway/errors.js';
+import { type Envelope, encodeCompletion, errorEvent, streamHead } from './openai-chat-encode.js';
 
 const env = { id: 'gen-1-abc', created: 1_700_000_000, model: 'org/"odd" model', provider: 'up\nstream' };
 
@@ -57,5 +58,24 @@ describe('encodeCompletion', () => {
         native_finish_reason: null,
       },
     ]);
+  });
+});
+
+describe('errorEvent', () => {
+  const failure = new GatewayError(503, 'upstream a/m is unavailable (circuit open)');
+  const parsed = (e: Envelope) => JSON.parse(errorEvent(streamHead(e), failure).slice('data: '.length));
+
+  it('names the upstream of the envelope', () => {
+    expect(parsed(env)).toMatchObject({ provider: 'up\nstream', error: { code: 503 } });
+  });
+
+  it('leaves provider out when no upstream was tried, rather than an empty name', () => {
+    const chunk = parsed({ ...env, provider: undefined });
+    expect(chunk).not.toHaveProperty('provider');
+    expect(chunk).toMatchObject({
+      model: 'org/"odd" model',
+      error: { code: 503 },
+      choices: [{ finish_reason: 'error' }],
+    });
   });
 });

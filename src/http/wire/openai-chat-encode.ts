@@ -14,7 +14,8 @@ export interface Envelope {
   id: string;
   created: number;
   model: string;
-  provider: string;
+  /** The upstream that served; left out of a chunk when undefined (a stream no upstream was tried for). */
+  provider: string | undefined;
 }
 
 export function encodeUsage(u: ChatUsage, include: boolean, costUsd: number): Record<string, unknown> {
@@ -67,8 +68,10 @@ export function encodeCompletion(
   );
 }
 const servedParts = new KeyTree<string>(10_000);
-const servedPart = (model: string, provider: string) =>
-  `,"model":${JSON.stringify(model)},"provider":${JSON.stringify(provider)}`;
+const servedPart = (model: string, provider: string | undefined) =>
+  `,"model":${JSON.stringify(model)}${providerPart(provider)}`;
+const providerPart = (provider: string | undefined) =>
+  provider === undefined ? '' : `,"provider":${JSON.stringify(provider)}`;
 
 /** Whether a choice already has what cleanChoice would give it (so it can go out as is). */
 function isClean(c: ChatChoice): boolean {
@@ -98,7 +101,7 @@ function cleanChoice(c: ChatChoice): ChatChoice {
 }
 
 const CHUNK_HEAD = (env: Envelope) =>
-  `{"id":${JSON.stringify(env.id)},"object":"chat.completion.chunk","created":${env.created},"model":${JSON.stringify(env.model)},"provider":${JSON.stringify(env.provider)}`;
+  `{"id":${JSON.stringify(env.id)},"object":"chat.completion.chunk","created":${env.created},"model":${JSON.stringify(env.model)}${providerPart(env.provider)}`;
 
 /** One `data:` event for a delta; the envelope prefix is built once per stream. */
 export function chunkEvent(head: string, choices: ChatDeltaChoice[]): string {

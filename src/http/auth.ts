@@ -115,14 +115,22 @@ function apiWriteLimit(services: Services) {
 /** A method that changes something: what `auth.api_write_rate_per_minute` counts. */
 const isWrite = (method: string) => method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS';
 
+/** How a 401 tells the client to send its key: the OpenAI-style header, what /v1 clients send. */
+export const BEARER_KEY = 'Authorization: Bearer sk-...';
+/** The Anthropic ingress's: its SDKs and Claude Code send `x-api-key` (Bearer is taken too). */
+export const X_API_KEY = 'x-api-key: sk-... (or Authorization: Bearer sk-...)';
+
 /**
- * onRequest hook for /v1: a valid API key (`Authorization: Bearer sk-...`). Callback style: a
- * key verified within the credential cache's TTL is accepted without a promise.
+ * onRequest hook for /v1: a valid API key (`Authorization: Bearer sk-...`, or `x-api-key`).
+ * Callback style: a key verified within the credential cache's TTL is accepted without a promise.
+ * `send` is how a 401 says to send the key (`BEARER_KEY`, or `X_API_KEY` on the Anthropic ingress).
  */
-export function requireApiKey(services: Services) {
+export function requireApiKey(services: Services, send: string = BEARER_KEY) {
+  const missing = `missing API key: send ${send}`;
+  const mixup = `access tokens (mgt-...) are for /api calls; /v1 needs an API key: ${send}`;
   const hook = (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
     const token = bearer(request) ?? (request.headers['x-api-key'] as string | undefined);
-    if (!token) return done(unauthorized('missing API key: send Authorization: Bearer sk-...'));
+    if (!token) return done(unauthorized(missing));
     let cached: KeyPrincipal | undefined;
     try {
       cached = services.apiKeys.verifyCached(token);
@@ -143,9 +151,7 @@ export function requireApiKey(services: Services) {
       (err: Error) =>
         done(
           token.startsWith('mgt-') && err instanceof GatewayError && err.status === 401
-            ? unauthorized(
-                'access tokens (mgt-...) are for /api calls; /v1 needs an API key: Authorization: Bearer sk-...',
-              )
+            ? unauthorized(mixup)
             : err,
         ),
     );

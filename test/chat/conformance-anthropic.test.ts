@@ -557,6 +557,23 @@ describe('errors in Anthropic shape', () => {
     }
   });
 
+  it('401 without a key names x-api-key, the header Anthropic clients send; other endpoints keep Bearer', async () => {
+    const body = { model: 'acme/claude', max_tokens: 10, messages: user('hi') };
+    for (const path of ['/v1/messages', '/v1/messages/count_tokens', '/api/v1/messages']) {
+      const r = await c.gw.call('POST', path, { body });
+      expect(r.status, path).toBe(401);
+      expect(r.body).toMatchObject({
+        type: 'error',
+        error: {
+          type: 'authentication_error',
+          message: 'missing API key: send x-api-key: sk-... (or Authorization: Bearer sk-...)',
+        },
+      });
+    }
+    const chat = await c.gw.call('POST', '/v1/chat/completions', { body });
+    expect(chat.body.error.message).toBe('missing API key: send Authorization: Bearer sk-...');
+  });
+
   it('404 for an unknown model as NotFoundError', async () => {
     const err = await client()
       .messages.create({ model: 'acme/nope', max_tokens: 10, messages: user('hi') })

@@ -4,7 +4,7 @@ import { sampledPromptTokens } from '../../gateway/chat/tokens.js';
 import { planChat } from '../../gateway/completions/chat-plan.js';
 import type { Services } from '../../services.js';
 import type { App } from '../app.js';
-import { requireApiKey } from '../auth.js';
+import { requireApiKey, X_API_KEY } from '../auth.js';
 import { anthropicBetas } from '../wire/anthropic-beta.js';
 import { type AnthropicRequestBody, decodeAnthropicRequest } from '../wire/anthropic-decode.js';
 import { encodeAnthropicMessage } from '../wire/anthropic-encode.js';
@@ -30,7 +30,8 @@ export function registerMessagesRoutes(app: App, services: Services): void {
     reply.header('request-id', request.id);
     done();
   };
-  const onRequest = [requestIdHeader, requireApiKey(services)];
+  // A 401 names x-api-key, the header these clients send for their key.
+  const onRequest = [requestIdHeader, requireApiKey(services, X_API_KEY)];
   // The body as the chat request, with the client's anthropic-beta values (for an Anthropic
   // upstream, and for what they allow: decodeAnthropicRequest).
   const decode = (request: FastifyRequest, body = request.body) =>

@@ -1,3 +1,4 @@
+import { excerpt } from '../../providers/shared/classify-failure.js';
 import type { CancelSignal } from '../cancel.js';
 import { UpstreamError } from '../errors.js';
 import { sendInBatches, type WeightLimit } from './batch-split.js';
@@ -107,7 +108,9 @@ export async function embedWithAdapter(
     const bytes = Buffer.byteLength(httpReq.body);
     const res = await send(httpReq, { signal: opts.signal });
     const text = await res.text();
-    const body = parseJson(text);
+    const json = parseJson(text);
+    // An error body that is no JSON (a proxy's HTML) is classified from its text.
+    const body = json === NOT_JSON ? text : json;
     if (res.status < 200 || res.status >= 300) {
       // The upstream takes fewer inputs per call than we sent and said how many: its limit, not
       // the client's fault. The batch is split to that size and sent again to the same upstream
@@ -129,7 +132,12 @@ export async function embedWithAdapter(
       }
       throw err;
     }
-    const parsed = parseOrBadResponse(adapter, res.status, body, sent);
+    // A 2xx body cut short or not JSON at all: said as chat says it (openai-response.ts).
+    if (json === NOT_JSON)
+      throw new UpstreamError('bad_response', `unparseable upstream body: ${excerpt(text)}`, {
+        upstreamStatus: res.status,
+      });
+    const parsed = parseOrBadResponse(adapter, res.status, json, sent);
     if (parsed.vectors.length !== inputs.length) {
       throw new UpstreamError(
         'bad_response',
@@ -160,7 +168,11 @@ export async function embedWithAdapter(
   return { ...progress.result(), dtype: effectiveDtype(adapter, req) };
 }
 
-/** An answer the parser did not foresee (a null item, a string vector) is a 502, not a 500. */
+/**
+ * An answer the parser did not foresee (a null item, a string vector) is a 502, not a 500. Its
+ * failure carries the status the upstream answered with (200), as a chat answer's does: the
+ * adapters' parsers do not know it.
+ */
 function parseOrBadResponse(
   adapter: EmbeddingAdapter,
   status: number,
@@ -170,7 +182,14 @@ function parseOrBadResponse(
   try {
     return adapter.parseResponse(status, body, batch);
   } catch (cause) {
-    if (cause instanceof UpstreamError) throw cause;
+    if (cause instanceof UpstreamError) {
+      if (cause.upstreamStatus !== undefined) throw cause;
+      throw new UpstreamError(cause.kind, cause.message, {
+        upstreamStatus: status,
+        retryAfterMs: cause.retryAfterMs,
+        cause: cause.cause,
+      });
+    }
     throw new UpstreamError('bad_response', `unreadable ${adapter.kind} answer`, {
       upstreamStatus: status,
       cause,
@@ -178,11 +197,14 @@ function parseOrBadResponse(
   }
 }
 
+/** What `parseJson` answers for a text that is no JSON (any JSON value, `null` too, is a value). */
+const NOT_JSON = Symbol('not JSON');
+
 function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
-    return text;
+    return NOT_JSON;
   }
 }
 

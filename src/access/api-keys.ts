@@ -1,6 +1,7 @@
 import { badRequest, conflict, forbidden, GatewayError, notFound, unauthorized } from '../gateway/errors.js';
 import type { ApiKeyRow, ApiKeysRepo } from '../store/api-keys-repo.js';
 import { charLength } from '../store/column-bounds.js';
+import { isForeignKeyViolation } from '../store/db-errors.js';
 import { lastUseIsStale } from '../store/last-used.js';
 import type { UserRow, UsersRepo } from '../store/users-repo.js';
 import { checkOwnerChange, type HeldInput, Hold, heldColumns, holdAfterAdmin } from './key-hold.js';
@@ -8,6 +9,7 @@ import { notExpired, toMicros } from './limit-values.js';
 import { KeyStatus, Role, Status } from './roles.js';
 import { hashSecret, newApiKey, nowSeconds } from './secrets.js';
 import { TtlCache } from './ttl-cache.js';
+import { ifUserGone, SIGNED_OUT } from './user-sessions.js';
 
 export interface KeyInput extends HeldInput {
   name?: string;
@@ -187,7 +189,7 @@ export class ApiKeyService {
     const now = nowSeconds();
     notExpired(input.expires_time, now);
     const { secret, hash, prefix } = newApiKey();
-    const row = await this.keys.insert({
+    const insert = this.keys.insert({
       user_id: ownerId,
       name: validName(input.name ?? 'default'),
       key_hash: hash,
@@ -204,6 +206,15 @@ export class ApiKeyService {
       // A key made for someone else is held as made, whatever it carries: its owner did not choose it.
       admin_hold: ownerId === actor.id ? Hold.none : holdAfterAdmin(Hold.limits, input),
     });
+    // The owner deleted since they were read (the key's foreign key refused the row): another
+    // user is a 404, as if the delete had come first; the actor themselves is signed out.
+    const row = await insert.catch(
+      ownerId === actor.id
+        ? ifUserGone(SIGNED_OUT)
+        : (err: unknown): never => {
+            throw isForeignKeyViolation(err) ? notFound(`user ${ownerId} not found`) : err;
+          },
+    );
     return { row, secret };
   }
 
@@ -282,10 +293,12 @@ export class ApiKeyService {
     return set;
   }
 
+  /** A delete that finds the key gone (another delete took it since it was read) is a 404. */
   async delete(actor: UserRow, id: number): Promise<void> {
     await this.managed(actor, id);
-    await this.keys.delete(id);
+    const deleted = await this.keys.delete(id);
     this.forget();
+    if (!deleted) throw notFound(`API key ${id} not found`);
   }
 
   /** Drop cached verifications (another instance changed a key). */

@@ -1,5 +1,6 @@
 import { forbidden, type GatewayError, notFound, unauthorized } from '../gateway/errors.js';
 import type { CredentialsRepo } from '../store/credentials-repo.js';
+import { isForeignKeyViolation } from '../store/db-errors.js';
 import { lastUseIsStale } from '../store/last-used.js';
 import type { UserRow, UsersRepo } from '../store/users-repo.js';
 import { notExpired } from './limit-values.js';
@@ -34,7 +35,7 @@ export class UserSessions {
     const user = await this.users.byUsername(username);
     // Verify even for unknown users so timing does not reveal which usernames exist.
     const ok = await verifyPassword(password, user?.password_hash ?? DUMMY_HASH);
-    if (!user || !ok) throw unauthorized('invalid username or password');
+    if (!user || !ok) throw unauthorized(WRONG_CREDENTIALS);
     // The right password of a disabled user: known, and not allowed (decisions.md), so a 403.
     if (user.status !== Status.enabled) throw forbidden('user is disabled');
     // Hashes made before the cost was raised are upgraded while the password is at hand, over
@@ -47,7 +48,9 @@ export class UserSessions {
     const { secret, hash } = newSessionId();
     const now = nowSeconds();
     const maxAge = this.opts.sessionTtlHours * 3600;
-    await this.creds.createSession(hash, user.id, now, now + maxAge);
+    // A delete of the user since the read leaves nothing to sign in to: a 401, as for an unknown
+    // user (the session's foreign key refuses the row on both databases).
+    await this.creds.createSession(hash, user.id, now, now + maxAge).catch(ifUserGone(WRONG_CREDENTIALS));
     // A disable or a new password that landed since the user was read (the password check alone
     // takes ~90 ms) deleted their sessions before this one was written. The read after the write
     // catches it: a change that this read does not see yet deletes sessions after it (applyPatch
@@ -73,10 +76,10 @@ export class UserSessions {
     password: string,
     checked: string,
   ): Promise<GatewayError | undefined> {
-    if (!now) return unauthorized('invalid username or password');
+    if (!now) return unauthorized(WRONG_CREDENTIALS);
     if (now.status !== Status.enabled) return forbidden('user is disabled');
     if (now.password_hash !== checked && !(await verifyPassword(password, now.password_hash)))
-      return unauthorized('invalid username or password');
+      return unauthorized(WRONG_CREDENTIALS);
     return undefined;
   }
 
@@ -125,14 +128,17 @@ export class UserSessions {
   async createToken(user: UserRow, name: string, expiresTime: number | null) {
     notExpired(expiresTime);
     const { secret, hash, prefix } = newAccessToken();
-    const row = await this.creds.createToken({
-      user_id: user.id,
-      name,
-      token_hash: hash,
-      token_prefix: prefix,
-      created_time: nowSeconds(),
-      expires_time: expiresTime,
-    });
+    // The user deleted since their session or token was read: signed out, as their next request is.
+    const row = await this.creds
+      .createToken({
+        user_id: user.id,
+        name,
+        token_hash: hash,
+        token_prefix: prefix,
+        created_time: nowSeconds(),
+        expires_time: expiresTime,
+      })
+      .catch(ifUserGone(SIGNED_OUT));
     return { row, secret };
   }
 
@@ -145,6 +151,25 @@ export class UserSessions {
     this.credCache.clear();
   }
 }
+
+/** What a wrong password, an unknown user and a user deleted during the sign-in are told. */
+const WRONG_CREDENTIALS = 'invalid username or password';
+
+/**
+ * What a request without a session or token that signs someone in is told (http/auth.ts): a
+ * deleted user's session and tokens are deleted with them.
+ */
+export const SIGNED_OUT = 'sign in or send an access token';
+
+/**
+ * A `.catch` for a write of a row that belongs to a user: the user's deletion since they were
+ * read (the foreign key refused the row) becomes a 401 with `message`; any other error stays.
+ */
+export const ifUserGone =
+  (message: string) =>
+  (err: unknown): never => {
+    throw isForeignKeyViolation(err) ? unauthorized(message) : err;
+  };
 
 // A valid hash of a random password: login of an unknown user costs the same as a wrong password
 // (same parameters as new hashes, see password.ts).

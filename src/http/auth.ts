@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { KeyPrincipal } from '../access/api-keys.js';
 import { Role } from '../access/roles.js';
+import { SIGNED_OUT } from '../access/user-sessions.js';
 import { forbidden, GatewayError, unauthorized } from '../gateway/errors.js';
 import type { Services } from '../services.js';
 import type { UserRow } from '../store/users-repo.js';
@@ -64,7 +65,7 @@ export function requireUser(services: Services, minRole: number = Role.user) {
   const countWrite = apiWriteLimit(services);
   const hook = async (request: FastifyRequest, reply: FastifyReply) => {
     const user = await resolveUser(services, request);
-    if (!user) throw unauthorized('sign in or send an access token');
+    if (!user) throw unauthorized(SIGNED_OUT);
     if (user.role < minRole) throw forbidden(`requires the ${minRole >= Role.root ? 'root' : 'admin'} role`);
     request.user = user;
     await countWrite(request, reply, user);

@@ -35,6 +35,15 @@ export function isUniqueViolation(err: unknown): boolean {
   return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
 }
 
+/**
+ * A FOREIGN KEY constraint refused the row (PostgreSQL 23503, SQLite's FOREIGNKEY): the row it
+ * points at (a user) was deleted after it was read, by another request or instance.
+ */
+export function isForeignKeyViolation(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === '23503' || code === 'SQLITE_CONSTRAINT_FOREIGNKEY';
+}
+
 /** Node's socket errors on the way to the database server. */
 const SOCKET_CODES = new Set([
   'ECONNREFUSED',

@@ -1,6 +1,5 @@
 import { badRequest, conflict, forbidden, GatewayError, notFound, unauthorized } from '../gateway/errors.js';
 import type { ApiKeyRow, ApiKeysRepo } from '../store/api-keys-repo.js';
-import { charLength } from '../store/column-bounds.js';
 import { isForeignKeyViolation } from '../store/db-errors.js';
 import { lastUseIsStale } from '../store/last-used.js';
 import type { UserRow, UsersRepo } from '../store/users-repo.js';
@@ -9,6 +8,7 @@ import { notExpired, toMicros } from './limit-values.js';
 import { KeyStatus, Role, Status } from './roles.js';
 import { hashSecret, newApiKey, nowSeconds } from './secrets.js';
 import { TtlCache } from './ttl-cache.js';
+import { normalizeCredentialName } from './user-fields.js';
 import { ifUserGone, SIGNED_OUT } from './user-sessions.js';
 
 export interface KeyInput extends HeldInput {
@@ -191,7 +191,7 @@ export class ApiKeyService {
     const { secret, hash, prefix } = newApiKey();
     const insert = this.keys.insert({
       user_id: ownerId,
-      name: validName(input.name ?? 'default'),
+      name: normalizeCredentialName(input.name ?? 'default'),
       key_hash: hash,
       key_prefix: prefix,
       status: clientStatus(input.status ?? KeyStatus.enabled),
@@ -283,7 +283,9 @@ export class ApiKeyService {
       throw forbidden("admin_managed: set by an admin, on another user's key", 'admin_managed');
     const set: Record<string, unknown> = { updated_time: nowSeconds() };
     if (!own) set.admin_hold = holdAfterAdmin(key.admin_hold, input);
-    if (input.name !== undefined) set.name = validName(input.name);
+    // A name stored before names were checked stays until it is changed: a form sends it back.
+    if (input.name !== undefined && input.name.trim() !== key.name)
+      set.name = normalizeCredentialName(input.name);
     if (input.status !== undefined) set.status = clientStatus(input.status);
     if (input.expires_time !== undefined) set.expires_time = input.expires_time;
     if (quota !== undefined) set.quota_limit_micros = quota;
@@ -311,12 +313,6 @@ export class ApiKeyService {
 function checkManages(actor: UserRow, ownerRole: number): void {
   if (ownerRole >= actor.role && actor.role < Role.root)
     throw forbidden('cannot manage the keys of a user whose role is not below yours');
-}
-
-function validName(name: string): string {
-  const n = name.trim();
-  if (n.length < 1 || charLength(n) > 128) throw badRequest('name: must be 1..128 characters', 'name');
-  return n;
 }
 
 function clientStatus(s: number): number {

@@ -1,5 +1,6 @@
 import { badRequest } from '../gateway/errors.js';
 import { checkOneLine } from '../gateway/text-characters.js';
+import { charLength } from '../store/column-bounds.js';
 
 const USERNAME = /^[A-Za-z0-9_.@-]{1,64}$/;
 
@@ -22,6 +23,31 @@ export function normalizeDisplayName(name: string): string {
   const v = name.trim();
   if ([...v].length > 128) throw badRequest('display_name: must be at most 128 characters', 'display_name');
   checkOneLine('display_name', v);
+  return v;
+}
+
+/**
+ * The name of an API key or an access token as stored: trimmed, 1..128 characters (the column),
+ * one line of visible text by the rule of display names: it is shown in the console's lists, the
+ * request log (`key_name`) and usage charts beside other names. Throws a 400 naming `name`.
+ */
+export function normalizeCredentialName(name: string): string {
+  const v = name.trim();
+  if (v.length < 1 || charLength(v) > 128) throw badRequest('name: must be 1..128 characters', 'name');
+  checkOneLine('name', v);
+  return v;
+}
+
+/**
+ * A user's `default_model` as stored: a model id, trimmed as every model id the gateway takes is
+ * (a key's allow-list entries, a channel's models), '' (or blanks) for none, and one line of
+ * visible text by the rule of display names: a line break or a bidi override in it would be
+ * echoed into the 404 of a request that names no model, and the console shows it. Throws a 400
+ * naming `default_model`.
+ */
+export function normalizeDefaultModel(model: string): string {
+  const v = model.trim();
+  checkOneLine('default_model', v);
   return v;
 }
 

@@ -8,6 +8,7 @@ import { hashPassword, needsRehash, verifyPassword } from './password.js';
 import { Status } from './roles.js';
 import { hashSecret, newAccessToken, newSessionId, nowSeconds } from './secrets.js';
 import { TtlCache } from './ttl-cache.js';
+import { normalizeCredentialName } from './user-fields.js';
 
 /**
  * Signing in and the credentials that follow: sessions and personal access tokens, with the
@@ -127,12 +128,13 @@ export class UserSessions {
 
   async createToken(user: UserRow, name: string, expiresTime: number | null) {
     notExpired(expiresTime);
+    const tokenName = normalizeCredentialName(name);
     const { secret, hash, prefix } = newAccessToken();
     // The user deleted since their session or token was read: signed out, as their next request is.
     const row = await this.creds
       .createToken({
         user_id: user.id,
-        name,
+        name: tokenName,
         token_hash: hash,
         token_prefix: prefix,
         created_time: nowSeconds(),

@@ -7,7 +7,13 @@ import { hashPassword, verifyPassword } from './password.js';
 import { outranks, Role, rankToStayBelow, Status } from './roles.js';
 import { hashSecret, nowSeconds, randomToken } from './secrets.js';
 import { type DuplicatesWarning, UniqueFields, type UniqueWrite } from './unique-fields.js';
-import { normalizeDisplayName, normalizeEmail, validatePassword, validateUsername } from './user-fields.js';
+import {
+  normalizeDefaultModel,
+  normalizeDisplayName,
+  normalizeEmail,
+  validatePassword,
+  validateUsername,
+} from './user-fields.js';
 import { UserSessions } from './user-sessions.js';
 
 export interface UserPatch {
@@ -94,7 +100,7 @@ export class UserService extends UserSessions {
         email,
         role,
         status: input.status ?? Status.enabled,
-        default_model: input.default_model ?? '',
+        default_model: input.default_model === undefined ? '' : normalizeDefaultModel(input.default_model),
         quota_limit_micros: toMicros(input.quota_limit),
         created_time: now,
         updated_time: now,
@@ -196,8 +202,10 @@ export class UserService extends UserSessions {
     // A display name stored before names were checked stays until it is changed, as an email.
     if (patch.display_name !== undefined && patch.display_name !== target.display_name)
       set.display_name = normalizeDisplayName(patch.display_name);
-    for (const k of ['role', 'status', 'default_model'] as const)
-      if (patch[k] !== undefined) set[k] = patch[k];
+    // So does a default model, whose check came later still.
+    if (patch.default_model !== undefined && patch.default_model !== target.default_model)
+      set.default_model = normalizeDefaultModel(patch.default_model);
+    for (const k of ['role', 'status'] as const) if (patch[k] !== undefined) set[k] = patch[k];
     if (patch.quota_limit !== undefined) set.quota_limit_micros = toMicros(patch.quota_limit);
     let updated: UserRow | undefined | 'last-root' | 'outranked';
     try {

@@ -104,10 +104,13 @@ export class UserSessions {
     });
   }
 
-  /** The enabled user behind a personal access token, or undefined. */
+  /**
+   * The user behind a personal access token, or undefined. A disabled one too (the caller refuses
+   * it, and says why: the token works again when the user is enabled again).
+   */
   async byAccessToken(token: string): Promise<UserRow | undefined> {
     const hash = hashSecret(token);
-    return this.cached(`t:${hash}`, async () => {
+    return this.cachedAnyStatus(`t:${hash}`, async () => {
       const t = await this.creds.tokenByHash(hash);
       const now = nowSeconds();
       if (!t || (t.expires_time !== null && t.expires_time <= now)) return undefined;
@@ -118,12 +121,20 @@ export class UserSessions {
   }
 
   private async cached(key: string, load: () => Promise<UserRow | undefined>): Promise<UserRow | undefined> {
+    const user = await this.cachedAnyStatus(key, load);
+    return user && user.status === Status.enabled ? user : undefined;
+  }
+
+  private async cachedAnyStatus(
+    key: string,
+    load: () => Promise<UserRow | undefined>,
+  ): Promise<UserRow | undefined> {
     let user = this.credCache.get(key);
     if (!user) {
       user = await load();
       if (user) this.credCache.set(key, user);
     }
-    return user && user.status === Status.enabled ? user : undefined;
+    return user;
   }
 
   async createToken(user: UserRow, name: string, expiresTime: number | null) {

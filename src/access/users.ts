@@ -161,7 +161,9 @@ export class UserService extends UserSessions {
     session?: string,
   ): Promise<UserRow> {
     if (patch.password !== undefined) {
-      if (!patch.current_password || !(await verifyPassword(patch.current_password, user.password_hash)))
+      if (!patch.current_password)
+        throw badRequest('current_password: required to change the password', 'current_password');
+      if (!(await verifyPassword(patch.current_password, user.password_hash)))
         throw badRequest('current_password: does not match', 'current_password');
     }
     const { role: _r, status: _s, quota_limit: _q, username: _u, ...own } = patch;

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { KeyPrincipal } from '../access/api-keys.js';
-import { Role } from '../access/roles.js';
+import { Role, Status } from '../access/roles.js';
 import { SIGNED_OUT } from '../access/user-sessions.js';
 import { forbidden, GatewayError, unauthorized } from '../gateway/errors.js';
 import type { Services } from '../services.js';
@@ -38,6 +38,9 @@ export async function resolveUser(services: Services, request: FastifyRequest): 
       throw unauthorized('API keys are for /v1 calls; use a session or access token');
     const user = await services.users.byAccessToken(token);
     if (!user) throw unauthorized('invalid or revoked access token');
+    // Still a 401 (the credential does not sign anyone in now), told apart as API keys' owners are:
+    // the token works again when the user is enabled again.
+    if (user.status !== Status.enabled) throw unauthorized('the owner of this access token is disabled');
     return user;
   }
   const session = request.cookies?.[SESSION_COOKIE];

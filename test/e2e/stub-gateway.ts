@@ -236,6 +236,8 @@ export async function startStubGateway(opts: {
       if (body.password !== undefined) {
         if (typeof body.password !== 'string' || body.password.length < 8)
           throw new HttpError(400, 'password: must have at least 8 characters');
+        if (!body.current_password)
+          throw new HttpError(400, 'current_password: required to change the password');
         if (body.current_password !== u.password)
           throw new HttpError(400, 'current_password: does not match');
         u.password = body.password;

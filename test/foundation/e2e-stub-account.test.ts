@@ -79,6 +79,12 @@ describe.each(['real', 'stub'] as const)('the Account page calls on the %s gatew
     });
     expect(wrong.status).toBe(400);
     expect(wrong.body).toEqual({ success: false, message: 'current_password: does not match' });
+    const missing = await call('PUT', '/api/user/self', { password: 'whatever-password' });
+    expect(missing.status).toBe(400);
+    expect(missing.body).toEqual({
+      success: false,
+      message: 'current_password: required to change the password',
+    });
     const short = await call('PUT', '/api/user/self', { current_password: t.password, password: 'short' });
     expect(short.status).toBe(400);
     expect(short.body.message).toMatch(/^password: /);

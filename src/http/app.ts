@@ -23,6 +23,12 @@ import { resolveUser, securityOf } from './auth.js';
 import { isConsolePage } from './console-pages.js';
 import { addBodyDecoding } from './content-encoding.js';
 import { errorHandler, sendError, unsupportedMediaType } from './error-handler.js';
+import {
+  clientErrorHandler,
+  frameworkErrors,
+  jsonBodyParser,
+  ROUTER_MAX_PARAM_LENGTH,
+} from './framework-errors.js';
 import { lazyChildLogger } from './lazy-child-logger.js';
 import { registerMetrics } from './metrics.js';
 import { registerOpsRoutes } from './ops-routes.js';
@@ -125,7 +131,10 @@ export async function buildApp(services: Services, opts: BuildOptions = {}): Pro
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
-    routerOptions: { ignoreTrailingSlash: true },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: ROUTER_MAX_PARAM_LENGTH },
+    // The router's and Node's own refusals, in the gateway's error shapes (framework-errors.ts).
+    frameworkErrors,
+    clientErrorHandler,
     childLoggerFactory: lazyChildLogger,
     ajv: { customOptions: { removeAdditional: false } },
     // While stopping, the onRequest hook below answers in the gateway's error shape.
@@ -138,6 +147,12 @@ export async function buildApp(services: Services, opts: BuildOptions = {}): Pro
   // text sent as text/plain (fetch's default for a string body) to the routes as a string, which
   // they refused as "body: must be object"; it is a 415 saying what to send, like any other
   // non-JSON type. An empty text/plain body is still no body (bodiless POSTs such as logout).
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser(
+    'application/json',
+    { parseAs: 'string' },
+    jsonBodyParser(app.getDefaultJsonParser('error', 'error')),
+  );
   app.removeContentTypeParser('text/plain');
   app.addContentTypeParser('text/plain', { parseAs: 'string' }, (request, body, done) => {
     if (body === '') done(null, undefined);

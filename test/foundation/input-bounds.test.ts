@@ -1,3 +1,5 @@
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
@@ -221,5 +223,143 @@ describe('request content-type', () => {
       body: '',
     });
     expect(out.status).toBe(200);
+  });
+});
+
+/** Sends `head` as the raw bytes of a request and returns the status and body the server wrote. */
+async function rawRequest(head: Buffer | string): Promise<{ status: number; headers: string; body: any }> {
+  const socket = connect(Number(new URL(gw.url).port), '127.0.0.1');
+  await once(socket, 'connect');
+  const chunks: Buffer[] = [];
+  socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+  socket.on('error', () => {});
+  const closed = once(socket, 'close');
+  socket.end(head);
+  await closed;
+  const raw = Buffer.concat(chunks).toString('utf8');
+  const [headers = '', body = ''] = raw.split('\r\n\r\n');
+  return { status: Number(headers.split(' ')[1]), headers, body: JSON.parse(body) };
+}
+
+/** The `/v1` error body (decisions.md "Errors"), its `code` the status as an integer. */
+const v1Error = (code: number, message: unknown, param: string | null) => ({
+  error: { code, message, type: 'invalid_request_error', param, metadata: {} },
+});
+
+// Fastify and Node answered these in their own shapes (`{"error":"Bad Request","code":
+// "FST_ERR_BAD_URL",...}`, `{"statusCode":431,...}`): an SDK reading `error.code` as an integer,
+// or the console reading `success`/`message`, got neither.
+describe('errors raised before a route runs', () => {
+  it('a path that does not percent-decode is a 400 in the shape of its family', async () => {
+    for (const p of [
+      '/api/app/%ff',
+      '/api/key/%ff',
+      '/api/user/%ff',
+      '/api/user/tokens/%ff',
+      '/api/channel/%ff',
+    ]) {
+      const r = await gw.call('GET', p, { cookie });
+      expect(r.headers.get('x-content-type-options'), p).toBe('nosniff');
+      expect(r.headers.get('x-request-id'), p).toBeTruthy();
+      expect([p, r.status, r.body]).toEqual([
+        p,
+        400,
+        {
+          success: false,
+          message: `url: ${p} is not a valid URL path (a % must start UTF-8 bytes written as %XX)`,
+        },
+      ]);
+    }
+    for (const p of ['/v1/models/%ff', '/api/v1/models/%ff']) {
+      const r = await gw.call('GET', p, { token: key });
+      expect([p, r.status, r.body]).toEqual([
+        p,
+        400,
+        v1Error(400, `url: ${p} is not a valid URL path (a % must start UTF-8 bytes written as %XX)`, 'url'),
+      ]);
+    }
+    const messages = await gw.call('POST', '/v1/messages/%ff', { token: key, body: {} });
+    expect([messages.status, messages.body.type, messages.body.error.type]).toEqual([
+      400,
+      'error',
+      'invalid_request_error',
+    ]);
+  });
+
+  it('an over-long path parameter is the 400 naming it that a short bad one gets', async () => {
+    const digits = '9'.repeat(200);
+    for (const p of [`/api/app/${digits}`, `/api/key/${digits}`, `/api/app/download/${digits}`]) {
+      const r = await gw.call(p.includes('download') ? 'POST' : 'GET', p, { cookie });
+      expect([p, r.status, r.body.success, r.body.message]).toEqual([
+        p,
+        400,
+        false,
+        expect.stringMatching(/^id: /),
+      ]);
+    }
+    const words = await gw.call('GET', `/api/app/${'x'.repeat(5000)}`);
+    expect([words.status, words.body.message]).toEqual([400, expect.stringMatching(/^id: /)]);
+  });
+
+  it('a request Node cannot parse gets one JSON body both families read', async () => {
+    const tooBig = await rawRequest(
+      `GET /api/app HTTP/1.1\r\nHost: gw\r\nx-big: ${'a'.repeat(17 * 1024)}\r\n\r\n`,
+    );
+    const bigMessage = 'headers: the request line and headers must be at most 16384 bytes';
+    expect(tooBig.status).toBe(431);
+    expect(tooBig.headers.toLowerCase()).toContain('content-type: application/json');
+    expect(tooBig.body).toEqual({
+      success: false,
+      message: bigMessage,
+      ...v1Error(431, bigMessage, null),
+    });
+    const bytes = Buffer.concat([
+      Buffer.from('GET /v1/models/a'),
+      Buffer.from([0xff]),
+      Buffer.from(' HTTP/1.1\r\nHost: gw\r\n\r\n'),
+    ]);
+    const bad = await rawRequest(bytes);
+    expect(bad.status).toBe(400);
+    expect(bad.body).toEqual({
+      success: false,
+      message: expect.stringMatching(/^request: not a valid HTTP\/1\.1 request \(.+\)$/),
+      ...v1Error(400, bad.body.message, null),
+    });
+  });
+});
+
+// secure-json-parse refuses them (prototype pollution), and the refusal read "malformed JSON".
+describe('a __proto__ key in a JSON body', () => {
+  it('is a 400 saying the key is refused, in each family', async () => {
+    const app = await gw.call('POST', '/api/app', {
+      cookie,
+      rawBody: '{"name":"x","__proto__":{"status":2}}',
+    });
+    expect([app.status, app.body]).toEqual([
+      400,
+      { success: false, message: 'body: the key "__proto__" is not allowed' },
+    ]);
+    const chat = await gw.call('POST', '/v1/chat/completions', {
+      token: key,
+      rawBody: '{"model":"acme/small","messages":[{"role":"user","content":"x","__proto__":{}}]}',
+    });
+    expect([chat.status, chat.body]).toEqual([
+      400,
+      v1Error(400, 'messages.0: the key "__proto__" is not allowed', 'messages.0'),
+    ]);
+    const ctor = await gw.call('POST', '/api/key', {
+      cookie,
+      rawBody: '{"name":"x","constructor":{"prototype":{}}}',
+    });
+    expect([ctor.status, ctor.body]).toEqual([
+      400,
+      { success: false, message: 'body: the key "constructor" must not hold a "prototype"' },
+    ]);
+    // Malformed JSON still says so.
+    const broken = await gw.call('POST', '/api/app', { cookie, rawBody: '{"name":' });
+    expect([broken.status, broken.body.message]).toEqual([
+      400,
+      expect.stringMatching(/^body: malformed JSON/),
+    ]);
   });
 });

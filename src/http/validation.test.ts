@@ -98,6 +98,17 @@ describe('validation messages', () => {
     );
   });
 
+  it('say an empty string is empty, as the fields checked after the schema do', () => {
+    const Named = Type.Object({
+      name: Type.String({ minLength: 1 }),
+      code: Type.Optional(Type.String({ minLength: 3 })),
+      map: Type.Optional(Type.Record(Type.String(), Type.String(), { propertyNames: { minLength: 1 } })),
+    });
+    expect(messageFor(Named, { name: '' })).toBe('name: must not be empty');
+    expect(messageFor(Named, { name: 'x', map: { '': 'v' } })).toBe('map: key "" must not be empty');
+    expect(messageFor(Named, { name: 'x', code: 'ab' })).toBe('code: must NOT have fewer than 3 characters');
+  });
+
   it('keep the field-first shape for other problems', () => {
     expect(messageFor(KeyLike, { nope: 1 })).toBe('nope: unknown field');
     expect(messageFor(Type.Object({ name: Type.String() }), {})).toBe('name: is required');

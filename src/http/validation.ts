@@ -236,14 +236,18 @@ export function describeAjvError(
         message: `${where}: must be ${JSON.stringify((e.params as { allowedValue: unknown }).allowedValue)}`,
         param: where,
       };
-    default:
+    default: {
+      // An empty string is said as the checks after the schema say it (an app name of spaces,
+      // trimmed, is "must not be empty"), not ajv's "must NOT have fewer than 1 characters".
+      const said =
+        e.keyword === 'minLength' && (e.params as { limit: number }).limit === 1
+          ? 'must not be empty'
+          : (e.message ?? 'is invalid');
       // A failure inside `propertyNames` is about a key of the object, which ajv names apart.
       if (e.propertyName !== undefined)
-        return {
-          message: `${where}: key ${JSON.stringify(e.propertyName)} ${e.message ?? 'is invalid'}`,
-          param: where,
-        };
-      return { message: `${where}: ${e.message ?? 'is invalid'}`, param: where };
+        return { message: `${where}: key ${JSON.stringify(e.propertyName)} ${said}`, param: where };
+      return { message: `${where}: ${said}`, param: where };
+    }
   }
 }
 

@@ -1061,7 +1061,7 @@ describe('refusals', () => {
     const cases: [object[], string, RegExp][] = [
       [[user, { ...fc, arguments: { location: 'Oslo' } }], 'input.1.arguments', /must be string/],
       [[user, { ...fc, arguments: undefined }], 'input.1.arguments', /is required/],
-      [[user, { ...fc, name: '' }], 'input.1.name', /must NOT have fewer than 1 characters/],
+      [[user, { ...fc, name: '' }], 'input.1.name', /must not be empty/],
       [[user, { ...fc, call_id: 7 }], 'input.1.call_id', /must be string/],
       [
         [{ role: 'user', content: [{ type: 'input_text', text: { value: 'hi' } }] }],

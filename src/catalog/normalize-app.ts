@@ -102,8 +102,12 @@ export function normalizeUrl(field: string, value: string | null): string {
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
     throw badRequest(`${field}: must use http or https, not ${url.protocol.slice(0, -1)}`, field);
   if (!url.hostname) throw badRequest(`${field}: must name a host`, field);
-  // Credentials in a public catalog link would leak them to every visitor.
-  if (url.username || url.password) throw badRequest(`${field}: must not contain credentials`, field);
+  // Credentials in a public catalog link would leak them to every visitor. An empty user-info part
+  // (`https://@x.com`, `https://:@x.com`) has none, but a parser drops it: the link stored would
+  // not be the URL it parses to.
+  const authority = v.slice(v.indexOf('//') + 2).split(/[/?#]/, 1)[0]!;
+  if (url.username || url.password || authority.includes('@'))
+    throw badRequest(`${field}: must not contain credentials`, field);
   // Whitespace, control and invisible format characters (zero-width spaces, bidi marks).
   if (/[\s\p{Cc}\p{Cf}]/u.test(v))
     throw badRequest(`${field}: must not contain whitespace or invisible characters`, field);

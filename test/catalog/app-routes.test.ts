@@ -127,6 +127,9 @@ describe('validation', () => {
       { name: 'x', documentation_url: 'https://user:pw@example.com/' },
       'documentation_url',
     ],
+    // A parser drops an empty user-info part (`https://ex.com/x`): stored, the link read another way.
+    ['URL with an empty user-info', { name: 'x', download_url: 'https://@ex.com/x' }, 'download_url'],
+    ['URL with an empty user and password', { name: 'x', source_url: 'https://:@ex.com/x' }, 'source_url'],
     ['too long URL', { name: 'x', author_url: `https://example.com/${'a'.repeat(2040)}` }, 'author_url'],
     // Forms the URL parser would repair into another URL than the one stored.
     ['URL without //', { name: 'x', download_url: 'http:example.com' }, 'download_url'],
@@ -153,6 +156,35 @@ describe('validation', () => {
       expect((await gw.call('GET', '/api/app?page_size=1', { cookie: root })).body.total).toBe(before);
     });
 
+  it('an empty name reads the same on create and update, as does a URL with credentials', async () => {
+    const app = await createApp(gw, root, { name: 'Same words' });
+    for (const name of ['', '   ']) {
+      const post = await gw.call('POST', '/api/app', { cookie: root, body: { name } });
+      const put = await gw.call('PUT', '/api/app', { cookie: root, body: { id: app.id, name } });
+      expect([post.status, post.body.message, put.status, put.body.message]).toEqual([
+        400,
+        'name: must not be empty',
+        400,
+        'name: must not be empty',
+      ]);
+    }
+    for (const url of [
+      'https://user:pw@ex.com/',
+      'https://@ex.com/x',
+      'https://:@ex.com/x',
+      'http://a@ex.com',
+    ]) {
+      const r = await gw.call('PUT', '/api/app', { cookie: root, body: { id: app.id, author_url: url } });
+      expect([url, r.status, r.body.message]).toEqual([url, 400, 'author_url: must not contain credentials']);
+    }
+    // An @ after the host is part of the path, not user-info.
+    const at = await gw.call('PUT', '/api/app', {
+      cookie: root,
+      body: { id: app.id, author_url: 'https://ex.com/@me', source_url: 'https://ex.com/x?by=a@b' },
+    });
+    expect([at.status, at.body.data?.author_url]).toEqual([200, 'https://ex.com/@me']);
+  });
+
   it('a failed update changes nothing', async () => {
     const app = await createApp(gw, root, { name: 'Stable', version: '1.0' });
     const r = await gw.call('PUT', '/api/app', {
@@ -173,6 +205,8 @@ describe('validation', () => {
     ];
     for (const [body, field] of bodies) {
       const r = await gw.call('PUT', '/api/app', { cookie: root, body });
+      // The same words as on create.
+      if (field === 'name') expect(r.body.message).toBe('name: must not be empty');
       expect(r.status, JSON.stringify(body)).toBe(400);
       expect(r.body.success).toBe(false);
       expect(r.body.message).toContain(field);

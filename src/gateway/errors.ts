@@ -79,14 +79,20 @@ export function defaultType(status: number): string {
 }
 
 /**
- * A candidate the request cannot go to (the prompt does not fit its model even after
- * middle-out). Route execution skips that model and tries the next; this reaches the client
- * only when no candidate could take the request.
+ * A candidate the request cannot go to, found before anything is sent: the prompt does not fit
+ * its model even after middle-out (`scope` 'model': every upstream of the model shares its
+ * context, so route execution skips them all and tries the next model), or this upstream's kind
+ * refuses something the request holds, such as an empty user message at Anthropic or Gemini
+ * (`scope` 'upstream', thrown by an adapter's `buildChatRequest`: the model's other upstreams,
+ * of another kind, are still tried). Not a try; this reaches the client only when no candidate
+ * could take the request.
  */
 export class UnfitCandidate extends GatewayError {
-  constructor(message: string, param: string) {
+  readonly scope: 'model' | 'upstream';
+  constructor(message: string, param: string, scope: 'model' | 'upstream' = 'model') {
     super(400, message, { param });
     this.name = 'UnfitCandidate';
+    this.scope = scope;
   }
 }
 

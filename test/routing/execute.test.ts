@@ -57,6 +57,37 @@ describe('executeRoute and candidates the request does not fit', () => {
   });
 });
 
+describe('executeRoute and an upstream its adapter refuses to build for', () => {
+  it('skips that upstream only, without a try: the same model’s next upstream serves', async () => {
+    const called: string[] = [];
+    const ex = await executeRoute(
+      [...TINY, BIG],
+      async (c) => {
+        called.push(c.target.channelName);
+        if (c.target.channelName === 'a')
+          throw new UnfitCandidate('messages.0.content: empty', 'messages.0.content', 'upstream');
+        return 'served';
+      },
+      options(),
+    );
+    expect(called).toEqual(['a', 'b']);
+    expect(ex.candidate.target.channelName).toBe('b');
+    expect(ex.attempts.map((a) => `${a.provider}=${a.ok}`)).toEqual(['b=true']);
+  });
+
+  it('is the answer when no upstream could take the request', async () => {
+    const err = await executeRoute(
+      TINY,
+      async () =>
+        Promise.reject(new UnfitCandidate('messages.0.content: empty', 'messages.0.content', 'upstream')),
+      options(),
+    ).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UnfitCandidate);
+    expect((err as UnfitCandidate).param).toBe('messages.0.content');
+    expect(attemptsOf(err)).toEqual([]);
+  });
+});
+
 describe("executeRoute and an upstream's Retry-After", () => {
   /** The waits between tries of one candidate that answers 429 with `retryAfterMs`, then serves. */
   const waits = async (retryAfterMs: number) => {

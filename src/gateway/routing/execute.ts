@@ -80,7 +80,8 @@ function tried(
  * candidate with exponential backoff and full jitter on retryable failures (a 429 waits its
  * Retry-After when that is short, otherwise moves on); rotates keys on auth failures; moves to
  * the next model on failures another model may not have (context length, a 400, a content
- * filter, a prompt that does not fit it: `UnfitCandidate`). `attempt` must not have
+ * filter, a prompt that does not fit it: `UnfitCandidate`; one an upstream's adapter refuses to
+ * build skips that upstream only). `attempt` must not have
  * written anything to the client when it throws: callers commit to a candidate only after it
  * returned.
  */
@@ -137,9 +138,10 @@ export async function executeRoute<T>(
               throw signal.reason ?? err;
             }
             if (err instanceof UnfitCandidate) {
-              // Nothing was sent, so it is no try; the model's other upstreams share its context.
+              // Nothing was sent, so it is no try. The model's other upstreams share its context,
+              // but not this upstream's kind: one an adapter refused leaves them to be tried.
               unfit = err;
-              skipModel = t.modelId;
+              if (err.scope === 'model') skipModel = t.modelId;
               break;
             }
             if (!(err instanceof UpstreamError)) throw err;

@@ -4,7 +4,10 @@
  * caller sends the request with `src/gateway/upstream` (see `call-chat.ts` there), which keeps
  * retries, timeouts and aborts in one place.
  *
- * Adapters throw only `UpstreamError` (from `parseChatResponse`, `classifyError` returns one).
+ * Adapters throw only `UpstreamError` (from `parseChatResponse`, `classifyError` returns one),
+ * and, from `buildChatRequest`, `UnfitCandidate` scoped to the upstream for a request its kind
+ * refuses before any call (an empty user message at Anthropic or Gemini: shared/empty-turn.ts),
+ * so route execution tries the model's other upstreams without counting a try.
  *
  * An adapter whose answers and chunks are the upstream's own parsed objects, handed on as they are
  * (the OpenAI-compatible one), runs `dropUpstreamHidden` (gateway/chat/hidden.ts) on each choice:

@@ -71,8 +71,10 @@ function mediaPart(b: Block, at: string): ContentPart {
 
 /** A user turn: its tool results as `tool` messages, the other blocks as user messages, in order. */
 export function userTurn(content: string | Block[], at: string, out: ChatMessage[]): void {
-  if (typeof content === 'string') {
-    out.push({ role: 'user', content });
+  // An empty turn stays one, for the upstream to take or refuse (Anthropic and Gemini adapters
+  // refuse it): left out, the assistant turn before it would end the conversation, a prefill.
+  if (typeof content === 'string' || content.length === 0) {
+    out.push({ role: 'user', content: typeof content === 'string' ? content : [] });
     return;
   }
   let parts: ContentPart[] = [];

@@ -141,13 +141,26 @@ const MessageObject = Type.Object(
   },
   { additionalProperties: true },
 );
-/** A refusal part is the assistant's only: elsewhere its type is named as the one not accepted. */
+/**
+ * A refusal part is the assistant's only: elsewhere its type is named as the one not accepted.
+ * So is a null or missing `content` (OpenAI's assistant turn of tool calls or a refusal): any
+ * other message without content is a 400 naming it (decisions.md: content is a string or an
+ * array of parts), rather than reaching OpenAI-compatible upstreams as sent and being left out
+ * on the way to Anthropic and Gemini.
+ */
 const Message = Type.Unsafe<Record<string, unknown>>({
   ...MessageObject,
   if: { properties: { role: { const: 'assistant' } } },
   else: {
+    required: ['content'],
     properties: {
-      content: { items: { properties: { type: { type: 'string', enum: NOT_ASSISTANT_PARTS } } } },
+      content: {
+        anyOf: [
+          { type: 'string', 'x-accepts': 'a string' },
+          { type: 'array', 'x-accepts': 'an array of parts (null is for assistant messages only)' },
+        ],
+        items: { properties: { type: { type: 'string', enum: NOT_ASSISTANT_PARTS } } },
+      },
     },
   },
 });

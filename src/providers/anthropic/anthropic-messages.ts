@@ -19,7 +19,13 @@
  *   -> url source; `file` PDFs and text -> `document`, `file` images (an image data URL, or a URL
  *   ending in an image extension) -> `image` (Anthropic refuses an image in a `document`).
  *   `input_audio` and `video_url` have no Anthropic equivalent and are dropped (a turn left with
- *   nothing is not sent: see contentToBlocks).
+ *   nothing is not sent: see contentToBlocks), but see the next point for user turns.
+ * - An empty user turn (no content, blank text) is not left out: that would make the turn before
+ *   it the end of the conversation (a prefill Anthropic continues). The request is refused for
+ *   Anthropic upstreams (`unsendableUserTurn`), which refuse an empty message themselves; so is
+ *   one holding only parts Anthropic cannot take when it is the last user or tool turn. An
+ *   assistant turn with nothing in it is left out: Anthropic takes an empty assistant turn only
+ *   at the end, where it means no prefill, as leaving it out does.
  * - An assistant turn that carries its Anthropic blocks (`anthropic_content`, non-enumerable: the
  *   Anthropic ingress sets it on a turn with server tool blocks, `server_tool_use`,
  *   `web_search_tool_result`...) is sent as those blocks, unchanged and in order.
@@ -29,6 +35,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { CacheControl, ChatMessage, ContentPart, ReasoningDetail } from '../../gateway/chat/types.js';
+import { unsendableUserTurn } from '../shared/empty-turn.js';
 import { guessMediaType, mediaToFirstUserTurn, parseDataUrl } from '../shared/media.js';
 import { messageRefusal } from '../shared/refusal.js';
 import { argumentsObject, functionCalls } from '../shared/tools.js';
@@ -132,7 +139,8 @@ function hoistCache(blocks: AnthropicBlock[]): CacheControl | undefined {
 /**
  * Anthropic refuses text blocks that are empty ("text content blocks must be non-empty") or only
  * whitespace ("... must contain non-whitespace text"); other models' answers often are (a "\n\n"
- * before tool calls), so they are left out. A turn left with no block is not sent.
+ * before tool calls), so they are left out. A turn left with no block is not sent, except that
+ * an empty user turn is refused (toAnthropicMessages).
  */
 const blank = (text: unknown) => typeof text !== 'string' || !/\S/.test(text);
 
@@ -252,15 +260,23 @@ export function toAnthropicMessages(messages: ChatMessage[]): {
     if (last && last.role === role) last.content.push(...blocks);
     else out.push({ role, content: blocks });
   };
-  for (const m of messages) {
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i]!;
     switch (m.role) {
       case 'system':
       case 'developer':
         for (const b of contentToBlocks(m.content)) (b.type === 'text' ? system : systemMedia).push(b);
         break;
-      case 'user':
-        push('user', contentToBlocks(m.content));
+      case 'user': {
+        // Left out, the turn before it could end the conversation (a prefill Anthropic continues).
+        const blocks = contentToBlocks(m.content);
+        if (blocks.length === 0) {
+          const refused = unsendableUserTurn(messages, i, 'Anthropic', blank);
+          if (refused) throw refused;
+        }
+        push('user', blocks);
         break;
+      }
       case 'tool': {
         const inner = contentToBlocks(m.content).filter((b) => b.type === 'text' || b.type === 'image');
         const result: AnthropicBlock = {

@@ -8,6 +8,11 @@
  * - An assistant `refusal` (a part, or message-level `content: null, refusal: "..."`: a turn
  *   replayed from an earlier refusal) is sent as text: Gemini has no refusal part (messageRefusal).
  * - Consecutive turns of one role are merged (Gemini rejects non-alternating turns).
+ * - An empty user turn (no content, empty text) is not left out, which would end the conversation
+ *   on the turn before it: the request is refused for Gemini upstreams (`unsendableUserTurn`), as
+ *   Gemini refuses an empty turn; so is one holding only parts Gemini cannot take (a `file` with
+ *   only a `file_id`) when it is the last user or tool turn. An assistant turn with nothing in it
+ *   is left out (Gemini refuses it, and it adds nothing).
  * - system/developer turns become `systemInstruction` text; their images, files, audio and video go, in
  *   order, at the start of the first user turn (after its function responses), or in a user turn
  *   of their own at the start (`mediaToFirstUserTurn`, shared with Anthropic).
@@ -23,6 +28,7 @@
  *   Gemini 3 answers 400 "Function call is missing a thought_signature in functionCall parts".
  */
 import type { ChatMessage, ContentPart } from '../../gateway/chat/types.js';
+import { unsendableUserTurn } from '../shared/empty-turn.js';
 import { guessMediaType, mediaToFirstUserTurn, parseDataUrl } from '../shared/media.js';
 import { messageRefusal } from '../shared/refusal.js';
 import { argumentsObject, functionCalls } from '../shared/tools.js';
@@ -61,6 +67,9 @@ function partToGemini(p: ContentPart): GeminiPart | undefined {
       return undefined;
   }
 }
+
+/** An empty text, which Gemini refuses as a part (whitespace it takes, and gets). */
+const noText = (text: string) => text === '';
 
 function contentParts(content: ChatMessage['content']): GeminiPart[] {
   if (content == null) return [];
@@ -133,7 +142,8 @@ export function toGeminiContents(
     if (last && last.role === role) last.parts.push(...parts);
     else contents.push({ role, parts });
   };
-  for (const m of messages) {
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i]!;
     switch (m.role) {
       case 'system':
       case 'developer': {
@@ -154,9 +164,16 @@ export function toGeminiContents(
           }
         break;
       }
-      case 'user':
-        push('user', contentParts(m.content));
+      case 'user': {
+        // Left out, the turn before it could end the conversation (a trailing `model` turn).
+        const parts = contentParts(m.content);
+        if (parts.length === 0) {
+          const refused = unsendableUserTurn(messages, i, 'Gemini', noText);
+          if (refused) throw refused;
+        }
+        push('user', parts);
         break;
+      }
       case 'tool': {
         const text = textOf(m.content);
         let response: Record<string, unknown>;

@@ -383,3 +383,55 @@ describe('thinking.budget_tokens at or past max_tokens', () => {
     expect(sentTo('/v1/messages').json.max_tokens).toBe(4000);
   });
 });
+
+describe('thinking.budget_tokens below 1024', () => {
+  const params = (budget: number, maxTokens: number, model = 'acme/claude') => ({
+    model,
+    max_tokens: maxTokens,
+    thinking: { type: 'enabled' as const, budget_tokens: budget },
+    messages: user('hello'),
+  });
+
+  it('is a 400 in Anthropic’s shape before any call, as Anthropic answers, never raised to 1024', async () => {
+    // A client capping its answer at 10 tokens was sent max_tokens 1034 and billed for it.
+    const cases: Array<[number, number, Record<string, string>]> = [
+      [5, 10, {}],
+      [500, 3000, {}],
+      [1023, 3000, {}],
+      // Anthropic's minimum holds with the interleaved-thinking beta too.
+      [500, 3000, { 'anthropic-beta': 'interleaved-thinking-2025-05-14' }],
+    ];
+    for (const [budget, maxTokens, headers] of cases) {
+      const before = up.requests.length;
+      const err = await client()
+        .messages.create(params(budget, maxTokens), { headers })
+        .catch((e) => e);
+      expect(err, `${budget}/${maxTokens}`).toBeInstanceOf(Anthropic.BadRequestError);
+      expect(err.error).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
+      expect(err.error.error.message).toBe('thinking.budget_tokens: must be at least 1024');
+      expect(up.requests.length).toBe(before);
+    }
+  });
+
+  it('is refused whatever upstream the model has (count_tokens too)', async () => {
+    const err = await client()
+      .messages.create(params(500, 3000, 'acme/gpt'))
+      .catch((e) => e);
+    expect(err).toBeInstanceOf(Anthropic.BadRequestError);
+    const count = await client()
+      .messages.countTokens({
+        model: 'acme/claude',
+        thinking: { type: 'enabled', budget_tokens: 5 },
+        messages: user('hi'),
+      })
+      .catch((e) => e);
+    expect(count).toBeInstanceOf(Anthropic.BadRequestError);
+  });
+
+  it('1024 reaches Anthropic as sent, with the max_tokens asked', async () => {
+    await client().messages.create(params(1024, 3000));
+    const sent = sentTo('/v1/messages').json;
+    expect(sent.thinking).toEqual({ type: 'enabled', budget_tokens: 1024 });
+    expect(sent.max_tokens).toBe(3000);
+  });
+});

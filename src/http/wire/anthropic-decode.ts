@@ -8,8 +8,8 @@
  * - `system` -> a system message first; `metadata.user_id` -> `user`; `stop_sequences` -> `stop`;
  *   `fallbacks: [{model}]` (OpenRouter's skin) -> `models`.
  * - Top-level `cache_control` (automatic caching) is put on the last block of the last message.
- * - thinking enabled -> `reasoning.max_tokens` = budget_tokens (below max_tokens, unless the
- *   client sent the interleaved-thinking beta, as Anthropic's); adaptive -> `reasoning.enabled`
+ * - thinking enabled -> `reasoning.max_tokens` = budget_tokens (at least 1024, and below
+ *   max_tokens unless the client sent the interleaved-thinking beta, as Anthropic's); adaptive -> `reasoning.enabled`
  *   (with `output_config.effort` as the effort), and the `thinking` object as sent rides hidden
  *   (`anthropic_thinking`) for an Anthropic upstream; disabled -> `reasoning.enabled: false`.
  * - `output_config.effort` -> `verbosity` (OpenRouter's mapping, back to `output_config.effort`
@@ -21,7 +21,7 @@
 import { setHidden } from '../../gateway/chat/hidden.js';
 import type { ChatMessage, ChatRequest, ReasoningEffort } from '../../gateway/chat/types.js';
 import { badRequest } from '../../gateway/errors.js';
-import { isInterleavedThinking } from '../../providers/anthropic/anthropic-request.js';
+import { isInterleavedThinking, MIN_THINKING_BUDGET } from '../../providers/anthropic/anthropic-request.js';
 import { assistantTurn } from './anthropic-assistant-decode.js';
 import { systemContent, userTurn } from './anthropic-content-decode.js';
 import { type AnthropicToolChoice, splitTools, toolChoice } from './anthropic-tools-decode.js';
@@ -110,7 +110,8 @@ function markLastBlock(body: AnthropicRequestBody): void {
 /**
  * `interleaved`: the client sent the interleaved-thinking beta, with which Anthropic takes a
  * `budget_tokens` at or past `max_tokens` (the budget is then across all the thinking blocks of
- * the turn); without it Anthropic refuses one, and so does the gateway.
+ * the turn); without it Anthropic refuses one, and so does the gateway. A budget below 1024
+ * Anthropic refuses with or without the beta, and so does the gateway, whatever the upstream.
  */
 function reasoningOf(body: AnthropicRequestBody, interleaved: boolean): ChatRequest['reasoning'] {
   const t = body.thinking;
@@ -122,6 +123,13 @@ function reasoningOf(body: AnthropicRequestBody, interleaved: boolean): ChatRequ
     if (t.budget_tokens === undefined)
       throw badRequest(
         'thinking.budget_tokens: is required when thinking is enabled',
+        'thinking.budget_tokens',
+      );
+    // Anthropic's minimum, beta or not. Raised to it (as a budget from /v1/chat/completions is),
+    // the request would not be the one sent: max_tokens 10 with budget 5 became 1034 and 1024.
+    if (t.budget_tokens < MIN_THINKING_BUDGET)
+      throw badRequest(
+        `thinking.budget_tokens: must be at least ${MIN_THINKING_BUDGET}`,
         'thinking.budget_tokens',
       );
     if (!interleaved && body.max_tokens !== undefined && t.budget_tokens >= body.max_tokens)

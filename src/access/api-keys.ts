@@ -1,4 +1,5 @@
 import { badRequest, conflict, forbidden, GatewayError, notFound, unauthorized } from '../gateway/errors.js';
+import { checkOneLine } from '../gateway/text-characters.js';
 import type { ApiKeyRow, ApiKeysRepo } from '../store/api-keys-repo.js';
 import { isForeignKeyViolation } from '../store/db-errors.js';
 import { lastUseIsStale } from '../store/last-used.js';
@@ -328,7 +329,8 @@ function clientStatus(s: number): number {
  *
  * A `*` before an entry's end is refused too: only a final `*` is a wildcard (allow-list.ts), so
  * `openai/*-mini` would admit only a model of that very id, where its writer meant a glob.
- * Entries the key holds already (`kept`, stored before this rule) pass, and keep their meaning:
+ * An entry is one line of visible text, as a model id is (text-characters.ts).
+ * Entries the key holds already (`kept`, stored before these rules) pass, and keep their meaning:
  * a key saved again with them, or with some of them removed, still saves.
  */
 function validModels(models: string[], kept: readonly string[] = []): string[] {
@@ -338,6 +340,11 @@ function validModels(models: string[], kept: readonly string[] = []): string[] {
   if (blank >= 0) throw badRequest(`allowed_models.${blank}: must not be blank`, `allowed_models.${blank}`);
   if (names.length === 0)
     throw badRequest('allowed_models: must name a model; null allows every model', 'allowed_models');
+  // A model id is one line of visible text (as `default_model`): an entry with a bidi control or
+  // a line break names no model and reads as another in the console.
+  names.forEach((n, i) => {
+    if (!kept.includes(n)) checkOneLine(`allowed_models.${i}`, n);
+  });
   const inner = names.find((n) => innerStar(n) >= 0 && !kept.includes(n));
   if (inner !== undefined) {
     const prefix = inner.slice(0, innerStar(inner));

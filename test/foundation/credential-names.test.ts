@@ -144,3 +144,44 @@ describe('default_model', () => {
     expect(kept.body.data).toMatchObject({ default_model: 'bad\nmodel', display_name: 'Old' });
   });
 });
+
+describe('allowed_models entries', () => {
+  it('refuse control, invisible and bidi characters on create and update, naming the entry', async () => {
+    const made = await gw.call('POST', '/api/key', { cookie: root, body: { name: 'listed' } });
+    const id = made.body.data.id as number;
+    for (const [entry, found] of BAD) {
+      const allowed_models = ['openai/gpt-4o-mini', entry];
+      const create = await gw.call('POST', '/api/key', {
+        cookie: root,
+        body: { name: 'l2', allowed_models },
+      });
+      const update = await gw.call('PUT', '/api/key', { cookie: root, body: { id, allowed_models } });
+      for (const r of [create, update]) {
+        expect(r.status, JSON.stringify(entry)).toBe(400);
+        expect(r.body.message).toBe(refused('allowed_models.1', found));
+      }
+    }
+    const ok = await gw.call('PUT', '/api/key', {
+      cookie: root,
+      body: { id, allowed_models: ['  openai/gpt-4o-mini ', 'anthropic/*'] },
+    });
+    expect(ok.status).toBe(200);
+    expect(ok.body.data.allowed_models).toEqual(['openai/gpt-4o-mini', 'anthropic/*']);
+  });
+
+  it('keep an entry stored before the check while the key is saved again', async () => {
+    const made = await gw.call('POST', '/api/key', { cookie: root, body: { name: 'old-list' } });
+    const id = made.body.data.id as number;
+    await gw.services.database.db
+      .updateTable('api_keys')
+      .set({ allowed_models: JSON.stringify(['old\u202Emodel']) })
+      .where('id', '=', id)
+      .execute();
+    const kept = await gw.call('PUT', '/api/key', {
+      cookie: root,
+      body: { id, allowed_models: ['old\u202Emodel', 'openai/gpt-4o-mini'] },
+    });
+    expect(kept.status).toBe(200);
+    expect(kept.body.data.allowed_models).toEqual(['old\u202Emodel', 'openai/gpt-4o-mini']);
+  });
+});

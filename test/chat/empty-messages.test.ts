@@ -224,6 +224,36 @@ describe('a user turn with nothing in it', () => {
   });
 });
 
+describe('a conversation of system messages only', () => {
+  it('is a 400 naming messages for Anthropic and Gemini, which refuse an empty conversation, without a call', async () => {
+    for (const [m, provider] of [
+      ['acme/claude', 'Anthropic'],
+      ['acme/gem', 'Gemini'],
+    ]) {
+      const r = await chat({ model: m, messages: [{ role: 'system', content: 'Be brief.' }] });
+      expect(r.status, m).toBe(400);
+      expect(r.body.error).toMatchObject({
+        code: 400,
+        param: 'messages',
+        message: `messages: no user or assistant message; ${provider} upstreams need one beside the system prompt`,
+      });
+    }
+    expect(up.requests).toHaveLength(0);
+  });
+
+  it('goes as sent to the model’s OpenAI-compatible upstream, which takes it', async () => {
+    const r = await chat({
+      model: 'acme/both',
+      provider: { order: ['an', 'oa'] },
+      messages: [{ role: 'system', content: 'Be brief.' }],
+    });
+    expect(r.status).toBe(200);
+    expect(r.headers.get('x-modelgate-attempts')).toBe('oa/acme/both=ok');
+    expect(up.requests.map((q) => q.path)).toEqual(['/v1/chat/completions']);
+    expect(up.requests[0]!.json.messages).toEqual([{ role: 'system', content: 'Be brief.' }]);
+  });
+});
+
 describe('an empty assistant turn', () => {
   it('is left out for Anthropic and Gemini (both refuse an empty turn), and the user turns around it join', async () => {
     const messages = [

@@ -35,7 +35,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { CacheControl, ChatMessage, ContentPart, ReasoningDetail } from '../../gateway/chat/types.js';
-import { unsendableUserTurn } from '../shared/empty-turn.js';
+import { noConversation, unsendableUserTurn } from '../shared/empty-turn.js';
 import { guessMediaType, mediaToFirstUserTurn, parseDataUrl } from '../shared/media.js';
 import { messageRefusal } from '../shared/refusal.js';
 import { argumentsObject, functionCalls } from '../shared/tools.js';
@@ -321,6 +321,7 @@ export function toAnthropicMessages(messages: ChatMessage[]): {
   }
   // `system` takes text blocks only (400 otherwise).
   if (systemMedia.length > 0) mediaToFirstUserTurn(out, systemMedia, blocksOf, isToolResult, userTurn);
+  if (out.length === 0) throw noConversation('Anthropic');
   // A final assistant turn is a prefill, and Anthropic refuses one ending in whitespace (400
   // "final assistant content cannot end with trailing whitespace").
   const last = out[out.length - 1];

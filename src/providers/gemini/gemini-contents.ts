@@ -28,7 +28,7 @@
  *   Gemini 3 answers 400 "Function call is missing a thought_signature in functionCall parts".
  */
 import type { ChatMessage, ContentPart } from '../../gateway/chat/types.js';
-import { unsendableUserTurn } from '../shared/empty-turn.js';
+import { noConversation, unsendableUserTurn } from '../shared/empty-turn.js';
 import { guessMediaType, mediaToFirstUserTurn, parseDataUrl } from '../shared/media.js';
 import { messageRefusal } from '../shared/refusal.js';
 import { argumentsObject, functionCalls } from '../shared/tools.js';
@@ -233,6 +233,7 @@ export function toGeminiContents(
   // `systemInstruction` is text (`{parts: [{text}]}`): images, files, audio and video sent there would
   // be lost, so they lead the conversation instead, as for Anthropic.
   if (systemMedia) mediaToFirstUserTurn(contents, systemMedia, partsOf, isFunctionResponse, userTurn);
+  if (contents.length === 0) throw noConversation('Gemini');
   if (opts.skipSignatureCheck) fillMissingSignatures(contents);
   return { ...(system.length > 0 ? { systemInstruction: { parts: system } } : {}), contents };
 }

@@ -45,3 +45,16 @@ export function unsendableUserTurn(
     'upstream',
   );
 }
+
+/**
+ * The refusal of a conversation that comes out with no message at all for Anthropic or Gemini: a
+ * request of system (or developer) messages only, which OpenAI-compatible servers take, while
+ * both providers refuse an empty `messages`/`contents`. Scoped to the upstream, as above.
+ */
+export function noConversation(provider: string): UnfitCandidate {
+  return new UnfitCandidate(
+    `messages: no user or assistant message; ${provider} upstreams need one beside the system prompt`,
+    'messages',
+    'upstream',
+  );
+}

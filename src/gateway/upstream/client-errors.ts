@@ -29,8 +29,27 @@ export function mapNetworkError(err: unknown, signal?: CancelSignal): unknown {
           : 'connect';
     return new UpstreamError('timeout', `upstream ${what} timeout`, { cause: err });
   }
-  return new UpstreamError('connection', `upstream connection failed: ${code || message}`, { cause: err });
+  const words = CONNECTION_WORDS[code];
+  const what = words ? `${words} (${code})` : code || message;
+  return new UpstreamError('connection', `upstream connection failed: ${what}`, { cause: err });
 }
+
+/**
+ * What the usual network and undici codes mean, for the error a client reads (an SDK shows it as
+ * the exception's message): `UND_ERR_SOCKET` alone says nothing outside undici. The code stays,
+ * in parentheses, for the operator searching logs; an unlisted code is said as it is.
+ */
+const CONNECTION_WORDS: Readonly<Record<string, string>> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'the upstream reset the connection',
+  EPIPE: 'the upstream closed the connection',
+  UND_ERR_SOCKET: 'the upstream closed the connection',
+  UND_ERR_CLOSED: 'the connection was closed',
+  ENOTFOUND: 'host not found',
+  EAI_AGAIN: 'host name lookup failed',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+};
 
 /** The answer's `content-length`, NaN when it has none (comparisons with NaN are false). */
 export function declaredLength(headers: UpstreamResponse['headers']): number {

@@ -13,24 +13,27 @@ export function formatNumber(n: number | null | undefined): string {
   return n.toLocaleString();
 }
 
+/**
+ * USD with the console's one rule for money: at least two decimals ($1.50, $0.00), more only for
+ * what they carry (up to four under $100, three significant digits below a cent: $0.0123,
+ * $0.005, $0.000001), never a trailing zero past the second decimal.
+ */
 export function formatUsd(value: number | string | null | undefined): string {
   if (value === null || value === undefined || value === '') return '—';
   const n = typeof value === 'string' ? Number(value) : value;
   if (!Number.isFinite(n)) return '—';
-  if (n === 0) return '$0';
-  if (Math.abs(n) < 0.01) return `$${n.toPrecision(3)}`;
-  return `$${n
-    .toFixed(n < 100 ? 4 : 2)
-    .replace(/0+$/, '')
-    .replace(/\.$/, '')}`;
+  const a = Math.abs(n);
+  const decimals = a === 0 ? 2 : a < 0.01 ? Math.min(20, 2 - Math.floor(Math.log10(a))) : a < 100 ? 4 : 2;
+  const text = a.toFixed(decimals).replace(/(\.\d\d\d*?)0+$/, '$1');
+  return `${n < 0 ? '-' : ''}$${text}`;
 }
 
-/** Per-token USD price as per-million, the way people compare models. */
+/** Per-token USD price as per-million, the way people compare models ($0.80/M, $0.075/M). */
 export function perMillion(price: string | undefined): string {
   if (!price) return '—';
   const n = Number(price);
   if (!Number.isFinite(n)) return '—';
-  return `$${(n * 1_000_000).toFixed(2)}/M`;
+  return `${formatUsd(n * 1_000_000)}/M`;
 }
 
 export function splitList(text: string): string[] {

@@ -1,4 +1,4 @@
-import { formatNumber } from '../format';
+import { categoryLabel, formatNumber } from '../format';
 import { Link } from '../router';
 import type { App } from '../types';
 
@@ -40,12 +40,17 @@ export function Thumb({ app, size = 56 }: { app: Pick<App, 'name' | 'thumbnail_u
   );
 }
 
-export function AppCard({ app }: { app: App }) {
+/**
+ * An app in a list. Its name is a heading one level below the section holding the list: h3 under
+ * a page's h2 sections (the home page), h2 straight under the page's h1 (the search page).
+ */
+export function AppCard({ app, level = 3 }: { app: App; level?: 2 | 3 }) {
+  const Heading = level === 2 ? 'h2' : 'h3';
   return (
     <article className="card app-card">
       <Thumb app={app} />
       <div className="app-card-body">
-        <h3 className="app-card-title">
+        <Heading className="app-card-title">
           <Link to={`/app/${app.id}`}>{app.name}</Link>
           {app.featured && (
             <span className="badge badge-accent" title="Featured">
@@ -57,10 +62,10 @@ export function AppCard({ app }: { app: App }) {
               Hidden
             </span>
           )}
-        </h3>
+        </Heading>
         <p className="app-card-desc">{app.short_description || 'No description yet.'}</p>
         <p className="meta">
-          <span className="badge">{app.category}</span>
+          <span className="badge">{categoryLabel(app.category)}</span>
           {app.version && <span>v{app.version}</span>}
           <span>
             {formatNumber(app.download_count)} {app.download_count === 1 ? 'download' : 'downloads'}
@@ -71,12 +76,12 @@ export function AppCard({ app }: { app: App }) {
   );
 }
 
-export function AppGrid({ apps }: { apps: App[] }) {
+export function AppGrid({ apps, level }: { apps: App[]; level?: 2 | 3 }) {
   return (
     <ul className="app-grid">
       {apps.map((a) => (
         <li key={a.id}>
-          <AppCard app={a} />
+          <AppCard app={a} level={level} />
         </li>
       ))}
     </ul>

@@ -1,4 +1,4 @@
-import { type ReactNode, type RefObject, useEffect, useState } from 'react';
+import { type ReactNode, type RefObject, useEffect, useRef, useState } from 'react';
 import { errorText } from '../api';
 import { isAdmin, roleName, useAuth } from '../auth';
 import { Link, navigate, signInHref, useLocation } from '../router';
@@ -28,6 +28,19 @@ export function Layout({
   // biome-ignore lint/correctness/useExhaustiveDependencies: close the phone menu after navigating
   useEffect(() => setOpen(false), [path]);
 
+  // Escape folds the open phone menu and puts focus back on its button, as for a disclosure.
+  const toggle = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    if (!open) return;
+    function onKey(e: KeyboardEvent) {
+      if (e.key !== 'Escape' || e.defaultPrevented) return;
+      setOpen(false);
+      toggle.current?.focus();
+    }
+    document.addEventListener('keydown', onKey);
+    return () => document.removeEventListener('keydown', onKey);
+  }, [open]);
+
   const [signOutError, setSignOutError] = useState<string | null>(null);
   async function signOut() {
     setSignOutError(null);
@@ -53,6 +66,7 @@ export function Layout({
           modelgate
         </Link>
         <button
+          ref={toggle}
           type="button"
           className="btn btn-ghost menu-toggle"
           aria-expanded={open}
@@ -88,7 +102,10 @@ export function Layout({
               <>
                 <NavLink to="/account">
                   <span className="who">
-                    {user.display_name || user.username}{' '}
+                    {/* A long name is cut with an ellipsis; the whole one stays in the text and the tooltip. */}
+                    <span className="who-name" title={user.display_name || user.username}>
+                      {user.display_name || user.username}
+                    </span>{' '}
                     <span className="badge badge-muted">{roleName(user.role)}</span>
                   </span>
                 </NavLink>

@@ -22,9 +22,12 @@ export function SecretDialog({
     <Modal title={title} open={secret !== null} onClose={onClose}>
       {secret && (
         <div className="secret">
-          <p>
-            This is the only time <strong>{secret.name}</strong> is shown. Copy it now and keep it somewhere
-            safe.
+          <p className="secret-said">
+            This is the only time the secret of{' '}
+            <strong>
+              “<bdi>{secret.name}</bdi>”
+            </strong>{' '}
+            is shown: copy it now and keep it somewhere safe.
           </p>
           <label htmlFor="new-secret">{label}</label>
           <div className="secret-row">

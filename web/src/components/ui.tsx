@@ -24,12 +24,55 @@ export function ErrorBox({ error, onRetry }: { error: string | null | undefined;
   );
 }
 
+/**
+ * A page's success message. The live region is always in the page, empty and unseen until a
+ * message arrives: screen readers announce text put into a region they already know, and often
+ * miss a region inserted with its text. Filled, it takes focus after a confirmed action (Confirm).
+ */
 export function Notice({ children }: { children: ReactNode }) {
-  if (!children) return null;
+  const filled = !!children;
   return (
-    <div className="alert alert-ok" role="status" aria-live="polite">
+    <div
+      className={filled ? 'notice alert alert-ok' : 'notice sr-live'}
+      role="status"
+      aria-live="polite"
+      tabIndex={filled ? -1 : undefined}
+    >
       {children}
     </div>
+  );
+}
+
+/**
+ * Where focus goes once a confirmed action closed its dialog: the page's notice saying what was
+ * done, else the page's heading, else the main region. The dialog hands focus back to the button
+ * that opened it, which is often the row just deleted: left there, focus fell to <body>.
+ */
+function focusAfterConfirm() {
+  const main = document.getElementById('main');
+  if (!main) return;
+  const target =
+    main.querySelector<HTMLElement>('.notice.alert') ?? main.querySelector<HTMLElement>('h1') ?? main;
+  if (!target.hasAttribute('tabindex')) target.tabIndex = -1;
+  target.focus();
+}
+
+/**
+ * A table's scrolling box: on a narrow screen a wide table scrolls sideways inside it. Keyboard
+ * users scroll it once focused, so it is in the tab order, and a region named like the table
+ * (pass the caption's words). A shadow at an edge says there is more that way (styles.css).
+ */
+export function TableWrap({ label, busy, children }: { label: string; busy?: boolean; children: ReactNode }) {
+  return (
+    <section
+      className={`table-wrap${busy ? ' is-busy' : ''}`}
+      aria-label={label}
+      aria-busy={busy || undefined}
+      // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling box takes focus for the keyboard to scroll it
+      tabIndex={0}
+    >
+      {children}
+    </section>
   );
 }
 
@@ -204,8 +247,22 @@ export function Confirm({
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const running = useRef(false);
+  const confirmed = useRef(false);
   useEffect(() => {
-    if (open) setError(null);
+    if (open) {
+      setError(null);
+      confirmed.current = false;
+      return;
+    }
+    // Closed: after a confirmed action focus goes to what the page said (see focusAfterConfirm);
+    // after Cancel or Escape the dialog returns it to its opener. Looked at once the call's
+    // continuation has run, which may come after the page's re-render that closed the dialog.
+    const t = setTimeout(() => {
+      if (!confirmed.current) return;
+      confirmed.current = false;
+      focusAfterConfirm();
+    }, 0);
+    return () => clearTimeout(t);
   }, [open]);
   async function confirm() {
     if (running.current) return;
@@ -214,6 +271,7 @@ export function Confirm({
     setError(null);
     try {
       await onConfirm();
+      confirmed.current = true;
     } catch (e) {
       setError(errorText(e));
     } finally {

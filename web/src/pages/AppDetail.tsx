@@ -3,7 +3,7 @@ import { ApiError, api, errorText } from '../api';
 import { isAdmin, useAuth } from '../auth';
 import { Thumb } from '../components/AppCard';
 import { Empty, ErrorBox, Spinner } from '../components/ui';
-import { formatDate, formatNumber } from '../format';
+import { categoryLabel, formatDate, formatNumber } from '../format';
 import { useAsync, useDocumentTitle } from '../hooks';
 import { Link } from '../router';
 import type { App } from '../types';
@@ -106,7 +106,8 @@ export function AppDetail({ id }: { id: string }) {
   return (
     <article className="detail">
       <nav aria-label="Breadcrumb" className="breadcrumb">
-        <Link to="/">Catalog</Link> / <Link to={`/apps?category=${app.category}`}>{app.category}</Link> /{' '}
+        <Link to="/">Catalog</Link> /{' '}
+        <Link to={`/apps?category=${app.category}`}>{categoryLabel(app.category)}</Link> /{' '}
         <span aria-current="page">{app.name}</span>
       </nav>
       <header className="detail-head">
@@ -129,7 +130,7 @@ export function AppDetail({ id }: { id: string }) {
                 )}
               </span>
             )}
-            <span className="badge">{app.category}</span>
+            <span className="badge">{categoryLabel(app.category)}</span>
             {app.featured && <span className="badge badge-accent">★ Featured</span>}
             {app.status === 2 && <span className="badge badge-warn">Hidden</span>}
           </p>

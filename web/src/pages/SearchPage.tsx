@@ -114,7 +114,7 @@ export function SearchPage() {
               {result.data.total} {result.data.total === 1 ? 'app' : 'apps'}
             </p>
             {result.data.items.length ? (
-              <AppGrid apps={result.data.items} />
+              <AppGrid apps={result.data.items} level={2} />
             ) : result.data.total === 0 && page === 0 ? (
               <Empty title="No apps match">Try another word or category.</Empty>
             ) : null}

@@ -1,4 +1,4 @@
-import { type FormEvent, useState } from 'react';
+import { type FormEvent, useEffect, useRef, useState } from 'react';
 import { errorText } from '../api';
 import { useAuth } from '../auth';
 import { ErrorBox, Field } from '../components/ui';
@@ -14,9 +14,25 @@ export function SignIn() {
   const [password, setPassword] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
+  // Said under the field, as the other forms say it, rather than in the browser's own bubble.
+  const [missing, setMissing] = useState<{ username?: string; password?: string }>({});
+  const usernameRef = useRef<HTMLInputElement>(null);
+  const passwordRef = useRef<HTMLInputElement>(null);
+
+  // The page is for typing a name: it starts there.
+  useEffect(() => usernameRef.current?.focus(), []);
 
   async function submit(e: FormEvent) {
     e.preventDefault();
+    const empty = {
+      username: username.trim() ? undefined : 'Username is required.',
+      password: password ? undefined : 'Password is required.',
+    };
+    setMissing(empty);
+    if (empty.username || empty.password) {
+      (empty.username ? usernameRef : passwordRef).current?.focus();
+      return;
+    }
     setBusy(true);
     setError(null);
     try {
@@ -33,11 +49,12 @@ export function SignIn() {
     <div className="narrow">
       <h1>Sign in</h1>
       {user && <p className="meta">You are signed in as {user.username}.</p>}
-      <form className="card form" onSubmit={submit} aria-describedby="signin-error">
-        <Field label="Username">
+      <form className="card form" onSubmit={submit} aria-describedby="signin-error" noValidate>
+        <Field label="Username" error={missing.username}>
           {(p) => (
             <input
               {...p}
+              ref={usernameRef}
               name="username"
               autoComplete="username"
               required
@@ -46,10 +63,11 @@ export function SignIn() {
             />
           )}
         </Field>
-        <Field label="Password">
+        <Field label="Password" error={missing.password}>
           {(p) => (
             <input
               {...p}
+              ref={passwordRef}
               name="password"
               type="password"
               autoComplete="current-password"

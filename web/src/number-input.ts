@@ -1,5 +1,7 @@
+import { NOT_A_NUMBER, numberRuleProblem } from './field-rules';
+
 /** What a number field says when what it holds is not a number (forms, the playground). */
-export const NOT_A_NUMBER = 'Enter a number.';
+export { NOT_A_NUMBER };
 
 /**
  * Whether a number field holds what is not a number ("5e", "0.05e"): the browser then answers ''
@@ -12,7 +14,7 @@ export function holdsBadNumber(el: unknown): boolean {
 
 /**
  * Why a number field's entry cannot be sent, or null when it can (empty included: not set).
- * `whole` asks for an integer; the message says the range the field takes.
+ * `whole` asks for an integer; the message says the rule broken, in the words of field-rules.
  */
 export function numberProblem(
   el: HTMLInputElement | null,
@@ -22,10 +24,5 @@ export function numberProblem(
   if (holdsBadNumber(el)) return NOT_A_NUMBER;
   const text = el.value.trim();
   if (text === '') return null;
-  const n = Number(text);
-  const { min, max, whole } = range;
-  if (Number.isFinite(n) && n >= min && (max === undefined || n <= max) && (!whole || Number.isInteger(n)))
-    return null;
-  const what = whole ? 'a whole number' : 'a number';
-  return max === undefined ? `Enter ${what} from ${min} up.` : `Enter ${what} from ${min} to ${max}.`;
+  return numberRuleProblem(Number(text), { min: range.min, max: range.max, integer: range.whole });
 }

@@ -1,11 +1,26 @@
 import { type FormEvent, useState } from 'react';
 import { ApiError, errorText, fieldMessage } from '../api';
-import { clipChars } from '../format';
+import { NAME_MAX, textRuleProblem } from '../field-rules';
 import { type App, CATEGORIES } from '../types';
 import { ErrorBox, Field } from './ui';
 
-/** The longest name the catalog stores, in characters (maxLength would count UTF-16 units). */
-const NAME_MAX = 128;
+/**
+ * The most characters each text field takes, as the catalog stores them (code points, which
+ * maxLength on an input would count as UTF-16 units): an entry past it is said under its field
+ * before anything is sent, never cut short unseen.
+ */
+const MAX_CHARS: Record<string, number> = {
+  name: NAME_MAX,
+  short_description: 512,
+  description: 20_000,
+  version: 64,
+  author: 128,
+  author_url: 2048,
+  thumbnail_url: 2048,
+  download_url: 2048,
+  source_url: 2048,
+  documentation_url: 2048,
+};
 
 const TEXT_FIELDS = [
   ['name', 'Name'],
@@ -106,8 +121,20 @@ export function AppForm({
 
   async function submit(e: FormEvent) {
     e.preventDefault();
-    if (!values.name.trim()) {
-      setErrors({ name: 'Name is required.' });
+    const found: Record<string, string> = {};
+    if (!values.name.trim()) found.name = 'Name is required.';
+    for (const [k, max] of Object.entries(MAX_CHARS)) {
+      const why = textRuleProblem(String(values[k as keyof Values]).trim(), { maxLength: max });
+      if (why) found[k] = why;
+    }
+    if (Object.keys(found).length) {
+      setErrors(found);
+      setFormError(
+        Object.keys(found).length === 1
+          ? 'Please correct the highlighted field.'
+          : 'Please correct the highlighted fields.',
+      );
+      document.getElementsByName(Object.keys(found)[0])[0]?.focus();
       return;
     }
     setBusy(true);
@@ -137,14 +164,7 @@ export function AppForm({
     <form className="form form-grid" onSubmit={submit} noValidate>
       {TEXT_FIELDS.map(([k, label]) => (
         <Field key={k} label={k === 'name' ? `${label} (required)` : label} error={errors[k]}>
-          {(p) => (
-            <input
-              {...p}
-              name={k}
-              value={values[k]}
-              onChange={(e) => set(k, k === 'name' ? clipChars(e.target.value, NAME_MAX) : e.target.value)}
-            />
-          )}
+          {(p) => <input {...p} name={k} value={values[k]} onChange={(e) => set(k, e.target.value)} />}
         </Field>
       ))}
       <Field label="Category" error={errors.category}>

@@ -1,11 +1,12 @@
 import { type FormEvent, useState } from 'react';
 import { ApiError, errorText, fieldMessage } from '../api';
-import { holdsBadNumber, NOT_A_NUMBER } from '../number-input';
+import { type FieldRules, NOT_A_NUMBER, numberRuleProblem, textRuleProblem } from '../field-rules';
+import { holdsBadNumber } from '../number-input';
 import { ErrorBox, Field } from './ui';
 
 export type FormValues = Record<string, string | boolean>;
 
-export interface FieldSpec {
+export interface FieldSpec extends FieldRules {
   name: string;
   label: string;
   type?: 'text' | 'number' | 'url' | 'password' | 'textarea' | 'select' | 'checkbox' | 'datetime';
@@ -16,7 +17,6 @@ export interface FieldSpec {
   placeholder?: string;
   autoComplete?: string;
   step?: string;
-  min?: number;
   /** Shown but not changeable (its value still goes to onSubmit: leave it out there if it must not be sent). */
   disabled?: boolean;
   /** A warning about the value as typed, said under the field; the form still submits. */
@@ -56,16 +56,17 @@ export function SpecForm({
     // A number field holding what is not a number ("5e", "0.05e") has the value '' in the
     // browser, which reads as "not set": for a quota, unlimited. The field knows (badInput).
     const form = e.currentTarget;
-    const bad = fields.filter((f) => holdsBadNumber(form.elements.namedItem(f.name)));
-    const missing = fields.filter(
-      (f) => f.required && !bad.includes(f) && !String(values[f.name] ?? '').trim(),
-    );
-    if (bad.length || missing.length) {
-      setErrors(
-        Object.fromEntries([
-          ...bad.map((f) => [f.name, NOT_A_NUMBER]),
-          ...missing.map((f) => [f.name, `${f.label} is required.`]),
-        ]),
+    // Every field's declared bounds at once, in the console's words, before anything is sent.
+    const found = fields.flatMap((f): [string, string][] => {
+      const why = fieldProblem(f, values[f.name], holdsBadNumber(form.elements.namedItem(f.name)));
+      return why ? [[f.name, why]] : [];
+    });
+    if (found.length) {
+      setErrors(Object.fromEntries(found));
+      setFormError(
+        found.length === 1
+          ? 'Please correct the highlighted field.'
+          : 'Please correct the highlighted fields.',
       );
       return;
     }
@@ -139,6 +140,7 @@ export function SpecForm({
                   type={f.type === 'datetime' ? 'datetime-local' : (f.type ?? 'text')}
                   step={f.step}
                   min={f.min}
+                  max={f.max}
                   onChange={(e) => set(f.name, e.target.value)}
                 />
               );
@@ -161,6 +163,24 @@ export function SpecForm({
       </div>
     </form>
   );
+}
+
+/**
+ * Why a field's value cannot be sent, or null: missing when required, not a number (`badNumber`:
+ * the browser's field holds what is not one), or outside the bounds it declares. A disabled field
+ * is not the user's to correct.
+ */
+export function fieldProblem(
+  f: FieldSpec,
+  value: string | boolean | undefined,
+  badNumber = false,
+): string | null {
+  if (f.disabled || f.type === 'checkbox' || f.type === 'select') return null;
+  if (badNumber) return NOT_A_NUMBER;
+  const text = typeof value === 'string' ? value : '';
+  if (!text.trim()) return f.required ? `${f.label} is required.` : null;
+  if (f.type === 'number') return numberRuleProblem(Number(text.trim()), f);
+  return textRuleProblem(f.type === 'password' ? text : text.trim(), f);
 }
 
 /** Reads optional numbers from form text: "" means "not set" (null). */

@@ -2,6 +2,7 @@ import { type FormEvent, useEffect, useState } from 'react';
 import { api } from '../api';
 import { isAdmin, useAuth } from '../auth';
 import { Empty, ErrorBox, Field, Pager, Spinner } from '../components/ui';
+import { numberRuleProblem } from '../field-rules';
 import { formatDate, formatNumber, formatUsd, fromUtcParam, toUnix, toUnixEnd, toUtcParam } from '../format';
 import { useAsync, useDocumentTitle } from '../hooks';
 import { navigate, useLocation } from '../router';
@@ -19,12 +20,19 @@ const ID_MAX = 2_147_483_647;
  */
 function filterErrors(f: Filters, admin: boolean): Partial<Record<keyof Filters, string>> {
   const errors: Partial<Record<keyof Filters, string>> = {};
-  const id = (v: string) => {
+  // In the words every form of the console uses for the same rule (field-rules).
+  const id = (v: string): string | null => {
     const t = v.trim();
-    return !t || (/^[0-9]+$/.test(t) && Number(t) >= 1 && Number(t) <= ID_MAX);
+    if (!t) return null;
+    return (
+      numberRuleProblem(Number(t), { min: 1, max: ID_MAX, integer: true }) ??
+      (/^[0-9]+$/.test(t) ? null : 'A whole number.')
+    );
   };
-  if (!id(f.key_id)) errors.key_id = 'A key id is a whole number from 1 up.';
-  if (admin && !id(f.user_id)) errors.user_id = 'A user id is a whole number from 1 up.';
+  const keyId = id(f.key_id);
+  if (keyId) errors.key_id = keyId;
+  const userId = admin ? id(f.user_id) : null;
+  if (userId) errors.user_id = userId;
   const status = f.status.trim();
   if (status && !(/^[0-9]{3}$/.test(status) && Number(status) >= 100 && Number(status) <= 599))
     errors.status = 'An HTTP status from 100 to 599.';
@@ -163,6 +171,14 @@ export function Logs() {
   }
 
   const invalid = Object.keys(errors).length > 0;
+  // Whether the list shown is narrowed by a filter (an empty one then says so, not "no requests").
+  const filtered = logsHref(path, filters, 0) !== path;
+
+  function reset() {
+    setDraft(EMPTY);
+    setErrors({});
+    navigate(path);
+  }
 
   return (
     <>
@@ -229,15 +245,7 @@ export function Logs() {
           <button type="submit" className="btn btn-primary">
             Apply
           </button>
-          <button
-            type="button"
-            className="btn"
-            onClick={() => {
-              setDraft(EMPTY);
-              setErrors({});
-              navigate(path);
-            }}
-          >
+          <button type="button" className="btn" onClick={reset}>
             Reset
           </button>
         </div>
@@ -246,8 +254,15 @@ export function Logs() {
         {list.loading && <Spinner label="Loading logs…" />}
         {!invalid && <ErrorBox error={list.error} onRetry={list.reload} />}
         {invalid && <p className="meta">Correct the highlighted filter to see matching requests.</p>}
-        {!invalid && !list.loading && list.data?.items.length === 0 && (
+        {!invalid && !list.loading && list.data?.items.length === 0 && !filtered && (
           <Empty title="No requests found">Requests to /v1 show up here as they happen.</Empty>
+        )}
+        {!invalid && !list.loading && list.data?.items.length === 0 && filtered && (
+          <Empty title="Nothing matches these filters.">
+            <button type="button" className="btn" onClick={reset}>
+              Clear the filters
+            </button>
+          </Empty>
         )}
         {!invalid && !list.loading && !!list.data?.items.length && (
           <div className="table-wrap">

@@ -39,6 +39,12 @@ function answeredTurns(turns: Turn[]): Turn[] {
   return out;
 }
 
+/** What the screen reader hears when an answer ends: how it ended. */
+function outcome(t: Turn): string {
+  if (!t.error) return 'Answer complete.';
+  return t.error === 'Stopped.' ? 'Answer stopped.' : `Answer failed: ${t.error}`;
+}
+
 export function Playground() {
   useDocumentTitle('Playground');
   const fresh = rememberedKeys();
@@ -135,7 +141,8 @@ export function Playground() {
     setTurns((ts) => [
       ...ts,
       { id: nextTurn++, role: 'user', content: text },
-      { id: nextTurn++, role: 'assistant', content: '' },
+      // Named by the model asked, until the answer names the one that served (a failed turn too).
+      { id: nextTurn++, role: 'assistant', content: '', model },
     ]);
     setInput('');
     setBusy(true);
@@ -321,21 +328,21 @@ export function Playground() {
               )}
               {t.role === 'assistant' && (t.usage || t.ms) && !(busy && i === turns.length - 1) && (
                 <p className="usage" data-testid="usage">
-                  {t.usage && (
-                    <>
-                      {formatNumber(t.usage.prompt_tokens)} in · {formatNumber(t.usage.completion_tokens)} out
-                      · <span>cost {formatUsd(t.usage.cost ?? null)}</span>
-                    </>
-                  )}
-                  {t.ttft ? ` · first token ${t.ttft} ms` : ''}
-                  {t.ms ? ` · ${t.ms} ms` : ''}
+                  {[
+                    t.usage &&
+                      `${formatNumber(t.usage.prompt_tokens)} in · ${formatNumber(t.usage.completion_tokens)} out · cost ${formatUsd(t.usage.cost ?? null)}`,
+                    t.ttft ? `first token ${t.ttft} ms` : '',
+                    t.ms ? `${t.ms} ms` : '',
+                  ]
+                    .filter(Boolean)
+                    .join(' · ')}
                 </p>
               )}
             </div>
           ))}
         </div>
         <p className="sr-only" aria-live="polite">
-          {busy ? 'Answer streaming…' : last?.role === 'assistant' ? 'Answer complete.' : ''}
+          {busy ? 'Answer streaming…' : last?.role === 'assistant' ? outcome(last) : ''}
         </p>
         <form className="pg-input" onSubmit={send}>
           <label htmlFor="pg-message" className="sr-only">

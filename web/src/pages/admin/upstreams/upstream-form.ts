@@ -4,12 +4,16 @@
  */
 import { ApiError } from '../../../api';
 import { type FieldSpec, type FormValues, numOrNull, str } from '../../../components/SpecForm';
+import { NAME_MAX } from '../../../field-rules';
 import { splitList } from '../../../format';
 import { CHANNEL_KINDS, type Channel } from '../../../types';
 
+/** The bound of priority and weight (32-bit columns). */
+const INT32_MAX = 2_147_483_647;
+
 export function fields(editing: boolean): FieldSpec[] {
   return [
-    { name: 'name', label: 'Name', required: true },
+    { name: 'name', label: 'Name', required: true, maxLength: NAME_MAX },
     { name: 'kind', label: 'Kind', type: 'select', options: CHANNEL_KINDS.map((k) => [k, k]) },
     {
       name: 'base_url',
@@ -55,13 +59,23 @@ export function fields(editing: boolean): FieldSpec[] {
         : 'Optional: headers sent with every request to this upstream: {"x-team": "search"}.',
       wide: true,
     },
-    { name: 'priority', label: 'Priority', type: 'number', hint: 'Higher is tried first.' },
+    {
+      name: 'priority',
+      label: 'Priority',
+      type: 'number',
+      min: -INT32_MAX,
+      max: INT32_MAX,
+      integer: true,
+      hint: 'Higher is tried first.',
+    },
     {
       name: 'weight',
       label: 'Weight',
       type: 'number',
       min: 1,
-      hint: 'Share among upstreams of equal priority: a whole number from 1.',
+      max: INT32_MAX,
+      integer: true,
+      hint: 'Share among upstreams of equal priority: a whole number, at least 1.',
     },
     {
       name: 'status',

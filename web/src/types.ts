@@ -33,6 +33,10 @@ export interface User {
   role: number;
   status: number;
   default_model?: string | null;
+  /** Spending limit in USD; null: unlimited. */
+  quota_limit?: number | null;
+  /** Spend so far in USD. */
+  quota_used?: number;
   created_time?: number;
 }
 

@@ -1,9 +1,11 @@
 import { useState } from 'react';
 import { api } from '../api';
 import { useAuth } from '../auth';
+import { Quota } from '../components/Quota';
 import { SecretDialog } from '../components/SecretDialog';
 import { type FieldSpec, type FormValues, SpecForm, str } from '../components/SpecForm';
 import { Confirm, Empty, ErrorBox, Modal, Notice, RowAction, Spinner } from '../components/ui';
+import { NAME_MAX } from '../field-rules';
 import { formatDate, toUnix } from '../format';
 import { useAsync, useDocumentTitle } from '../hooks';
 import type { ModelEntry } from '../types';
@@ -31,12 +33,14 @@ const PASSWORD_FIELDS: FieldSpec[] = [
     type: 'password',
     required: true,
     autoComplete: 'new-password',
+    minLength: 8,
+    maxLength: 256,
     hint: 'At least 8 characters.',
   },
 ];
 
 const TOKEN_FIELDS: FieldSpec[] = [
-  { name: 'name', label: 'Name', required: true, placeholder: 'e.g. deploy script' },
+  { name: 'name', label: 'Name', required: true, maxLength: NAME_MAX, placeholder: 'e.g. deploy script' },
   { name: 'expires_time', label: 'Expires', type: 'datetime', hint: 'Empty means never.' },
 ];
 
@@ -61,7 +65,7 @@ export function Account() {
   const listed = list !== undefined;
   const current = user.default_model ?? '';
   const profileFields: FieldSpec[] = [
-    { name: 'display_name', label: 'Display name' },
+    { name: 'display_name', label: 'Display name', maxLength: NAME_MAX },
     {
       name: 'default_model',
       label: 'Default model',
@@ -143,6 +147,13 @@ export function Account() {
             onSubmit={saveProfile}
           />
         )}
+      </section>
+      <section className="card account-section" aria-labelledby="quota-h">
+        <h2 id="quota-h">Quota</h2>
+        <p className="meta prose">
+          What you may spend in USD across all your API keys; an administrator sets it.
+        </p>
+        <Quota used={user.quota_used ?? 0} limit={user.quota_limit ?? null} />
       </section>
       <section className="card account-section" aria-labelledby="password-h">
         <h2 id="password-h">Password</h2>

@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { api, errorText } from '../api';
 import { isAdmin, useAuth } from '../auth';
+import { QUOTA_FIELD, Quota } from '../components/Quota';
 import { SecretDialog } from '../components/SecretDialog';
 import { type FieldSpec, type FormValues, numOrNull, SpecForm, str } from '../components/SpecForm';
 import {
@@ -14,28 +15,47 @@ import {
   Spinner,
   StatusBadge,
 } from '../components/ui';
-import { formatDate, formatNumber, formatUsd, splitList, toLocalInput, toUnix } from '../format';
+import { NAME_MAX } from '../field-rules';
+import { formatDate, formatNumber, splitList, toLocalInput, toUnix } from '../format';
 import { useAsync, useDocumentTitle } from '../hooks';
 import { rememberKey } from '../keystore';
 import { Link } from '../router';
+import { useRowBusy } from '../row-busy';
 import { type ApiKey, type ModelEntry, ROLE, type User } from '../types';
 import { unmatchedWarning } from './keys/allowed-models';
 
 const PAGE_SIZE = 20;
+/** The largest rate limit the server takes (a 32-bit column). */
+const INT32_MAX = 2_147_483_647;
 
 const FIELDS: FieldSpec[] = [
-  { name: 'name', label: 'Name', required: true, placeholder: 'e.g. laptop, CI, my-app' },
   {
-    name: 'quota_limit',
-    label: 'Quota (USD)',
-    type: 'number',
-    min: 0,
-    step: '0.01',
-    hint: 'Empty means unlimited.',
+    name: 'name',
+    label: 'Name',
+    required: true,
+    maxLength: NAME_MAX,
+    placeholder: 'e.g. laptop, CI, my-app',
   },
+  QUOTA_FIELD,
   { name: 'expires_time', label: 'Expires', type: 'datetime', hint: 'Empty means never.' },
-  { name: 'rpm_limit', label: 'Requests per minute', type: 'number', min: 1, hint: 'Empty means no limit.' },
-  { name: 'tpm_limit', label: 'Tokens per minute', type: 'number', min: 1, hint: 'Empty means no limit.' },
+  {
+    name: 'rpm_limit',
+    label: 'Requests per minute',
+    type: 'number',
+    min: 1,
+    max: INT32_MAX,
+    integer: true,
+    hint: 'Empty means no limit.',
+  },
+  {
+    name: 'tpm_limit',
+    label: 'Tokens per minute',
+    type: 'number',
+    min: 1,
+    max: INT32_MAX,
+    integer: true,
+    hint: 'Empty means no limit.',
+  },
   {
     name: 'allowed_models',
     label: 'Allowed models',
@@ -97,19 +117,6 @@ function toBody(v: FormValues): Record<string, unknown> {
   };
 }
 
-function Quota({ k }: { k: ApiKey }) {
-  if (k.quota_limit == null) return <span>{formatUsd(k.quota_used)} used · unlimited</span>;
-  const pct = k.quota_limit > 0 ? Math.min(100, (k.quota_used / k.quota_limit) * 100) : 100;
-  return (
-    <div className="quota">
-      <span>
-        {formatUsd(k.quota_used)} of {formatUsd(k.quota_limit)}
-      </span>
-      <progress max={100} value={pct} aria-label={`${Math.round(pct)}% of quota used`} />
-    </div>
-  );
-}
-
 export function Keys() {
   useDocumentTitle('API keys');
   const { user } = useAuth();
@@ -122,6 +129,10 @@ export function Keys() {
       api.page<ApiKey>('/key', { p: page, page_size: PAGE_SIZE, user_id: everyone ? undefined : user?.id }),
     [page, everyone, user?.id],
   );
+  // The owners by id, for every user's keys: a key row carries only its owner's id.
+  const owners = useAsync(() => (everyone ? api.all<User>('/user') : Promise.resolve(undefined)), [everyone]);
+  // The keys whose enable/disable is in flight: a second click would send the same PUT again.
+  const toggling = useRowBusy(list.data);
   const [editing, setEditing] = useState<ApiKey | 'new' | null>(null);
   const [deleting, setDeleting] = useState<ApiKey | null>(null);
   const [created, setCreated] = useState<{ name: string; key: string } | null>(null);
@@ -162,15 +173,30 @@ export function Keys() {
   }
 
   async function toggle(k: ApiKey) {
+    if (toggling.has(k.id)) return;
     setError(null);
     setNotice('');
     try {
-      await api.put('/key', { id: k.id, status: k.status === 2 ? 1 : 2 });
+      await toggling.run(k.id, () => api.put('/key', { id: k.id, status: k.status === 2 ? 1 : 2 }));
       setNotice(`Key “${k.name}” ${k.status === 2 ? 'enabled' : 'disabled'}.`);
       list.reload();
     } catch (e) {
       setError(errorText(e));
     }
+  }
+
+  function ownerLabel(k: ApiKey) {
+    if (k.user_id === user?.id) return 'You';
+    const owner = owners.data?.find((u) => u.id === k.user_id);
+    if (!owner) return `User #${k.user_id}`;
+    return (
+      <>
+        {owner.username}
+        {owner.display_name && owner.display_name !== owner.username && (
+          <div className="meta">{owner.display_name}</div>
+        )}
+      </>
+    );
   }
 
   async function remove() {
@@ -251,12 +277,12 @@ export function Keys() {
                       </div>
                     )}
                   </th>
-                  {everyone && <td>{k.user_id === user?.id ? 'You' : `User #${k.user_id}`}</td>}
+                  {everyone && <td>{ownerLabel(k)}</td>}
                   <td>
                     <StatusBadge status={k.status} />
                   </td>
                   <td>
-                    <Quota k={k} />
+                    <Quota used={k.quota_used} limit={k.quota_limit} />
                   </td>
                   <td>
                     {k.rpm_limit ? `${formatNumber(k.rpm_limit)} rpm` : '—'}
@@ -270,6 +296,7 @@ export function Keys() {
                       <RowAction
                         verb={k.status === 2 ? 'Enable' : 'Disable'}
                         of={k.name}
+                        disabled={toggling.has(k.id)}
                         onClick={() => toggle(k)}
                       />
                     )}

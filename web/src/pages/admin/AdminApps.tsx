@@ -2,9 +2,10 @@ import { useEffect, useRef, useState } from 'react';
 import { api, errorText } from '../../api';
 import { AppForm } from '../../components/AppForm';
 import { Confirm, Empty, ErrorBox, Modal, Notice, Pager, RowAction, Spinner } from '../../components/ui';
-import { formatDate, formatNumber } from '../../format';
+import { categoryLabel, formatDate, formatNumber } from '../../format';
 import { useAsync, useDocumentTitle } from '../../hooks';
 import { Link, navigate, useLocation } from '../../router';
+import { useRowBusy } from '../../row-busy';
 import type { App } from '../../types';
 
 const PAGE_SIZE = 20;
@@ -24,6 +25,8 @@ export function AdminApps() {
   const [deleting, setDeleting] = useState<App | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [notice, setNotice] = useState('');
+  // The apps whose hide/publish or feature is in flight: a second click would send it again.
+  const changing = useRowBusy(list.data);
 
   // One read per `?edit=` id shown: React's development check runs the effect twice on mount,
   // and the read already started answers the second run (a new id, or the same one after the
@@ -60,10 +63,11 @@ export function AdminApps() {
   }
 
   async function patch(app: App, change: Partial<App>, what: string) {
+    if (changing.has(app.id)) return;
     setError(null);
     setNotice('');
     try {
-      await api.put('/app', { id: app.id, ...change });
+      await changing.run(app.id, () => api.put('/app', { id: app.id, ...change }));
       setNotice(`${app.name}: ${what}.`);
       list.reload();
     } catch (e) {
@@ -110,8 +114,8 @@ export function AdminApps() {
           <select id="app-order" value={order} onChange={(e) => setOrder(e.target.value)}>
             <option value="created_time desc">Newest</option>
             <option value="updated_time desc">Recently updated</option>
-            <option value="name asc">Name</option>
-            <option value="download_count desc">Downloads</option>
+            <option value="name asc">Name A–Z</option>
+            <option value="download_count desc">Most downloaded</option>
           </select>
         </div>
       </div>
@@ -119,7 +123,21 @@ export function AdminApps() {
       <ErrorBox error={error} />
       {list.loading && !list.data && <Spinner />}
       <ErrorBox error={list.error} onRetry={list.reload} />
-      {list.data && list.data.items.length === 0 && (
+      {list.data && list.data.items.length === 0 && status !== '' && (
+        <Empty title="Nothing matches these filters.">
+          <button
+            type="button"
+            className="btn"
+            onClick={() => {
+              setStatus('');
+              setPage(0);
+            }}
+          >
+            Show all apps
+          </button>
+        </Empty>
+      )}
+      {list.data && list.data.items.length === 0 && status === '' && (
         <Empty title="No apps yet">
           <p>Create the first one with “New app”.</p>
         </Empty>
@@ -147,7 +165,7 @@ export function AdminApps() {
                     <Link to={`/app/${a.id}`}>{a.name}</Link>
                     {a.featured && <span className="badge badge-accent">★</span>}
                   </th>
-                  <td>{a.category}</td>
+                  <td>{categoryLabel(a.category)}</td>
                   <td>
                     <span className={`badge ${a.status === 1 ? 'badge-ok' : 'badge-muted'}`}>
                       {a.status === 1 ? 'Published' : 'Hidden'}
@@ -160,6 +178,7 @@ export function AdminApps() {
                     <RowAction
                       verb={a.status === 1 ? 'Hide' : 'Publish'}
                       of={a.name}
+                      disabled={changing.has(a.id)}
                       onClick={() =>
                         patch(a, { status: a.status === 1 ? 2 : 1 }, a.status === 1 ? 'hidden' : 'published')
                       }
@@ -168,6 +187,7 @@ export function AdminApps() {
                       verb={a.featured ? 'Unfeature' : 'Feature'}
                       of={a.name}
                       aria-pressed={a.featured}
+                      disabled={changing.has(a.id)}
                       onClick={() =>
                         patch(a, { featured: !a.featured }, a.featured ? 'unfeatured' : 'featured')
                       }

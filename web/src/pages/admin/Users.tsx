@@ -1,7 +1,8 @@
 import { useState } from 'react';
 import { api } from '../../api';
 import { roleName, useAuth } from '../../auth';
-import { type FieldSpec, type FormValues, SpecForm, str } from '../../components/SpecForm';
+import { QUOTA_FIELD, Quota } from '../../components/Quota';
+import { type FieldSpec, type FormValues, numOrNull, SpecForm, str } from '../../components/SpecForm';
 import {
   Confirm,
   Empty,
@@ -13,6 +14,7 @@ import {
   Spinner,
   StatusBadge,
 } from '../../components/ui';
+import { NAME_MAX } from '../../field-rules';
 import { formatDate } from '../../format';
 import { useAsync, useDocumentTitle } from '../../hooks';
 import { ROLE, type User } from '../../types';
@@ -30,29 +32,51 @@ function manageBlock(me: User | null, u: User): string | null {
 }
 
 /**
- * `ownBelowRoot`: an admin editing their own record, whose role, status and password the server
- * does not take through this form (403: someone above sets them; the password is changed under
- * Account, with the current one).
+ * Why the signed-in user may not change their own role and status in this form, or null when
+ * they may (someone else, or a root with another enabled root beside them). The server's rule:
+ * below root, your own role, status and quota are set by a user above you (403); a root may
+ * change their own unless no other enabled root would stay (409, the last root).
  */
-function fields(creating: boolean, canRoot: boolean, ownBelowRoot = false): FieldSpec[] {
+function ownLock(me: User | null, u: User | undefined, otherRoots: number | undefined): string | null {
+  if (!me || !u || u.id !== me.id) return null;
+  if (me.role < ROLE.root) return 'Your role, status and quota are set by a user above you.';
+  if (otherRoots === 0)
+    return 'You are the only enabled root: your role and status stay until another root is enabled.';
+  return null;
+}
+
+/**
+ * `ownBelowRoot`: an admin editing their own record, whose password the server does not take
+ * through this form (403: it is changed under Account, with the current one). `lock`: why the
+ * role and status (and, below root, the quota) are shown but not changeable.
+ */
+function fields(
+  creating: boolean,
+  canRoot: boolean,
+  ownBelowRoot: boolean,
+  lock: string | null,
+): FieldSpec[] {
   // Below root, an admin gives only roles below their own (the server answers 403 otherwise).
   const roles: [string, string][] = [[String(ROLE.user), 'User']];
   if (canRoot) roles.push([String(ROLE.admin), 'Admin'], [String(ROLE.root), 'Root']);
-  return [
-    { name: 'username', label: 'Username', required: creating, autoComplete: 'off' },
-    { name: 'display_name', label: 'Display name' },
+  const locked = (f: FieldSpec): FieldSpec => (lock ? { ...f, disabled: true, hint: lock } : f);
+  const all: FieldSpec[] = [
+    { name: 'username', label: 'Username', required: creating, maxLength: 64, autoComplete: 'off' },
+    { name: 'display_name', label: 'Display name', maxLength: NAME_MAX },
     {
       name: 'password',
       label: creating ? 'Password' : 'New password',
       type: 'password',
       required: creating,
+      minLength: 8,
+      maxLength: 256,
       autoComplete: 'new-password',
       hint: creating
         ? 'At least 8 characters.'
         : 'At least 8 characters; leave empty to keep the current one.',
     },
-    { name: 'role', label: 'Role', type: 'select', options: roles },
-    {
+    locked({ name: 'role', label: 'Role', type: 'select', options: roles }),
+    locked({
       name: 'status',
       label: 'Status',
       type: 'select',
@@ -60,8 +84,10 @@ function fields(creating: boolean, canRoot: boolean, ownBelowRoot = false): Fiel
         ['1', 'Enabled'],
         ['2', 'Disabled'],
       ],
-    },
-  ].filter((f) => !ownBelowRoot || !['password', 'role', 'status'].includes(f.name)) as FieldSpec[];
+    }),
+    ownBelowRoot ? locked(QUOTA_FIELD) : QUOTA_FIELD,
+  ];
+  return all.filter((f) => !ownBelowRoot || f.name !== 'password');
 }
 
 export function Users() {
@@ -74,6 +100,13 @@ export function Users() {
   const [notice, setNotice] = useState('');
   const current = editing === 'new' ? undefined : (editing ?? undefined);
   const canRoot = (me?.role ?? 0) >= ROLE.root;
+  // A root editing themselves: how many other enabled roots there are (every user, not a page).
+  const self = !!current && current.id === me?.id && canRoot;
+  const everyone = useAsync(() => (self ? api.all<User>('/user') : Promise.resolve(undefined)), [self]);
+  const otherRoots = everyone.data?.filter(
+    (u) => u.id !== me?.id && u.role >= ROLE.root && u.status === 1,
+  ).length;
+  const lock = ownLock(me, current, otherRoots);
 
   async function save(v: FormValues) {
     setNotice('');
@@ -81,12 +114,14 @@ export function Users() {
     if (v.role !== undefined) body.role = Number(v.role);
     if (v.status !== undefined) body.status = Number(v.status);
     if (str(v.password)) body.password = v.password;
+    body.quota_limit = numOrNull(v.quota_limit);
     if (current) {
       // Only what was changed in the form: a user disabled (or a role changed) by someone else
       // while this form was open is not put back by an edit of the display name.
       if (body.display_name === (current.display_name ?? '')) delete body.display_name;
       if (body.role === current.role) delete body.role;
       if (body.status === current.status) delete body.status;
+      if (body.quota_limit === (current.quota_limit ?? null)) delete body.quota_limit;
       body.id = current.id;
       if (str(v.username) && str(v.username) !== current.username) body.username = str(v.username);
       await api.put('/user', body);
@@ -113,7 +148,7 @@ export function Users() {
   return (
     <>
       <div className="page-head">
-        <h1>Users and roles</h1>
+        <h1>Users</h1>
         <button type="button" className="btn btn-primary" onClick={() => setEditing('new')}>
           New user
         </button>
@@ -131,6 +166,7 @@ export function Users() {
                 <th scope="col">User</th>
                 <th scope="col">Role</th>
                 <th scope="col">Status</th>
+                <th scope="col">Quota</th>
                 <th scope="col">Created</th>
                 <th scope="col">
                   <span className="sr-only">Actions</span>
@@ -155,6 +191,9 @@ export function Users() {
                     </td>
                     <td>
                       <StatusBadge status={u.status} />
+                    </td>
+                    <td>
+                      <Quota used={u.quota_used ?? 0} limit={u.quota_limit ?? null} />
                     </td>
                     <td>{formatDate(u.created_time)}</td>
                     <td className="actions">
@@ -195,13 +234,14 @@ export function Users() {
         {editing !== null && (
           <SpecForm
             key={current?.id ?? 'new'}
-            fields={fields(!current, canRoot, !!current && current.id === me?.id && !canRoot)}
+            fields={fields(!current, canRoot, !!current && current.id === me?.id && !canRoot, lock)}
             initial={{
               username: current?.username ?? '',
               display_name: current?.display_name ?? '',
               password: '',
               role: String(current?.role ?? ROLE.user),
               status: String(current?.status ?? 1),
+              quota_limit: current?.quota_limit == null ? '' : String(current.quota_limit),
             }}
             submitLabel={current ? 'Save changes' : 'Create user'}
             onSubmit={save}

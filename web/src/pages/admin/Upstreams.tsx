@@ -18,13 +18,21 @@ import {
   StatusBadge,
 } from '../../components/ui';
 import { useAsync, useDocumentTitle } from '../../hooks';
+import { useRowBusy } from '../../row-busy';
 import type { Channel, ChannelTestResult } from '../../types';
 import { listsItsModels, ServedModels } from './upstreams/ServedModels';
 import { DECLARED, SourceBadge } from './upstreams/SourceBadge';
-import { TestFailure, type TestState, testSummary } from './upstreams/TestFailure';
+import { asFailure, TestFailure, type TestState, testSummary } from './upstreams/TestFailure';
 import { fields, toBody, toValues } from './upstreams/upstream-form';
 
 const PAGE_SIZE = 20;
+
+/** A Refresh of a channel's model list: under way, its outcome, and why it failed. */
+interface RefreshState {
+  busy: boolean;
+  text: string;
+  failure?: ChannelTestResult;
+}
 
 function maskedKeys(keys: Channel['keys']): string {
   const list = Array.isArray(keys) ? keys : keys ? String(keys).split('\n') : [];
@@ -38,9 +46,9 @@ export function Upstreams() {
   const [editing, setEditing] = useState<Channel | 'new' | null>(null);
   const [deleting, setDeleting] = useState<Channel | null>(null);
   const [tests, setTests] = useState<Record<number, TestState>>({});
-  const [refreshes, setRefreshes] = useState<Record<number, { busy: boolean; text: string; ok?: boolean }>>(
-    {},
-  );
+  const [refreshes, setRefreshes] = useState<Record<number, RefreshState>>({});
+  // The upstreams whose enable/disable is in flight: a second click would send the same PUT again.
+  const toggling = useRowBusy(list.data);
   const [notice, setNotice] = useState('');
   const [error, setError] = useState<string | null>(null);
 
@@ -108,7 +116,8 @@ export function Upstreams() {
       if (!result.success && !result.message) result.message = env.message;
       setTests((t) => ({ ...t, [c.id]: { busy: false, result } }));
     } catch (e) {
-      setTests((t) => ({ ...t, [c.id]: { busy: false, error: errorText(e) } }));
+      // Refused before any upstream was tried (a channel serving no models): the same panel.
+      setTests((t) => ({ ...t, [c.id]: { busy: false, result: asFailure(e) } }));
     }
   }
 
@@ -122,19 +131,24 @@ export function Upstreams() {
       const n = Array.isArray(names) ? names.length : 0;
       setRefreshes((t) => ({
         ...t,
-        [c.id]: { busy: false, ok: true, text: `Listed ${n} model${n === 1 ? '' : 's'}.` },
+        [c.id]: { busy: false, text: `Listed ${n} model${n === 1 ? '' : 's'}.` },
       }));
     } catch (e) {
-      setRefreshes((t) => ({ ...t, [c.id]: { busy: false, ok: false, text: errorText(e) } }));
+      const failure = asFailure(e);
+      setRefreshes((t) => ({
+        ...t,
+        [c.id]: { busy: false, text: 'The model list could not be read. Details below.', failure },
+      }));
     }
     list.reload();
   }
 
   async function toggle(c: Channel) {
+    if (toggling.has(c.id)) return;
     setNotice('');
     setError(null);
     try {
-      await api.put('/channel', { id: c.id, status: c.status === 1 ? 2 : 1 });
+      await toggling.run(c.id, () => api.put('/channel', { id: c.id, status: c.status === 1 ? 2 : 1 }));
       const until = DECLARED[c.source] ? ` until the next restart (declared ${DECLARED[c.source].by})` : '';
       setNotice(`Upstream “${c.name}” ${c.status === 1 ? 'disabled' : 'enabled'}${until}.`);
       list.reload();
@@ -200,7 +214,7 @@ export function Upstreams() {
                     </th>
                     <td>{c.kind}</td>
                     <td className="wrap-cell">
-                      <ServedModels c={c} />
+                      <ServedModels c={c} unreadable={!!refreshes[c.id]?.failure} />
                       {listsItsModels(c) && (
                         <button
                           type="button"
@@ -214,7 +228,7 @@ export function Upstreams() {
                       )}
                       <div
                         aria-live="polite"
-                        className={`test-result ${refreshes[c.id]?.ok === false ? 'text-error' : 'text-ok'}`}
+                        className={`test-result ${refreshes[c.id]?.failure ? 'text-error' : 'text-ok'}`}
                       >
                         {refreshes[c.id]?.text}
                       </div>
@@ -236,6 +250,7 @@ export function Upstreams() {
                       <RowAction
                         verb={c.status === 1 ? 'Disable' : 'Enable'}
                         of={c.name}
+                        disabled={toggling.has(c.id)}
                         onClick={() => toggle(c)}
                       />
                       <RowAction verb="Delete" of={c.name} danger onClick={() => setDeleting(c)} />
@@ -251,6 +266,17 @@ export function Upstreams() {
                     <tr className="test-failure-row">
                       <td colSpan={6}>
                         <TestFailure c={c} r={tests[c.id].result as ChannelTestResult} />
+                      </td>
+                    </tr>
+                  )}
+                  {refreshes[c.id]?.failure && !refreshes[c.id].busy && (
+                    <tr className="test-failure-row">
+                      <td colSpan={6}>
+                        <TestFailure
+                          c={c}
+                          r={refreshes[c.id].failure as ChannelTestResult}
+                          action="Refresh"
+                        />
                       </td>
                     </tr>
                   )}

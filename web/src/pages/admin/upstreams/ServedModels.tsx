@@ -12,11 +12,20 @@ export function listsItsModels(c: Channel): boolean {
 
 /**
  * What the channel serves now. `models` is only what it declares: empty for one that serves its
- * upstream's listing, which this column showed as serving nothing.
+ * upstream's listing, which this column showed as serving nothing. `unreadable`: the last
+ * listing asked here (Refresh) failed. The API says no more about listings than `served_models`,
+ * empty while the list could not be read (or the upstream listed none): said so for a channel
+ * that serves its listing.
  */
-export function ServedModels({ c }: { c: Channel }) {
+export function ServedModels({ c, unreadable = false }: { c: Channel; unreadable?: boolean }) {
   const served = c.served_models ?? c.models;
-  if (!served.length) return <span>None{listsItsModels(c) ? ' listed yet' : ''}</span>;
+  if (!served.length && listsItsModels(c))
+    return unreadable ? (
+      <span>Could not be read</span>
+    ) : (
+      <span>None listed: the list could not be read, or is empty</span>
+    );
+  if (!served.length) return <span>None</span>;
   const more = served.length - SHOWN_MODELS;
   return (
     <>

@@ -124,14 +124,14 @@ describe('users and quotas', () => {
     expect(made.quota_limit).toBe(2.5);
     const row = page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: 'quota-user' }) });
     expect(await page.getByRole('columnheader', { name: 'Quota' }).count()).toBe(1);
-    await row.getByText('$0 of $2.5').waitFor();
+    await row.getByText('$0.00 of $2.50').waitFor();
 
     // Emptied: no limit again.
     await row.getByRole('button', { name: 'Edit quota-user' }).click();
     expect(await dialog.getByLabel('Quota (USD)').inputValue()).toBe('2.5');
     await dialog.getByLabel('Quota (USD)').fill('');
     await dialog.getByRole('button', { name: 'Save changes' }).click();
-    await row.getByText('$0 used · unlimited').waitFor();
+    await row.getByText('$0.00 used · unlimited').waitFor();
     const after = await call('GET', `/user/${made.id}`);
     expect(after.body.data.quota_limit).toBeNull();
 
@@ -140,7 +140,7 @@ describe('users and quotas', () => {
     await adminApi('PUT', '/user', { id: me.id, quota_limit: 40 });
     await page.goto(`${gw.url}/account`);
     const quota = page.getByRole('region', { name: 'Quota' });
-    await quota.getByText('$0 of $40').waitFor();
+    await quota.getByText('$0.00 of $40.00').waitFor();
     expect(await quota.locator('input').count()).toBe(0);
     await adminApi('PUT', '/user', { id: me.id, quota_limit: null });
   });

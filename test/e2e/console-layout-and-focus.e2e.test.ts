@@ -124,6 +124,40 @@ describe('console layout and focus', () => {
     }
   });
 
+  realOnly("makes each list's scrolling box a named region the keyboard can reach, on a phone", async () => {
+    // A row in every list (an empty list shows its empty state, not a table).
+    await adminApi('POST', '/app', {
+      name: 'Scroll Box Sample',
+      short_description: 'An app for the tables test.',
+      category: 'tools',
+      download_url: 'https://downloads.example.com/sample.zip',
+    });
+    await adminApi('POST', '/key', { name: 'scroll box key' });
+    const { ctx, p } = await signedIn(PHONE, gw.admin.username, gw.admin.password);
+    try {
+      for (const [path, name] of [
+        ['/admin/upstreams', 'Upstreams'],
+        ['/admin/users', 'Users'],
+        ['/admin/apps', 'Apps in the catalog'],
+        ['/admin/models', 'Registered models'],
+        ['/keys', 'Your API keys'],
+      ] as const) {
+        await p.goto(`${gw.url}${path}`);
+        const box = p.getByRole('region', { name, exact: true });
+        await box.waitFor();
+        expect(await box.locator('table').count(), path).toBe(1);
+        // Focusable, so arrow keys scroll a table wider than the phone.
+        await box.focus();
+        expect(
+          await p.evaluate<string>('document.activeElement?.getAttribute("aria-label") ?? ""'),
+          path,
+        ).toBe(name);
+      }
+    } finally {
+      await ctx.close();
+    }
+  });
+
   it('says the secret of a long-named key is shown once, and wraps the name inside the dialog', async () => {
     const name = `ci token ${'ز'.repeat(100)}`;
     for (const [options, label] of [

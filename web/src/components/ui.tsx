@@ -67,7 +67,7 @@ export function TableWrap({ label, busy, children }: { label: string; busy?: boo
     <section
       className={`table-wrap${busy ? ' is-busy' : ''}`}
       aria-label={label}
-      aria-busy={busy || undefined}
+      aria-busy={busy}
       // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling box takes focus for the keyboard to scroll it
       tabIndex={0}
     >

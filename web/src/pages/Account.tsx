@@ -4,7 +4,7 @@ import { useAuth } from '../auth';
 import { Quota } from '../components/Quota';
 import { SecretDialog } from '../components/SecretDialog';
 import { type FieldSpec, type FormValues, SpecForm, str } from '../components/SpecForm';
-import { Confirm, Empty, ErrorBox, Modal, Notice, RowAction, Spinner } from '../components/ui';
+import { Confirm, Empty, ErrorBox, Modal, Notice, RowAction, Spinner, TableWrap } from '../components/ui';
 import { NAME_MAX } from '../field-rules';
 import { formatDate, toUnix } from '../format';
 import { useAsync, useDocumentTitle } from '../hooks';
@@ -180,7 +180,7 @@ export function Account() {
         <ErrorBox error={tokens.error} onRetry={tokens.reload} />
         {tokens.data?.length === 0 && <Empty title="No access tokens">Create one for a script.</Empty>}
         {!!tokens.data?.length && (
-          <div className="table-wrap">
+          <TableWrap label="Your access tokens">
             <table className="table">
               <caption className="sr-only">Your access tokens</caption>
               <thead>
@@ -211,7 +211,7 @@ export function Account() {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableWrap>
         )}
       </section>
       <Modal title="New access token" open={creating} onClose={() => setCreating(false)}>

@@ -14,6 +14,7 @@ import {
   RowAction,
   Spinner,
   StatusBadge,
+  TableWrap,
 } from '../components/ui';
 import { NAME_MAX } from '../field-rules';
 import { formatDate, formatNumber, splitList, toLocalInput, toUnix } from '../format';
@@ -243,7 +244,7 @@ export function Keys() {
         <Empty title="No API keys yet">Create one to call the gateway.</Empty>
       )}
       {!!list.data?.items.length && (
-        <div className="table-wrap">
+        <TableWrap label={everyone ? "Every user's API keys" : 'Your API keys'}>
           <table className="table">
             <caption className="sr-only">{everyone ? "Every user's API keys" : 'Your API keys'}</caption>
             <thead>
@@ -306,7 +307,7 @@ export function Keys() {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
       {list.data && <Pager page={page} pageSize={PAGE_SIZE} total={list.data.total} onPage={setPage} />}
 

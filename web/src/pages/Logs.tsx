@@ -1,7 +1,7 @@
 import { type FormEvent, useEffect, useState } from 'react';
 import { api } from '../api';
 import { isAdmin, useAuth } from '../auth';
-import { Empty, ErrorBox, Field, Pager, Spinner } from '../components/ui';
+import { Empty, ErrorBox, Field, Pager, Spinner, TableWrap } from '../components/ui';
 import { numberRuleProblem } from '../field-rules';
 import { formatDate, formatNumber, formatUsd, fromUtcParam, toUnix, toUnixEnd, toUtcParam } from '../format';
 import { useAsync, useDocumentTitle } from '../hooks';
@@ -265,7 +265,7 @@ export function Logs() {
           </Empty>
         )}
         {!invalid && !list.loading && !!list.data?.items.length && (
-          <div className="table-wrap">
+          <TableWrap label="Requests, newest first">
             <table className="table table-compact">
               <caption className="sr-only">Requests, newest first</caption>
               <thead>
@@ -310,7 +310,7 @@ export function Logs() {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableWrap>
         )}
         {!invalid && list.data && (
           <Pager

@@ -1,7 +1,17 @@
 import { useEffect, useRef, useState } from 'react';
 import { api, errorText } from '../../api';
 import { AppForm } from '../../components/AppForm';
-import { Confirm, Empty, ErrorBox, Modal, Notice, Pager, RowAction, Spinner } from '../../components/ui';
+import {
+  Confirm,
+  Empty,
+  ErrorBox,
+  Modal,
+  Notice,
+  Pager,
+  RowAction,
+  Spinner,
+  TableWrap,
+} from '../../components/ui';
 import { categoryLabel, formatDate, formatNumber } from '../../format';
 import { useAsync, useDocumentTitle } from '../../hooks';
 import { Link, navigate, useLocation } from '../../router';
@@ -143,7 +153,7 @@ export function AdminApps() {
         </Empty>
       )}
       {list.data && list.data.items.length > 0 && (
-        <div className="table-wrap">
+        <TableWrap label="Apps in the catalog">
           <table className="table">
             <caption className="sr-only">Apps in the catalog</caption>
             <thead>
@@ -198,7 +208,7 @@ export function AdminApps() {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
       {list.data && <Pager page={page} pageSize={PAGE_SIZE} total={list.data.total} onPage={setPage} />}
 

@@ -1,7 +1,17 @@
 import { useEffect, useRef, useState } from 'react';
 import { ApiError, api } from '../../api';
 import { type FormValues, SpecForm, str } from '../../components/SpecForm';
-import { Confirm, Empty, ErrorBox, Modal, Notice, Pager, RowAction, Spinner } from '../../components/ui';
+import {
+  Confirm,
+  Empty,
+  ErrorBox,
+  Modal,
+  Notice,
+  Pager,
+  RowAction,
+  Spinner,
+  TableWrap,
+} from '../../components/ui';
 import { formatNumber, perMillion } from '../../format';
 import { useAsync, useDocumentTitle } from '../../hooks';
 import type { ModelEntry } from '../../types';
@@ -152,7 +162,7 @@ export function Models() {
           <Empty title="No models registered">Add the models your upstreams serve.</Empty>
         ))}
       {!!list.data?.items.length && (
-        <div className={`table-wrap${list.loading ? ' is-busy' : ''}`} aria-busy={list.loading}>
+        <TableWrap label="Registered models" busy={list.loading}>
           <table className="table">
             <caption className="sr-only">Registered models</caption>
             <thead>
@@ -212,7 +222,7 @@ export function Models() {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
       {list.data && <Pager page={page} pageSize={PAGE_SIZE} total={list.data.total} onPage={setPage} />}
       <Modal

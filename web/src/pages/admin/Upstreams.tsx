@@ -16,6 +16,7 @@ import {
   RowAction,
   Spinner,
   StatusBadge,
+  TableWrap,
 } from '../../components/ui';
 import { useAsync, useDocumentTitle } from '../../hooks';
 import { useRowBusy } from '../../row-busy';
@@ -187,7 +188,7 @@ export function Upstreams() {
       <ErrorBox error={list.error} onRetry={list.reload} />
       {list.data?.total === 0 && <Empty title="No upstreams yet">Add one to start serving models.</Empty>}
       {!!list.data?.items.length && (
-        <div className="table-wrap">
+        <TableWrap label="Upstreams">
           <table className="table">
             <caption className="sr-only">Upstreams</caption>
             <thead>
@@ -284,7 +285,7 @@ export function Upstreams() {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
       {list.data && <Pager page={page} pageSize={PAGE_SIZE} total={list.data.total} onPage={setPage} />}
       <Modal

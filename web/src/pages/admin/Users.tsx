@@ -13,6 +13,7 @@ import {
   RowAction,
   Spinner,
   StatusBadge,
+  TableWrap,
 } from '../../components/ui';
 import { NAME_MAX } from '../../field-rules';
 import { formatDate } from '../../format';
@@ -158,7 +159,7 @@ export function Users() {
       <ErrorBox error={list.error} onRetry={list.reload} />
       {list.data?.items.length === 0 && <Empty title="No users" />}
       {!!list.data?.items.length && (
-        <div className="table-wrap">
+        <TableWrap label="Users">
           <table className="table">
             <caption className="sr-only">Users</caption>
             <thead>
@@ -223,7 +224,7 @@ export function Users() {
               })}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
       {list.data && <Pager page={page} pageSize={PAGE_SIZE} total={list.data.total} onPage={setPage} />}
       <Modal

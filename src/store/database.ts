@@ -4,6 +4,7 @@ import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import type PG from 'pg';
+import { databaseUrlProblem } from './connection-urls.js';
 import type { DB } from './schema.js';
 import { startCheckpointer } from './sqlite-checkpointer.js';
 import { GatewaySqliteDialect, SQLITE_BUSY_TIMEOUT_MS } from './sqlite-dialect.js';
@@ -78,6 +79,9 @@ const DEFAULT_SQLITE_CACHE_MB = 2;
 const PING_TIMEOUT_MS = 2_000;
 
 export function openDatabase(url: string, opts: DatabaseOptions = {}): Database {
+  // Anything else was taken for a SQLite path (folders named after the URL, an empty database).
+  const problem = databaseUrlProblem(url);
+  if (problem) throw new Error(`database.url: ${problem}`);
   if (isPostgresUrl(url)) {
     const statementTimeout = opts.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
     // TCP keep-alive probes after 10 s idle: a connection whose peer vanished (a failover, a
@@ -137,7 +141,7 @@ export function openDatabase(url: string, opts: DatabaseOptions = {}): Database 
     };
     return { ...base, ping, close, poolStats, pgPool: pool, untimed };
   }
-  const file = url.replace(/^sqlite:(\/\/)?/, '');
+  const file = url.replace(/^sqlite:(\/\/)?/i, '');
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
   const conn = new SQLite(file);
   // WAL lets readers proceed during writes; busy_timeout makes a second process wait for the

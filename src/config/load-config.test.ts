@@ -298,15 +298,17 @@ describe('loadConfig', () => {
   });
 
   it('refuses numbers that are not written as numbers instead of truncating or guessing them', () => {
-    expect(problemsOf({ MODELGATE_PORT: '3000.9' })).toEqual(['server.port: must be an integer']);
+    expect(problemsOf({ MODELGATE_PORT: '3000.9' })).toEqual([
+      'server.port (from MODELGATE_PORT): must be an integer',
+    ]);
     expect(problemsOf({ MODELGATE_GATEWAY_MAX_ATTEMPTS: 'true' })).toEqual([
-      'gateway.max_attempts: must be an integer',
+      'gateway.max_attempts (from MODELGATE_GATEWAY_MAX_ATTEMPTS): must be an integer',
     ]);
     expect(problemsOf({ MODELGATE_SERVER_SHUTDOWN_GRACE_MS: '0x10' })).toEqual([
-      'server.shutdown_grace_ms: must be an integer',
+      'server.shutdown_grace_ms (from MODELGATE_SERVER_SHUTDOWN_GRACE_MS): must be an integer',
     ]);
     expect(problemsOf({ MODELGATE_GATEWAY_CLIENT_STALL_MS: ' ' })).toEqual([
-      'gateway.client_stall_ms: must be an integer',
+      'gateway.client_stall_ms (from MODELGATE_GATEWAY_CLIENT_STALL_MS): must be an integer',
     ]);
     expect(problemsOf({}, { server: { port: 3000.5 } })).toEqual(['server.port: must be an integer']);
     expect(problemsOf({}, { channels: [{ name: 'a', kind: 'openai-compatible', weight: 1.5 }] })).toEqual([
@@ -342,5 +344,127 @@ describe('loadConfig', () => {
       '10.0.0.0/8, 127.0.0.1',
     );
     expect(loadConfig({}, { server: { trust_proxy: 'uniquelocal' } }).server.trust_proxy).toBe('uniquelocal');
+  });
+
+  it('refuses a server.trust_proxy Fastify cannot read, at load, naming the setting and the entry', () => {
+    const fix =
+      "; use true, false, or the proxies' addresses or CIDR ranges, comma-separated (or loopback, linklocal, uniquelocal)";
+    expect(problemsOf({ MODELGATE_SERVER_TRUST_PROXY: 'notanip' })).toEqual([
+      `server.trust_proxy (from MODELGATE_SERVER_TRUST_PROXY): invalid IP address: notanip${fix}`,
+    ]);
+    expect(problemsOf({ MODELGATE_SERVER_TRUST_PROXY: '127.0.0.1, 10.0.0.0/33' })).toEqual([
+      `server.trust_proxy (from MODELGATE_SERVER_TRUST_PROXY): invalid range on address: 10.0.0.0/33${fix}`,
+    ]);
+    expect(problemsOf({}, { server: { trust_proxy: 'loopback, proxy.internal' } })).toEqual([
+      `server.trust_proxy: invalid IP address: proxy.internal${fix}`,
+    ]);
+    expect(problemsOf({}, { server: { trust_proxy: '10.0.0.1,' } })).toEqual([
+      `server.trust_proxy: an empty entry in the list${fix}`,
+    ]);
+    // A hop count (Express's `trust proxy: 2`) would read as the address 0.0.0.2.
+    const hops = 'a hop count is not offered (Fastify trusts no proxy for a number)';
+    expect(problemsOf({}, { server: { trust_proxy: 2 } })).toEqual([`server.trust_proxy: ${hops}${fix}`]);
+    expect(problemsOf({ MODELGATE_SERVER_TRUST_PROXY: '2' })).toEqual([
+      `server.trust_proxy (from MODELGATE_SERVER_TRUST_PROXY): ${hops}${fix}`,
+    ]);
+    for (const ok of [
+      '::1',
+      '10.0.0.1/255.0.0.0',
+      'loopback, linklocal, uniquelocal',
+      'fd00::/8, 192.168.0.0/16',
+    ])
+      expect(problemsOf({ MODELGATE_SERVER_TRUST_PROXY: ok }), ok).toEqual([]);
+  });
+
+  it('refuses a database.url of a scheme other than postgres, naming the scheme and never the value', () => {
+    const fix = 'use a postgres:// or postgresql:// URL, or a SQLite file path';
+    expect(problemsOf({ DATABASE_URL: 'mysql://u:pw1234@h/x' })).toEqual([
+      `database.url (from DATABASE_URL): mysql:// is not a database the gateway opens; ${fix}`,
+    ]);
+    for (const [url, scheme] of [
+      ['postgress://u:pw1234@h/db', 'postgress'],
+      ['pg://u:pw1234@h/db', 'pg'],
+      ['file:///var/lib/pw1234.db', 'file'],
+      ['HTTP://pw1234', 'http'],
+    ]) {
+      const problems = problemsOf({ MODELGATE_DATABASE_URL: url! });
+      expect(problems, url).toEqual([
+        `database.url (from MODELGATE_DATABASE_URL): ${scheme}:// is not a database the gateway opens; ${fix}`,
+      ]);
+    }
+    expect(problemsOf({}, { database: { url: 'mariadb://u:pw1234@h/x' } })).toEqual([
+      `database.url: mariadb:// is not a database the gateway opens; ${fix}`,
+    ]);
+    for (const ok of [
+      './data/x.db',
+      '/abs/x.db',
+      'x.db',
+      ':memory:',
+      'sqlite:./x.db',
+      'sqlite:///abs/x.db',
+      'postgres://u:pw@h/db',
+      'postgresql://h/db',
+      'POSTGRES://h/db',
+    ])
+      expect(loadConfig({ DATABASE_URL: ok }).database.url, ok).toBe(ok);
+  });
+
+  it('refuses a redis.url of a scheme other than redis or rediss, never echoing the value', () => {
+    const fix = 'use a redis:// or rediss:// (TLS) URL, or a unix socket path';
+    expect(problemsOf({ REDIS_URL: 'http://x:1' })).toEqual([
+      `redis.url (from REDIS_URL): http:// is not a Redis URL; ${fix}`,
+    ]);
+    expect(problemsOf({}, { redis: { url: 'tcp://:pw1234@redis:6379' } })).toEqual([
+      `redis.url: tcp:// is not a Redis URL; ${fix}`,
+    ]);
+    expect(problemsOf({ REDIS_URL: 'redis://:pw1234@redis:port/0' })).toEqual([
+      `redis.url (from REDIS_URL): not a valid URL; ${fix}`,
+    ]);
+    for (const ok of ['', 'redis://redis:6379/0', 'rediss://:pw@cache.example:6380', '/var/run/redis.sock'])
+      expect(loadConfig({}, { redis: { url: ok } }).redis.url, ok).toBe(ok);
+    // ioredis turns TLS on for a lowercase rediss:// only.
+    expect(loadConfig({ REDIS_URL: 'REDISS://cache.example:6380' }).redis.url).toBe(
+      'rediss://cache.example:6380',
+    );
+  });
+
+  it('says which values a setting of fixed values takes, once', () => {
+    const levels = 'must be one of fatal, error, warn, info, debug, trace, silent';
+    expect(problemsOf({ MODELGATE_LOG_LEVEL: 'verbose' })).toEqual([
+      `log.level (from MODELGATE_LOG_LEVEL): ${levels}`,
+    ]);
+    expect(problemsOf({}, { log: { level: 'verbose' } })).toEqual([`log.level: ${levels}`]);
+    expect(problemsOf({ MODELGATE_AUTH_COOKIE_SECURE: 'maybe' })).toEqual([
+      'auth.cookie_secure (from MODELGATE_AUTH_COOKIE_SECURE): must be one of auto, true, false',
+    ]);
+    const models = (v: unknown) => ({ models: [{ id: 'a/b', max_completion_tokens: v }] });
+    expect(problemsOf({}, models('x'))).toEqual([
+      'models.0.max_completion_tokens: must be an integer >= 1 or null',
+    ]);
+    // A value of one branch's kind is told what that branch wants.
+    expect(problemsOf({}, models(-1))).toEqual(['models.0.max_completion_tokens: must be >= 1']);
+    expect(problemsOf({}, { server: { trust_proxy: '' } })).toEqual([
+      'server.trust_proxy: must not be empty',
+    ]);
+  });
+
+  it('reports an unknown setting once, by name', () => {
+    expect(problemsOf({}, { server: { bogus_key: 1 } })).toEqual(['server: unknown setting(s) bogus_key']);
+    expect(problemsOf({}, { channels: [{ name: 'a', kind: 'openai-compatible', bogus: 1 }] })).toEqual([
+      'channels.0: unknown setting(s) bogus',
+    ]);
+  });
+
+  it('names the environment variable a refused value came from, the one that won', () => {
+    expect(problemsOf({ PORT: '99999' })).toEqual(['server.port (from PORT): must be <= 65535']);
+    expect(problemsOf({ PORT: '1', MODELGATE_SERVER_PORT: '70000' })).toEqual([
+      'server.port (from MODELGATE_SERVER_PORT): must be <= 65535',
+    ]);
+    expect(problemsOf({ MODELGATE_METRICS_ENABLED: 'yes' })).toEqual([
+      'metrics.enabled (from MODELGATE_METRICS_ENABLED): must be boolean',
+    ]);
+    expect(problemsOf({ MODELGATE_ROOT_PASSWORD: 'x' }, { auth: { root_password: 1 } })).toEqual([]);
+    // The file's value is named by its place only.
+    expect(problemsOf({}, { server: { port: 99999 } })).toEqual(['server.port: must be <= 65535']);
   });
 });

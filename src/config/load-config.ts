@@ -1,9 +1,11 @@
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { Value } from 'typebox/value';
 import { parse as parseYaml } from 'yaml';
 import { validateChannel } from '../gateway/registry/channel.js';
 import { unknownModalities } from '../gateway/registry/modalities.js';
 import { checkPricingOverrides, priceBoundProblems } from '../gateway/registry/model-info.js';
+import { databaseUrlProblem, redisUrlProblem } from '../store/connection-urls.js';
 import { type ChannelDeclaration, type Config, ConfigSchema, SECRET_PATHS } from './schema.js';
 
 export class ConfigError extends Error {
@@ -85,21 +87,38 @@ export function loadConfig(env: Env = process.env, overrides: unknown = undefine
     }
   }
   if (overrides) raw = deepMerge(raw, overrides as Record<string, any>);
-  const shortcuts = applyEnv(raw, env, problems);
+  // Which environment variable set which setting, to name it beside the setting in a problem.
+  const sources = new Map<string, string>();
+  const shortcuts = applyEnv(raw, env, problems, sources);
+  const named = (path: string): string => {
+    for (const [at, name] of sources)
+      if (path === at || path.startsWith(`${at}.`)) return `${path} (from ${name})`;
+    return path;
+  };
   const fileChannels = Array.isArray(raw.channels) ? raw.channels.length : 0;
   // A `channels:` that is not a list stays as it is, for the schema to report.
   if (shortcuts.length > 0 && (raw.channels == null || Array.isArray(raw.channels)))
     raw.channels = [...(raw.channels ?? []), ...shortcuts];
   // TypeBox's conversion would truncate 3000.9 to 3000 and read "true" as 1: numbers are
   // checked as written first.
-  numberProblems(ConfigSchema, raw, '', problems);
-  const withDefaults = Value.Default(ConfigSchema, Value.Convert(ConfigSchema, raw)) as Config;
-  for (const e of Value.Errors(ConfigSchema, withDefaults)) {
-    const path = e.instancePath.replace(/^\//, '').replaceAll('/', '.') || '(root)';
-    const extra = (e.params as { additionalProperties?: string[] })?.additionalProperties;
-    const what = extra ? `unknown setting(s) ${extra.join(', ')}` : e.message;
-    problems.push(SECRET_PATHS.has(path) ? `${path}: invalid value (hidden)` : `${path}: ${what}`);
+  numberProblems(ConfigSchema, raw, '', problems, named);
+  // Before the conversion too, which reads a number as the address "2" (0.0.0.2).
+  const trustProxy = trustProxyProblem(raw.server?.trust_proxy);
+  if (trustProxy) {
+    problems.push(`${named('server.trust_proxy')}: ${trustProxy}`);
+    delete raw.server.trust_proxy;
   }
+  const withDefaults = Value.Default(ConfigSchema, Value.Convert(ConfigSchema, raw)) as Config;
+  problems.push(...schemaProblems(withDefaults, named));
+  const database = withDefaults.database?.url;
+  const databaseProblem = typeof database === 'string' ? databaseUrlProblem(database) : undefined;
+  if (databaseProblem) problems.push(`${named('database.url')}: ${databaseProblem}`);
+  const redis = withDefaults.redis?.url;
+  const redisProblem = typeof redis === 'string' ? redisUrlProblem(redis) : undefined;
+  if (redisProblem) problems.push(`${named('redis.url')}: ${redisProblem}`);
+  // ioredis turns TLS on for a lowercase `rediss://` only (its parser takes any case).
+  else if (typeof redis === 'string')
+    withDefaults.redis.url = redis.replace(/^rediss?:\/\//i, (s) => s.toLowerCase());
   if (Array.isArray(withDefaults.channels))
     problems.push(...channelNameProblems(withDefaults.channels.slice(0, fileChannels), shortcuts));
   for (const [i, m] of (Array.isArray(withDefaults.models) ? withDefaults.models : []).entries()) {
@@ -130,8 +149,16 @@ export function loadConfig(env: Env = process.env, overrides: unknown = undefine
   return withDefaults;
 }
 
-/** Sets what the environment says in `raw`; returns the upstreams its shortcuts declare. */
-function applyEnv(raw: Record<string, any>, env: Env, problems: string[]): ChannelDeclaration[] {
+/**
+ * Sets what the environment says in `raw`, and in `sources` the variable that set each setting
+ * (the one that wins); returns the upstreams its shortcuts declare.
+ */
+function applyEnv(
+  raw: Record<string, any>,
+  env: Env,
+  problems: string[],
+  sources: Map<string, string>,
+): ChannelDeclaration[] {
   const sections = Object.keys(ConfigSchema.properties);
   const entries = Object.entries(env).sort(([a], [b]) => envRank(a) - envRank(b));
   for (const [name, value] of entries) {
@@ -150,6 +177,7 @@ function applyEnv(raw: Record<string, any>, env: Env, problems: string[]): Chann
     }
     if (!path) continue;
     const [section, key] = path.split('.') as [string, string];
+    sources.set(path, name);
     raw[section] ??= {};
     const isArray = (ConfigSchema.properties as any)[section]?.properties?.[key]?.type === 'array';
     raw[section][key] = isArray
@@ -223,6 +251,98 @@ function trustProxyFromEnv(value: string): boolean | string {
   return value.trim();
 }
 
+const TRUST_PROXY_FORMS =
+  "; use true, false, or the proxies' addresses or CIDR ranges, comma-separated (or loopback, linklocal, uniquelocal)";
+
+/** The parser Fastify reads a `trustProxy` string with, from Fastify's own dependencies. */
+let proxyAddr: { compile(trusted: string[]): unknown } | undefined;
+
+/**
+ * Why Fastify would refuse `server.trust_proxy` when the server is built (after the migrations
+ * and the root user), or would read it as other than meant; undefined when it reads it, and for
+ * what is not a string or a number (the schema's to report).
+ */
+function trustProxyProblem(value: unknown): string | undefined {
+  const hops = `a hop count is not offered (Fastify trusts no proxy for a number)${TRUST_PROXY_FORMS}`;
+  if (typeof value === 'number') return hops;
+  if (typeof value !== 'string' || value === '') return undefined;
+  // As Fastify splits it (src/http/app.ts passes the string on).
+  const entries = value.split(',').map((e) => e.trim());
+  if (entries.includes('')) return `an empty entry in the list${TRUST_PROXY_FORMS}`;
+  // proxy-addr takes "2" for the address 0.0.0.2.
+  if (entries.some((e) => /^\d+$/.test(e))) return hops;
+  proxyAddr ??= createRequire(createRequire(import.meta.url).resolve('fastify'))('@fastify/proxy-addr');
+  try {
+    proxyAddr!.compile(entries);
+    return undefined;
+  } catch (err) {
+    return `${(err as Error).message}${TRUST_PROXY_FORMS}`;
+  }
+}
+
+/**
+ * The schema's problems, one line each: an unknown key once, by the line that names every
+ * unknown key of its object (not also as "schema is false"), and a value no branch of a union
+ * takes as what the union takes (`must be one of fatal, error, ...`), not every branch's refusal.
+ */
+function schemaProblems(config: Config, named: (path: string) => string): string[] {
+  const errors = [...Value.Errors(ConfigSchema, config)];
+  const unions = errors.filter((e) => e.keyword === 'anyOf').map((e) => `${e.schemaPath}/anyOf/`);
+  const problems: string[] = [];
+  for (const e of errors) {
+    if (e.keyword === 'boolean' && e.schemaPath.endsWith('/additionalProperties')) continue;
+    if (unions.some((u) => e.schemaPath.startsWith(u))) continue;
+    const path = e.instancePath.replace(/^\//, '').replaceAll('/', '.') || '(root)';
+    const extra = (e.params as { additionalProperties?: string[] })?.additionalProperties;
+    const what = extra
+      ? `unknown setting(s) ${extra.join(', ')}`
+      : e.keyword === 'anyOf'
+        ? unionMessage(e, errors)
+        : said(e);
+    problems.push(`${named(path)}: ${SECRET_PATHS.has(path) ? 'invalid value (hidden)' : what}`);
+  }
+  return problems;
+}
+
+type SchemaError = { keyword: string; schemaPath: string; message: string; params: unknown };
+
+function said(e: SchemaError): string {
+  const limit = (e.params as { limit?: unknown })?.limit;
+  return e.keyword === 'minLength' && limit === 1 ? 'must not be empty' : e.message;
+}
+
+/**
+ * A value of a branch's kind that the branch refuses (0 for "an integer >= 1 or null") is told
+ * what that branch wants; any other value what the union takes.
+ */
+function unionMessage(union: SchemaError, errors: SchemaError[]): string {
+  const branch = errors.find(
+    (e) =>
+      e.schemaPath.startsWith(`${union.schemaPath}/anyOf/`) && e.keyword !== 'type' && e.keyword !== 'const',
+  );
+  if (branch) return said(branch);
+  let schema: any = ConfigSchema;
+  for (const key of union.schemaPath.replace(/^#\/?/, '').split('/').filter(Boolean)) schema = schema?.[key];
+  const words: string[] = [];
+  let literal = true;
+  for (const b of (schema?.anyOf ?? []) as any[]) {
+    if ('const' in b) words.push(String(b.const));
+    else if (b.type === 'boolean') words.push('true', 'false');
+    else if (b.type === 'null') words.push('null');
+    else {
+      literal = false;
+      if (b.type === 'integer') words.push(`an integer${b.minimum === undefined ? '' : ` >= ${b.minimum}`}`);
+      else if (b.type === 'number') words.push('a number');
+      else if (b.type === 'string') words.push('a string');
+      else return union.message;
+    }
+  }
+  if (words.length === 0) return union.message;
+  return literal
+    ? `must be one of ${words.join(', ')}`
+    : `must be ${words.slice(0, -1).join(', ')} or ${words.at(-1)}`;
+}
+
 const INTEGER_TEXT = /^\s*[+-]?\d+\s*$/;
 const NUMBER_TEXT = /^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$/;
 
@@ -232,7 +352,13 @@ const NUMBER_TEXT = /^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$/;
  * the schema's own check does not report it twice. Unions (a number or null, ...) are left to
  * the schema.
  */
-function numberProblems(schema: any, obj: Record<string, any>, path: string, problems: string[]): void {
+function numberProblems(
+  schema: any,
+  obj: Record<string, any>,
+  path: string,
+  problems: string[],
+  named: (path: string) => string,
+): void {
   for (const [k, sub] of Object.entries<any>(schema.properties ?? {})) {
     const value = obj[k];
     if (value === undefined || value === null) continue;
@@ -244,15 +370,15 @@ function numberProblems(schema: any, obj: Record<string, any>, path: string, pro
           ? !(integer ? INTEGER_TEXT : NUMBER_TEXT).test(value)
           : integer && typeof value === 'number' && !Number.isInteger(value);
       if (bad) {
-        problems.push(`${at}: must be ${sub.type === 'integer' ? 'an integer' : 'a number'}`);
+        problems.push(`${named(at)}: must be ${sub.type === 'integer' ? 'an integer' : 'a number'}`);
         delete obj[k];
       }
     } else if (sub.type === 'object' && value && typeof value === 'object' && !Array.isArray(value)) {
-      numberProblems(sub, value, at, problems);
+      numberProblems(sub, value, at, problems, named);
     } else if (sub.type === 'array' && sub.items?.type === 'object' && Array.isArray(value)) {
       for (const [i, item] of value.entries())
         if (item && typeof item === 'object' && !Array.isArray(item))
-          numberProblems(sub.items, item, `${at}.${i}`, problems);
+          numberProblems(sub.items, item, `${at}.${i}`, problems, named);
     }
   }
 }

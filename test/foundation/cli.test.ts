@@ -1,5 +1,8 @@
 import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load-config.js';
@@ -437,5 +440,37 @@ describe('modelgate CLI', () => {
     expect(err.code).toBe(2);
     expect(err.stderr).toContain('server.port');
     expect(err.stderr).toContain('log.level');
+  });
+
+  it('stops on a database.url or server.trust_proxy it cannot use before creating anything, with exit code 2', {
+    timeout: 90_000,
+  }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mg-cfg-cli-'));
+    const silent = { MODELGATE_LOG_LEVEL: 'silent', MODELGATE_ROOT_PASSWORD: 'cli-root-password' };
+    // Fastify refused it only at listen, after the migrations and the root user.
+    const proxy = {
+      ...silent,
+      DATABASE_URL: join(dir, 'data', 'modelgate.db'),
+      MODELGATE_PORT: '0',
+      MODELGATE_SERVER_TRUST_PROXY: 'notanip',
+    };
+    const stderr =
+      "invalid configuration:\n  - server.trust_proxy (from MODELGATE_SERVER_TRUST_PROXY): invalid IP address: notanip; use true, false, or the proxies' addresses or CIDR ranges, comma-separated (or loopback, linklocal, uniquelocal)\n";
+    try {
+      // Read as a SQLite path, this made the folders ./mysql:/u:pw1234@h/ and a database `x`.
+      expect(await runCli(['migrate'], { ...silent, DATABASE_URL: 'mysql://u:pw1234@h/x' }, '', dir)).toEqual(
+        {
+          code: 2,
+          stdout: '',
+          stderr:
+            'invalid configuration:\n  - database.url (from DATABASE_URL): mysql:// is not a database the gateway opens; use a postgres:// or postgresql:// URL, or a SQLite file path\n',
+        },
+      );
+      expect(await runCli(['migrate'], proxy, '', dir)).toEqual({ code: 2, stdout: '', stderr });
+      expect(await runCli(['serve'], proxy, '', dir)).toEqual({ code: 2, stdout: '', stderr });
+      expect(readdirSync(dir)).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -55,15 +55,21 @@ function builtCli(): Promise<string> {
 
 /**
  * Runs `modelgate <args>` from the sources in a child process with only `env` (and PATH), `input`
- * on its standard input; resolves with the exit code and both outputs, whatever the code.
+ * on its standard input, in `cwd` (the test process's own by default); resolves with the exit
+ * code and both outputs, whatever the code.
  */
-export async function runCli(args: string[], env: Record<string, string>, input = ''): Promise<CliResult> {
+export async function runCli(
+  args: string[],
+  env: Record<string, string>,
+  input = '',
+  cwd?: string,
+): Promise<CliResult> {
   const cli = await builtCli();
   return new Promise((resolve, reject) => {
     const child = execFile(
       process.execPath,
       [cli, ...args],
-      { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 60_000 },
+      { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 60_000, cwd },
       (err, stdout, stderr) => {
         if (err && typeof err.code !== 'number') reject(err);
         else resolve({ code: err ? (err.code as number) : 0, stdout, stderr });

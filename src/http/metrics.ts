@@ -98,38 +98,47 @@ export function registerMetrics(
 
   // Client-chosen model names must not mint series: unknown models are counted as "other".
   const modelLabel = (m: string) => (m && services.registry.resolve(m) ? m : 'other');
-  const byCall = new KeyTree<{
+  // Series are made when first counted: a request that billed no tokens leaves no zero series.
+  interface CallSeries {
+    model: string;
     duration: { observe(v: number): void };
-    ttft: { observe(v: number): void };
-    prompt: { inc(by?: number): void };
-    completion: { inc(by?: number): void };
-    cost: { inc(by?: number): void };
-  }>();
+    ttft?: { observe(v: number): void };
+    prompt?: { inc(by?: number): void };
+    completion?: { inc(by?: number): void };
+    cost?: { inc(by?: number): void };
+  }
+  const byCall = new KeyTree<CallSeries>();
   services.requestLogs.observe((e: RequestLogEntry) => {
-    const provider = e.provider || 'none';
-    const sc = statusClass(e.status);
-    let b = byCall.get(e.model, provider, sc, e.endpoint);
-    if (!b) {
-      const model = modelLabel(e.model);
-      b = {
-        duration: upstreamDuration.labels({ endpoint: e.endpoint, model, provider, status_class: sc }),
-        ttft: ttft.labels({ model, provider }),
-        prompt: tokens.labels({ model, type: 'prompt' }),
-        completion: tokens.labels({ model, type: 'completion' }),
-        cost: cost.labels({ model }),
-      };
-      // Unknown client-chosen names share the "other" series but must not grow this map either.
-      if (model !== 'other' || byCall.size < 10_000) byCall.set(b, e.model, provider, sc, e.endpoint);
+    // The upstream that served or last failed: none when no upstream was tried (an unknown
+    // model, a refused key, no upstream available). Those requests are in the HTTP series only.
+    const provider = e.provider;
+    if (provider) {
+      const sc = statusClass(e.status);
+      let b = byCall.get(e.model, provider, sc, e.endpoint);
+      if (!b) {
+        const model = modelLabel(e.model);
+        b = {
+          model,
+          duration: upstreamDuration.labels({ endpoint: e.endpoint, model, provider, status_class: sc }),
+        };
+        // Unknown client-chosen names share the "other" series but must not grow this map either.
+        if (model !== 'other' || byCall.size < 10_000) byCall.set(b, e.model, provider, sc, e.endpoint);
+      }
+      b.duration.observe((e.latency_ms ?? 0) / 1000);
+      if (e.ttft_ms !== undefined && e.ttft_ms !== null)
+        (b.ttft ??= ttft.labels({ model: b.model, provider })).observe(e.ttft_ms / 1000);
+      if (e.prompt_tokens)
+        (b.prompt ??= tokens.labels({ model: b.model, type: 'prompt' })).inc(e.prompt_tokens);
+      if (e.completion_tokens)
+        (b.completion ??= tokens.labels({ model: b.model, type: 'completion' })).inc(e.completion_tokens);
+      if (e.cost_micros) (b.cost ??= cost.labels({ model: b.model })).inc(e.cost_micros / 1e6);
     }
-    b.duration.observe((e.latency_ms ?? 0) / 1000);
-    if (e.ttft_ms !== undefined && e.ttft_ms !== null) b.ttft.observe(e.ttft_ms / 1000);
-    if (e.prompt_tokens) b.prompt.inc(e.prompt_tokens);
-    if (e.completion_tokens) b.completion.inc(e.completion_tokens);
-    if (e.cost_micros) b.cost.inc(e.cost_micros / 1e6);
     for (const a of e.attempts ?? []) {
       const at = a as { ok?: boolean; provider?: string; error_kind?: string };
       if (at && at.ok === false)
-        upstreamErrors.labels({ provider: at.provider || provider, kind: at.error_kind || 'unknown' }).inc();
+        upstreamErrors
+          .labels({ provider: at.provider || provider || 'none', kind: at.error_kind || 'unknown' })
+          .inc();
     }
   });
 

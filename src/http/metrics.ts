@@ -125,13 +125,22 @@ export function registerMetrics(
         if (model !== 'other' || byCall.size < 10_000) byCall.set(b, e.model, provider, sc, e.endpoint);
       }
       b.duration.observe((e.latency_ms ?? 0) / 1000);
-      if (e.ttft_ms !== undefined && e.ttft_ms !== null)
-        (b.ttft ??= ttft.labels({ model: b.model, provider })).observe(e.ttft_ms / 1000);
-      if (e.prompt_tokens)
-        (b.prompt ??= tokens.labels({ model: b.model, type: 'prompt' })).inc(e.prompt_tokens);
-      if (e.completion_tokens)
-        (b.completion ??= tokens.labels({ model: b.model, type: 'completion' })).inc(e.completion_tokens);
-      if (e.cost_micros) (b.cost ??= cost.labels({ model: b.model })).inc(e.cost_micros / 1e6);
+      if (e.ttft_ms !== undefined && e.ttft_ms !== null) {
+        b.ttft ??= ttft.labels({ model: b.model, provider });
+        b.ttft.observe(e.ttft_ms / 1000);
+      }
+      if (e.prompt_tokens) {
+        b.prompt ??= tokens.labels({ model: b.model, type: 'prompt' });
+        b.prompt.inc(e.prompt_tokens);
+      }
+      if (e.completion_tokens) {
+        b.completion ??= tokens.labels({ model: b.model, type: 'completion' });
+        b.completion.inc(e.completion_tokens);
+      }
+      if (e.cost_micros) {
+        b.cost ??= cost.labels({ model: b.model });
+        b.cost.inc(e.cost_micros / 1e6);
+      }
     }
     for (const a of e.attempts ?? []) {
       const at = a as { ok?: boolean; provider?: string; error_kind?: string };

@@ -22,7 +22,7 @@ import { LogsRepo } from './store/logs-repo.js';
 import { migrateToLatest } from './store/migrate.js';
 import { ModelsRepo } from './store/models-repo.js';
 import { createInvalidationBus, dropCaches, type InvalidationBus } from './store/pubsub.js';
-import { closeRedis, openRedis, type RedisClient } from './store/redis.js';
+import { closeRedis, openRedis, type RedisClient, redisProblem } from './store/redis.js';
 import { createUsageStore } from './store/usage-store.js';
 import { UsersRepo } from './store/users-repo.js';
 
@@ -157,7 +157,12 @@ export async function createServices(
     redis,
     // Redis down degrades (limits go per instance) but must not pull every instance out of
     // the load balancer at once: /readyz reports it without failing.
-    probes: redis ? { redis: async () => void (await redis.ping().catch(degraded)) } : {},
+    probes: redis
+      ? {
+          redis: async () =>
+            void (await redis.ping().catch((err) => degraded(new Error(redisProblem(redis, err))))),
+        }
+      : {},
     invalidation,
     async close() {
       for (const c of closers.reverse()) await c().catch(() => {});

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Redis } from 'ioredis';
+import { connectErrorDetail } from './connect-errors.js';
 
 export type RedisClient = Redis;
 
@@ -25,17 +26,34 @@ export async function openRedis(
   });
   let reported = false;
   client.on('error', (err: Error) => {
+    lastErrors.set(client, err);
     // One line per outage, not one per reconnect attempt; the URL may carry a password.
     if (!reported) opts.log?.warn({ err: err.message }, 'redis unavailable; using per-process state');
     reported = true;
   });
   client.on('ready', () => {
+    lastErrors.delete(client);
     if (reported) opts.log?.info('redis connected');
     reported = false;
   });
   const timeout = new Promise<void>((resolve) => setTimeout(resolve, opts.readyTimeoutMs ?? 2000).unref());
   await Promise.race([client.connect().catch(() => {}), timeout]);
   return client;
+}
+
+const lastErrors = new WeakMap<RedisClient, Error>();
+
+/**
+ * Why a command on `client` failed, in words for `/readyz`: while the link is down, the last
+ * connection error (`cannot connect (ECONNREFUSED 127.0.0.1:6390)`), not the client's
+ * "Stream isn't writeable" that every command gets meanwhile.
+ */
+export function redisProblem(client: RedisClient, err: unknown): string {
+  if (client.status !== 'ready') {
+    const last = lastErrors.get(client);
+    return last ? `cannot connect (${connectErrorDetail(last)})` : `not connected (${client.status})`;
+  }
+  return connectErrorDetail(err);
 }
 
 export async function closeRedis(client: RedisClient): Promise<void> {

@@ -27,3 +27,13 @@ describe('modelgate_redis_up', () => {
     expect(await redisUp(gw)).toBe(0);
   });
 });
+
+describe('/readyz with the configured Redis unreachable', () => {
+  it('says in words that it cannot connect, with the connection error and without the password', async () => {
+    gw = await startTestGateway({ redis: { url: 'redis://:hunter2-secret@127.0.0.1:1/0' } });
+    const r = await gw.call('GET', '/readyz');
+    expect(r.status).toBe(200);
+    expect(r.body.checks.redis).toBe('degraded: cannot connect (ECONNREFUSED 127.0.0.1:1)');
+    expect(JSON.stringify(r.body)).not.toContain('hunter2');
+  });
+});

@@ -1,0 +1,50 @@
+/**
+ * Operator-facing words for a failed connection to the database or Redis. Connection URLs may
+ * carry a password: it never leaves these helpers.
+ */
+
+/** `url` with its password removed (`postgres://user@host:5432/db`); unparsable text as `<url>`. */
+export function urlWithoutPassword(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '';
+    return u.toString();
+  } catch {
+    return '<url>';
+  }
+}
+
+/**
+ * The system error's code and the address it concerns (`ECONNREFUSED 127.0.0.1:6390`,
+ * `ENOTFOUND bad-host`, `ETIMEDOUT`), else the error's message with any URL password removed.
+ * Node reports a refused `localhost` as an AggregateError of one error per address: the first
+ * is named.
+ */
+export function connectErrorDetail(err: unknown): string {
+  const e = err as {
+    code?: unknown;
+    address?: unknown;
+    port?: unknown;
+    hostname?: unknown;
+    message?: unknown;
+    errors?: unknown[];
+  };
+  if (!e || typeof e !== 'object') return String(err);
+  if (typeof e.code === 'string' && /^E[A-Z]+$/.test(e.code)) {
+    const first = Array.isArray(e.errors) ? (e.errors[0] as typeof e | undefined) : undefined;
+    const at = first && first.code === e.code ? first : e;
+    const where =
+      typeof at.address === 'string'
+        ? `${at.address}${at.port !== undefined ? `:${at.port}` : ''}`
+        : typeof at.hostname === 'string'
+          ? at.hostname
+          : '';
+    return where ? `${e.code} ${where}` : e.code;
+  }
+  return scrubPasswords(typeof e.message === 'string' ? e.message : String(err));
+}
+
+/** Passwords of any `scheme://user:password@` in `text`, removed. */
+export function scrubPasswords(text: string): string {
+  return text.replace(/([a-z][a-z0-9+.-]*:\/\/[^:/@\s]*):[^@\s]*@/gi, '$1@');
+}

@@ -16,8 +16,10 @@ import { RequestLogWriter } from './gateway/usage/request-log-writer.js';
 import { ApiKeysRepo } from './store/api-keys-repo.js';
 import { AppsRepo } from './store/apps-repo.js';
 import { ChannelsRepo } from './store/channels-repo.js';
+import { connectErrorDetail, scrubPasswords, urlWithoutPassword } from './store/connect-errors.js';
 import { CredentialsRepo } from './store/credentials-repo.js';
 import { type Database, openDatabase } from './store/database.js';
+import { isDatabaseUnavailable } from './store/db-errors.js';
 import { LogsRepo } from './store/logs-repo.js';
 import { migrateToLatest } from './store/migrate.js';
 import { ModelsRepo } from './store/models-repo.js';
@@ -87,7 +89,12 @@ export async function createServices(
     connectTimeoutMs: config.database.connect_timeout_ms,
     sqliteCacheMb: config.database.sqlite_cache_mb,
   });
-  await migrateToLatest(database);
+  try {
+    await migrateToLatest(database);
+  } catch (err) {
+    await database.close().catch(() => {});
+    throw startDatabaseError(err, config.database.url);
+  }
   const repos = {
     users: new UsersRepo(database),
     apiKeys: new ApiKeysRepo(database),
@@ -171,6 +178,23 @@ export async function createServices(
   };
   invalidation.subscribe(dropCaches({ ...services, quota }));
   return services;
+}
+
+/**
+ * A start (serve, migrate, any CLI command) whose first step, the migrations, could not reach the
+ * database says it was the database, at which URL (without its password), and why; other
+ * migration failures keep their own message.
+ */
+function startDatabaseError(err: unknown, url: string): unknown {
+  const code = (err as { code?: unknown })?.code;
+  const refused = typeof code === 'string' && /^(E[A-Z]+|08\d{3}|28\w{3}|57P03|53300)$/.test(code);
+  const gone = isDatabaseUnavailable(err) && !String(code).startsWith('SQLITE_');
+  if (!refused && !gone) return err;
+  const message = err instanceof Error && err.message ? scrubPasswords(err.message) : connectErrorDetail(err);
+  const why = typeof code === 'string' ? ` (${code})` : '';
+  return new Error(`database: cannot connect to ${urlWithoutPassword(url)}${why}: ${message}`, {
+    cause: err,
+  });
 }
 
 const degraded = (err: Error): never => {

@@ -7,6 +7,9 @@ import { type Channel, parseChannelRow } from './channel.js';
 import type { ModelInput } from './model-info.js';
 import type { ModelRegistry } from './model-registry.js';
 
+/** While registry polls keep failing, one log line a minute. */
+const OUTAGE_LOG_EVERY_MS = 60_000;
+
 /**
  * Keeps the in-memory registry and catalog equal to the database. A change made here applies
  * at once (`changed()` reloads before returning); other instances see the version token move
@@ -22,11 +25,14 @@ export class RegistryState {
   /** The poll under way, if any (a slow one is not stacked: the next tick skips). */
   private polling: Promise<void> | undefined;
   private closed = false;
+  /** The poll failures under way (a database outage): when it began, when last logged, how many. */
+  private outage: { since: number; logged: number; failures: number } | undefined;
 
   constructor(
     readonly repos: { channels: ChannelsRepo; models: ModelsRepo },
     readonly registry: ModelRegistry,
     private readonly log?: FastifyBaseLogger,
+    private readonly now: () => number = Date.now,
   ) {
     this.catalog = new Catalog(registry);
   }
@@ -82,7 +88,10 @@ export class RegistryState {
     this.timer = setInterval(() => {
       if (this.polling) return;
       this.polling = this.poll()
-        .catch((err) => this.log?.warn({ err }, 'registry poll failed'))
+        .then(
+          () => this.pollWorked(),
+          (err) => this.pollFailed(err),
+        )
         .finally(() => {
           this.polling = undefined;
         });
@@ -100,6 +109,41 @@ export class RegistryState {
     clearInterval(this.timer);
     this.timer = undefined;
     await Promise.all([this.polling, this.reloading?.catch(() => {})]);
+  }
+
+  /**
+   * A database outage fails every poll (one a second by default): its first failure is logged
+   * with its stack, then one line a minute without it while the outage lasts, and its end once.
+   */
+  private pollFailed(err: unknown): void {
+    const now = this.now();
+    const o = this.outage;
+    if (!o) {
+      this.outage = { since: now, logged: now, failures: 1 };
+      this.log?.warn({ err }, 'registry poll failed');
+      return;
+    }
+    o.failures++;
+    if (now - o.logged < OUTAGE_LOG_EVERY_MS) return;
+    o.logged = now;
+    this.log?.warn(
+      {
+        error: (err as Error)?.message ?? String(err),
+        failures: o.failures,
+        down_s: Math.round((now - o.since) / 1000),
+      },
+      'registry poll still failing',
+    );
+  }
+
+  private pollWorked(): void {
+    const o = this.outage;
+    if (!o) return;
+    this.outage = undefined;
+    this.log?.info(
+      { failures: o.failures, down_s: Math.round((this.now() - o.since) / 1000) },
+      'registry poll works again',
+    );
   }
 
   private async poll(): Promise<void> {

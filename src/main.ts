@@ -4,10 +4,11 @@ import { setFlagsFromString } from 'node:v8';
 import type { FastifyBaseLogger } from 'fastify';
 import { pino } from 'pino';
 import { ConfigError, loadConfig } from './config/load-config.js';
-import type { Config } from './config/schema.js';
+import { type Config, DEFAULT_DATABASE_URL } from './config/schema.js';
 import { type App, buildApp, LOG_REDACT } from './http/app.js';
 import { cutConnections, requestsSettled, SETTLE_WAIT_MS } from './http/shutdown-cut.js';
 import { createServices, type Services } from './services.js';
+import { urlWithoutPassword } from './store/connect-errors.js';
 
 export interface RunningGateway {
   app: App;
@@ -127,10 +128,21 @@ export function applyHeapGrowing(percent: number, execArgv: readonly string[] = 
 
 /**
  * What a new operator does next, printed at start while no upstream serves a model (a fresh
- * install): how to add one and how to get an API key. Empty once something is servable.
+ * install): how to add one and how to get an API key. Empty once something is servable. On any
+ * database but the default SQLite file, it says the CLI commands shown need the gateway's
+ * `DATABASE_URL` (shown without its password) or config file: without them the CLI opens
+ * ./data/modelgate.db, and what it adds there the gateway never sees.
  */
-export function nextSteps(url: string, servableModels: number): string {
+export function nextSteps(url: string, servableModels: number, opts: { databaseUrl?: string } = {}): string {
   if (servableModels > 0) return '';
+  const db = opts.databaseUrl;
+  const sameDatabase =
+    db && db !== DEFAULT_DATABASE_URL
+      ? [
+          `  The CLI commands must use this gateway's database: run the CLI with the same DATABASE_URL (${urlWithoutPassword(db)}) or MODELGATE_CONFIG`,
+          `  as the gateway; without them it creates and uses ${DEFAULT_DATABASE_URL}, which this gateway does not read.`,
+        ]
+      : [];
   return [
     '',
     'modelgate: no upstream serves a model yet. Add one with',
@@ -141,6 +153,7 @@ export function nextSteps(url: string, servableModels: number): string {
     '  or POST /api/channel (docs/configuration.md, "Upstreams (channels)").',
     'Then create an API key (console: API keys, or `npx modelgate key create -u root`) and call',
     `  ${url}/v1/chat/completions with "Authorization: Bearer sk-..." (model ids: GET ${url}/v1/models).`,
+    ...sameDatabase,
     '',
   ].join('\n');
 }
@@ -160,7 +173,9 @@ export async function serve(): Promise<void> {
   const log = createLogger(config);
   const gw = await startGateway(config, log);
   process.stdout.write(`modelgate listening on ${gw.url}  (console: ${gw.url}/, API docs: ${gw.url}/docs)\n`);
-  const hint = nextSteps(gw.url, gw.services.registry.servableModels().length);
+  const hint = nextSteps(gw.url, gw.services.registry.servableModels().length, {
+    databaseUrl: config.database.url,
+  });
   if (hint) process.stdout.write(hint);
   // `on`, not `once`: after a first signal the default action would come back, and a second one
   // (an operator's second Ctrl-C, npm forwarding the terminal's SIGINT) would kill the process

@@ -40,6 +40,9 @@ const ModelDecl = Type.Object(
   { additionalProperties: true },
 );
 
+/** The SQLite file a gateway, or a CLI command, opens when no database is configured. */
+export const DEFAULT_DATABASE_URL = './data/modelgate.db';
+
 export const ConfigSchema = Obj({
   server: Obj({
     host: Type.String({ default: '127.0.0.1' }),
@@ -74,7 +77,7 @@ export const ConfigSchema = Obj({
   }),
   database: Obj({
     /** A file path (SQLite) or a postgres:// URL. */
-    url: Type.String({ default: './data/modelgate.db' }),
+    url: Type.String({ default: DEFAULT_DATABASE_URL }),
     pool_size: Type.Integer({ minimum: 1, default: 10 }),
     /**
      * PostgreSQL: the server cancels a statement running (or waiting for a lock) longer than this;

@@ -3,14 +3,17 @@
  * carry a password: it never leaves these helpers.
  */
 
-/** `url` with its password removed (`postgres://user@host:5432/db`); unparsable text as `<url>`. */
+/**
+ * `url` with its password removed (`postgres://user@host:5432/db`); a SQLite file path as it is.
+ */
 export function urlWithoutPassword(url: string): string {
+  if (!url.includes('://')) return url;
   try {
     const u = new URL(url);
     if (u.password) u.password = '';
     return u.toString();
   } catch {
-    return '<url>';
+    return scrubPasswords(url);
   }
 }
 

@@ -235,6 +235,8 @@ describe('modelgate CLI', () => {
       expect(out).toContain('npx modelgate key create -u root');
       expect(out).toContain('`npx modelgate channel add --name NAME --kind openai-compatible --base-url URL');
       expect(out).toMatch(/http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions/);
+      // Not the default SQLite file: the CLI commands it shows need the same database.
+      expect(out).toContain('run the CLI with the same DATABASE_URL');
     } finally {
       child.kill('SIGTERM');
       await new Promise((r) => (child.exitCode === null ? child.once('exit', r) : r(null)));
@@ -242,6 +244,21 @@ describe('modelgate CLI', () => {
     }
     // Once an upstream serves something, nothing more is printed.
     expect(nextSteps('http://127.0.0.1:3000', 1)).toBe('');
+  });
+
+  it("the fresh-install hint says the CLI needs the gateway's DATABASE_URL, without its password", () => {
+    const pg = nextSteps('http://127.0.0.1:3000', 0, {
+      databaseUrl: 'postgres://gateway:pa55-secret@db:5432/modelgate',
+    });
+    expect(pg).toContain(
+      'run the CLI with the same DATABASE_URL (postgres://gateway@db:5432/modelgate) or MODELGATE_CONFIG',
+    );
+    expect(pg).toContain('./data/modelgate.db');
+    expect(pg).not.toContain('pa55-secret');
+    // On the default SQLite file the CLI finds the same database by itself.
+    const sqlite = nextSteps('http://127.0.0.1:3000', 0, { databaseUrl: './data/modelgate.db' });
+    expect(sqlite).toContain('npx modelgate channel add');
+    expect(sqlite).not.toContain('DATABASE_URL');
   });
 
   it('serve starts beside Kubernetes service links, and a second SIGTERM does not cut the drain short', {

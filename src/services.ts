@@ -187,7 +187,9 @@ export async function createServices(
  */
 function startDatabaseError(err: unknown, url: string): unknown {
   const code = (err as { code?: unknown })?.code;
-  const refused = typeof code === 'string' && /^(E[A-Z]+|08\d{3}|28\w{3}|57P03|53300)$/.test(code);
+  // Unreachable as db-errors.ts reads it (not SQLite's lock or full disk), or the credentials
+  // refused (SQLSTATE class 28).
+  const refused = typeof code === 'string' && /^28[0-9A-Z]{3}$/.test(code);
   const gone = isDatabaseUnavailable(err) && !String(code).startsWith('SQLITE_');
   if (!refused && !gone) return err;
   const message = err instanceof Error && err.message ? scrubPasswords(err.message) : connectErrorDetail(err);

@@ -34,7 +34,7 @@ import { registerMetrics } from './metrics.js';
 import { registerOpsRoutes } from './ops-routes.js';
 import { guardAgainstNul } from './refuse-nul.js';
 import { ResponseTaps } from './response-taps.js';
-import { addApiHeaders, addDocsHeaders, CONSOLE_HEADERS } from './security-headers.js';
+import { addApiHeaders, addDocsHeaders, CONSOLE_HEADERS, noSniffOutsideRoutes } from './security-headers.js';
 import { registerChatRoutes } from './v1/chat-completions.js';
 import { registerEmbeddingRoutes } from './v1/embeddings-routes.js';
 import { registerMessagesRoutes } from './v1/messages.js';
@@ -259,8 +259,7 @@ export async function buildApp(services: Services, opts: BuildOptions = {}): Pro
       if (!isConsolePage(q === -1 ? url : url.slice(0, q))) reply.code(404);
       return reply.sendFile('index.html');
     }
-    if (url.startsWith('/api/') && !url.startsWith('/api/v1/'))
-      reply.header('x-content-type-options', 'nosniff');
+    noSniffOutsideRoutes(url, reply);
     return sendError(reply, new GatewayError(404, `no route for ${request.method} ${url.split('?')[0]}`));
   });
   return app;

@@ -9,6 +9,7 @@ import type {
 } from 'fastify';
 import { badRequest, GatewayError } from '../gateway/errors.js';
 import { errorHandler, sendError } from './error-handler.js';
+import { noSniffOutsideRoutes } from './security-headers.js';
 
 /**
  * Errors Fastify and Node raise themselves, answered in the gateway's shapes (decisions.md
@@ -26,8 +27,7 @@ const SHOWN_PATH = 200;
 export function frameworkErrors(err: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   // What the onRequest hooks would have set: no route ran them.
   reply.header('x-request-id', request.id);
-  if (request.url.startsWith('/api/') && !request.url.startsWith('/api/v1/'))
-    reply.header('x-content-type-options', 'nosniff');
+  noSniffOutsideRoutes(request.url, reply);
   if (err.code === 'FST_ERR_BAD_URL') {
     const path = request.url.length > SHOWN_PATH ? `${request.url.slice(0, SHOWN_PATH)}...` : request.url;
     return sendError(

@@ -61,9 +61,18 @@ function docsHeaders(_request: FastifyRequest, reply: FastifyReply, done: HookHa
  * like the NUL guard, so the `/v1` request path (and its `/api/v1` alias) never runs it.
  */
 export function addApiHeaders(routeOptions: RouteOptions): void {
-  const url = routeOptions.url;
-  if (!url.startsWith('/api/') || url.startsWith('/api/v1/')) return;
-  prepend(routeOptions, noSniff);
+  if (isApiUrl(routeOptions.url)) prepend(routeOptions, noSniff);
+}
+
+/** An `/api` path, not its `/v1` alias (`/api/v1/...`). */
+const isApiUrl = (url: string) => url.startsWith('/api/') && !url.startsWith('/api/v1/');
+
+/**
+ * The header `addApiHeaders` gives `/api` routes, on an answer no route made (no route found, the
+ * router's refusal of a URL).
+ */
+export function noSniffOutsideRoutes(url: string, reply: FastifyReply): void {
+  if (isApiUrl(url)) reply.header('x-content-type-options', 'nosniff');
 }
 
 type OnRequest = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void;

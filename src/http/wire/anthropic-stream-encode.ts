@@ -400,13 +400,6 @@ function withoutToolCalls(d: ChatDelta): ChatDelta {
   return rest;
 }
 
-/**
- * Where a tool call's arguments, fed fragment by fragment, end: whether they are one whole JSON
- * value so far. A tiny scanner (the depth of objects and arrays outside strings, in a string or
- * not, after a backslash or not), no parse per fragment. Whole: an object, array or string began
- * and closed. A bare number, `true`, `false` or `null` is never whole (it could go on: a call's
- * arguments are an object, so such a call only holds what comes after it until the end).
- */
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const OPEN_BRACE = 0x7b;
@@ -414,6 +407,13 @@ const CLOSE_BRACE = 0x7d;
 const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACKET = 0x5d;
 
+/**
+ * Where a tool call's arguments, fed fragment by fragment, end: whether they are one whole JSON
+ * value so far. A tiny scanner (the depth of objects and arrays outside strings, in a string or
+ * not, after a backslash or not), no parse per fragment. Whole: an object, array or string began
+ * and closed. A bare number, `true`, `false` or `null` is never whole (it could go on: a call's
+ * arguments are an object, so such a call only holds what comes after it until the end).
+ */
 class JsonEnd {
   private depth = 0;
   private inString = false;

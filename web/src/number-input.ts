@@ -1,8 +1,5 @@
 import { NOT_A_NUMBER, numberRuleProblem } from './field-rules';
 
-/** What a number field says when what it holds is not a number (forms, the playground). */
-export { NOT_A_NUMBER };
-
 /**
  * Whether a number field holds what is not a number ("5e", "0.05e"): the browser then answers ''
  * for its value, which reads as "not set" and went out as nothing (a key's quota: unlimited; a

@@ -58,20 +58,34 @@ function focusAfterConfirm() {
 }
 
 /**
- * A table's scrolling box: on a narrow screen a wide table scrolls sideways inside it. Keyboard
- * users scroll it once focused, so it is in the tab order, and a region named like the table
- * (pass the caption's words). A shadow at an edge says there is more that way (styles.css).
+ * A table in its scrolling box: on a narrow screen a wide table scrolls sideways inside it.
+ * Keyboard users scroll it once focused, so it is in the tab order, and a region named by the
+ * table's caption (read to screen readers, not shown). A shadow at an edge says there is more
+ * that way (styles.css). `children`: the table's head and body.
  */
-export function TableWrap({ label, busy, children }: { label: string; busy?: boolean; children: ReactNode }) {
+export function TableWrap({
+  caption,
+  compact,
+  busy,
+  children,
+}: {
+  caption: string;
+  compact?: boolean;
+  busy?: boolean;
+  children: ReactNode;
+}) {
   return (
     <section
       className={`table-wrap${busy ? ' is-busy' : ''}`}
-      aria-label={label}
+      aria-label={caption}
       aria-busy={busy}
       // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling box takes focus for the keyboard to scroll it
       tabIndex={0}
     >
-      {children}
+      <table className={compact ? 'table table-compact' : 'table'}>
+        <caption className="sr-only">{caption}</caption>
+        {children}
+      </table>
     </section>
   );
 }

@@ -180,37 +180,34 @@ export function Account() {
         <ErrorBox error={tokens.error} onRetry={tokens.reload} />
         {tokens.data?.length === 0 && <Empty title="No access tokens">Create one for a script.</Empty>}
         {!!tokens.data?.length && (
-          <TableWrap label="Your access tokens">
-            <table className="table">
-              <caption className="sr-only">Your access tokens</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Last used</th>
-                  <th scope="col">Expires</th>
-                  <th scope="col">
-                    <span className="sr-only">Actions</span>
+          <TableWrap caption="Your access tokens">
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Created</th>
+                <th scope="col">Last used</th>
+                <th scope="col">Expires</th>
+                <th scope="col">
+                  <span className="sr-only">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {tokens.data.map((t) => (
+                <tr key={t.id}>
+                  <th scope="row">
+                    {t.name}
+                    <div className="meta mono">{t.token_prefix}…</div>
                   </th>
+                  <td>{formatDate(t.created_time)}</td>
+                  <td>{t.last_used_time ? formatDate(t.last_used_time) : 'Never'}</td>
+                  <td>{t.expires_time ? formatDate(t.expires_time) : 'Never'}</td>
+                  <td className="actions">
+                    <RowAction verb="Revoke" of={t.name} danger onClick={() => setRevoking(t)} />
+                  </td>
                 </tr>
-              </thead>
-              <tbody>
-                {tokens.data.map((t) => (
-                  <tr key={t.id}>
-                    <th scope="row">
-                      {t.name}
-                      <div className="meta mono">{t.token_prefix}…</div>
-                    </th>
-                    <td>{formatDate(t.created_time)}</td>
-                    <td>{t.last_used_time ? formatDate(t.last_used_time) : 'Never'}</td>
-                    <td>{t.expires_time ? formatDate(t.expires_time) : 'Never'}</td>
-                    <td className="actions">
-                      <RowAction verb="Revoke" of={t.name} danger onClick={() => setRevoking(t)} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+              ))}
+            </tbody>
           </TableWrap>
         )}
       </section>

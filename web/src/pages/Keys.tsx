@@ -244,69 +244,66 @@ export function Keys() {
         <Empty title="No API keys yet">Create one to call the gateway.</Empty>
       )}
       {!!list.data?.items.length && (
-        <TableWrap label={everyone ? "Every user's API keys" : 'Your API keys'}>
-          <table className="table">
-            <caption className="sr-only">{everyone ? "Every user's API keys" : 'Your API keys'}</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                {everyone && <th scope="col">Owner</th>}
-                <th scope="col">Status</th>
-                <th scope="col">Quota</th>
-                <th scope="col">Limits</th>
-                <th scope="col">Expires</th>
-                <th scope="col">
-                  <span className="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.items.map((k) => (
-                <tr key={k.id}>
-                  <th scope="row">
-                    {k.name}
-                    <div className="meta mono">{k.key_prefix.replace(/…$/, '')}…</div>
-                    {k.allowed_models?.length ? (
-                      <div className="meta">Models: {k.allowed_models.join(', ')}</div>
-                    ) : null}
+        <TableWrap caption={everyone ? "Every user's API keys" : 'Your API keys'}>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              {everyone && <th scope="col">Owner</th>}
+              <th scope="col">Status</th>
+              <th scope="col">Quota</th>
+              <th scope="col">Limits</th>
+              <th scope="col">Expires</th>
+              <th scope="col">
+                <span className="sr-only">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.data.items.map((k) => (
+              <tr key={k.id}>
+                <th scope="row">
+                  {k.name}
+                  <div className="meta mono">{k.key_prefix.replace(/…$/, '')}…</div>
+                  {k.allowed_models?.length ? (
+                    <div className="meta">Models: {k.allowed_models.join(', ')}</div>
+                  ) : null}
+                  <div className="meta">
+                    {k.last_used_time ? `Last used ${formatDate(k.last_used_time)}` : 'Never used'}
+                  </div>
+                  {k.admin_managed && (
                     <div className="meta">
-                      {k.last_used_time ? `Last used ${formatDate(k.last_used_time)}` : 'Never used'}
+                      {k.admin_disabled ? 'Disabled by an administrator' : 'Limits set by an administrator'}
                     </div>
-                    {k.admin_managed && (
-                      <div className="meta">
-                        {k.admin_disabled ? 'Disabled by an administrator' : 'Limits set by an administrator'}
-                      </div>
-                    )}
-                  </th>
-                  {everyone && <td>{ownerLabel(k)}</td>}
-                  <td>
-                    <StatusBadge status={k.status} />
-                  </td>
-                  <td>
-                    <Quota used={k.quota_used} limit={k.quota_limit} />
-                  </td>
-                  <td>
-                    {k.rpm_limit ? `${formatNumber(k.rpm_limit)} rpm` : '—'}
-                    <br />
-                    {k.tpm_limit ? `${formatNumber(k.tpm_limit)} tpm` : ''}
-                  </td>
-                  <td>{expiry(k) ? formatDate(expiry(k)) : 'Never'}</td>
-                  <td className="actions">
-                    <RowAction verb="Edit" of={k.name} onClick={() => setEditing(k)} />
-                    {(k.status === 1 || (k.status === 2 && !(k.admin_disabled && heldFor(k, user)))) && (
-                      <RowAction
-                        verb={k.status === 2 ? 'Enable' : 'Disable'}
-                        of={k.name}
-                        disabled={toggling.has(k.id)}
-                        onClick={() => toggle(k)}
-                      />
-                    )}
-                    <RowAction verb="Delete" of={k.name} danger onClick={() => setDeleting(k)} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+                  )}
+                </th>
+                {everyone && <td>{ownerLabel(k)}</td>}
+                <td>
+                  <StatusBadge status={k.status} />
+                </td>
+                <td>
+                  <Quota used={k.quota_used} limit={k.quota_limit} />
+                </td>
+                <td>
+                  {k.rpm_limit ? `${formatNumber(k.rpm_limit)} rpm` : '—'}
+                  <br />
+                  {k.tpm_limit ? `${formatNumber(k.tpm_limit)} tpm` : ''}
+                </td>
+                <td>{expiry(k) ? formatDate(expiry(k)) : 'Never'}</td>
+                <td className="actions">
+                  <RowAction verb="Edit" of={k.name} onClick={() => setEditing(k)} />
+                  {(k.status === 1 || (k.status === 2 && !(k.admin_disabled && heldFor(k, user)))) && (
+                    <RowAction
+                      verb={k.status === 2 ? 'Enable' : 'Disable'}
+                      of={k.name}
+                      disabled={toggling.has(k.id)}
+                      onClick={() => toggle(k)}
+                    />
+                  )}
+                  <RowAction verb="Delete" of={k.name} danger onClick={() => setDeleting(k)} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
         </TableWrap>
       )}
       {list.data && <Pager page={page} pageSize={PAGE_SIZE} total={list.data.total} onPage={setPage} />}

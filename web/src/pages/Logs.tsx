@@ -265,51 +265,48 @@ export function Logs() {
           </Empty>
         )}
         {!invalid && !list.loading && !!list.data?.items.length && (
-          <TableWrap label="Requests, newest first">
-            <table className="table table-compact">
-              <caption className="sr-only">Requests, newest first</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Time</th>
-                  <th scope="col">Model</th>
-                  {admin && <th scope="col">User</th>}
-                  <th scope="col">Key</th>
-                  <th scope="col">Tokens in / out</th>
-                  <th scope="col">Cost</th>
-                  <th scope="col">Latency / TTFT</th>
-                  <th scope="col">Status</th>
+          <TableWrap caption="Requests, newest first" compact>
+            <thead>
+              <tr>
+                <th scope="col">Time</th>
+                <th scope="col">Model</th>
+                {admin && <th scope="col">User</th>}
+                <th scope="col">Key</th>
+                <th scope="col">Tokens in / out</th>
+                <th scope="col">Cost</th>
+                <th scope="col">Latency / TTFT</th>
+                <th scope="col">Status</th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.data.items.map((r) => (
+                <tr key={r.id}>
+                  <td>{formatDate(r.created_time)}</td>
+                  <td>
+                    <span className="mono">{r.model}</span>
+                    <div className="meta">{[r.provider, r.endpoint].filter(Boolean).join(' · ')}</div>
+                  </td>
+                  {admin && <td>{userLabel(r)}</td>}
+                  <td>{keyLabel(r)}</td>
+                  <td>
+                    {formatNumber(r.prompt_tokens)} / {formatNumber(r.completion_tokens)}
+                  </td>
+                  <td>{formatUsd(r.cost)}</td>
+                  <td>
+                    {r.latency_ms != null ? `${formatNumber(r.latency_ms)} ms` : '—'}
+                    {r.ttft_ms != null && (
+                      <div className="meta">{formatNumber(r.ttft_ms)} ms first token</div>
+                    )}
+                  </td>
+                  <td>
+                    <span className={`badge ${isOk(r.status) ? 'badge-ok' : 'badge-warn'}`}>
+                      {String(r.status)}
+                    </span>
+                    {r.error_kind && <div className="meta">{r.error_kind}</div>}
+                  </td>
                 </tr>
-              </thead>
-              <tbody>
-                {list.data.items.map((r) => (
-                  <tr key={r.id}>
-                    <td>{formatDate(r.created_time)}</td>
-                    <td>
-                      <span className="mono">{r.model}</span>
-                      <div className="meta">{[r.provider, r.endpoint].filter(Boolean).join(' · ')}</div>
-                    </td>
-                    {admin && <td>{userLabel(r)}</td>}
-                    <td>{keyLabel(r)}</td>
-                    <td>
-                      {formatNumber(r.prompt_tokens)} / {formatNumber(r.completion_tokens)}
-                    </td>
-                    <td>{formatUsd(r.cost)}</td>
-                    <td>
-                      {r.latency_ms != null ? `${formatNumber(r.latency_ms)} ms` : '—'}
-                      {r.ttft_ms != null && (
-                        <div className="meta">{formatNumber(r.ttft_ms)} ms first token</div>
-                      )}
-                    </td>
-                    <td>
-                      <span className={`badge ${isOk(r.status) ? 'badge-ok' : 'badge-warn'}`}>
-                        {String(r.status)}
-                      </span>
-                      {r.error_kind && <div className="meta">{r.error_kind}</div>}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+              ))}
+            </tbody>
           </TableWrap>
         )}
         {!invalid && list.data && (

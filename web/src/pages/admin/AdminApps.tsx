@@ -153,61 +153,58 @@ export function AdminApps() {
         </Empty>
       )}
       {list.data && list.data.items.length > 0 && (
-        <TableWrap label="Apps in the catalog">
-          <table className="table">
-            <caption className="sr-only">Apps in the catalog</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Category</th>
-                <th scope="col">State</th>
-                <th scope="col">Downloads</th>
-                <th scope="col">Updated</th>
-                <th scope="col">
-                  <span className="sr-only">Actions</span>
+        <TableWrap caption="Apps in the catalog">
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Category</th>
+              <th scope="col">State</th>
+              <th scope="col">Downloads</th>
+              <th scope="col">Updated</th>
+              <th scope="col">
+                <span className="sr-only">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.data.items.map((a) => (
+              <tr key={a.id}>
+                <th scope="row">
+                  <Link to={`/app/${a.id}`}>{a.name}</Link>
+                  {a.featured && <span className="badge badge-accent">★</span>}
                 </th>
+                <td>{categoryLabel(a.category)}</td>
+                <td>
+                  <span className={`badge ${a.status === 1 ? 'badge-ok' : 'badge-muted'}`}>
+                    {a.status === 1 ? 'Published' : 'Hidden'}
+                  </span>
+                </td>
+                <td>{formatNumber(a.download_count)}</td>
+                <td>{formatDate(a.updated_time)}</td>
+                <td className="actions">
+                  <RowAction verb="Edit" of={a.name} onClick={() => setEditing(a)} />
+                  <RowAction
+                    verb={a.status === 1 ? 'Hide' : 'Publish'}
+                    of={a.name}
+                    disabled={changing.has(a.id)}
+                    onClick={() =>
+                      patch(a, { status: a.status === 1 ? 2 : 1 }, a.status === 1 ? 'hidden' : 'published')
+                    }
+                  />
+                  <RowAction
+                    verb={a.featured ? 'Unfeature' : 'Feature'}
+                    of={a.name}
+                    aria-pressed={a.featured}
+                    disabled={changing.has(a.id)}
+                    onClick={() =>
+                      patch(a, { featured: !a.featured }, a.featured ? 'unfeatured' : 'featured')
+                    }
+                  />
+                  <RowAction verb="Delete" of={a.name} danger onClick={() => setDeleting(a)} />
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {list.data.items.map((a) => (
-                <tr key={a.id}>
-                  <th scope="row">
-                    <Link to={`/app/${a.id}`}>{a.name}</Link>
-                    {a.featured && <span className="badge badge-accent">★</span>}
-                  </th>
-                  <td>{categoryLabel(a.category)}</td>
-                  <td>
-                    <span className={`badge ${a.status === 1 ? 'badge-ok' : 'badge-muted'}`}>
-                      {a.status === 1 ? 'Published' : 'Hidden'}
-                    </span>
-                  </td>
-                  <td>{formatNumber(a.download_count)}</td>
-                  <td>{formatDate(a.updated_time)}</td>
-                  <td className="actions">
-                    <RowAction verb="Edit" of={a.name} onClick={() => setEditing(a)} />
-                    <RowAction
-                      verb={a.status === 1 ? 'Hide' : 'Publish'}
-                      of={a.name}
-                      disabled={changing.has(a.id)}
-                      onClick={() =>
-                        patch(a, { status: a.status === 1 ? 2 : 1 }, a.status === 1 ? 'hidden' : 'published')
-                      }
-                    />
-                    <RowAction
-                      verb={a.featured ? 'Unfeature' : 'Feature'}
-                      of={a.name}
-                      aria-pressed={a.featured}
-                      disabled={changing.has(a.id)}
-                      onClick={() =>
-                        patch(a, { featured: !a.featured }, a.featured ? 'unfeatured' : 'featured')
-                      }
-                    />
-                    <RowAction verb="Delete" of={a.name} danger onClick={() => setDeleting(a)} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+            ))}
+          </tbody>
         </TableWrap>
       )}
       {list.data && <Pager page={page} pageSize={PAGE_SIZE} total={list.data.total} onPage={setPage} />}

@@ -162,66 +162,63 @@ export function Models() {
           <Empty title="No models registered">Add the models your upstreams serve.</Empty>
         ))}
       {!!list.data?.items.length && (
-        <TableWrap label="Registered models" busy={list.loading}>
-          <table className="table">
-            <caption className="sr-only">Registered models</caption>
-            <thead>
-              <tr>
-                <th scope="col">Model</th>
-                <th scope="col">Context</th>
-                <th scope="col">Prompt</th>
-                <th scope="col">Completion</th>
-                <th scope="col">Modalities</th>
-                <th scope="col">
-                  <span className="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.items.map((m) => (
-                <tr key={m.id}>
-                  <th scope="row">
-                    {m.name}
-                    <div className="meta mono">
-                      {m.id}
-                      {m.base_source && (
-                        <span className="badge badge-muted">{ORIGIN[m.base_source]?.badge}</span>
-                      )}
-                      {m.overridden && m.base_source && (
-                        <span className="badge badge-muted" title="Changed here: Reset to defaults undoes it">
-                          edited
-                        </span>
-                      )}
-                    </div>
-                  </th>
-                  <td>{formatNumber(m.context_length)}</td>
-                  <td>{perMillion(m.pricing?.prompt)}</td>
-                  <td>{perMillion(m.pricing?.completion)}</td>
-                  <td>
-                    {modalities(m.input_modalities)} → {modalities(m.output_modalities)}
-                  </td>
-                  <td className="actions">
-                    <RowAction verb="Edit" of={m.name} onClick={() => open(m)} />
-                    {/* Untouched (no admin entry): nothing to delete, the server would answer 404. */}
-                    {resettable(m) ? (
-                      <button
-                        type="button"
-                        className="btn btn-small"
-                        aria-label={`Reset ${m.name} to defaults`}
-                        onClick={() => setDeleting(m)}
-                      >
-                        Reset to defaults
-                      </button>
-                    ) : (
-                      m.overridden !== false && (
-                        <RowAction verb="Delete" of={m.name} danger onClick={() => setDeleting(m)} />
-                      )
+        <TableWrap caption="Registered models" busy={list.loading}>
+          <thead>
+            <tr>
+              <th scope="col">Model</th>
+              <th scope="col">Context</th>
+              <th scope="col">Prompt</th>
+              <th scope="col">Completion</th>
+              <th scope="col">Modalities</th>
+              <th scope="col">
+                <span className="sr-only">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.data.items.map((m) => (
+              <tr key={m.id}>
+                <th scope="row">
+                  {m.name}
+                  <div className="meta mono">
+                    {m.id}
+                    {m.base_source && (
+                      <span className="badge badge-muted">{ORIGIN[m.base_source]?.badge}</span>
                     )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+                    {m.overridden && m.base_source && (
+                      <span className="badge badge-muted" title="Changed here: Reset to defaults undoes it">
+                        edited
+                      </span>
+                    )}
+                  </div>
+                </th>
+                <td>{formatNumber(m.context_length)}</td>
+                <td>{perMillion(m.pricing?.prompt)}</td>
+                <td>{perMillion(m.pricing?.completion)}</td>
+                <td>
+                  {modalities(m.input_modalities)} → {modalities(m.output_modalities)}
+                </td>
+                <td className="actions">
+                  <RowAction verb="Edit" of={m.name} onClick={() => open(m)} />
+                  {/* Untouched (no admin entry): nothing to delete, the server would answer 404. */}
+                  {resettable(m) ? (
+                    <button
+                      type="button"
+                      className="btn btn-small"
+                      aria-label={`Reset ${m.name} to defaults`}
+                      onClick={() => setDeleting(m)}
+                    >
+                      Reset to defaults
+                    </button>
+                  ) : (
+                    m.overridden !== false && (
+                      <RowAction verb="Delete" of={m.name} danger onClick={() => setDeleting(m)} />
+                    )
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
         </TableWrap>
       )}
       {list.data && <Pager page={page} pageSize={PAGE_SIZE} total={list.data.total} onPage={setPage} />}

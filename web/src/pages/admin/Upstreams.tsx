@@ -188,103 +188,91 @@ export function Upstreams() {
       <ErrorBox error={list.error} onRetry={list.reload} />
       {list.data?.total === 0 && <Empty title="No upstreams yet">Add one to start serving models.</Empty>}
       {!!list.data?.items.length && (
-        <TableWrap label="Upstreams">
-          <table className="table">
-            <caption className="sr-only">Upstreams</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Kind</th>
-                <th scope="col">Models</th>
-                <th scope="col">Priority / weight</th>
-                <th scope="col">Status</th>
-                <th scope="col">
-                  <span className="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.items.map((c) => (
-                <Fragment key={c.id}>
-                  <tr>
-                    <th scope="row">
-                      {c.name}
-                      <SourceBadge c={c} />
-                      <div className="meta break">{c.base_url}</div>
-                      <div className="meta">{maskedKeys(c.keys)}</div>
-                    </th>
-                    <td>{c.kind}</td>
-                    <td className="wrap-cell">
-                      <ServedModels c={c} unreadable={!!refreshes[c.id]?.failure} />
-                      {listsItsModels(c) && (
-                        <button
-                          type="button"
-                          className="btn btn-small cell-action"
-                          aria-label={`Refresh the models of ${c.name}`}
-                          onClick={() => refresh(c)}
-                          disabled={refreshes[c.id]?.busy}
-                        >
-                          Refresh
-                        </button>
-                      )}
-                      <div
-                        aria-live="polite"
-                        className={`test-result ${refreshes[c.id]?.failure ? 'text-error' : 'text-ok'}`}
+        <TableWrap caption="Upstreams">
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Kind</th>
+              <th scope="col">Models</th>
+              <th scope="col">Priority / weight</th>
+              <th scope="col">Status</th>
+              <th scope="col">
+                <span className="sr-only">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.data.items.map((c) => (
+              <Fragment key={c.id}>
+                <tr>
+                  <th scope="row">
+                    {c.name}
+                    <SourceBadge c={c} />
+                    <div className="meta break">{c.base_url}</div>
+                    <div className="meta">{maskedKeys(c.keys)}</div>
+                  </th>
+                  <td>{c.kind}</td>
+                  <td className="wrap-cell">
+                    <ServedModels c={c} unreadable={!!refreshes[c.id]?.failure} />
+                    {listsItsModels(c) && (
+                      <button
+                        type="button"
+                        className="btn btn-small cell-action"
+                        aria-label={`Refresh the models of ${c.name}`}
+                        onClick={() => refresh(c)}
+                        disabled={refreshes[c.id]?.busy}
                       >
-                        {refreshes[c.id]?.text}
-                      </div>
-                    </td>
-                    <td>
-                      {c.priority} / {c.weight}
-                    </td>
-                    <td>
-                      <StatusBadge status={c.status} />
-                    </td>
-                    <td className="actions">
-                      <RowAction
-                        verb="Test"
-                        of={c.name}
-                        onClick={() => test(c)}
-                        disabled={tests[c.id]?.busy}
-                      />
-                      <RowAction verb="Edit" of={c.name} onClick={() => edit(c)} />
-                      <RowAction
-                        verb={c.status === 1 ? 'Disable' : 'Enable'}
-                        of={c.name}
-                        disabled={toggling.has(c.id)}
-                        onClick={() => toggle(c)}
-                      />
-                      <RowAction verb="Delete" of={c.name} danger onClick={() => setDeleting(c)} />
-                      <div
-                        aria-live="polite"
-                        className={`test-result ${tests[c.id] && !tests[c.id].busy && !tests[c.id].result?.success ? 'text-error' : 'text-ok'}`}
-                      >
-                        {tests[c.id] && testSummary(tests[c.id])}
-                      </div>
+                        Refresh
+                      </button>
+                    )}
+                    <div
+                      aria-live="polite"
+                      className={`test-result ${refreshes[c.id]?.failure ? 'text-error' : 'text-ok'}`}
+                    >
+                      {refreshes[c.id]?.text}
+                    </div>
+                  </td>
+                  <td>
+                    {c.priority} / {c.weight}
+                  </td>
+                  <td>
+                    <StatusBadge status={c.status} />
+                  </td>
+                  <td className="actions">
+                    <RowAction verb="Test" of={c.name} onClick={() => test(c)} disabled={tests[c.id]?.busy} />
+                    <RowAction verb="Edit" of={c.name} onClick={() => edit(c)} />
+                    <RowAction
+                      verb={c.status === 1 ? 'Disable' : 'Enable'}
+                      of={c.name}
+                      disabled={toggling.has(c.id)}
+                      onClick={() => toggle(c)}
+                    />
+                    <RowAction verb="Delete" of={c.name} danger onClick={() => setDeleting(c)} />
+                    <div
+                      aria-live="polite"
+                      className={`test-result ${tests[c.id] && !tests[c.id].busy && !tests[c.id].result?.success ? 'text-error' : 'text-ok'}`}
+                    >
+                      {tests[c.id] && testSummary(tests[c.id])}
+                    </div>
+                  </td>
+                </tr>
+                {tests[c.id]?.result && !tests[c.id].busy && !tests[c.id].result?.success && (
+                  <tr className="test-failure-row">
+                    <td colSpan={6}>
+                      <TestFailure c={c} r={tests[c.id].result as ChannelTestResult} />
                     </td>
                   </tr>
-                  {tests[c.id]?.result && !tests[c.id].busy && !tests[c.id].result?.success && (
-                    <tr className="test-failure-row">
-                      <td colSpan={6}>
-                        <TestFailure c={c} r={tests[c.id].result as ChannelTestResult} />
-                      </td>
-                    </tr>
-                  )}
-                  {refreshes[c.id]?.failure && !refreshes[c.id].busy && (
-                    <tr className="test-failure-row">
-                      <td colSpan={6}>
-                        <TestFailure
-                          c={c}
-                          r={refreshes[c.id].failure as ChannelTestResult}
-                          action="Refresh"
-                        />
-                      </td>
-                    </tr>
-                  )}
-                </Fragment>
-              ))}
-            </tbody>
-          </table>
+                )}
+                {refreshes[c.id]?.failure && !refreshes[c.id].busy && (
+                  <tr className="test-failure-row">
+                    <td colSpan={6}>
+                      <TestFailure c={c} r={refreshes[c.id].failure as ChannelTestResult} action="Refresh" />
+                    </td>
+                  </tr>
+                )}
+              </Fragment>
+            ))}
+          </tbody>
         </TableWrap>
       )}
       {list.data && <Pager page={page} pageSize={PAGE_SIZE} total={list.data.total} onPage={setPage} />}

@@ -159,71 +159,68 @@ export function Users() {
       <ErrorBox error={list.error} onRetry={list.reload} />
       {list.data?.items.length === 0 && <Empty title="No users" />}
       {!!list.data?.items.length && (
-        <TableWrap label="Users">
-          <table className="table">
-            <caption className="sr-only">Users</caption>
-            <thead>
-              <tr>
-                <th scope="col">User</th>
-                <th scope="col">Role</th>
-                <th scope="col">Status</th>
-                <th scope="col">Quota</th>
-                <th scope="col">Created</th>
-                <th scope="col">
-                  <span className="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.items.map((u) => {
-                const block = manageBlock(me, u);
-                const deleteBlock = block ?? (u.id === me?.id ? 'You cannot delete your own account.' : null);
-                const reasonId = `user-${u.id}-why`;
-                return (
-                  <tr key={u.id}>
-                    <th scope="row">
-                      {u.username}
-                      {u.display_name && u.display_name !== u.username && (
-                        <div className="meta">{u.display_name}</div>
-                      )}
-                    </th>
-                    <td>
-                      <span className="badge">{roleName(u.role)}</span>
-                    </td>
-                    <td>
-                      <StatusBadge status={u.status} />
-                    </td>
-                    <td>
-                      <Quota used={u.quota_used ?? 0} limit={u.quota_limit ?? null} />
-                    </td>
-                    <td>{formatDate(u.created_time)}</td>
-                    <td className="actions">
-                      <RowAction
-                        verb="Edit"
-                        of={u.username}
-                        aria-describedby={block ? reasonId : undefined}
-                        onClick={() => setEditing(u)}
-                        disabled={block !== null}
-                      />
-                      <RowAction
-                        verb="Delete"
-                        of={u.username}
-                        danger
-                        aria-describedby={deleteBlock ? reasonId : undefined}
-                        onClick={() => setDeleting(u)}
-                        disabled={deleteBlock !== null}
-                      />
-                      {deleteBlock && (
-                        <div id={reasonId} className="meta action-note">
-                          {deleteBlock}
-                        </div>
-                      )}
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
+        <TableWrap caption="Users">
+          <thead>
+            <tr>
+              <th scope="col">User</th>
+              <th scope="col">Role</th>
+              <th scope="col">Status</th>
+              <th scope="col">Quota</th>
+              <th scope="col">Created</th>
+              <th scope="col">
+                <span className="sr-only">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.data.items.map((u) => {
+              const block = manageBlock(me, u);
+              const deleteBlock = block ?? (u.id === me?.id ? 'You cannot delete your own account.' : null);
+              const reasonId = `user-${u.id}-why`;
+              return (
+                <tr key={u.id}>
+                  <th scope="row">
+                    {u.username}
+                    {u.display_name && u.display_name !== u.username && (
+                      <div className="meta">{u.display_name}</div>
+                    )}
+                  </th>
+                  <td>
+                    <span className="badge">{roleName(u.role)}</span>
+                  </td>
+                  <td>
+                    <StatusBadge status={u.status} />
+                  </td>
+                  <td>
+                    <Quota used={u.quota_used ?? 0} limit={u.quota_limit ?? null} />
+                  </td>
+                  <td>{formatDate(u.created_time)}</td>
+                  <td className="actions">
+                    <RowAction
+                      verb="Edit"
+                      of={u.username}
+                      aria-describedby={block ? reasonId : undefined}
+                      onClick={() => setEditing(u)}
+                      disabled={block !== null}
+                    />
+                    <RowAction
+                      verb="Delete"
+                      of={u.username}
+                      danger
+                      aria-describedby={deleteBlock ? reasonId : undefined}
+                      onClick={() => setDeleting(u)}
+                      disabled={deleteBlock !== null}
+                    />
+                    {deleteBlock && (
+                      <div id={reasonId} className="meta action-note">
+                        {deleteBlock}
+                      </div>
+                    )}
+                  </td>
+                </tr>
+              );
+            })}
+          </tbody>
         </TableWrap>
       )}
       {list.data && <Pager page={page} pageSize={PAGE_SIZE} total={list.data.total} onPage={setPage} />}

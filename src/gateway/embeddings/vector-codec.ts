@@ -1,4 +1,4 @@
-import type { EmbeddingDtype } from './embedding-request.js';
+import type { EmbeddingDtype, EmbeddingResult } from './embedding-request.js';
 
 /**
  * base64 vectors as clients decode them: float32 little-endian for float (what the openai SDK
@@ -13,6 +13,22 @@ export function encodeVectorBase64(vector: readonly number[], dtype: EmbeddingDt
   }
   const bytes = dtype === 'int8' || dtype === 'binary' ? Int8Array.from(vector) : Uint8Array.from(vector);
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
+}
+
+/** One vector of an embeddings answer, in the shape OpenAI's and Voyage's answers share. */
+export interface EmbeddingItem {
+  object: 'embedding';
+  embedding: number[] | string;
+  index: number;
+}
+
+/** The answer's `data`: each vector in input order, as numbers or as base64 (`encoding`). */
+export function embeddingItems(result: EmbeddingResult, encoding: 'float' | 'base64'): EmbeddingItem[] {
+  return result.vectors.map((v, index) => ({
+    object: 'embedding',
+    embedding: encoding === 'base64' ? encodeVectorBase64(v, result.dtype) : v,
+    index,
+  }));
 }
 
 /** float32 little-endian base64, or undefined when the bytes are not whole float32 values. */

@@ -3,7 +3,7 @@ import type {
   EmbeddingRequest,
   EmbeddingResult,
 } from '../../gateway/embeddings/embedding-request.js';
-import { encodeVectorBase64 } from '../../gateway/embeddings/vector-codec.js';
+import { type EmbeddingItem, embeddingItems } from '../../gateway/embeddings/vector-codec.js';
 import { badRequest } from '../../gateway/errors.js';
 import { asObject, decodeEmbeddingOptions } from './voyage.js';
 
@@ -62,7 +62,7 @@ function tokensPart(tokens: unknown[], where: string): EmbeddingPart {
 
 export interface OpenAIEmbeddingResponse {
   object: 'list';
-  data: { object: 'embedding'; embedding: number[] | string; index: number }[];
+  data: EmbeddingItem[];
   model: string;
   usage: { prompt_tokens: number; total_tokens: number };
 }
@@ -73,11 +73,7 @@ export function encodeEmbeddingsResponse(
 ): OpenAIEmbeddingResponse {
   return {
     object: 'list',
-    data: result.vectors.map((v, index) => ({
-      object: 'embedding',
-      embedding: encoding === 'base64' ? encodeVectorBase64(v, result.dtype) : v,
-      index,
-    })),
+    data: embeddingItems(result, encoding),
     model: result.model,
     usage: { prompt_tokens: result.usage.totalTokens, total_tokens: result.usage.totalTokens },
   };

@@ -5,7 +5,7 @@ import type {
   EmbeddingRequest,
   EmbeddingResult,
 } from '../../gateway/embeddings/embedding-request.js';
-import { encodeVectorBase64 } from '../../gateway/embeddings/vector-codec.js';
+import { type EmbeddingItem, embeddingItems } from '../../gateway/embeddings/vector-codec.js';
 import { badRequest } from '../../gateway/errors.js';
 
 /**
@@ -153,7 +153,7 @@ function optEnum<T extends string>(b: Body, key: string, values: readonly T[]): 
 
 export interface VoyageEmbeddingResponse {
   object: 'list';
-  data: { object: 'embedding'; embedding: number[] | string; index: number }[];
+  data: EmbeddingItem[];
   model: string;
   usage: { text_tokens: number; image_pixels: number; video_pixels: number; total_tokens: number };
 }
@@ -164,11 +164,7 @@ export function encodeVoyageMultimodalResponse(
 ): VoyageEmbeddingResponse {
   return {
     object: 'list',
-    data: result.vectors.map((v, index) => ({
-      object: 'embedding',
-      embedding: encoding === 'base64' ? encodeVectorBase64(v, result.dtype) : v,
-      index,
-    })),
+    data: embeddingItems(result, encoding),
     model: result.model,
     usage: {
       text_tokens: result.usage.textTokens,

@@ -241,7 +241,7 @@ export class UserService extends UserSessions {
   async delete(actor: UserRow, id: number): Promise<void> {
     const target = await this.users.byId(id);
     if (!target) throw notFound(`user ${id} not found`);
-    if (target.id === actor.id) throw conflict('cannot delete yourself');
+    if (target.id === actor.id) throw forbidden('you cannot delete your own account');
     if (!outranks(actor, target)) throw forbidden(NOT_BELOW_YOURS.delete);
     const deleted = await this.users.deleteKeepingARoot(id, rankToStayBelow(actor));
     if (deleted === 'last-root') throw conflict('cannot delete the last root');

@@ -220,14 +220,20 @@ describe('roles', () => {
     }
   });
 
-  it('nobody can demote, disable or delete the last root', async () => {
+  it('nobody can demote or disable the last root', async () => {
     expect(
       (await gw.call('PUT', '/api/user', { cookie: rootCookie, body: { id: 1, role: 10 } })).status,
     ).toBe(409);
     expect(
       (await gw.call('PUT', '/api/user', { cookie: rootCookie, body: { id: 1, status: 2 } })).status,
     ).toBe(409);
-    expect((await gw.call('DELETE', '/api/user/1', { cookie: rootCookie })).status).toBe(409);
+  });
+
+  it('nobody deletes their own account: a 403 (not allowed), not a conflict', async () => {
+    const r = await gw.call('DELETE', '/api/user/1', { cookie: rootCookie });
+    expect(r.status).toBe(403);
+    expect(r.body).toEqual({ success: false, message: 'you cannot delete your own account' });
+    expect((await gw.call('GET', '/api/user/self', { cookie: rootCookie })).status).toBe(200);
   });
 
   it('a disabled user is locked out at once, sessions and tokens alike', async () => {

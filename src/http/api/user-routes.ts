@@ -281,7 +281,7 @@ export function registerUserRoutes(app: App, services: Services): void {
       schema: {
         tags,
         summary: 'Delete a user',
-        description: `${ADMIN_ONLY} Not yourself; users whose role is below yours, or anyone for a root (the last root stays).`,
+        description: `${ADMIN_ONLY} Not yourself (403); users whose role is below yours, or anyone for a root (the last root stays).`,
         params: IdParams,
       },
       onRequest: admin,

@@ -130,6 +130,16 @@ describe('featured and category routes', () => {
     expect((await gw.call('GET', '/api/app/category/tools?page_size=500')).status).toBe(400);
   });
 
+  it('a category route without a category is the 400 of an unknown category, not the /:id route naming id', async () => {
+    const unknown = await gw.call('GET', '/api/app/category/games');
+    for (const path of ['/api/app/category/', '/api/app/category', '/api/app/category?p=0']) {
+      const r = await gw.call('GET', path);
+      expect(r.status, path).toBe(400);
+      expect(r.body, path).toEqual({ success: false, message: unknown.body.message });
+      expect(r.body.message, path).toMatch(/^category: must be one of "development", /);
+    }
+  });
+
   it('featured and category reject bad paging and order values naming the parameter', async () => {
     const bad = [
       'p=-1',

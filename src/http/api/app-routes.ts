@@ -9,6 +9,7 @@ import type { App } from '../app.js';
 import { optionalUser, requireUser, resolveUser } from '../auth.js';
 import { ok, paging } from '../envelope.js';
 import { ADMIN_ONLY, IdParams } from '../schemas.js';
+import { checkBody } from '../validation.js';
 import {
   CategoryParams,
   CreateAppBody,
@@ -130,6 +131,13 @@ export function registerAppRoutes(app: App, services: Services): void {
       return ok(apps, total);
     },
   );
+
+  // `/api/app/category/` (trailing slash ignored) names no category: without this route it was
+  // `/:id` with the id "category", answering `id: must be integer` to someone who asked for a
+  // category. It answers what an unknown category does, from the same schema.
+  app.get('/api/app/category', { schema: { tags, hide: true } }, async () => {
+    checkBody(CategoryParams, { category: '' });
+  });
 
   app.get(
     '/api/app/:id',

@@ -468,3 +468,96 @@ describe('loadConfig', () => {
     expect(problemsOf({}, { server: { port: 99999 } })).toEqual(['server.port: must be <= 65535']);
   });
 });
+
+describe('loadConfig converts the environment only', () => {
+  const model = (v: unknown) => `models:\n  - id: a/b\n    max_completion_tokens: ${v}\n`;
+
+  it('refuses a file value of the wrong type instead of converting it (0 used to become null, unlimited)', () => {
+    expect(problemsOf({ MODELGATE_CONFIG: yamlFile(model(0)) })).toEqual([
+      'models.0.max_completion_tokens: must be >= 1',
+    ]);
+    expect(problemsOf({ MODELGATE_CONFIG: yamlFile(model(1.5)) })).toEqual([
+      'models.0.max_completion_tokens: must be an integer >= 1 or null',
+    ]);
+    expect(problemsOf({}, { models: [{ id: 'a/b', max_completion_tokens: 0 }] })).toEqual([
+      'models.0.max_completion_tokens: must be >= 1',
+    ]);
+    expect(loadConfig({ MODELGATE_CONFIG: yamlFile(model('null')) }).models[0]!.max_completion_tokens).toBe(
+      null,
+    );
+    expect(loadConfig({ MODELGATE_CONFIG: yamlFile(model(8192)) }).models[0]!.max_completion_tokens).toBe(
+      8192,
+    );
+  });
+
+  it('refuses text where the file means a number or a boolean, and a number where it means text', () => {
+    const f = yamlFile(
+      [
+        'server:',
+        '  port: "3000"',
+        '  serve_console: "true"',
+        'metrics:',
+        '  enabled: 1',
+        'gateway:',
+        '  default_model: 12',
+        'channels:',
+        '  - name: a',
+        '    kind: openai-compatible',
+        '    keys: [0123]',
+        '    priority: "5"',
+        '',
+      ].join('\n'),
+    );
+    expect(problemsOf({ MODELGATE_CONFIG: f })).toEqual([
+      'server.port: must be an integer, written without quotes',
+      'channels.0.priority: must be an integer, written without quotes',
+      'server.serve_console: must be boolean',
+      'metrics.enabled: must be boolean',
+      'gateway.default_model: must be string',
+      'channels.0.keys.0: must be string',
+    ]);
+    // A secret is named, its value not echoed.
+    const secret = yamlFile('auth:\n  root_password: 12345678\n');
+    expect(problemsOf({ MODELGATE_CONFIG: secret })).toEqual([
+      'auth.root_password: must be string (value hidden)',
+    ]);
+  });
+
+  it('still reads the environment, which is text, as each setting’s type', () => {
+    const c = loadConfig({
+      MODELGATE_PORT: '3001',
+      MODELGATE_SERVER_SERVE_CONSOLE: 'false',
+      MODELGATE_METRICS_ENABLED: '0',
+      MODELGATE_AUTH_COOKIE_SECURE: 'true',
+      MODELGATE_GATEWAY_DEFAULT_MODEL: '12',
+      MODELGATE_GATEWAY_IMAGE_ALLOW_HOSTS: 'a.example, b.example',
+    });
+    expect(c.server.port).toBe(3001);
+    expect(c.server.serve_console).toBe(false);
+    expect(c.metrics.enabled).toBe(false);
+    expect(c.auth.cookie_secure).toBe(true);
+    expect(c.gateway.default_model).toBe('12');
+    expect(c.gateway.image_allow_hosts).toEqual(['a.example', 'b.example']);
+    // The environment over a file value the file alone would have been refused for.
+    const f = yamlFile('server:\n  port: "3000"\n');
+    expect(loadConfig({ MODELGATE_CONFIG: f, PORT: '3002' }).server.port).toBe(3002);
+  });
+
+  it('leaves the overrides it was given as they were', () => {
+    const overrides = { server: { port: 0 }, channels: [{ name: 'a', kind: 'openai-compatible' }] };
+    const before = structuredClone(overrides);
+    const c = loadConfig({ MODELGATE_SERVER_HOST: '0.0.0.0', OPENAI_API_KEY: 'sk-x' }, overrides);
+    expect(c.server.host).toBe('0.0.0.0');
+    expect(c.channels).toHaveLength(2);
+    expect(overrides).toEqual(before);
+  });
+
+  it('names an unknown section at the top level in words, not as (root)', () => {
+    const f = yamlFile('server:\n  port: 3000\nfoo: 1\nloggin:\n  level: info\n');
+    const sections =
+      'server, database, redis, auth, log, catalog, limits, metrics, gateway, channels, models';
+    expect(problemsOf({ MODELGATE_CONFIG: f })).toEqual([
+      `top level: unknown setting(s) foo, loggin (the sections are ${sections})`,
+    ]);
+  });
+});

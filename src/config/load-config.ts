@@ -86,7 +86,9 @@ export function loadConfig(env: Env = process.env, overrides: unknown = undefine
       problems.push(`${file}: ${(err as Error).message.split('\n')[0]}`);
     }
   }
-  if (overrides) raw = deepMerge(raw, overrides as Record<string, any>);
+  // Copied, as what follows sets, deletes and fills in defaults in place: the caller's object
+  // stays as it was given.
+  if (overrides) raw = deepMerge(raw, copyPlain(overrides) as Record<string, any>);
   // Which environment variable set which setting, to name it beside the setting in a problem.
   const sources = new Map<string, string>();
   const shortcuts = applyEnv(raw, env, problems, sources);
@@ -99,16 +101,18 @@ export function loadConfig(env: Env = process.env, overrides: unknown = undefine
   // A `channels:` that is not a list stays as it is, for the schema to report.
   if (shortcuts.length > 0 && (raw.channels == null || Array.isArray(raw.channels)))
     raw.channels = [...(raw.channels ?? []), ...shortcuts];
-  // TypeBox's conversion would truncate 3000.9 to 3000 and read "true" as 1: numbers are
-  // checked as written first.
-  numberProblems(ConfigSchema, raw, '', problems, named);
+  // The file's values (YAML's own types) and the overrides are taken as they are: a whole-config
+  // conversion read `max_completion_tokens: 0` as null (unlimited) and 1.5 as 1. Only what the
+  // environment set, which is text, is read as its setting's type.
+  numberProblems(ConfigSchema, raw, '', problems, named, sources);
+  convertEnv(raw, sources);
   // Before the conversion too, which reads a number as the address "2" (0.0.0.2).
   const trustProxy = trustProxyProblem(raw.server?.trust_proxy);
   if (trustProxy) {
     problems.push(`${named('server.trust_proxy')}: ${trustProxy}`);
     delete raw.server.trust_proxy;
   }
-  const withDefaults = Value.Default(ConfigSchema, Value.Convert(ConfigSchema, raw)) as Config;
+  const withDefaults = Value.Default(ConfigSchema, raw) as Config;
   problems.push(...schemaProblems(withDefaults, named));
   const database = withDefaults.database?.url;
   const databaseProblem = typeof database === 'string' ? databaseUrlProblem(database) : undefined;
@@ -292,14 +296,16 @@ function schemaProblems(config: Config, named: (path: string) => string): string
   for (const e of errors) {
     if (e.keyword === 'boolean' && e.schemaPath.endsWith('/additionalProperties')) continue;
     if (unions.some((u) => e.schemaPath.startsWith(u))) continue;
-    const path = e.instancePath.replace(/^\//, '').replaceAll('/', '.') || '(root)';
+    const path = e.instancePath.replace(/^\//, '').replaceAll('/', '.');
     const extra = (e.params as { additionalProperties?: string[] })?.additionalProperties;
     const what = extra
-      ? `unknown setting(s) ${extra.join(', ')}`
+      ? `unknown setting(s) ${extra.join(', ')}${path ? '' : ` (the sections are ${Object.keys(ConfigSchema.properties).join(', ')})`}`
       : e.keyword === 'anyOf'
         ? unionMessage(e, errors)
         : said(e);
-    problems.push(`${named(path)}: ${SECRET_PATHS.has(path) ? 'invalid value (hidden)' : what}`);
+    // A type says nothing of the value; any other refusal of a secret might (its length...).
+    const secret = e.keyword === 'type' ? `${what} (value hidden)` : 'invalid value (hidden)';
+    problems.push(`${path ? named(path) : 'top level'}: ${SECRET_PATHS.has(path) ? secret : what}`);
   }
   return problems;
 }
@@ -358,6 +364,7 @@ function numberProblems(
   path: string,
   problems: string[],
   named: (path: string) => string,
+  sources: Map<string, string>,
 ): void {
   for (const [k, sub] of Object.entries<any>(schema.properties ?? {})) {
     const value = obj[k];
@@ -365,22 +372,51 @@ function numberProblems(
     const at = path ? `${path}.${k}` : k;
     if (sub.type === 'integer' || sub.type === 'number') {
       const integer = sub.type === 'integer';
+      const text = integer ? INTEGER_TEXT : NUMBER_TEXT;
+      const what = integer ? 'an integer' : 'a number';
+      // Text is read as a number from the environment only; in the file it is a quoted value.
+      const fromEnv = sources.has(at);
       const bad =
         typeof value === 'string'
-          ? !(integer ? INTEGER_TEXT : NUMBER_TEXT).test(value)
+          ? !fromEnv || !text.test(value)
           : integer && typeof value === 'number' && !Number.isInteger(value);
       if (bad) {
-        problems.push(`${named(at)}: must be ${sub.type === 'integer' ? 'an integer' : 'a number'}`);
+        const quoted = typeof value === 'string' && !fromEnv && text.test(value);
+        problems.push(`${named(at)}: must be ${what}${quoted ? ', written without quotes' : ''}`);
         delete obj[k];
       }
     } else if (sub.type === 'object' && value && typeof value === 'object' && !Array.isArray(value)) {
-      numberProblems(sub, value, at, problems, named);
+      numberProblems(sub, value, at, problems, named, sources);
     } else if (sub.type === 'array' && sub.items?.type === 'object' && Array.isArray(value)) {
       for (const [i, item] of value.entries())
         if (item && typeof item === 'object' && !Array.isArray(item))
-          numberProblems(sub.items, item, `${at}.${i}`, problems, named);
+          numberProblems(sub.items, item, `${at}.${i}`, problems, named, sources);
     }
   }
+}
+
+/**
+ * The settings the environment set (`sources`), read as their type: environment variables are
+ * text. Their numbers were checked as written (numberProblems); a boolean reads `true`, `false`,
+ * `1` or `0`; what does not convert is left for the schema to report.
+ */
+function convertEnv(raw: Record<string, any>, sources: Map<string, string>): void {
+  for (const path of sources.keys()) {
+    const [section, key] = path.split('.') as [string, string];
+    const value = raw[section]?.[key];
+    if (typeof value !== 'string') continue;
+    const schema = (ConfigSchema.properties as any)[section]?.properties?.[key];
+    raw[section][key] =
+      schema.type === 'integer' || schema.type === 'number' ? Number(value) : Value.Convert(schema, value);
+  }
+}
+
+/** A copy of plain objects and arrays, all the way down; anything else is the same value. */
+function copyPlain(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(copyPlain);
+  if (value && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype)
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, copyPlain(v)]));
+  return value;
 }
 
 function deepMerge(a: Record<string, any>, b: Record<string, any>): Record<string, any> {

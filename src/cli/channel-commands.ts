@@ -13,7 +13,7 @@ import { CreateChannel, UpdateChannel } from '../http/api/channel-routes.js';
 import { checkBody } from '../http/validation.js';
 import type { Services } from '../services.js';
 import { INT32_MAX } from '../store/column-bounds.js';
-import { namingOptions, someOf, table, withServices } from './cli-support.js';
+import { CREATES, namingOptions, someOf, table, withServices } from './cli-support.js';
 import { commaList, pricingJson, wholeNumber } from './option-parsers.js';
 
 const out = (line: string) => process.stdout.write(`${line}\n`);
@@ -67,7 +67,7 @@ export function registerChannelCommands(program: Command): void {
         const keys = `${c.keys.length} key${c.keys.length === 1 ? '' : 's'}`;
         out(`added channel ${c.name} (id ${c.id}, ${c.kind} at ${c.base_url}, ${keys})`);
         await reportModels(s, change);
-      });
+      }, CREATES);
     });
   });
 

@@ -1,7 +1,10 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { Role } from '../access/roles.js';
 import { loadConfig } from '../config/load-config.js';
 import { GatewayError } from '../gateway/errors.js';
 import { createServices, type Services } from '../services.js';
+import { isPostgresUrl, sqliteFile } from '../store/database.js';
 import type { UserRow } from '../store/users-repo.js';
 
 /**
@@ -24,10 +27,35 @@ export async function namingOptions(options: Record<string, string>, fn: () => P
   }
 }
 
-export async function withServices<T>(fn: (s: Services) => Promise<T>): Promise<T> {
+/** For `withServices`: the command adds something, so it may make the database (migrate, add). */
+export const CREATES = { creates: true };
+
+/**
+ * Runs `fn` on the database the configuration names. A SQLite file that does not exist yet is
+ * created only by a command that adds something (`creates`), as the gateway's first start would,
+ * with a note saying where; any other command (a listing, a change to what is there) stops with
+ * one line instead: run without the gateway's DATABASE_URL, it made an empty `./data/modelgate.db`
+ * and answered from that.
+ */
+export async function withServices<T>(
+  fn: (s: Services) => Promise<T>,
+  opts: { creates?: boolean } = {},
+): Promise<T> {
+  const config = loadConfig();
+  const url = config.database.url;
+  const file = isPostgresUrl(url) ? undefined : sqliteFile(url);
+  const missing = file !== undefined && file !== ':memory:' && !existsSync(file) ? resolve(file) : undefined;
+  if (missing && !opts.creates)
+    throw new Error(
+      `no database at ${missing}: the gateway creates it at its first start; run this with the gateway's DATABASE_URL (or MODELGATE_CONFIG)`,
+    );
   // A one-off command lists no upstream's models at start (a down upstream would hold every
   // command for seconds); `channel add`, `update` and `refresh` list the one they change.
-  const services = await createServices(loadConfig(), undefined, { discoverAtStart: false });
+  const services = await createServices(config, undefined, { discoverAtStart: false });
+  if (missing)
+    process.stderr.write(
+      `note: created a new database at ${missing}; a gateway sees it only if it runs with the same DATABASE_URL (or MODELGATE_CONFIG)\n`,
+    );
   try {
     return await fn(services);
   } finally {

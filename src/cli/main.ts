@@ -5,7 +5,7 @@ import { Role } from '../access/roles.js';
 import { ConfigError } from '../config/load-config.js';
 import { announceRoot, serve } from '../main.js';
 import { registerChannelCommands } from './channel-commands.js';
-import { namingOptions, rootActor, withServices } from './cli-support.js';
+import { CREATES, namingOptions, rootActor, withServices } from './cli-support.js';
 import { registerKeyCommands } from './key-commands.js';
 
 const program = new Command('modelgate').description('AI model gateway and application catalog');
@@ -19,7 +19,7 @@ program
   .command('migrate')
   .description('apply pending database migrations and exit')
   .action(async () => {
-    const twins = await withServices((s) => s.users.duplicatesWarnings());
+    const twins = await withServices((s) => s.users.duplicatesWarnings(), CREATES);
     process.stdout.write('database is up to date\n');
     for (const t of twins) process.stderr.write(`warning: ${t.message}\n`);
   });
@@ -50,7 +50,7 @@ user
           role,
         });
         process.stdout.write(`created user ${created.username} (id ${created.id}, role ${o.role})\n`);
-      }),
+      }, CREATES),
     );
   });
 

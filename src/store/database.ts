@@ -51,6 +51,11 @@ export function isPostgresUrl(url: string): boolean {
   return /^postgres(ql)?:\/\//i.test(url);
 }
 
+/** The file a SQLite `database.url` names (`sqlite:` or `sqlite://` before it dropped), as given. */
+export function sqliteFile(url: string): string {
+  return url.replace(/^sqlite:(\/\/)?/i, '');
+}
+
 export interface DatabaseOptions {
   poolSize?: number;
   /**
@@ -141,7 +146,7 @@ export function openDatabase(url: string, opts: DatabaseOptions = {}): Database 
     };
     return { ...base, ping, close, poolStats, pgPool: pool, untimed };
   }
-  const file = url.replace(/^sqlite:(\/\/)?/i, '');
+  const file = sqliteFile(url);
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
   const conn = new SQLite(file);
   // WAL lets readers proceed during writes; busy_timeout makes a second process wait for the

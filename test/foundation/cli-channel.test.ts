@@ -50,6 +50,9 @@ describe('modelgate channel', () => {
     timeout: 300_000,
   }, async () => {
     const cli = (args: string[], input?: string) => runCli(['channel', ...args], env, input);
+    // `channel list` reads a database, and makes none (cli.test.ts): the gateway's start, or
+    // `migrate`, makes it.
+    expect(await runCli(['migrate'], env)).toMatchObject({ code: 0 });
     expect(await cli(['list'])).toMatchObject({ code: 0, stdout: expect.stringMatching(/^no channels yet/) });
 
     // The key comes from standard input, and reaches the upstream when the models are listed.

@@ -450,6 +450,68 @@ describe('modelgate CLI', () => {
     expect(await help(['channel', 'add'])).toContain('higher is tried first (default 0)');
   });
 
+  it('a command on what a database holds, run where there is none, says so and creates none', {
+    timeout: 120_000,
+  }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mg-cli-nodb-'));
+    const env = { MODELGATE_LOG_LEVEL: 'silent', MODELGATE_ROOT_PASSWORD: 'cli-root-password' };
+    const none = (at: string) =>
+      `error: no database at ${at}: the gateway creates it at its first start; run this with the gateway's DATABASE_URL (or MODELGATE_CONFIG)\n`;
+    try {
+      const commands = [
+        ['key', 'list'],
+        // A key is made for a user of the database: there is none to own it yet.
+        ['key', 'create', '-u', 'root'],
+        ['key', 'revoke', '1'],
+        ['channel', 'list'],
+        ['channel', 'test', 'x'],
+        ['channel', 'update', 'x', '--weight', '2'],
+        ['channel', 'refresh', 'x'],
+        ['channel', 'remove', 'x'],
+        ['channel', 'disable', 'x'],
+      ];
+      for (const args of commands)
+        expect(await runCli(args, env, '', dir), args.join(' ')).toEqual({
+          code: 1,
+          stdout: '',
+          stderr: none(join(dir, 'data', 'modelgate.db')),
+        });
+      // A database named elsewhere, as a sqlite: URL too, is looked for there.
+      const named = await runCli(
+        ['channel', 'list'],
+        { ...env, DATABASE_URL: 'sqlite:other/gw.db' },
+        '',
+        dir,
+      );
+      expect(named.stderr).toBe(none(join(dir, 'other', 'gw.db')));
+      expect(readdirSync(dir)).toEqual([]);
+      // A command that adds something makes the database, as the gateway's first start would, and
+      // says where; the gateway run with the same settings then sees it.
+      const add = await runCli(
+        [
+          'channel',
+          'add',
+          '--name',
+          'local',
+          '--kind',
+          'openai-compatible',
+          '--base-url',
+          'http://127.0.0.1:1/v1',
+        ],
+        env,
+        '',
+        dir,
+      );
+      expect(add.stderr).toContain(`note: created a new database at ${join(dir, 'data', 'modelgate.db')}`);
+      expect(add.stdout).toContain('added channel');
+      const list = await runCli(['channel', 'list'], env, '', dir);
+      expect(list).toMatchObject({ code: 0, stderr: '' });
+      expect(list.stdout).toContain('local');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('refuses a bad configuration listing every problem, with exit code 2', async () => {
     const err = await cli(['migrate'], { MODELGATE_PORT: 'abc', MODELGATE_LOG_LEVEL: 'loud' }).catch(
       (e) => e,

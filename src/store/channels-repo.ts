@@ -4,6 +4,16 @@ import type { ChannelsTable } from './schema.js';
 
 export type ChannelRow = Selectable<ChannelsTable>;
 export type NewChannelRow = Insertable<ChannelsTable>;
+/** The outcome of a channel's last model listing, as its row holds it (schema.ts, migration 0010). */
+export type ListingColumns = Pick<
+  ChannelRow,
+  | 'listing_time'
+  | 'listing_ok'
+  | 'listing_models'
+  | 'listing_error_kind'
+  | 'listing_upstream_status'
+  | 'listing_message'
+>;
 
 export class ChannelsRepo {
   constructor(private readonly d: Database) {}
@@ -102,6 +112,17 @@ export class ChannelsRepo {
   async delete(id: number): Promise<boolean> {
     const r = await this.d.db.deleteFrom('channels').where('id', '=', id).executeTakeFirst();
     return Number(r.numDeletedRows) > 0;
+  }
+
+  /**
+   * Stores the outcome of the channel's last model listing over the one before; false (nothing
+   * written) when the channel is gone. Not a change of the channel: its revision and
+   * `updated_time` stay, so no PUT made from what an admin read is refused for it, and the
+   * channel's own fields are not written (a change under way keeps them).
+   */
+  async setListing(id: number, outcome: ListingColumns): Promise<boolean> {
+    const r = await this.d.db.updateTable('channels').set(outcome).where('id', '=', id).executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
   }
 
   /**

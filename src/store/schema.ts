@@ -123,6 +123,18 @@ export interface ChannelsTable {
   updated_time: number;
   /** Moves on by one with every write of the row (compare-and-swap updates). */
   revision: Generated<number>;
+  /**
+   * The outcome of the channel's last model listing (migration 0010), all NULL until it is first
+   * listed: when it ended (Unix seconds), 1 listed / 0 failed, how many models it listed, and for
+   * a failure its error kind, the upstream's HTTP status (NULL when it never answered) and the
+   * message. Written by ChannelsRepo.setListing only.
+   */
+  listing_time: Generated<number | null>;
+  listing_ok: Generated<number | null>;
+  listing_models: Generated<number | null>;
+  listing_error_kind: Generated<string | null>;
+  listing_upstream_status: Generated<number | null>;
+  listing_message: Generated<string | null>;
 }
 
 export interface ModelsTable {

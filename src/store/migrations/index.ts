@@ -9,6 +9,7 @@ import { emailCase } from './0006-email-case.js';
 import { keyAdminHold } from './0007-key-admin-hold.js';
 import { searchFold } from './0008-search-fold.js';
 import { channelListings } from './0009-channel-listings.js';
+import { channelListingOutcome } from './0010-channel-listing-outcome.js';
 
 /**
  * Numbered migrations, applied in order and never edited once released: add a new file
@@ -25,5 +26,6 @@ export function migrationsFor(dialect: Dialect): Record<string, Migration> {
     '0007-key-admin-hold': keyAdminHold(),
     '0008-search-fold': searchFold(dialect),
     '0009-channel-listings': channelListings(dialect),
+    '0010-channel-listing-outcome': channelListingOutcome(),
   };
 }

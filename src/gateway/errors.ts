@@ -13,6 +13,11 @@ export class GatewayError extends Error {
    * whatever it was made from, so no client is told to retry at once and hot-loops.
    */
   readonly retryAfter: number | undefined;
+  /**
+   * The `/api` envelope's `data` on this failure, when it has one to give (a failed model
+   * refresh: the listing's outcome, as `GET /api/channel` answers it); not on the other surfaces.
+   */
+  readonly data: unknown;
 
   constructor(
     status: number,
@@ -22,6 +27,7 @@ export class GatewayError extends Error {
       param?: string | null;
       metadata?: Record<string, unknown>;
       retryAfter?: number;
+      data?: unknown;
     } = {},
   ) {
     super(message);
@@ -31,6 +37,7 @@ export class GatewayError extends Error {
     this.param = opts.param ?? null;
     this.metadata = opts.metadata;
     this.retryAfter = retryAfterSeconds(opts.retryAfter);
+    this.data = opts.data;
   }
 }
 

@@ -73,13 +73,17 @@ export function surfaceOf(url: string): Surface {
  * The error body for each surface (decisions.md "Errors"); the Anthropic ingress answers in
  * Anthropic's shape, `{"type":"error","error":{type, message},"request_id"}`. The `/api` envelope
  * carries the error's `metadata` when it has one, as `/v1` does inside `error` (a rate limit's
- * `{scope, limit}`: which limit refused, docs/scaling.md).
+ * `{scope, limit}`: which limit refused, docs/scaling.md), and its `data` when it has one (a
+ * failed model refresh's listing outcome).
  */
 export function errorBody(e: GatewayError, surface: Surface, requestId?: string): unknown {
   if (surface === 'api')
-    return e.metadata === undefined
-      ? { success: false, message: e.message }
-      : { success: false, message: e.message, metadata: e.metadata };
+    return {
+      success: false,
+      message: e.message,
+      ...(e.metadata === undefined ? {} : { metadata: e.metadata }),
+      ...(e.data === undefined ? {} : { data: e.data }),
+    };
   if (surface === 'anthropic') return anthropicErrorBody(e, requestId);
   const body: Record<string, unknown> = {
     error: {

@@ -9,8 +9,21 @@ import type { FastifyBaseLogger } from 'fastify';
 import { pino } from 'pino';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { type ChannelChange, ChannelService } from '../../src/gateway/registry/channel-service.js';
+import { ChannelsRepo } from '../../src/store/channels-repo.js';
+import { openDatabase } from '../../src/store/database.js';
 import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+
+/** The outcome of the channel's last listing as the database holds it after the gateway stopped. */
+async function storedOutcome(databaseUrl: string, name: string) {
+  const d = openDatabase(databaseUrl);
+  try {
+    const row = await new ChannelsRepo(d).byName(name);
+    return { ok: row?.listing_ok, models: row?.listing_models, kind: row?.listing_error_kind };
+  } finally {
+    await d.close();
+  }
+}
 
 /** A promise the test settles (`done()`) when it says so. */
 function deferred(): { promise: Promise<void>; done: () => void } {
@@ -71,6 +84,12 @@ describe('a gateway stopping while a new channel lists its models', () => {
     expect(await listed[0]!.closed).toEqual({ completed: false });
     answer();
     expect(logged.map((l) => [l.msg, l.reason])).toEqual([]);
+    // A listing cut records no outcome: the channel was never listed.
+    expect(await storedOutcome(gw.databaseUrl, 'slow-lister')).toEqual({
+      ok: null,
+      models: null,
+      kind: null,
+    });
   });
 });
 
@@ -121,5 +140,7 @@ describe('a gateway stopping while a periodic refresh lists a channel’s models
     await new Promise((r) => setTimeout(r, 400));
     expect(up2.requests).toHaveLength(2);
     expect(logged.map((l) => l.msg)).toEqual([]);
+    // The cut round recorded nothing: the outcome is still the start's listing of one model.
+    expect(await storedOutcome(gw2.databaseUrl, 'lister')).toEqual({ ok: 1, models: 1, kind: null });
   });
 });

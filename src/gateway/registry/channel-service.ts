@@ -2,10 +2,14 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { ChannelRow } from '../../store/channels-repo.js';
 import { badRequest, conflict, GatewayError, notFound, UpstreamError } from '../errors.js';
 import type { BodyLimits, UpstreamClient } from '../upstream/upstream-client.js';
+import type { DiscoveredModel } from './catalog.js';
 import {
   type Channel,
   type ChannelInput,
+  type ChannelListing,
   explainChannelFailure,
+  listingColumns,
+  listingOfRow,
   mergeKeys,
   mergeSettings,
   type PublicChannel,
@@ -80,6 +84,24 @@ export class ChannelDeletedError extends GatewayError {
 }
 
 /**
+ * A listing of a channel's models that failed: the upstream's failure (its message with the setup
+ * hint), and the outcome stored on the channel for it, which the admin's refresh answers in its
+ * `data` as `GET /api/channel` answers it in `listing`.
+ */
+export class ListingFailedError extends UpstreamError {
+  constructor(
+    err: UpstreamError,
+    readonly listing: ChannelListing,
+  ) {
+    super(err.kind, err.message, {
+      upstreamStatus: err.upstreamStatus,
+      retryAfterMs: err.retryAfterMs,
+      cause: err.cause,
+    });
+  }
+}
+
+/**
  * The 404 of a channel that is not stored (never was, or deleted): a round of discovery, which
  * works from the channels it loaded before, meets it for a channel deleted since and skips it.
  */
@@ -117,16 +139,18 @@ export class ChannelService {
 
   async list(offset: number, limit: number): Promise<{ rows: PublicChannel[]; total: number }> {
     const { rows, total } = await this.state.repos.channels.list(offset, limit);
-    return { rows: rows.map((r) => toPublicChannel(parseChannelRow(r))), total };
+    return { rows: rows.map(publicOf), total };
   }
 
   async get(id: number): Promise<PublicChannel> {
-    return toPublicChannel(await this.stored(id));
+    const row = await this.state.repos.channels.byId(id);
+    if (!row) throw new ChannelNotFoundError(id);
+    return publicOf(row);
   }
 
   async byName(name: string): Promise<PublicChannel | undefined> {
     const row = await this.state.repos.channels.byName(name);
-    return row && toPublicChannel(parseChannelRow(row));
+    return row && publicOf(row);
   }
 
   /** Model ids the channel serves, enabled or not (declared, discovered or its provider's own). */
@@ -149,7 +173,7 @@ export class ChannelService {
       });
     await this.state.changed();
     const channel = parseChannelRow(created);
-    return { channel: toPublicChannel(channel), listing: this.refreshInBackground(channel) };
+    return { channel: publicOf(created), listing: this.refreshInBackground(channel) };
   }
 
   /**
@@ -166,7 +190,7 @@ export class ChannelService {
     const relist = DISCOVERY_FIELDS.some(
       (f) => JSON.stringify(discoveryView(current, f)) !== JSON.stringify(discoveryView(after, f)),
     );
-    return { channel: toPublicChannel(after), listing: relist ? this.refreshInBackground(after) : undefined };
+    return { channel: publicOf(updated), listing: relist ? this.refreshInBackground(after) : undefined };
   }
 
   async delete(id: number): Promise<void> {
@@ -181,6 +205,11 @@ export class ChannelService {
    * moves no version and reloads no other instance. This one still reloads: the stored listing
    * may be another write's (the listing a create started, another instance's) that it has not
    * loaded yet, and what a refresh found applies before it returns.
+   *
+   * Its outcome is stored on the channel (`GET /api/channel`'s `listing`, on every instance): the
+   * number of models listed, or why it failed (a ListingFailedError carries it), or an empty
+   * list kept from storing (`keepOnEmpty`). A listing `signal` cut (the gateway stopping) stores
+   * none, and one whose channel was deleted meanwhile ends with ChannelDeletedError.
    */
   async refreshModels(
     id: number,
@@ -189,30 +218,45 @@ export class ChannelService {
   ): Promise<string[]> {
     const channel = await this.stored(id);
     if (!canDiscover(channel)) throw badRequest(`a ${channel.kind} channel cannot list its models`);
-    const found = await discoverModels(channel, this.client, { ...this.opts, signal }).catch(
-      (err: unknown) => {
-        throw err instanceof UpstreamError
-          ? new UpstreamError(err.kind, explainChannelFailure(channel, err), {
-              upstreamStatus: err.upstreamStatus,
-              retryAfterMs: err.retryAfterMs,
-              cause: err,
-            })
-          : err;
-      },
-    );
+    let found: DiscoveredModel[];
+    try {
+      found = await discoverModels(channel, this.client, { ...this.opts, signal });
+    } catch (err) {
+      // Cut by the gateway stopping: no outcome of the upstream's, nothing stored.
+      if (signal?.aborted || !(err instanceof UpstreamError)) throw err;
+      const failure = new UpstreamError(err.kind, explainChannelFailure(channel, err), {
+        upstreamStatus: err.upstreamStatus,
+        retryAfterMs: err.retryAfterMs,
+        cause: err,
+      });
+      const listing = failed(failure.kind, failure.upstreamStatus ?? null, failure.message);
+      await this.recordListing(id, listing);
+      throw new ListingFailedError(failure, listing);
+    }
     const json = JSON.stringify(found);
     const stored = await this.state.repos.channels.discoveredFor(id);
     // An empty answer where models were listed is more often an upstream's bad moment than every
     // model withdrawn: a round nobody asked for keeps the stored listing (an admin's refresh writes).
-    if (opts.keepOnEmpty && found.length === 0 && stored !== undefined && stored !== '[]')
-      throw new Error(
-        `${channel.name} listed no models; kept the ${(JSON.parse(stored) as unknown[]).length} it listed before (refresh its models to clear them)`,
-      );
+    if (opts.keepOnEmpty && found.length === 0 && stored !== undefined && stored !== '[]') {
+      const message = `${channel.name} listed no models; kept the ${(JSON.parse(stored) as unknown[]).length} it listed before (refresh its models to clear them)`;
+      await this.recordListing(id, { ...failed('empty', null, message), models: 0 });
+      throw new Error(message);
+    }
     if (stored !== json) {
       if (!(await this.state.repos.channels.setDiscovered(id, json))) throw new ChannelDeletedError(id);
+      await this.recordListing(id, listed(found.length));
       await this.state.changed();
-    } else await this.state.reload();
+    } else {
+      await this.recordListing(id, listed(found.length));
+      await this.state.reload();
+    }
     return found.map((f) => f.name);
+  }
+
+  /** Stores a listing's outcome on its channel; a channel deleted meanwhile stores none. */
+  private async recordListing(id: number, listing: ChannelListing): Promise<void> {
+    if (!(await this.state.repos.channels.setListing(id, listingColumns(listing))))
+      throw new ChannelDeletedError(id);
   }
 
   /**
@@ -335,6 +379,29 @@ export class ChannelService {
     return parseChannelRow(row);
   }
 }
+
+/** A channel as the admin API answers it: keys masked, with its last listing's outcome. */
+function publicOf(row: ChannelRow): PublicChannel {
+  return toPublicChannel(parseChannelRow(row), listingOfRow(row));
+}
+
+const listed = (models: number): ChannelListing => ({
+  time: now(),
+  ok: true,
+  models,
+  error_kind: null,
+  upstream_status: null,
+  message: null,
+});
+
+const failed = (kind: string, status: number | null, message: string): ChannelListing => ({
+  time: now(),
+  ok: false,
+  models: null,
+  error_kind: kind,
+  upstream_status: status,
+  message,
+});
 
 /** Fields that change what a channel's `GET /models` answers (or whether it is asked). */
 const DISCOVERY_FIELDS = [

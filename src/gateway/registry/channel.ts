@@ -1,4 +1,4 @@
-import type { ChannelRow, NewChannelRow } from '../../store/channels-repo.js';
+import type { ChannelRow, ListingColumns, NewChannelRow } from '../../store/channels-repo.js';
 import { badRequest, UpstreamError } from '../errors.js';
 import { checkOneLine } from '../text-characters.js';
 import {
@@ -75,7 +75,53 @@ export interface ChannelInput {
   settings?: Record<string, unknown>;
 }
 
-export type PublicChannel = Omit<Channel, 'keys'> & { keys: string[] };
+/**
+ * The outcome of a channel's last model listing, as `GET /api/channel` answers it (`listing`; null
+ * until the channel is first listed): when it ended (Unix seconds), whether it succeeded, how many
+ * models it listed, and for a failure the fields a failed channel test answers.
+ */
+export interface ChannelListing {
+  time: number;
+  ok: boolean;
+  /** Models the upstream listed (null when it could not be read). */
+  models: number | null;
+  /**
+   * Why it failed (null on success): an upstream error kind (`server_error`, `auth`,
+   * `bad_response`, ...), or `empty` for an empty list a background listing did not store over
+   * the models listed before.
+   */
+  error_kind: string | null;
+  /** The HTTP status the upstream failed with; null when it never answered, or on success. */
+  upstream_status: number | null;
+  message: string | null;
+}
+
+export type PublicChannel = Omit<Channel, 'keys'> & { keys: string[]; listing: ChannelListing | null };
+
+/** The last listing's outcome a channel row holds (ChannelsRepo.setListing), null before any. */
+export function listingOfRow(r: ChannelRow): ChannelListing | null {
+  if (r.listing_time === null || r.listing_ok === null) return null;
+  return {
+    time: Number(r.listing_time),
+    ok: r.listing_ok === 1,
+    models: r.listing_models === null ? null : Number(r.listing_models),
+    error_kind: r.listing_error_kind,
+    upstream_status: r.listing_upstream_status === null ? null : Number(r.listing_upstream_status),
+    message: r.listing_message,
+  };
+}
+
+/** The columns ChannelsRepo.setListing writes for a listing's outcome. */
+export function listingColumns(l: ChannelListing): ListingColumns {
+  return {
+    listing_time: l.time,
+    listing_ok: l.ok ? 1 : 0,
+    listing_models: l.models,
+    listing_error_kind: l.error_kind,
+    listing_upstream_status: l.upstream_status,
+    listing_message: l.message,
+  };
+}
 
 export function parseChannelRow(r: ChannelRow): Channel {
   return {
@@ -111,7 +157,7 @@ export const isMasked = (key: string) => key.includes(ELLIPSIS);
  * What the admin API shows: keys and the values of `settings.headers` masked, since a header is
  * where other credentials go (`x-api-key`, a gateway's own token).
  */
-export function toPublicChannel(c: Channel): PublicChannel {
+export function toPublicChannel(c: Channel, listing: ChannelListing | null): PublicChannel {
   const headers = c.settings.headers;
   const settings =
     headers && typeof headers === 'object'
@@ -120,7 +166,7 @@ export function toPublicChannel(c: Channel): PublicChannel {
           headers: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, maskKey(String(v))])),
         }
       : c.settings;
-  return { ...c, keys: c.keys.map(maskKey), settings };
+  return { ...c, keys: c.keys.map(maskKey), settings, listing };
 }
 
 /**

@@ -1,7 +1,9 @@
 import { Type } from 'typebox';
 import { Role } from '../../access/roles.js';
+import { GatewayError, upstreamToGateway } from '../../gateway/errors.js';
 import type { PublicChannel } from '../../gateway/registry/channel.js';
 import { CHANNEL_KINDS } from '../../gateway/registry/channel-kinds.js';
+import { ListingFailedError } from '../../gateway/registry/channel-service.js';
 import type { Services } from '../../services.js';
 import type { App } from '../app.js';
 import { requireUser } from '../auth.js';
@@ -87,7 +89,18 @@ const LISTED =
   'environment shortcut, env-<p>). A start puts a config/env channel back as declared, so edits ' +
   'and deletes of one last until the next restart (docs/configuration.md, "Declared channels"). ' +
   'served_models: the model ids it serves now, declared, listed by its GET /models or its ' +
-  "provider's own; empty while its model list could not be read (POST /api/channel/:id/models/refresh).";
+  "provider's own; empty while its model list could not be read (POST /api/channel/:id/models/refresh). " +
+  'listing: the outcome of its last model listing (at start, in the periodic rounds, when it was ' +
+  'created or changed, or refreshed; on any instance), null when it was never listed: time (Unix ' +
+  'seconds, when it ended), ok, models (how many it listed; null when it failed), error_kind (null ' +
+  'on success; else the kinds a failed test answers, or empty: an empty list a background listing ' +
+  'did not store over the models listed before), upstream_status (null when the upstream never ' +
+  'answered) and message.';
+
+const REFRESHED =
+  "Reads the upstream's model listing, stores it, and answers the names found. When the listing " +
+  'fails, the answer is the upstream failure (502, 504, 429, ...) with data the outcome as the ' +
+  "channel's listing now shows it: {time, ok: false, models: null, error_kind, upstream_status, message}.";
 
 const UPDATED =
   'Only the fields sent change, laid over the channel as stored when it is written: two changes ' +
@@ -229,11 +242,24 @@ export function registerChannelRoutes(app: App, services: Services): void {
       schema: {
         tags,
         summary: "Discover the channel's models again from its upstream",
-        description: `${ADMIN_ONLY} Reads the upstream's model listing and answers the names found.`,
+        description: `${ADMIN_ONLY} ${REFRESHED}`,
         params: IdParams,
       },
       onRequest: admin,
     },
-    async (request) => ok(await channels.refreshModels(request.params.id)),
+    async (request) => {
+      try {
+        return ok(await channels.refreshModels(request.params.id));
+      } catch (err) {
+        if (!(err instanceof ListingFailedError)) throw err;
+        const e = upstreamToGateway(err);
+        throw new GatewayError(e.status, e.message, {
+          type: e.type,
+          metadata: e.metadata,
+          retryAfter: e.retryAfter,
+          data: err.listing,
+        });
+      }
+    },
   );
 }

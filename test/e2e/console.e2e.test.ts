@@ -769,7 +769,7 @@ describe('console in a real browser', () => {
         .getByRole('row')
         .filter({ has: page.getByRole('button', { name: 'Edit listing upstream', exact: true }) });
       // Before, the column showed "—" whether the upstream's listing failed or served models.
-      await row.getByText('None listed: the list could not be read, or is empty').waitFor();
+      await row.getByText('Not listed yet', { exact: true }).waitFor();
       await row.getByRole('button', { name: 'Refresh the models of listing upstream' }).click();
       // Why, in the panel a failed test shows.
       const failure = page.getByRole('region', {
@@ -782,8 +782,13 @@ describe('console in a real browser', () => {
         )
         .waitFor();
       expect(await failure.getByText('HTTP 404', { exact: true }).count()).toBe(1);
-      await row.getByText('Could not be read', { exact: true }).waitFor();
+      await row.getByText('Could not be read: not_found, HTTP 404', { exact: true }).waitFor();
       await screenshot(page, '13d-upstream-refresh-failed');
+      // The gateway keeps the outcome: a page opened later says it without a Refresh.
+      await page.reload();
+      await row.getByText('Could not be read: not_found, HTTP 404', { exact: true }).waitFor();
+      await row.getByText(/answered 404: no route/).waitFor();
+      expect(await failure.count()).toBe(0);
 
       await adminApi('PUT', '/channel', { id: made.id, base_url: `${gw.upstreamUrl}/v1` });
       await row.getByRole('button', { name: 'Refresh the models of listing upstream' }).click();

@@ -456,7 +456,7 @@ export async function startStubGateway(opts: {
       return (
         need(req, 10) &&
         ok(
-          channels.map((c) => ({ ...c, served_models: c.models })),
+          channels.map((c) => ({ ...c, served_models: c.models, listing: null })),
           channels.length,
         )
       );
@@ -465,7 +465,7 @@ export async function startStubGateway(opts: {
       // The console's upstream form reads the channel as it is now when it opens.
       const c = channels.find((x) => x.id === Number(r![1]));
       if (!c) throw new HttpError(404, `channel ${r![1]} not found`);
-      return ok({ ...c, served_models: c.models });
+      return ok({ ...c, served_models: c.models, listing: null });
     }
     if (path === '/api/channel' && m === 'PUT') {
       need(req, 10);
@@ -498,7 +498,7 @@ export async function startStubGateway(opts: {
       };
       c.keys = c.keys.map((k: string) => `${k.slice(0, 3)}…${k.slice(-4)}`);
       channels.push(c);
-      return ok({ ...c, served_models: c.models });
+      return ok({ ...c, served_models: c.models, listing: null });
     }
     if (at(/^\/api\/channel\/(\d+)$/) && m === 'DELETE') {
       need(req, 10);

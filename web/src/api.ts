@@ -11,11 +11,14 @@ export class ApiError extends Error {
   readonly status: number;
   /** The form field the server named in its message, if any ("author_url: must be ..."). */
   readonly field: string | null;
-  constructor(status: number, message: string, field: string | null = null) {
+  /** The envelope's `data` on a failure that carries one (a failed model refresh: its listing's outcome). */
+  readonly data: unknown;
+  constructor(status: number, message: string, field: string | null = null, data?: unknown) {
     super(message);
     this.name = 'ApiError';
     this.status = status;
     this.field = field;
+    this.data = data;
   }
 }
 
@@ -55,10 +58,12 @@ export function fieldMessage(message: string): string {
 
 async function readError(res: Response): Promise<ApiError> {
   let message = `${res.status} ${res.statusText}`.trim();
+  let data: unknown;
   try {
-    const body = (await res.json()) as { message?: string; error?: { message?: string } };
+    const body = (await res.json()) as { message?: string; error?: { message?: string }; data?: unknown };
     if (body && typeof body.message === 'string' && body.message) message = body.message;
     else if (body?.error?.message) message = body.error.message;
+    data = body?.data;
   } catch {
     // Not JSON (a proxy error page, say): keep the status line.
   }
@@ -66,7 +71,7 @@ async function readError(res: Response): Promise<ApiError> {
     const retry = res.headers.get('Retry-After');
     if (retry && !/retry in/i.test(message)) message = `${message} (retry in ${retry}s)`;
   }
-  return new ApiError(res.status, message, fieldOfMessage(message));
+  return new ApiError(res.status, message, fieldOfMessage(message), data);
 }
 
 /** Dispatched on window when a call answers 401: the auth provider forgets the user. */

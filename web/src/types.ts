@@ -91,6 +91,25 @@ export interface Channel {
   source: 'api' | 'config' | 'env';
   /** Moves on with every change; a PUT sending it is refused (409) once someone else changed it. */
   revision?: number;
+  /** The outcome of its last model listing (on any instance); null when it was never listed. */
+  listing?: ChannelListing | null;
+}
+
+/**
+ * How a channel's last model listing ended: `GET /api/channel`'s `listing`, and the data of a
+ * failed `POST /api/channel/:id/models/refresh`.
+ */
+export interface ChannelListing {
+  /** Unix seconds, when it ended. */
+  time: number;
+  ok: boolean;
+  /** How many models it listed; null when it could not be read. */
+  models: number | null;
+  /** null on success; a test's error kinds, or `empty`: an empty list not stored over the models listed before. */
+  error_kind: string | null;
+  /** The HTTP status the upstream failed with; null when it never answered, or on success. */
+  upstream_status: number | null;
+  message: string | null;
 }
 
 /** `POST /api/channel/:id/test`: its data, whether the upstream worked or not. */

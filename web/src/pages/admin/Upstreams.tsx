@@ -213,7 +213,7 @@ export function Upstreams() {
                   </th>
                   <td>{c.kind}</td>
                   <td className="wrap-cell">
-                    <ServedModels c={c} unreadable={!!refreshes[c.id]?.failure} />
+                    <ServedModels c={c} />
                     {listsItsModels(c) && (
                       <button
                         type="button"

@@ -5,7 +5,7 @@
  * the same panel.
  */
 import { ApiError, errorText } from '../../../api';
-import type { Channel, ChannelTestResult } from '../../../types';
+import type { Channel, ChannelListing, ChannelTestResult } from '../../../types';
 
 /** What to check for each kind of failure a channel test answers (`error_kind`). */
 const FAILURE_HINTS: Record<string, string> = {
@@ -25,6 +25,8 @@ const FAILURE_HINTS: Record<string, string> = {
   context_length: 'The model refused the test prompt as too long.',
   content_filter: "The provider's safety filter refused the test prompt.",
   too_large: 'The upstream refused the request as too large.',
+  empty:
+    'The upstream listed no models; the models it listed before are still served. Refresh to clear them if the upstream really serves none.',
 };
 
 /** A test's (or a refresh's) outcome: the API's verdict, or a failure made one (`asFailure`). */
@@ -38,40 +40,35 @@ export interface TestState {
 export const NO_MODELS =
   'This upstream serves no models: its model list could not be read. Fix the base URL or the keys (Edit), then press Refresh in its Models column; or name its models in Edit.';
 
-/** The error kind an upstream status stands for, as the API's test answers it. */
-function kindOfStatus(status: number): string | null {
-  if (status === 401 || status === 403) return 'auth';
-  if (status === 402) return 'payment';
-  if (status === 404) return 'not_found';
-  if (status === 408) return 'timeout';
-  if (status === 429) return 'rate_limited';
-  if (status === 529 || status === 503) return 'overloaded';
-  if (status >= 500) return 'server_error';
-  if (status >= 400) return 'bad_request';
-  return null;
+/** A listing's outcome (`GET /api/channel`'s `listing`, a failed refresh's data), if `v` is one. */
+export function asListing(v: unknown): ChannelListing | null {
+  return v && typeof v === 'object' && typeof (v as ChannelListing).ok === 'boolean'
+    ? (v as ChannelListing)
+    : null;
 }
 
 /**
- * A refused Test or Refresh call as a failed verdict, for the panel: the API answers those with
- * its error envelope (`upstream failed: <base url> answered 500: ...`, or a 400 for a channel
- * that serves no models), not with the test's fields, so what they say is read from the message.
+ * A refused Test or Refresh call as a failed verdict, for the panel. A failed Refresh carries the
+ * listing's outcome in its data (the error kind, the upstream status, the message), read as it
+ * is; a test refused for a channel serving no models is said in console words; any other
+ * refusal (a deleted channel, the gateway unreachable) is its message, with no upstream kind.
  */
 export function asFailure(err: unknown): ChannelTestResult {
-  const text = errorText(err);
+  const listing = err instanceof ApiError ? asListing(err.data) : null;
+  if (listing && !listing.ok)
+    return {
+      success: false,
+      error_kind: listing.error_kind,
+      upstream_status: listing.upstream_status,
+      message: listing.message ?? errorText(err),
+    };
   if (
     err instanceof ApiError &&
     err.status === 400 &&
     /^channel serves no models: its model list/.test(err.message)
   )
     return { success: false, error_kind: null, upstream_status: null, message: NO_MODELS };
-  const message = text.replace(/^upstream (failed|timed out): /, '');
-  const answered = /\banswered (\d{3}):/.exec(message);
-  const status = answered ? Number(answered[1]) : null;
-  let kind: string | null = status !== null ? kindOfStatus(status) : null;
-  if (/connection failed|ECONNREFUSED|ENOTFOUND|ECONNRESET|EHOSTUNREACH/i.test(message)) kind = 'connection';
-  else if (err instanceof ApiError && err.status === 504) kind = 'timeout';
-  else if (kind === null && err instanceof ApiError && err.status === 502) kind = 'bad_response';
-  return { success: false, error_kind: kind, upstream_status: status, message };
+  return { success: false, error_kind: null, upstream_status: null, message: errorText(err) };
 }
 
 /** The one-line verdict, announced where the Test button is. */

@@ -33,16 +33,36 @@ const coercing = addFormats(
   }),
 );
 
-/** Body normalizers by schema object: see `prepareBody`. */
-const preparers = new WeakMap<object, (body: unknown) => void>();
+/**
+ * A problem a check after the schema found in a body: where (`["tools", 2, "function", "name"]`)
+ * and what, worded as the schema's errors are ("is already the name of tools.0").
+ */
+export interface BodyProblem {
+  path: readonly (string | number)[];
+  message: string;
+}
+
+interface BodyHooks {
+  prepare: (body: unknown) => void;
+  check?: (body: unknown) => BodyProblem | undefined;
+}
+/** Body normalizers and checks by schema object: see `prepareBody`. */
+const preparers = new WeakMap<object, BodyHooks>();
 
 /**
  * Registers `prepare` to run on a body after the depth check and before `schema` validates it,
  * inside the same validator (no extra hook on the request path). It may rewrite the body in
- * place, as ajv's own defaults do. Returns `schema` so it can wrap a schema's declaration.
+ * place, as ajv's own defaults do. `check`, when given, runs on a body the schema accepted, for
+ * what a schema cannot say (one member against another: a name declared twice, a choice naming
+ * nothing declared); the problem it returns is the 400, worded and named as the schema's are. It
+ * may rewrite the body too. Returns `schema` so it can wrap a schema's declaration.
  */
-export function prepareBody<T extends object>(schema: T, prepare: (body: unknown) => void): T {
-  preparers.set(schema, prepare);
+export function prepareBody<T extends object>(
+  schema: T,
+  prepare: (body: unknown) => void,
+  check?: (body: unknown) => BodyProblem | undefined,
+): T {
+  preparers.set(schema, { prepare, check });
   return schema;
 }
 
@@ -162,7 +182,7 @@ function decimalsOnly(schema: JsonSchema, validate: ValidateFunction): ValidateF
 }
 
 /** A body nested past MAX_JSON_DEPTH is refused before the schema (or anything after it) walks it. */
-function boundedDepth(validate: ValidateFunction, prepare?: (body: unknown) => void): ValidateFunction {
+function boundedDepth(validate: ValidateFunction, hooks?: BodyHooks): ValidateFunction {
   const check = ((data: unknown) => {
     const path = tooDeep(data);
     if (path !== undefined) {
@@ -177,10 +197,22 @@ function boundedDepth(validate: ValidateFunction, prepare?: (body: unknown) => v
       ];
       return false;
     }
-    if (prepare) prepare(data);
+    hooks?.prepare(data);
     const ok = validate(data);
     check.errors = validate.errors;
-    return ok;
+    if (!ok || !hooks?.check) return ok;
+    const problem = hooks.check(data);
+    if (problem === undefined) return true;
+    check.errors = [
+      {
+        keyword: 'check',
+        instancePath: problem.path.map((p) => `/${p}`).join(''),
+        schemaPath: '',
+        params: {},
+        message: problem.message,
+      },
+    ];
+    return false;
   }) as ValidateFunction;
   return check;
 }
@@ -239,10 +271,14 @@ export function describeAjvError(
     default: {
       // An empty string is said as the checks after the schema say it (an app name of spaces,
       // trimmed, is "must not be empty"), not ajv's "must NOT have fewer than 1 characters".
+      // A pattern whose schema words what it accepts ("a token id") says that, not the regex.
+      const accepts = (e.parentSchema as Shape | undefined)?.['x-accepts'];
       const said =
         e.keyword === 'minLength' && (e.params as { limit: number }).limit === 1
           ? 'must not be empty'
-          : (e.message ?? 'is invalid');
+          : e.keyword === 'pattern' && accepts
+            ? `must be ${accepts}`
+            : (e.message ?? 'is invalid');
       // A failure inside `propertyNames` is about a key of the object, which ajv names apart.
       if (e.propertyName !== undefined)
         return { message: `${where}: key ${JSON.stringify(e.propertyName)} ${said}`, param: where };

@@ -286,6 +286,14 @@ describe('tokens per minute under middle-out', () => {
     expect(second.status).toBe(200);
   });
 
+  it("the same with OpenRouter's context-compression plugin in place of transforms", async () => {
+    const key = await tpmKey(60_000);
+    const plugins = [{ id: 'context-compression' }];
+    const r = await send(key, { model: 'acme/short', models: ['acme/down'], messages: huge, plugins });
+    expect(r.status).toBe(200);
+    expect(Number(r.headers.get('x-ratelimit-remaining-tokens'))).toBe(60_000 - SHORT.context);
+  });
+
   it('without middle-out the whole prompt is charged', async () => {
     const key = await tpmKey(60_000);
     const r = await send(key, { model: 'acme/short', messages: huge });

@@ -131,6 +131,43 @@ describe('middle-out through the gateway', () => {
     expect(up.requests.at(-1)!.json.messages).toHaveLength(turns.length + 1);
   });
 
+  // OpenRouter's current spelling (openrouter.md §7); @openrouter/sdk sends no `transforms`.
+  it('the context-compression plugin is middle-out; enabled: false leaves the conversation as it is', async () => {
+    const messages = [system, ...turns];
+    for (const plugin of [
+      { id: 'context-compression' },
+      { id: 'context-compression', engine: 'middle-out' },
+    ]) {
+      const r = await chat({ messages, max_tokens: 500, plugins: [plugin] });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      const sent = up.requests.at(-1)!.json;
+      expect(sent.messages.length).toBeLessThan(messages.length);
+      expect(sent.messages.at(-1)).toEqual(turns.at(-1));
+      expect(countPromptTokens(sent) + 500).toBeLessThanOrEqual(CONTEXT);
+      expect(sent).not.toHaveProperty('plugins');
+      expect(sent).not.toHaveProperty('transforms');
+    }
+    const off = await chat({
+      messages,
+      max_tokens: 500,
+      plugins: [{ id: 'context-compression', enabled: false }],
+    });
+    expect(off.status).toBe(200);
+    expect(up.requests.at(-1)!.json.messages).toHaveLength(messages.length);
+  });
+
+  it('context-compression turned off beside transforms: ["middle-out"] is a 400 naming the plugin', async () => {
+    const before = up.requests.length;
+    const r = await chat({
+      messages: [system, ...turns],
+      transforms: ['middle-out'],
+      plugins: [{ id: 'context-compression', enabled: false }],
+    });
+    expect(r.status).toBe(400);
+    expect(r.body.error.param).toBe('plugins.0.enabled');
+    expect(up.requests.length).toBe(before);
+  });
+
   it('cuts a 4 MB message in its middle, keeping both ends', async () => {
     const body = `BEGIN ${text(4_000_000, true, 9)} FINIS`;
     const r = await chat({ messages: [system, { role: 'user', content: body }], transforms: ['middle-out'] });

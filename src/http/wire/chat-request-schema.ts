@@ -1,5 +1,6 @@
 import { type TSchema, Type } from 'typebox';
 import { prepareBody } from '../validation.js';
+import { checkChatBody } from './chat-request-check.js';
 import { prepareChatBody } from './chat-request-prepare.js';
 
 /**
@@ -126,7 +127,7 @@ const MessageObject = Type.Object(
     content: Opt(Type.Union([Type.String(), Type.Array(Part), Type.Null()])),
     name: Opt(Type.String()),
     tool_calls: Opt(Type.Array(ToolCall)),
-    tool_call_id: Opt(Type.String()),
+    tool_call_id: Opt(Type.String({ minLength: 1 })),
     // A tool message's breakpoint goes on its tool_result at Anthropic; checked on any role.
     cache_control: Opt(CacheControl),
     // An assistant turn replayed from an earlier refusal (`content: null, refusal: "..."`):
@@ -146,13 +147,18 @@ const MessageObject = Type.Object(
  * So is a null or missing `content` (OpenAI's assistant turn of tool calls or a refusal): any
  * other message without content is a 400 naming it (decisions.md: content is a string or an
  * array of parts), rather than reaching OpenAI-compatible upstreams as sent and being left out
- * on the way to Anthropic and Gemini.
+ * on the way to Anthropic and Gemini. A `tool` message names the call it answers (`tool_call_id`,
+ * required by OpenAI and OpenRouter): without it Anthropic got a made-up `tool_use_id` and Gemini
+ * a `functionResponse` of a made-up name.
  */
 const Message = Type.Unsafe<Record<string, unknown>>({
   ...MessageObject,
   if: { properties: { role: { const: 'assistant' } } },
   else: {
     required: ['content'],
+    // (if/else as above: no `then` key.)
+    if: { properties: { role: { not: { const: 'tool' } } } },
+    else: { required: ['tool_call_id'] },
     properties: {
       content: {
         anyOf: [
@@ -165,7 +171,34 @@ const Message = Type.Unsafe<Record<string, unknown>>({
   },
 });
 
-const Tool = FunctionTyped(FunctionName(), { cache_control: Opt(CacheControl) });
+/**
+ * A function tool's definition. Its name follows OpenAI's and OpenRouter's rule (openrouter.md
+ * §2.3: 1 to 64 of `a-zA-Z0-9_-`), which Anthropic's tool names share: another name passed one
+ * upstream and was refused by the next. `parameters` is a JSON Schema object (or null, not
+ * given): a string or an array reached Anthropic as `{"0": "x", "type": "object"}`.
+ */
+const ToolFunction = Type.Object(
+  {
+    name: Type.String({ pattern: '^[a-zA-Z0-9_-]{1,64}$', 'x-accepts': '1 to 64 of a-z, A-Z, 0-9, _ and -' }),
+    parameters: Opt(
+      Type.Union([
+        Type.Object({}, { additionalProperties: true, 'x-accepts': 'an object (a JSON Schema)' }),
+        Type.Null(),
+      ]),
+    ),
+  },
+  { additionalProperties: true },
+);
+const Tool = FunctionTyped(ToolFunction, { cache_control: Opt(CacheControl) });
+
+/**
+ * OpenRouter's plugins (openrouter.md §7): objects with a string `id`, `enabled: false` turning
+ * one off. Which ids are served, and how, is `checkChatBody`'s (chat-request-check.ts).
+ */
+const Plugin = Type.Object(
+  { id: Type.String({ minLength: 1 }), enabled: Opt(Type.Boolean()) },
+  { additionalProperties: true },
+);
 
 // A price as a number or a decimal string ("1", "0.5", ".5", "1."), USD per million tokens.
 const Price = Type.Union([
@@ -228,6 +261,7 @@ export const ChatRequestSchema = prepareBody(
       include_reasoning: Opt(Type.Boolean()),
       usage: Opt(NullableObj({ include: Opt(Type.Boolean()) })),
       transforms: Opt(Type.Array(StrEnum(['middle-out']), { maxItems: 8 })),
+      plugins: Opt(Type.Array(Plugin, { maxItems: 16 })),
       stream: Opt(Type.Boolean()),
       stream_options: Opt(NullableObj({ include_usage: Opt(Type.Boolean()) })),
       max_tokens: Opt(Type.Integer({ minimum: 1 })),
@@ -244,8 +278,10 @@ export const ChatRequestSchema = prepareBody(
       repetition_penalty: Opt(Num({ exclusiveMinimum: 0, maximum: 2 })),
       // Keys are token ids; any other key is refused, so no value escapes the range check.
       logit_bias: Opt(
-        Type.Record(Type.String({ pattern: '^[0-9]{1,10}$' }), Num({ minimum: -100, maximum: 100 }), {
-          additionalProperties: false,
+        Type.Unsafe<Record<string, number>>({
+          type: 'object',
+          propertyNames: { pattern: '^[0-9]{1,10}$', 'x-accepts': 'a token id (an integer string)' },
+          additionalProperties: Num({ minimum: -100, maximum: 100 }),
         }),
       ),
       logprobs: Opt(Type.Boolean()),
@@ -264,6 +300,8 @@ export const ChatRequestSchema = prepareBody(
         ]),
       ),
       parallel_tool_calls: Opt(Type.Union([Type.Boolean(), Type.Null()])),
+      // OpenRouter's switch (openrouter.md §2.4), sent to upstreams that speak OpenRouter.
+      structured_outputs: Opt(Type.Boolean()),
       response_format: Opt(
         Type.Unsafe<Record<string, unknown>>({
           ...Type.Object(
@@ -316,4 +354,5 @@ export const ChatRequestSchema = prepareBody(
     { additionalProperties: true },
   ),
   prepareChatBody,
+  checkChatBody,
 );

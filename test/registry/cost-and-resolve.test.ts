@@ -107,6 +107,21 @@ describe('costOf', () => {
     }
   });
 
+  it('prices reasoning tokens at internal_reasoning when set, else at the completion price', () => {
+    const priced = (more: Record<string, string>) => ({
+      pricing: normalizePricing({ prompt: '0.000001', completion: '0.000002', ...more }),
+    });
+    const u = { prompt_tokens: 100, completion_tokens: 1000, reasoning_tokens: 800 };
+    // 100 x $1 + 200 x $2 + 800 x $5 per million = 100 + 400 + 4000 micro-USD.
+    expect(costOf(priced({ internal_reasoning: '0.000005' }), u)).toBe(4500);
+    // Unset: every completion token at the completion price, as before: 100 + 2000.
+    expect(costOf(priced({}), u)).toBe(2100);
+    // More reasoning than completion counts as the whole completion (a malformed report).
+    expect(costOf(priced({ internal_reasoning: '0.000005' }), { ...u, reasoning_tokens: 5000 })).toBe(
+      100 + 5000,
+    );
+  });
+
   it('is zero for a free model', () => {
     expect(costOf({ pricing: normalizePricing({}) }, { prompt_tokens: 5000, completion_tokens: 5000 })).toBe(
       0,

@@ -4,6 +4,11 @@ import type { ModelInfo, Pricing } from './model-info.js';
 export interface Usage {
   prompt_tokens?: number;
   completion_tokens?: number;
+  /**
+   * Of the completion tokens, those the model spent reasoning (a subset of completion_tokens),
+   * billed at `internal_reasoning` when the model has that price, else at `completion`.
+   */
+  reasoning_tokens?: number;
   /** Prompt tokens served from the provider's cache (a subset of prompt_tokens). */
   cached_tokens?: number;
   /** Prompt tokens written to the cache (a subset of prompt_tokens), where the provider bills them apart. */
@@ -42,8 +47,8 @@ function pico(price: string | undefined): number {
 
 /**
  * Cost in pico-USD, exact for real prices and saturated at 2^53 - 1 micro-USD; cached and
- * cache-write tokens fall back to the prompt price when unpriced, and one-hour cache writes to
- * the (5-minute) cache-write price. Web searches cost nothing without a `web_search` price.
+ * cache-write tokens fall back to the prompt price when unpriced, one-hour cache writes to
+ * the (5-minute) cache-write price, and reasoning tokens to the completion price. Web searches cost nothing without a `web_search` price.
  */
 export function costPico(pricing: Pricing, usage: Usage): number {
   const total = unboundedPico(pricing, usage);
@@ -70,12 +75,18 @@ function unboundedPico(pricing: Pricing, usage: Usage): number {
   const cacheWrite = pricing.input_cache_write !== undefined ? pico(pricing.input_cache_write) : p;
   const cacheWrite1h =
     pricing.input_cache_write_1h !== undefined ? pico(pricing.input_cache_write_1h) : cacheWrite;
+  const completion = count(usage.completion_tokens);
+  const c = pico(pricing.completion);
+  // OpenRouter's `internal_reasoning`: the reasoning part of the completion at its own price.
+  const reasoning = Math.min(completion, count(usage.reasoning_tokens));
+  const r = pricing.internal_reasoning !== undefined ? pico(pricing.internal_reasoning) : c;
   return (
     (prompt - cached - written) * p +
     cached * cacheRead +
     (written - written1h) * cacheWrite +
     written1h * cacheWrite1h +
-    count(usage.completion_tokens) * pico(pricing.completion) +
+    (completion - reasoning) * c +
+    reasoning * r +
     (usage.requests === undefined ? 1 : count(usage.requests)) * pico(pricing.request) +
     count(usage.images) * pico(pricing.image) +
     count(usage.web_searches) * pico(pricing.web_search)

@@ -320,7 +320,9 @@ export function reservationMicros(plan: ChatPlan): number {
         ? Math.min(limit, t.contextLength)
         : Math.min(limit, Math.max(1, t.contextLength - Math.min(prompt, t.contextLength))));
     const price = worstPrices(t.pricing);
-    const usd = prompt * price.prompt + completion * price.completion + price.request;
+    // Images at most as many as the client sent (middle-out only removes them).
+    const images = price.image > 0 ? imagesIn(plan.request) : 0;
+    const usd = prompt * price.prompt + completion * price.completion + price.request + images * price.image;
     worst = Math.max(worst, usd);
   }
   return Math.ceil(worst * 1e6);
@@ -330,7 +332,8 @@ export function reservationMicros(plan: ChatPlan): number {
  * A target's prices as the reservation counts them, worked out once per pricing object (targets
  * and their prices live until the registry is rebuilt), not per request. Every prompt token may
  * be billed as a cache write (Anthropic's `cache_control`: 1.25x the prompt price, 2x with
- * `ttl: "1h"`), the dearest way a prompt token can be billed, so the estimate stays an upper
+ * `ttl: "1h"`), the dearest way a prompt token can be billed, and every completion token a
+ * reasoning token (`internal_reasoning`) when that is dearer, so the estimate stays an upper
  * bound (docs/quotas.md's guarantee).
  */
 const worstPrices = perObject((p: Pricing) => ({
@@ -339,9 +342,28 @@ const worstPrices = perObject((p: Pricing) => ({
     Number(p.input_cache_write) || 0,
     Number(p.input_cache_write_1h) || 0,
   ),
-  completion: Number(p.completion),
+  completion: Math.max(Number(p.completion) || 0, Number(p.internal_reasoning) || 0),
   request: Number(p.request),
+  image: Number(p.image) || 0,
 }));
+
+/**
+ * The images a request sends (`image_url` parts, in any message), priced per image at
+ * `pricing.image` (OpenRouter's price per input image). Counted once per request object: the
+ * client's for the reservation, the one the upstream that served received for the bill (after
+ * middle-out, which removes whole turns, images with them).
+ */
+export const imagesIn = perObject((r: ChatRequest): number => {
+  let n = 0;
+  for (const m of r.messages)
+    if (Array.isArray(m.content)) for (const p of m.content) if (p.type === 'image_url') n++;
+  return n;
+});
+
+/** The images `t` was sent (`imagesIn` of its request), 0 where it has no image price. */
+export function imagesSent(plan: ChatPlan, t: RouteTarget): number {
+  return Number(t.pricing.image) > 0 ? imagesIn(requestFor(plan, t)) : 0;
+}
 
 function memo<T>(fn: () => T): () => T {
   let v: T | undefined;

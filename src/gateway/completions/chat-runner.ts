@@ -5,7 +5,7 @@ import type { CancelSignal } from '../cancel.js';
 import { omitReasoningFromEvent, omitReasoningFromResult } from '../chat/reasoning.js';
 import { generatedText, sampledPromptTokens, sampledTokens, withCountedCompletion } from '../chat/tokens.js';
 import type { ChatResult, ChatStreamEvent, ChatUsage, ReportedUsage } from '../chat/types.js';
-import { countsWellFormed, isCount } from '../chat/usage-counts.js';
+import { countsWellFormed, isCount, withDetailsInBounds } from '../chat/usage-counts.js';
 import { GatewayError } from '../errors.js';
 import { perObject } from '../per-object.js';
 import { costOf, usdOfMicros } from '../registry/cost.js';
@@ -16,7 +16,7 @@ import { completeChat, openChatStream } from '../upstream/call-chat.js';
 import type { ChatEventStream } from '../upstream/event-stream.js';
 import { DEFAULT_TIMEOUTS, type SendOptions } from '../upstream/upstream-client.js';
 import { errorKindOf, lastProvider, type RequestLogEntry } from '../usage/request-log-entry.js';
-import { type ChatPlan, promptTokenCap, requestFor, reservationMicros } from './chat-plan.js';
+import { type ChatPlan, imagesSent, promptTokenCap, requestFor, reservationMicros } from './chat-plan.js';
 import { readUntilShown } from './read-until-shown.js';
 
 export interface ChatRunnerDeps {
@@ -281,6 +281,9 @@ export class ChatRunner {
           : countedUsage(plan, o.served.target, o.completionText);
       if (!countsWellFormed(usage)) usage = withLocalCounts(plan, o.served.target, usage, o.completionText);
     }
+    // A detail past its total (50 cached of a 10-token prompt) is clamped in what the client is
+    // told, as billing reads it: the bill, the log and the answer agree.
+    if (usage) usage = withDetailsInBounds(usage);
     const model = o.served ? { pricing: o.served.target.pricing } : undefined;
     const u = usage && {
       prompt_tokens: usage.prompt_tokens,
@@ -288,6 +291,9 @@ export class ChatRunner {
       cached_tokens: usage.prompt_tokens_details?.cached_tokens ?? 0,
       cache_write_tokens: usage.prompt_tokens_details?.cache_write_tokens ?? 0,
       cache_write_1h_tokens: usage.prompt_tokens_details?.cache_write_1h_tokens ?? 0,
+      reasoning_tokens: usage.completion_tokens_details?.reasoning_tokens ?? 0,
+      // The images the upstream that served was sent, at the `image` price.
+      images: o.served ? imagesSent(plan, o.served.target) : 0,
       // Searches an upstream's server tool ran (Anthropic's web search), at the `web_search` price.
       web_searches: usage.server_tool_use?.web_search_requests ?? 0,
     };

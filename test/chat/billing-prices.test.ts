@@ -30,6 +30,8 @@ const USAGE: Record<string, object> = {
     completion_tokens: 1000,
     completion_tokens_details: { reasoning_tokens: 800 },
   },
+  // 10 x $1 + 5,000 x $2 per million = 10,010 micro-USD, whatever max_tokens said.
+  big: { prompt_tokens: 10, completion_tokens: 5000 },
   // Details past their totals: 50 cached and 30 written of a 10-token prompt, 9 of 5 reasoning.
   odd: {
     prompt_tokens: 10,
@@ -51,11 +53,12 @@ beforeAll(async () => {
     'POST /v1/chat/completions': (req) => answer(lastText(req.json), req.json.stream === true),
   });
   c = await startChatGateway({
-    channels: [openaiChannel('up', up, ['acme/pic', 'acme/think'])],
+    channels: [openaiChannel('up', up, ['acme/pic', 'acme/think', 'acme/cheap'])],
     models: [
       model('acme/pic', {
         pricing: { prompt: '0.000001', completion: '0.000002', request: '0.005', image: '0.01' },
       }),
+      model('acme/cheap'),
       model('acme/think', {
         pricing: { prompt: '0.000001', completion: '0.000002', internal_reasoning: '0.000005' },
       }),
@@ -268,4 +271,24 @@ describe('details past their totals reach the client clamped', () => {
       });
     });
   }
+});
+
+describe('a settlement past the limit', () => {
+  it('refuses the next request of the key instead of serving it from leased credit', async () => {
+    // 500 micro-USD; each request is estimated at a few dozen and costs 20, so the instance holds
+    // credit after a few of them. Then one costs 10,010 (an upstream past max_tokens).
+    const k = await newKey({ quota_limit: 0.0005 });
+    const ask = (word: string) =>
+      post(k.key, '/v1/chat/completions', INGRESS[0]!.body('acme/cheap', word, [], false));
+    for (let i = 0; i < 3; i++) expect((await ask('pic')).status).toBe(200);
+    expect((await ask('big')).status).toBe(200);
+    const sent = up.requests.length;
+    const next = await ask('pic');
+    expect(next.status).toBe(402);
+    expect(next.json.error.metadata.scope).toBe('key');
+    expect(up.requests.length).toBe(sent);
+    expect(await k.spent()).toBe(3 * 20 + 10_010);
+    const key = (await c.gw.call('GET', `/api/key/${k.id}`, { cookie: c.cookie })).body.data;
+    expect(key.status).toBe(4);
+  });
 });

@@ -84,8 +84,11 @@ async function expect402(p: unknown, scope: 'key' | 'user') {
 
 describe('quota ledger on the database', () => {
   it('200 concurrent reserve/settle cycles on two instances never overspend and add up exactly', async () => {
-    const { userId, keyId } = await account(null, 0.2); // 200_000 micros
-    const limit = 200_000;
+    // 100_000 micros: less than the ~180_000 the 200 calls cost, so some are refused however the
+    // calls interleave. (With 200_000 only leased credit held ahead refused any, and an overrun
+    // now gives that credit back.)
+    const { userId, keyId } = await account(null, 0.1);
+    const limit = 100_000;
     const ledgers: QuotaLedger[] = [gw.services.quota, gw2.services.quota];
     let maxSeen = 0;
     let settledSum = 0;
@@ -189,6 +192,41 @@ describe('quota ledger on the database', () => {
     const r = await gw.services.quota.reserve({ keyId, userId, micros: 1_000 });
     await gw.services.quota.settle(r, 1_000);
     await expect402(gw.services.quota.reserve({ keyId, userId, micros: 0 }), 'key');
+  });
+
+  it('an overrun that takes the key past its limit: the credit this instance holds is given back and the next reservation refused', async () => {
+    const { userId, keyId } = await account(null, 0.005);
+    const { queue } = writesByHand();
+    const ledger = new DeferredSettleLedger(createUsageStore(gw.services.database), queue);
+    ledger.settle(await ledger.reserve({ keyId, userId, micros: 100 }), 100); // an exact lease
+    ledger.settle(await ledger.reserve({ keyId, userId, micros: 100 }), 100); // a lease of 200: 100 credit
+    const r = await ledger.reserve({ keyId, userId, micros: 50 }); // from the credit: 50 left
+    expect(ledger.credit).toBe(50);
+    ledger.settle(r, 9_000); // 8,950 over its estimate: the key is past its 5,000
+    expect(ledger.credit).toBe(0);
+    await expect402(ledger.reserve({ keyId, userId, micros: 50 }), 'key');
+    await gw.services.requestLogs.flush();
+    // 100 + 100 + 9,000 spent; nothing held.
+    expect(await keyUsed(keyId)).toBe(9_200);
+    const k = await gw.call('GET', `/api/key/${keyId}`, { cookie: root });
+    expect(k.body.data.status).toBe(4);
+  });
+
+  it('an overrun past the user limit: the credit of every key of that user is given back', async () => {
+    const { userId, keyId } = await account(0.005, null);
+    const other = await gw.call('POST', '/api/key', { cookie: root, body: { name: 'k2', user_id: userId } });
+    const keyId2 = other.body.data.id as number;
+    const { queue } = writesByHand();
+    const ledger = new DeferredSettleLedger(createUsageStore(gw.services.database), queue);
+    for (const id of [keyId, keyId2]) {
+      ledger.settle(await ledger.reserve({ keyId: id, userId, micros: 100 }), 100);
+      ledger.settle(await ledger.reserve({ keyId: id, userId, micros: 100 }), 100); // 100 credit each
+    }
+    ledger.settle(await ledger.reserve({ keyId, userId, micros: 50 }), 9_000);
+    expect(ledger.credit).toBe(0);
+    await expect402(ledger.reserve({ keyId: keyId2, userId, micros: 50 }), 'user');
+    await gw.services.requestLogs.flush();
+    expect(await userUsed(userId)).toBe(9_400);
   });
 
   it('a refund becomes credit the next reservation takes without the database', async () => {

@@ -127,6 +127,11 @@ export class DeferredSettleLedger implements QuotaLedger {
    * check. Each lease keeps the count of its own last drop (`Lease.epoch`).
    */
   private epoch = 0;
+  /**
+   * Users with an overrun settled (a key's or their own spend maybe past its limit) that no
+   * reservation has written yet: the next lease of theirs writes the queue first (`ask`).
+   */
+  private readonly overran = new Set<number>();
   /** Shut down (`close`): credit is no longer kept, every refund and surplus is queued. */
   private closed = false;
 
@@ -252,6 +257,10 @@ export class DeferredSettleLedger implements QuotaLedger {
 
   private async ask(lease: Lease, micros: number, input: ReserveInput): Promise<Reservation> {
     const { keyId, userId } = input;
+    // An overrun of this user's is queued: written first, so the database sees the rows it may
+    // have taken past their limits before it is asked to hold more on them.
+    // A failed write leaves the question to the database as it stands.
+    if (this.overran.delete(userId)) await this.queue.flush(false).catch(() => {});
     const ask = micros * lease.factor;
     const epoch = lease.epoch;
     let granted = ask;
@@ -313,7 +322,21 @@ export class DeferredSettleLedger implements QuotaLedger {
       else this.queue.settle(held.keyId, held.userId, -refund);
     }
     // Unconditional: the work is done, its cost is owed even past the limit.
-    else if (refund < 0) this.queue.settle(held.keyId, held.userId, -refund);
+    else if (refund < 0) {
+      this.queue.settle(held.keyId, held.userId, -refund);
+      // A limited hold (an unlimited one holds 0) that overran may have taken its key or user
+      // past the limit, which this instance cannot see: its credit on both (every key of the
+      // user) goes back, so the next reservation asks the database, after the overrun is
+      // written (`ask`). Served from the credit, a key past its limit was served on.
+      // Held before this, a refund goes back too (`epoch`); the lease size stays: a key whose
+      // answers often overrun (web searches) still leases ahead while under its limit.
+      if (held.micros > 0) {
+        this.overran.add(held.userId);
+        const epoch = ++this.epoch;
+        for (const l of this.leases.values()) if (l.userId === held.userId) l.epoch = epoch;
+        this.returnCredit('user', held.userId, false, true);
+      }
+    }
   }
 
   release(reservation: Reservation): void {
@@ -373,9 +396,9 @@ export class DeferredSettleLedger implements QuotaLedger {
    * `keepBusy` (a write on the timer): a key used since the last write, or found used by a write
    * less than `creditHoldMs` ago, keeps its credit, and a write is woken for the next interval
    * so the credit goes back once the hold has run out; a quiet key keeps its lease size for
-   * `leaseMemoryMs`.
+   * `leaseMemoryMs`. `keepFactor` (an overrun): the keys keep their lease size.
    */
-  private returnCredit(scope?: QuotaScope, id?: number, keepBusy = false): void {
+  private returnCredit(scope?: QuotaScope, id?: number, keepBusy = false, keepFactor = false): void {
     let kept = false;
     const now = keepBusy ? performance.now() : 0;
     for (const [k, l] of this.leases) {
@@ -399,8 +422,9 @@ export class DeferredSettleLedger implements QuotaLedger {
       l.credit = 0;
       l.used = false;
       if (!keepBusy) l.holdFrom = -Infinity;
-      if (scope) l.factor = 1;
-      else if (l.leases === 0 && !l.asking && !(keepBusy && now - l.busyAt < this.leaseMemoryMs))
+      if (scope) {
+        if (!keepFactor) l.factor = 1;
+      } else if (l.leases === 0 && !l.asking && !(keepBusy && now - l.busyAt < this.leaseMemoryMs))
         this.leases.delete(k);
       l.leases = 0;
     }

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { randomToken } from '../../access/secrets.js';
 import { sampledPromptTokens } from '../../gateway/chat/tokens.js';
+import { withDetailsInBounds } from '../../gateway/chat/usage-counts.js';
 import { planChat } from '../../gateway/completions/chat-plan.js';
 import type { Services } from '../../services.js';
 import type { App } from '../app.js';
@@ -96,7 +97,10 @@ const ANTHROPIC_WIRE: ChatWire = {
     // message_start carries the input counts, as Anthropic's does (Claude Code sizes its context
     // by them): the upstream's when it reported them before the first delta (Anthropic does, in
     // its message_start), else the local estimate; message_delta has the final counts.
-    const start = events.reported()?.usage ?? {
+    // Its details within their totals, as message_delta's (Gemini reports a cached count on
+    // every chunk, which could exceed its prompt count).
+    const reported = events.reported()?.usage;
+    const start = (reported && withDetailsInBounds(reported)) ?? {
       prompt_tokens: sampledPromptTokens(plan.request),
       completion_tokens: 0,
       total_tokens: 0,

@@ -137,6 +137,33 @@ describe('loadConfig', () => {
     ]);
   });
 
+  it('refuses declared headers, keys and base URLs the wire cannot carry, naming their place', () => {
+    const at = 'http://127.0.0.1:9/v1';
+    const channels = [
+      {
+        name: 'a',
+        kind: 'openai-compatible',
+        base_url: at,
+        settings: { headers: { 'X-A': 'v\r\nX-Injected: 1' } },
+      },
+      { name: 'b', kind: 'openai-compatible', base_url: at, settings: { headers: { 'X A:': 'v' } } },
+      { name: 'c', kind: 'openai-compatible', base_url: at, settings: { headers: { Host: 'elsewhere' } } },
+      { name: 'd', kind: 'openai-compatible', base_url: at, keys: ['k\r\nX-Inj: 1'] },
+      { name: 'e', kind: 'openai-compatible', base_url: `${at}?api_key=SECRETQ` },
+    ];
+    const env = { OPENAI_API_KEY: 'sk-a', OPENAI_BASE_URL: 'https://api.example.com/v1#x' };
+    const problems = problemsOf(env, { channels });
+    expect(problems).toEqual([
+      'channels.0.settings.headers.X-A: must not contain line breaks',
+      "channels.1.settings.headers.X A:: not a valid header name (letters, digits and !#$%&'*+-.^_`|~ only; no spaces or colons)",
+      'channels.2.settings.headers.Host: cannot be set per channel: the gateway sets it from base_url',
+      'channels.3.keys.0: must not contain line breaks',
+      'channels.4.base_url: must not carry a query string or fragment (request paths are appended to it); put API keys in keys and other credentials in settings.headers',
+      'upstream env-openai (environment): base_url: must not carry a query string or fragment (request paths are appended to it); put API keys in keys and other credentials in settings.headers',
+    ]);
+    expect(problems.join('\n')).not.toContain('SECRETQ');
+  });
+
   it('refuses a declared channel name with a line break, another control character, a bidi control or an invisible character, naming its place', () => {
     const channels = [
       { name: 'local\nvllm', kind: 'openai-compatible', base_url: 'http://127.0.0.1:9/v1' },

@@ -1,6 +1,7 @@
 import type { ChannelRow, ListingColumns, NewChannelRow } from '../../store/channels-repo.js';
 import { badRequest, UpstreamError } from '../errors.js';
 import { checkOneLine } from '../text-characters.js';
+import { redactCredentials } from '../upstream/redact-credentials.js';
 import {
   CHANNEL_KINDS,
   type ChannelKind,
@@ -249,6 +250,14 @@ export function validateChannel(
       'base_url: must not carry credentials (user:password@); put API keys in keys and other headers in settings.headers',
       'base_url',
     );
+  // Request paths are appended to the base URL as text (`{base}/chat/completions`), so a query
+  // string or fragment would end up inside the path (`/v1?api_key=X/models`), and a secret in it
+  // would be shown wherever the URL is (the console, the logs, error messages).
+  if (/[?#]/.test(baseUrl))
+    throw badRequest(
+      'base_url: must not carry a query string or fragment (request paths are appended to it); put API keys in keys and other credentials in settings.headers',
+      'base_url',
+    );
   for (const [field, n] of [
     ['priority', input.priority ?? 0],
     ['weight', input.weight ?? 1],
@@ -257,6 +266,7 @@ export function validateChannel(
   if ((input.weight ?? 1) < 1) throw badRequest('weight: must be at least 1', 'weight');
   const status = input.status ?? 1;
   if (status !== 1 && status !== 2) throw badRequest('status: must be 1 or 2', 'status');
+  for (const [i, k] of (input.keys ?? []).entries()) checkKey(i, k);
   const keys = (input.keys ?? []).map((k) => k.trim()).filter(Boolean);
   const models = [...new Set((input.models ?? []).map((m) => m.trim()).filter(Boolean))];
   return {
@@ -313,6 +323,8 @@ function validateSettings(sent: Record<string, unknown>): ChannelSettings {
       Object.values(s.headers).some((v) => typeof v !== 'string'))
   )
     throw badRequest('settings.headers: must map header names to strings', 'settings.headers');
+  if (s.headers !== undefined)
+    for (const [name, value] of Object.entries(s.headers as Record<string, string>)) checkHeader(name, value);
   if (s.pricing === undefined) return s as ChannelSettings;
   if (s.pricing === null) {
     // null: no prices of its own, as leaving it out.
@@ -340,6 +352,77 @@ function checkProvider(s: Record<string, unknown>): Record<string, unknown> {
   return name === s.provider ? s : { ...s, provider: name };
 }
 
+/** An HTTP header name (RFC 9110 `token`): what the HTTP client sends, and nothing else. */
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** Not in a header value: control characters but the tab, and what is past Latin-1 (undici's rule). */
+const NOT_HEADER_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
+
+/**
+ * Headers the gateway writes itself: the connection and the framing of each request (undici's own,
+ * and a second `Content-Length` or `Host` would make the request mean something else to the
+ * upstream or a proxy in front of it) and the format it sends and reads. Lower case.
+ */
+const GATEWAY_HEADERS: Record<string, string> = {
+  host: 'the gateway sets it from base_url',
+  'content-length': 'the gateway sets it: it frames each request it sends',
+  'transfer-encoding': 'the gateway sets it: it frames each request it sends',
+  te: 'the gateway sets it: it frames each request it sends',
+  trailer: 'the gateway sets it: it frames each request it sends',
+  expect: 'the gateway sets it: it frames each request it sends',
+  connection: 'the gateway sets it: it manages its connections to the upstream',
+  'keep-alive': 'the gateway sets it: it manages its connections to the upstream',
+  'proxy-connection': 'the gateway sets it: it manages its connections to the upstream',
+  upgrade: 'the gateway sets it: it manages its connections to the upstream',
+  'content-type': 'the gateway sets it: it sends JSON in the format of the channel kind',
+  accept: 'the gateway sets it: it asks for JSON or an event stream, as the request needs',
+  'accept-encoding': 'the gateway sets it: it reads answers as they are sent, uncompressed',
+};
+
+/**
+ * One `settings.headers` entry, as the HTTP client would send it: a name that is an HTTP token and
+ * not one of the gateway's own, and a value on one line. A bad one was stored and then failed every
+ * request as a "connection" error (the client's refusal), pointing at the network. The message
+ * names the header, never its value (a credential, often).
+ */
+function checkHeader(name: string, value: string): void {
+  const field = `settings.headers.${name}`;
+  if (!HEADER_NAME.test(name))
+    throw badRequest(
+      `${field}: not a valid header name (letters, digits and !#$%&'*+-.^_\`|~ only; no spaces or colons)`,
+      field,
+    );
+  const reserved = GATEWAY_HEADERS[name.toLowerCase()];
+  if (reserved) throw badRequest(`${field}: cannot be set per channel: ${reserved}`, field);
+  const bad = NOT_HEADER_VALUE.exec(value)?.[0];
+  if (bad !== undefined) throw badRequest(`${field}: ${badCharacter(bad)}`, field);
+}
+
+/**
+ * A key as it is sent (`Bearer <key>`, `x-api-key: <key>`...): printable ASCII without spaces,
+ * checked before trimming only past its ends. The message names its place, never the key.
+ */
+function checkKey(i: number, key: unknown): void {
+  if (typeof key !== 'string') return;
+  const bad = /[^\x21-\x7e]/.exec(key.trim())?.[0];
+  if (bad === undefined) return;
+  const why =
+    bad === ' ' || bad === '\t'
+      ? 'must not contain spaces or tabs'
+      : bad.charCodeAt(0) > 0x7e && bad.charCodeAt(0) !== 0x7f
+        ? `must be printable ASCII (found U+${hex(bad)})`
+        : badCharacter(bad);
+  throw badRequest(`keys.${i}: ${why}`, `keys.${i}`);
+}
+
+function badCharacter(ch: string): string {
+  if (ch === '\r' || ch === '\n') return 'must not contain line breaks';
+  const code = ch.codePointAt(0)!;
+  if (code < 0x20 || code === 0x7f) return `must not contain control characters (found U+${hex(ch)})`;
+  return `must be Latin-1 text, as HTTP header values are (found U+${hex(ch)})`;
+}
+
+const hex = (ch: string) => ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0');
+
 function hasCredentials(s: string): boolean {
   const u = new URL(s);
   return u.username !== '' || u.password !== '';
@@ -359,10 +442,16 @@ function isHttpUrl(s: string): boolean {
  * and how: `http://host:8000 answered 404: not found`. A base URL without a version segment, of a
  * kind that needs one (`needsVersionInBaseUrl`: OpenAI-compatible), that answers 404 gets a hint,
  * the most common setup mistake (`chat/completions` and `models` are appended to it as it is). Only the origin and path of
- * the base URL are shown, never a query string.
+ * the base URL are shown, never a query string; the channel's keys and header values, when given,
+ * are redacted from the upstream's message.
  */
-export function explainChannelFailure(c: Pick<Channel, 'kind' | 'base_url'>, err: unknown): string {
-  const message = (err as Error | undefined)?.message || String(err);
+export function explainChannelFailure(
+  c: Pick<Channel, 'kind' | 'base_url'> & Partial<Pick<Channel, 'keys' | 'settings'>>,
+  err: unknown,
+): string {
+  const said = (err as Error | undefined)?.message || String(err);
+  // The upstream's words, without the credentials it may say back (the console masks them).
+  const message = c.keys ? redactCredentials(said, { keys: c.keys, settings: c.settings ?? {} }) : said;
   if (!(err instanceof UpstreamError)) return message;
   let where = c.base_url;
   let path = '';

@@ -1,6 +1,7 @@
 import { abortedKind, type CancelSignal } from '../cancel.js';
 import { GatewayError, UnfitCandidate, UpstreamError } from '../errors.js';
 import { KeyTree } from '../key-tree.js';
+import { redactUpstreamError } from '../upstream/redact-credentials.js';
 import type { HealthTracker } from './health.js';
 import type { AttemptRecord, Candidate } from './types.js';
 
@@ -145,6 +146,8 @@ export async function executeRoute<T>(
               break;
             }
             if (!(err instanceof UpstreamError)) throw err;
+            // The upstream's words reach the client: not the credentials it may say back.
+            redactUpstreamError(err, t);
             lastError = err;
             attempts.push(tried(t, started, err.kind, err.upstreamStatus));
             if (HEALTH_KINDS.has(err.kind)) opts.health.failure(c.healthKey, err.kind, probe);

@@ -7,6 +7,7 @@ import type { ChatContext, ChatRunner, StreamOpened } from '../../gateway/comple
 import { showsToken } from '../../gateway/completions/read-until-shown.js';
 import { UpstreamError } from '../../gateway/errors.js';
 import { attemptsHeader, attemptsOf, countsAgainstHealth } from '../../gateway/routing/execute.js';
+import { redactUpstreamError } from '../../gateway/upstream/redact-credentials.js';
 import { lastProvider } from '../../gateway/usage/request-log-entry.js';
 import type { Services } from '../../services.js';
 import { disconnectIfNotTaken } from '../client-stall.js';
@@ -187,7 +188,8 @@ export async function streamChat(
       batch = await opened.events.next();
     }
   } catch (err) {
-    failure = err;
+    // An error event of the upstream's, relayed in the last chunk: without its credentials.
+    failure = redactUpstreamError(err, opened.target);
     status = ctx.signal.aborted ? abortedStatus(ctx.signal) : toGatewayError(err, reply.request).status;
   } finally {
     clearInterval(timer);

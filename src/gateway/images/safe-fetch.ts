@@ -161,10 +161,15 @@ function checkedLookup(policy: AddressPolicy, resolve: Resolver): LookupFunction
           // Refuse if any address is internal: connecting to "the public one" would let an
           // attacker race the dual-stack fallback onto the private one.
           for (const a of wanted) {
-            const reason = policy.check(a.address);
-            if (reason) {
+            // Which address, and of what kind, is left out: the client would learn what the
+            // gateway's names resolve to (`localhost`, `db.internal`), a map of its network. An
+            // operator finds it with the same lookup on the gateway's host.
+            if (policy.check(a.address)) {
               return callback(
-                new ImageFetchError(`refused to fetch image URL: ${hostname} resolves to ${reason}`, true),
+                new ImageFetchError(
+                  `refused to fetch image URL: ${hostname} resolves to a non-public address`,
+                  true,
+                ),
                 '',
                 0,
               );

@@ -24,7 +24,7 @@ import { LogsRepo } from './store/logs-repo.js';
 import { migrateToLatest } from './store/migrate.js';
 import { ModelsRepo } from './store/models-repo.js';
 import { createInvalidationBus, dropCaches, type InvalidationBus } from './store/pubsub.js';
-import { closeRedis, openRedis, type RedisClient, redisProblem } from './store/redis.js';
+import { closeRedis, openRedis, type RedisClient, redisProblem, redisProblemKind } from './store/redis.js';
 import { createUsageStore } from './store/usage-store.js';
 import { UsersRepo } from './store/users-repo.js';
 
@@ -167,7 +167,13 @@ export async function createServices(
     probes: redis
       ? {
           redis: async () =>
-            void (await redis.ping().catch((err) => degraded(new Error(redisProblem(redis, err))))),
+            void (await redis.ping().catch((err) =>
+              degraded(
+                Object.assign(new Error(redisProblem(redis, err)), {
+                  publicMessage: redisProblemKind(redis, err),
+                }),
+              ),
+            )),
         }
       : {},
     invalidation,

@@ -51,3 +51,34 @@ export function connectErrorDetail(err: unknown): string {
 export function scrubPasswords(text: string): string {
   return text.replace(/([a-z][a-z0-9+.-]*:\/\/[^:/@\s]*):[^@\s]*@/gi, '$1@');
 }
+
+/** System error codes of a connection that could not be made or was lost. */
+const CANNOT_CONNECT = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EHOSTDOWN',
+  'ENETDOWN',
+  'EPIPE',
+  'ECONNABORTED',
+]);
+
+/**
+ * What kind of failure `err` is, in a few words and nothing else (`cannot connect`, `timed out`,
+ * `authentication failed`, else `unavailable`): for answers anyone may read (`/readyz`), where an
+ * address or a driver's message would describe the network behind the gateway. The detail
+ * (`connectErrorDetail`) goes to the log.
+ */
+export function problemKind(err: unknown): string {
+  const e = (err ?? {}) as { code?: unknown; message?: unknown; errors?: unknown[] };
+  const code = typeof e.code === 'string' ? e.code : '';
+  const message = typeof e.message === 'string' ? e.message : '';
+  if (code === 'ETIMEDOUT' || /\btime(d)?[ -]?out\b/i.test(message)) return 'timed out';
+  if (CANNOT_CONNECT.has(code)) return 'cannot connect';
+  // PostgreSQL's invalid authorization (28000) and invalid password (28P01); Redis's NOAUTH/WRONGPASS.
+  if (code.startsWith('28') || /^(NOAUTH|WRONGPASS)\b/.test(message)) return 'authentication failed';
+  return 'unavailable';
+}

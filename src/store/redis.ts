@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Redis } from 'ioredis';
-import { connectErrorDetail } from './connect-errors.js';
+import { connectErrorDetail, problemKind } from './connect-errors.js';
 
 export type RedisClient = Redis;
 
@@ -54,6 +54,15 @@ export function redisProblem(client: RedisClient, err: unknown): string {
     return last ? `cannot connect (${connectErrorDetail(last)})` : `not connected (${client.status})`;
   }
   return connectErrorDetail(err);
+}
+
+/**
+ * `redisProblem` in the words `/readyz` answers anyone with: the kind of failure, without the
+ * address or the client's message (those are logged).
+ */
+export function redisProblemKind(client: RedisClient, err: unknown): string {
+  if (client.status !== 'ready') return lastErrors.has(client) ? 'cannot connect' : 'not connected';
+  return problemKind(err);
 }
 
 export async function closeRedis(client: RedisClient): Promise<void> {

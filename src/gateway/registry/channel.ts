@@ -399,7 +399,7 @@ function checkHeader(name: string, value: string): void {
 
 /**
  * A key as it is sent (`Bearer <key>`, `x-api-key: <key>`...): printable ASCII without spaces,
- * checked before trimming only past its ends. The message names its place, never the key.
+ * once trimmed (as it is stored). The message names its place in `keys`, never the key.
  */
 function checkKey(i: number, key: unknown): void {
   if (typeof key !== 'string') return;

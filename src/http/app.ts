@@ -253,8 +253,13 @@ export async function buildApp(services: Services, opts: BuildOptions = {}): Pro
     const url = request.url;
     // Every other GET gets the console's page (its router shows the page, or "Page not found"
     // with a 404 here), except a missing build file: an old page asking for a chunk a redeploy
-    // replaced must get a 404 it can act on, not index.html as JavaScript (and cached).
-    if (webRoot && request.method === 'GET' && !/^\/(?:api|v1|assets)\//.test(url)) {
+    // replaced must get a 404 it can act on, not index.html as JavaScript (and cached). A HEAD
+    // (monitors, link checkers) is answered as the GET, without the body (Node sends none).
+    if (
+      webRoot &&
+      (request.method === 'GET' || request.method === 'HEAD') &&
+      !/^\/(?:api|v1|assets)\//.test(url)
+    ) {
       const q = url.indexOf('?');
       if (!isConsolePage(q === -1 ? url : url.slice(0, q))) reply.code(404);
       return reply.sendFile('index.html');

@@ -33,6 +33,28 @@ describe('console files', () => {
     }
   });
 
+  it('answers HEAD on a console page as GET, without the body (monitors and link checkers)', async () => {
+    for (const [path, status] of [
+      ['/apps', 200],
+      ['/login', 200],
+      ['/keys', 200],
+      ['/app/10', 200],
+      ['/nothing-here', 404],
+    ] as const) {
+      const got = await get(path);
+      const head = await fetch(gw.url + path, { method: 'HEAD' });
+      expect(head.status, path).toBe(status);
+      expect(head.headers.get('content-type'), path).toMatch(/^text\/html/);
+      expect(head.headers.get('cache-control'), path).toBe('no-cache');
+      expect(head.headers.get('content-length'), path).toBe(got.headers.get('content-length'));
+      expect(await head.text(), path).toBe('');
+    }
+    // The API's missing routes stay JSON 404s.
+    const api = await fetch(`${gw.url}/api/nothing`, { method: 'HEAD' });
+    expect(api.status).toBe(404);
+    expect(api.headers.get('content-type')).toMatch(/^application\/json/);
+  });
+
   it('sends the page with a 404 for a path that is no page of the console', async () => {
     // The console shows its "Page not found"; a link checker or a monitor reads the status.
     for (const path of [

@@ -148,11 +148,7 @@ export async function buildApp(services: Services, opts: BuildOptions = {}): Pro
   // they refused as "body: must be object"; it is a 415 saying what to send, like any other
   // non-JSON type. An empty text/plain body is still no body (bodiless POSTs such as logout).
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser(
-    'application/json',
-    { parseAs: 'string' },
-    jsonBodyParser(app.getDefaultJsonParser('error', 'error')),
-  );
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, jsonBodyParser());
   app.removeContentTypeParser('text/plain');
   app.addContentTypeParser('text/plain', { parseAs: 'string' }, (request, body, done) => {
     if (body === '') done(null, undefined);

@@ -1,14 +1,15 @@
 import { maxHeaderSize } from 'node:http';
 import type { Socket } from 'node:net';
-import type {
-  FastifyBaseLogger,
-  FastifyBodyParser,
-  FastifyError,
-  FastifyReply,
-  FastifyRequest,
+import {
+  errorCodes,
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyReply,
+  type FastifyRequest,
 } from 'fastify';
 import { badRequest, GatewayError } from '../gateway/errors.js';
 import { errorHandler, sendError } from './error-handler.js';
+import { MAX_JSON_DEPTH, tooDeepText } from './nesting.js';
 import { noSniffOutsideRoutes } from './security-headers.js';
 
 /**
@@ -115,45 +116,76 @@ type Done = (err: Error | null, body?: unknown) => void;
 type CallbackParser = (request: FastifyRequest, body: string, done: Done) => void;
 
 /**
- * The JSON body parser: Fastify's own (secure-json-parse, refusing `__proto__` keys and
- * `constructor.prototype`, which could pollute prototypes), with its refusal of such a key said
- * as such, naming where it is. Before, valid JSON with one read "malformed JSON".
+ * The JSON body parser, refusing as Fastify's own does (secure-json-parse) `__proto__` keys and
+ * `constructor.prototype`, which could pollute prototypes, but saying so, naming where the key
+ * is (before, valid JSON with one read "malformed JSON"). Its other refusals are Fastify's.
+ *
+ * Every step is one linear pass, and none is done twice:
+ * - a body nested past MAX_JSON_DEPTH is refused from its text, before it is parsed
+ *   (nesting.ts): JSON.parse of megabytes of `[[[[` took seconds, and only then was the depth
+ *   checked;
+ * - JSON.parse, without a reviver;
+ * - the parsed value is walked for such keys only when the text has one (a regular expression
+ *   over the text, as secure-json-parse does). Before, secure-json-parse refused it and the
+ *   body was parsed again to find where.
  */
-export function jsonBodyParser(defaultParser: FastifyBodyParser<string>): CallbackParser {
-  const parse = defaultParser as CallbackParser;
-  return (request, body, done) =>
-    parse(request, body, (err, value) => {
-      if (err && (err as FastifyError).code === 'FST_ERR_CTP_INVALID_JSON_BODY')
-        done(forbiddenKey(body) ?? err, undefined);
-      else done(err, value);
-    });
+export function jsonBodyParser(): CallbackParser {
+  return (_request, text, done) => {
+    const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+    if (body.length === 0) return done(new errorCodes.FST_ERR_CTP_EMPTY_JSON_BODY(), undefined);
+    const deep = tooDeepText(body);
+    if (deep !== undefined) {
+      const where = deep.join('.');
+      return done(badRequest(`${where}: nested more than ${MAX_JSON_DEPTH} levels`, where), undefined);
+    }
+    let value: unknown;
+    try {
+      value = JSON.parse(body);
+    } catch {
+      return done(new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY(), undefined);
+    }
+    done((SUSPECT_KEY.test(body) && forbiddenKeyIn(value)) || null, value);
+  };
 }
 
-/** The 400 for the first key secure-json-parse refuses in `text`; undefined if it is not valid JSON. */
-export function forbiddenKey(text: string): GatewayError | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  let level: Array<[unknown, string[]]> = [[value, []]];
+/** A `"__proto__":` or `"constructor":` key, written plain or with \u escapes (what secure-json-parse looks for). */
+const SUSPECT_KEY =
+  /"(?:_|\\u005[Ff])(?:_|\\u005[Ff])(?:p|\\u0070)(?:r|\\u0072)(?:o|\\u006[Ff])(?:t|\\u0074)(?:o|\\u006[Ff])(?:_|\\u005[Ff])(?:_|\\u005[Ff])"\s*:|"(?:c|\\u0063)(?:o|\\u006[Ff])(?:n|\\u006[Ee])(?:s|\\u0073)(?:t|\\u0074)(?:r|\\u0072)(?:u|\\u0075)(?:c|\\u0063)(?:t|\\u0074)(?:o|\\u006[Ff])(?:r|\\u0072)"\s*:/;
+
+/** A value reached from the body, with how: its parent's entry and its key there. */
+type Reached = { node: unknown; parent: Reached | undefined; key: string };
+
+function pathOf(at: Reached): string {
+  const keys: string[] = [];
+  for (let r: Reached | undefined = at; r?.parent; r = r.parent) keys.push(r.key);
+  return keys.length === 0 ? 'body' : keys.reverse().join('.');
+}
+
+/** The 400 for the first key secure-json-parse would refuse in a parsed body, or undefined. */
+export function forbiddenKeyIn(value: unknown): GatewayError | undefined {
+  // Breadth first, as secure-json-parse looks; each value keeps a link to its parent rather than
+  // a copy of its path, so the walk is linear however the body nests.
+  let level: Reached[] = [{ node: value, parent: undefined, key: '' }];
   while (level.length > 0) {
-    const next: Array<[unknown, string[]]> = [];
-    for (const [node, path] of level) {
+    const next: Reached[] = [];
+    for (const at of level) {
+      const node = at.node;
       if (node === null || typeof node !== 'object') continue;
-      const where = path.length === 0 ? 'body' : path.join('.');
-      if (Object.hasOwn(node, '__proto__'))
+      if (Object.hasOwn(node, '__proto__')) {
+        const where = pathOf(at);
         return badRequest(`${where}: the key "__proto__" is not allowed`, where);
+      }
       const ctor = (node as { constructor?: unknown }).constructor;
       if (
         Object.hasOwn(node, 'constructor') &&
         ctor !== null &&
         typeof ctor === 'object' &&
         Object.hasOwn(ctor, 'prototype')
-      )
+      ) {
+        const where = pathOf(at);
         return badRequest(`${where}: the key "constructor" must not hold a "prototype"`, where);
-      for (const [k, v] of Object.entries(node)) next.push([v, [...path, k]]);
+      }
+      for (const [k, v] of Object.entries(node)) next.push({ node: v, parent: at, key: k });
     }
     level = next;
   }

@@ -49,7 +49,8 @@ export const ConfigSchema = Obj({
     port: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
     /** Public URL printed at start and used in links; derived from host/port when empty. */
     public_url: Type.String({ default: '' }),
-    body_limit_bytes: Type.Integer({ minimum: 1024, default: 10 * 1024 * 1024 }),
+    /** Every route but `/v1` (body-limits.ts): the management API needs far less. */
+    body_limit_bytes: Type.Integer({ minimum: 1024, default: 1024 * 1024 }),
     /**
      * Chat requests (`/v1/chat/completions`, `/v1/messages`, `/v1/responses`) carry base64 images
      * and PDFs in the conversation: 32 MiB, Anthropic's own limit for a Messages request.

@@ -6,7 +6,8 @@ import { GatewayError } from '../gateway/errors.js';
 /**
  * Request bodies sent with a `Content-Encoding` (docs/configuration.md): `gzip`, `deflate` and
  * `br` are decoded as they arrive, the route's body limit applying to the DECODED size (a zip
- * bomb is a 413 once the limit is passed, not after inflating it all); a stream that does not
+ * bomb is a 413 once the limit is passed, not after inflating it all) and the expansion bounded
+ * (MAX_EXPANSION below); a stream that does not
  * decode is a 400 naming its encoding; any other encoding is a 415. Before, a gzip body reached
  * the JSON parser as it was, and was answered "malformed JSON".
  * A request without the header costs a header lookup: no stream, no allocation.
@@ -17,6 +18,15 @@ const DECODERS: Record<string, () => Transform> = {
   deflate: createInflate,
   br: createBrotliDecompress,
 };
+
+/**
+ * A compressed body past 1 MiB decoded may be at most 100 times the bytes sent (a zip bomb is a
+ * 413 after 1 MiB, not at the /v1 limits of 32 and 64 MiB, which a few dozen bytes of brotli
+ * reached). Real bodies stay far below it: JSON text compresses some 5 to 20 times, base64 images
+ * hardly at all; only a body of one character repeated goes past, and it can be sent as it is.
+ */
+export const FREE_DECODED_BYTES = 1024 * 1024;
+export const MAX_EXPANSION = 100;
 
 type Payload = NodeJS.ReadableStream & { receivedEncodedLength?: number };
 
@@ -39,18 +49,28 @@ export function decodeBody(
   const limit = request.routeOptions.bodyLimit ?? Number.POSITIVE_INFINITY;
   const decoder = make();
   let decoded = 0;
-  // What the body parser reads: counts the decoded bytes against the limit, and says how many
-  // encoded bytes came (`receivedEncodedLength`, for Fastify's content-length check).
+  let encoded = 0;
+  // What the body parser reads: counts the decoded bytes against the limit and against what was
+  // sent, and says how many encoded bytes came (`receivedEncodedLength`, for Fastify's
+  // content-length check). The decoder only ever has the bytes received so far to inflate.
   const out: Transform & { receivedEncodedLength?: number } = new Transform({
     transform(chunk: Buffer, _enc, cb) {
       decoded += chunk.length;
       if (decoded > limit) return cb(new GatewayError(413, 'body: request body is too large'));
+      if (decoded > FREE_DECODED_BYTES && decoded > MAX_EXPANSION * encoded)
+        return cb(
+          new GatewayError(
+            413,
+            `body: the compressed request body expands more than ${MAX_EXPANSION} times; send it uncompressed`,
+          ),
+        );
       cb(null, chunk);
     },
   });
   out.receivedEncodedLength = 0;
   payload.on('data', (chunk: Buffer) => {
-    out.receivedEncodedLength! += chunk.length;
+    encoded += chunk.length;
+    out.receivedEncodedLength = encoded;
   });
   payload.on('error', (err) => out.destroy(err));
   decoder.on('error', (err) =>

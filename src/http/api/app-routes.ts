@@ -7,6 +7,7 @@ import type { Services } from '../../services.js';
 import { limitPerAddress } from '../address-limit.js';
 import type { App } from '../app.js';
 import { optionalUser, requireUser, resolveUser } from '../auth.js';
+import { anonymousBodyLimit } from '../body-limits.js';
 import { ok, paging } from '../envelope.js';
 import { ADMIN_ONLY, IdParams } from '../schemas.js';
 import { checkBody } from '../validation.js';
@@ -155,6 +156,7 @@ export function registerAppRoutes(app: App, services: Services): void {
           'Public. Anonymous callers are limited per client address (limits.catalog_ip_rpm); a signed-in caller (session or access token) per user, as their other /api writes (auth.api_write_rate_per_minute).',
         params: IdParams,
       },
+      bodyLimit: anonymousBodyLimit(services.config),
       onRequest: downloader,
     },
     async (request) => ok(await catalog.download(request.params.id)),

@@ -7,6 +7,7 @@ import type { Services } from '../../services.js';
 import { limitPerAddress } from '../address-limit.js';
 import type { App } from '../app.js';
 import { requireUser, resolveUser, SESSION_COOKIE } from '../auth.js';
+import { anonymousBodyLimit } from '../body-limits.js';
 import { ok, paging } from '../envelope.js';
 import { ADMIN_ONLY, IdParams, INT32_MAX, Nullable, PageQuery, RowId, UnixSeconds } from '../schemas.js';
 
@@ -81,16 +82,21 @@ export function registerUserRoutes(app: App, services: Services): void {
           'Sets the mg_session cookie and answers the user. The username matches in any letter case (usernames are unique ignoring case). Limited per client address (auth.login_rate_per_minute): 429 with Retry-After past it.',
         body: Login,
       },
+      bodyLimit: anonymousBodyLimit(services.config),
+      // Counted before the body is read: a malformed or schema-failing body is an attempt too,
+      // else it could be sent without end, each one parsed.
+      onRequest: async (request, reply) => {
+        const perMinute = services.config.auth.login_rate_per_minute;
+        if (perMinute > 0)
+          await limitPerAddress(services.rateLimiter, request, reply, {
+            name: 'login',
+            scope: 'login_ip',
+            perMinute,
+            what: `sign-in is limited to ${perMinute} attempts`,
+          });
+      },
     },
     async (request, reply) => {
-      const perMinute = services.config.auth.login_rate_per_minute;
-      if (perMinute > 0)
-        await limitPerAddress(services.rateLimiter, request, reply, {
-          name: 'login',
-          scope: 'login_ip',
-          perMinute,
-          what: `sign-in is limited to ${perMinute} attempts`,
-        });
       const { user, session, maxAge } = await services.users.login(
         request.body.username,
         request.body.password,
@@ -109,6 +115,7 @@ export function registerUserRoutes(app: App, services: Services): void {
         summary: 'Sign out',
         description: 'Ends the session of the mg_session cookie, if any, and clears the cookie.',
       },
+      bodyLimit: anonymousBodyLimit(services.config),
     },
     async (request, reply) => {
       const session = request.cookies[SESSION_COOKIE];

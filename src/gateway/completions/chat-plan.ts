@@ -1,5 +1,6 @@
 import type { KeyPrincipal } from '../../access/api-keys.js';
 import { withChanges } from '../chat/hidden.js';
+import { badImageDataUrl } from '../chat/image-urls.js';
 import { answerRoom, sentMaxTokens } from '../chat/max-tokens.js';
 import { applyMiddleOut } from '../chat/middle-out.js';
 import { requestedParameters } from '../chat/parameters.js';
@@ -82,6 +83,9 @@ export function planChat(req: ChatRequest, principal: KeyPrincipal, deps: PlanDe
       legacy,
     );
   }
+  // Checked here, before any upstream: each would refuse it in its own words, after an attempt.
+  const badImage = badImageDataUrl(req.messages);
+  if (badImage) throw badImage;
   // Without tools, a tool_choice is left by the body's normalizer only when it demands a tool
   // (emptyToolsMeanNone).
   if (!req.tools?.length && req.tool_choice !== undefined)

@@ -16,7 +16,8 @@
  *   streamed fragments of one block (same `index`) are joined. A thinking text without signature
  *   cannot be replayed and is left out.
  * - `image_url`: data URL -> base64 source (image/jpg sent as image/jpeg: see parseDataUrl), http(s)
- *   -> url source; `file` PDFs and text -> `document`, `file` images (an image data URL, or a URL
+ *   -> url source; a data URL of a type Anthropic does not take (SVG, BMP...) refuses the request
+ *   for Anthropic upstreams (`unfitImages`: the gateway already refused non-images); `file` PDFs and text -> `document`, `file` images (an image data URL, or a URL
  *   ending in an image extension) -> `image` (Anthropic refuses an image in a `document`).
  *   `input_audio` and `video_url` have no Anthropic equivalent and are dropped (a turn left with
  *   nothing is not sent: see contentToBlocks), but see the next point for user turns.
@@ -36,7 +37,13 @@
 import { createHash } from 'node:crypto';
 import type { CacheControl, ChatMessage, ContentPart, ReasoningDetail } from '../../gateway/chat/types.js';
 import { noConversation, unsendableUserTurn } from '../shared/empty-turn.js';
-import { guessMediaType, mediaToFirstUserTurn, parseDataUrl } from '../shared/media.js';
+import {
+  ANTHROPIC_IMAGE_TYPES,
+  guessMediaType,
+  mediaToFirstUserTurn,
+  parseDataUrl,
+  unfitImages,
+} from '../shared/media.js';
 import { messageRefusal } from '../shared/refusal.js';
 import { argumentsObject, functionCalls } from '../shared/tools.js';
 
@@ -251,6 +258,8 @@ export function toAnthropicMessages(messages: ChatMessage[]): {
   system: AnthropicBlock[];
   messages: AnthropicMessage[];
 } {
+  const unfit = unfitImages(messages, ANTHROPIC_IMAGE_TYPES, 'Anthropic');
+  if (unfit) throw unfit;
   const system: AnthropicBlock[] = [];
   const systemMedia: AnthropicBlock[] = [];
   const out: AnthropicMessage[] = [];

@@ -16,6 +16,8 @@
  * - system/developer turns become `systemInstruction` text; their images, files, audio and video go, in
  *   order, at the start of the first user turn (after its function responses), or in a user turn
  *   of their own at the start (`mediaToFirstUserTurn`, shared with Anthropic).
+ * - `image_url` data URLs of a type Gemini does not list (GIF, SVG...) refuse the request for Gemini
+ *   upstreams (`unfitImages`).
  * - `image_url`/`file`/`input_audio`/`video_url`: data URLs -> `inlineData`; http(s)/gs URLs ->
  *   `fileData` with a media type guessed from the extension (a video without one, such as a YouTube
  *   link, which Gemini takes as a file URI, is sent as video/mp4).
@@ -29,7 +31,13 @@
  */
 import type { ChatMessage, ContentPart } from '../../gateway/chat/types.js';
 import { noConversation, unsendableUserTurn } from '../shared/empty-turn.js';
-import { guessMediaType, mediaToFirstUserTurn, parseDataUrl } from '../shared/media.js';
+import {
+  GEMINI_IMAGE_TYPES,
+  guessMediaType,
+  mediaToFirstUserTurn,
+  parseDataUrl,
+  unfitImages,
+} from '../shared/media.js';
 import { messageRefusal } from '../shared/refusal.js';
 import { argumentsObject, functionCalls } from '../shared/tools.js';
 
@@ -132,6 +140,8 @@ export function toGeminiContents(
   systemInstruction?: { parts: GeminiPart[] };
   contents: GeminiContent[];
 } {
+  const unfit = unfitImages(messages, GEMINI_IMAGE_TYPES, 'Gemini');
+  if (unfit) throw unfit;
   const system: GeminiPart[] = [];
   const contents: GeminiContent[] = [];
   let systemMedia: GeminiPart[] | undefined;

@@ -1,3 +1,6 @@
+import type { ChatMessage } from '../../gateway/chat/types.js';
+import { UnfitCandidate } from '../../gateway/errors.js';
+
 /**
  * Splits a `data:<mime>;base64,<data>` URL; undefined for anything else. The media type is
  * lowercased and `image/jpg` (written from the file extension by many clients, accepted by OpenAI)
@@ -15,6 +18,54 @@ export function parseDataUrl(url: string): { mediaType: string; data: string } |
     mediaType: type === 'image/jpg' ? 'image/jpeg' : type || 'application/octet-stream',
     data: url.slice(comma + 1),
   };
+}
+
+/** The image types Anthropic takes (its `image` block's media_type enum). */
+export const ANTHROPIC_IMAGE_TYPES: ReadonlySet<string> = new Set([
+  'image/jpeg',
+  'image/png',
+  'image/gif',
+  'image/webp',
+]);
+/** The image types Gemini lists (no GIF, no SVG: Gemini 2 and later refuse a GIF). */
+export const GEMINI_IMAGE_TYPES: ReadonlySet<string> = new Set([
+  'image/png',
+  'image/jpeg',
+  'image/webp',
+  'image/heic',
+  'image/heif',
+]);
+
+/**
+ * The refusal of a request holding an `image_url` data URL of an image type this upstream's kind
+ * does not take (SVG, BMP, TIFF... at Anthropic and Gemini; the body was already checked to hold
+ * only base64 images, `badImageDataUrl`): `UnfitCandidate` scoped to the upstream, so the
+ * model's other upstreams (an OpenAI-compatible server that takes the type) are still tried, and
+ * with none the client gets this 400 naming the part rather than the provider's after an
+ * attempt. Undefined when every image fits.
+ */
+export function unfitImages(
+  messages: readonly ChatMessage[],
+  accepted: ReadonlySet<string>,
+  provider: string,
+): UnfitCandidate | undefined {
+  for (let i = 0; i < messages.length; i++) {
+    const content = messages[i]!.content;
+    if (!Array.isArray(content)) continue;
+    for (let j = 0; j < content.length; j++) {
+      const p = content[j]!;
+      if (p.type !== 'image_url') continue;
+      const data = parseDataUrl(p.image_url.url);
+      if (!data || accepted.has(data.mediaType)) continue;
+      const param = `messages.${i}.content.${j}.image_url.url`;
+      return new UnfitCandidate(
+        `${param}: ${provider} upstreams do not take ${data.mediaType} images (only ${[...accepted].map((t) => t.slice(6)).join(', ')})`,
+        param,
+        'upstream',
+      );
+    }
+  }
+  return undefined;
 }
 
 const EXT_MIME: Record<string, string> = {

@@ -1,7 +1,7 @@
 /**
  * The message history as an OpenAI-compatible upstream takes it: copies only the messages that
- * need a change (reasoning, `developer`, `cache_control`, empty turns, media in tool results), and
- * returns the client's array itself when none does.
+ * need a change (reasoning, `developer`, `cache_control`, empty turns, media in tool results,
+ * tool call arguments given as objects), and returns the client's array itself when none does.
  */
 import type { ChatMessage, ContentPart, TextPart } from '../../gateway/chat/types.js';
 
@@ -29,10 +29,12 @@ export function plainMessages(
     const dev = developerToSystem && m.role === 'developer';
     const strip = !keepReasoning && (m.reasoning !== undefined || m.reasoning_details !== undefined);
     const uncache = dropCache && carriesCache(m);
-    if (!dev && !strip && !uncache) continue;
+    const args = objectArguments(m);
+    if (!dev && !strip && !uncache && !args) continue;
     out ??= messages.slice();
     let rest = strip ? withoutReasoning(m) : m;
     if (uncache) rest = withoutCache(rest);
+    if (args) rest = withStringArguments(rest);
     out[i] = dev ? { ...rest, role: 'system' } : rest;
   }
   if (empty)
@@ -69,6 +71,34 @@ export function toolMediaAsUser(messages: ChatMessage[]): ChatMessage[] {
     }
   }
   return out ?? messages;
+}
+
+/**
+ * Tool call `arguments` given as an object (the body schema takes one, as Anthropic and Gemini
+ * need an object anyway): OpenAI-compatible servers, OpenRouter included, require the JSON string
+ * OpenAI's type declares (api.openai.com answers 400 "expected a string, but got an object"), so
+ * the call goes as the JSON text of the object; one request means the same whichever upstream
+ * serves it.
+ */
+function objectArguments(m: ChatMessage): boolean {
+  if (!m.tool_calls) return false;
+  for (const t of m.tool_calls) {
+    const a = (t as { function?: { arguments?: unknown } }).function?.arguments;
+    if (a !== undefined && typeof a !== 'string') return true;
+  }
+  return false;
+}
+
+/** The turn with each call's non-string `arguments` as JSON text (copies: the client's stay). */
+function withStringArguments(m: ChatMessage): ChatMessage {
+  return {
+    ...m,
+    tool_calls: m.tool_calls!.map((t) => {
+      const f = (t as { function?: { arguments?: unknown } }).function;
+      if (!f || f.arguments === undefined || typeof f.arguments === 'string') return t;
+      return { ...t, function: { ...t.function, arguments: JSON.stringify(f.arguments) } };
+    }),
+  };
 }
 
 /**

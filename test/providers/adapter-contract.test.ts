@@ -225,13 +225,12 @@ describe.each(providerCases)('$name adapter contract', (pc) => {
     expect(ds[0].delta.role).toBe('assistant');
     expect(ds.map((d) => d.delta.reasoning ?? '').join('')).toBe(pc.reasoning.stream);
     expect(ds.map((d) => d.delta.content ?? '').join('')).toBe(pc.reasoning.streamContent);
-    // Reported by Gemini, counted from the thinking text for Anthropic (the OpenAI-compatible
-    // fixture, a llama.cpp server, reports no reasoning count).
-    const usage = pc.name === 'openai-compatible' ? undefined : events.find((e) => e.type === 'usage');
-    if (usage)
-      expect(
-        usage?.type === 'usage' && usage.usage.completion_tokens_details?.reasoning_tokens,
-      ).toBeGreaterThan(0);
+    // Reported by Gemini, counted from the thinking text for Anthropic and for the OpenAI-compatible
+    // fixture (a llama.cpp server, which reports no reasoning count).
+    const usage = events.find((e) => e.type === 'usage');
+    expect(
+      usage?.type === 'usage' && usage.usage.completion_tokens_details?.reasoning_tokens,
+    ).toBeGreaterThan(0);
     if (pc.reasoning.signature) {
       const details = ds.flatMap((d) => d.delta.reasoning_details ?? []);
       expect(details.map((d) => d.signature ?? d.data ?? '').join('')).toContain(pc.reasoning.signature);

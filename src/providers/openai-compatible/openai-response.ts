@@ -10,13 +10,26 @@
  * `anthropic_content`...) are dropped (`dropUpstreamHidden`): handed on, they would be read as this
  * adapter's word.
  *
+ * Reasoning tokens: a server that sends reasoning text (`reasoning_content` / `reasoning`: vLLM,
+ * llama.cpp, DeepSeek-style servers) but no `completion_tokens_details.reasoning_tokens` count gets
+ * one estimated from that text (`withReasoningEstimate`), as Anthropic's thinking is counted, at
+ * most the completion count; a count the upstream gives is kept.
+ *
  * The non-stream result may still carry upstream fields such as id/model/created; the encoder
  * overwrites those it owns.
  */
 
 import { dropUpstreamHidden, setHidden } from '../../gateway/chat/hidden.js';
 import { SseDecoder } from '../../gateway/chat/sse.js';
-import type { ChatChoice, ChatDeltaChoice, ChatResult, ChatStreamEvent } from '../../gateway/chat/types.js';
+import { sampledTokens } from '../../gateway/chat/tokens.js';
+import type {
+  ChatChoice,
+  ChatDeltaChoice,
+  ChatResult,
+  ChatStreamEvent,
+  ChatUsage,
+} from '../../gateway/chat/types.js';
+import { isCount } from '../../gateway/chat/usage-counts.js';
 import { UpstreamError } from '../../gateway/errors.js';
 import { classifyFailure, excerpt, safeJson } from '../shared/classify-failure.js';
 import { newCallId } from '../shared/tools.js';
@@ -70,6 +83,27 @@ export function classifyOpenAiError(status: number, body: string, headers: Upstr
   return classifyFailure(status, headers, { codes, message });
 }
 
+/**
+ * `usage` with `completion_tokens_details.reasoning_tokens` estimated from `texts`, the reasoning
+ * the answer carried, when the upstream gave no count there (absent, null, not a count) and its
+ * completion count is one (else the gateway counts the completion itself). Mutates and returns
+ * the upstream's usage object, parsed for this answer alone.
+ */
+export function withReasoningEstimate(usage: ChatUsage, texts: readonly string[]): ChatUsage {
+  if (!texts.some((t) => t !== '') || !usage || typeof usage !== 'object') return usage;
+  const completion = usage.completion_tokens;
+  if (!isCount(completion)) return usage;
+  const d = usage.completion_tokens_details;
+  if (d && typeof d === 'object' && isCount(d.reasoning_tokens)) return usage;
+  const estimate = Math.min(sampledTokens(texts), completion);
+  if (estimate === 0) return usage;
+  usage.completion_tokens_details = {
+    ...(d && typeof d === 'object' ? d : {}),
+    reasoning_tokens: estimate,
+  };
+  return usage;
+}
+
 export function parseOpenAiResponse(status: number, body: string, headers: UpstreamHeaders): ChatResult {
   if (status < 200 || status >= 300) throw classifyOpenAiError(status, body, headers);
   let parsed: any;
@@ -105,6 +139,7 @@ export function parseOpenAiResponse(status: number, body: string, headers: Upstr
       headers,
     );
   }
+  const thoughts: string[] = [];
   for (const c of parsed.choices) {
     const m = c?.message;
     if (m === null || typeof m !== 'object') {
@@ -129,7 +164,9 @@ export function parseOpenAiResponse(status: number, body: string, headers: Upstr
     if (c.finish_reason === undefined) c.finish_reason = null;
     dropUpstreamHidden(c, m);
     finishDetails(c);
+    if (typeof m.reasoning === 'string' && m.reasoning !== '') thoughts.push(m.reasoning);
   }
+  if (parsed.usage) withReasoningEstimate(parsed.usage, thoughts);
   return parsed as ChatResult;
 }
 
@@ -278,6 +315,11 @@ export class OpenAiStreamDecoder implements StreamDecoder {
   private failed = false;
   /** Per choice index, made at a choice's first tool-call delta. */
   private tools?: Map<unknown, ToolCallIndexes>;
+  /**
+   * Reasoning text so far, for a usage chunk without a reasoning count (`withReasoningEstimate`),
+   * counted as one text (the deltas cut words apart).
+   */
+  private readonly thoughts: string[] = [];
 
   /** @param maxEventBytes the largest single event; see `SseDecoder`. */
   constructor(maxEventBytes?: number) {
@@ -373,6 +415,7 @@ export class OpenAiStreamDecoder implements StreamDecoder {
           }
           if (Array.isArray(d.content)) fromParts(d, d.content, undefined);
           if (d.reasoning_details != null) detailsOnly(d);
+          if (typeof d.reasoning === 'string' && d.reasoning !== '') this.thoughts.push(d.reasoning);
           // Clients (LangChain-JS) key tool-call parsing off a first delta with the role.
           if (!this.sawRole) d.role ??= 'assistant';
           if (Array.isArray(d.tool_calls)) this.toolIndexes(c.index).apply(d.tool_calls);
@@ -392,6 +435,7 @@ export class OpenAiStreamDecoder implements StreamDecoder {
       out.push({ type: 'error', error: streamError(chunk) });
       return;
     }
-    if (chunk.usage) out.push({ type: 'usage', usage: chunk.usage });
+    if (chunk.usage)
+      out.push({ type: 'usage', usage: withReasoningEstimate(chunk.usage, [this.thoughts.join('')]) });
   }
 }

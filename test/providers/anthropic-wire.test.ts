@@ -3,6 +3,7 @@
  * Messages API does: error bodies the API really sends, and request fields its schema requires.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { sampledTokens } from '../../src/gateway/chat/tokens.js';
 import type { ChatRequest, ChatStreamEvent } from '../../src/gateway/chat/types.js';
 import { UpstreamError } from '../../src/gateway/errors.js';
 import { completeChat, openChatStream } from '../../src/gateway/upstream/call-chat.js';
@@ -1116,7 +1117,9 @@ describe('Anthropic streamed thinking blocks', () => {
         .map((c) => c.delta.content ?? '')
         .join(''),
     ).toBe('Yes, there are infinitely many primes.');
-    // Reasoning tokens counted from the readable thinking text only (the redacted data is opaque).
+    // The redacted data is opaque, and its thinking was output all the same: the reasoning is what
+    // the output count leaves beside the visible answer (more than the readable text's 11).
+    const visible = sampledTokens(['Yes, there are infinitely many primes.']);
     expect(events.at(-1)).toEqual({
       type: 'usage',
       usage: {
@@ -1124,7 +1127,7 @@ describe('Anthropic streamed thinking blocks', () => {
         completion_tokens: 240,
         total_tokens: 300,
         prompt_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },
-        completion_tokens_details: { reasoning_tokens: 11 },
+        completion_tokens_details: { reasoning_tokens: 240 - visible },
       },
     });
 
@@ -1145,6 +1148,14 @@ describe('Anthropic streamed thinking blocks', () => {
     ]);
   });
 
+  it('not streamed, redacted thinking counts as reasoning: the output beside the visible answer', async () => {
+    serveJson(fixture('anthropic', 'reasoning.json'));
+    const r = await completeChat(anthropicAdapter, base, target(), { client });
+    const visible = sampledTokens(['Yes, there are infinitely many prime numbers such that...']);
+    expect(r.usage?.completion_tokens).toBe(900);
+    expect(r.usage?.completion_tokens_details).toEqual({ reasoning_tokens: 900 - visible });
+  });
+
   it('a thinking block carrying only a signature (display "omitted") keeps its signature; no reasoning text', async () => {
     const events = await stream('omitted-thinking-stream.sse');
     const sig = 'EuYBCkQYAiJAgCs1le6/Pol5Z0y4RJXjBR9Vl2ltXWmHkpPHaS1l3cf2';
@@ -1152,7 +1163,9 @@ describe('Anthropic streamed thinking blocks', () => {
       { type: 'reasoning.text', text: '', signature: sig, format: F, index: 0 },
     ]);
     expect(deltaChoices(events).some((c) => 'reasoning' in c.delta)).toBe(false);
-    // No thinking text: no reasoning tokens counted; the output count is Anthropic's.
+    // No thinking text, but the thinking was output (and billed): the reasoning is what the output
+    // count leaves beside the visible answer, as for redacted thinking.
+    const visible = sampledTokens(['The greatest common divisor of 1071 and 462 is **21**.']);
     expect(events.at(-1)).toEqual({
       type: 'usage',
       usage: {
@@ -1160,6 +1173,7 @@ describe('Anthropic streamed thinking blocks', () => {
         completion_tokens: 142,
         total_tokens: 190,
         prompt_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },
+        completion_tokens_details: { reasoning_tokens: 142 - visible },
       },
     });
     // Sent back, it is a thinking block with empty text and its signature, not dropped as empty.

@@ -109,8 +109,9 @@ describe('Anthropic thinking round trip from a stream', () => {
         completion_tokens: 9,
         total_tokens: 14,
         prompt_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },
-        // Anthropic reports no thinking count: the thinking text streamed is counted.
-        completion_tokens_details: { reasoning_tokens: 8 },
+        // Anthropic reports no thinking count: the thinking text streamed is counted (8), and with
+        // redacted thinking beside it, what the output leaves beside the visible answer (none): 9.
+        completion_tokens_details: { reasoning_tokens: 9 },
       },
     });
   });

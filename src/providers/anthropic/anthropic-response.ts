@@ -9,7 +9,10 @@
  * cache_write_1h_tokens = the one-hour writes (`cache_creation.ephemeral_1h_input_tokens`, billed
  * at their own price; the rest are 5-minute writes). Anthropic does not report
  * thinking tokens separately, so reasoning_tokens is counted locally from the thinking text
- * (exactly up to 128 K characters, by a sample beyond: see tokens.ts). `server_tool_use` (web
+ * (exactly up to 128 K characters, by a sample beyond: see tokens.ts). Thinking without readable
+ * text (a `redacted_thinking` block, or a thinking block Anthropic sent with its text omitted) is
+ * output all the same, so with one the reasoning is what the output count leaves beside the
+ * visible answer (text and tool calls, counted locally), when that is more (`reasoningEstimate`). `server_tool_use` (web
  * searches and fetches run) is kept as it is.
  *
  * Server tool blocks (server_tool_use, web_search_tool_result, ...) have no canonical form, and
@@ -62,6 +65,24 @@ export function mapStopReason(reason: string | null | undefined): FinishReason {
       // end_turn, stop_sequence, pause_turn and anything new
       return 'stop';
   }
+}
+
+/**
+ * The reasoning tokens of an answer: its thinking text counted; with thinking that has no text to
+ * count (`hidden`: redacted, or omitted), at least what the output count leaves beside the
+ * visible answer. Undefined when the answer had no thinking. `toChatUsage` keeps it within the
+ * output count.
+ */
+export function reasoningEstimate(
+  thoughts: readonly string[],
+  hidden: boolean,
+  visible: readonly string[],
+  output: number | null | undefined,
+): number | undefined {
+  if (thoughts.length === 0 && !hidden) return undefined;
+  const counted = thoughts.length > 0 ? sampledTokens(thoughts) : 0;
+  if (!hidden || typeof output !== 'number') return counted;
+  return Math.max(counted, output - sampledTokens(visible));
 }
 
 export function toChatUsage(u: AnthropicUsage, reasoningTokens?: number): ChatUsage {
@@ -162,12 +183,18 @@ export function parseAnthropicResponse(status: number, body: string, headers: Up
   }
   let text: string | null = null;
   let reasoning: string | null = null;
+  /** Thinking without readable text (redacted, or omitted), and the visible answer's texts. */
+  let hidden = false;
+  const visible: string[] = [];
   const details: ReasoningDetail[] = [];
   const calls: ToolCall[] = [];
   parsed.content.forEach((b, index) => {
-    if (b.type === 'text') text = (text ?? '') + b.text;
-    else if (b.type === 'thinking') {
+    if (b.type === 'text') {
+      text = (text ?? '') + b.text;
+      if (typeof b.text === 'string') visible.push(b.text);
+    } else if (b.type === 'thinking') {
       reasoning = (reasoning ?? '') + (b.thinking ?? '');
+      if (!b.thinking) hidden = true;
       details.push({
         type: 'reasoning.text',
         text: b.thinking ?? '',
@@ -176,8 +203,10 @@ export function parseAnthropicResponse(status: number, body: string, headers: Up
         index,
       });
     } else if (b.type === 'redacted_thinking') {
+      hidden = true;
       details.push({ type: 'reasoning.encrypted', data: b.data, format: ANTHROPIC_FORMAT, index });
     } else if (b.type === 'tool_use') {
+      visible.push(String(b.name), JSON.stringify(b.input ?? {}));
       calls.push({
         id: b.id,
         type: 'function',
@@ -207,7 +236,10 @@ export function parseAnthropicResponse(status: number, body: string, headers: Up
     choices: [choice],
     // No usage in the answer: none here, so the gateway counts the prompt and the answer itself.
     usage: parsed.usage
-      ? toChatUsage(parsed.usage, reasoning !== null ? sampledTokens([reasoning]) : undefined)
+      ? toChatUsage(
+          parsed.usage,
+          reasoningEstimate(reasoning ? [reasoning] : [], hidden, visible, parsed.usage.output_tokens),
+        )
       : undefined,
   };
 }

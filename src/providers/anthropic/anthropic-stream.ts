@@ -19,7 +19,6 @@
  */
 import { setHidden } from '../../gateway/chat/hidden.js';
 import { SseDecoder } from '../../gateway/chat/sse.js';
-import { sampledTokens } from '../../gateway/chat/tokens.js';
 import type {
   AnthropicBlockEvent,
   ChatDelta,
@@ -36,6 +35,7 @@ import {
   type AnthropicUsage,
   classifyAnthropicError,
   mapStopReason,
+  reasoningEstimate,
   setFinishDetails,
   toChatUsage,
 } from './anthropic-response.js';
@@ -52,6 +52,12 @@ export class AnthropicStreamDecoder implements StreamDecoder {
   private usage: AnthropicUsage = {};
   /** Thinking text so far: Anthropic does not report thinking tokens, so they are counted here. */
   private readonly thoughts: string[] = [];
+  /** A thinking block without readable text came (redacted, or omitted): see `reasoningEstimate`. */
+  private hidden = false;
+  /** Thinking blocks open, each with whether text came in it (one without is `hidden`). */
+  private readonly thinkingHasText = new Map<number, boolean>();
+  /** The visible answer's texts (text, tool names and arguments), for `reasoningEstimate`. */
+  private readonly visible: string[] = [];
   private sawUsage = false;
   private finish: FinishReason | null = null;
   /** message_delta's stop_reason and stop_sequence, as Anthropic sent them. */
@@ -124,16 +130,20 @@ export class AnthropicStreamDecoder implements StreamDecoder {
           // that speak its format put the whole input here and send no input_json_delta.
           if (b.input && typeof b.input === 'object' && Object.keys(b.input).length > 0)
             this.toolStartInput.set(ev.index, JSON.stringify(b.input));
+          if (typeof b.name === 'string') this.visible.push(b.name);
           this.delta(out, {
             tool_calls: [
               { index: idx, id: b.id, type: 'function', function: { name: b.name, arguments: '' } },
             ],
           });
         } else if (b.type === 'text' && b.text) {
+          this.visible.push(b.text);
           this.delta(out, { content: b.text });
-        } else if (b.type === 'thinking' && b.thinking) {
-          this.thinking(out, ev.index, b.thinking);
+        } else if (b.type === 'thinking') {
+          this.thinkingHasText.set(ev.index, false);
+          if (b.thinking) this.thinking(out, ev.index, b.thinking);
         } else if (b.type === 'redacted_thinking') {
+          this.hidden = true;
           this.delta(out, {
             reasoning_details: [
               { type: 'reasoning.encrypted', data: b.data, format: ANTHROPIC_FORMAT, index: ev.index },
@@ -149,11 +159,14 @@ export class AnthropicStreamDecoder implements StreamDecoder {
         const d = ev.delta ?? {};
         if (this.native.has(ev.index) || d.type === 'citations_delta') {
           if (typeof d.type === 'string') this.event(out, { type: 'delta', index: ev.index, delta: d });
-        } else if (d.type === 'text_delta') this.delta(out, { content: d.text });
-        else if (d.type === 'input_json_delta') {
+        } else if (d.type === 'text_delta') {
+          if (typeof d.text === 'string') this.visible.push(d.text);
+          this.delta(out, { content: d.text });
+        } else if (d.type === 'input_json_delta') {
           const idx = this.toolIndex.get(ev.index);
           if (idx !== undefined && d.partial_json) {
             this.toolHasArgs.add(ev.index);
+            this.visible.push(d.partial_json);
             this.delta(out, { tool_calls: [{ index: idx, function: { arguments: d.partial_json } }] });
           }
         } else if (d.type === 'thinking_delta') this.thinking(out, ev.index, d.thinking);
@@ -173,6 +186,8 @@ export class AnthropicStreamDecoder implements StreamDecoder {
         break;
       }
       case 'content_block_stop': {
+        if (this.thinkingHasText.get(ev.index) === false) this.hidden = true;
+        this.thinkingHasText.delete(ev.index);
         if (this.native.has(ev.index)) {
           this.event(out, { type: 'stop', index: ev.index });
           break;
@@ -180,6 +195,7 @@ export class AnthropicStreamDecoder implements StreamDecoder {
         const idx = this.toolIndex.get(ev.index);
         if (idx !== undefined && !this.toolHasArgs.has(ev.index)) {
           const args = this.toolStartInput.get(ev.index) ?? '{}';
+          this.visible.push(args);
           this.delta(out, { tool_calls: [{ index: idx, function: { arguments: args } }] });
         }
         break;
@@ -218,8 +234,7 @@ export class AnthropicStreamDecoder implements StreamDecoder {
     setFinishDetails(last, this.stopReason, this.stopSequence);
     out.push({ type: 'delta', choices: [last] });
     if (this.sawUsage) {
-      const reasoning = this.thoughts.length > 0 ? sampledTokens(this.thoughts) : undefined;
-      out.push({ type: 'usage', usage: toChatUsage(this.usage, reasoning) });
+      out.push({ type: 'usage', usage: toChatUsage(this.usage, this.reasoning()) });
     }
   }
 
@@ -239,7 +254,13 @@ export class AnthropicStreamDecoder implements StreamDecoder {
     return this.stopped || (!this.ended && this.finish !== null);
   }
 
+  /** The reasoning tokens of the answer so far (`reasoningEstimate`). */
+  private reasoning(): number | undefined {
+    return reasoningEstimate(this.thoughts, this.hidden, this.visible, this.usage.output_tokens);
+  }
+
   private thinking(out: ChatStreamEvent[], index: number, text: string): void {
+    if (text && this.thinkingHasText.has(index)) this.thinkingHasText.set(index, true);
     this.thoughts.push(text);
     this.delta(out, {
       reasoning: text,
@@ -280,7 +301,6 @@ export class AnthropicStreamDecoder implements StreamDecoder {
   reported(): ReportedUsage | undefined {
     if (typeof this.usage.input_tokens !== 'number') return undefined;
     const final = this.finish !== null;
-    const reasoning = final && this.thoughts.length > 0 ? sampledTokens(this.thoughts) : undefined;
-    return { usage: toChatUsage(this.usage, reasoning), completionFinal: final };
+    return { usage: toChatUsage(this.usage, final ? this.reasoning() : undefined), completionFinal: final };
   }
 }

@@ -38,6 +38,8 @@ beforeAll(async () => {
       }),
       listChannel('voyage', [EMBED], { kind: 'voyage', keys: [SECRETS[2]] }),
       listChannel('off', [CHAT], { keys: [SECRETS[3]], status: 2 }),
+      // Known only from this channel's listing, under an id of one segment.
+      listChannel('local', ['local-llama']),
     ],
     models: [
       {
@@ -194,6 +196,24 @@ describe('GET /v1/models/{author}/{slug}/endpoints', () => {
     expect((await endpoints('/v1/models/acme/chat-1')).links.details).toBe(
       '/v1/models/acme/chat-1/endpoints',
     );
+  });
+
+  it('a model of a one-segment id (known only from a channel) links to its endpoints list, which is served', async () => {
+    for (const prefix of ['/v1', '/api/v1']) {
+      const listed = (await endpoints(`${prefix}/models`)).data.find(
+        (m: { id: string }) => m.id === 'local-llama',
+      );
+      expect(listed.links.details).toBe(`${prefix}/models/local-llama/endpoints`);
+      const body = (await endpoints(listed.links.details)).data;
+      expect(body.id).toBe('local-llama');
+      expect(body.endpoints.map((e: { tag: string }) => e.tag)).toEqual(['local']);
+    }
+    expect((await endpoints('/v1/models/local-llama')).links.details).toBe(
+      '/v1/models/local-llama/endpoints',
+    );
+    // A key that may not use it: the same 404 as for two-segment ids.
+    const r = await gw.call('GET', '/v1/models/local-llama/endpoints', { token: onlyEmbed });
+    expect(r.status).toBe(404);
   });
 
   it('answers @openrouter/sdk endpoints.list()', async () => {

@@ -39,14 +39,15 @@ export function toWireModel(m: ModelInfo, prefix: ModelsPrefix = '/v1') {
 
 /**
  * OpenRouter's `links.details`: the model's endpoints list, under the prefix the model was asked
- * on. That route takes `{author}/{slug}`; an id of another shape (a local server's `llama3:8b`)
- * links to the model itself.
+ * on. That route takes `{author}/{slug}`, and a one-segment id (a model known only from a local
+ * server's listing, `llama3:8b`) as `{id}`; an id of another shape (more segments) links to the
+ * model itself.
  */
 function detailsLink(id: string, prefix: ModelsPrefix): string {
   const parts = id.split('/');
   // Escaped for a path, but `:` (`gpt-4o:free`, `llama3:8b`) kept as written: a path allows it.
   const path = parts.map((x) => encodeURIComponent(x).replace(/%3A/gi, ':')).join('/');
-  return parts.length === 2 && parts.every((p) => p !== '')
+  return parts.length <= 2 && parts.every((p) => p !== '')
     ? `${prefix}/models/${path}/endpoints`
     : `/v1/models/${path}`;
 }

@@ -150,9 +150,8 @@ export function registerModelsRoute(app: App, services: Services): void {
 
   // OpenRouter's endpoints list (@openrouter/sdk `endpoints.list`). A path more specific than
   // `/v1/models/*`, which keeps answering `/v1/models/{author}/{slug}` itself.
-  const endpoints = async (request: FastifyRequest) => {
-    const { author, slug } = request.params as { author: string; slug: string }; // checked by AuthorSlug
-    const model = usableModel(services.registry, request.principal!.allowedModels, `${author}/${slug}`);
+  const endpointsOf = (request: FastifyRequest, id: string) => {
+    const model = usableModel(services.registry, request.principal!.allowedModels, id);
     return {
       data: toWireEndpoints(model, {
         registry: services.registry,
@@ -160,6 +159,10 @@ export function registerModelsRoute(app: App, services: Services): void {
         adapterParams: services.chat.planDeps.adapterParams,
       }),
     };
+  };
+  const endpoints = async (request: FastifyRequest) => {
+    const { author, slug } = request.params as { author: string; slug: string }; // checked by AuthorSlug
+    return endpointsOf(request, `${author}/${slug}`);
   };
   app.get(
     '/v1/models/:author/:slug/endpoints',
@@ -179,6 +182,36 @@ export function registerModelsRoute(app: App, services: Services): void {
     '/api/v1/models/:author/:slug/endpoints',
     { schema: { tags, hide: true, params: AuthorSlug }, onRequest: auth },
     endpoints,
+  );
+  // The same list for a model whose id has one segment (known from a local server's listing:
+  // `local-llama`, `llama3:8b`), where its `links.details` points. Under `/v1`, a path this
+  // route takes from `/v1/models/*` (`/v1/models/acme/endpoints`) still answers the model
+  // `acme/endpoints` when there is no model `acme`.
+  const OneId = Type.Object({ id: Type.String() });
+  app.get(
+    '/v1/models/:id/endpoints',
+    { schema: { tags, hide: true, params: OneId }, onRequest: auth },
+    async (request) => {
+      const { id } = request.params as { id: string }; // checked by OneId
+      try {
+        return endpointsOf(request, id);
+      } catch (err) {
+        if ((err as { status?: number }).status !== 404) throw err;
+        try {
+          return toWireModel(
+            usableModel(services.registry, request.principal!.allowedModels, `${id}/endpoints`),
+            '/v1',
+          );
+        } catch {
+          throw err;
+        }
+      }
+    },
+  );
+  app.get(
+    '/api/v1/models/:id/endpoints',
+    { schema: { tags, hide: true, params: OneId }, onRequest: auth },
+    async (request) => endpointsOf(request, (request.params as { id: string }).id),
   );
 }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { setHidden } from '../chat/hidden.js';
+import { shows, showsToken } from '../chat/shows.js';
 import type { ChatDelta, ChatStreamEvent } from '../chat/types.js';
-import { shows, showsToken } from './read-until-shown.js';
 
 const delta = (d: ChatDelta, finish: string | null = null): ChatStreamEvent => ({
   type: 'delta',

@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici';
 import type { StreamDecoder, UpstreamHeaders } from '../../providers/types.js';
 import type { CancelSignal } from '../cancel.js';
+import { progresses } from '../chat/shows.js';
 import type { ChatStreamEvent, ReportedUsage } from '../chat/types.js';
 import { UpstreamError } from '../errors.js';
 import type { ChatEventStream, OpenedEvents } from './chat-event-stream.js';
@@ -26,7 +27,9 @@ const HIGH_WATER_BYTES = 64 * 1024;
  * `maxErrorBodyBytes` it is that much of the body, and the connection is closed). Rejects with
  * UpstreamError for a failure before that, or with the abort reason once `signal` fired.
  * Timeouts are the client's: first byte until the answer's head, idle between two chunks (not
- * counted while the reader holds the socket paused).
+ * counted while the reader holds the socket paused). Once the stream showed something, the idle
+ * timeout is also the longest wait between two events that carry something (`progresses`), so
+ * keep-alives (comments, pings, empty deltas) after the content cannot hold it open for ever.
  */
 export function openEvents(
   client: UpstreamClient,
@@ -39,7 +42,12 @@ export function openEvents(
   return new Promise((resolve, reject) => {
     const maxErrorBody = client.limit(opts, 'maxErrorBodyBytes');
     const grace = client.limit(opts, 'finishGraceMs');
-    client.dispatch(req, opts, new EventsHandler(resolve, reject, decoder, signal, maxErrorBody, grace));
+    const idle = client.limit(opts, 'idleTimeoutMs');
+    client.dispatch(
+      req,
+      opts,
+      new EventsHandler(resolve, reject, decoder, signal, maxErrorBody, grace, idle),
+    );
   });
 }
 
@@ -84,6 +92,13 @@ class EventsHandler extends SignalledHandler implements ChatEventStream {
   };
   /** Runs once the answer is whole until the upstream ends it (`graceOver`). */
   private graceTimer: NodeJS.Timeout | undefined;
+  /**
+   * Runs from the first event that carries something (`progresses`) on: undici's body timeout
+   * is reset by any byte, a keep-alive comment or a ping too (`idleOver`).
+   */
+  private idleTimer: NodeJS.Timeout | undefined;
+  /** When the last event that carries something was decoded (epoch ms). */
+  private lastProgress = 0;
 
   constructor(
     resolve: (o: OpenedEvents) => void,
@@ -92,6 +107,7 @@ class EventsHandler extends SignalledHandler implements ChatEventStream {
     signal: CancelSignal | undefined,
     private readonly maxErrorBody: number,
     private readonly finishGraceMs: number,
+    private readonly idleTimeoutMs: number,
   ) {
     super(signal);
     this.opening = { resolve, reject };
@@ -304,10 +320,42 @@ class EventsHandler extends SignalledHandler implements ChatEventStream {
     this.settle();
   };
 
+  /**
+   * No event that carries something for `idleTimeoutMs`, only keep-alives (SSE comments,
+   * Anthropic's pings, empty deltas), or nothing: the stream fails as undici's idle timeout
+   * fails it on silence. What arrived but was not decoded yet (the reader is writing to its
+   * client) is decoded first: progress in it counts. While a slow reader holds the socket paused
+   * the silence is the client's, as for the grace.
+   */
+  private readonly idleOver = () => {
+    this.idleTimer = undefined;
+    if (this.finished || this.over) return;
+    if (this.controller?.paused) this.lastProgress = Date.now();
+    else {
+      this.decodeArrived();
+      if (this.stopped) {
+        this.settle();
+        return;
+      }
+    }
+    const left = this.lastProgress + this.idleTimeoutMs - Date.now();
+    if (left > 0) {
+      this.idleTimer = setTimeout(this.idleOver, left);
+      return;
+    }
+    this.failure = new UpstreamError('timeout', 'upstream idle timeout (nothing but keep-alives)');
+    this.abort();
+    this.settle();
+  };
+
   protected override release(): void {
     if (this.graceTimer !== undefined) {
       clearTimeout(this.graceTimer);
       this.graceTimer = undefined;
+    }
+    if (this.idleTimer !== undefined) {
+      clearTimeout(this.idleTimer);
+      this.idleTimer = undefined;
     }
     super.release();
   }
@@ -365,12 +413,21 @@ class EventsHandler extends SignalledHandler implements ChatEventStream {
   private add(events: ChatStreamEvent[]): void {
     let n = events.length;
     if (n === 0) return;
+    let progress = false;
     for (let i = 0; i < n; i++) {
-      if (events[i]!.type !== 'error') continue;
+      const ev = events[i]!;
+      if (ev.type !== 'error') {
+        progress ||= progresses(ev);
+        continue;
+      }
       n = i + 1;
       this.stopped = true;
       this.abort();
       break;
+    }
+    if (progress && !this.finished) {
+      this.lastProgress = Date.now();
+      this.idleTimer ??= setTimeout(this.idleOver, this.idleTimeoutMs);
     }
     const q = this.queue;
     if (q === undefined) this.queue = n === events.length ? events : events.slice(0, n);

@@ -120,8 +120,8 @@ export class UpstreamClient {
     };
   }
 
-  /** A size limit (or the finish grace) for a call: its own, else the client's default. */
-  limit(opts: SendOptions, which: keyof BodyLimits | keyof StreamTimes): number {
+  /** A size limit (or the finish grace, or the idle timeout) for a call: its own, else the client's default. */
+  limit(opts: SendOptions, which: keyof BodyLimits | keyof StreamTimes | 'idleTimeoutMs'): number {
     return opts[which] ?? this.defaults[which];
   }
 

@@ -1,10 +1,10 @@
 import type { FastifyReply } from 'fastify';
 import type { Reservation } from '../../access/quota/quota-ledger.js';
 import { abortedKind, abortedStatus } from '../../gateway/cancel.js';
+import { showsToken } from '../../gateway/chat/shows.js';
 import type { ChatStreamEvent, ChatUsage } from '../../gateway/chat/types.js';
 import type { ChatPlan } from '../../gateway/completions/chat-plan.js';
 import type { ChatContext, ChatRunner, StreamOpened } from '../../gateway/completions/chat-runner.js';
-import { showsToken } from '../../gateway/completions/read-until-shown.js';
 import { UpstreamError } from '../../gateway/errors.js';
 import { attemptsHeader, attemptsOf, countsAgainstHealth } from '../../gateway/routing/execute.js';
 import { redactUpstreamError } from '../../gateway/upstream/redact-credentials.js';

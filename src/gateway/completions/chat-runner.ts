@@ -270,6 +270,15 @@ export class ChatRunner {
    * queues), else a promise.
    */
   finish(plan: ChatPlan, ctx: ChatContext, reservation: Reservation, o: Finish): Bill | Promise<Bill> {
+    return this.settle(plan, ctx, reservation, o, this.price(plan, o));
+  }
+
+  /**
+   * `finish`'s first step: what was used, counted locally where the upstream did not report it,
+   * and its cost, neither settled nor recorded. For a non-streamed answer, whose status is known
+   * only once it is written (its client may have left meanwhile): `settle` follows.
+   */
+  price(plan: ChatPlan, o: Omit<Finish, 'status'>): Bill {
     let usage = o.usage;
     // What the upstream reported wins, part by part; the prompt is counted as the serving
     // upstream received it (middle-out may have cut it to a fraction). A count that is not one
@@ -299,7 +308,18 @@ export class ChatRunner {
     };
     const micros = model && u ? costOf(model, u) : 0;
     // The client is told what was charged and logged, to the micro-USD.
-    const bill: Bill = { usage, costMicros: micros, costUsd: usdOfMicros(micros) };
+    return { usage, costMicros: micros, costUsd: usdOfMicros(micros) };
+  }
+
+  /** `finish`'s last step: settles the reservation on `bill`, then records the request as `o` ended. */
+  settle(
+    plan: ChatPlan,
+    ctx: ChatContext,
+    reservation: Reservation,
+    o: Finish,
+    bill: Bill,
+  ): Bill | Promise<Bill> {
+    const { usage, costMicros: micros } = bill;
     let settled: void | Promise<void>;
     try {
       settled = this.deps.quota.settle(reservation, micros);

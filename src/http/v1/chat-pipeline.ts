@@ -1,10 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Reservation } from '../../access/quota/quota-ledger.js';
-import { ClientGone } from '../../gateway/cancel.js';
+import { type CancelSignal, ClientGone, ClientLeft, ShutdownCut } from '../../gateway/cancel.js';
 import { dropClientHidden } from '../../gateway/chat/hidden.js';
 import type { ChatDeltaChoice, ChatRequest, ChatResult } from '../../gateway/chat/types.js';
 import { type ChatPlan, planChat, requestedModel } from '../../gateway/completions/chat-plan.js';
-import type { Bill, ChatContext, ChatRunner } from '../../gateway/completions/chat-runner.js';
+import type { Bill, ChatContext, ChatRunner, Finish } from '../../gateway/completions/chat-runner.js';
 import { GatewayError } from '../../gateway/errors.js';
 import { attemptsHeader } from '../../gateway/routing/execute.js';
 import type { ChatEventStream } from '../../gateway/upstream/event-stream.js';
@@ -143,29 +143,60 @@ async function completeChat(
     throw err;
   }
   const { result, served } = outcome;
-  const b = runner.finish(plan, ctx, reservation, {
+  const finish: Finish = {
     served,
     usage: result.usage,
     completionText: outcome.completionText,
     status: 200,
-  });
-  const bill = b instanceof Promise ? await b : b;
+  };
+  const bill = runner.price(plan, finish);
+  const text = wire.complete(
+    {
+      model: served.target.modelId,
+      provider: served.target.channelName,
+      startedAt: ctx.startedAt,
+      requestId: ctx.requestId,
+    },
+    result,
+    bill,
+    plan,
+  );
+  if (text.length >= LARGE_ANSWER_CHARS && (await clientLeft(reply, ctx.signal))) {
+    // Nothing was written: a client that left, billed for the answer the upstream completed.
+    const left = ctx.signal.aborted ? ctx.signal.reason : new ClientLeft();
+    const settled = runner.settle(plan, ctx, reservation, { ...finish, status: 499, error: left }, bill);
+    if (settled instanceof Promise) await settled;
+    throw left;
+  }
+  const settled = runner.settle(plan, ctx, reservation, finish, bill);
+  if (settled instanceof Promise) await settled;
   reply.header('x-modelgate-attempts', attemptsHeader(served.attempts));
   // Already JSON text: Fastify sends a string as is.
   reply.header('content-type', 'application/json; charset=utf-8');
-  reply.send(
-    wire.complete(
-      {
-        model: served.target.modelId,
-        provider: served.target.channelName,
-        startedAt: ctx.startedAt,
-        requestId: ctx.requestId,
-      },
-      result,
-      bill,
-      plan,
-    ),
-  );
+  reply.send(text);
   disconnectIfNotTaken(reply.raw, services.config.gateway.client_stall_ms);
   return reply;
+}
+
+/**
+ * Non-streamed answers of at least this many characters are written only after the gateway
+ * looked at its client's socket (`clientLeft`). Reading, parsing, counting and encoding such an
+ * answer runs for long stretches (seconds for 20 MB) in which the close of a client that left is
+ * not seen; for a smaller one that stretch is a few milliseconds, and a client that left in it
+ * cannot be told from one that left just after the answer was written.
+ */
+const LARGE_ANSWER_CHARS = 256 * 1024;
+
+/**
+ * Whether the client left, once the sockets were polled: two turns of the event loop, since the
+ * first (called from an I/O callback, as the upstream's answer ended) comes before the next poll.
+ * A socket whose client closed it has ended (its end read) or is gone by then, though the close
+ * that aborts `signal` may come a turn later. A shutdown cut is no client leaving: its answer,
+ * complete, is written.
+ */
+async function clientLeft(reply: FastifyReply, signal: CancelSignal): Promise<boolean> {
+  for (let i = 0; i < 2; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+  if (signal.aborted) return !(signal.reason instanceof ShutdownCut);
+  const socket = reply.raw.socket;
+  return socket === null || socket.destroyed || socket.readableEnded;
 }

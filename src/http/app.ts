@@ -35,6 +35,7 @@ import { registerOpsRoutes } from './ops-routes.js';
 import { guardAgainstNul } from './refuse-nul.js';
 import { ResponseTaps } from './response-taps.js';
 import { addApiHeaders, addDocsHeaders, CONSOLE_HEADERS, noSniffOutsideRoutes } from './security-headers.js';
+import { cutByShutdown } from './shutdown-cut.js';
 import { registerChatRoutes } from './v1/chat-completions.js';
 import { registerEmbeddingRoutes } from './v1/embeddings-routes.js';
 import { registerMessagesRoutes } from './v1/messages.js';
@@ -124,7 +125,7 @@ export async function buildApp(services: Services, opts: BuildOptions = {}): Pro
         : (opts.logger ?? { level: config.log.level, redact: { paths: LOG_REDACT, censor: '[redacted]' } }),
     bodyLimit: config.server.body_limit_bytes,
     trustProxy: config.server.trust_proxy,
-    // One `request` line per response (onResponse below) instead of Fastify's two.
+    // One `request` line per response (the onRequest hook's, below) instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: false,
     genReqId: (req) => {
@@ -174,18 +175,20 @@ export async function buildApp(services: Services, opts: BuildOptions = {}): Pro
       new GatewayError(503, 'the gateway is shutting down; send the request again', { retryAfter: 1 }),
     );
   });
-  // One `request` line per response, only when the level shows it (production runs at warn).
+  // One `request` line per response, only when the level shows it (production runs at warn),
+  // at its connection's close: Fastify runs no onResponse hook for a response that was never
+  // written, so a client that left (499, as the request log says) or a shutdown that cut the
+  // connection (503) left no line at all.
   if ((app.log as { isLevelEnabled?(level: string): boolean }).isLevelEnabled?.('info') ?? true)
-    app.addHook('onResponse', (request, reply, done) => {
-      request.log.info(
-        {
-          method: request.method,
-          url: request.url,
-          status: reply.statusCode,
-          ms: Math.round(reply.elapsedTime),
-        },
-        'request',
-      );
+    app.addHook('onRequest', (request, reply, done) => {
+      const res = reply.raw;
+      res.once('close', () => {
+        const status = res.writableFinished ? reply.statusCode : cutByShutdown(res) ? 503 : 499;
+        request.log.info(
+          { method: request.method, url: request.url, status, ms: Math.round(reply.elapsedTime) },
+          'request',
+        );
+      });
       done();
     });
 

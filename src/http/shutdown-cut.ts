@@ -21,6 +21,11 @@ type BillingServer = Server & { [BILLING]?: Billing };
 /** Responses whose connection the shutdown cut (not their client). */
 const cutResponses = new WeakSet<ServerResponse>();
 
+/** Whether the shutdown cut this response's connection (its client did not leave). */
+export function cutByShutdown(res: ServerResponse): boolean {
+  return cutResponses.has(res);
+}
+
 /**
  * On the response of a billed request (`abortOnClose`): aborts its request as cut by the
  * shutdown, with the warn line, once. And on a response that writes its own in-band ending when

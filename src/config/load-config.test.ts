@@ -475,6 +475,54 @@ describe('loadConfig', () => {
     ]);
   });
 
+  it('lists every problem of a configuration with many, each setting once and in words', () => {
+    // The schema library stops at 8 errors by default: the five refusals of log.level's
+    // branches filled it, so the union's own line never came and later settings went unnamed.
+    const problems = problemsOf({
+      DATABASE_URL: '/tmp/x.db',
+      MODELGATE_AUTH_COOKIE_SECURE: 'maybe',
+      MODELGATE_LOG_LEVEL: 'loud',
+      MODELGATE_CATALOG_SEED: 'maybe',
+      MODELGATE_GATEWAY_DISCOVER_MODELS: 'perhaps',
+      MODELGATE_METRICS_ENABLED: 'yes',
+      MODELGATE_SERVER_SERVE_CONSOLE: 'sure',
+      MODELGATE_SERVER_PORT: '70000',
+      MODELGATE_GATEWAY_MAX_ATTEMPTS: '0',
+      MODELGATE_AUTH_SESSION_TTL_HOURS: '0',
+      MODELGATE_LOG_REQUEST_LOGS_BATCH: '0',
+      MODELGATE_DATABASE_POOL_SIZE: '0',
+      MODELGATE_GATEWAY_CIRCUIT_FAILURES: '0',
+    });
+    expect(problems).toEqual([
+      'server.port (from MODELGATE_SERVER_PORT): must be <= 65535',
+      'server.serve_console (from MODELGATE_SERVER_SERVE_CONSOLE): must be boolean',
+      'database.pool_size (from MODELGATE_DATABASE_POOL_SIZE): must be >= 1',
+      'auth.session_ttl_hours (from MODELGATE_AUTH_SESSION_TTL_HOURS): must be >= 1',
+      'auth.cookie_secure (from MODELGATE_AUTH_COOKIE_SECURE): must be one of auto, true, false',
+      'log.level (from MODELGATE_LOG_LEVEL): must be one of fatal, error, warn, info, debug, trace, silent',
+      'log.request_logs_batch (from MODELGATE_LOG_REQUEST_LOGS_BATCH): must be >= 1',
+      'catalog.seed (from MODELGATE_CATALOG_SEED): must be boolean',
+      'metrics.enabled (from MODELGATE_METRICS_ENABLED): must be boolean',
+      'gateway.max_attempts (from MODELGATE_GATEWAY_MAX_ATTEMPTS): must be >= 1',
+      'gateway.circuit_failures (from MODELGATE_GATEWAY_CIRCUIT_FAILURES): must be >= 1',
+      'gateway.discover_models (from MODELGATE_GATEWAY_DISCOVER_MODELS): must be boolean',
+    ]);
+    // Forty bad declarations are forty lines, not the first few.
+    const models = Array.from({ length: 40 }, (_, i) => ({ id: `m/${i}`, context_length: 0 }));
+    const many = problemsOf({}, { models });
+    expect(many).toHaveLength(40);
+    expect(many[39]).toBe('models.39.context_length: must be >= 1');
+    // Each item's union is told about its own value, not another item's.
+    const limits = [
+      { id: 'a/b', max_completion_tokens: 'x' },
+      { id: 'c/d', max_completion_tokens: -1 },
+    ];
+    expect(problemsOf({}, { models: limits })).toEqual([
+      'models.0.max_completion_tokens: must be an integer >= 1 or null',
+      'models.1.max_completion_tokens: must be >= 1',
+    ]);
+  });
+
   it('reports an unknown setting once, by name', () => {
     expect(problemsOf({}, { server: { bogus_key: 1 } })).toEqual(['server: unknown setting(s) bogus_key']);
     expect(problemsOf({}, { channels: [{ name: 'a', kind: 'openai-compatible', bogus: 1 }] })).toEqual([

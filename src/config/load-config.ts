@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { Settings } from 'typebox/system';
 import { Value } from 'typebox/value';
 import { parse as parseYaml } from 'yaml';
 import { validateChannel } from '../gateway/registry/channel.js';
@@ -290,12 +291,27 @@ function trustProxyProblem(value: unknown): string | undefined {
  * takes as what the union takes (`must be one of fatal, error, ...`), not every branch's refusal.
  */
 function schemaProblems(config: Config, named: (path: string) => string): string[] {
-  const errors = [...Value.Errors(ConfigSchema, config)];
-  const unions = errors.filter((e) => e.keyword === 'anyOf').map((e) => `${e.schemaPath}/anyOf/`);
+  const errors = everySchemaError(config);
   const problems: string[] = [];
-  for (const e of errors) {
-    if (e.keyword === 'boolean' && e.schemaPath.endsWith('/additionalProperties')) continue;
-    if (unions.some((u) => e.schemaPath.startsWith(u))) continue;
+  const told = new Set<string>();
+  for (const error of errors) {
+    if (error.keyword === 'boolean' && error.schemaPath.endsWith('/additionalProperties')) continue;
+    // A union's branches' refusals (and the union's own line) are one problem: the union's,
+    // told where its first refusal stood, whether or not the library wrote the union's line.
+    const union = unionOf(error);
+    const e = union
+      ? (errors.find((u) => u.keyword === 'anyOf' && u.schemaPath === union && within(error, u)) ?? {
+          ...error,
+          keyword: 'anyOf',
+          schemaPath: union,
+          message: 'must match a schema in anyOf',
+        })
+      : error;
+    if (e.keyword === 'anyOf') {
+      const key = `${e.schemaPath} ${e.instancePath}`;
+      if (told.has(key)) continue;
+      told.add(key);
+    }
     const path = e.instancePath.replace(/^\//, '').replaceAll('/', '.');
     const extra = (e.params as { additionalProperties?: string[] })?.additionalProperties;
     const what = extra
@@ -310,7 +326,40 @@ function schemaProblems(config: Config, named: (path: string) => string): string
   return problems;
 }
 
-type SchemaError = { keyword: string; schemaPath: string; message: string; params: unknown };
+type SchemaError = {
+  keyword: string;
+  schemaPath: string;
+  instancePath: string;
+  message: string;
+  params: unknown;
+};
+
+/**
+ * Every error of the config, not the schema library's first 8 (its `maxErrors`, a process-wide
+ * setting, raised for this call only): five refusals of log.level's branches used to fill it, so
+ * the union's line never came and the settings after it were not named. A config's errors are
+ * bounded by its size.
+ */
+function everySchemaError(config: Config): SchemaError[] {
+  const limit = Settings.Get().maxErrors;
+  Settings.Set({ maxErrors: Number.MAX_SAFE_INTEGER });
+  try {
+    return [...Value.Errors(ConfigSchema, config)];
+  } finally {
+    Settings.Set({ maxErrors: limit });
+  }
+}
+
+/** Whether an error is about the value of another, or one inside it (another item has its own). */
+function within(e: SchemaError, outer: SchemaError): boolean {
+  return e.instancePath === outer.instancePath || e.instancePath.startsWith(`${outer.instancePath}/`);
+}
+
+/** The schema path of the outermost union an error was made under (by one of its branches). */
+function unionOf(e: SchemaError): string | undefined {
+  const at = e.schemaPath.indexOf('/anyOf/');
+  return at < 0 ? undefined : e.schemaPath.slice(0, at);
+}
 
 function said(e: SchemaError): string {
   const limit = (e.params as { limit?: unknown })?.limit;
@@ -324,7 +373,10 @@ function said(e: SchemaError): string {
 function unionMessage(union: SchemaError, errors: SchemaError[]): string {
   const branch = errors.find(
     (e) =>
-      e.schemaPath.startsWith(`${union.schemaPath}/anyOf/`) && e.keyword !== 'type' && e.keyword !== 'const',
+      e.schemaPath.startsWith(`${union.schemaPath}/anyOf/`) &&
+      within(e, union) &&
+      e.keyword !== 'type' &&
+      e.keyword !== 'const',
   );
   if (branch) return said(branch);
   let schema: any = ConfigSchema;

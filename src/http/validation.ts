@@ -143,10 +143,14 @@ interface JsonSchema {
 const INTEGER = /^-?[0-9]+$/;
 const NUMBER = /^-?[0-9]+(?:\.[0-9]+)?$/;
 
+/** What a number in a URL is refused with: `must be number` told a `1e-7` nothing. */
+const PLAIN_DECIMAL = 'must be a plain decimal number, such as 0.15 (no exponent)';
+
 /**
  * Ajv coerces query and path text the way JavaScript's Number() does, so `0x10`, `1e2`, `0b1`,
  * ` 1` and the empty string would be read as numbers. Numbers in a URL are plain decimals: any
- * other spelling is refused here, before ajv coerces, with the error ajv would give for a word.
+ * other spelling is refused here, before ajv coerces: an integer with the error ajv would give for
+ * a word, a number saying it is written as a plain decimal.
  */
 function decimalsOnly(schema: JsonSchema, validate: ValidateFunction): ValidateFunction {
   const numeric: [string, RegExp, string][] = [];
@@ -167,7 +171,7 @@ function decimalsOnly(schema: JsonSchema, validate: ValidateFunction): ValidateF
               instancePath: `/${name}`,
               schemaPath: '',
               params: { type },
-              message: `must be ${type}`,
+              message: type === 'number' ? PLAIN_DECIMAL : `must be ${type}`,
             },
           ];
           return false;

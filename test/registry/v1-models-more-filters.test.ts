@@ -104,6 +104,16 @@ describe('price ranges', () => {
   ])('answer 400 for %s', async (qs, param) => {
     await refused(`?${qs}`, param);
   });
+
+  it.each(['max_price=1e-7', 'min_output_price=0x10', 'max_price=abc'])(
+    'say what a price is written as for %s: a plain decimal, as docs/models.md has it',
+    async (qs) => {
+      const param = qs.split('=')[0]!;
+      expect(await refused(`?${qs}`, param)).toBe(
+        `${param}: must be a plain decimal number, such as 0.15 (no exponent)`,
+      );
+    },
+  );
 });
 
 describe('age ranges', () => {

@@ -38,6 +38,8 @@ const SQLITE_ROWS_PER_WRITE = 50;
 export interface Services {
   readonly config: Config;
   readonly database: Database;
+  /** The migrations this start applied, by name, in order; empty when the database was up to date. */
+  readonly appliedMigrations: readonly string[];
   readonly users: UserService;
   readonly apiKeys: ApiKeyService;
   readonly repos: { users: UsersRepo; apiKeys: ApiKeysRepo; credentials: CredentialsRepo; logs: LogsRepo };
@@ -89,8 +91,9 @@ export async function createServices(
     connectTimeoutMs: config.database.connect_timeout_ms,
     sqliteCacheMb: config.database.sqlite_cache_mb,
   });
+  let appliedMigrations: string[];
   try {
-    await migrateToLatest(database);
+    appliedMigrations = await migrateToLatest(database);
   } catch (err) {
     await database.close().catch(() => {});
     throw startDatabaseError(err, config.database.url);
@@ -147,6 +150,7 @@ export async function createServices(
   const services: Services = {
     config,
     database,
+    appliedMigrations,
     registry,
     chat,
     embeddings,

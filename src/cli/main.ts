@@ -19,9 +19,26 @@ program
   .command('migrate')
   .description('apply pending database migrations and exit')
   .action(async () => {
-    const twins = await withServices((s) => s.users.duplicatesWarnings(), CREATES);
-    process.stdout.write('database is up to date\n');
+    const { applied, twins, root } = await withServices(
+      async (s) => ({
+        applied: s.appliedMigrations.length,
+        twins: await s.users.duplicatesWarnings(),
+        root: (await s.repos.users.byUsername('root')) ?? (await s.repos.users.byId(1)),
+      }),
+      CREATES,
+    );
+    // "up to date" alone hid that a new database got its whole schema now.
+    process.stdout.write(
+      applied > 0 ? `applied ${applied} migration${applied === 1 ? '' : 's'}\n` : 'database is up to date\n',
+    );
     for (const t of twins) process.stderr.write(`warning: ${t.message}\n`);
+    // Root is made where its password can be shown (a start, or user create), not here: an
+    // init container's log is where no one would look for it. Said, so `key create -u root`
+    // right after does not come as a surprise.
+    if (!root)
+      process.stderr.write(
+        'note: no root user yet: the first start (modelgate serve) creates it and prints its password, as does modelgate user create\n',
+      );
   });
 
 const user = program.command('user').description('manage users');

@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load-config.js';
 import { nextSteps, startGateway } from '../../src/main.js';
+import { migrationsFor } from '../../src/store/migrations/index.js';
 import { createTestDatabase } from '../helpers/databases.js';
 import { runCli } from '../helpers/run-cli.js';
 
@@ -26,7 +27,7 @@ describe('modelgate CLI', () => {
       MODELGATE_LOG_LEVEL: 'silent',
     };
     try {
-      expect((await cli(['migrate'], env)).stdout).toContain('up to date');
+      expect((await cli(['migrate'], env)).stdout).toMatch(/^applied \d+ migrations\n$/);
       const user = await cli(['user', 'create', '-u', 'ops', '-p', 'ops-password-1', '-r', 'admin'], env);
       expect(user.stdout).toMatch(/created user ops \(id \d+, role admin\)/);
       const key = await cli(['key', 'create', '-u', 'ops', '-n', 'deploy', '--quota', '2.5'], env);
@@ -507,6 +508,37 @@ describe('modelgate CLI', () => {
       const list = await runCli(['channel', 'list'], env, '', dir);
       expect(list).toMatchObject({ code: 0, stderr: '' });
       expect(list.stdout).toContain('local');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('migrate says what it applied, and that no root user exists until the first start or user create', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mg-migrate-cli-'));
+    const env = { MODELGATE_LOG_LEVEL: 'silent', DATABASE_URL: join(dir, 'gw.db') };
+    const all = Object.keys(migrationsFor('sqlite')).length;
+    const noRoot =
+      'note: no root user yet: the first start (modelgate serve) creates it and prints its password, as does modelgate user create\n';
+    try {
+      // It said "database is up to date" here, hiding that it had made the whole schema.
+      const first = await runCli(['migrate'], env, '', dir);
+      expect(first).toEqual({
+        code: 0,
+        stdout: `applied ${all} migrations\n`,
+        stderr: `note: created a new database at ${join(dir, 'gw.db')}; a gateway sees it only if it runs with the same DATABASE_URL (or MODELGATE_CONFIG)\n${noRoot}`,
+      });
+      expect(await runCli(['migrate'], env, '', dir)).toEqual({
+        code: 0,
+        stdout: 'database is up to date\n',
+        stderr: noRoot,
+      });
+      const root = await runCli(['user', 'create', '-u', 'ops', '-p', 'ops-password-1'], env, '', dir);
+      expect(root.code, root.stderr).toBe(0);
+      expect(await runCli(['migrate'], env, '', dir)).toEqual({
+        code: 0,
+        stdout: 'database is up to date\n',
+        stderr: '',
+      });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

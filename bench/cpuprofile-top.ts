@@ -53,12 +53,16 @@ export function area(url: string, fn: string): string {
   return p;
 }
 
-export function summarize(
-  file: string,
-  rows = 25,
-  /** Only the samples of the profile's last `lastMs` (leaves start-up and warm-up out). */
-  lastMs = Number.POSITIVE_INFINITY,
-): { self: Row[]; areas: Row[]; inclusive: Row[]; totalMs: number } {
+/** Self time by function and by area, and inclusive time of our own functions, in ms. */
+export interface Tally {
+  self: Map<string, number>;
+  areas: Map<string, number>;
+  inclusive: Map<string, number>;
+  totalMs: number;
+}
+
+/** Every sample of a profile (its last `lastMs` only, when given), idle left out. */
+export function tally(file: string, lastMs = Number.POSITIVE_INFINITY): Tally {
   const prof = JSON.parse(readFileSync(file, 'utf8')) as Profile;
   const from = prof.endTime - lastMs * 1000;
   let at = prof.startTime;
@@ -92,12 +96,27 @@ export function summarize(
       inclusive.set(fk, (inclusive.get(fk) ?? 0) + dt);
     }
   }
+  return { self, areas, inclusive, totalMs: total };
+}
+
+export function summarize(
+  file: string,
+  rows = 25,
+  /** Only the samples of the profile's last `lastMs` (leaves start-up and warm-up out). */
+  lastMs = Number.POSITIVE_INFINITY,
+): { self: Row[]; areas: Row[]; inclusive: Row[]; totalMs: number } {
+  const t = tally(file, lastMs);
   const top = (m: Map<string, number>) =>
     [...m.entries()]
       .sort((a, b) => b[1] - a[1])
       .slice(0, rows)
-      .map(([name, ms]) => ({ name, ms: Math.round(ms), share: Math.round((ms / total) * 1000) / 10 }));
-  return { self: top(self), areas: top(areas), inclusive: top(inclusive), totalMs: Math.round(total) };
+      .map(([name, ms]) => ({ name, ms: Math.round(ms), share: Math.round((ms / t.totalMs) * 1000) / 10 }));
+  return {
+    self: top(t.self),
+    areas: top(t.areas),
+    inclusive: top(t.inclusive),
+    totalMs: Math.round(t.totalMs),
+  };
 }
 
 export function formatSummary(s: ReturnType<typeof summarize>): string {

@@ -19,17 +19,28 @@ export interface Report {
   file: string;
   label: string;
   windowMs: number;
+  /** The process's shutdown at the profile's end, left out (0 in reports before session 50). */
+  skipMs: number;
   requests: number;
 }
 
-/** Reads a report's first two lines: `profile: <file>` and `<label>, last <s> s: <n> requests, …`. */
+/**
+ * Reads a report's first two lines: `profile: <file>` and
+ * `<label>, last <s> s before shutdown (<s> s): <n> requests, …`.
+ */
 export function readReport(path: string): Report {
   const [first = '', second = ''] = readFileSync(path, 'utf8').split('\n', 2);
   const file = /^profile: (.+)$/.exec(first)?.[1];
-  const m = /^(.+), last ([\d.]+) s: (\d+) requests/.exec(second);
+  const m = /^(.+), last ([\d.]+) s(?: before shutdown \(([\d.]+) s\))?: (\d+) requests/.exec(second);
   if (!file || !m)
     throw new Error(`${path}: not a --profile report (its first two lines name the profile and requests)`);
-  return { file, label: m[1]!, windowMs: Number(m[2]) * 1000, requests: Number(m[3]) };
+  return {
+    file,
+    label: m[1]!,
+    windowMs: Number(m[2]) * 1000,
+    skipMs: Number(m[3] ?? 0) * 1000,
+    requests: Number(m[4]),
+  };
 }
 
 export interface DiffRow {
@@ -70,8 +81,8 @@ if (process.argv[1] && import.meta.url.split('?')[0] === pathToFileURL(process.a
   let ta: Tally;
   let tb: Tally;
   try {
-    ta = tally(ra.file, ra.windowMs);
-    tb = tally(rb.file, rb.windowMs);
+    ta = tally(ra.file, ra.windowMs, ra.skipMs);
+    tb = tally(rb.file, rb.windowMs, rb.skipMs);
   } catch (err) {
     process.stderr.write(`${(err as Error).message}\n(the profiles named by the reports must still exist)\n`);
     process.exit(1);

@@ -61,10 +61,23 @@ export interface Tally {
   totalMs: number;
 }
 
-/** Every sample of a profile (its last `lastMs` only, when given), idle left out. */
-export function tally(file: string, lastMs = Number.POSITIVE_INFINITY): Tally {
+/**
+ * The measured part of a profile in its own clock (µs): the `lastMs` before its last
+ * `skipLastMs` (the process's shutdown after the load, which `--cpu-prof` records too).
+ */
+export function profileWindow(
+  prof: Profile,
+  lastMs = Number.POSITIVE_INFINITY,
+  skipLastMs = 0,
+): [number, number] {
+  const to = prof.endTime - skipLastMs * 1000;
+  return [to - lastMs * 1000, to];
+}
+
+/** Every sample of a profile's window (see `profileWindow`), idle left out. */
+export function tally(file: string, lastMs = Number.POSITIVE_INFINITY, skipLastMs = 0): Tally {
   const prof = JSON.parse(readFileSync(file, 'utf8')) as Profile;
-  const from = prof.endTime - lastMs * 1000;
+  const [from, to] = profileWindow(prof, lastMs, skipLastMs);
   let at = prof.startTime;
   const byId = new Map(prof.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
@@ -79,7 +92,7 @@ export function tally(file: string, lastMs = Number.POSITIVE_INFINITY): Tally {
     const dt = (prof.timeDeltas[i + 1] ?? prof.timeDeltas[i] ?? 0) / 1000;
     at += prof.timeDeltas[i] ?? 0;
     const n = byId.get(prof.samples[i]!)!;
-    if (n.callFrame.functionName === '(idle)' || at < from) continue;
+    if (n.callFrame.functionName === '(idle)' || at < from || at > to) continue;
     total += dt;
     const k = key(n);
     self.set(k, (self.get(k) ?? 0) + dt);
@@ -104,8 +117,10 @@ export function summarize(
   rows = 25,
   /** Only the samples of the profile's last `lastMs` (leaves start-up and warm-up out). */
   lastMs = Number.POSITIVE_INFINITY,
+  /** Leaves the profile's last `skipLastMs` out (the shutdown after the load). */
+  skipLastMs = 0,
 ): { self: Row[]; areas: Row[]; inclusive: Row[]; totalMs: number } {
-  const t = tally(file, lastMs);
+  const t = tally(file, lastMs, skipLastMs);
   const top = (m: Map<string, number>) =>
     [...m.entries()]
       .sort((a, b) => b[1] - a[1])

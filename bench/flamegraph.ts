@@ -1,6 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import { area, type Profile, where } from './cpuprofile-top.js';
+import { area, type Profile, profileWindow, where } from './cpuprofile-top.js';
 
 /**
  * A flame graph of a V8 .cpuprofile as one self-contained SVG (no script, no fonts fetched): each
@@ -23,14 +23,14 @@ interface Frame {
   children: Frame[];
 }
 
-/** The profile's call tree with sampled time, the last `lastMs` only, idle samples dropped. */
-export function callTree(prof: Profile, lastMs = Number.POSITIVE_INFINITY): Frame {
-  const from = prof.endTime - lastMs * 1000;
+/** The profile's call tree with sampled time, its window only (`profileWindow`), idle samples dropped. */
+export function callTree(prof: Profile, lastMs = Number.POSITIVE_INFINITY, skipLastMs = 0): Frame {
+  const [from, to] = profileWindow(prof, lastMs, skipLastMs);
   const selfUs = new Map<number, number>();
   let at = prof.startTime;
   for (let i = 0; i < prof.samples.length; i++) {
     at += prof.timeDeltas[i] ?? 0;
-    if (at < from) continue;
+    if (at < from || at > to) continue;
     // A sample's weight is the time until the next one (the last sample: the interval before it).
     const dt = prof.timeDeltas[i + 1] ?? prof.timeDeltas[i] ?? 0;
     const id = prof.samples[i]!;
@@ -146,10 +146,10 @@ function box(f: Frame, x: number, y: number, w: number, total: number): string {
 export function writeFlame(
   profileFile: string,
   svgFile: string,
-  o: { lastMs?: number; title?: string; foldedFile?: string } = {},
+  o: { lastMs?: number; skipLastMs?: number; title?: string; foldedFile?: string } = {},
 ): void {
   const prof = JSON.parse(readFileSync(profileFile, 'utf8')) as Profile;
-  const root = callTree(prof, o.lastMs);
+  const root = callTree(prof, o.lastMs, o.skipLastMs);
   writeFileSync(svgFile, flameSvg(root, o.title ?? 'CPU flame graph'));
   if (o.foldedFile) writeFileSync(o.foldedFile, folded(root));
 }

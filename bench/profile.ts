@@ -41,6 +41,7 @@ export async function profile(
   });
   let served = 0;
   let measuredMs = 0;
+  let shutdownMs = 0;
   try {
     const proc = target === 'baseline' ? stack.baseline! : stack.gateway;
     const t = stack.target(target);
@@ -68,7 +69,11 @@ export async function profile(
       }
       measuredMs = Date.now() - started;
     }
+    // What the process does from here to its exit (closing the database, the last request-log
+    // batch) is in the profile too, after the window: measured, to be left out.
+    const loadEnded = Date.now();
     await proc.stop();
+    shutdownMs = Date.now() - loadEnded;
   } finally {
     await stack.close();
   }
@@ -77,9 +82,10 @@ export async function profile(
     .filter((f) => f.endsWith('.cpuprofile'))
     .sort((a, b) => statSync(join(dir, b)).size - statSync(join(dir, a)).size)[0];
   if (!file) throw new Error(`no profile written in ${dir}`);
-  const summary = summarize(join(dir, file), 30, measuredMs);
+  const summary = summarize(join(dir, file), 30, measuredMs, shutdownMs);
   const text =
-    `profile: ${join(dir, file)}\n${target}, last ${(measuredMs / 1000).toFixed(1)} s: ${served} requests, ` +
+    `profile: ${join(dir, file)}\n${target}, last ${(measuredMs / 1000).toFixed(1)} s before shutdown ` +
+    `(${(shutdownMs / 1000).toFixed(2)} s): ${served} requests, ` +
     `${((summary.totalMs * 1000) / Math.max(1, served)).toFixed(1)} µs of sampled CPU per request\n` +
     formatSummary(summary);
   const stem = `${target === 'baseline' ? 'baseline-' : ''}${pg ? 'pg' : 'sqlite'}-${mode}`;
@@ -87,6 +93,7 @@ export async function profile(
   const flame = join(ROOT, 'bench/results', `flame-${stem}-latest.svg`);
   writeFlame(join(dir, file), flame, {
     lastMs: measuredMs,
+    skipLastMs: shutdownMs,
     title: `${target}, ${pg ? 'PostgreSQL + Redis' : 'SQLite'}, ${mode}: ${served} requests in the last ${(measuredMs / 1000).toFixed(1)} s`,
   });
   process.stdout.write(`${text}flame graph: ${flame}\n`);

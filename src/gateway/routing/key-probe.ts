@@ -8,6 +8,10 @@ import type { HealthTracker } from './health.js';
  * probe asks the upstream every `intervalMs` whether such a key works again (its cheapest
  * authenticated call: the model listing) and puts it back into rotation when it does, so a
  * rotated-then-restored or temporarily suspended credential needs no restart. Off when 0.
+ * A kind with no listing to ask (the embeddings-only Voyage, Jina and Cohere) has its keys put
+ * back instead, so the next request that draws one tries it: a key still refused is set aside
+ * again at the cost of one call a round, and one that works again is no longer lost until a
+ * restart (it used to stay aside for good).
  */
 export function startKeyProbe(
   health: HealthTracker,
@@ -17,8 +21,13 @@ export function startKeyProbe(
   const runOnce = async (): Promise<number> => {
     let restored = 0;
     for (const { channelId, keys, target } of health.setAside()) {
-      const a = target && adapter(target.kind);
-      if (!target || !a?.listModels) continue;
+      if (!target) continue;
+      const a = adapter(target.kind);
+      if (!a?.listModels) {
+        for (const key of keys) health.keyRestored(channelId, key);
+        restored += keys.length;
+        continue;
+      }
       for (const key of keys) {
         try {
           await fetchUpstreamModels(

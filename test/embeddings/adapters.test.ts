@@ -515,6 +515,26 @@ describe('registry', () => {
 });
 
 describe('upstream error classification', () => {
+  it('reads an empty account or a rate limit from the error code, on every adapter, and leaves a 413 to its size', () => {
+    const empty = { error: { message: 'You exceeded your current quota', code: 'insufficient_quota' } };
+    const limited = { error: { message: 'Rate limit reached', code: 'rate_limit_exceeded' } };
+    for (const a of [
+      openaiEmbeddingAdapter,
+      voyageTextAdapter,
+      jinaEmbeddingAdapter,
+      cohereEmbeddingAdapter,
+    ]) {
+      expect(a.classifyError(429, empty, {}).kind, a.kind).toBe('payment');
+      expect(a.classifyError(400, limited, {}).kind, a.kind).toBe('rate_limited');
+      expect(a.classifyError(413, empty, {}).kind, a.kind).toBe('too_large');
+      expect(a.classifyError(429, { error: { message: 'slow down' } }, {}).kind, a.kind).toBe('rate_limited');
+      expect(a.classifyError(500, empty, {}).kind, a.kind).toBe('server_error');
+    }
+    const jina = { detail: 'Insufficient balance', code: 'AUTHZ_INSUFFICIENT_BALANCE' };
+    expect(jinaEmbeddingAdapter.classifyError(403, jina, {}).kind).toBe('payment');
+    expect(jinaEmbeddingAdapter.classifyError(403, { detail: 'Forbidden' }, {}).kind).toBe('auth');
+  });
+
   it('tells an unknown model from a bad input that mentions the model', () => {
     const kind = (message: string) => classifyByStatus('voyage', 400, message, {}).kind;
     for (const m of [

@@ -68,6 +68,43 @@ export function statedBatchCap(status: number, body: unknown): number | undefine
   return cap >= 1 ? cap : undefined;
 }
 
+/** Error codes that name an empty account or a rate limit (lower case), as chat reads them too. */
+const PAYMENT_CODES = new Set([
+  'insufficient_quota',
+  'billing_error',
+  'billing_not_active',
+  // Jina's 403 for an account without credit (its API reference, reference/embeddings.md 3.1).
+  'authz_insufficient_balance',
+]);
+const RATE_LIMIT_CODES = new Set(['rate_limit_exceeded', 'rate_limit_error']);
+
+/**
+ * The kind an upstream's refusal names by its error code, whatever its status (docs/routing.md,
+ * "Execution: retries and fallbacks"): OpenAI answers an account out of credit with 429
+ * `insufficient_quota`, which no retry cures (kind `payment`: the channel's next key, then the next
+ * upstream, and a 502 when none serves, not a 429 that has the client retry), and some
+ * OpenAI-compatible servers and proxies answer a rate limit with a 400 or 403
+ * `rate_limit_exceeded` (kind `rate_limited`, not the client's bad request). Undefined for anything
+ * else, a 413 included (its size decides: embed-with-adapter.ts), so the status decides.
+ */
+export function accountKind(status: number, body: unknown): UpstreamErrorKind | undefined {
+  if (status < 400 || status >= 500 || status === 413) return undefined;
+  const codes = errorCodesOf(body);
+  if (codes.some((c) => PAYMENT_CODES.has(c))) return 'payment';
+  if (codes.some((c) => RATE_LIMIT_CODES.has(c))) return 'rate_limited';
+  return undefined;
+}
+
+/** `code` and `type` of an error body, at its top or under `error` (OpenAI's shape), lower-cased. */
+function errorCodesOf(body: unknown): string[] {
+  if (!body || typeof body !== 'object') return [];
+  const b = body as Record<string, unknown>;
+  const e = b.error && typeof b.error === 'object' ? (b.error as Record<string, unknown>) : {};
+  return [e.code, e.type, b.code, b.type]
+    .filter((c): c is string => typeof c === 'string')
+    .map((c) => c.toLowerCase());
+}
+
 /** A message from the error bodies seen across embedding providers. */
 export function errorMessageOf(body: unknown): string {
   if (typeof body === 'string') return body.slice(0, 500);

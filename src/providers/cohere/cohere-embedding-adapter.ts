@@ -1,4 +1,8 @@
-import { classifyByStatus, errorMessageOf } from '../../gateway/embeddings/classify-upstream-error.js';
+import {
+  accountKind,
+  classifyByStatus,
+  errorMessageOf,
+} from '../../gateway/embeddings/classify-upstream-error.js';
 import {
   type EmbeddingAdapter,
   effectiveDtype,
@@ -83,5 +87,6 @@ export const cohereEmbeddingAdapter: EmbeddingAdapter = {
       },
     };
   },
-  classifyError: (status, body, headers) => classifyByStatus('cohere', status, errorMessageOf(body), headers),
+  classifyError: (status, body, headers) =>
+    classifyByStatus('cohere', status, errorMessageOf(body), headers, accountKind(status, body)),
 };

@@ -1,4 +1,8 @@
-import { classifyByStatus, errorMessageOf } from '../../gateway/embeddings/classify-upstream-error.js';
+import {
+  accountKind,
+  classifyByStatus,
+  errorMessageOf,
+} from '../../gateway/embeddings/classify-upstream-error.js';
 import {
   type EmbeddingAdapter,
   inputText,
@@ -52,5 +56,6 @@ export const jinaEmbeddingAdapter: EmbeddingAdapter = {
     const textOnly = req?.inputs.every((parts) => parts.every((p) => p.type === 'text'));
     return { vectors, usage: textOnly ? { textTokens: total, totalTokens: total } : { totalTokens: total } };
   },
-  classifyError: (status, body, headers) => classifyByStatus('jina', status, errorMessageOf(body), headers),
+  classifyError: (status, body, headers) =>
+    classifyByStatus('jina', status, errorMessageOf(body), headers, accountKind(status, body)),
 };

@@ -1,4 +1,8 @@
-import { classifyByStatus, errorMessageOf } from '../../gateway/embeddings/classify-upstream-error.js';
+import {
+  accountKind,
+  classifyByStatus,
+  errorMessageOf,
+} from '../../gateway/embeddings/classify-upstream-error.js';
 import { type EmbeddingAdapter, inputText, jsonHeaders } from '../../gateway/embeddings/embedding-adapter.js';
 import type { ResolvedPart } from '../../gateway/embeddings/embedding-request.js';
 import { count, parseEmbeddingList } from '../../gateway/embeddings/parse-embedding-list.js';
@@ -51,13 +55,13 @@ export const openaiEmbeddingAdapter: EmbeddingAdapter = {
     return { vectors, usage: { textTokens: prompt, totalTokens: count(usage, 'total_tokens') ?? prompt } };
   },
   // text-embeddings-inference answers every validation error with a 413, most of them about the
-  // request rather than its size.
+  // request rather than its size; OpenAI an empty account with a 429 (`accountKind`).
   classifyError: (status, body, headers) =>
     classifyByStatus(
       'openai-compatible',
       status,
       errorMessageOf(body),
       headers,
-      teiValidationKind(status, body),
+      teiValidationKind(status, body) ?? accountKind(status, body),
     ),
 };

@@ -1,4 +1,8 @@
-import { classifyByStatus, errorMessageOf } from '../../gateway/embeddings/classify-upstream-error.js';
+import {
+  accountKind,
+  classifyByStatus,
+  errorMessageOf,
+} from '../../gateway/embeddings/classify-upstream-error.js';
 import {
   type EmbeddingAdapter,
   type EmbeddingHttpRequest,
@@ -72,7 +76,7 @@ const TEXT_BATCH_TOKENS: ReadonlyMap<string, number> = new Map([
 const SMALLEST_TEXT_BATCH_TOKENS = 120_000;
 
 const classifyError: EmbeddingAdapter['classifyError'] = (status, body, headers) =>
-  classifyByStatus('voyage', status, errorMessageOf(body), headers);
+  classifyByStatus('voyage', status, errorMessageOf(body), headers, accountKind(status, body));
 
 export const voyageMultimodalAdapter: EmbeddingAdapter = {
   kind: 'voyage-multimodal',

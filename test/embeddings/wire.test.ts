@@ -149,6 +149,21 @@ describe('decodeVoyageMultimodalRequest', () => {
     expect(req.inputs[0]).toEqual([{ type: 'image', source: { kind: 'data_url', dataUrl: url } }]);
   });
 
+  it('takes a data URL as image_url whatever the case of its scheme, as image_base64 does', () => {
+    const url = 'Data:image/png;base64,iVBORw0KGgo=';
+    for (const part of [
+      { type: 'image_url', image_url: url },
+      { type: 'image_url', image_url: { url: url.toUpperCase().replace('IVBORW0KGGO=', 'iVBORw0KGgo=') } },
+      { type: 'image_base64', image_base64: url },
+    ]) {
+      const req = decodeVoyageMultimodalRequest({ inputs: [{ content: [part] }] });
+      expect(req.inputs[0]?.[0], JSON.stringify(part)).toMatchObject({
+        type: 'image',
+        source: { kind: 'data_url' },
+      });
+    }
+  });
+
   it('rejects a body that is not an object', () => {
     expect(rejection(() => decodeVoyageMultimodalRequest([1])).message).toMatch(/JSON object/);
   });

@@ -61,9 +61,10 @@ function decodePart(part: unknown, where: string): EmbeddingPart {
       if (typeof url !== 'string' || url.length === 0) {
         throw badRequest(`${where}.image_url: must be a non-empty URL string`, `${where}.image_url`);
       }
+      // A URL scheme is case-insensitive (RFC 3986): `Data:` is a data URL too, as image_base64 takes it.
       return {
         type: 'image',
-        source: url.startsWith('data:') ? { kind: 'data_url', dataUrl: url } : { kind: 'url', url },
+        source: /^data:/i.test(url) ? { kind: 'data_url', dataUrl: url } : { kind: 'url', url },
       };
     }
     case 'image_base64': {

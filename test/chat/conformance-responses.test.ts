@@ -1097,6 +1097,45 @@ describe('refusals', () => {
     expect(up.requests.length).toBe(before);
   });
 
+  it('refuses tools chat refuses: a repeated name, a tool_choice of no declared tool, parameters not an object', async () => {
+    const fn = (name: string, parameters: unknown = { type: 'object' }) => ({
+      type: 'function',
+      name,
+      parameters,
+    });
+    const cases: [object, string, RegExp][] = [
+      [{ tools: [fn('f'), fn('g'), fn('f')] }, 'tools.2.name', /"f" is already the name of tools\.0/],
+      [
+        { tools: [fn('f')], tool_choice: { type: 'function', name: 'g' } },
+        'tool_choice.name',
+        /"g" is not the name of a tool in tools/,
+      ],
+      [{ tools: [fn('f', ['x'])] }, 'tools.0.parameters', /must be an object \(a JSON Schema\)/],
+      [{ tools: [fn('f', '{"type":"object"}')] }, 'tools.0.parameters', /must be an object/],
+    ];
+    const before = up.requests.length;
+    for (const [extra, param, message] of cases) {
+      const err = await client()
+        .responses.create({ model: 'acme/claude', input: 'hi', ...(extra as object) })
+        .catch((e) => e);
+      expect(err, param).toBeInstanceOf(OpenAI.BadRequestError);
+      expect(err.error, param).toMatchObject({ param, type: 'invalid_request_error' });
+      expect(err.message, param).toMatch(new RegExp(`^400 ${param}: ${message.source}`));
+    }
+    expect(up.requests.length).toBe(before);
+    // A null parameters is not given, as chat takes it; a named choice of a declared tool is served.
+    await client().responses.create({
+      model: 'acme/claude',
+      input: 'hi',
+      tools: [fn('f', null) as never],
+      tool_choice: { type: 'function', name: 'f' },
+    });
+    expect(sentTo('/v1/messages').json).toMatchObject({
+      tools: [{ name: 'f' }],
+      tool_choice: { type: 'tool', name: 'f' },
+    });
+  });
+
   it('names max_output_tokens, the field sent, when the limit is refused', async () => {
     const err = await client()
       .responses.create({ model: 'acme/gpt', input: 'hi', max_output_tokens: 1_000_000 })

@@ -103,22 +103,23 @@ export function decodeResponsesRequest(body: ResponsesRequestBody): ChatRequest 
     req.response_format = { type: 'json_schema', json_schema: json_schema as never };
   }
   const tools = (body.tools ?? []).map(functionTool);
-  // The answer tells a custom tool's calls by its name: no other tool may have it.
-  const custom = customToolNames(body);
-  const names = new Set<string>();
+  // Names are unique, as chat checks them (OpenAI and Anthropic refuse a repeat, after an attempt;
+  // and the answer tells a custom tool's calls by its name).
+  const names = new Map<string, number>();
   tools.forEach((t, i) => {
-    if (names.has(t.function.name) && custom.has(t.function.name))
+    const first = names.get(t.function.name);
+    if (first !== undefined)
       throw badRequest(
-        `tools.${i}.name: "${t.function.name}" names another tool too; a custom tool's name must be its own`,
+        `tools.${i}.name: "${t.function.name}" is already the name of tools.${first}; tool names must be unique`,
         `tools.${i}.name`,
       );
-    names.add(t.function.name);
+    names.set(t.function.name, i);
   });
   if (tools.length > 0) {
     req.tools = tools;
     if (body.parallel_tool_calls !== undefined) req.parallel_tool_calls = body.parallel_tool_calls;
   }
-  toolChoice(body.tool_choice, tools.length > 0, req);
+  toolChoice(body.tool_choice, names, req);
   return req;
 }
 
@@ -336,21 +337,37 @@ function functionTool(t: Item, i: number): ToolDefinition {
   if (t.type === 'custom') return customFunction(t, at);
   const fn: ToolDefinition['function'] = { name: t.name };
   if (typeof t.description === 'string') fn.description = t.description;
-  if (t.parameters && typeof t.parameters === 'object') fn.parameters = t.parameters;
+  // A JSON Schema object, or null (not given), as chat takes it: an array reached Anthropic as
+  // `{"0": ..., "type": "object"}`, and a string was dropped, the function sent without parameters.
+  if (t.parameters != null && (typeof t.parameters !== 'object' || Array.isArray(t.parameters)))
+    throw badRequest(`${at}.parameters: must be an object (a JSON Schema)`, `${at}.parameters`);
+  if (t.parameters != null) fn.parameters = t.parameters;
   if (typeof t.strict === 'boolean') fn.strict = t.strict;
   return { type: 'function', function: fn };
 }
 
-function toolChoice(tc: ResponsesRequestBody['tool_choice'], hasTools: boolean, req: ChatRequest): void {
+/** `tools` is the request's tool names (their index): a named choice names one of them. */
+function toolChoice(
+  tc: ResponsesRequestBody['tool_choice'],
+  tools: ReadonlyMap<string, number>,
+  req: ChatRequest,
+): void {
   if (tc === undefined) return;
   // As with chat: none / auto without tools mean nothing (OpenAI-compatible upstreams refuse them).
-  if (!hasTools && (tc === 'none' || tc === 'auto')) return;
+  if (tools.size === 0 && (tc === 'none' || tc === 'auto')) return;
   if (typeof tc === 'string') {
     req.tool_choice = tc as 'none' | 'auto' | 'required';
     return;
   }
   // A custom tool is a function upstream (customFunction).
   if ((tc.type === 'function' || tc.type === 'custom') && typeof tc.name === 'string') {
+    // As chat checks it: Anthropic and Gemini would be asked for a tool they were not given. With
+    // no tools at all, the plan refuses the choice (a tool is required).
+    if (tools.size > 0 && !tools.has(tc.name))
+      throw badRequest(
+        `tool_choice.name: "${tc.name}" is not the name of a tool in tools`,
+        'tool_choice.name',
+      );
     req.tool_choice = { type: 'function', function: { name: tc.name } };
     return;
   }

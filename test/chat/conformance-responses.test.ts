@@ -133,6 +133,7 @@ beforeAll(async () => {
       return { json: answer };
     }
     if (s === 'cut') return { sse: sseSteps(fixture('openai/error-after-200.sse')) };
+    if (s === 'too long') return { status: 400, json: fixtureJson('openai/error-400-context.json') };
     if (s === 'patch raw')
       return { json: toolAnswer([{ id: 'call_raw1', name: 'apply_patch', arguments: PATCH }]) };
     if (s.startsWith('patch')) {
@@ -1134,6 +1135,58 @@ describe('refusals', () => {
       tools: [{ name: 'f' }],
       tool_choice: { type: 'tool', name: 'f' },
     });
+  });
+
+  it('names the input item of an image data URL that is not an image, and input for a prompt too long', async () => {
+    const cases: [object[], string, RegExp][] = [
+      [
+        [
+          {
+            role: 'user',
+            content: [
+              { type: 'input_text', text: 'what is this?' },
+              { type: 'input_image', image_url: 'data:image/png;base64,' },
+            ],
+          },
+        ],
+        'input.0.content.1.image_url',
+        /the data URL holds no data/,
+      ],
+      [
+        [{ role: 'user', content: [{ type: 'input_image', image_url: 'data:application/pdf;base64,JVBE' }] }],
+        'input.0.content.0.image_url',
+        /application\/pdf is not an image \(send a PDF or other document as an input_file part\)/,
+      ],
+      [
+        [
+          { role: 'user', content: 'weather?' },
+          { type: 'function_call', call_id: 'call_1', name: 'get_weather', arguments: '{}' },
+          {
+            type: 'function_call_output',
+            call_id: 'call_1',
+            output: [{ type: 'input_image', image_url: 'data:image/png;base64,!!' }],
+          },
+        ],
+        'input.2.output.0.image_url',
+        /the data is not base64/,
+      ],
+    ];
+    const before = up.requests.length;
+    for (const [input, param, message] of cases) {
+      const err = await client()
+        .responses.create({ model: 'acme/gpt', instructions: 'Be brief.', input: input as never })
+        .catch((e) => e);
+      expect(err, param).toBeInstanceOf(OpenAI.BadRequestError);
+      expect(err.error, param).toMatchObject({ param, type: 'invalid_request_error' });
+      expect(err.message, param).toMatch(new RegExp(`^400 ${param}: ${message.source}$`));
+    }
+    expect(up.requests.length).toBe(before);
+    // The upstream's context-length refusal names what this client sent the prompt in.
+    const long = await client()
+      .responses.create({ model: 'acme/gpt', input: 'too long' })
+      .catch((e) => e);
+    expect(long).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(long.error).toMatchObject({ param: 'input', metadata: { upstream_kind: 'context_length' } });
   });
 
   it('names max_output_tokens, the field sent, when the limit is refused', async () => {

@@ -22,25 +22,29 @@ export function badImageDataUrl(messages: readonly ChatMessage[]): GatewayError 
     for (let j = 0; j < content.length; j++) {
       const p = content[j]!;
       if (p.type !== 'image_url') continue;
-      const url = p.image_url.url;
-      if (typeof url !== 'string' || url.slice(0, 5).toLowerCase() !== 'data:') continue;
-      if (IMAGE_DATA_URL.test(url)) continue;
+      const why = imageDataUrlFault(p.image_url.url);
+      if (why === undefined) continue;
       const param = `messages.${i}.content.${j}.image_url.url`;
-      const comma = url.indexOf(',');
-      const meta = comma === -1 ? url.slice(5) : url.slice(5, comma);
-      const type = meta.split(';')[0]!.toLowerCase();
-      const why =
-        comma === -1
-          ? 'a data URL needs a comma before its data'
-          : !type.startsWith('image/')
-            ? `${type || 'no media type'} is not an image (send a PDF or other document as a file part)`
-            : !/;base64$/i.test(meta)
-              ? 'a data URL must be base64 (data:image/<type>;base64,<data>)'
-              : /\S/.test(url.slice(comma + 1))
-                ? 'the data is not base64'
-                : 'the data URL holds no data';
       return badRequest(`${param}: ${why}`, param);
     }
   }
   return undefined;
+}
+
+/**
+ * Why an image's data URL is not an image in base64 (the rules above), or undefined: for one that
+ * is, and for any other URL (http(s) and others are not read here). `filePart` is what the
+ * client's wire calls the part a PDF goes in (chat's `file`, the Responses API's `input_file`).
+ */
+export function imageDataUrlFault(url: unknown, filePart = 'a file part'): string | undefined {
+  if (typeof url !== 'string' || url.slice(0, 5).toLowerCase() !== 'data:') return undefined;
+  if (IMAGE_DATA_URL.test(url)) return undefined;
+  const comma = url.indexOf(',');
+  const meta = comma === -1 ? url.slice(5) : url.slice(5, comma);
+  const type = meta.split(';')[0]!.toLowerCase();
+  if (comma === -1) return 'a data URL needs a comma before its data';
+  if (!type.startsWith('image/'))
+    return `${type || 'no media type'} is not an image (send a PDF or other document as ${filePart})`;
+  if (!/;base64$/i.test(meta)) return 'a data URL must be base64 (data:image/<type>;base64,<data>)';
+  return /\S/.test(url.slice(comma + 1)) ? 'the data is not base64' : 'the data URL holds no data';
 }

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { randomToken } from '../../access/secrets.js';
-import { GatewayError } from '../../gateway/errors.js';
+import { GatewayError, UpstreamError, upstreamToGateway } from '../../gateway/errors.js';
 import type { Services } from '../../services.js';
 import type { App } from '../app.js';
 import { requireApiKey } from '../auth.js';
@@ -56,10 +56,19 @@ export function registerResponsesRoutes(app: App, services: Services): void {
 /**
  * The plan checks the completion limit under the chat request's name (`max_tokens: must be below
  * the context length...`, a quota refusal's "a lower max_tokens may fit"): this client sent
- * `max_output_tokens`, and looks for that name in the message and in `param`.
+ * `max_output_tokens`, and looks for that name in the message and in `param`. An upstream's
+ * refusal of a prompt too long names `messages`: this client sent it in `input`.
  */
-function withResponsesNames(err: unknown): unknown {
+function withResponsesNames(thrown: unknown): unknown {
+  const err = thrown instanceof UpstreamError ? upstreamToGateway(thrown) : thrown;
   if (!(err instanceof GatewayError)) return err;
+  if (err.param === 'messages')
+    return new GatewayError(err.status, err.message, {
+      type: err.type,
+      param: 'input',
+      metadata: err.metadata,
+      retryAfter: err.retryAfter,
+    });
   if (err.param !== 'max_tokens' && !(err.status === 402 && err.message.includes('max_tokens'))) return err;
   return new GatewayError(err.status, err.message.replace(/\bmax_tokens\b/g, 'max_output_tokens'), {
     type: err.type,

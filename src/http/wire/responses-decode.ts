@@ -19,6 +19,8 @@
  *   `max_output_tokens` -> `max_tokens`; `reasoning.effort` -> `reasoning.effort`;
  *   `text.format` -> `response_format`; `text.verbosity` -> `verbosity`.
  */
+
+import { imageDataUrlFault } from '../../gateway/chat/image-urls.js';
 import type {
   ChatMessage,
   ChatRequest,
@@ -256,6 +258,10 @@ function userContent(content: unknown, at: string): string | ContentPart[] {
             `${where}: only images given by image_url (a URL or a data URL) are supported; file_id needs the Files API, which this gateway does not have`,
             `${where}.image_url`,
           );
+        // As the plan checks a chat request's, but named as this client sent it (the plan would
+        // name messages.N.content.M.image_url.url, the index shifted by instructions).
+        const fault = imageDataUrlFault(p.image_url, 'an input_file part');
+        if (fault !== undefined) throw badRequest(`${where}.image_url: ${fault}`, `${where}.image_url`);
         const image_url: { url: string; detail?: string } = { url: p.image_url };
         if (p.detail != null) {
           // As chat refuses an image_url detail: anything else passes one upstream and fails another.

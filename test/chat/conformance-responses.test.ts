@@ -1189,6 +1189,49 @@ describe('refusals', () => {
     expect(long.error).toMatchObject({ param: 'input', metadata: { upstream_kind: 'context_length' } });
   });
 
+  it("names the input item an upstream's adapter refuses (an empty turn, an image type), not the chat message", async () => {
+    const svg = `data:image/svg+xml;base64,${Buffer.from('<svg/>').toString('base64')}`;
+    const cases: [object, string, RegExp][] = [
+      [{ input: '' }, 'input', /empty; Anthropic upstreams refuse an empty message/],
+      [
+        {
+          input: [
+            { role: 'user', content: 'hi' },
+            { role: 'assistant', content: [{ type: 'output_text', text: 'Hello.' }] },
+            { role: 'user', content: [{ type: 'input_text', text: '  ' }] },
+          ],
+        },
+        'input.2.content',
+        /empty; Anthropic upstreams refuse an empty message/,
+      ],
+      [
+        {
+          input: [
+            {
+              role: 'user',
+              content: [
+                { type: 'input_text', text: 'what is this?' },
+                { type: 'input_image', image_url: svg },
+              ],
+            },
+          ],
+        },
+        'input.0.content.1.image_url',
+        /Anthropic upstreams do not take image\/svg\+xml images/,
+      ],
+    ];
+    const before = up.requests.length;
+    for (const [body, param, message] of cases) {
+      const err = await client()
+        .responses.create({ model: 'acme/claude', instructions: 'Be brief.', ...(body as object) })
+        .catch((e) => e);
+      expect(err, param).toBeInstanceOf(OpenAI.BadRequestError);
+      expect(err.error, param).toMatchObject({ param, type: 'invalid_request_error' });
+      expect(err.message, param).toMatch(new RegExp(`^400 ${param}: ${message.source}`));
+    }
+    expect(up.requests.length).toBe(before);
+  });
+
   it('names max_output_tokens, the field sent, when the limit is refused', async () => {
     const err = await client()
       .responses.create({ model: 'acme/gpt', input: 'hi', max_output_tokens: 1_000_000 })

@@ -6,7 +6,11 @@ import type { App } from '../app.js';
 import { requireApiKey } from '../auth.js';
 import { withClientBetas } from '../wire/anthropic-beta.js';
 import { KEEP_ALIVE } from '../wire/openai-chat-encode.js';
-import { decodeResponsesRequest, type ResponsesRequestBody } from '../wire/responses-decode.js';
+import {
+  decodeResponsesRequest,
+  type ResponsesRequestBody,
+  responsesParam,
+} from '../wire/responses-decode.js';
 import {
   encodeResponse,
   type ResponseHead,
@@ -42,10 +46,11 @@ export function registerResponsesRoutes(app: App, services: Services): void {
   };
   const handler = (request: FastifyRequest, reply: FastifyReply) => {
     const body = request.body as ResponsesRequestBody;
-    const req = withClientBetas(decodeResponsesRequest(body), request.headers['x-anthropic-beta']);
+    const origins: string[] = [];
+    const req = withClientBetas(decodeResponsesRequest(body, origins), request.headers['x-anthropic-beta']);
     return handleChat(services, responsesWire(responsesEcho(body)), request, reply, req).catch(
       (err: unknown) => {
-        throw withResponsesNames(err);
+        throw withResponsesNames(err, origins);
       },
     );
   };
@@ -57,18 +62,25 @@ export function registerResponsesRoutes(app: App, services: Services): void {
  * The plan checks the completion limit under the chat request's name (`max_tokens: must be below
  * the context length...`, a quota refusal's "a lower max_tokens may fit"): this client sent
  * `max_output_tokens`, and looks for that name in the message and in `param`. An upstream's
- * refusal of a prompt too long names `messages`: this client sent it in `input`.
+ * refusal of a prompt too long names `messages`: this client sent it in `input`. An adapter's
+ * refusal of a message (`messages.3.content: empty; ...`, an image type the upstream does not
+ * take) names it in the chat request, its index shifted by `instructions`: named here as this
+ * client sent it (`input.2.content`, `responsesParam`).
  */
-function withResponsesNames(thrown: unknown): unknown {
+function withResponsesNames(thrown: unknown, origins: readonly string[]): unknown {
   const err = thrown instanceof UpstreamError ? upstreamToGateway(thrown) : thrown;
   if (!(err instanceof GatewayError)) return err;
-  if (err.param === 'messages')
-    return new GatewayError(err.status, err.message, {
+  const param = err.param === 'messages' ? 'input' : err.param && responsesParam(err.param, origins);
+  if (param) {
+    const old = err.param!;
+    const message = err.message.startsWith(`${old}:`) ? param + err.message.slice(old.length) : err.message;
+    return new GatewayError(err.status, message, {
       type: err.type,
-      param: 'input',
+      param,
       metadata: err.metadata,
       retryAfter: err.retryAfter,
     });
+  }
   if (err.param !== 'max_tokens' && !(err.status === 402 && err.message.includes('max_tokens'))) return err;
   return new GatewayError(err.status, err.message.replace(/\bmax_tokens\b/g, 'max_output_tokens'), {
     type: err.type,

@@ -63,7 +63,14 @@ export interface ResponsesRequestBody {
 
 const STATELESS = 'this gateway stores no responses or conversations; send the whole conversation in input';
 
-export function decodeResponsesRequest(body: ResponsesRequestBody): ChatRequest {
+/**
+ * `origins`, when given, gets where each message of the chat request came from, by index: the
+ * path of its text in the body (`instructions`, `input`, `input.N.content`, `input.N.output` of a
+ * tool output) or its item (`input.N`, the first item of an assistant turn). An error that names
+ * a chat message (`messages.3.content`, an adapter's) is named as this client sent it
+ * (`responsesParam`).
+ */
+export function decodeResponsesRequest(body: ResponsesRequestBody, origins: string[] = []): ChatRequest {
   if (body.previous_response_id !== undefined)
     throw badRequest(`previous_response_id: not supported: ${STATELESS}`, 'previous_response_id');
   if (body.conversation !== undefined)
@@ -78,9 +85,14 @@ export function decodeResponsesRequest(body: ResponsesRequestBody): ChatRequest 
   if (body.input === undefined) throw badRequest('input: is required', 'input');
 
   const messages: ChatMessage[] = [];
-  if (body.instructions) messages.push({ role: 'system', content: body.instructions });
-  if (typeof body.input === 'string') messages.push({ role: 'user', content: body.input });
-  else inputItems(body.input, messages);
+  if (body.instructions) {
+    messages.push({ role: 'system', content: body.instructions });
+    origins.push('instructions');
+  }
+  if (typeof body.input === 'string') {
+    messages.push({ role: 'user', content: body.input });
+    origins.push('input');
+  } else inputItems(body.input, messages, origins);
   if (messages.length === 0) throw badRequest('input: must hold at least one item', 'input');
 
   const req: ChatRequest = { messages };
@@ -125,6 +137,25 @@ export function decodeResponsesRequest(body: ResponsesRequestBody): ChatRequest 
   return req;
 }
 
+/**
+ * A chat request's field, as this client sent it (`origins` from decodeResponsesRequest):
+ * `messages.N.content...` is that message's text or parts in the body (`input.2.content.1`,
+ * `input`, `instructions`), `messages.N` its item, and an image's `image_url.url` its `image_url`
+ * (a string here). Undefined for any other field, or a message the body did not give.
+ */
+export function responsesParam(param: string, origins: readonly string[]): string | undefined {
+  const m = /^messages\.(\d+)(?:\.content(.*))?$/.exec(param);
+  const origin = m ? origins[Number(m[1])] : undefined;
+  if (!m || origin === undefined) return undefined;
+  // Instructions, or input as a string: text, no parts.
+  if (!origin.startsWith('input.')) return origin;
+  const item = origin.replace(/\.(?:content|output)$/, '');
+  // The item itself; or an assistant turn, whose items' text was joined.
+  if (m[2] === undefined || item === origin) return item;
+  // A message's or tool output's parts map one to one.
+  return `${origin}${m[2].replace(/\.image_url\.url$/, '.image_url')}`;
+}
+
 /** The names of the request's freeform `custom` tools (functions upstream, custom in the answer). */
 export function customToolNames(body: ResponsesRequestBody): Set<string> {
   const names = new Set<string>();
@@ -132,13 +163,14 @@ export function customToolNames(body: ResponsesRequestBody): Set<string> {
   return names;
 }
 
-function inputItems(items: Item[], out: ChatMessage[]): void {
+function inputItems(items: Item[], out: ChatMessage[], origins: string[]): void {
   /** The assistant message the next assistant-side item joins (one made here, not yet followed). */
   let turn: ChatMessage | undefined;
-  const assistant = (): ChatMessage => {
+  const assistant = (at: string): ChatMessage => {
     if (!turn) {
       turn = { role: 'assistant', content: null };
       out.push(turn);
+      origins.push(at);
     }
     return turn;
   };
@@ -148,7 +180,10 @@ function inputItems(items: Item[], out: ChatMessage[]): void {
    * is refused by OpenAI-compatible upstreams. It is the last message at this point.
    */
   const endTurn = () => {
-    if (turn && turn.content === null && !turn.tool_calls?.length) out.pop();
+    if (turn && turn.content === null && !turn.tool_calls?.length) {
+      out.pop();
+      origins.pop();
+    }
     turn = undefined;
   };
   items.forEach((item, i) => {
@@ -158,7 +193,7 @@ function inputItems(items: Item[], out: ChatMessage[]): void {
       case 'message': {
         if (item.role === 'assistant') {
           const text = assistantText(item.content, `${at}.content`);
-          const m = assistant();
+          const m = assistant(at);
           if (text) m.content = `${(m.content as string | null) ?? ''}${text}`;
           return;
         }
@@ -166,6 +201,7 @@ function inputItems(items: Item[], out: ChatMessage[]): void {
           throw badRequest(`${at}.role: must be one of user, assistant, system, developer`, `${at}.role`);
         endTurn();
         out.push({ role: item.role, content: userContent(item.content, `${at}.content`) });
+        origins.push(`${at}.content`);
         return;
       }
       case 'function_call':
@@ -183,7 +219,7 @@ function inputItems(items: Item[], out: ChatMessage[]): void {
           type: 'function',
           function: { name: item.name, arguments: args },
         };
-        const m = assistant();
+        const m = assistant(at);
         m.tool_calls = [...(m.tool_calls ?? []), call];
         return;
       }
@@ -194,10 +230,11 @@ function inputItems(items: Item[], out: ChatMessage[]): void {
         const content =
           typeof item.output === 'string' ? item.output : userContent(item.output, `${at}.output`);
         out.push({ role: 'tool', tool_call_id: item.call_id, content });
+        origins.push(`${at}.output`);
         return;
       }
       case 'reasoning': {
-        const m = assistant();
+        const m = assistant(at);
         const summary = Array.isArray(item.summary)
           ? item.summary
               .map((s: Item, k: number) => {

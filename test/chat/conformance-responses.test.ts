@@ -1232,6 +1232,17 @@ describe('refusals', () => {
     expect(up.requests.length).toBe(before);
   });
 
+  it('says an input item without a type or a role needs one, rather than calling its type "undefined"', async () => {
+    const err = await client()
+      .responses.create({ model: 'acme/gpt', input: [{ content: 'hi' }] as never })
+      .catch((e) => e);
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(err.error).toMatchObject({ param: 'input.0.type' });
+    expect(err.message).toBe(
+      '400 input.0.type: is required (a message may give its role instead: {"role": "user", "content": ...})',
+    );
+  });
+
   it('names max_output_tokens, the field sent, when the limit is refused', async () => {
     const err = await client()
       .responses.create({ model: 'acme/gpt', input: 'hi', max_output_tokens: 1_000_000 })

@@ -249,6 +249,11 @@ function inputItems(items: Item[], out: ChatMessage[], origins: string[]): void 
         if (details?.length) m.reasoning_details = joinDetails(m.reasoning_details, details);
         return;
       }
+      case undefined:
+        throw badRequest(
+          `${at}.type: is required (a message may give its role instead: {"role": "user", "content": ...})`,
+          `${at}.type`,
+        );
       case 'item_reference':
         throw badRequest(`${at}.type: item_reference is not supported: ${STATELESS}`, `${at}.type`);
       default:

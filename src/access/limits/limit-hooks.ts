@@ -4,7 +4,14 @@ import type { Services } from '../../services.js';
 import { addressKey } from '../rate-limit/address-key.js';
 import type { RateLimitResult } from '../rate-limit/rate-limiter.js';
 import { estimatePromptTokens } from './prompt-estimate.js';
-import { type Admission, type CallerLimits, type LimitScope, RequestLimits } from './request-limits.js';
+import {
+  type Admission,
+  binding,
+  type CallerLimits,
+  type LimitOutcome,
+  type LimitScope,
+  RequestLimits,
+} from './request-limits.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -171,10 +178,16 @@ export function tpmPromptTokens(
 
 function setHeaders(reply: FastifyReply, a: Admission): void {
   if (a.binding) writeHeaders(reply, a.binding.limit, a.binding.result);
-  // OpenAI's names, which SDKs and dashboards read, per kind of limit.
+  // OpenAI's names, which SDKs and dashboards read, per kind of limit. Requests are the key's or
+  // the user's, whichever binds (refuses, else has the least left by share): before, the key's
+  // always, so a 429 of the user's limit said the key had 97 of 100 left.
+  const shown: Partial<Record<'requests' | 'tokens', LimitOutcome>> = {};
   for (const o of a.outcomes) {
     const kind = o.scope === 'key_tpm' ? 'tokens' : 'requests';
-    if (o.scope === 'user_rpm' && a.outcomes.some((x) => x.scope === 'key_rpm')) continue;
+    const other = shown[kind];
+    shown[kind] = other ? binding([other, o]) : o;
+  }
+  for (const [kind, o] of Object.entries(shown)) {
     reply.header(`x-ratelimit-limit-${kind}`, String(o.limit));
     reply.header(`x-ratelimit-remaining-${kind}`, String(o.result.remaining));
     reply.header(`x-ratelimit-reset-${kind}`, `${Math.ceil(o.result.resetMs / 1000)}s`);

@@ -61,13 +61,16 @@ export class RequestLimits {
     const allowed = outcomes.every((o) => o.result.allowed);
     // The checks run at once (one round trip to Redis): a request one limit refuses gives back
     // what the others took, so a key over its requests a minute does not spend its tokens too.
+    // What is left is then what the give-back leaves: the 429's x-ratelimit-* headers say so
+    // (before, they counted the request refused, so a client read 0 requests left and waited).
     if (!allowed)
       await Promise.all(
-        outcomes.map((o, i) =>
-          o.result.allowed
-            ? this.limiter.hit(spent[i]!.key, spent[i]!.limit, MINUTE, -spent[i]!.cost).catch(() => undefined)
-            : undefined,
-        ),
+        outcomes.map(async (o, i) => {
+          if (!o.result.allowed) return;
+          const s = spent[i]!;
+          const back = await this.limiter.hit(s.key, s.limit, MINUTE, -s.cost).catch(() => undefined);
+          if (back) outcomes[i] = { ...o, result: back };
+        }),
       );
     return { allowed, binding: binding(outcomes), outcomes };
   }
@@ -86,7 +89,7 @@ export class RequestLimits {
 }
 
 /** A refusal with the longest wait, else the check with the least allowance left (by share). */
-function binding(outcomes: LimitOutcome[]): LimitOutcome | undefined {
+export function binding(outcomes: LimitOutcome[]): LimitOutcome | undefined {
   let best: LimitOutcome | undefined;
   for (const o of outcomes) {
     if (!best) best = o;

@@ -15,8 +15,12 @@ import { normalizeCredentialName } from './user-fields.js';
  * cache of who they belong to. UserService (users.ts) adds the management of the users.
  */
 export class UserSessions {
-  /** hash of a session id or access token -> user id */
-  protected readonly credCache: TtlCache<string, UserRow>;
+  /**
+   * hash of a session id or access token -> its user, and when the credential ends (Unix
+   * seconds, null: never), checked at every hit: an entry made in the second before the end
+   * would otherwise sign its user in for up to `cacheMs` past it (API keys alike, api-keys.ts).
+   */
+  protected readonly credCache: TtlCache<string, Signed>;
 
   /** When this instance last deleted ended sessions (Unix seconds). */
   private sweptAt = 0;
@@ -100,7 +104,8 @@ export class UserSessions {
     const hash = hashSecret(session);
     return this.cached(`s:${hash}`, async () => {
       const s = await this.creds.sessionUser(hash, nowSeconds());
-      return s ? this.users.byId(s.user_id) : undefined;
+      const user = s && (await this.users.byId(s.user_id));
+      return user && { user, expires: s.expires_time };
     });
   }
 
@@ -116,25 +121,30 @@ export class UserSessions {
       if (!t || (t.expires_time !== null && t.expires_time <= now)) return undefined;
       // A use, recorded to the minute in the background (as API keys' last_used_time).
       if (lastUseIsStale(t.last_used_time, now)) void this.creds.touchToken(t.id, now).catch(() => {});
-      return this.users.byId(t.user_id);
+      const user = await this.users.byId(t.user_id);
+      return user && { user, expires: t.expires_time };
     });
   }
 
-  private async cached(key: string, load: () => Promise<UserRow | undefined>): Promise<UserRow | undefined> {
+  private async cached(key: string, load: () => Promise<Signed | undefined>): Promise<UserRow | undefined> {
     const user = await this.cachedAnyStatus(key, load);
     return user && user.status === Status.enabled ? user : undefined;
   }
 
   private async cachedAnyStatus(
     key: string,
-    load: () => Promise<UserRow | undefined>,
+    load: () => Promise<Signed | undefined>,
   ): Promise<UserRow | undefined> {
-    let user = this.credCache.get(key);
-    if (!user) {
-      user = await load();
-      if (user) this.credCache.set(key, user);
+    let signed = this.credCache.get(key);
+    if (!signed) {
+      signed = await load();
+      if (signed) this.credCache.set(key, signed);
     }
-    return user;
+    if (signed && signed.expires !== null && signed.expires <= nowSeconds()) {
+      this.credCache.delete(key);
+      return undefined;
+    }
+    return signed?.user;
   }
 
   async createToken(user: UserRow, name: string, expiresTime: number | null) {
@@ -163,6 +173,12 @@ export class UserSessions {
     if (!(await this.creds.deleteToken(user.id, id))) throw notFound(`token ${id} not found`);
     this.credCache.clear();
   }
+}
+
+/** A credential's user, and when the credential ends (Unix seconds, null: never). */
+interface Signed {
+  user: UserRow;
+  expires: number | null;
 }
 
 /** What a wrong password, an unknown user and a user deleted during the sign-in are told. */

@@ -16,10 +16,10 @@ export class CredentialsRepo {
       .execute();
   }
 
-  sessionUser(hash: string, now: number): Promise<{ user_id: number } | undefined> {
+  sessionUser(hash: string, now: number): Promise<{ user_id: number; expires_time: number } | undefined> {
     return this.d.db
       .selectFrom('sessions')
-      .select('user_id')
+      .select(['user_id', 'expires_time'])
       .where('id', '=', hash)
       .where('expires_time', '>', now)
       .executeTakeFirst();

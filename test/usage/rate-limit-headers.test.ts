@@ -37,8 +37,8 @@ beforeAll(async () => {
       ],
       models: [{ id: MODEL, context_length: 100_000, max_completion_tokens: 4096 }],
     },
-    // The in-memory limiter: the allowances here are this file's alone.
-    { redis: false },
+    // The Redis limiter under TEST_REDIS_URL (its keys prefixed by this file's database), else
+    // the in-memory one.
   );
   cookie = await gw.login();
 });

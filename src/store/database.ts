@@ -80,6 +80,11 @@ export interface DatabaseOptions {
 const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
 const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 const DEFAULT_SQLITE_CACHE_MB = 2;
+/**
+ * PostgreSQL: how long past the statement timeout a query's answer may take before its connection
+ * is taken for silent (the server's own timeout error comes back well within it).
+ */
+const SILENT_MARGIN_MS = 5_000;
 /** PostgreSQL: how long `ping` (`/readyz`) waits to connect and for its answer, each. */
 const PING_TIMEOUT_MS = 2_000;
 
@@ -105,7 +110,10 @@ export function openDatabase(url: string, opts: DatabaseOptions = {}): Database 
     // goes away emits 'error' with nobody listening. Its query fails on its own, and pg-pool
     // discards a client that is no longer queryable when it is released.
     pool.on('error', () => {});
-    pool.on('connect', (client) => client.on('error', () => {}));
+    pool.on('connect', (client) => {
+      client.on('error', () => {});
+      if (statementTimeout > 0) closeWhenSilent(client, statementTimeout + SILENT_MARGIN_MS);
+    });
     const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
     const poolStats = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
     // Migrations may rightly run long (DDL on a large table, waiting for another instance's
@@ -211,4 +219,32 @@ function withStatementCache(conn: SQLite.Database, max = 500): SQLite.Database {
       return typeof v === 'function' ? v.bind(target) : v;
     },
   });
+}
+
+/**
+ * A query on `client` still unanswered `ms` after it was sent closes the connection: it fails
+ * as on a cut connection ('Connection terminated', a 503 for the request), and the pool, which
+ * does not take back a client that is ending, opens a new one for the next. A connection whose
+ * server went silent without closing it (a failover that left the old address answering nothing,
+ * a NAT or firewall entry dropped) otherwise held its query until the kernel gave up on it
+ * (~15 min), and with it every request waiting for that query (a key's lookup is shared by its
+ * requests): the statement timeout cannot end a query the server never received. Promise queries
+ * only (Kysely's, the request-log transaction's); a COPY stream ends with its transaction's.
+ */
+function closeWhenSilent(client: PG.PoolClient, ms: number): void {
+  const query = client.query as (...args: unknown[]) => unknown;
+  const socket = (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream;
+  client.query = ((...args: unknown[]) => {
+    const result = query.apply(client, args);
+    if (!(result instanceof Promise)) return result;
+    const timer = setTimeout(() => {
+      // Ending first: the pool drops the client on release instead of lending it again.
+      client.end().catch(() => {});
+      socket.destroy();
+    }, ms);
+    timer.unref();
+    const done = () => clearTimeout(timer);
+    result.then(done, done);
+    return result;
+  }) as typeof client.query;
 }

@@ -7,12 +7,15 @@ import { createServer, type Server, Socket } from 'node:net';
  * - `loseReplyTo(text)`: the next client message containing `text` reaches the server, which runs
  *   it (commits included), but its answer never comes back: once the server has said it is ready
  *   for the next query, both sides are cut. The client cannot tell whether its statement ran.
+ * - `freeze()`: every connection open now goes silent, neither side cut (what reaches it is
+ *   dropped, as a failover or a lost NAT entry leaves a connection); new connections work.
  */
 export interface PgProxy {
   /** The PostgreSQL URL `url` rewritten to go through the proxy. */
   url: string;
   down(): void;
   up(): Promise<void>;
+  freeze(): void;
   loseReplyTo(text: string): Promise<void>;
   close(): Promise<void>;
 }
@@ -23,6 +26,7 @@ const READY = Buffer.from([0x5a, 0, 0, 0, 5]);
 export async function startPgProxy(target: string): Promise<PgProxy> {
   const t = new URL(target);
   const pairs = new Set<[Socket, Socket]>();
+  const frozen = new WeakSet<[Socket, Socket]>();
   const armed: Array<{ text: string; done: () => void }> = [];
   let server: Server | undefined;
 
@@ -40,6 +44,7 @@ export async function startPgProxy(target: string): Promise<PgProxy> {
     upstream.on('error', cut).on('close', cut);
     upstream.connect(Number(t.port || 5432), t.hostname);
     client.on('data', (chunk) => {
+      if (frozen.has(pair)) return;
       if (!doomed) {
         const i = armed.findIndex((a) => chunk.includes(a.text));
         if (i >= 0) doomed = armed.splice(i, 1)[0]!.done;
@@ -47,6 +52,7 @@ export async function startPgProxy(target: string): Promise<PgProxy> {
       upstream.write(chunk);
     });
     upstream.on('data', (chunk) => {
+      if (frozen.has(pair)) return;
       if (!doomed) return void client.write(chunk);
       // Swallowed; once the server is ready again, what the message asked for has run.
       if (chunk.includes(READY)) {
@@ -91,6 +97,9 @@ export async function startPgProxy(target: string): Promise<PgProxy> {
     down,
     async up() {
       if (!server) await listen(port);
+    },
+    freeze() {
+      for (const pair of pairs) frozen.add(pair);
     },
     loseReplyTo(text: string) {
       return new Promise<void>((done) => armed.push({ text, done }));

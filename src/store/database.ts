@@ -229,14 +229,16 @@ function withStatementCache(conn: SQLite.Database, max = 500): SQLite.Database {
  * a NAT or firewall entry dropped) otherwise held its query until the kernel gave up on it
  * (~15 min), and with it every request waiting for that query (a key's lookup is shared by its
  * requests): the statement timeout cannot end a query the server never received. Promise queries
- * only (Kysely's, the request-log transaction's); a COPY stream ends with its transaction's.
+ * (Kysely's, the request-log transaction's) and the request-log COPY stream alike: a write held
+ * by a silent connection held every later batch of request logs and settlements behind it.
  */
 function closeWhenSilent(client: PG.PoolClient, ms: number): void {
   const query = client.query as (...args: unknown[]) => unknown;
   const socket = (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream;
   client.query = ((...args: unknown[]) => {
     const result = query.apply(client, args);
-    if (!(result instanceof Promise)) return result;
+    const stream = result as { once?: (event: string, fn: () => void) => unknown } | undefined;
+    if (!(result instanceof Promise) && typeof stream?.once !== 'function') return result;
     const timer = setTimeout(() => {
       // Ending first: the pool drops the client on release instead of lending it again.
       client.end().catch(() => {});
@@ -244,7 +246,9 @@ function closeWhenSilent(client: PG.PoolClient, ms: number): void {
     }, ms);
     timer.unref();
     const done = () => clearTimeout(timer);
-    result.then(done, done);
+    if (result instanceof Promise) result.then(done, done);
+    // A COPY stream: 'finish' once the server took it all (its ReadyForQuery), or its failure.
+    else for (const event of ['finish', 'error', 'close']) stream!.once!(event, done);
     return result;
   }) as typeof client.query;
 }

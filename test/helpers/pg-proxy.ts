@@ -9,6 +9,8 @@ import { createServer, type Server, Socket } from 'node:net';
  *   for the next query, both sides are cut. The client cannot tell whether its statement ran.
  * - `freeze()`: every connection open now goes silent, neither side cut (what reaches it is
  *   dropped, as a failover or a lost NAT entry leaves a connection); new connections work.
+ * - `freezeAt(text)`: the connection whose next client message contains `text` goes silent at
+ *   that message (it never reaches the server).
  */
 export interface PgProxy {
   /** The PostgreSQL URL `url` rewritten to go through the proxy. */
@@ -16,6 +18,7 @@ export interface PgProxy {
   down(): void;
   up(): Promise<void>;
   freeze(): void;
+  freezeAt(text: string): Promise<void>;
   loseReplyTo(text: string): Promise<void>;
   close(): Promise<void>;
 }
@@ -27,6 +30,7 @@ export async function startPgProxy(target: string): Promise<PgProxy> {
   const t = new URL(target);
   const pairs = new Set<[Socket, Socket]>();
   const frozen = new WeakSet<[Socket, Socket]>();
+  const freezing: Array<{ text: string; done: () => void }> = [];
   const armed: Array<{ text: string; done: () => void }> = [];
   let server: Server | undefined;
 
@@ -45,6 +49,11 @@ export async function startPgProxy(target: string): Promise<PgProxy> {
     upstream.connect(Number(t.port || 5432), t.hostname);
     client.on('data', (chunk) => {
       if (frozen.has(pair)) return;
+      const f = freezing.findIndex((a) => chunk.includes(a.text));
+      if (f >= 0) {
+        frozen.add(pair);
+        return freezing.splice(f, 1)[0]!.done();
+      }
       if (!doomed) {
         const i = armed.findIndex((a) => chunk.includes(a.text));
         if (i >= 0) doomed = armed.splice(i, 1)[0]!.done;
@@ -100,6 +109,9 @@ export async function startPgProxy(target: string): Promise<PgProxy> {
     },
     freeze() {
       for (const pair of pairs) frozen.add(pair);
+    },
+    freezeAt(text: string) {
+      return new Promise<void>((done) => freezing.push({ text, done }));
     },
     loseReplyTo(text: string) {
       return new Promise<void>((done) => armed.push({ text, done }));

@@ -48,4 +48,22 @@ describe.skipIf(!onPostgres)('pool connections that went silent', () => {
     expect(statuses.at(-1)).toBe(200);
     expect(statuses.length).toBeLessThanOrEqual(3);
   }, 60_000);
+
+  it('a request-log write whose connection goes silent at its COPY is written again on a new one', async () => {
+    const writer = gw.services.requestLogs;
+    const frozen = proxy.freezeAt('COPY request_logs');
+    const entry = { user_id: null, key_id: null, endpoint: 'chat.completions', model: 'm', status: 200 };
+    writer.record({ ...entry, request_id: 'silent-copy' });
+    await frozen;
+    // Waits for the write under way (held by the silent connection), then writes what is left.
+    writer.record({ ...entry, request_id: 'after-silent-copy' });
+    await writer.flush();
+    const rows = await gw.services.database.db
+      .selectFrom('request_logs')
+      .select('request_id')
+      .where('request_id', 'in', ['silent-copy', 'after-silent-copy'])
+      .orderBy('id')
+      .execute();
+    expect(rows.map((r) => r.request_id)).toEqual(['silent-copy', 'after-silent-copy']);
+  }, 60_000);
 });

@@ -21,17 +21,24 @@ import {
 } from './anthropic-request.js';
 import { classifyAnthropicError, parseAnthropicResponse } from './anthropic-response.js';
 import { AnthropicStreamDecoder } from './anthropic-stream.js';
+import { takesThinking } from './claude-model.js';
 
 /**
- * response_format and verbosity only where they are sent: require_parameters routes
- * response_format to Claude 4.5+, not Opus 4.1, and verbosity to Opus 4.5+, not Sonnet 4.5.
- * Worked out once per route target.
+ * response_format, verbosity and reasoning only where they are sent: require_parameters routes
+ * response_format to Claude 4.5+, not Opus 4.1, verbosity to Opus 4.5+, not Sonnet 4.5, and
+ * reasoning to Claude 3.7 Sonnet and later, not 3.5 Haiku. Worked out once per route target.
  */
 const anthropicParamsFor = perObject((t: ParamsTarget): ReadonlySet<string> => {
   const effort = takesEffort(t.upstreamModel, t.settings);
-  if (takesStructuredOutputs(t.upstreamModel, t.settings))
-    return effort ? ANTHROPIC_ALL_PARAMS : ANTHROPIC_STRUCTURED_PARAMS;
-  return effort ? ANTHROPIC_EFFORT_PARAMS : ANTHROPIC_PARAMS;
+  const params = takesStructuredOutputs(t.upstreamModel, t.settings)
+    ? effort
+      ? ANTHROPIC_ALL_PARAMS
+      : ANTHROPIC_STRUCTURED_PARAMS
+    : effort
+      ? ANTHROPIC_EFFORT_PARAMS
+      : ANTHROPIC_PARAMS;
+  if (takesThinking(t.upstreamModel, t.settings)) return params;
+  return new Set([...params].filter((p) => p !== 'reasoning' && p !== 'reasoning_effort'));
 });
 
 export const anthropicAdapter: ChatAdapter = {
@@ -41,7 +48,7 @@ export const anthropicAdapter: ChatAdapter = {
   // Thinking counted as on whenever asked: a tool turn that lost its thinking goes without
   // (buildAnthropicRequest), which only makes this an upper bound.
   sentMaxTokens: (req, t) => {
-    const r = resolveReasoning(req);
+    const r = takesThinking(t.upstreamModel, t.settings) ? resolveReasoning(req) : undefined;
     return anthropicLengths(req, t.settings, t.maxCompletionTokens, r?.enabled === true ? r : undefined)
       .maxTokens;
   },

@@ -35,7 +35,8 @@
  * temperature and top_k (dropped), top_p below 0.95 (dropped) and forced tool use (any/tool become auto).
  * In a tool loop whose last assistant turn came back without its thinking blocks, and with an
  * assistant prefill, thinking is left off for the request (Anthropic refuses it otherwise; see
- * `toolTurnLostThinking`).
+ * `toolTurnLostThinking`); so it is for models without thinking (Claude before 3.7 Sonnet, see
+ * `takesThinking`; the channel setting `thinking: true|false` overrides the name rule).
  */
 import { sentMaxTokens } from '../../gateway/chat/max-tokens.js';
 import { type ResolvedReasoning, reasoningBudget, resolveReasoning } from '../../gateway/chat/reasoning.js';
@@ -46,6 +47,7 @@ import type { UpstreamHttpRequest, UpstreamTarget } from '../types.js';
 import { anthropicEffort } from './anthropic-effort.js';
 import { type AnthropicMessage, toAnthropicMessages } from './anthropic-messages.js';
 import { anthropicOutputFormat } from './anthropic-output-format.js';
+import { takesThinking } from './claude-model.js';
 
 /** The interleaved-thinking beta (`interleaved-thinking-2025-05-14`, and any later date). */
 export const isInterleavedThinking = (beta: string): boolean => beta.startsWith('interleaved-thinking-');
@@ -355,7 +357,9 @@ export function buildAnthropicRequest(
     }
   }
 
-  const r = resolveReasoning(req);
+  // Claude before 3.7 Sonnet refuses `thinking`: reasoning asked of it is dropped, as an upstream
+  // drops what it does not support (`takesThinking`).
+  const r = takesThinking(target.upstreamModel, target.extra) ? resolveReasoning(req) : undefined;
   const thinking = r?.enabled === true && !toolTurnLostThinking(messages);
   const { maxTokens, budget, adaptive } = anthropicLengths(
     req,

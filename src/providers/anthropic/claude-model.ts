@@ -2,7 +2,7 @@
  * The family and version in a Claude model name, in Anthropic's, Bedrock's and Vertex's spellings
  * (`claude-opus-4-5-20251101`, `anthropic.claude-haiku-4-5-20251001-v1:0`,
  * `claude-sonnet-4-5@20250929`, `claude-opus-4.5`), for the rules that decide per model what a
- * request may carry (structured outputs, effort).
+ * request may carry (structured outputs, effort, thinking).
  */
 
 export interface ClaudeVersion {
@@ -24,4 +24,21 @@ export function claudeVersion(model: string): ClaudeVersion | undefined {
     major: Number(m[2]),
     minor: Number(m[3] ?? 0),
   };
+}
+
+/**
+ * Claude models from before extended thinking (3.7 Sonnet brought it): Claude 2 and Instant, 3
+ * Opus, Sonnet and Haiku, 3.5 Sonnet and Haiku, in every provider's spelling. They answer a
+ * `thinking` with 400 "'claude-3-5-haiku-20241022' does not support thinking.".
+ */
+const BEFORE_THINKING = /claude-(?:instant|2\b|3[.-](?:opus|sonnet|haiku)|3[.-]5[.-](?:sonnet|haiku))/i;
+
+/**
+ * Whether the model takes `thinking`: every Claude but those before 3.7 Sonnet (a name the rule
+ * does not know is taken to think). The channel setting `thinking: true|false` overrides it (a
+ * proxy's own model names).
+ */
+export function takesThinking(model: string, extra?: Record<string, unknown>): boolean {
+  if (typeof extra?.thinking === 'boolean') return extra.thinking;
+  return !BEFORE_THINKING.test(model);
 }

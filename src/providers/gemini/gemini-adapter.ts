@@ -5,13 +5,23 @@
  */
 import { label, listItems, tokenCount } from '../shared/model-listing.js';
 import type { ChatAdapter, ListedModel } from '../types.js';
-import { buildGeminiRequest, GEMINI_PARAMS, geminiHeaders, geminiUrl } from './gemini-request.js';
+import {
+  buildGeminiRequest,
+  GEMINI_PARAMS,
+  GEMINI_PARAMS_WITHOUT_THINKING,
+  geminiHeaders,
+  geminiUrl,
+  takesThinking,
+} from './gemini-request.js';
 import { classifyGeminiError, parseGeminiResponse } from './gemini-response.js';
 import { GeminiStreamDecoder } from './gemini-stream.js';
 
 export const geminiAdapter: ChatAdapter = {
   kind: 'gemini',
   supportedParams: GEMINI_PARAMS,
+  // Reasoning only where it is sent: require_parameters routes it to Gemini 2.5 and later.
+  paramsFor: (t) =>
+    takesThinking(t.upstreamModel, t.settings) ? GEMINI_PARAMS : GEMINI_PARAMS_WITHOUT_THINKING,
   buildChatRequest: buildGeminiRequest,
   parseChatResponse: parseGeminiResponse,
   createStreamDecoder: (maxEventBytes) => new GeminiStreamDecoder(maxEventBytes),

@@ -17,7 +17,9 @@
  * reasoning.max_tokens or effort ratio x max_tokens (x 8192 when max_tokens is absent), kept in the
  * range the Gemini 2.5 model accepts; off -> budget 0 (2.5 Pro, which cannot turn thinking off: 128;
  * Gemini 3, which cannot either: its lowest level).
- * `includeThoughts` is true unless `reasoning.exclude`. Target option `extra.apiVersion` (default v1beta).
+ * `includeThoughts` is true unless `reasoning.exclude`. Models without thinking (before 2.5, Gemma;
+ * `takesThinking`, or the channel setting `thinking: true|false`) get no thinkingConfig at all.
+ * Target option `extra.apiVersion` (default v1beta).
  */
 import { sentMaxTokens } from '../../gateway/chat/max-tokens.js';
 import { reasoningBudget, resolveReasoning } from '../../gateway/chat/reasoning.js';
@@ -49,6 +51,27 @@ export const GEMINI_PARAMS: ReadonlySet<string> = new Set([
 ]);
 
 const BUDGET_BASE = 8192;
+
+/**
+ * Models from before thinking: Gemini 1.x and 2.0 (but the 2.0 Flash Thinking experiments), the
+ * 1.0 names `gemini-pro` and `gemini-pro-vision`, and Gemma. They answer any `thinkingConfig`,
+ * a budget of 0 included, with 400 "thinking_config is not supported.".
+ */
+const BEFORE_THINKING = /(?:^|\/)(?:gemini-(?:1\.\d|2\.0)(?!.*thinking)|gemini-pro(?:-vision)?$|gemma-)/i;
+
+/**
+ * Whether the model takes `thinkingConfig`: Gemini 2.5 and later, and any name the rule does not
+ * know. The channel setting `thinking: true|false` overrides it (a proxy's own model names).
+ */
+export function takesThinking(model: string, extra?: Record<string, unknown>): boolean {
+  if (typeof extra?.thinking === 'boolean') return extra.thinking;
+  return !BEFORE_THINKING.test(model);
+}
+
+/** What a model without thinking can express: reasoning is dropped for it. */
+export const GEMINI_PARAMS_WITHOUT_THINKING: ReadonlySet<string> = new Set(
+  [...GEMINI_PARAMS].filter((p) => p !== 'reasoning' && p !== 'reasoning_effort'),
+);
 
 /**
  * The thinkingBudget each Gemini 2.5 model accepts (Gemini API thinking docs); a value outside is
@@ -140,7 +163,9 @@ export function buildGeminiRequest(
     if (rf.json_schema.schema) gen.responseJsonSchema = rf.json_schema.schema;
   }
 
-  const r = resolveReasoning(req);
+  // Reasoning asked of a model without thinking is dropped, as an upstream drops what it does not
+  // support: such a model refuses any thinkingConfig.
+  const r = takesThinking(target.upstreamModel, target.extra) ? resolveReasoning(req) : undefined;
   const range = budgetRange(target.upstreamModel);
   if (r?.enabled === true) {
     const cfg: Record<string, unknown> = { includeThoughts: !r.exclude };

@@ -3,25 +3,41 @@
  * (a trailing `/v1beta` is accepted). Request mapping in `gemini-request.ts`, messages in
  * `gemini-contents.ts`, answers in `gemini-response.ts` and `gemini-stream.ts`.
  */
+import { perObject } from '../../gateway/per-object.js';
 import { label, listItems, tokenCount } from '../shared/model-listing.js';
-import type { ChatAdapter, ListedModel } from '../types.js';
+import type { ChatAdapter, ListedModel, ParamsTarget } from '../types.js';
 import {
   buildGeminiRequest,
   GEMINI_PARAMS,
-  GEMINI_PARAMS_WITHOUT_THINKING,
   geminiHeaders,
   geminiUrl,
+  takesPenalties,
   takesThinking,
 } from './gemini-request.js';
 import { classifyGeminiError, parseGeminiResponse } from './gemini-response.js';
 import { GeminiStreamDecoder } from './gemini-stream.js';
 
+/**
+ * Reasoning and the penalties only where they are sent: require_parameters routes reasoning to
+ * Gemini 2.5 and later, the penalties to 1.x and 2.0. Worked out once per route target.
+ */
+const geminiParamsFor = perObject((t: ParamsTarget): ReadonlySet<string> => {
+  const thinking = takesThinking(t.upstreamModel, t.settings);
+  const penalties = takesPenalties(t.upstreamModel, t.settings);
+  if (thinking && penalties) return GEMINI_PARAMS;
+  return new Set(
+    [...GEMINI_PARAMS].filter(
+      (p) =>
+        (thinking || (p !== 'reasoning' && p !== 'reasoning_effort')) &&
+        (penalties || (p !== 'presence_penalty' && p !== 'frequency_penalty')),
+    ),
+  );
+});
+
 export const geminiAdapter: ChatAdapter = {
   kind: 'gemini',
   supportedParams: GEMINI_PARAMS,
-  // Reasoning only where it is sent: require_parameters routes it to Gemini 2.5 and later.
-  paramsFor: (t) =>
-    takesThinking(t.upstreamModel, t.settings) ? GEMINI_PARAMS : GEMINI_PARAMS_WITHOUT_THINKING,
+  paramsFor: geminiParamsFor,
   buildChatRequest: buildGeminiRequest,
   parseChatResponse: parseGeminiResponse,
   createStreamDecoder: (maxEventBytes) => new GeminiStreamDecoder(maxEventBytes),

@@ -14,7 +14,7 @@ const build = (r: ChatRequest, model = 'gemini-2.5-flash') =>
 
 describe('Gemini request', () => {
   it('maps generation params and response_format', () => {
-    const b = build({
+    const params: ChatRequest = {
       messages: [{ role: 'user', content: 'q' }],
       temperature: 0.2,
       top_p: 0.9,
@@ -27,7 +27,8 @@ describe('Gemini request', () => {
       frequency_penalty: 0.1,
       logit_bias: { '1': 2 },
       response_format: { type: 'json_schema', json_schema: { name: 's', schema: { type: 'object' } } },
-    });
+    };
+    const b = build(params, 'gemini-2.0-flash');
     expect(b.generationConfig).toEqual({
       temperature: 0.2,
       topP: 0.9,
@@ -41,6 +42,13 @@ describe('Gemini request', () => {
       responseMimeType: 'application/json',
       responseJsonSchema: { type: 'object' },
     });
+    // Gemini 2.5 and later refuse the penalties (400 "Penalty is not enabled for models/...").
+    for (const model of ['gemini-2.5-flash', 'gemini-3-pro-preview', 'gemini-exp-1206']) {
+      const g = build(params, model).generationConfig;
+      expect(g).not.toHaveProperty('presencePenalty');
+      expect(g).not.toHaveProperty('frequencyPenalty');
+      expect(g.seed).toBe(7);
+    }
   });
 
   it('thinking: level for Gemini 3, budget 0 when off, no thoughts returned when excluded', () => {

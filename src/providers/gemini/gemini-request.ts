@@ -5,7 +5,8 @@
  * generationConfig: temperature, top_p -> topP, top_k -> topK, max_tokens -> maxOutputTokens (at
  * most the model's output limit, `target.maxOutputTokens`, when the registry knows it),
  * stop -> stopSequences (empty strings and an empty list left out), n -> candidateCount,
- * presence/frequency penalties, seed (its low 32 bits: Gemini's is an int32, see geminiSeed),
+ * presence/frequency penalties (Gemini 1.x and 2.0 only: `takesPenalties`), seed (its low 32
+ * bits: Gemini's is an int32, see geminiSeed),
  * response_format -> responseMimeType + responseJsonSchema (JSON Schema as OpenAI clients write
  * it; the older `responseSchema` takes only an OpenAPI subset and rejects e.g.
  * additionalProperties). Tools use `parametersJsonSchema` for the same reason.
@@ -68,10 +69,19 @@ export function takesThinking(model: string, extra?: Record<string, unknown>): b
   return !BEFORE_THINKING.test(model);
 }
 
-/** What a model without thinking can express: reasoning is dropped for it. */
-export const GEMINI_PARAMS_WITHOUT_THINKING: ReadonlySet<string> = new Set(
-  [...GEMINI_PARAMS].filter((p) => p !== 'reasoning' && p !== 'reasoning_effort'),
-);
+/**
+ * Models that take `presencePenalty` and `frequencyPenalty`: Gemini 1.x and 2.0 (and the 1.0
+ * names). Gemini 2.5 and 3 answer either with 400 "Penalty is not enabled for
+ * models/gemini-2.5-flash", as did experimental models (`gemini-exp-1206`), so a name the rule
+ * does not know gets none: a penalty left out changes sampling a little, a 400 fails the request.
+ */
+const TAKES_PENALTIES = /(?:^|\/)(?:gemini-(?:1\.\d|2\.0)|gemini-pro(?:-vision)?$)/i;
+
+/** Whether the model takes the penalties; the channel setting `penalties: true|false` overrides the name rule. */
+export function takesPenalties(model: string, extra?: Record<string, unknown>): boolean {
+  if (typeof extra?.penalties === 'boolean') return extra.penalties;
+  return TAKES_PENALTIES.test(model);
+}
 
 /**
  * The thinkingBudget each Gemini 2.5 model accepts (Gemini API thinking docs); a value outside is
@@ -153,8 +163,12 @@ export function buildGeminiRequest(
     if (kept.length > 0) gen.stopSequences = kept;
   }
   if (req.n !== undefined) gen.candidateCount = req.n;
-  if (req.presence_penalty !== undefined) gen.presencePenalty = req.presence_penalty;
-  if (req.frequency_penalty !== undefined) gen.frequencyPenalty = req.frequency_penalty;
+  // Gemini 2.5 and later refuse them (`takesPenalties`): dropped there, as what an upstream does
+  // not support is.
+  if (takesPenalties(target.upstreamModel, target.extra)) {
+    if (req.presence_penalty !== undefined) gen.presencePenalty = req.presence_penalty;
+    if (req.frequency_penalty !== undefined) gen.frequencyPenalty = req.frequency_penalty;
+  }
   if (req.seed !== undefined) gen.seed = geminiSeed(req.seed);
   const rf = req.response_format;
   if (rf?.type === 'json_object') gen.responseMimeType = 'application/json';

@@ -21,7 +21,7 @@ import {
 } from './anthropic-request.js';
 import { classifyAnthropicError, parseAnthropicResponse } from './anthropic-response.js';
 import { AnthropicStreamDecoder } from './anthropic-stream.js';
-import { takesThinking } from './claude-model.js';
+import { takesThinking, thinksAdaptively } from './claude-model.js';
 
 /**
  * response_format, verbosity and reasoning only where they are sent: require_parameters routes
@@ -49,8 +49,13 @@ export const anthropicAdapter: ChatAdapter = {
   // (buildAnthropicRequest), which only makes this an upper bound.
   sentMaxTokens: (req, t) => {
     const r = takesThinking(t.upstreamModel, t.settings) ? resolveReasoning(req) : undefined;
-    return anthropicLengths(req, t.settings, t.maxCompletionTokens, r?.enabled === true ? r : undefined)
-      .maxTokens;
+    return anthropicLengths(
+      req,
+      t.settings,
+      t.maxCompletionTokens,
+      r?.enabled === true ? r : undefined,
+      thinksAdaptively(t.upstreamModel, t.settings),
+    ).maxTokens;
   },
   buildChatRequest: buildAnthropicRequest,
   parseChatResponse: parseAnthropicResponse,

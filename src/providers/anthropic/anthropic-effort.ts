@@ -70,7 +70,14 @@ export function takesEffort(model: string, extra?: Record<string, unknown>): boo
 
 /** `output_config.effort` for a request: its `verbosity` at the nearest level the model takes, or undefined. */
 export function anthropicEffort(req: ChatRequest, target: UpstreamTarget): Effort | undefined {
-  const wanted = req.verbosity;
+  return nearestEffort(req.verbosity, target);
+}
+
+/**
+ * An effort at the nearest level the model takes, ties going down; undefined when it is not one
+ * of Anthropic's levels or the model takes no effort.
+ */
+export function nearestEffort(wanted: unknown, target: UpstreamTarget): Effort | undefined {
   if (!isEffort(wanted)) return undefined;
   const levels = effortLevels(target.upstreamModel, target.extra);
   if (!levels) return undefined;

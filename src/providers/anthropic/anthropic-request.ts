@@ -24,8 +24,10 @@
  * naming one, as sent. Everything else (penalties, seed, logprobs,
  * logit_bias, n, response_format json_object or on older models, min_p...) is dropped.
  *
- * Thinking: budget = reasoning.max_tokens, else effort ratio x max_tokens, at least 1024 and at
- * most 128000. Anthropic needs budget < max_tokens, so max_tokens is raised to budget + the
+ * Thinking: on models that think only adaptively (`thinksAdaptively`: Opus 4.7+, 5.x), adaptive
+ * thinking shown (`display: summarized`) with the effort as `output_config.effort`
+ * (`adaptiveEffort`) and no budget. Elsewhere budget = reasoning.max_tokens, else effort ratio x
+ * max_tokens, at least 1024 and at most 128000. Anthropic needs budget < max_tokens, so max_tokens is raised to budget + the
  * requested (or default) answer length when it would not be, but not past the model's output
  * limit (`target.maxOutputTokens`, from the registry): there the budget is cut instead, and a
  * limit of 1024 or less leaves thinking off. Except for a client's own budget sent with the
@@ -39,15 +41,20 @@
  * `takesThinking`; the channel setting `thinking: true|false` overrides the name rule).
  */
 import { sentMaxTokens } from '../../gateway/chat/max-tokens.js';
-import { type ResolvedReasoning, reasoningBudget, resolveReasoning } from '../../gateway/chat/reasoning.js';
+import {
+  effortFromBudget,
+  type ResolvedReasoning,
+  reasoningBudget,
+  resolveReasoning,
+} from '../../gateway/chat/reasoning.js';
 import type { AnthropicDefinedTool, ChatRequest } from '../../gateway/chat/types.js';
 import { joinUrl } from '../shared/media.js';
 import { functionTools } from '../shared/tools.js';
 import type { UpstreamHttpRequest, UpstreamTarget } from '../types.js';
-import { anthropicEffort } from './anthropic-effort.js';
+import { anthropicEffort, type Effort, nearestEffort } from './anthropic-effort.js';
 import { type AnthropicMessage, toAnthropicMessages } from './anthropic-messages.js';
 import { anthropicOutputFormat } from './anthropic-output-format.js';
-import { takesThinking } from './claude-model.js';
+import { takesThinking, thinksAdaptively } from './claude-model.js';
 
 /** The interleaved-thinking beta (`interleaved-thinking-2025-05-14`, and any later date). */
 export const isInterleavedThinking = (beta: string): boolean => beta.startsWith('interleaved-thinking-');
@@ -123,10 +130,13 @@ export function anthropicLengths(
   settings: Record<string, unknown> | undefined,
   limit: number | null | undefined,
   r: ResolvedReasoning | undefined,
+  adaptiveOnly = false,
 ): { maxTokens: number; budget: number; adaptive: boolean } {
   const answer = anthropicAnswerLength(req, settings, limit);
   if (r === undefined) return { maxTokens: answer, budget: 0, adaptive: false };
-  if (req.anthropic_thinking?.type === 'adaptive') return { maxTokens: answer, budget: 0, adaptive: true };
+  // A model that thinks only adaptively (`thinksAdaptively`) takes no budget either.
+  if (req.anthropic_thinking?.type === 'adaptive' || adaptiveOnly)
+    return { maxTokens: answer, budget: 0, adaptive: true };
   if (r.budget !== undefined && interleavedSent(req, settings))
     return { maxTokens: answer, budget: Math.max(MIN_THINKING_BUDGET, r.budget), adaptive: false };
   let maxTokens = answer;
@@ -298,6 +308,22 @@ function toolTurnLostThinking(messages: AnthropicMessage[]): boolean {
 }
 
 /**
+ * The `output_config.effort` of adaptive thinking asked through `reasoning`: its effort, or for a
+ * budget alone the effort whose share of max_tokens is nearest the budget's (OpenRouter's ratios),
+ * at the nearest level the model takes. Undefined (the model's default, high) for none.
+ */
+function adaptiveEffort(
+  r: ResolvedReasoning | undefined,
+  maxTokens: number,
+  target: UpstreamTarget,
+): Effort | undefined {
+  if (!r) return undefined;
+  const effort = r.effort ?? (r.budget !== undefined ? effortFromBudget(r.budget, maxTokens) : undefined);
+  // OpenRouter's `minimal` is Anthropic's lowest, `low`.
+  return nearestEffort(effort === 'minimal' ? 'low' : effort, target);
+}
+
+/**
  * The end-user id for `metadata.user_id` (an opaque id Anthropic uses to detect abuse; at most
  * 256 characters, which the chat schema enforces on both fields). OpenAI's `safety_identifier`,
  * the successor of `user` for exactly this purpose, wins over `user` when both are set.
@@ -366,10 +392,18 @@ export function buildAnthropicRequest(
     target.extra,
     target.maxOutputTokens,
     thinking ? r : undefined,
+    thinksAdaptively(target.upstreamModel, target.extra),
   );
+  /** The effort adaptive thinking was asked at, from `reasoning` (`adaptiveEffort`). */
+  let thinkingEffort: Effort | undefined;
   if (budget > 0 || adaptive) {
     body.max_tokens = maxTokens;
-    body.thinking = adaptive ? { ...req.anthropic_thinking } : { type: 'enabled', budget_tokens: budget };
+    if (req.anthropic_thinking?.type === 'adaptive') body.thinking = { ...req.anthropic_thinking };
+    else if (adaptive) {
+      // Opus 4.7 and later show no thinking text unless asked: shown, as a budget's thinking is.
+      body.thinking = { type: 'adaptive', display: r?.exclude ? 'omitted' : 'summarized' };
+      thinkingEffort = adaptiveEffort(r, maxTokens, target);
+    } else body.thinking = { type: 'enabled', budget_tokens: budget };
     delete body.temperature;
     delete body.top_k;
     if (typeof body.top_p === 'number' && body.top_p < 0.95) delete body.top_p;
@@ -386,7 +420,7 @@ export function buildAnthropicRequest(
   if (body.temperature !== undefined && body.top_p !== undefined) delete body.top_p;
   if (toolChoice) body.tool_choice = toolChoice;
   const format = anthropicOutputFormat(req, target, messages.at(-1)?.role === 'assistant');
-  const effort = anthropicEffort(req, target);
+  const effort = anthropicEffort(req, target) ?? thinkingEffort;
   if (format || effort) body.output_config = { ...(effort ? { effort } : {}), ...(format ? { format } : {}) };
   if (opts.stream) body.stream = true;
 

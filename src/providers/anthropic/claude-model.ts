@@ -42,3 +42,17 @@ export function takesThinking(model: string, extra?: Record<string, unknown>): b
   if (typeof extra?.thinking === 'boolean') return extra.thinking;
   return !BEFORE_THINKING.test(model);
 }
+
+/**
+ * Whether the model thinks only adaptively: Opus 4.7 and later Opus 4.x, and every 5.x model. They
+ * answer `thinking: {type: "enabled", budget_tokens}` with 400 "\"thinking.type.enabled\" is not
+ * supported for this model. Use \"thinking.type.adaptive\" and \"output_config.effort\" to
+ * control thinking behavior.", and show their thinking only when asked (`display: "summarized"`;
+ * their default is "omitted"). Opus and Sonnet 4.6 take both kinds; older models only budgets.
+ * The channel setting `adaptiveThinking: true|false` overrides the name rule.
+ */
+export function thinksAdaptively(model: string, extra?: Record<string, unknown>): boolean {
+  if (typeof extra?.adaptiveThinking === 'boolean') return extra.adaptiveThinking;
+  const v = claudeVersion(model);
+  return v !== undefined && (v.major > 4 || (v.major === 4 && v.family === 'opus' && v.minor >= 7));
+}

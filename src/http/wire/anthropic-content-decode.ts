@@ -5,7 +5,7 @@
  * - `system` (string or text blocks) -> a system message's content (`systemContent`).
  * - A user turn (`userTurn`): text (with `cache_control`, as OpenRouter carries it), image
  *   (base64 -> data URL, url), document (base64/url PDF, plain text) -> `file`; tool_result -> a
- *   `tool` message (string, text and image content) after the user turn's earlier parts.
+ *   `tool` message (string, text, image and document content) after the user turn's earlier parts.
  * - What the canonical request has no field for rides as non-enumerable properties that only the
  *   Anthropic adapter reads (`setHidden`, CacheControl in types.ts): tool_result `is_error`, and
  *   `cache_control` on images, documents, tool_result blocks (`hiddenCache`, which the assistant's
@@ -111,7 +111,8 @@ function toolResult(b: Block, at: string): ChatMessage {
   else if (Array.isArray(b.content))
     content = (b.content as Block[]).map((c, k) => {
       if (c?.type === 'text') return textPart(c, `${at}.content.${k}`);
-      if (c?.type === 'image') return mediaPart(c, `${at}.content.${k}`);
+      // Documents too, as Anthropic takes them (a PDF or text file a tool read).
+      if (c?.type === 'image' || c?.type === 'document') return mediaPart(c, `${at}.content.${k}`);
       throw unsupported(c, `${at}.content.${k}`);
     });
   const m: ChatMessage = { role: 'tool', tool_call_id: b.tool_use_id, content };

@@ -287,7 +287,10 @@ export function toAnthropicMessages(messages: ChatMessage[]): {
         break;
       }
       case 'tool': {
-        const inner = contentToBlocks(m.content).filter((b) => b.type === 'text' || b.type === 'image');
+        // Anthropic takes text, images and documents in a tool result (a file a tool read).
+        const inner = contentToBlocks(m.content).filter(
+          (b) => b.type === 'text' || b.type === 'image' || b.type === 'document',
+        );
         const result: AnthropicBlock = {
           type: 'tool_result',
           tool_use_id: anthropicToolId(m.tool_call_id ?? ''),

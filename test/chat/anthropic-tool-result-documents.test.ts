@@ -1,0 +1,120 @@
+import type Anthropic from '@anthropic-ai/sdk';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
+import {
+  anthropicChannel,
+  type ChatGateway,
+  fixtureJson,
+  geminiChannel,
+  model,
+  startChatGateway,
+} from './chat-helpers.js';
+import { anthropicClient } from './sdk-clients.js';
+
+/**
+ * A /v1/messages tool_result holding a document (a PDF or a text file a tool read, as Claude
+ * Code's Read tool returns one): Anthropic takes text, image and document blocks in a tool
+ * result's content. It reaches an Anthropic upstream as sent, and other upstreams as the media
+ * of any other tool result (after the function responses for Gemini, in a user message after
+ * the tool results for an OpenAI-compatible one).
+ */
+let up: FakeUpstream;
+let c: ChatGateway;
+
+beforeAll(async () => {
+  up = await startFakeUpstream({
+    'POST /v1/chat/completions': { json: fixtureJson('openai/chat.json') },
+    'POST /v1beta/models/gemini-2.5-flash:generateContent': { json: fixtureJson('gemini/chat.json') },
+    'POST /v1/messages': { json: fixtureJson('anthropic/chat.json') },
+  });
+  c = await startChatGateway({
+    channels: [
+      { name: 'oa', kind: 'openai-compatible', base_url: `${up.url}/v1`, keys: ['k'], models: ['acme/gpt'] },
+      geminiChannel('ge', up, { 'acme/gem': 'gemini-2.5-flash' }),
+      anthropicChannel('an', up, { 'acme/claude': 'claude-sonnet-4-5' }),
+    ],
+    models: [model('acme/gpt'), model('acme/gem'), model('acme/claude')],
+  });
+});
+afterAll(async () => {
+  await c?.gw.close();
+  await up?.close();
+});
+beforeEach(() => {
+  up.requests.length = 0;
+});
+
+const client = () => anthropicClient(c);
+const sent = () => up.requests.at(-1)!.json;
+
+const PDF: Anthropic.DocumentBlockParam = {
+  type: 'document',
+  source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0xLjQK' },
+};
+const TEXT_FILE: Anthropic.DocumentBlockParam = {
+  type: 'document',
+  source: { type: 'text', media_type: 'text/plain', data: 'line one\nline two' },
+};
+
+const readTurn = (content: Anthropic.ToolResultBlockParam['content']): Anthropic.MessageParam[] => [
+  { role: 'user', content: 'read the files' },
+  {
+    role: 'assistant',
+    content: [{ type: 'tool_use', id: 'toolu_1', name: 'Read', input: { path: 'a.pdf' } }],
+  },
+  { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content }] },
+];
+
+describe('a tool_result holding documents', () => {
+  it('reaches an Anthropic upstream as sent', async () => {
+    const content: Anthropic.ToolResultBlockParam['content'] = [
+      { type: 'text', text: 'two files' },
+      PDF,
+      TEXT_FILE,
+    ];
+    const r = await client().messages.create({
+      model: 'acme/claude',
+      max_tokens: 50,
+      messages: readTurn(content),
+    });
+    expect(r.type).toBe('message');
+    expect(sent().messages[2].content).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_1', content }]);
+  });
+
+  it('a cache breakpoint on a document goes on the tool_result, where Anthropic takes it', async () => {
+    const content: Anthropic.ToolResultBlockParam['content'] = [
+      { ...PDF, cache_control: { type: 'ephemeral' } },
+    ];
+    await client().messages.create({ model: 'acme/claude', max_tokens: 50, messages: readTurn(content) });
+    expect(sent().messages[2].content).toEqual([
+      { type: 'tool_result', tool_use_id: 'toolu_1', content: [PDF], cache_control: { type: 'ephemeral' } },
+    ]);
+  });
+
+  it('reaches an OpenAI-compatible upstream as a file part after the tool results', async () => {
+    await client().messages.create({ model: 'acme/gpt', max_tokens: 50, messages: readTurn([PDF]) });
+    const messages = sent().messages;
+    expect(messages[2]).toEqual({
+      role: 'tool',
+      tool_call_id: 'toolu_1',
+      content: '(the attachment of this result: in the next user message)',
+    });
+    expect(messages[3]).toEqual({
+      role: 'user',
+      content: [{ type: 'file', file: { file_data: 'data:application/pdf;base64,JVBERi0xLjQK' } }],
+    });
+  });
+
+  it('reaches a Gemini upstream as inline data after the function response', async () => {
+    await client().messages.create({ model: 'acme/gem', max_tokens: 50, messages: readTurn([PDF]) });
+    expect(sent().contents[2].parts).toEqual([
+      { functionResponse: { name: 'Read', response: { result: '' }, id: 'toolu_1' } },
+      { inlineData: { mimeType: 'application/pdf', data: 'JVBERi0xLjQK' } },
+    ]);
+  });
+
+  it('counts its tokens (count_tokens takes it too)', async () => {
+    const r = await client().messages.countTokens({ model: 'acme/claude', messages: readTurn([PDF]) });
+    expect(r.input_tokens).toBeGreaterThan(0);
+  });
+});

@@ -92,7 +92,8 @@ export interface ChatMessage {
   tool_call_id?: string;
   /**
    * tool, non-enumerable (set by the Anthropic ingress with `setHidden`, read by the Anthropic
-   * adapter): the result is an error (`tool_result.is_error`), and the result's cache breakpoint.
+   * adapter, and `is_error` by the Gemini one too): the result is an error
+   * (`tool_result.is_error`), and the result's cache breakpoint.
    */
   is_error?: boolean;
   cache_control?: CacheControl;

@@ -2,7 +2,8 @@
  * OpenAI messages -> Gemini `systemInstruction` + `contents`.
  * - assistant -> role `model`; tool results -> `functionResponse` parts in a `user` turn, named by
  *   looking up the `tool_call_id` among earlier assistant tool calls (OpenAI tool messages carry no
- *   function name; Gemini matches responses by name). Non-object results are wrapped as `{result}`.
+ *   function name; Gemini matches responses by name). Non-object results are wrapped as `{result}`,
+ *   a failed call's (`is_error`, from the Anthropic ingress) as `{error}`.
  * - Tool call ids go back as `functionCall.id` and `functionResponse.id` (Gemini pairs by id when
  *   present), except the `call_<24 hex>` ids the gateway made for calls Gemini gave no id.
  * - An assistant `refusal` (a part, or message-level `content: null, refusal: "..."`: a turn
@@ -186,13 +187,17 @@ export function toGeminiContents(
       }
       case 'tool': {
         const text = textOf(m.content);
-        let response: Record<string, unknown>;
+        let value: unknown = text;
         try {
-          const v = JSON.parse(text);
-          response = v !== null && typeof v === 'object' && !Array.isArray(v) ? v : { result: v };
-        } catch {
-          response = { result: text };
-        }
+          value = JSON.parse(text);
+        } catch {}
+        // A failed call (Anthropic's `is_error`) under the `error` key, as Gemini's convention
+        // says a function failed; a result under its own keys, or `result`.
+        const response: Record<string, unknown> = m.is_error
+          ? { error: value }
+          : value !== null && typeof value === 'object' && !Array.isArray(value)
+            ? (value as Record<string, unknown>)
+            : { result: value };
         const callId = m.tool_call_id ?? '';
         const name = callNames.get(callId) ?? m.name ?? 'unknown_function';
         const fr: Record<string, unknown> = { name, response };

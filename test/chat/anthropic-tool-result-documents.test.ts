@@ -118,3 +118,39 @@ describe('a tool_result holding documents', () => {
     expect(r.input_tokens).toBeGreaterThan(0);
   });
 });
+
+/**
+ * A plain-text document (`source.type: "text"`) is its text: the prompt estimate (count_tokens,
+ * tokens per minute, the quota reservation, and the usage of an upstream that reports none)
+ * counts it as it counts a text block, where every document used to count a flat 1,000 tokens
+ * whatever it held. A PDF, whose bytes are not text, still counts the flat 1,000.
+ */
+describe('the prompt estimate of a plain-text document', () => {
+  const words = Array.from({ length: 3000 }, (_, i) => `word${i % 97}`).join(' ');
+  const count = (content: Anthropic.ContentBlockParam[]) =>
+    client()
+      .messages.countTokens({ model: 'acme/claude', messages: [{ role: 'user', content }] })
+      .then((r) => r.input_tokens);
+
+  it('counts its text, as the same text in a text block', async () => {
+    const asText = await count([{ type: 'text', text: words }]);
+    const asDocument = await count([
+      { type: 'document', source: { type: 'text', media_type: 'text/plain', data: words } },
+    ]);
+    expect(asText).toBeGreaterThan(3000);
+    expect(asDocument).toBe(asText);
+  });
+
+  it('in a tool result too; a PDF still counts the flat estimate', async () => {
+    const small = await count([{ type: 'text', text: 'x' }]);
+    const pdf = await count([PDF]);
+    expect(pdf - small).toBeGreaterThan(900);
+    const inResult = await client().messages.countTokens({
+      model: 'acme/claude',
+      messages: readTurn([
+        { type: 'document', source: { type: 'text', media_type: 'text/plain', data: words } },
+      ]),
+    });
+    expect(inResult.input_tokens).toBeGreaterThan(3000);
+  });
+});

@@ -7,7 +7,9 @@
  * Message framing follows OpenAI's documented chat accounting: 3 tokens per message, 1 more when
  * `name` is set, 3 to prime the reply. Images count a flat IMAGE_TOKENS (one 1024x1024 high-detail
  * image at OpenAI's tile rate) because the bytes are not fetched here; audio, video and file parts
- * count a flat FILE_TOKENS each (their data, inline base64 or a URL, is never read as text).
+ * count a flat FILE_TOKENS each (their data, inline base64 or a URL, is never read as text), but a
+ * plain-text file given inline (`data:text/plain;base64,...`, an Anthropic text document), which
+ * counts its text: the model reads it as text, and a flat count made a long one nearly free.
  */
 import { countTokens } from './tokenizer.js';
 import type { ChatMessage, ChatRequest, ChatResult, ChatUsage, ContentPart, ReportedUsage } from './types.js';
@@ -197,7 +199,15 @@ export function sampledPromptTokens(
   return countPromptTokens(req, collectInto(texts)) + sampledTokens(texts, o);
 }
 
-export function countPartTokens(part: ContentPart, count: TextCounter = countTextTokens): number {
+/**
+ * `file` counts the text of a plain-text file part: a counter of its own, since middle-out cuts
+ * text parts only (`measureMessages` keeps what it can cut apart from the rest).
+ */
+export function countPartTokens(
+  part: ContentPart,
+  count: TextCounter = countTextTokens,
+  file: TextCounter = count,
+): number {
   switch (part.type) {
     case 'text':
       return count(part.text);
@@ -205,19 +215,32 @@ export function countPartTokens(part: ContentPart, count: TextCounter = countTex
       return count(part.refusal);
     case 'image_url':
       return IMAGE_TOKENS;
+    case 'file': {
+      const text = plainTextOf(part.file?.file_data);
+      return text === undefined ? FILE_TOKENS : file(text);
+    }
     default:
       return FILE_TOKENS;
   }
 }
 
+/** An inline plain-text file's text (`data:text/plain[;charset=...];base64,...`), else undefined. */
+const PLAIN_TEXT_DATA = /^data:text\/plain(?:;[^;,]*)*;base64,/i;
+function plainTextOf(data: string | undefined): string | undefined {
+  if (typeof data !== 'string') return undefined;
+  const head = PLAIN_TEXT_DATA.exec(data.slice(0, 256));
+  return head ? Buffer.from(data.slice(head[0].length), 'base64').toString('utf8') : undefined;
+}
+
 export function countContentTokens(
   content: ChatMessage['content'],
   count: TextCounter = countTextTokens,
+  file: TextCounter = count,
 ): number {
   if (content == null) return 0;
   if (typeof content === 'string') return count(content);
   let n = 0;
-  for (const part of content) n += countPartTokens(part, count);
+  for (const part of content) n += countPartTokens(part, count, file);
   return n;
 }
 
@@ -227,7 +250,7 @@ export function countMessageTokens(
   count: TextCounter = countTextTokens,
   content: TextCounter = count,
 ): number {
-  let n = PER_MESSAGE + count(msg.role) + countContentTokens(msg.content, content);
+  let n = PER_MESSAGE + count(msg.role) + countContentTokens(msg.content, content, count);
   if (msg.name) n += PER_NAME + count(msg.name);
   if (msg.tool_calls) {
     for (const call of msg.tool_calls) {

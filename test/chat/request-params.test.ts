@@ -467,6 +467,45 @@ describe('Anthropic thinking and the model output limit', () => {
   });
 });
 
+/**
+ * A /v1/messages max_tokens past the model's output limit, with a thinking budget within it (an
+ * Anthropic max_tokens holds the thinking): max_tokens is sent as the limit, and the budget keeps
+ * what it can of the limit while the answer keeps the room the client left it (max_tokens -
+ * budget). Before, the clamped max_tokens was all taken for the answer and the budget fell to
+ * 1,024: Claude Code's 32,000 with 31,999 to think reached a 16,000 model as 16,000 and 1,024.
+ */
+describe('Anthropic ingress: max_tokens above the output limit, with a thinking budget', () => {
+  it('sends the limit, and the budget what the client left the answer of it', async () => {
+    for (const [max_tokens, budget_tokens, sentBudget] of [
+      [32_000, 31_999, 15_999],
+      [40_000, 30_000, 6000],
+      // a budget that fits below the limit goes as sent
+      [40_000, 2000, 2000],
+      // the answer's room is more than the limit: the budget stays at the minimum
+      [60_000, 20_000, 1024],
+    ] as const) {
+      const before = up.requests.length;
+      const r = await c.gw.call('POST', '/v1/messages', {
+        token: c.key,
+        body: {
+          model: 't/an-16k',
+          max_tokens,
+          thinking: { type: 'enabled', budget_tokens },
+          messages: [{ role: 'user', content: 'hi' }],
+        },
+      });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      const sent = up.requests.slice(before);
+      expect(sent).toHaveLength(1);
+      expect(sent[0]!.json.max_tokens).toBe(16_000);
+      expect(sent[0]!.json.thinking, `${max_tokens}/${budget_tokens}`).toEqual({
+        type: 'enabled',
+        budget_tokens: sentBudget,
+      });
+    }
+  });
+});
+
 describe('max_tokens above the model output limit, OpenAI-compatible', () => {
   it("is sent as the registry's max_completion_tokens, which OpenAI would otherwise refuse with a 400", async () => {
     for (const [body, max] of [

@@ -118,7 +118,10 @@ function anthropicAnswerLength(
  * part of max_tokens, so a budget at or past the answer's length raises max_tokens to budget +
  * answer; past the model's output limit (the 400 above), max_tokens stops at the limit and the
  * budget gives way, so the answer keeps the length asked for while the budget stays at least
- * 1024, and a limit with no room for 1024 below it leaves thinking off rather than failing.
+ * 1024, and a limit with no room for 1024 below it leaves thinking off rather than failing. A
+ * client's max_tokens past the limit with its budget within it (as an Anthropic client sends:
+ * its max_tokens holds the thinking) asked for `max_tokens - budget` to answer, which is kept: the
+ * budget is the rest of the limit (it fell to 1024, the clamped max_tokens taken for the answer).
  * Adaptive thinking as the Anthropic client sent it: the model decides how much to think within
  * max_tokens, so no budget is made (and none is added). The client's own budget with the
  * interleaved-thinking beta, when the call carries the beta (`interleavedSent`): Anthropic takes
@@ -145,7 +148,11 @@ export function anthropicLengths(
     maxTokens = budget + answer;
     if (limit != null && maxTokens > limit) {
       maxTokens = limit;
-      budget = Math.max(MIN_THINKING_BUDGET, Math.min(budget, limit - answer));
+      // The answer keeps the length asked for: past a budget within the client's own max_tokens
+      // (Anthropic's holds the thinking) cut to the limit, the room it left beside the budget.
+      const asked = req.max_completion_tokens ?? req.max_tokens;
+      const room = asked !== undefined && asked > answer && asked > budget ? asked - budget : answer;
+      budget = Math.max(MIN_THINKING_BUDGET, Math.min(budget, limit - room));
       if (budget >= limit) return { maxTokens: answer, budget: 0, adaptive: false };
     }
   }

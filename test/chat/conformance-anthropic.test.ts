@@ -678,6 +678,46 @@ describe('blocks without their text, and counting for a model not served', () =>
     expect(system.status).toBe(400);
   });
 
+  it('a tool_result content that is neither a string nor blocks, or a tool input_schema that is not an object, is a 400 naming it', async () => {
+    // Anthropic refuses both; the gateway sent the result as empty and the tool without its schema.
+    const results = (content: unknown) => [
+      { role: 'user', content: 'q' },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'f', input: {} }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content }] },
+    ];
+    const bodies = [
+      [{ messages: results(5) }, 'messages.2.content.0.content'],
+      [{ messages: results({ type: 'text', text: 'ok' }) }, 'messages.2.content.0.content'],
+      [{ messages: user('q'), tools: [{ name: 'f', input_schema: 'object' }] }, 'tools.0.input_schema'],
+    ] as const;
+    const before = up.requests.length;
+    for (const [body, field] of bodies) {
+      for (const path of ['/v1/messages', '/v1/messages/count_tokens']) {
+        const r = await c.gw.call('POST', path, {
+          token: c.key,
+          body: { model: 'acme/claude', max_tokens: 10, ...body },
+        });
+        expect(r.status, `${path} ${field}`).toBe(400);
+        expect(r.body.error).toMatchObject({ type: 'invalid_request_error' });
+        expect(r.body.error.message).toContain(field);
+      }
+    }
+    expect(up.requests.length).toBe(before);
+    // A result with no content at all stays one (Anthropic takes it).
+    const none = await c.gw.call('POST', '/v1/messages', {
+      token: c.key,
+      body: {
+        model: 'acme/claude',
+        max_tokens: 10,
+        messages: [
+          ...results('x').slice(0, 2),
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1' }] },
+        ],
+      },
+    });
+    expect(none.status, JSON.stringify(none.body)).toBe(200);
+  });
+
   it('count_tokens for a model the gateway does not serve is a 404, one the key may not use a 403', async () => {
     const err = await client()
       .messages.countTokens({ model: 'acme/nope', messages: user('hi') })

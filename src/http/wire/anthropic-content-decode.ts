@@ -115,6 +115,9 @@ function toolResult(b: Block, at: string): ChatMessage {
       if (c?.type === 'image' || c?.type === 'document') return mediaPart(c, `${at}.content.${k}`);
       throw unsupported(c, `${at}.content.${k}`);
     });
+  // Anthropic refuses any other; sent as an empty result, the tool's output was lost unseen.
+  else if (b.content != null)
+    throw badRequest(`${at}.content: must be a string or an array of content blocks`, `${at}.content`);
   const m: ChatMessage = { role: 'tool', tool_call_id: b.tool_use_id, content };
   if (b.is_error === true) setHidden(m, 'is_error', true);
   return hiddenCache(m, b);

@@ -35,14 +35,21 @@ export function splitTools(tools: Array<Record<string, any>>): {
 } {
   const functions: ToolDefinition[] = [];
   const defined: AnthropicDefinedTool[] = [];
-  for (const t of tools) {
+  for (const [i, t] of tools.entries()) {
     if (t.type !== undefined && t.type !== null && t.type !== 'custom') {
       defined.push({ at: functions.length, tool: t });
       continue;
     }
     const fn: ToolDefinition['function'] = { name: t.name };
     if (typeof t.description === 'string') fn.description = t.description;
-    if (t.input_schema && typeof t.input_schema === 'object') fn.parameters = t.input_schema;
+    if (t.input_schema && typeof t.input_schema === 'object' && !Array.isArray(t.input_schema))
+      fn.parameters = t.input_schema;
+    // Anthropic refuses any other; left out, the model was offered the tool without its schema.
+    else if (t.input_schema != null)
+      throw badRequest(
+        `tools.${i}.input_schema: must be an object (a JSON Schema)`,
+        `tools.${i}.input_schema`,
+      );
     const tool = hiddenCache<ToolDefinition>({ type: 'function', function: fn }, t as Block);
     // What the chat tool has no field for goes back on the tool for an Anthropic upstream.
     const { type: _t, name: _n, description: _d, input_schema: _s, cache_control: _c, ...rest } = t;

@@ -1,4 +1,5 @@
 import { MAX_EXACT } from '../../store/column-bounds.js';
+import { isPlainObject } from '../plain-object.js';
 
 /**
  * The registry entry for one model, in the field names of OpenRouter's model object so
@@ -180,10 +181,6 @@ export function effectivePricing(model: Pick<ModelInfo, 'id' | 'pricing'>, overr
   return prices && Object.keys(prices).length > 0
     ? ({ ...model.pricing, ...prices } as Pricing)
     : model.pricing;
-}
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** Defaults for an entry nobody described, e.g. a model found on a local vLLM/Ollama server. */

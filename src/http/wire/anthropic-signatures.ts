@@ -1,4 +1,5 @@
 import type { ReasoningDetail } from '../../gateway/chat/types.js';
+import { isPlainObject } from '../../gateway/plain-object.js';
 import { replayableByAnthropic } from '../../providers/anthropic/anthropic-messages.js';
 import { isSigned, isWrappedReasoning, unwrapReasoning, wrapReasoning } from './responses-reasoning.js';
 
@@ -27,9 +28,7 @@ import { isSigned, isWrappedReasoning, unwrapReasoning, wrapReasoning } from './
  * upstream's answer): this keeps the encoder from a 500 should one ever not, as a string there was.
  */
 export const detailItems = (details: unknown): ReasoningDetail[] =>
-  Array.isArray(details) ? details.filter(isDetail) : [];
-
-const isDetail = (d: unknown): boolean => typeof d === 'object' && d !== null && !Array.isArray(d);
+  Array.isArray(details) ? details.filter((d): d is ReasoningDetail => isPlainObject(d)) : [];
 
 /** Details the gateway carries in a signature: other upstreams' reasoning with opaque data. */
 export function carriedDetails(details: readonly ReasoningDetail[] | undefined): ReasoningDetail[] {

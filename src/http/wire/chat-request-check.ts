@@ -1,3 +1,4 @@
+import { isPlainObject as isObj } from '../../gateway/plain-object.js';
 import type { BodyProblem } from '../validation.js';
 
 /**
@@ -15,7 +16,6 @@ export function checkChatBody(body: unknown): BodyProblem | undefined {
 }
 
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** A function tool (no type, or type "function"); the schema has checked its `function.name`. */
 const isFunction = (t: Obj) => t.type === undefined || t.type === 'function';

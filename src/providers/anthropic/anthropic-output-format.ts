@@ -25,12 +25,11 @@
  */
 
 import type { ChatRequest } from '../../gateway/chat/types.js';
+import { isPlainObject as isSchema } from '../../gateway/plain-object.js';
 import type { UpstreamTarget } from '../types.js';
 import { claudeVersion } from './claude-model.js';
 
 type Schema = Record<string, unknown>;
-
-const isSchema = (v: unknown): v is Schema => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export function takesStructuredOutputs(model: string, extra?: Record<string, unknown>): boolean {
   if (typeof extra?.structuredOutputs === 'boolean') return extra.structuredOutputs;

@@ -31,6 +31,7 @@ import type {
 } from '../../gateway/chat/types.js';
 import { isCount } from '../../gateway/chat/usage-counts.js';
 import { UpstreamError } from '../../gateway/errors.js';
+import { isPlainObject as isDetail } from '../../gateway/plain-object.js';
 import { classifyFailure, excerpt, safeJson } from '../shared/classify-failure.js';
 import { newCallId } from '../shared/tools.js';
 import type { StreamDecoder, UpstreamHeaders } from '../types.js';
@@ -233,8 +234,6 @@ function detailsOnly(m: { reasoning_details?: unknown }): void {
       return;
     }
 }
-
-const isDetail = (d: unknown): boolean => typeof d === 'object' && d !== null && !Array.isArray(d);
 
 function partsText(v: unknown): string {
   if (typeof v === 'string') return v;

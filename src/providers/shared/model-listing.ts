@@ -5,6 +5,7 @@
  * bounds are those `/api/model` takes from an admin, so a listed fact never holds what an admin
  * could not write.
  */
+import { isPlainObject } from '../../gateway/plain-object.js';
 import { INT32_MAX } from '../../store/column-bounds.js';
 
 type Item = Record<string, unknown>;
@@ -17,16 +18,12 @@ type Item = Record<string, unknown>;
 export function listItems(v: unknown): Item[] {
   if (v === undefined) return [];
   if (!Array.isArray(v)) throw new TypeError('the model list is not an array');
-  return v.filter(isObject);
-}
-
-export function isObject(v: unknown): v is Item {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
+  return v.filter(isPlainObject);
 }
 
 /** The field of `v` when `v` is an object, else undefined (`top_provider.max_completion_tokens`). */
 export function field(v: unknown, name: string): unknown {
-  return isObject(v) ? v[name] : undefined;
+  return isPlainObject(v) ? v[name] : undefined;
 }
 
 /** A number of tokens: a whole number from 1 to 2^31 - 1. */
@@ -106,7 +103,7 @@ const PRICE = /^\d+(\.\d+)?([eE][-+]?\d+)?$/;
 
 /** OpenRouter's `pricing`: the known keys whose value is a price string; undefined when none. */
 export function prices(v: unknown): Record<string, string> | undefined {
-  if (!isObject(v)) return undefined;
+  if (!isPlainObject(v)) return undefined;
   const out: Record<string, string> = {};
   for (const k of PRICE_KEYS) {
     const p = v[k];

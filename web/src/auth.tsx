@@ -29,6 +29,9 @@ export function AuthProvider({ children }: { children: ReactNode }) {
    * the user signed in would sign them out on screen).
    */
   const changes = useRef(0);
+  /** Who the tab shows signed in, for a sign-in to tell whether someone else is taking over. */
+  const shown = useRef<User | null>(null);
+  shown.current = user;
 
   const refresh = useCallback(async () => {
     const at = changes.current;
@@ -83,6 +86,10 @@ export function AuthProvider({ children }: { children: ReactNode }) {
     } catch {
       // keep what login returned
     }
+    // Someone other than the user the tab knew (or a tab that knew no one: the session may have
+    // ended unseen) signs in without signing out first: the key secrets the tab holds, the
+    // playground's remembered one included, are not theirs to be offered, nor billed to.
+    if (shown.current?.id !== full.id) forgetKeys();
     setUser(full);
     return full;
   }, []);

@@ -1,3 +1,4 @@
+import { useState } from 'react';
 import { categoryLabel, formatNumber } from '../format';
 import { Link } from '../router';
 import type { App } from '../types';
@@ -19,17 +20,25 @@ export function firstLetter(name: string): string {
   return Array.from(text)[0].toUpperCase();
 }
 
+/**
+ * The app's thumbnail, or the first letter of its name when it has none or its link cannot be
+ * loaded (a thumbnail is a link to another host, which may be gone: the browser showed its
+ * broken-image icon). A new link is tried again.
+ */
 export function Thumb({ app, size = 56 }: { app: Pick<App, 'name' | 'thumbnail_url'>; size?: number }) {
-  if (app.thumbnail_url) {
+  const [failed, setFailed] = useState<string | null>(null);
+  const url = app.thumbnail_url;
+  if (url && url !== failed) {
     return (
       <img
         className="thumb"
-        src={app.thumbnail_url}
+        src={url}
         alt=""
         width={size}
         height={size}
         loading="lazy"
         referrerPolicy="no-referrer"
+        onError={() => setFailed(url)}
       />
     );
   }

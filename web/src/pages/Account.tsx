@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { api } from '../api';
 import { useAuth } from '../auth';
 import { Quota } from '../components/Quota';
@@ -57,6 +57,15 @@ export function Account() {
   const [revoking, setRevoking] = useState<AccessToken | null>(null);
   // A new form (empty fields) after each change of password: the old and new ones must not stay.
   const [passwordForm, setPasswordForm] = useState(0);
+  // The signed-in user as it is now: the one the tab read at sign-in (or load) showed the spend of
+  // that moment, whatever was spent since. Once per opening (React's development check runs the
+  // effect twice on mount; the read already started answers it).
+  const read = useRef(false);
+  useEffect(() => {
+    if (read.current) return;
+    read.current = true;
+    void refresh();
+  }, [refresh]);
   if (!user) return null;
 
   // Without the model list the chooser cannot offer the models, nor show the setting as chosen

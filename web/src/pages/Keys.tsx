@@ -19,7 +19,7 @@ import {
 import { NAME_MAX } from '../field-rules';
 import { formatDate, formatNumber, splitList, toLocalInput, toUnix } from '../format';
 import { useAsync, useDocumentTitle } from '../hooks';
-import { rememberKey } from '../keystore';
+import { forgetKey, rememberKey } from '../keystore';
 import { Link } from '../router';
 import { useRowBusy } from '../row-busy';
 import { type ApiKey, type ModelEntry, ROLE, type User } from '../types';
@@ -205,6 +205,8 @@ export function Keys() {
     setError(null);
     if (!deleting) return;
     await api.del(`/key/${deleting.id}`);
+    // The playground must not offer (nor fill in) a secret that no longer opens anything.
+    forgetKey(deleting.id, deleting.key_prefix);
     setNotice(`Deleted key “${deleting.name}”.`);
     setDeleting(null);
     list.reload();

@@ -37,6 +37,27 @@ const URL_FIELDS = [
   ['documentation_url', 'Documentation URL'],
 ] as const;
 
+/**
+ * Why a link field's entry would be refused, in the words of the catalog's rule (an absolute
+ * http or https URL, no credentials, no spaces: src/catalog/normalize-app.ts), or null. Checked
+ * on every link field before sending: the server names one field per answer, so a form with
+ * three bad links took three tries to hear of them all.
+ */
+function urlProblem(value: string): string | null {
+  const v = value.trim();
+  if (!v) return null;
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(v)?.[1];
+  if (scheme && !/^https?$/i.test(scheme)) return `Must use http or https, not ${scheme.toLowerCase()}.`;
+  const absolute = 'Must be an absolute http or https URL (https://host/…).';
+  if (!/^https?:\/\/[^/]/i.test(v)) return absolute;
+  if (/[\s\p{Cc}\p{Cf}]/u.test(v)) return 'Must not contain spaces or invisible characters.';
+  if (v.includes('\\')) return 'Must not contain backslashes.';
+  if (!URL.canParse(v)) return absolute;
+  const authority = v.slice(v.indexOf('//') + 2).split(/[/?#]/, 1)[0];
+  if (authority.includes('@')) return 'Must not contain credentials (a user name or password).';
+  return null;
+}
+
 type Values = {
   name: string;
   short_description: string;
@@ -125,6 +146,13 @@ export function AppForm({
     if (!values.name.trim()) found.name = 'Name is required.';
     for (const [k, max] of Object.entries(MAX_CHARS)) {
       const why = textRuleProblem(String(values[k as keyof Values]).trim(), { maxLength: max });
+      if (why) found[k] = why;
+    }
+    // A link as stored is not judged again (an edit sends only what changed).
+    const stored = app ? initial(app) : null;
+    for (const [k] of URL_FIELDS) {
+      if (found[k] || (stored && values[k].trim() === stored[k].trim())) continue;
+      const why = urlProblem(values[k]);
       if (why) found[k] = why;
     }
     if (Object.keys(found).length) {

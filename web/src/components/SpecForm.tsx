@@ -1,6 +1,7 @@
 import { type FormEvent, useState } from 'react';
 import { ApiError, errorText, fieldMessage } from '../api';
 import { type FieldRules, NOT_A_NUMBER, numberRuleProblem, textRuleProblem } from '../field-rules';
+import { toUnix } from '../format';
 import { holdsBadNumber } from '../number-input';
 import { ErrorBox, Field } from './ui';
 
@@ -19,6 +20,11 @@ export interface FieldSpec extends FieldRules {
   step?: string;
   /** Shown but not changeable (its value still goes to onSubmit: leave it out there if it must not be sent). */
   disabled?: boolean;
+  /**
+   * Datetime: a moment to come (an expiry). A value changed to one that has passed is said under
+   * the field; the one the form opened with is not judged again (a key that expired keeps it).
+   */
+  future?: boolean;
   /** A warning about the value as typed, said under the field; the form still submits. */
   warn?(value: string): string | null;
 }
@@ -58,7 +64,9 @@ export function SpecForm({
     const form = e.currentTarget;
     // Every field's declared bounds at once, in the console's words, before anything is sent.
     const found = fields.flatMap((f): [string, string][] => {
-      const why = fieldProblem(f, values[f.name], holdsBadNumber(form.elements.namedItem(f.name)));
+      const why =
+        fieldProblem(f, values[f.name], holdsBadNumber(form.elements.namedItem(f.name))) ??
+        (values[f.name] !== initial[f.name] ? pastProblem(f, values[f.name]) : null);
       return why ? [[f.name, why]] : [];
     });
     if (found.length) {
@@ -181,6 +189,16 @@ export function fieldProblem(
   if (!text.trim()) return f.required ? `${f.label} is required.` : null;
   if (f.type === 'number') return numberRuleProblem(Number(text.trim()), f);
   return textRuleProblem(f.type === 'password' ? text : text.trim(), f);
+}
+
+/**
+ * Why a `future` datetime cannot be sent: it has passed (the server's 400 said "must be in the
+ * future (unix seconds), or null for never", in the API's words).
+ */
+function pastProblem(f: FieldSpec, value: string | boolean | undefined): string | null {
+  if (!f.future || f.disabled || typeof value !== 'string') return null;
+  const at = toUnix(value.trim());
+  return at !== null && at * 1000 <= Date.now() ? 'Must be in the future, or empty for never.' : null;
 }
 
 /** Reads optional numbers from form text: "" means "not set" (null). */

@@ -41,7 +41,7 @@ const PASSWORD_FIELDS: FieldSpec[] = [
 
 const TOKEN_FIELDS: FieldSpec[] = [
   { name: 'name', label: 'Name', required: true, maxLength: NAME_MAX, placeholder: 'e.g. deploy script' },
-  { name: 'expires_time', label: 'Expires', type: 'datetime', hint: 'Empty means never.' },
+  { name: 'expires_time', label: 'Expires', type: 'datetime', future: true, hint: 'Empty means never.' },
 ];
 
 /** The signed-in user's own settings and personal access tokens (for scripts calling /api). */

@@ -38,7 +38,7 @@ const FIELDS: FieldSpec[] = [
     placeholder: 'e.g. laptop, CI, my-app',
   },
   QUOTA_FIELD,
-  { name: 'expires_time', label: 'Expires', type: 'datetime', hint: 'Empty means never.' },
+  { name: 'expires_time', label: 'Expires', type: 'datetime', future: true, hint: 'Empty means never.' },
   {
     name: 'rpm_limit',
     label: 'Requests per minute',
@@ -293,7 +293,9 @@ export function Keys() {
                 <td>{expiry(k) ? formatDate(expiry(k)) : 'Never'}</td>
                 <td className="actions">
                   <RowAction verb="Edit" of={k.name} onClick={() => setEditing(k)} />
-                  {(k.status === 1 || (k.status === 2 && !(k.admin_disabled && heldFor(k, user)))) && (
+                  {/* Expired (3) and exhausted (4) keys are enabled ones that cannot be used now: a
+                      new expiry or quota makes them usable again, so they can be disabled too. */}
+                  {(k.status !== 2 || !(k.admin_disabled && heldFor(k, user))) && (
                     <RowAction
                       verb={k.status === 2 ? 'Enable' : 'Disable'}
                       of={k.name}

@@ -121,7 +121,15 @@ export function AdminApps() {
         </div>
         <div className="field field-inline">
           <label htmlFor="app-order">Sort by</label>
-          <select id="app-order" value={order} onChange={(e) => setOrder(e.target.value)}>
+          <select
+            id="app-order"
+            value={order}
+            onChange={(e) => {
+              // Another order is another list: its first page, as the catalog's Sort by does.
+              setOrder(e.target.value);
+              setPage(0);
+            }}
+          >
             <option value="created_time desc">Newest</option>
             <option value="updated_time desc">Recently updated</option>
             <option value="name asc">Name A–Z</option>

@@ -161,6 +161,25 @@ describe('admin actions', () => {
     }
   });
 
+  it("says an administrator's Usage totals are every user's, and a user's their own", async () => {
+    await page.goto(`${gw.url}/usage`);
+    await page.getByRole('heading', { name: 'Usage' }).waitFor();
+    await page.getByText("Every user's requests, yours included.").waitFor();
+    await adminApi('POST', '/user', { username: 'e2e-usage-user', password: 'e2e-usage-password' });
+    const c = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    try {
+      const p = await c.newPage();
+      await p.goto(`${gw.url}/login?next=/usage`);
+      await p.getByLabel('Username').fill('e2e-usage-user');
+      await p.getByLabel('Password').fill('e2e-usage-password');
+      await p.getByRole('button', { name: 'Sign in' }).click();
+      await p.getByText('Your requests.').waitFor();
+      expect(await p.getByText("Every user's requests").count()).toBe(0);
+    } finally {
+      await c.close();
+    }
+  });
+
   it('raised no uncaught errors in the page', () => {
     expect(pageErrors).toEqual([]);
   });

@@ -1,5 +1,6 @@
 import { useState } from 'react';
 import { api } from '../api';
+import { isAdmin, useAuth } from '../auth';
 import { BarChart } from '../components/BarChart';
 import { ErrorBox, Field, Spinner } from '../components/ui';
 import {
@@ -66,6 +67,7 @@ function bucketLabel(b: StatBucket['bucket'], group: string, keys: KeyNames): st
 
 export function Usage() {
   useDocumentTitle('Usage');
+  const admin = isAdmin(useAuth().user);
   // The period and grouping live in the URL (`?group=model&from=2030-01-02T09:00Z&to=...`, ends
   // as UTC minutes), so a reload, a shared link or Back shows the same chart. Each change
   // replaces the URL: typing a date is many changes, and Back leaves the page as it did.
@@ -131,6 +133,8 @@ export function Usage() {
   return (
     <>
       <h1>Usage</h1>
+      {/* An administrator's totals are everyone's (GET /api/log/stats), not their own spend. */}
+      <p className="meta">{admin ? "Every user's requests, yours included." : 'Your requests.'}</p>
       <form className="toolbar filters" onSubmit={(e) => e.preventDefault()} aria-label="Usage period">
         <div className="field">
           <label htmlFor="u-group">Group by</label>

@@ -1,7 +1,8 @@
-import type { Browser, BrowserContext, Locator, Page, Request } from 'playwright-core';
+import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, screenshot } from './browser.js';
 import { type E2EGateway, startGatewayForE2E } from './gateway.js';
+import { addSessionCookie, api, collectPageErrors, fieldErrors, login } from './session.js';
 
 /**
  * Admin actions as a black-box review found them: a new sort of the apps list kept the page it
@@ -17,47 +18,17 @@ let cookie = '';
 const pageErrors: string[] = [];
 const realOnly = it.skipIf(process.env.E2E_GATEWAY === 'stub');
 
-async function adminApi<T = any>(method: string, path: string, body?: unknown): Promise<T> {
-  const r = await fetch(`${gw.url}/api${path}`, {
-    method,
-    headers: body === undefined ? { cookie } : { 'content-type': 'application/json', cookie },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  expect(r.status, `${method} ${path}: ${await r.clone().text()}`).toBe(200);
-  return ((await r.json()) as { data: T }).data;
-}
-
-/** Each field's error under it, by the field's label. */
-async function fieldErrors(scope: Locator): Promise<Record<string, string>> {
-  return scope
-    .locator('.field')
-    .evaluateAll((fields) =>
-      Object.fromEntries(
-        fields
-          .map((f) => [
-            f.querySelector('label')?.textContent?.trim() ?? '',
-            f.querySelector('.field-error')?.textContent?.trim() ?? '',
-          ])
-          .filter(([, e]) => e),
-      ),
-    );
-}
+const adminApi = <T = any>(method: string, path: string, body?: unknown) =>
+  api<T>(gw, cookie, method, path, body);
 
 beforeAll(async () => {
   gw = await startGatewayForE2E();
-  const login = await fetch(`${gw.url}/api/user/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(gw.admin),
-  });
-  expect(login.status).toBe(200);
-  cookie = (login.headers.get('set-cookie') ?? '').split(';')[0]!;
+  cookie = await login(gw, gw.admin.username, gw.admin.password);
   browser = await launchBrowser();
   ctx = await browser.newContext({ viewport: { width: 1280, height: 860 } });
-  const [name, value] = cookie.split('=');
-  await ctx.addCookies([{ name: name!, value: value!, url: gw.url }]);
+  await addSessionCookie(ctx, gw, cookie);
   page = await ctx.newPage();
-  page.on('pageerror', (e) => pageErrors.push(e.message));
+  collectPageErrors(page, pageErrors);
 });
 
 afterAll(async () => {

@@ -2,6 +2,7 @@ import type { Browser, Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, screenshot } from './browser.js';
 import { ANSWER, type E2EGateway, startGatewayForE2E } from './gateway.js';
+import { addSessionCookie, api, collectPageErrors, login } from './session.js';
 
 /**
  * Console fields that lost, pinned or let through what was typed, and page filters a reload
@@ -17,25 +18,12 @@ const pageErrors: string[] = [];
 const realOnly = it.skipIf(process.env.E2E_GATEWAY === 'stub');
 
 /** A call to /api as the administrator; fails the test unless it answers 200. */
-async function adminApi<T = any>(method: string, path: string, body?: unknown): Promise<T> {
-  const r = await fetch(`${gw.url}/api${path}`, {
-    method,
-    headers: body === undefined ? { cookie } : { 'content-type': 'application/json', cookie },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  expect(r.status, `${method} ${path}: ${await r.clone().text()}`).toBe(200);
-  return ((await r.json()) as { data: T }).data;
-}
+const adminApi = <T = any>(method: string, path: string, body?: unknown) =>
+  api<T>(gw, cookie, method, path, body);
 
 beforeAll(async () => {
   gw = await startGatewayForE2E();
-  const login = await fetch(`${gw.url}/api/user/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(gw.admin),
-  });
-  expect(login.status).toBe(200);
-  cookie = (login.headers.get('set-cookie') ?? '').split(';')[0]!;
+  cookie = await login(gw, gw.admin.username, gw.admin.password);
   browser = await launchBrowser();
   // Los Angeles is behind UTC all year: 10:00 there is 18:00 UTC in January.
   const ctx = await browser.newContext({
@@ -43,10 +31,9 @@ beforeAll(async () => {
     timezoneId: 'America/Los_Angeles',
     locale: 'en-US',
   });
-  const [name, value] = cookie.split('=');
-  await ctx.addCookies([{ name: name!, value: value!, url: gw.url }]);
+  await addSessionCookie(ctx, gw, cookie);
   page = await ctx.newPage();
-  page.on('pageerror', (e) => pageErrors.push(e.message));
+  collectPageErrors(page, pageErrors);
 });
 
 afterAll(async () => {

@@ -1,8 +1,9 @@
-import type { Browser, BrowserContext, Locator, Page, Request } from 'playwright-core';
+import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
 import { launchBrowser, screenshot } from './browser.js';
 import { type E2EGateway, startGatewayForE2E } from './gateway.js';
+import { addSessionCookie, fieldErrors, login as signIn } from './session.js';
 
 /**
  * The console's forms and lists as a black-box reviewer found them: a user's quota that no form
@@ -38,15 +39,7 @@ async function adminApi<T = any>(method: string, path: string, body?: unknown): 
   return r.body.data as T;
 }
 
-async function login(username: string, password: string): Promise<string> {
-  const r = await fetch(`${gw.url}/api/user/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ username, password }),
-  });
-  expect(r.status).toBe(200);
-  return (r.headers.get('set-cookie') ?? '').split(';')[0]!;
-}
+const login = (username: string, password: string) => signIn(gw, username, password);
 
 /** The requests the page sends while `act` runs, as "METHOD /path". */
 async function sentDuring(act: () => Promise<void>, match: RegExp): Promise<string[]> {
@@ -64,29 +57,12 @@ async function sentDuring(act: () => Promise<void>, match: RegExp): Promise<stri
   return seen;
 }
 
-/** Each field's error under it, by the field's label. */
-async function fieldErrors(scope: Locator): Promise<Record<string, string>> {
-  return scope
-    .locator('.field')
-    .evaluateAll((fields) =>
-      Object.fromEntries(
-        fields
-          .map((f) => [
-            f.querySelector('label')?.textContent?.trim() ?? '',
-            f.querySelector('.field-error')?.textContent?.trim() ?? '',
-          ])
-          .filter(([, e]) => e),
-      ),
-    );
-}
-
 beforeAll(async () => {
   gw = await startGatewayForE2E();
   cookie = await login(gw.admin.username, gw.admin.password);
   browser = await launchBrowser();
   ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  const [name, value] = cookie.split('=');
-  await ctx.addCookies([{ name: name!, value: value!, url: gw.url }]);
+  await addSessionCookie(ctx, gw, cookie);
   page = await ctx.newPage();
   failing = await startFakeUpstream({
     'POST /v1/chat/completions': {
@@ -165,8 +141,7 @@ describe('users and quotas', () => {
     });
     const adminCookie = await login('forms-admin', 'forms-admin-password');
     const c = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const [name, value] = adminCookie.split('=');
-    await c.addCookies([{ name: name!, value: value!, url: gw.url }]);
+    await addSessionCookie(c, gw, adminCookie);
     const p = await c.newPage();
     try {
       await p.goto(`${gw.url}/admin/users`);

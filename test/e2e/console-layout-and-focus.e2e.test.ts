@@ -2,6 +2,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, screenshot } from './browser.js';
 import { type E2EGateway, startGatewayForE2E } from './gateway.js';
+import { api, collectPageErrors, login, signInThroughPage } from './session.js';
 
 /**
  * The console's frame and focus: a long name in the header and in the new-secret dialog, the
@@ -19,15 +20,8 @@ const PHONE = { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch:
 const DESKTOP = { viewport: { width: 1280, height: 860 } };
 const LONG_NAME = `Dr. ${'Wolfeschlegelsteinhausenbergerdorff '.repeat(4)}`.slice(0, 128);
 
-async function adminApi<T = any>(method: string, path: string, body?: unknown): Promise<T> {
-  const r = await fetch(`${gw.url}/api${path}`, {
-    method,
-    headers: body === undefined ? { cookie } : { 'content-type': 'application/json', cookie },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  expect(r.status, `${method} ${path}: ${await r.clone().text()}`).toBe(200);
-  return ((await r.json()) as { data: T }).data;
-}
+const adminApi = <T = any>(method: string, path: string, body?: unknown) =>
+  api<T>(gw, cookie, method, path, body);
 
 /** A new browser context signed in as `username`, through the sign-in page. */
 async function signedIn(
@@ -37,12 +31,8 @@ async function signedIn(
 ): Promise<{ ctx: BrowserContext; p: Page }> {
   const ctx = await browser.newContext(options);
   const p = await ctx.newPage();
-  p.on('pageerror', (e) => pageErrors.push(e.message));
-  await p.goto(`${gw.url}/login`);
-  await p.getByLabel('Username').fill(username);
-  await p.getByLabel('Password').fill(password);
-  await p.getByRole('button', { name: 'Sign in' }).click();
-  await p.getByRole('heading', { name: 'Find apps for your AI models' }).waitFor();
+  collectPageErrors(p, pageErrors);
+  await signInThroughPage(p, gw, username, password);
   return { ctx, p };
 }
 
@@ -50,13 +40,7 @@ const sideways = (p: Page) => p.evaluate<number>('document.documentElement.scrol
 
 beforeAll(async () => {
   gw = await startGatewayForE2E();
-  const login = await fetch(`${gw.url}/api/user/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(gw.admin),
-  });
-  expect(login.status).toBe(200);
-  cookie = (login.headers.get('set-cookie') ?? '').split(';')[0]!;
+  cookie = await login(gw, gw.admin.username, gw.admin.password);
   browser = await launchBrowser();
 });
 
@@ -108,7 +92,7 @@ describe('console layout and focus', () => {
   it('closes the phone menu with Escape and returns focus to the Menu button', async () => {
     const ctx = await browser.newContext(PHONE);
     const p = await ctx.newPage();
-    p.on('pageerror', (e) => pageErrors.push(e.message));
+    collectPageErrors(p, pageErrors);
     try {
       await p.goto(gw.url);
       const menu = p.getByRole('button', { name: 'Menu' });
@@ -213,7 +197,7 @@ describe('console layout and focus', () => {
   it('says inline which sign-in field is empty and starts on the username', async () => {
     const ctx = await browser.newContext(DESKTOP);
     const p = await ctx.newPage();
-    p.on('pageerror', (e) => pageErrors.push(e.message));
+    collectPageErrors(p, pageErrors);
     const logins: string[] = [];
     p.on('request', (r) => new URL(r.url()).pathname === '/api/user/login' && logins.push(r.url()));
     const focusedName = () =>
@@ -251,7 +235,7 @@ describe('console layout and focus', () => {
     });
     const ctx = await browser.newContext(DESKTOP);
     const p = await ctx.newPage();
-    p.on('pageerror', (e) => pageErrors.push(e.message));
+    collectPageErrors(p, pageErrors);
     try {
       await p.goto(`${gw.url}/apps?keyword=Casing`);
       const card = p.locator('.app-card', { hasText: 'E2E Category Casing' });

@@ -7,6 +7,7 @@ import type { Browser, BrowserContext, Page, Route } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, screenshot } from './browser.js';
 import { type E2EGateway, startGatewayForE2E } from './gateway.js';
+import { addSessionCookie, api, collectPageErrors, login } from './session.js';
 
 /**
  * What the console asks the server and says while it waits: one session read on load, one
@@ -34,20 +35,12 @@ const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const DEV_BUILD = mkdtempSync(join(tmpdir(), 'mg-console-dev-'));
 
 /** A call to /api as the administrator; fails the test unless it answers 200. */
-async function adminApi<T = any>(method: string, path: string, body?: unknown): Promise<T> {
-  const r = await fetch(`${gw.url}/api${path}`, {
-    method,
-    headers: body === undefined ? { cookie } : { 'content-type': 'application/json', cookie },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  expect(r.status, `${method} ${path}: ${await r.clone().text()}`).toBe(200);
-  return ((await r.json()) as { data: T }).data;
-}
+const adminApi = <T = any>(method: string, path: string, body?: unknown) =>
+  api<T>(gw, cookie, method, path, body);
 
 async function signedInContext(): Promise<BrowserContext> {
   const c = await browser.newContext({ viewport: { width: 1280, height: 860 } });
-  const [name, value] = cookie.split('=');
-  await c.addCookies([{ name: name!, value: value!, url: gw.url }]);
+  await addSessionCookie(c, gw, cookie);
   return c;
 }
 
@@ -67,13 +60,7 @@ beforeAll(async () => {
     { cwd: REPO, env: { ...process.env, NODE_ENV: 'development' }, stdio: 'ignore' },
   );
   gw = await startGatewayForE2E();
-  const login = await fetch(`${gw.url}/api/user/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(gw.admin),
-  });
-  expect(login.status).toBe(200);
-  cookie = (login.headers.get('set-cookie') ?? '').split(';')[0]!;
+  cookie = await login(gw, gw.admin.username, gw.admin.password);
   for (const name of ['Request Counter', 'Second Sample']) {
     const app = await adminApi<{ id: number }>('POST', '/app', {
       name,
@@ -87,7 +74,7 @@ beforeAll(async () => {
   browser = await launchBrowser();
   ctx = await signedInContext();
   page = await ctx.newPage();
-  page.on('pageerror', (e) => pageErrors.push(e.message));
+  collectPageErrors(page, pageErrors);
 });
 
 afterAll(async () => {
@@ -129,7 +116,7 @@ describe('console requests and lists', () => {
         await c.addInitScript({ content: COUNT_FETCHES });
         const p = await c.newPage();
         const errors: string[] = [];
-        p.on('pageerror', (e) => errors.push(e.message));
+        collectPageErrors(p, errors);
         await p.goto(gw.url);
         const newest = p.locator('section', { has: p.getByRole('heading', { name: 'Newest', exact: true }) });
         await newest.getByRole('link', { name: 'Request Counter' }).waitFor();

@@ -2,6 +2,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, screenshot } from './browser.js';
 import { type E2EGateway, startGatewayForE2E } from './gateway.js';
+import { api as apiAs, collectPageErrors, login as signIn, signInThroughPage } from './session.js';
 
 /**
  * What a black-box review found left over from an earlier moment: Account's spend as it was at
@@ -16,39 +17,14 @@ let cookie = '';
 const pageErrors: string[] = [];
 const realOnly = it.skipIf(process.env.E2E_GATEWAY === 'stub');
 
-async function api<T = any>(method: string, path: string, body?: unknown, as = cookie): Promise<T> {
-  const r = await fetch(`${gw.url}/api${path}`, {
-    method,
-    headers: body === undefined ? { cookie: as } : { 'content-type': 'application/json', cookie: as },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  expect(r.status, `${method} ${path}: ${await r.clone().text()}`).toBe(200);
-  return ((await r.json()) as { data: T }).data;
-}
-
-async function login(username: string, password: string): Promise<string> {
-  const r = await fetch(`${gw.url}/api/user/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ username, password }),
-  });
-  expect(r.status).toBe(200);
-  return (r.headers.get('set-cookie') ?? '').split(';')[0]!;
-}
-
-/** Signs in through the sign-in page of `p` (a new context, or one signed in as someone else). */
-async function signInPage(p: Page, username: string, password: string): Promise<void> {
-  await p.goto(`${gw.url}/login`);
-  await p.getByLabel('Username').fill(username);
-  await p.getByLabel('Password').fill(password);
-  await p.getByRole('button', { name: 'Sign in' }).click();
-  await p.getByRole('heading', { name: 'Find apps for your AI models' }).waitFor();
-}
+const api = <T = any>(method: string, path: string, body?: unknown, as = cookie) =>
+  apiAs<T>(gw, as, method, path, body);
+const login = (username: string, password: string) => signIn(gw, username, password);
 
 async function newPage(): Promise<{ ctx: BrowserContext; p: Page }> {
   const ctx = await browser.newContext({ viewport: { width: 1280, height: 860 } });
   const p = await ctx.newPage();
-  p.on('pageerror', (e) => pageErrors.push(e.message));
+  collectPageErrors(p, pageErrors);
   return { ctx, p };
 }
 
@@ -88,7 +64,7 @@ describe('data left over from an earlier moment', () => {
     const { key } = await api<{ key: string }>('POST', '/key', { name: 'spend' }, own);
     const { ctx, p } = await newPage();
     try {
-      await signInPage(p, 'e2e-spender', 'e2e-spender-password');
+      await signInThroughPage(p, gw, 'e2e-spender', 'e2e-spender-password');
       await p
         .locator('header')
         .getByRole('link', { name: /e2e-spender/ })
@@ -124,7 +100,7 @@ describe('data left over from an earlier moment', () => {
     async () => {
       const { ctx, p } = await newPage();
       try {
-        await signInPage(p, gw.admin.username, gw.admin.password);
+        await signInThroughPage(p, gw, gw.admin.username, gw.admin.password);
         const secret = await createKey(p, 'e2e-soon-gone');
         await openPlayground(p);
         expect(await p.getByLabel('API key').inputValue()).toBe(secret);
@@ -153,13 +129,13 @@ describe('data left over from an earlier moment', () => {
       await api('POST', '/user', { username: 'e2e-next-user', password: 'e2e-next-user-password' });
       const { ctx, p } = await newPage();
       try {
-        await signInPage(p, gw.admin.username, gw.admin.password);
+        await signInThroughPage(p, gw, gw.admin.username, gw.admin.password);
         const secret = await createKey(p, 'e2e-admins-own');
         await openPlayground(p);
         expect(await p.getByLabel('API key').inputValue()).toBe(secret);
         await p.getByLabel('Remember the key in this tab').check();
         // Someone else signs in in this tab without signing out first (the address typed).
-        await signInPage(p, 'e2e-next-user', 'e2e-next-user-password');
+        await signInThroughPage(p, gw, 'e2e-next-user', 'e2e-next-user-password');
         await openPlayground(p);
         expect(await p.getByLabel('API key').inputValue()).toBe('');
         expect(
@@ -174,11 +150,11 @@ describe('data left over from an earlier moment', () => {
   realOnly('signing in again as the same user keeps the key the tab remembers', async () => {
     const { ctx, p } = await newPage();
     try {
-      await signInPage(p, gw.admin.username, gw.admin.password);
+      await signInThroughPage(p, gw, gw.admin.username, gw.admin.password);
       const secret = await createKey(p, 'e2e-kept');
       await openPlayground(p);
       await p.getByLabel('Remember the key in this tab').check();
-      await signInPage(p, gw.admin.username, gw.admin.password);
+      await signInThroughPage(p, gw, gw.admin.username, gw.admin.password);
       await openPlayground(p);
       expect(await p.getByLabel('API key').inputValue()).toBe(secret);
     } finally {

@@ -2,6 +2,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, screenshot } from './browser.js';
 import { ANSWER, DECLARED_CHANNEL, type E2EGateway, LISTED_MODEL, startGatewayForE2E } from './gateway.js';
+import { addSessionCookie, api, collectPageErrors, login } from './session.js';
 
 let gw: E2EGateway;
 let browser: Browser;
@@ -12,18 +13,8 @@ const pageErrors: string[] = [];
 let adminCookie = '';
 
 /** A call to /api as the administrator; fails the test unless it answers 200. */
-async function adminApi<T = any>(method: string, path: string, body?: unknown): Promise<T> {
-  const r = await fetch(`${gw.url}/api${path}`, {
-    method,
-    headers:
-      body === undefined
-        ? { cookie: adminCookie }
-        : { 'content-type': 'application/json', cookie: adminCookie },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  expect(r.status, `${method} ${path}: ${await r.clone().text()}`).toBe(200);
-  return ((await r.json()) as { data: T }).data;
-}
+const adminApi = <T = any>(method: string, path: string, body?: unknown) =>
+  api<T>(gw, adminCookie, method, path, body);
 
 /** Steps that check the real gateway's own rules (the stand-in does not have them). */
 const realOnly = it.skipIf(process.env.E2E_GATEWAY === 'stub');
@@ -33,13 +24,7 @@ const CATS = ['development', 'productivity', 'tools', 'entertainment', 'general'
 /** Catalog data made through the API as an administrator, as any client would. */
 /** Signs the administrator in through the API: the session `adminApi` uses. */
 async function signInAdmin(): Promise<void> {
-  const login = await fetch(`${gw.url}/api/user/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(gw.admin),
-  });
-  expect(login.status).toBe(200);
-  adminCookie = (login.headers.get('set-cookie') ?? '').split(';')[0];
+  adminCookie = await login(gw, gw.admin.username, gw.admin.password);
 }
 
 async function seed(): Promise<void> {
@@ -88,7 +73,7 @@ beforeAll(async () => {
   admin = await browser.newContext({ viewport: { width: 1280, height: 860 } });
   await admin.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: gw.url });
   page = await admin.newPage();
-  page.on('pageerror', (e) => pageErrors.push(e.message));
+  collectPageErrors(page, pageErrors);
 });
 
 afterAll(async () => {
@@ -1016,7 +1001,7 @@ describe('console in a real browser', () => {
   it('says when the session could not be checked, with a retry, instead of "Sign in required"', async () => {
     // Signed in (the administrator's context), but the gateway cannot answer for the session.
     const p = await admin.newPage();
-    p.on('pageerror', (e) => pageErrors.push(e.message));
+    collectPageErrors(p, pageErrors);
     const failing = '**/api/user/session';
     await p.route(failing, (route) =>
       route.fulfill({
@@ -1078,7 +1063,7 @@ describe('console in a real browser', () => {
       hasTouch: true,
     });
     const p = await phone.newPage();
-    p.on('pageerror', (e) => pageErrors.push(e.message));
+    collectPageErrors(p, pageErrors);
     const sideways = () => p.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
     try {
       await p.goto(`${gw.url}/apps?keyword=Llama`);
@@ -1123,7 +1108,7 @@ describe('console in a real browser', () => {
       );
     const ctx = await browser.newContext({ viewport: { width: 1280, height: 860 } });
     const p = await ctx.newPage();
-    p.on('pageerror', (e) => pageErrors.push(e.message));
+    collectPageErrors(p, pageErrors);
     try {
       await p.goto(`${gw.url}/login?next=/admin/users`);
       await p.getByLabel('Username').fill('e2e-admin');
@@ -1208,10 +1193,9 @@ describe('console in a real browser', () => {
   it('opens a form dialog on its first field, not on its close button', async () => {
     const ctx = await browser.newContext();
     try {
-      const [cookieName, cookieValue] = adminCookie.split('=');
-      await ctx.addCookies([{ name: cookieName!, value: cookieValue!, url: gw.url }]);
+      await addSessionCookie(ctx, gw, adminCookie);
       const p = await ctx.newPage();
-      p.on('pageerror', (e) => pageErrors.push(e.message));
+      collectPageErrors(p, pageErrors);
       const focused = () => p.evaluate<string>('document.activeElement?.id ?? ""');
       for (const [path, button, first] of [
         ['/keys', 'New API key', 'Name (required)'],
@@ -1255,7 +1239,7 @@ describe('console in a real browser', () => {
       try {
         await ctx.addCookies([{ name: name!, value: value!, url: gw.url }]);
         const p = await ctx.newPage();
-        p.on('pageerror', (e) => pageErrors.push(e.message));
+        collectPageErrors(p, pageErrors);
         await p.goto(`${gw.url}/keys`);
         const row = p.getByRole('row', { name: /held e2e key/ });
         await row.getByText('Disabled by an administrator').waitFor();
@@ -1287,10 +1271,9 @@ describe('console in a real browser', () => {
     // Los Angeles is behind UTC all year: a UTC day's start is the evening before there.
     const ctx = await browser.newContext({ timezoneId: 'America/Los_Angeles', locale: 'en-US' });
     try {
-      const [cookieName, cookieValue] = adminCookie.split('=');
-      await ctx.addCookies([{ name: cookieName!, value: cookieValue!, url: gw.url }]);
+      await addSessionCookie(ctx, gw, adminCookie);
       const p = await ctx.newPage();
-      p.on('pageerror', (e) => pageErrors.push(e.message));
+      collectPageErrors(p, pageErrors);
       await p.goto(`${gw.url}/usage`);
       const requests = p.getByRole('figure', { name: /^Requests/ });
       await requests.getByRole('img', { name: 'Requests bar chart' }).waitFor();

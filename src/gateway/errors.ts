@@ -42,6 +42,14 @@ export class GatewayError extends Error {
 }
 
 /** The longest wait a client is told: a day. Past it an upstream's value is a broken date or clock. */
+/**
+ * Upstream error codes (`error.code` / `error.type`, lower case) that name an empty account
+ * (`insufficient_quota`: OpenAI's 429) or a rate limit whatever the status: read alike by chat's
+ * and embeddings' classifiers (classify-failure.ts, classify-upstream-error.ts).
+ */
+export const ACCOUNT_CODES: readonly string[] = ['insufficient_quota', 'billing_error', 'billing_not_active'];
+export const RATE_LIMIT_CODES: readonly string[] = ['rate_limit_error', 'rate_limit_exceeded'];
+
 export const MAX_RETRY_AFTER_S = 86_400;
 
 /**

@@ -1,5 +1,5 @@
 import { parseRetryAfter } from '../../providers/shared/retry-after.js';
-import { UpstreamError, type UpstreamErrorKind } from '../errors.js';
+import { ACCOUNT_CODES, RATE_LIMIT_CODES, UpstreamError, type UpstreamErrorKind } from '../errors.js';
 import type { ResponseHeaders } from './embedding-adapter.js';
 
 /**
@@ -68,16 +68,6 @@ export function statedBatchCap(status: number, body: unknown): number | undefine
   return cap >= 1 ? cap : undefined;
 }
 
-/** Error codes that name an empty account or a rate limit (lower case), as chat reads them too. */
-const PAYMENT_CODES = new Set([
-  'insufficient_quota',
-  'billing_error',
-  'billing_not_active',
-  // Jina's 403 for an account without credit (its API reference, reference/embeddings.md 3.1).
-  'authz_insufficient_balance',
-]);
-const RATE_LIMIT_CODES = new Set(['rate_limit_exceeded', 'rate_limit_error']);
-
 /**
  * The kind an upstream's refusal names by its error code, whatever its status (docs/routing.md,
  * "Execution: retries and fallbacks"): OpenAI answers an account out of credit with 429
@@ -87,11 +77,16 @@ const RATE_LIMIT_CODES = new Set(['rate_limit_exceeded', 'rate_limit_error']);
  * `rate_limit_exceeded` (kind `rate_limited`, not the client's bad request). Undefined for anything
  * else, a 413 included (its size decides: embed-with-adapter.ts), so the status decides.
  */
-export function accountKind(status: number, body: unknown): UpstreamErrorKind | undefined {
+export function accountKind(
+  status: number,
+  body: unknown,
+  /** A provider's own codes for an empty account, lower case (Jina's `authz_insufficient_balance`). */
+  moreAccountCodes: readonly string[] = [],
+): UpstreamErrorKind | undefined {
   if (status < 400 || status >= 500 || status === 413) return undefined;
   const codes = errorCodesOf(body);
-  if (codes.some((c) => PAYMENT_CODES.has(c))) return 'payment';
-  if (codes.some((c) => RATE_LIMIT_CODES.has(c))) return 'rate_limited';
+  if (codes.some((c) => ACCOUNT_CODES.includes(c) || moreAccountCodes.includes(c))) return 'payment';
+  if (codes.some((c) => RATE_LIMIT_CODES.includes(c))) return 'rate_limited';
   return undefined;
 }
 

@@ -57,5 +57,12 @@ export const jinaEmbeddingAdapter: EmbeddingAdapter = {
     return { vectors, usage: textOnly ? { textTokens: total, totalTokens: total } : { totalTokens: total } };
   },
   classifyError: (status, body, headers) =>
-    classifyByStatus('jina', status, errorMessageOf(body), headers, accountKind(status, body)),
+    classifyByStatus(
+      'jina',
+      status,
+      errorMessageOf(body),
+      headers,
+      // Jina's 403 for an account without credit (its API reference, reference/embeddings.md 3.1).
+      accountKind(status, body, ['authz_insufficient_balance']),
+    ),
 };

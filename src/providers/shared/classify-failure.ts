@@ -1,4 +1,9 @@
-import { UpstreamError, type UpstreamErrorKind } from '../../gateway/errors.js';
+import {
+  ACCOUNT_CODES,
+  RATE_LIMIT_CODES,
+  UpstreamError,
+  type UpstreamErrorKind,
+} from '../../gateway/errors.js';
 import type { UpstreamHeaders } from '../types.js';
 import { parseRetryAfter } from './retry-after.js';
 
@@ -56,16 +61,7 @@ export function classifyFailure(
     // not the request's fault, and no retry of it helps, so the next candidate is tried at once.
     // A 413 saying the prompt exceeds the model's context is context_length, above.
     kind = 'too_large';
-  } else if (
-    has(
-      'insufficient_quota',
-      'billing_error',
-      'billing_not_active',
-      'failed_precondition',
-      'region_restricted',
-    ) ||
-    status === 402
-  ) {
+  } else if (has(...ACCOUNT_CODES, 'failed_precondition', 'region_restricted') || status === 402) {
     // Google's 400 FAILED_PRECONDITION: the project or region cannot use the API ("User location
     // is not supported for the API use.", billing not enabled). The account, not the request:
     // another candidate may serve it, and the client is not told its request was bad. OpenRouter's
@@ -76,7 +72,7 @@ export function classifyFailure(
     (status === 400 && CONTENT_FILTER.test(message))
   ) {
     kind = 'content_filter';
-  } else if (status === 429 || has('rate_limit_error', 'rate_limit_exceeded', 'resource_exhausted')) {
+  } else if (status === 429 || has(...RATE_LIMIT_CODES, 'resource_exhausted')) {
     kind = 'rate_limited';
   } else if (
     status === 529 ||

@@ -7,6 +7,7 @@ import { validateChannel } from '../gateway/registry/channel.js';
 import { unknownModalities } from '../gateway/registry/modalities.js';
 import { checkPricingOverrides, priceBoundProblems } from '../gateway/registry/model-info.js';
 import { databaseUrlProblem, redisUrlProblem } from '../store/connection-urls.js';
+import { checkCorsOrigins } from './cors-origins.js';
 import { type ChannelDeclaration, type Config, ConfigSchema, SECRET_PATHS } from './schema.js';
 
 export class ConfigError extends Error {
@@ -124,6 +125,12 @@ export function loadConfig(env: Env = process.env, overrides: unknown = undefine
   // ioredis turns TLS on for a lowercase `rediss://` only (its parser takes any case).
   else if (typeof redis === 'string')
     withDefaults.redis.url = redis.replace(/^rediss?:\/\//i, (s) => s.toLowerCase());
+  const corsOrigins = withDefaults.server?.cors_origins;
+  if (Array.isArray(corsOrigins)) {
+    const cors = checkCorsOrigins(corsOrigins);
+    for (const p of cors.problems) problems.push(`${named('server.cors_origins')}: ${p}`);
+    withDefaults.server.cors_origins = cors.origins;
+  }
   if (Array.isArray(withDefaults.channels))
     problems.push(...channelNameProblems(withDefaults.channels.slice(0, fileChannels), shortcuts));
   for (const [i, m] of (Array.isArray(withDefaults.models) ? withDefaults.models : []).entries()) {

@@ -75,6 +75,14 @@ export const ConfigSchema = Obj({
      * the next one (`--heap-growing-percent`); 0 = V8's own factor, up to 300% on a large machine.
      */
     heap_growing_percent: Type.Integer({ minimum: 0, maximum: 300, default: 50 }),
+    /**
+     * Origins whose pages may call `/v1` (and read the public catalog) from a browser: `*` = any,
+     * else exact origins (`https://app.example.com`) and subdomain patterns
+     * (`https://*.example.com`); empty (or `none`) = CORS off. The API takes keys in headers,
+     * never cookies, so `*` lends a page nothing its user did not paste into it
+     * (docs/architecture.md, "Browser clients (CORS)").
+     */
+    cors_origins: Type.Array(Type.String(), { default: ['*'] }),
   }),
   database: Obj({
     /** A file path (SQLite) or a postgres:// URL. */

@@ -22,6 +22,7 @@ import { registerUserRoutes } from './api/user-routes.js';
 import { resolveUser, securityOf } from './auth.js';
 import { isConsolePage } from './console-pages.js';
 import { addBodyDecoding } from './content-encoding.js';
+import { answerPreflight, corsPolicy } from './cors.js';
 import { errorHandler, sendError, unsupportedMediaType } from './error-handler.js';
 import {
   clientErrorHandler,
@@ -114,6 +115,7 @@ export interface BuildOptions {
 
 export async function buildApp(services: Services, opts: BuildOptions = {}): Promise<App> {
   const { config } = services;
+  const cors = corsPolicy(config.server.cors_origins);
   const app = Fastify({
     loggerInstance:
       typeof opts.logger === 'object' && 'child' in (opts.logger as object)
@@ -134,7 +136,14 @@ export async function buildApp(services: Services, opts: BuildOptions = {}): Pro
     },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: ROUTER_MAX_PARAM_LENGTH },
     // The router's and Node's own refusals, in the gateway's error shapes (framework-errors.ts).
-    frameworkErrors,
+    frameworkErrors:
+      cors === undefined
+        ? frameworkErrors
+        : (err, request, reply) => {
+            const origin = request.headers.origin;
+            if (origin !== undefined) cors.onRequest(request, reply, origin);
+            frameworkErrors(err, request, reply);
+          },
     clientErrorHandler,
     childLoggerFactory: lazyChildLogger,
     ajv: { customOptions: { removeAdditional: false } },
@@ -168,6 +177,12 @@ export async function buildApp(services: Services, opts: BuildOptions = {}): Pro
   // Hot-path hooks take a callback instead of returning a promise: one microtask fewer each.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    // CORS (cors.ts) here, first, so every answer gets it; a request without Origin (any but a
+    // browser's cross-origin call) pays this one look-up.
+    if (cors !== undefined) {
+      const origin = request.headers.origin;
+      if (origin !== undefined) cors.onRequest(request, reply, origin);
+    }
     if (!stopping) return done();
     reply.header('connection', 'close');
     sendError(
@@ -249,6 +264,8 @@ export async function buildApp(services: Services, opts: BuildOptions = {}): Pro
     });
   }
   app.setNotFoundHandler((request, reply) => {
+    // No route takes OPTIONS: a browser's preflight of a /v1 call (or of a public catalog read).
+    if (request.method === 'OPTIONS' && answerPreflight(cors, request, reply)) return reply;
     const url = request.url;
     // Every other GET gets the console's page (its router shows the page, or "Page not found"
     // with a 404 here), except a missing build file: an old page asking for a chunk a redeploy

@@ -9,13 +9,14 @@ import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { launchBrowser } from './browser.js';
 
 /**
- * The official SDKs, bundled into a page of another origin (a second loopback port), call the
+ * The official SDKs (openai, @anthropic-ai/sdk, @openrouter/sdk), bundled into a page of another origin (a second loopback port), call the
  * gateway from Chromium: CORS as browsers enforce it (docs/architecture.md, "Browser clients
  * (CORS)"), preflights with the SDKs' own headers, streams, and errors the page can read.
  */
 const PAGE_SCRIPT = `
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
+import { OpenRouter } from '@openrouter/sdk';
 const outcome = async (run) => {
   try {
     return await run();
@@ -37,6 +38,11 @@ window.openaiStream = (baseURL, apiKey, model) => outcome(async () => {
   let text = '';
   for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
   return { text };
+});
+window.openrouterChat = (serverURL, apiKey, model) => outcome(async () => {
+  const client = new OpenRouter({ apiKey, serverURL, retryConfig: { strategy: 'none' } });
+  const r = await client.chat.send({ chatRequest: { model, messages: [{ role: 'user', content: 'Hi' }] } });
+  return { text: r.choices[0].message.content };
 });
 window.anthropicMessage = (baseURL, apiKey, model) => outcome(async () => {
   const client = new Anthropic({ baseURL, apiKey, dangerouslyAllowBrowser: true, maxRetries: 0 });
@@ -127,6 +133,10 @@ describe('the SDKs in a browser page of another origin', () => {
     });
     expect(await run('openaiStream', `${gw.url}/v1`, key)).toEqual({ text: 'Hello' });
     expect(await run('openaiChat', `${gw.url}/api/v1`, key)).toMatchObject({ text: 'Hello' });
+  });
+
+  it('@openrouter/sdk: an answer under /api/v1', async () => {
+    expect(await run('openrouterChat', `${gw.url}/api/v1`, key)).toEqual({ text: 'Hello' });
   });
 
   it('anthropic: a message through /v1/messages with its browser headers', async () => {

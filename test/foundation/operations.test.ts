@@ -121,13 +121,15 @@ describe('operations', () => {
       await expect.poll(() => d.up.requests.length, { timeout: 5_000, interval: 10 }).toBe(1);
       const stopped = d.gw.stop();
       await new Promise((r) => setTimeout(r, 100));
-      socket.write('authorization: Bearer nothing\r\n\r\n');
+      socket.write('authorization: Bearer nothing\r\norigin: https://page.example\r\n\r\n');
       await ended;
       const [head, body] = raw.split('\r\n\r\n');
       expect(head).toMatch(/^HTTP\/1\.1 503 /);
       expect(head).toMatch(/\r\nretry-after: \d+/i);
       expect(head).toMatch(/\r\nconnection: close/i);
       expect(head).toMatch(/\r\nx-request-id: /i);
+      // A browser's page reads it too (docs/architecture.md, "Browser clients (CORS)").
+      expect(head).toMatch(/\r\naccess-control-allow-origin: \*/i);
       expect(JSON.parse(body!)).toMatchObject({
         error: { code: 503, type: 'service_unavailable', message: expect.stringContaining('shutting down') },
       });

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
-import type { RedisClient } from './redis.js';
+import { REDIS_COMMAND_TIMEOUT_MS, REDIS_PING_EVERY_MS, type RedisClient, watchSilence } from './redis.js';
 
 /** What changed: each instance drops the matching caches. */
 /**
@@ -81,31 +81,61 @@ export class LocalInvalidationBus implements InvalidationBus {
 /**
  * Redis pub/sub on `<prefix>invalidate`. Subscribing needs its own connection; ioredis
  * re-subscribes after a reconnect, and since messages sent while this instance was cut off are
- * lost, a reconnect invalidates every topic locally.
+ * lost, a reconnect invalidates every topic locally (once the subscription is back). A
+ * subscriber connection that stays open but delivers nothing (a frozen proxy, a dropped NAT
+ * entry) would lose every message, key revocations and lowered limits included, with nothing
+ * to say so: it is asked a PING every `pingEveryMs` and replaced when it does not answer
+ * (`watchSilence`), which counts as a reconnect.
  */
 export class RedisInvalidationBus extends LocalInvalidationBus {
   private readonly origin = randomUUID();
   private readonly channel: string;
   private readonly sub: RedisClient;
   private connectedOnce = false;
+  private readonly stopWatch: () => void;
+  /** The subscriber alone was found silent (logged) and is not back yet: its return is logged too. */
+  private silent = false;
 
   constructor(
     private readonly client: RedisClient,
     prefix: string,
     private readonly log?: FastifyBaseLogger,
+    opts: { pingEveryMs?: number } = {},
   ) {
     super();
     this.channel = `${prefix}invalidate`;
     this.sub = client.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null, lazyConnect: true });
     this.sub.on('error', () => {}); // the main client already reports outages
     this.sub.on('ready', () => {
-      if (this.connectedOnce) for (const t of INVALIDATION_TOPICS) this.deliver(t);
+      if (this.connectedOnce) {
+        // ioredis has queued the re-subscription before this event: the PING's answer comes after
+        // it, so nothing published from then on is missed once the caches are dropped.
+        const dropAll = () => {
+          for (const t of INVALIDATION_TOPICS) this.deliver(t);
+        };
+        this.sub.ping().then(dropAll, dropAll);
+      }
       this.connectedOnce = true;
+      if (this.silent) this.log?.info('invalidation bus: subscriber connection replaced; caches dropped');
+      this.silent = false;
     });
     this.sub.on('message', (channel: string, message: string) => {
       if (channel !== this.channel) return;
       const m = parse(message);
       if (m && m.origin !== this.origin) this.deliver(m.topic, m.scope);
+    });
+    this.stopWatch = watchSilence(this.sub, {
+      everyMs: opts.pingEveryMs ?? REDIS_PING_EVERY_MS,
+      deadlineMs: REDIS_COMMAND_TIMEOUT_MS,
+      onSilent: (ms) => {
+        // When the main client is down too, its own line reports the outage (and its end).
+        if (this.client.status !== 'ready') return;
+        this.silent = true;
+        this.log?.warn(
+          { detail: `no answer to PING within ${ms} ms` },
+          'invalidation bus: subscriber connection stopped answering; reconnecting (invalidations sent meanwhile are lost: caches are dropped once it is back)',
+        );
+      },
     });
   }
 
@@ -129,6 +159,7 @@ export class RedisInvalidationBus extends LocalInvalidationBus {
   }
 
   override async close(): Promise<void> {
+    this.stopWatch();
     await super.close();
     if (this.sub.status === 'ready') await this.sub.quit().catch(() => this.sub.disconnect());
     else this.sub.disconnect();

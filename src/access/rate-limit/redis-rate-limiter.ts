@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import { problemKind } from '../../store/connect-errors.js';
 import type { RedisClient } from '../../store/redis.js';
 import { MemoryRateLimiter } from './memory-rate-limiter.js';
 import type { RateLimiter, RateLimitResult } from './rate-limiter.js';
@@ -46,7 +47,7 @@ export class RedisRateLimiter implements RateLimiter {
   private probing = false;
 
   constructor(
-    client: RedisClient,
+    private readonly client: RedisClient,
     private readonly prefix: string,
     private readonly fallback: RateLimiter = new MemoryRateLimiter(),
     private readonly log?: FastifyBaseLogger,
@@ -75,11 +76,15 @@ export class RedisRateLimiter implements RateLimiter {
       reply = await this.run(`${this.prefix}rl:${key}`, limit, windowMs, cost);
       this.pausedUntil = 0;
     } catch (err) {
-      if (this.pausedUntil === 0)
-        this.log?.warn(
+      if (this.pausedUntil === 0) {
+        // A lost or silent connection is the client's outage, logged once by it (store/redis.ts);
+        // an error Redis answered with (a script it refuses, out of memory) is said only here.
+        const link = this.client.status !== 'ready' || problemKind(err) === 'timed out';
+        this.log?.[link ? 'debug' : 'warn'](
           { err: (err as Error).message },
           `rate limiter: redis failed; limits are per process for ${this.pauseMs} ms, then redis is tried again`,
         );
+      }
       this.pausedUntil = Date.now() + this.pauseMs;
       return this.fallback.hit(key, limit, windowMs, cost);
     } finally {

@@ -130,6 +130,8 @@ export async function createServices(
     log: _log,
     removeUndeclaredChannels: opts.removeUndeclaredChannels,
     discoverAtStart: opts.discoverAtStart,
+    // Request logs and settlements waiting out a write backoff go as soon as the database is back.
+    onDatabaseBack: () => requestLogs.databaseBack(),
   });
   await registry.start();
   closers.push(() => registry.close());

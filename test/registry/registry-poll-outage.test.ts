@@ -1,7 +1,8 @@
 /**
  * A database outage is logged by the registry poller once with its stack, then at most once a
  * minute without one, and its end once at info: before, each instance logged `registry poll
- * failed` with a full pg-pool stack every second for as long as PostgreSQL was down.
+ * failed` with a full pg-pool stack every second for as long as PostgreSQL was down. Its end
+ * is also when the request-log writer retries (`onDatabaseBack`).
  */
 import { describe, expect, it } from 'vitest';
 import { ModelRegistry } from '../../src/gateway/registry/model-registry.js';
@@ -35,6 +36,8 @@ describe('registry poll failures', () => {
     let now = 1_000_000;
     const state = new RegistryState({ channels, models }, new ModelRegistry([], []), log, () => now);
     await state.reload();
+    let backs = 0;
+    state.onDatabaseBack = () => void backs++;
     state.startPolling(2);
     const polls = async (n: number) => {
       const start = reads;
@@ -69,6 +72,9 @@ describe('registry poll failures', () => {
       expect(lines).toHaveLength(3);
       expect(lines[2]).toMatchObject({ level: 'info', msg: 'registry poll works again' });
       expect(lines[2]!.obj.down_s).toBe(66);
+      // The request-log writer is told once, at the end of the outage, not at every poll.
+      await polls(3);
+      expect(backs).toBe(1);
 
       // A new outage is logged with its stack again.
       down = true;

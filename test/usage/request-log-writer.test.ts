@@ -493,6 +493,73 @@ describe('request log writer', () => {
   });
 });
 
+/**
+ * After a long database outage: before, the retries had backed off to one every 30 s, so once the
+ * database was back rows and settlements waited up to 30 s more (and the buffer kept growing),
+ * and every retry logged a warning. Fake timers: the writer's clock is setTimeout and Date.now.
+ */
+describe('request log writer after a long outage', () => {
+  /** Rows kept in memory: the test is about when the writer writes, not what the database stores. */
+  function memorySink() {
+    const rows: NewRequestLogRow[] = [];
+    const sink = {
+      failing: true,
+      async insertMany(batch: NewRequestLogRow[]) {
+        if (sink.failing) throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
+        rows.push(...batch);
+      },
+    };
+    return { sink, rows };
+  }
+
+  it('retries at least every 5 s, and logs the outage once a minute, not at every retry', async () => {
+    vi.useFakeTimers();
+    try {
+      const { sink, rows } = memorySink();
+      const warn = vi.fn();
+      const w = new RequestLogWriter(sink, { flushMs: 500, batch: 100, log: { warn, error: vi.fn() } });
+      w.record(entry(0, 'long-outage'));
+      await vi.advanceTimersByTimeAsync(10 * 60_000 + 7_000);
+      const failed = warn.mock.calls.filter(([, msg]) => /flush (failed|still failing)/.test(msg));
+      expect(failed[0]![1]).toBe('request log flush failed; will retry');
+      expect(failed.length).toBeLessThanOrEqual(11);
+      expect(failed.slice(1).every(([, msg]) => msg === 'request log flush still failing')).toBe(true);
+
+      sink.failing = false;
+      w.record(entry(1, 'long-outage'));
+      await vi.advanceTimersByTimeAsync(5_000);
+      expect(rows.map((r) => r.request_id)).toEqual(['long-outage-0', 'long-outage-1']);
+      expect(warn.mock.calls.at(-1)![1]).toBe('request log writes recovered');
+      await w.close();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('writes as soon as it is told the database is back, without waiting out its backoff', async () => {
+    vi.useFakeTimers();
+    try {
+      const { sink, rows } = memorySink();
+      const w = new RequestLogWriter(sink, {
+        flushMs: 500,
+        batch: 100,
+        log: { warn: vi.fn(), error: vi.fn() },
+      });
+      w.databaseBack(); // nothing failing: nothing to do
+      w.record(entry(0, 'back'));
+      await vi.advanceTimersByTimeAsync(60_000);
+      expect(rows).toHaveLength(0);
+      sink.failing = false;
+      w.databaseBack();
+      await vi.advanceTimersByTimeAsync(0);
+      expect(rows.map((r) => r.request_id)).toEqual(['back-0']);
+      await w.close();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
+
 describe('isRefusedData', () => {
   it('tells data refusals from outages on both backends', () => {
     for (const code of [

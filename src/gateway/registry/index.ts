@@ -96,11 +96,14 @@ export interface RegistryDeps {
    * list` should not wait on (or for) every upstream's model list.
    */
   discoverAtStart?: boolean;
+  /** Called when the registry's poll reaches the database again after failing. */
+  onDatabaseBack?: () => void;
 }
 
 export function createRegistry(deps: RegistryDeps): Registry {
   const models = new ModelRegistry(defaultModels(), deps.config.models as ModelInput[]);
   const state = new RegistryState(deps.repos, models, deps.log);
+  state.onDatabaseBack = deps.onDatabaseBack;
   const timeoutMs = Math.min(deps.config.gateway.connect_timeout_ms, 10_000);
   const limits = upstreamLimits(deps.config.gateway);
   const channels = new ChannelService(state, deps.client, {

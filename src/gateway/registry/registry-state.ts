@@ -25,6 +25,11 @@ export class RegistryState {
   /** The poll under way, if any (a slow one is not stacked: the next tick skips). */
   private polling: Promise<void> | undefined;
   private closed = false;
+  /**
+   * Called when a poll works again after failing (the database is back): the request-log writer
+   * retries now instead of at the end of its backoff.
+   */
+  onDatabaseBack?: () => void;
   /** The poll failures under way (a database outage): when it began, when last logged, how many. */
   private outage: { since: number; logged: number; failures: number } | undefined;
 
@@ -144,6 +149,7 @@ export class RegistryState {
       { failures: o.failures, down_s: Math.round((this.now() - o.since) / 1000) },
       'registry poll works again',
     );
+    this.onDatabaseBack?.();
   }
 
   private async poll(): Promise<void> {

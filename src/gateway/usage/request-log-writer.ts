@@ -37,7 +37,11 @@ export interface RequestLogWriterOptions {
   rowsPerWrite?: number;
   /** Entries held at most while the database is failing; beyond it new entries are dropped. */
   maxBuffered?: number;
-  /** Longest wait between retries of a failing flush. */
+  /**
+   * Longest wait between retries of a failing flush (default 5 s). A retry on a database that
+   * is down costs a failed connection attempt; after the outage, rows and settlements wait for
+   * the next retry (see `databaseBack`).
+   */
   maxBackoffMs?: number;
   /** Attempts `close()` makes before giving up on what is still buffered. */
   closeAttempts?: number;
@@ -69,6 +73,8 @@ export class RequestLogWriter {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private failures = 0;
+  /** When a failure of the outage under way was last logged (Date.now()). */
+  private failureLogged = 0;
   private dropped = 0;
   private closed = false;
   /** `close()` has returned: nothing retries a failed write any more. */
@@ -86,7 +92,7 @@ export class RequestLogWriter {
     private readonly opts: RequestLogWriterOptions,
   ) {
     this.maxBuffered = opts.maxBuffered ?? Math.max(100_000, opts.batch * 20);
-    this.maxBackoffMs = opts.maxBackoffMs ?? 30_000;
+    this.maxBackoffMs = opts.maxBackoffMs ?? DEFAULT_MAX_BACKOFF_MS;
     this.perWrite = Math.max(1, Math.min(opts.rowsPerWrite ?? opts.batch, opts.batch));
     this.log = opts.log ?? {
       warn: (o, m) => console.warn(m, o),
@@ -157,6 +163,15 @@ export class RequestLogWriter {
   /** A write within `flushMs` even if nothing is queued: its `beforeWrite` hooks have something to give back. */
   wake(): void {
     if (!this.closed) this.kick(this.opts.flushMs);
+  }
+
+  /**
+   * Something else reached the database again (the registry's poll, every second): a write that
+   * is waiting out its backoff is tried now instead of at the end of it. Nothing otherwise.
+   */
+  databaseBack(): void {
+    if (this.failures === 0 || this.closed || this.running) return;
+    this.retryIn(0);
   }
 
   /** Whether settled credit (a net refund) for this row waits to be written. */
@@ -293,12 +308,16 @@ export class RequestLogWriter {
       } catch (err) {
         this.failures++;
         const wait = Math.min(this.maxBackoffMs, this.opts.flushMs * 2 ** this.failures);
-        // After `close()` no one retries: the caller reports what is lost (`lostLate`).
-        if (!this.finished)
+        // After `close()` no one retries: the caller reports what is lost (`lostLate`). An outage's
+        // first failure is logged, then one line a minute: a retry every few seconds is not news.
+        const now = Date.now();
+        if (!this.finished && (this.failures === 1 || now - this.failureLogged >= OUTAGE_LOG_EVERY_MS)) {
+          this.failureLogged = now;
           this.log.warn(
             { err, buffered: this.buffer.length, failures: this.failures, retry_ms: wait },
-            'request log flush failed; will retry',
+            this.failures === 1 ? 'request log flush failed; will retry' : 'request log flush still failing',
           );
+        }
         if (!this.closed) this.retryIn(wait);
         throw err;
       }
@@ -306,7 +325,7 @@ export class RequestLogWriter {
       todo -= done.items;
       rowsLeft -= done.rows;
       if (this.failures > 0 || this.dropped > 0)
-        this.log.warn({ dropped: this.dropped }, 'request log writes recovered');
+        this.log.warn({ dropped: this.dropped, failures: this.failures }, 'request log writes recovered');
       this.failures = 0;
       this.dropped = 0;
       // A long backlog (or a batch in slices) is written one transaction per event-loop turn,
@@ -391,5 +410,10 @@ export class RequestLogWriter {
     this.timer.unref();
   }
 }
+
+/** See `RequestLogWriterOptions.maxBackoffMs`. */
+const DEFAULT_MAX_BACKOFF_MS = 5_000;
+/** While writes keep failing, one log line a minute. */
+const OUTAGE_LOG_EVERY_MS = 60_000;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -229,6 +229,29 @@ describe('quota ledger on the database', () => {
     expect(await userUsed(userId)).toBe(9_400);
   });
 
+  it("an overrun of a key whose user has no limit gives back that key's credit only: the user's other keys keep theirs", async () => {
+    const { userId, keyId } = await account(null, 0.005);
+    const other = await gw.call('POST', '/api/key', { cookie: root, body: { name: 'k2', user_id: userId } });
+    const keyId2 = other.body.data.id as number;
+    const { queue } = writesByHand();
+    const ledger = new DeferredSettleLedger(createUsageStore(gw.services.database), queue);
+    const reserve = (id: number, micros: number) =>
+      ledger.reserve({ keyId: id, userId, micros, userLimited: false });
+    for (const id of [keyId, keyId2]) {
+      ledger.settle(await reserve(id, 100), 100);
+      ledger.settle(await reserve(id, 100), 100); // 100 credit each
+    }
+    ledger.settle(await reserve(keyId, 50), 9_000); // the key is past its 5,000
+    // The other key's 100 stays, and serves without the database.
+    expect(ledger.credit).toBe(100);
+    ledger.settle(await reserve(keyId2, 100), 100);
+    expect(ledger.credit).toBe(0);
+    await expect402(reserve(keyId, 50), 'key');
+    await gw.services.requestLogs.flush();
+    expect(await keyUsed(keyId)).toBe(9_200);
+    expect(await userUsed(userId)).toBe(9_500);
+  });
+
   it('a refund becomes credit the next reservation takes without the database', async () => {
     const { userId, keyId } = await account(null, 0.001);
     const r = await gw.services.quota.reserve({ keyId, userId, micros: 1_000 });

@@ -12,6 +12,14 @@ interface HeldReservation extends Reservation {
   done: boolean;
   /** The ledger's drop count when it was held: a refund after a later drop is not credit. */
   epoch: number;
+  /** The user had no limit when it was held (`ReserveInput.userLimited`): an overrun concerns the key alone. */
+  keyOnly?: true;
+}
+
+function held(input: ReserveInput, micros: number, epoch: number): HeldReservation {
+  const r: HeldReservation = { keyId: input.keyId, userId: input.userId, micros, done: false, epoch };
+  if (input.userLimited === false) r.keyOnly = true;
+  return r;
 }
 
 /** Holds on both rows at once: the refusing scope, or null when both were held. */
@@ -176,7 +184,7 @@ export class DeferredSettleLedger implements QuotaLedger {
       // A busy key asks for its next lease before it runs out, so no request waits for it.
       if (lease.factor >= PREFETCH_FACTOR && !lease.asking && lease.credit < (micros * lease.factor) / 4)
         this.prefetch(lease, micros);
-      return { keyId, userId, micros, done: false, epoch: lease.epoch } as HeldReservation;
+      return held(input, micros, lease.epoch);
     }
     this.stats.waits++;
     this.stats.leasesWaited++;
@@ -294,7 +302,7 @@ export class DeferredSettleLedger implements QuotaLedger {
     }
     now.leases++;
     now.used = true;
-    return { keyId, userId, micros, done: false, epoch } as HeldReservation;
+    return held(input, micros, epoch);
   }
 
   /**
@@ -330,11 +338,16 @@ export class DeferredSettleLedger implements QuotaLedger {
       // written (`ask`). Served from the credit, a key past its limit was served on.
       // Held before this, a refund goes back too (`epoch`); the lease size stays: a key whose
       // answers often overrun (web searches) still leases ahead while under its limit.
+      // A user without a limit cannot be past one: then only the key's credit goes, and the
+      // user's other busy keys keep theirs (else each of them waited for a lease after it).
       if (held.micros > 0) {
         this.overran.add(held.userId);
         const epoch = ++this.epoch;
-        for (const l of this.leases.values()) if (l.userId === held.userId) l.epoch = epoch;
-        this.returnCredit('user', held.userId, false, true);
+        const keyOnly = held.keyOnly === true && held.keyId !== null;
+        for (const l of this.leases.values())
+          if (keyOnly ? l.keyId === held.keyId : l.userId === held.userId) l.epoch = epoch;
+        if (keyOnly) this.returnCredit('key', held.keyId!, false, true);
+        else this.returnCredit('user', held.userId, false, true);
       }
     }
   }

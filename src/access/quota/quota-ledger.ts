@@ -25,6 +25,13 @@ export interface ReserveInput {
    * Saves two statements per request on the common unlimited path. Default true.
    */
   limited?: boolean;
+  /**
+   * False when the user has no limit (as last seen; a limit set since gives all credit back
+   * anyway, through the change's invalidation): a call that costs more than its estimate can then
+   * take only its key past a limit, and the ledger gives back only that key's leased credit, not
+   * that of every key of the user. Default true.
+   */
+  userLimited?: boolean;
 }
 
 /**

@@ -155,6 +155,7 @@ export class ChatRunner {
       // Counting the prompt (the tokenizer) is only worth it when a limit needs the estimate.
       micros: limited ? reservationMicros(plan) : 0,
       limited,
+      userLimited: user.quota_limit_micros !== null,
     });
   }
 

@@ -151,6 +151,7 @@ export class EmbeddingsService {
         keyId: ctx.principal.key.id,
         userId: ctx.principal.user.id,
         micros: worst,
+        userLimited: ctx.principal.user.quota_limit_micros !== null,
       });
       const adapters = new Map(usable.map((u) => [u.candidate, u.adapter]));
       // What each upstream served so far: its retries send only what is missing; another upstream

@@ -243,7 +243,7 @@ describe('apps', () => {
     const row = page.getByRole('row').filter({ has: page.getByRole('link', { name: 'Form Tools App' }) });
     await row.getByRole('cell', { name: 'Tools', exact: true }).waitFor();
     const sorts = await page.getByLabel('Sort by').locator('option').allTextContents();
-    expect(sorts).toEqual(expect.arrayContaining(['Name A–Z', 'Most downloaded']));
+    expect(sorts).toEqual(expect.arrayContaining(['Name, A to Z', 'Downloads, most first']));
     await page.getByLabel('Show').selectOption('2');
     await page.getByText('Nothing matches these filters.').waitFor();
     expect(await page.getByText('No apps yet').count()).toBe(0);

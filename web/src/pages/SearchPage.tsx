@@ -1,4 +1,5 @@
 import { ApiError, api, fieldMessage } from '../api';
+import { CATALOG_SORTS } from '../app-sorts';
 import { AppGrid } from '../components/AppCard';
 import { CategoryChips, MAX_KEYWORD, SearchBox } from '../components/SearchBox';
 import { Empty, ErrorBox, Pager, Spinner } from '../components/ui';
@@ -8,12 +9,7 @@ import { navigate, useLocation } from '../router';
 import { type App, CATEGORIES } from '../types';
 
 const PAGE_SIZE = 12;
-const SORTS: [string, string][] = [
-  ['created_time desc', 'Newest'],
-  ['download_count desc', 'Most downloaded'],
-  ['name asc', 'Name A–Z'],
-  ['updated_time desc', 'Recently updated'],
-];
+const SORTS = CATALOG_SORTS;
 
 const MAX_WORDS = 10;
 const MAX_PAGE = 1_000_000;

@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from 'react';
 import { api, errorText } from '../../api';
+import { APP_SORTS, DEFAULT_APP_ORDER } from '../../app-sorts';
 import { AppForm } from '../../components/AppForm';
 import {
   Confirm,
@@ -19,18 +20,37 @@ import { useRowBusy } from '../../row-busy';
 import type { App } from '../../types';
 
 const PAGE_SIZE = 20;
+const STATUSES = ['', '1', '2'];
+const MAX_PAGE = 1_000_000;
 
 export function AdminApps() {
   useDocumentTitle('Manage apps');
+  // The filter, order and page live in the URL (`?status=2&order=name+asc&p=1`), as the public
+  // catalog's do: a reload, a shared link or Back shows the same list. A value the list does
+  // not take shows the default (every app, newest first, the first page).
   const { query } = useLocation();
   const editId = query.get('edit');
-  const [page, setPage] = useState(0);
-  const [status, setStatus] = useState('');
-  const [order, setOrder] = useState('created_time desc');
+  const rawStatus = query.get('status') ?? '';
+  const status = STATUSES.includes(rawStatus) ? rawStatus : '';
+  const rawOrder = query.get('order') ?? '';
+  const order = APP_SORTS.some(([v]) => v === rawOrder) ? rawOrder : DEFAULT_APP_ORDER;
+  const page = Math.min(MAX_PAGE, Math.max(0, Math.floor(Number(query.get('p') ?? 0)) || 0));
   const list = useAsync(
     () => api.page<App>('/app', { p: page, page_size: PAGE_SIZE, order, status }),
     [page, order, status],
   );
+
+  /** The address of this list with `next` changed; `edit` only when given. */
+  function href(next: { status?: string; order?: string; p?: number; edit?: string | null }): string {
+    const v = { status, order, p: page, edit: null, ...next };
+    const q = new URLSearchParams();
+    if (v.status) q.set('status', v.status);
+    if (v.order !== DEFAULT_APP_ORDER) q.set('order', v.order);
+    if (v.p > 0) q.set('p', String(v.p));
+    if (v.edit) q.set('edit', v.edit);
+    const qs = q.toString();
+    return qs ? `/admin/apps?${qs}` : '/admin/apps';
+  }
   const [editing, setEditing] = useState<App | null | 'new'>(null);
   const [deleting, setDeleting] = useState<App | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -59,7 +79,7 @@ export function AdminApps() {
     setEditing(null);
     if (editId) {
       asked.current = null;
-      navigate('/admin/apps', { replace: true });
+      navigate(href({ edit: null }), { replace: true });
     }
   }
 
@@ -109,10 +129,7 @@ export function AdminApps() {
           <select
             id="app-status-filter"
             value={status}
-            onChange={(e) => {
-              setStatus(e.target.value);
-              setPage(0);
-            }}
+            onChange={(e) => navigate(href({ status: e.target.value, p: 0 }))}
           >
             <option value="">All</option>
             <option value="1">Published</option>
@@ -124,16 +141,14 @@ export function AdminApps() {
           <select
             id="app-order"
             value={order}
-            onChange={(e) => {
-              // Another order is another list: its first page, as the catalog's Sort by does.
-              setOrder(e.target.value);
-              setPage(0);
-            }}
+            // Another order is another list: its first page, as the catalog's Sort by does.
+            onChange={(e) => navigate(href({ order: e.target.value, p: 0 }))}
           >
-            <option value="created_time desc">Newest</option>
-            <option value="updated_time desc">Recently updated</option>
-            <option value="name asc">Name A–Z</option>
-            <option value="download_count desc">Most downloaded</option>
+            {APP_SORTS.map(([v, l]) => (
+              <option key={v} value={v}>
+                {l}
+              </option>
+            ))}
           </select>
         </div>
       </div>
@@ -143,14 +158,7 @@ export function AdminApps() {
       <ErrorBox error={list.error} onRetry={list.reload} />
       {list.data && list.data.items.length === 0 && status !== '' && (
         <Empty title="Nothing matches these filters.">
-          <button
-            type="button"
-            className="btn"
-            onClick={() => {
-              setStatus('');
-              setPage(0);
-            }}
-          >
+          <button type="button" className="btn" onClick={() => navigate(href({ status: '', p: 0 }))}>
             Show all apps
           </button>
         </Empty>
@@ -215,7 +223,14 @@ export function AdminApps() {
           </tbody>
         </TableWrap>
       )}
-      {list.data && <Pager page={page} pageSize={PAGE_SIZE} total={list.data.total} onPage={setPage} />}
+      {list.data && (
+        <Pager
+          page={page}
+          pageSize={PAGE_SIZE}
+          total={list.data.total}
+          onPage={(p) => navigate(href({ p }))}
+        />
+      )}
 
       <Modal
         title={editing === 'new' ? 'New app' : `Edit ${editing?.name ?? ''}`}

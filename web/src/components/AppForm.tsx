@@ -1,6 +1,9 @@
 import { type FormEvent, useState } from 'react';
+import { MAX_TAG_LENGTH, MAX_TAGS } from '../../../src/catalog/app-fields';
+import { foldSearchText } from '../../../src/store/search-fold';
 import { ApiError, errorText, fieldMessage } from '../api';
 import { NAME_MAX, textRuleProblem } from '../field-rules';
+import { categoryLabel, charLength } from '../format';
 import { type App, CATEGORIES } from '../types';
 import { ErrorBox, Field } from './ui';
 
@@ -55,6 +58,26 @@ function urlProblem(value: string): string | null {
   if (!URL.canParse(v)) return absolute;
   const authority = v.slice(v.indexOf('//') + 2).split(/[/?#]/, 1)[0];
   if (authority.includes('@')) return 'Must not contain credentials (a user name or password).';
+  return null;
+}
+
+/**
+ * Why the tags would be refused, or null: counted as the catalog counts them
+ * (src/catalog/normalize-app.ts: trimmed, blanks dropped, one tag per spelling that search folds
+ * alike), against the catalog's own limits. Said under Tags before sending: the server's 400 came
+ * only after a save, as the form's error.
+ */
+export function tagsProblem(text: string): string | null {
+  const seen = new Set<string>();
+  for (const raw of text.split(',')) {
+    const tag = raw.trim().replace(/\s+/g, ' ');
+    if (!tag) continue;
+    if (charLength(tag) > MAX_TAG_LENGTH)
+      return `Each tag can be at most ${MAX_TAG_LENGTH} characters; “${tag}” has ${charLength(tag)}.`;
+    seen.add(foldSearchText(tag));
+  }
+  if (seen.size > MAX_TAGS)
+    return `At most ${MAX_TAGS} tags; this has ${seen.size}. Remove ${seen.size - MAX_TAGS}.`;
   return null;
 }
 
@@ -148,6 +171,11 @@ export function AppForm({
       const why = textRuleProblem(String(values[k as keyof Values]).trim(), { maxLength: max });
       if (why) found[k] = why;
     }
+    // Tags as stored are not judged again, as links are not (an edit sends only what changed).
+    if (!(app && values.tags.trim() === initial(app).tags.trim())) {
+      const why = tagsProblem(values.tags);
+      if (why) found.tags = why;
+    }
     // A link as stored is not judged again (an edit sends only what changed).
     const stored = app ? initial(app) : null;
     for (const [k] of URL_FIELDS) {
@@ -205,13 +233,13 @@ export function AppForm({
           >
             {CATEGORIES.map((c) => (
               <option key={c} value={c}>
-                {c}
+                {categoryLabel(c)}
               </option>
             ))}
           </select>
         )}
       </Field>
-      <Field label="Tags" hint="Comma-separated, at most 20." error={errors.tags}>
+      <Field label="Tags" hint={`Comma-separated, at most ${MAX_TAGS}.`} error={errors.tags}>
         {(p) => (
           <input {...p} name="tags" value={values.tags} onChange={(e) => set('tags', e.target.value)} />
         )}

@@ -1,8 +1,19 @@
-import { Component, lazy, type ReactNode, Suspense, useEffect, useRef, useState } from 'react';
+import {
+  Component,
+  type FormEvent,
+  Fragment,
+  lazy,
+  type ReactNode,
+  Suspense,
+  useEffect,
+  useRef,
+  useState,
+} from 'react';
 import type { AdminPage, SignedInPage } from '../../src/http/console-pages';
-import { isAdmin, useAuth } from './auth';
+import { errorText } from './api';
+import { isAdmin, ShownAs, useAuth } from './auth';
 import { Layout } from './components/Layout';
-import { Empty, ErrorBox, Spinner } from './components/ui';
+import { Empty, ErrorBox, Field, Modal, Spinner } from './components/ui';
 import { useDocumentTitle } from './hooks';
 import { AppDetail } from './pages/AppDetail';
 import { Home } from './pages/Home';
@@ -22,13 +33,99 @@ const Models = lazy(() => import('./pages/admin/Models').then((m) => ({ default:
 const Users = lazy(() => import('./pages/admin/Users').then((m) => ({ default: m.Users })));
 
 function RequireUser({ admin, children }: { admin?: boolean; children: ReactNode }) {
-  const { user, loading, error, refresh } = useAuth();
+  const { user, loading, error, refresh, expired } = useAuth();
   const location = useLocation();
+  /** Whom the page was shown to: it stays theirs while they sign in again. */
+  const owner = useRef<number | null>(null);
   if (loading) return <Spinner label="Checking your session…" />;
-  if (!user && error) return <SessionUnknown error={error} retry={refresh} />;
-  if (!user) return <SignInRequired href={signInHref(location)} />;
-  if (admin && !isAdmin(user)) return <AdminsOnly />;
-  return <>{children}</>;
+  // The session ended under the page (a save answered 401): the page stays as it was, what was
+  // typed included, behind a dialog to sign in again; then the save can be sent once more.
+  const resuming = !user && expired !== null && owner.current === expired.id;
+  if (!resuming) {
+    if (!user && error) return <SessionUnknown error={error} retry={refresh} />;
+    if (!user) return <SignInRequired href={signInHref(location)} />;
+    if (admin && !isAdmin(user)) return <AdminsOnly />;
+    owner.current = user.id;
+  }
+  // Keyed by the user: someone else signing in gets the page afresh, never the last one's data.
+  return (
+    <>
+      <ShownAs user={resuming ? expired : user}>
+        <Fragment key={owner.current}>{children}</Fragment>
+      </ShownAs>
+      {resuming && <SignInAgain username={expired.username} />}
+    </>
+  );
+}
+
+/** Sign in again without leaving the page whose session ended; giving up shows Sign in required. */
+function SignInAgain({ username: known }: { username: string }) {
+  const { login, dismissExpired } = useAuth();
+  const [username, setUsername] = useState(known);
+  const [password, setPassword] = useState('');
+  const [missing, setMissing] = useState<{ username?: string; password?: string }>({});
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  async function submit(e: FormEvent) {
+    e.preventDefault();
+    const empty = {
+      username: username.trim() ? undefined : 'Username is required.',
+      password: password ? undefined : 'Password is required.',
+    };
+    setMissing(empty);
+    if (empty.username || empty.password) return;
+    setBusy(true);
+    setError(null);
+    try {
+      await login(username.trim(), password);
+    } catch (err) {
+      setError(errorText(err));
+      setBusy(false);
+    }
+  }
+
+  return (
+    <Modal title="Your session has ended" open onClose={dismissExpired}>
+      <form className="form" onSubmit={submit} noValidate>
+        <p>Sign in again to carry on. What you entered on this page is kept: send it again once signed in.</p>
+        <Field label="Username" error={missing.username}>
+          {(p) => (
+            <input
+              {...p}
+              name="username"
+              autoComplete="username"
+              value={username}
+              onChange={(e) => setUsername(e.target.value)}
+            />
+          )}
+        </Field>
+        <Field label="Password" error={missing.password}>
+          {(p) => (
+            <input
+              {...p}
+              name="password"
+              type="password"
+              autoComplete="current-password"
+              value={password}
+              onChange={(e) => setPassword(e.target.value)}
+            />
+          )}
+        </Field>
+        <div aria-live="assertive">
+          <ErrorBox error={error} />
+        </div>
+        <div className="form-actions">
+          <button type="button" className="btn" onClick={dismissExpired}>
+            Not now
+          </button>
+          <button type="submit" className="btn btn-primary" disabled={busy}>
+            {busy ? 'Signing in…' : 'Sign in'}
+          </button>
+        </div>
+      </form>
+    </Modal>
+  );
 }
 
 /** The session could not be read: said so, with a retry, rather than "Sign in required". */

@@ -77,6 +77,9 @@ async function readError(res: Response): Promise<ApiError> {
 /** Dispatched on window when a call answers 401: the auth provider forgets the user. */
 export const SIGNED_OUT = 'modelgate:signed-out';
 
+/** What a call that failed for want of a session says. */
+export const SESSION_ENDED = 'Your session has ended. Sign in again, then try once more.';
+
 async function request<T>(
   method: string,
   path: string,
@@ -101,7 +104,12 @@ async function request<T>(
   if (!res.ok) {
     // The session ended (expired, signed out in another tab, revoked): the console must stop
     // showing a signed-in user, whatever page made the call.
-    if (res.status === 401 && !path.startsWith('/user/login')) window.dispatchEvent(new Event(SIGNED_OUT));
+    if (res.status === 401 && !path.startsWith('/user/login')) {
+      window.dispatchEvent(new Event(SIGNED_OUT));
+      // Said in the console's words where the call failed (a form keeps what was typed): the
+      // server's "sign in or send an access token" is meant for scripts.
+      throw new ApiError(401, SESSION_ENDED);
+    }
     throw await readError(res);
   }
   let env: Envelope<T>;

@@ -12,6 +12,13 @@ interface AuthState {
    * signed in is not being signed out. Cleared by the next answer.
    */
   error: string | null;
+  /**
+   * The user whose session ended under them (a call answered 401), until they sign in again or
+   * give up: the page they were on stays, with what they typed, behind a sign-in dialog.
+   */
+  expired: User | null;
+  /** Gives up signing in again: the page then says sign-in is required, as for anyone. */
+  dismissExpired(): void;
   login(username: string, password: string): Promise<User>;
   logout(): Promise<void>;
   refresh(): Promise<void>;
@@ -23,6 +30,7 @@ export function AuthProvider({ children }: { children: ReactNode }) {
   const [user, setUser] = useState<User | null>(null);
   const [loading, setLoading] = useState(true);
   const [error, setError] = useState<string | null>(null);
+  const [expired, setExpired] = useState<User | null>(null);
   /**
    * Bumped by every sign-in and sign-out: a session read that started before one of them answers
    * for the state before it, and must not overwrite what it did (a slow first read landing after
@@ -68,6 +76,8 @@ export function AuthProvider({ children }: { children: ReactNode }) {
     const gone = () => {
       changes.current++;
       forgetKeys();
+      const was = shown.current;
+      if (was) setExpired(was);
       setUser(null);
       setError(null);
     };
@@ -91,6 +101,7 @@ export function AuthProvider({ children }: { children: ReactNode }) {
     // playground's remembered one included, are not theirs to be offered, nor billed to.
     if (shown.current?.id !== full.id) forgetKeys();
     setUser(full);
+    setExpired(null);
     return full;
   }, []);
 
@@ -102,13 +113,27 @@ export function AuthProvider({ children }: { children: ReactNode }) {
     await api.post('/user/logout');
     changes.current++;
     setUser(null);
+    setExpired(null);
     setError(null);
   }, []);
 
+  const dismissExpired = useCallback(() => setExpired(null), []);
+
   return (
-    <AuthContext.Provider value={{ user, loading, error, login, logout, refresh }}>
+    <AuthContext.Provider value={{ user, loading, error, expired, dismissExpired, login, logout, refresh }}>
       {children}
     </AuthContext.Provider>
+  );
+}
+
+/**
+ * Shows `children` the signed-in user `user` (the one whose session just ended, while they sign
+ * in again), the rest of the auth state as it is.
+ */
+export function ShownAs({ user, children }: { user: User | null; children: ReactNode }) {
+  const ctx = useAuth();
+  return (
+    <AuthContext.Provider value={ctx.user === user ? ctx : { ...ctx, user }}>{children}</AuthContext.Provider>
   );
 }
 

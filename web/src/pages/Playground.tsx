@@ -1,5 +1,6 @@
 import { type FormEvent, type KeyboardEvent, useEffect, useRef, useState } from 'react';
 import { errorText } from '../api';
+import { useAuth } from '../auth';
 import { type ChatMessage, type ChatUsage, listModels, streamChat, type V1Model } from '../chat';
 import { ErrorBox, Field, Spinner } from '../components/ui';
 import { formatNumber, formatUsd } from '../format';
@@ -48,6 +49,10 @@ function outcome(t: Turn): string {
 export function Playground() {
   useDocumentTitle('Playground');
   const fresh = rememberedKeys();
+  // The model chosen first is the user's default model (Account), as a request without one gets.
+  const defaultModel = useAuth().user?.default_model?.trim() ?? '';
+  const preferred = useRef(defaultModel);
+  preferred.current = defaultModel;
   const [key, setKey] = useState(() => sessionStorage.getItem(STORAGE) ?? fresh.at(-1)?.secret ?? '');
   const [remember, setRemember] = useState(() => sessionStorage.getItem(STORAGE) !== null);
   const [models, setModels] = useState<V1Model[]>([]);
@@ -93,7 +98,13 @@ export function Playground() {
       listModels(k, ctl.signal)
         .then((list) => {
           setModels(list);
-          setModel((m) => (m && list.some((x) => x.id === m) ? m : (list[0]?.id ?? '')));
+          // The model picked stays while the key serves it; else the user's default model when
+          // the key serves that; else the first listed.
+          setModel((m) => {
+            if (m && list.some((x) => x.id === m)) return m;
+            const d = preferred.current;
+            return d && list.some((x) => x.id === d) ? d : (list[0]?.id ?? '');
+          });
         })
         .catch((e) => {
           if (!ctl.signal.aborted) {

@@ -14,13 +14,26 @@ import {
 } from '../format';
 import { useAsync, useDocumentTitle } from '../hooks';
 import { navigate, useLocation } from '../router';
-import type { ApiKey, StatBucket } from '../types';
+import type { ApiKey, StatBucket, User } from '../types';
 
 const DAY = 86_400;
 const GROUPS = ['day', 'model', 'key'] as const;
 type Group = (typeof GROUPS)[number];
 /** The most ids `GET /api/key?ids=` takes at once (and the most a page of keys holds). */
 const IDS_PER_CALL = 100;
+/** Ids are rows of the database: integers from 1 to 2^31 - 1. */
+const ID_MAX = 2_147_483_647;
+
+/** A user id from the URL, or '' (everyone) for anything that is not one. */
+function userIdOf(raw: string | null): string {
+  if (!raw || !/^[1-9][0-9]*$/.test(raw) || Number(raw) > ID_MAX) return '';
+  return raw;
+}
+
+/** A user as a person reads them: display name with the login name, else the login name. */
+function userName(u: User): string {
+  return u.display_name && u.display_name !== u.username ? `${u.display_name} (${u.username})` : u.username;
+}
 
 /**
  * The names of the keys whose usage is charted, asked for by id, a hundred at a time: a key past
@@ -78,9 +91,13 @@ export function Usage() {
   const rawFrom = query.get('from');
   const from = rawFrom === null ? defaultFrom : rawFrom === '' ? '' : fromUtcParam(rawFrom) || defaultFrom;
   const to = fromUtcParam(query.get('to'));
-  function show(next: { group?: Group; from?: string; to?: string }) {
-    const v = { group, from, to, ...next };
+  // An administrator's usage of one user (`?user_id=7`), as the Logs page filters; everyone's
+  // without it. A user's own usage is all they can see, so they have no such filter.
+  const userId = admin ? userIdOf(query.get('user_id')) : '';
+  function show(next: { group?: Group; from?: string; to?: string; userId?: string }) {
+    const v = { group, from, to, userId, ...next };
     const q = new URLSearchParams();
+    if (v.userId) q.set('user_id', v.userId);
     if (v.group !== 'day') q.set('group', v.group);
     if (v.from !== defaultFrom) q.set('from', toUtcParam(v.from));
     if (v.to) q.set('to', toUtcParam(v.to));
@@ -93,9 +110,13 @@ export function Usage() {
   const badPeriod = start !== null && end !== null && start > end;
   const stats = useAsync(
     () =>
-      badPeriod ? Promise.resolve([]) : api.get<StatBucket[]>('/log/stats', { group, from: start, to: end }),
-    [group, start, end],
+      badPeriod
+        ? Promise.resolve([])
+        : api.get<StatBucket[]>('/log/stats', { group, from: start, to: end, user_id: userId }),
+    [group, start, end, userId],
   );
+  // Whom an administrator can pick: every user, by name.
+  const users = useAsync(() => (admin ? api.all<User>('/user') : Promise.resolve(undefined)), [admin]);
   const rows = Array.isArray(stats.data) ? stats.data : [];
   // Ids of the keys in the chart (requests without a key have none), in a stable order so the
   // names are asked for again only when the set changes.
@@ -134,8 +155,31 @@ export function Usage() {
     <>
       <h1>Usage</h1>
       {/* An administrator's totals are everyone's (GET /api/log/stats), not their own spend. */}
-      <p className="meta">{admin ? "Every user's requests, yours included." : 'Your requests.'}</p>
+      <p className="meta">
+        {!admin
+          ? 'Your requests.'
+          : userId
+            ? 'The requests of the user chosen below.'
+            : "Every user's requests, yours included."}
+      </p>
       <form className="toolbar filters" onSubmit={(e) => e.preventDefault()} aria-label="Usage period">
+        {admin && (
+          <div className="field">
+            <label htmlFor="u-user">User</label>
+            {/* Until the list loads (or when it cannot), the user of the URL is offered by id. */}
+            <select id="u-user" value={userId} onChange={(e) => show({ userId: e.target.value })}>
+              <option value="">Everyone</option>
+              {userId && !users.data?.some((u) => String(u.id) === userId) && (
+                <option value={userId}>{users.data ? `user #${userId} (deleted)` : `user #${userId}`}</option>
+              )}
+              {users.data?.map((u) => (
+                <option key={u.id} value={String(u.id)}>
+                  {userName(u)}
+                </option>
+              ))}
+            </select>
+          </div>
+        )}
         <div className="field">
           <label htmlFor="u-group">Group by</label>
           <select id="u-group" value={group} onChange={(e) => show({ group: e.target.value as Group })}>
@@ -177,6 +221,10 @@ export function Usage() {
       )}
       {stats.loading && <Spinner label="Loading usage…" />}
       <ErrorBox error={stats.error} onRetry={stats.reload} />
+      <ErrorBox
+        error={users.error && `The list of users could not be loaded: ${users.error}`}
+        onRetry={users.reload}
+      />
       {!stats.error && group === 'key' && (
         <ErrorBox
           error={keys.error && `The key names could not be loaded, so keys are shown by id: ${keys.error}`}

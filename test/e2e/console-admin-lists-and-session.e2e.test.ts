@@ -87,6 +87,15 @@ describe('Admin → Apps list', () => {
     expect(await page.getByRole('rowheader').count()).toBe(8);
   });
 
+  it('says a page past the end is not there, rather than that there are no apps', async () => {
+    await page.goto(`${gw.url}/admin/apps?p=5`);
+    await page.getByText('There is no page 6: the last is page 2.').waitFor();
+    expect(await page.getByText('No apps yet').count()).toBe(0);
+    await page.getByRole('button', { name: 'Go to page 2' }).click();
+    await page.waitForURL((u) => u.searchParams.get('p') === '1');
+    await page.getByRole('rowheader').first().waitFor();
+  });
+
   it('keeps the list’s address when the editor opened from it closes', async () => {
     const apps = await api(gw, cookie, 'GET', '/app?page_size=100');
     const id = apps.find((a: { name: string }) => a.name === 'list app 22').id;

@@ -156,14 +156,15 @@ export function AdminApps() {
       <ErrorBox error={error} />
       {list.loading && !list.data && <Spinner />}
       <ErrorBox error={list.error} onRetry={list.reload} />
-      {list.data && list.data.items.length === 0 && status !== '' && (
+      {/* A page past the end of a list that has apps (an old link) is said by the pager. */}
+      {list.data && list.data.total === 0 && status !== '' && (
         <Empty title="Nothing matches these filters.">
           <button type="button" className="btn" onClick={() => navigate(href({ status: '', p: 0 }))}>
             Show all apps
           </button>
         </Empty>
       )}
-      {list.data && list.data.items.length === 0 && status === '' && (
+      {list.data && list.data.total === 0 && status === '' && (
         <Empty title="No apps yet">
           <p>Create the first one with “New app”.</p>
         </Empty>

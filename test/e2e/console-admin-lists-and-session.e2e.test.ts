@@ -154,6 +154,12 @@ describe('the app form', () => {
     expect(apps.find((a: { name: string }) => a.name === 'categorised app').category).toBe('productivity');
   });
 
+  it('names a category in the catalog’s tab title as its heading does', async () => {
+    await page.goto(`${gw.url}/apps?category=tools`);
+    await page.getByRole('heading', { level: 1, name: 'Tools apps' }).waitFor();
+    expect(await page.title()).toMatch(/^Tools apps/);
+  });
+
   it('says under Tags that more than 20 are too many, before sending anything', async () => {
     await page.goto(`${gw.url}/admin/apps`);
     await page.getByRole('button', { name: 'New app' }).click();

@@ -3,7 +3,7 @@ import { CATALOG_SORTS } from '../app-sorts';
 import { AppGrid } from '../components/AppCard';
 import { CategoryChips, MAX_KEYWORD, SearchBox } from '../components/SearchBox';
 import { Empty, ErrorBox, Pager, Spinner } from '../components/ui';
-import { charLength } from '../format';
+import { categoryLabel, charLength } from '../format';
 import { useAsync, useDocumentTitle } from '../hooks';
 import { navigate, useLocation } from '../router';
 import { type App, CATEGORIES } from '../types';
@@ -35,7 +35,10 @@ export function SearchPage() {
   const order = SORTS.some(([v]) => v === rawOrder) ? rawOrder : 'created_time desc';
   const page = Math.min(MAX_PAGE, Math.max(0, Math.floor(Number(query.get('p') ?? 0)) || 0));
   const problem = keyword ? keywordProblem(keyword) : null;
-  useDocumentTitle(keyword ? `Search: ${keyword}` : category ? `${category} apps` : 'Browse apps');
+  // The tab names the category as the heading does (`Tools apps`, not the API's `tools`).
+  useDocumentTitle(
+    keyword ? `Search: ${keyword}` : category ? `${categoryLabel(category)} apps` : 'Browse apps',
+  );
 
   // status 1: what the public sees, also for a signed-in admin (see Home).
   const result = useAsync(
@@ -70,7 +73,7 @@ export function SearchPage() {
     : keyword
       ? `Results for “${keyword}”`
       : category
-        ? `${category[0].toUpperCase()}${category.slice(1)} apps`
+        ? `${categoryLabel(category)} apps`
         : 'All apps';
 
   return (

@@ -1,9 +1,9 @@
 import { type FormEvent, useState } from 'react';
-import { MAX_TAG_LENGTH, MAX_TAGS } from '../../../src/catalog/app-fields';
-import { foldSearchText } from '../../../src/store/search-fold';
+import { MAX_TAGS } from '../../../src/catalog/app-fields';
 import { ApiError, errorText, fieldMessage } from '../api';
+import { tagsProblem } from '../app-tags';
 import { NAME_MAX, textRuleProblem } from '../field-rules';
-import { categoryLabel, charLength } from '../format';
+import { categoryLabel } from '../format';
 import { type App, CATEGORIES } from '../types';
 import { ErrorBox, Field } from './ui';
 
@@ -58,26 +58,6 @@ function urlProblem(value: string): string | null {
   if (!URL.canParse(v)) return absolute;
   const authority = v.slice(v.indexOf('//') + 2).split(/[/?#]/, 1)[0];
   if (authority.includes('@')) return 'Must not contain credentials (a user name or password).';
-  return null;
-}
-
-/**
- * Why the tags would be refused, or null: counted as the catalog counts them
- * (src/catalog/normalize-app.ts: trimmed, blanks dropped, one tag per spelling that search folds
- * alike), against the catalog's own limits. Said under Tags before sending: the server's 400 came
- * only after a save, as the form's error.
- */
-export function tagsProblem(text: string): string | null {
-  const seen = new Set<string>();
-  for (const raw of text.split(',')) {
-    const tag = raw.trim().replace(/\s+/g, ' ');
-    if (!tag) continue;
-    if (charLength(tag) > MAX_TAG_LENGTH)
-      return `Each tag can be at most ${MAX_TAG_LENGTH} characters; “${tag}” has ${charLength(tag)}.`;
-    seen.add(foldSearchText(tag));
-  }
-  if (seen.size > MAX_TAGS)
-    return `At most ${MAX_TAGS} tags; this has ${seen.size}. Remove ${seen.size - MAX_TAGS}.`;
   return null;
 }
 

@@ -146,6 +146,8 @@ describe('tool definitions and tool_choice', () => {
         'a named choice of no declared tool',
         { tools: [fn('f')], tool_choice: { type: 'function', function: { name: 'g' } } },
         'tool_choice.function.name',
+        // Worded as /v1/responses words it (one check serves both).
+        '"g" is not the name of a tool in tools',
       ],
     ]);
   });

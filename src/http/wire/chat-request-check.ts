@@ -12,7 +12,16 @@ import type { BodyProblem } from '../validation.js';
  */
 export function checkChatBody(body: unknown): BodyProblem | undefined {
   const b = body as Record<string, unknown>;
-  return checkTools(b) ?? checkToolChoice(b) ?? checkPlugins(b);
+  return checkToolNames(b) ?? checkPlugins(b);
+}
+
+/**
+ * The tools' names against each other and the named `tool_choice` against them, and server
+ * tools refused: over a chat body, or a chat request decoded from another wire
+ * (responses-decode.ts), whose caller renames the problem's path to the field its client sent.
+ */
+export function checkToolNames(b: Record<string, unknown>): BodyProblem | undefined {
+  return checkTools(b) ?? checkToolChoice(b);
 }
 
 type Obj = Record<string, unknown>;
@@ -79,7 +88,7 @@ function checkToolChoice(b: Obj): BodyProblem | undefined {
   if (declared) return undefined;
   return {
     path: ['tool_choice', 'function', 'name'],
-    message: `${JSON.stringify(name)} is not the name of a function in tools`,
+    message: `${JSON.stringify(name)} is not the name of a tool in tools`,
   };
 }
 

@@ -30,6 +30,7 @@ import type {
   ToolDefinition,
 } from '../../gateway/chat/types.js';
 import { badRequest } from '../../gateway/errors.js';
+import { checkToolNames } from './chat-request-check.js';
 import { joinDetails, unwrapReasoning } from './responses-reasoning.js';
 
 type Item = Record<string, any>;
@@ -117,23 +118,19 @@ export function decodeResponsesRequest(body: ResponsesRequestBody, origins: stri
     req.response_format = { type: 'json_schema', json_schema: json_schema as never };
   }
   const tools = (body.tools ?? []).map(functionTool);
-  // Names are unique, as chat checks them (OpenAI and Anthropic refuse a repeat, after an attempt;
-  // and the answer tells a custom tool's calls by its name).
-  const names = new Map<string, number>();
-  tools.forEach((t, i) => {
-    const first = names.get(t.function.name);
-    if (first !== undefined)
-      throw badRequest(
-        `tools.${i}.name: "${t.function.name}" is already the name of tools.${first}; tool names must be unique`,
-        `tools.${i}.name`,
-      );
-    names.set(t.function.name, i);
-  });
   if (tools.length > 0) {
     req.tools = tools;
     if (body.parallel_tool_calls !== undefined) req.parallel_tool_calls = body.parallel_tool_calls;
   }
-  toolChoice(body.tool_choice, names, req);
+  toolChoice(body.tool_choice, tools.length > 0, req);
+  // Names are unique and a named choice names one of them, as chat checks them (OpenAI and
+  // Anthropic refuse a repeat, after an attempt; Anthropic and Gemini would be asked for a tool
+  // they were not given; and the answer tells a custom tool's calls by its name).
+  const problem = checkToolNames(req as unknown as Record<string, unknown>);
+  if (problem) {
+    const param = toolParam(problem.path);
+    throw badRequest(`${param}: ${problem.message}`, param);
+  }
   return req;
 }
 
@@ -394,28 +391,26 @@ function functionTool(t: Item, i: number): ToolDefinition {
   return { type: 'function', function: fn };
 }
 
-/** `tools` is the request's tool names (their index): a named choice names one of them. */
-function toolChoice(
-  tc: ResponsesRequestBody['tool_choice'],
-  tools: ReadonlyMap<string, number>,
-  req: ChatRequest,
-): void {
+/**
+ * A path in the chat request's tools, as this client sent it: a tool's or the choice's name is
+ * `name` beside its `type` (`tools.2.name`, `tool_choice.name`), not under `function`.
+ */
+function toolParam(path: readonly (string | number)[]): string {
+  return path.join('.').replace(/\.function\.name$/, '.name');
+}
+
+/** `hasTools`: the request declares tools (a named choice's name is checked against them after). */
+function toolChoice(tc: ResponsesRequestBody['tool_choice'], hasTools: boolean, req: ChatRequest): void {
   if (tc === undefined) return;
   // As with chat: none / auto without tools mean nothing (OpenAI-compatible upstreams refuse them).
-  if (tools.size === 0 && (tc === 'none' || tc === 'auto')) return;
+  if (!hasTools && (tc === 'none' || tc === 'auto')) return;
   if (typeof tc === 'string') {
     req.tool_choice = tc as 'none' | 'auto' | 'required';
     return;
   }
-  // A custom tool is a function upstream (customFunction).
+  // A custom tool is a function upstream (customFunction). With no tools at all, the plan refuses
+  // the choice (a tool is required).
   if ((tc.type === 'function' || tc.type === 'custom') && typeof tc.name === 'string') {
-    // As chat checks it: Anthropic and Gemini would be asked for a tool they were not given. With
-    // no tools at all, the plan refuses the choice (a tool is required).
-    if (tools.size > 0 && !tools.has(tc.name))
-      throw badRequest(
-        `tool_choice.name: "${tc.name}" is not the name of a tool in tools`,
-        'tool_choice.name',
-      );
     req.tool_choice = { type: 'function', function: { name: tc.name } };
     return;
   }

@@ -1,15 +1,14 @@
 import type { ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
+import { describe, expect, it } from 'vitest';
 import {
   anthropicChannel,
-  type ChatGateway,
+  fakeChat,
   fixture,
   fixtureJson,
   lastSentTo,
   model,
+  ONE_ATTEMPT,
   sseSteps,
-  startChatGateway,
   userMsg,
 } from './chat-helpers.js';
 import { openaiClient } from './sdk-clients.js';
@@ -21,17 +20,14 @@ import { openaiClient } from './sdk-clients.js';
  * control thinking behavior."; models before Opus and Sonnet 4.6 answer `adaptive` with 400
  * "adaptive thinking is not supported on this model"; 4.6 takes both. The fake answers so.
  */
-let up: FakeUpstream;
-let c: ChatGateway;
-
 const ADAPTIVE_ONLY = new Set(['claude-opus-4-7', 'claude-opus-4-8', 'claude-sonnet-5']);
 const refuse = (message: string) => ({
   status: 400,
   json: { type: 'error', error: { type: 'invalid_request_error', message } },
 });
 
-beforeAll(async () => {
-  up = await startFakeUpstream({
+const t = fakeChat(
+  {
     'POST /v1/messages': (req: any) => {
       const { model: m, thinking, stream } = req.json;
       if (thinking?.type === 'enabled' && ADAPTIVE_ONLY.has(m))
@@ -44,8 +40,8 @@ beforeAll(async () => {
         ? { sse: sseSteps(fixture('anthropic/reasoning-stream.sse')) }
         : { json: fixtureJson('anthropic/reasoning.json') };
     },
-  });
-  c = await startChatGateway({
+  },
+  (up) => ({
     channels: [
       anthropicChannel('claude', up, {
         'a/opus47': 'claude-opus-4-7',
@@ -58,21 +54,17 @@ beforeAll(async () => {
     models: ['a/opus47', 'a/opus48', 'a/sonnet5', 'a/sonnet45', 'a/opus46'].map((id) =>
       model(id, { max_completion_tokens: 64_000 }),
     ),
-    gateway: { retry_base_ms: 1, first_byte_timeout_ms: 2000, max_attempts: 1 },
-  });
-});
-afterAll(async () => {
-  await c?.gw.close();
-  await up?.close();
-});
+    gateway: ONE_ATTEMPT,
+  }),
+);
 
-const sent = () => lastSentTo(up, '/v1/messages').json;
+const sent = () => lastSentTo(t.up, '/v1/messages').json;
 
 describe('reasoning at adaptive-only Claude models', () => {
   it.each(['a/opus47', 'a/opus48', 'a/sonnet5'])(
     '%s: adaptive thinking with the effort asked, its reasoning shown, streamed and not',
     async (id) => {
-      const oa = openaiClient(c);
+      const oa = openaiClient(t.c);
       const body = {
         model: id,
         messages: userMsg('hi'),
@@ -100,7 +92,7 @@ describe('reasoning at adaptive-only Claude models', () => {
   );
 
   it('the effort is the nearest level the model takes; a budget alone picks one by its share of max_tokens', async () => {
-    const oa = openaiClient(c);
+    const oa = openaiClient(t.c);
     const cases: Array<[Record<string, unknown>, string]> = [
       [{ reasoning_effort: 'minimal' }, 'low'],
       [{ reasoning: { effort: 'xhigh' } }, 'xhigh'],
@@ -127,7 +119,7 @@ describe('reasoning at adaptive-only Claude models', () => {
   });
 
   it('models that take budgets keep them (Sonnet 4.5, Opus 4.6)', async () => {
-    const oa = openaiClient(c);
+    const oa = openaiClient(t.c);
     for (const id of ['a/sonnet45', 'a/opus46']) {
       await oa.chat.completions.create({
         model: id,

@@ -1,14 +1,6 @@
 import type Anthropic from '@anthropic-ai/sdk';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
-import {
-  anthropicChannel,
-  type ChatGateway,
-  fixtureJson,
-  geminiChannel,
-  model,
-  startChatGateway,
-} from './chat-helpers.js';
+import { describe, expect, it } from 'vitest';
+import { fakeChatOfEachKind } from './chat-helpers.js';
 import { anthropicClient } from './sdk-clients.js';
 
 /**
@@ -18,34 +10,10 @@ import { anthropicClient } from './sdk-clients.js';
  * system blocks (as Claude Code sends them) stay separate parts for Gemini, and a tool result's
  * text blocks reach it a line apart.
  */
-let up: FakeUpstream;
-let c: ChatGateway;
+const t = fakeChatOfEachKind();
 
-beforeAll(async () => {
-  up = await startFakeUpstream({
-    'POST /v1/chat/completions': { json: fixtureJson('openai/chat.json') },
-    'POST /v1beta/models/gemini-2.5-flash:generateContent': { json: fixtureJson('gemini/chat.json') },
-    'POST /v1/messages': { json: fixtureJson('anthropic/chat.json') },
-  });
-  c = await startChatGateway({
-    channels: [
-      { name: 'oa', kind: 'openai-compatible', base_url: `${up.url}/v1`, keys: ['k'], models: ['acme/gpt'] },
-      geminiChannel('ge', up, { 'acme/gem': 'gemini-2.5-flash' }),
-      anthropicChannel('an', up, { 'acme/claude': 'claude-sonnet-4-5' }),
-    ],
-    models: [model('acme/gpt'), model('acme/gem'), model('acme/claude')],
-  });
-});
-afterAll(async () => {
-  await c?.gw.close();
-  await up?.close();
-});
-beforeEach(() => {
-  up.requests.length = 0;
-});
-
-const client = () => anthropicClient(c);
-const sent = () => up.requests.at(-1)!.json;
+const client = () => anthropicClient(t.c);
+const sent = () => t.up.requests.at(-1)!.json;
 
 const TWO_BLOCKS: Anthropic.MessageParam[] = [
   { role: 'user', content: 'weather?' },

@@ -1,6 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { FakeAnswer, FakeUpstream } from '../helpers/fake-upstream.js';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
+import {
+  type FakeAnswer,
+  type FakeHandler,
+  type FakeRoutes,
+  type FakeUpstream,
+  startFakeUpstream,
+} from '../helpers/fake-upstream.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures');
@@ -184,4 +191,83 @@ export async function rawStream(c: ChatGateway, body: Record<string, unknown>) {
     .map((e) => e.slice(6));
   const chunks = events.filter((e) => e !== '[DONE]').map((e) => JSON.parse(e));
   return { res, text, events, chunks };
+}
+
+/** Gateway settings for a test of an upstream's answer: one attempt, no long wait for it. */
+export const ONE_ATTEMPT = { retry_base_ms: 1, first_byte_timeout_ms: 2000, max_attempts: 1 };
+
+/** A fake upstream and the chat gateway in front of it; set once the file's beforeAll has run. */
+export interface FakeChat {
+  up: FakeUpstream;
+  c: ChatGateway;
+}
+
+/**
+ * Starts a fake upstream with `routes` and a chat gateway configured by `config` (given the
+ * upstream, for its channels) before the file's tests, and closes both after them.
+ */
+export function fakeChat(
+  routes: FakeRoutes,
+  config: (up: FakeUpstream) => Record<string, unknown>,
+  keyBody: Record<string, unknown> = {},
+): FakeChat {
+  const t = {} as FakeChat;
+  beforeAll(async () => {
+    t.up = await startFakeUpstream(routes);
+    t.c = await startChatGateway(config(t.up), keyBody);
+  });
+  afterAll(async () => {
+    await t.c?.gw.close();
+    await t.up?.close();
+  });
+  return t;
+}
+
+/**
+ * One upstream of each kind answering with the recorded answers: `acme/gpt` at an
+ * OpenAI-compatible channel, `acme/gem` at Gemini (gemini-2.5-flash), `acme/claude` at Anthropic
+ * (claude-sonnet-4-5). Each test sees only its own requests in `up.requests`.
+ */
+export function fakeChatOfEachKind(): FakeChat {
+  const t = fakeChat(
+    {
+      'POST /v1/chat/completions': { json: fixtureJson('openai/chat.json') },
+      'POST /v1beta/models/gemini-2.5-flash:generateContent': { json: fixtureJson('gemini/chat.json') },
+      'POST /v1/messages': { json: fixtureJson('anthropic/chat.json') },
+    },
+    (up) => ({
+      channels: [
+        {
+          name: 'oa',
+          kind: 'openai-compatible',
+          base_url: `${up.url}/v1`,
+          keys: ['k'],
+          models: ['acme/gpt'],
+        },
+        geminiChannel('ge', up, { 'acme/gem': 'gemini-2.5-flash' }),
+        anthropicChannel('an', up, { 'acme/claude': 'claude-sonnet-4-5' }),
+      ],
+      models: [model('acme/gpt'), model('acme/gem'), model('acme/claude')],
+    }),
+  );
+  beforeEach(() => {
+    t.up.requests.length = 0;
+  });
+  return t;
+}
+
+/**
+ * Gemini's routes for each model name upstream, generateContent and streamGenerateContent,
+ * answered by `answer(name, stream)`.
+ */
+export function geminiRoutes(
+  names: Iterable<string>,
+  answer: (name: string, stream: boolean) => FakeHandler,
+): FakeRoutes {
+  const routes: FakeRoutes = {};
+  for (const name of names) {
+    routes[`POST /v1beta/models/${name}:generateContent`] = answer(name, false);
+    routes[`POST /v1beta/models/${name}:streamGenerateContent`] = answer(name, true);
+  }
+  return routes;
 }

@@ -1,14 +1,14 @@
 import type { ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
+import { describe, expect, it } from 'vitest';
 import {
-  type ChatGateway,
+  fakeChat,
   fixture,
   fixtureJson,
   geminiChannel,
+  geminiRoutes,
   model,
+  ONE_ATTEMPT,
   sseSteps,
-  startChatGateway,
   userMsg,
 } from './chat-helpers.js';
 import { openaiClient } from './sdk-clients.js';
@@ -19,9 +19,6 @@ import { openaiClient } from './sdk-clients.js';
  * models/gemini-2.5-flash" (INVALID_ARGUMENT); 1.5 and 2.0 take them. OpenAI clients and chat UIs
  * often send both (at 0 by default). The fake answers as Gemini does.
  */
-let up: FakeUpstream;
-let c: ChatGateway;
-
 const PENALTIES = new Set(['gemini-2.0-flash-001']);
 const MODELS: Record<string, string> = {
   'g/flash20': 'gemini-2.0-flash-001',
@@ -30,40 +27,29 @@ const MODELS: Record<string, string> = {
   'g/flash3': 'gemini-3-flash-preview',
 };
 
-beforeAll(async () => {
-  const gemini = (name: string, stream: boolean) => (req: any) => {
-    const g = req.json.generationConfig ?? {};
-    if (!PENALTIES.has(name) && ('presencePenalty' in g || 'frequencyPenalty' in g))
-      return {
-        status: 400,
-        json: {
-          error: {
-            code: 400,
-            message: `Penalty is not enabled for models/${name}`,
-            status: 'INVALID_ARGUMENT',
-          },
+const gemini = (name: string, stream: boolean) => (req: any) => {
+  const g = req.json.generationConfig ?? {};
+  if (!PENALTIES.has(name) && ('presencePenalty' in g || 'frequencyPenalty' in g))
+    return {
+      status: 400,
+      json: {
+        error: {
+          code: 400,
+          message: `Penalty is not enabled for models/${name}`,
+          status: 'INVALID_ARGUMENT',
         },
-      };
-    return stream
-      ? { sse: sseSteps(fixture('gemini/chat-stream.sse')) }
-      : { json: fixtureJson('gemini/chat.json') };
-  };
-  const routes: Record<string, any> = {};
-  for (const name of Object.values(MODELS)) {
-    routes[`POST /v1beta/models/${name}:generateContent`] = gemini(name, false);
-    routes[`POST /v1beta/models/${name}:streamGenerateContent`] = gemini(name, true);
-  }
-  up = await startFakeUpstream(routes);
-  c = await startChatGateway({
-    channels: [geminiChannel('google', up, MODELS)],
-    models: Object.keys(MODELS).map((id) => model(id)),
-    gateway: { retry_base_ms: 1, first_byte_timeout_ms: 2000, max_attempts: 1 },
-  });
-});
-afterAll(async () => {
-  await c?.gw.close();
-  await up?.close();
-});
+      },
+    };
+  return stream
+    ? { sse: sseSteps(fixture('gemini/chat-stream.sse')) }
+    : { json: fixtureJson('gemini/chat.json') };
+};
+
+const t = fakeChat(geminiRoutes(Object.values(MODELS), gemini), (up) => ({
+  channels: [geminiChannel('google', up, MODELS)],
+  models: Object.keys(MODELS).map((id) => model(id)),
+  gateway: ONE_ATTEMPT,
+}));
 
 const PENALTY_FIELDS = [
   { presence_penalty: 0.6 },
@@ -73,12 +59,12 @@ const PENALTY_FIELDS = [
 
 describe('Gemini penalties', () => {
   it.each(['g/flash25', 'g/pro25', 'g/flash3'])('%s: served without them, streamed and not', async (id) => {
-    const oa = openaiClient(c);
+    const oa = openaiClient(t.c);
     for (const extra of PENALTY_FIELDS) {
       const body = { model: id, messages: userMsg('hi'), temperature: 0.5, ...extra };
       const r = await oa.chat.completions.create(body);
       expect(r.choices[0]!.message.content).toBeTruthy();
-      const sent = up.requests.at(-1)!.json.generationConfig;
+      const sent = t.up.requests.at(-1)!.json.generationConfig;
       expect(sent).toEqual({ temperature: 0.5 });
 
       const s = await oa.chat.completions.create({
@@ -92,22 +78,22 @@ describe('Gemini penalties', () => {
   });
 
   it('Gemini 2.0 still gets them', async () => {
-    await openaiClient(c).chat.completions.create({
+    await openaiClient(t.c).chat.completions.create({
       model: 'g/flash20',
       messages: userMsg('hi'),
       presence_penalty: 0.6,
       frequency_penalty: 0.3,
     });
-    expect(up.requests.at(-1)!.json.generationConfig).toEqual({
+    expect(t.up.requests.at(-1)!.json.generationConfig).toEqual({
       presencePenalty: 0.6,
       frequencyPenalty: 0.3,
     });
   });
 
   it('provider.require_parameters skips the models that refuse them', async () => {
-    const before = up.requests.length;
-    const r = await c.gw.call('POST', '/v1/chat/completions', {
-      token: c.key,
+    const before = t.up.requests.length;
+    const r = await t.c.gw.call('POST', '/v1/chat/completions', {
+      token: t.c.key,
       body: {
         model: 'g/flash25',
         models: ['g/flash20'],
@@ -119,7 +105,7 @@ describe('Gemini penalties', () => {
     expect(r.status).toBe(200);
     expect(r.body.model).toBe('g/flash20');
     // Not tried and refused: skipped.
-    expect(up.requests.slice(before).map((q) => q.path)).toEqual([
+    expect(t.up.requests.slice(before).map((q) => q.path)).toEqual([
       '/v1beta/models/gemini-2.0-flash-001:generateContent',
     ]);
   });

@@ -1,16 +1,16 @@
 import type { ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
+import { describe, expect, it } from 'vitest';
 import {
   anthropicChannel,
-  type ChatGateway,
+  fakeChat,
   fixture,
   fixtureJson,
   geminiChannel,
+  geminiRoutes,
   lastSentTo,
   model,
+  ONE_ATTEMPT,
   sseSteps,
-  startChatGateway,
   userMsg,
 } from './chat-helpers.js';
 import { openaiClient } from './sdk-clients.js';
@@ -23,47 +23,43 @@ import { openaiClient } from './sdk-clients.js';
  * reasoning, and decisions.md drops what an upstream does not support. The fakes answer as the
  * providers do, so a `thinking` sent where it is refused fails the request.
  */
-let up: FakeUpstream;
-let c: ChatGateway;
-
 const THINKING_CLAUDE = new Set(['claude-3-7-sonnet-20250219', 'claude-sonnet-4-5']);
 const THINKING_GEMINI = new Set(['gemini-2.5-flash']);
 
-beforeAll(async () => {
-  const anthropic = (req: any) => {
-    const m = req.json.model as string;
-    if (req.json.thinking && !THINKING_CLAUDE.has(m) && !m.startsWith('fancy'))
-      return {
-        status: 400,
-        json: {
-          type: 'error',
-          error: { type: 'invalid_request_error', message: `'${m}' does not support thinking.` },
-          request_id: 'req_011CV13AWUSuHe9Y38roN9qr',
-        },
-      };
-    return req.json.stream
-      ? { sse: sseSteps(fixture('anthropic/chat-stream.sse')) }
-      : { json: fixtureJson('anthropic/chat.json') };
-  };
-  const gemini = (name: string, stream: boolean) => (req: any) => {
-    if (req.json.generationConfig?.thinkingConfig && !THINKING_GEMINI.has(name))
-      return {
-        status: 400,
-        json: {
-          error: { code: 400, message: 'thinking_config is not supported.', status: 'INVALID_ARGUMENT' },
-        },
-      };
-    return stream
-      ? { sse: sseSteps(fixture('gemini/chat-stream.sse')) }
-      : { json: fixtureJson('gemini/chat.json') };
-  };
-  const routes: Record<string, any> = { 'POST /v1/messages': anthropic };
-  for (const name of ['gemini-2.0-flash-001', 'gemini-1.5-pro', 'gemini-2.5-flash', 'gemma-3-27b-it']) {
-    routes[`POST /v1beta/models/${name}:generateContent`] = gemini(name, false);
-    routes[`POST /v1beta/models/${name}:streamGenerateContent`] = gemini(name, true);
-  }
-  up = await startFakeUpstream(routes);
-  c = await startChatGateway({
+const anthropic = (req: any) => {
+  const m = req.json.model as string;
+  if (req.json.thinking && !THINKING_CLAUDE.has(m) && !m.startsWith('fancy'))
+    return {
+      status: 400,
+      json: {
+        type: 'error',
+        error: { type: 'invalid_request_error', message: `'${m}' does not support thinking.` },
+        request_id: 'req_011CV13AWUSuHe9Y38roN9qr',
+      },
+    };
+  return req.json.stream
+    ? { sse: sseSteps(fixture('anthropic/chat-stream.sse')) }
+    : { json: fixtureJson('anthropic/chat.json') };
+};
+const gemini = (name: string, stream: boolean) => (req: any) => {
+  if (req.json.generationConfig?.thinkingConfig && !THINKING_GEMINI.has(name))
+    return {
+      status: 400,
+      json: {
+        error: { code: 400, message: 'thinking_config is not supported.', status: 'INVALID_ARGUMENT' },
+      },
+    };
+  return stream
+    ? { sse: sseSteps(fixture('gemini/chat-stream.sse')) }
+    : { json: fixtureJson('gemini/chat.json') };
+};
+
+const t = fakeChat(
+  {
+    'POST /v1/messages': anthropic,
+    ...geminiRoutes(['gemini-2.0-flash-001', 'gemini-1.5-pro', 'gemini-2.5-flash', 'gemma-3-27b-it'], gemini),
+  },
+  (up) => ({
     channels: [
       anthropicChannel('claude', up, {
         'a/haiku35': 'claude-3-5-haiku-20241022',
@@ -98,13 +94,9 @@ beforeAll(async () => {
       'g/gemma',
       'g/flash25',
     ].map((id) => model(id)),
-    gateway: { retry_base_ms: 1, first_byte_timeout_ms: 2000, max_attempts: 1 },
-  });
-});
-afterAll(async () => {
-  await c?.gw.close();
-  await up?.close();
-});
+    gateway: ONE_ATTEMPT,
+  }),
+);
 
 const REASONING: Array<Record<string, unknown>> = [
   { reasoning: { effort: 'high' } },
@@ -117,12 +109,12 @@ describe('reasoning asked of a model without thinking', () => {
   it.each(['a/haiku35', 'a/sonnet35', 'a/opus3', 'g/flash20', 'g/pro15', 'g/gemma'])(
     '%s: served without thinking, streamed and not',
     async (id) => {
-      const oa = openaiClient(c);
+      const oa = openaiClient(t.c);
       for (const extra of REASONING) {
         const body = { model: id, messages: userMsg('hi'), max_tokens: 1000, ...extra } as any;
         const r = await oa.chat.completions.create(body);
         expect(r.choices[0]!.message.content).toBeTruthy();
-        const sent = up.requests.at(-1)!.json;
+        const sent = t.up.requests.at(-1)!.json;
         expect(sent.thinking).toBeUndefined();
         expect(sent.generationConfig?.thinkingConfig).toBeUndefined();
         // Its length is the one asked: no room was made for a budget.
@@ -140,21 +132,23 @@ describe('reasoning asked of a model without thinking', () => {
   );
 
   it('thinking models still get it (3.7 Sonnet, Sonnet 4.5, Gemini 2.5, a name the channel says thinks)', async () => {
-    const oa = openaiClient(c);
+    const oa = openaiClient(t.c);
     for (const id of ['a/sonnet37', 'a/sonnet45', 'a/fancy']) {
       await oa.chat.completions.create({
         model: id,
         messages: userMsg('hi'),
         reasoning_effort: 'high',
       } as any);
-      expect(lastSentTo(up, '/v1/messages').json.thinking).toMatchObject({ type: 'enabled' });
+      expect(lastSentTo(t.up, '/v1/messages').json.thinking).toMatchObject({ type: 'enabled' });
     }
     await oa.chat.completions.create({
       model: 'g/flash25',
       messages: userMsg('hi'),
       reasoning_effort: 'high',
     } as any);
-    expect(up.requests.at(-1)!.json.generationConfig.thinkingConfig).toMatchObject({ includeThoughts: true });
+    expect(t.up.requests.at(-1)!.json.generationConfig.thinkingConfig).toMatchObject({
+      includeThoughts: true,
+    });
   });
 
   it('provider.require_parameters skips them for reasoning', async () => {
@@ -163,13 +157,13 @@ describe('reasoning asked of a model without thinking', () => {
       reasoning: { effort: 'low' },
       provider: { require_parameters: true },
     };
-    const none = await c.gw.call('POST', '/v1/chat/completions', {
-      token: c.key,
+    const none = await t.c.gw.call('POST', '/v1/chat/completions', {
+      token: t.c.key,
       body: { ...body, model: 'a/haiku35' },
     });
     expect(none.status).toBe(503);
-    const served = await c.gw.call('POST', '/v1/chat/completions', {
-      token: c.key,
+    const served = await t.c.gw.call('POST', '/v1/chat/completions', {
+      token: t.c.key,
       body: { ...body, model: 'g/flash20', models: ['g/flash25'] },
     });
     expect(served.status).toBe(200);

@@ -1,28 +1,11 @@
 import type { AppRow } from '../store/apps-repo.js';
 
-/** An App as the API returns it (interface.md 2.5): every field, `featured` as a boolean. */
-export interface AppRecord {
-  id: number;
-  name: string;
-  short_description: string;
-  description: string;
-  category: string;
-  version: string;
-  author: string;
-  author_url: string;
-  thumbnail_url: string;
-  download_url: string;
-  source_url: string;
-  documentation_url: string;
-  tags: string;
-  status: number;
-  featured: boolean;
-  download_count: number;
-  created_time: number;
-  updated_time: number;
-  created_by: number;
-  updated_by: number;
-}
+/**
+ * An App as the API returns it (interface.md 2.5): every stored field but the search columns,
+ * `featured` as a boolean. Derived from the row, so a column added to the apps' record is a
+ * compile error in `toAppRecord` until it is returned.
+ */
+export type AppRecord = Omit<AppRow, 'featured'> & { featured: boolean };
 
 export function toAppRecord(r: AppRow): AppRecord {
   return {

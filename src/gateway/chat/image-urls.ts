@@ -16,16 +16,27 @@ const IMAGE_DATA_URL = /^data:image\/[a-z0-9][a-z0-9.+-]*;base64,[A-Za-z0-9+/_\-
 
 /** The 400 for the first `image_url` part whose data URL is not an image in base64, else undefined. */
 export function badImageDataUrl(messages: readonly ChatMessage[]): GatewayError | undefined {
+  const found = firstImageFault(messages, imageDataUrlFault);
+  return found && badRequest(`${found.param}: ${found.fault}`, found.param);
+}
+
+/**
+ * The first `image_url` part of the messages for which `fault` (given its URL) says what is
+ * wrong, named as the chat request names it (`messages.2.content.1.image_url.url`); undefined
+ * when `fault` finds nothing in any. Each check of images over the whole request walks them so.
+ */
+export function firstImageFault<T>(
+  messages: readonly ChatMessage[],
+  fault: (url: string) => T | undefined,
+): { param: string; fault: T } | undefined {
   for (let i = 0; i < messages.length; i++) {
     const content = messages[i]!.content;
     if (!Array.isArray(content)) continue;
     for (let j = 0; j < content.length; j++) {
       const p = content[j]!;
       if (p.type !== 'image_url') continue;
-      const why = imageDataUrlFault(p.image_url.url);
-      if (why === undefined) continue;
-      const param = `messages.${i}.content.${j}.image_url.url`;
-      return badRequest(`${param}: ${why}`, param);
+      const why = fault(p.image_url.url);
+      if (why !== undefined) return { param: `messages.${i}.content.${j}.image_url.url`, fault: why };
     }
   }
   return undefined;

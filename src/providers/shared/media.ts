@@ -1,3 +1,4 @@
+import { firstImageFault } from '../../gateway/chat/image-urls.js';
 import type { ChatMessage } from '../../gateway/chat/types.js';
 import { UnfitCandidate } from '../../gateway/errors.js';
 
@@ -49,23 +50,16 @@ export function unfitImages(
   accepted: ReadonlySet<string>,
   provider: string,
 ): UnfitCandidate | undefined {
-  for (let i = 0; i < messages.length; i++) {
-    const content = messages[i]!.content;
-    if (!Array.isArray(content)) continue;
-    for (let j = 0; j < content.length; j++) {
-      const p = content[j]!;
-      if (p.type !== 'image_url') continue;
-      const data = parseDataUrl(p.image_url.url);
-      if (!data || accepted.has(data.mediaType)) continue;
-      const param = `messages.${i}.content.${j}.image_url.url`;
-      return new UnfitCandidate(
-        `${param}: ${provider} upstreams do not take ${data.mediaType} images (only ${[...accepted].map((t) => t.slice(6)).join(', ')})`,
-        param,
-        'upstream',
-      );
-    }
-  }
-  return undefined;
+  const found = firstImageFault(messages, (url) => {
+    const type = parseDataUrl(url)?.mediaType;
+    return type === undefined || accepted.has(type) ? undefined : type;
+  });
+  if (!found) return undefined;
+  return new UnfitCandidate(
+    `${found.param}: ${provider} upstreams do not take ${found.fault} images (only ${[...accepted].map((t) => t.slice(6)).join(', ')})`,
+    found.param,
+    'upstream',
+  );
 }
 
 const EXT_MIME: Record<string, string> = {

@@ -30,27 +30,17 @@ const StatsQuery = Type.Object({
   key_id: Type.Optional(Id),
 });
 
-export interface PublicLog {
-  id: number;
-  created_time: number;
-  request_id: string;
-  user_id: number | null;
-  key_id: number | null;
-  endpoint: string;
-  model: string;
-  provider: string;
-  channel_id: number | null;
-  prompt_tokens: number;
-  completion_tokens: number;
+/**
+ * A log as the API returns it: the stored row (derived from it, so a column added is a compile
+ * error in `toPublicLog` until it is returned), its cost in USD (`cost`, stored as micro-dollars),
+ * `stream` a boolean and the attempt trail parsed.
+ */
+export type PublicLog = Omit<RequestLogRow, 'cost_micros' | 'stream' | 'attempts'> & {
   /** USD. */
   cost: number;
-  latency_ms: number;
-  ttft_ms: number | null;
-  status: number;
-  error_kind: string | null;
   stream: boolean;
   attempts: unknown[] | null;
-}
+};
 
 /** A log as GET /api/log lists it: the names of its user and key beside their ids. */
 export interface NamedPublicLog extends PublicLog {

@@ -271,3 +271,35 @@ export function geminiRoutes(
   }
   return routes;
 }
+
+/**
+ * One upstream of each kind and an OpenRouter-like one: `t/oa` at an OpenAI-compatible channel
+ * answering `openai` (with `oaModels` beside it), `t/or` at one that sends reasoning as
+ * OpenRouter's object (`reasoningObject`), `t/ge` at Gemini (gemini-2.5-flash) and `t/an` at
+ * Anthropic (claude-sonnet-4-5), each with the recorded answer; one attempt a request. `models`
+ * adds registry entries (for `oaModels`).
+ */
+export function fakeChatOfFourKinds(
+  openai: FakeHandler,
+  more: { oaModels?: string[]; models?: Record<string, unknown>[] } = {},
+): FakeChat {
+  return fakeChat(
+    {
+      'POST /v1/chat/completions': openai,
+      'POST /v1/messages': () => ({ json: fixtureJson('anthropic/chat.json') }),
+      'POST /v1beta/models/gemini-2.5-flash:generateContent': () => ({
+        json: fixtureJson('gemini/chat.json'),
+      }),
+    },
+    (up) => ({
+      channels: [
+        openaiChannel('oa', up, ['t/oa', ...(more.oaModels ?? [])], { keys: ['k'] }),
+        openaiChannel('or', up, ['t/or'], { keys: ['k'], settings: { reasoningObject: true } }),
+        geminiChannel('ge', up, { 't/ge': 'gemini-2.5-flash' }, { keys: ['k'] }),
+        anthropicChannel('an', up, { 't/an': 'claude-sonnet-4-5' }, { keys: ['k'] }),
+      ],
+      models: [model('t/oa'), model('t/or'), model('t/ge'), model('t/an'), ...(more.models ?? [])],
+      gateway: { retry_base_ms: 1, max_attempts: 1 },
+    }),
+  );
+}

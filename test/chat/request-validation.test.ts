@@ -1,6 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
-import { type ChatGateway, fixtureJson, model, oaCompletion, startChatGateway } from './chat-helpers.js';
+import { describe, expect, it } from 'vitest';
+import { fakeChatOfFourKinds, oaCompletion } from './chat-helpers.js';
 
 /**
  * Request shapes an upstream translation cannot carry faithfully (a tool message without its
@@ -8,56 +7,12 @@ import { type ChatGateway, fixtureJson, model, oaCompletion, startChatGateway } 
  * the gateway does not run): a 400 naming the field on every kind of upstream, sent nowhere,
  * rather than an invented id, a mangled schema or a silently dropped web search.
  */
-let up: FakeUpstream;
-let c: ChatGateway;
-
-beforeAll(async () => {
-  up = await startFakeUpstream({
-    'POST /v1/chat/completions': () => ({ json: oaCompletion('fine') }),
-    'POST /v1/messages': () => ({ json: fixtureJson('anthropic/chat.json') }),
-    'POST /v1beta/models/gemini-2.5-flash:generateContent': () => ({ json: fixtureJson('gemini/chat.json') }),
-  });
-  c = await startChatGateway({
-    channels: [
-      { name: 'oa', kind: 'openai-compatible', base_url: `${up.url}/v1`, keys: ['k'], models: ['t/oa'] },
-      {
-        name: 'or',
-        kind: 'openai-compatible',
-        base_url: `${up.url}/v1`,
-        keys: ['k'],
-        models: ['t/or'],
-        settings: { reasoningObject: true },
-      },
-      {
-        name: 'an',
-        kind: 'anthropic',
-        base_url: up.url,
-        keys: ['k'],
-        models: ['t/an'],
-        model_mapping: { 't/an': 'claude-sonnet-4-5' },
-      },
-      {
-        name: 'ge',
-        kind: 'gemini',
-        base_url: up.url,
-        keys: ['k'],
-        models: ['t/ge'],
-        model_mapping: { 't/ge': 'gemini-2.5-flash' },
-      },
-    ],
-    models: [model('t/oa'), model('t/or'), model('t/an'), model('t/ge')],
-    gateway: { retry_base_ms: 1, max_attempts: 1 },
-  });
-});
-afterAll(async () => {
-  await c?.gw.close();
-  await up?.close();
-});
+const t = fakeChatOfFourKinds(() => ({ json: oaCompletion('fine') }));
 
 const MODELS = ['t/oa', 't/or', 't/an', 't/ge'];
 const user = { role: 'user', content: 'x' };
 const chat = (body: Record<string, unknown>) =>
-  c.gw.call('POST', '/v1/chat/completions', { token: c.key, body: { messages: [user], ...body } });
+  t.c.gw.call('POST', '/v1/chat/completions', { token: t.c.key, body: { messages: [user], ...body } });
 const fn = (name: string, more: Record<string, unknown> = {}) => ({
   type: 'function',
   function: { name, ...more },
@@ -74,7 +29,7 @@ const toolTurn = (toolMessage: Record<string, unknown>) => [
 
 /** Each case is refused on every kind of upstream, naming `param`, with `says` in the message. */
 async function refused(cases: [string, Record<string, unknown>, string, string?][]) {
-  const before = up.requests.length;
+  const before = t.up.requests.length;
   for (const [what, body, param, says] of cases) {
     for (const id of MODELS) {
       const r = await chat({ model: id, ...body });
@@ -84,15 +39,15 @@ async function refused(cases: [string, Record<string, unknown>, string, string?]
       if (says) expect(r.body.error.message, `${what} on ${id}`).toContain(says);
     }
   }
-  expect(up.requests.length).toBe(before);
+  expect(t.up.requests.length).toBe(before);
 }
 
 /** The one body the upstream received for `body` on `id`. */
 async function sentFor(id: string, body: Record<string, unknown>) {
-  const before = up.requests.length;
+  const before = t.up.requests.length;
   const r = await chat({ model: id, ...body });
   expect(r.status, JSON.stringify(r.body)).toBe(200);
-  const sent = up.requests.slice(before);
+  const sent = t.up.requests.slice(before);
   expect(sent).toHaveLength(1);
   return sent[0]!.json;
 }

@@ -1,57 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
-import { type ChatGateway, fixtureJson, model, oaCompletion, startChatGateway } from './chat-helpers.js';
+import { describe, expect, it } from 'vitest';
+import { fakeChatOfFourKinds, oaCompletion } from './chat-helpers.js';
 
 /**
  * A history whose tool call `arguments` are an object (the body schema takes one): every upstream
  * kind gets the call in the form it requires, asserted on what the loopback fake received. Before,
  * OpenAI-compatible upstreams (OpenRouter too) got the object, which they refuse.
  */
-let up: FakeUpstream;
-let c: ChatGateway;
-
-beforeAll(async () => {
-  up = await startFakeUpstream({
-    'POST /v1/chat/completions': () => ({ json: oaCompletion('sunny') }),
-    'POST /v1/messages': () => ({ json: fixtureJson('anthropic/chat.json') }),
-    'POST /v1beta/models/gemini-2.5-flash:generateContent': () => ({ json: fixtureJson('gemini/chat.json') }),
-  });
-  c = await startChatGateway({
-    channels: [
-      { name: 'oa', kind: 'openai-compatible', base_url: `${up.url}/v1`, keys: ['k'], models: ['t/oa'] },
-      {
-        name: 'or',
-        kind: 'openai-compatible',
-        base_url: `${up.url}/v1`,
-        keys: ['k'],
-        models: ['t/or'],
-        settings: { reasoningObject: true },
-      },
-      {
-        name: 'ge',
-        kind: 'gemini',
-        base_url: up.url,
-        keys: ['k'],
-        models: ['t/ge'],
-        model_mapping: { 't/ge': 'gemini-2.5-flash' },
-      },
-      {
-        name: 'an',
-        kind: 'anthropic',
-        base_url: up.url,
-        keys: ['k'],
-        models: ['t/an'],
-        model_mapping: { 't/an': 'claude-sonnet-4-5' },
-      },
-    ],
-    models: [model('t/oa'), model('t/or'), model('t/ge'), model('t/an')],
-    gateway: { retry_base_ms: 1, max_attempts: 1 },
-  });
-});
-afterAll(async () => {
-  await c?.gw.close();
-  await up?.close();
-});
+const t = fakeChatOfFourKinds(() => ({ json: oaCompletion('sunny') }));
 
 const ARGS = { city: 'Oslo', days: 2, units: { temp: 'C' } };
 const call = (id: string, args: unknown) => ({
@@ -80,13 +35,13 @@ const messages = [
 ];
 
 async function sentFor(id: string) {
-  const before = up.requests.length;
-  const r = await c.gw.call('POST', '/v1/chat/completions', {
-    token: c.key,
+  const before = t.up.requests.length;
+  const r = await t.c.gw.call('POST', '/v1/chat/completions', {
+    token: t.c.key,
     body: { model: id, messages, tools },
   });
   expect(r.status, JSON.stringify(r.body)).toBe(200);
-  const sent = up.requests.slice(before);
+  const sent = t.up.requests.slice(before);
   expect(sent).toHaveLength(1);
   return sent[0]!.json;
 }

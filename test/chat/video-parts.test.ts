@@ -1,85 +1,35 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FILE_TOKENS } from '../../src/gateway/chat/tokens.js';
-import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
-import { type ChatGateway, fixtureJson, model, oaCompletion, startChatGateway } from './chat-helpers.js';
+import { fakeChatOfFourKinds, model, oaCompletion } from './chat-helpers.js';
 
 /**
  * Video content parts (openrouter.md §2.2: `{type: "video_url", video_url: {url}}`, and the legacy
  * `input_video`) from the client to each upstream kind, asserted on the body the loopback fake
  * received; and the 400 naming the field for a part of the wrong shape.
  */
-let up: FakeUpstream;
-let c: ChatGateway;
 const CONTEXT = 8_000;
 
-beforeAll(async () => {
-  up = await startFakeUpstream({
-    'POST /v1/chat/completions': (req) => {
-      const body = oaCompletion('a cat video');
-      // The small model's upstream reports no usage: the gateway counts the prompt itself.
-      if (req.json?.model === 't/small') delete (body as { usage?: unknown }).usage;
-      return { json: body };
-    },
-    'POST /v1/messages': () => ({ json: fixtureJson('anthropic/chat.json') }),
-    'POST /v1beta/models/gemini-2.5-flash:generateContent': () => ({ json: fixtureJson('gemini/chat.json') }),
-  });
-  c = await startChatGateway({
-    channels: [
-      {
-        name: 'oa',
-        kind: 'openai-compatible',
-        base_url: `${up.url}/v1`,
-        keys: ['k'],
-        models: ['t/oa', 't/small'],
-      },
-      {
-        name: 'or',
-        kind: 'openai-compatible',
-        base_url: `${up.url}/v1`,
-        keys: ['k'],
-        models: ['t/or'],
-        settings: { reasoningObject: true },
-      },
-      {
-        name: 'ge',
-        kind: 'gemini',
-        base_url: up.url,
-        keys: ['k'],
-        models: ['t/ge'],
-        model_mapping: { 't/ge': 'gemini-2.5-flash' },
-      },
-      {
-        name: 'an',
-        kind: 'anthropic',
-        base_url: up.url,
-        keys: ['k'],
-        models: ['t/an'],
-        model_mapping: { 't/an': 'claude-sonnet-4-5' },
-      },
-    ],
-    models: [
-      model('t/oa'),
-      model('t/or'),
-      model('t/ge'),
-      model('t/an'),
-      model('t/small', { context_length: CONTEXT, max_completion_tokens: 1000 }),
-    ],
-    gateway: { retry_base_ms: 1, max_attempts: 1 },
-  });
-});
-afterAll(async () => {
-  await c?.gw.close();
-  await up?.close();
-});
+const t = fakeChatOfFourKinds(
+  (req) => {
+    const body = oaCompletion('a cat video');
+    // The small model's upstream reports no usage: the gateway counts the prompt itself.
+    if (req.json?.model === 't/small') delete (body as { usage?: unknown }).usage;
+    return { json: body };
+  },
+  {
+    oaModels: ['t/small'],
+    models: [model('t/small', { context_length: CONTEXT, max_completion_tokens: 1000 })],
+  },
+);
 
-const chat = (body: Record<string, unknown>, token = c.key) =>
-  c.gw.call('POST', '/v1/chat/completions', { token, body });
+const chat = (body: Record<string, unknown>, token = t.c.key) =>
+  t.c.gw.call('POST', '/v1/chat/completions', { token, body });
 /** The one body the upstream received for `body`, and the gateway's answer. */
 async function sentFor(body: Record<string, unknown>, token?: string) {
-  const before = up.requests.length;
+  const before = t.up.requests.length;
   const r = await chat(body, token);
   expect(r.status, JSON.stringify(r.body)).toBe(200);
-  const sent = up.requests.slice(before);
+  const sent = t.up.requests.slice(before);
   expect(sent).toHaveLength(1);
   return { sent: sent[0]!.json, answer: r.body, headers: r.headers };
 }
@@ -204,8 +154,8 @@ describe('Anthropic (no video input)', () => {
 
 describe('local token counts', () => {
   it('a video counts a flat estimate, never its base64 as text: in usage, middle-out and tokens per minute', async () => {
-    const key = await c.gw.call('POST', '/api/key', {
-      cookie: c.cookie,
+    const key = await t.c.gw.call('POST', '/api/key', {
+      cookie: t.c.cookie,
       body: { name: 'tpm', tpm_limit: 20_000 },
     });
     expect(key.status).toBe(200);
@@ -251,14 +201,14 @@ describe('wrong shapes: a 400 naming the field, sent nowhere', () => {
   ];
 
   it.each(cases)('%s', async (_what, part, param) => {
-    const before = up.requests.length;
+    const before = t.up.requests.length;
     for (const id of ['t/oa', 't/ge', 't/an']) {
       const r = await chat({ model: id, messages: user(part) });
       expect(r.status, `${id}: ${JSON.stringify(r.body)}`).toBe(400);
       expect(r.body.error.param, id).toBe(param);
       expect(r.body.error.message, id).toContain(`${param}:`);
     }
-    expect(up.requests.length).toBe(before);
+    expect(t.up.requests.length).toBe(before);
   });
 
   it('an unknown part type is still refused, naming its type', async () => {

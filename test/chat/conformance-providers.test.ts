@@ -8,6 +8,7 @@ import {
   fixtureJson,
   geminiChannel,
   model,
+  ONE_ATTEMPT,
   rawStream,
   recordedAnswer,
   sseSteps,
@@ -74,7 +75,7 @@ beforeAll(async () => {
       geminiChannel('google', ge, { 'google/gem': 'gemini-2.5-flash' }),
     ],
     models: [model('anthropic/claude-x'), model('google/gem')],
-    gateway: { retry_base_ms: 1, first_byte_timeout_ms: 2000, max_attempts: 1 },
+    gateway: ONE_ATTEMPT,
   });
 });
 afterAll(async () => {

@@ -9,6 +9,7 @@ import {
   geminiChannel,
   lastText,
   model,
+  ONE_ATTEMPT,
   openaiChannel,
   rawStream,
   recordedAnswer,
@@ -77,7 +78,7 @@ beforeAll(async () => {
       openaiChannel('oa', up, ['acme/gpt']),
     ],
     models: [model('acme/claude'), model('acme/gem'), model('acme/gpt')],
-    gateway: { retry_base_ms: 1, first_byte_timeout_ms: 2000, max_attempts: 1 },
+    gateway: ONE_ATTEMPT,
   });
 });
 afterAll(async () => {

@@ -14,6 +14,7 @@ import {
   type ChatGateway,
   geminiChannel,
   model,
+  ONE_ATTEMPT,
   oaChunk,
   oaCompletion,
   rawStream,
@@ -194,7 +195,7 @@ beforeAll(async () => {
       }),
       model('google/g'),
     ],
-    gateway: { retry_base_ms: 1, first_byte_timeout_ms: 2000, max_attempts: 1 },
+    gateway: ONE_ATTEMPT,
   });
 });
 afterAll(async () => {

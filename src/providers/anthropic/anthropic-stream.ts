@@ -18,7 +18,6 @@
  *   Anthropic ingress to write in place; other encoders leave them out.
  */
 import { setHidden } from '../../gateway/chat/hidden.js';
-import { SseDecoder } from '../../gateway/chat/sse.js';
 import type {
   AnthropicBlockEvent,
   ChatDelta,
@@ -29,7 +28,7 @@ import type {
 } from '../../gateway/chat/types.js';
 import { UpstreamError } from '../../gateway/errors.js';
 import { excerpt } from '../shared/classify-failure.js';
-import type { StreamDecoder } from '../types.js';
+import { SseDataDecoder } from '../shared/sse-data-decoder.js';
 import { ANTHROPIC_FORMAT } from './anthropic-messages.js';
 import {
   type AnthropicUsage,
@@ -40,8 +39,7 @@ import {
   toChatUsage,
 } from './anthropic-response.js';
 
-export class AnthropicStreamDecoder implements StreamDecoder {
-  private readonly sse: SseDecoder;
+export class AnthropicStreamDecoder extends SseDataDecoder {
   private readonly toolIndex = new Map<number, number>();
   private readonly toolHasArgs = new Set<number>();
   /** A tool_use block's `input` from its start, when an Anthropic-format server put it there. */
@@ -67,28 +65,13 @@ export class AnthropicStreamDecoder implements StreamDecoder {
   /** message_stop came (`ended` is also set by an error event). */
   private stopped = false;
 
-  /** @param maxEventBytes the largest single event; see `SseDecoder`. */
-  constructor(maxEventBytes?: number) {
-    this.sse = new SseDecoder(maxEventBytes);
-  }
-
-  push(chunk: string | Uint8Array): ChatStreamEvent[] {
-    const out: ChatStreamEvent[] = [];
-    for (const ev of this.sse.push(chunk)) this.handle(ev.data, out);
-    return out;
-  }
-
-  end(): ChatStreamEvent[] {
-    const out: ChatStreamEvent[] = [];
-    for (const ev of this.sse.end()) this.handle(ev.data, out);
-    if (!this.ended) {
-      this.ended = true;
-      out.push({
-        type: 'error',
-        error: new UpstreamError('connection', 'upstream stream ended before message_stop'),
-      });
-    }
-    return out;
+  protected bodyEnded(out: ChatStreamEvent[]): void {
+    if (this.ended) return;
+    this.ended = true;
+    out.push({
+      type: 'error',
+      error: new UpstreamError('connection', 'upstream stream ended before message_stop'),
+    });
   }
 
   private delta(out: ChatStreamEvent[], delta: ChatDelta): void {
@@ -103,7 +86,7 @@ export class AnthropicStreamDecoder implements StreamDecoder {
     this.delta(out, setHidden({}, 'anthropic_event', ev));
   }
 
-  private handle(data: string, out: ChatStreamEvent[]): void {
+  protected handle(data: string, out: ChatStreamEvent[]): void {
     if (this.ended) return;
     let ev: any;
     try {

@@ -10,11 +10,10 @@
  * - A finishReason emits the finish delta at once; a stream that ends without one is an error.
  * - A prompt blocked by safety (promptFeedback.blockReason, no candidates) -> content_filter error.
  */
-import { SseDecoder } from '../../gateway/chat/sse.js';
 import type { ChatDeltaChoice, ChatStreamEvent, ReportedUsage } from '../../gateway/chat/types.js';
 import { UpstreamError } from '../../gateway/errors.js';
 import { excerpt } from '../shared/classify-failure.js';
-import type { StreamDecoder } from '../types.js';
+import { SseDataDecoder } from '../shared/sse-data-decoder.js';
 import {
   classifyGeminiError,
   convertParts,
@@ -25,8 +24,7 @@ import {
   toChatUsage,
 } from './gemini-response.js';
 
-export class GeminiStreamDecoder implements StreamDecoder {
-  private readonly sse: SseDecoder;
+export class GeminiStreamDecoder extends SseDataDecoder {
   private sawRole = false;
   private readonly toolCount = new Map<number, number>();
   /** Each candidate's reasoning_details indexes, over the whole stream. */
@@ -35,30 +33,16 @@ export class GeminiStreamDecoder implements StreamDecoder {
   private usage: GeminiUsage | undefined;
   private failed = false;
 
-  /** @param maxEventBytes the largest single event; see `SseDecoder`. */
-  constructor(maxEventBytes?: number) {
-    this.sse = new SseDecoder(maxEventBytes);
-  }
-
-  push(chunk: string | Uint8Array): ChatStreamEvent[] {
-    const out: ChatStreamEvent[] = [];
-    for (const ev of this.sse.push(chunk)) this.handle(ev.data, out);
-    return out;
-  }
-
-  end(): ChatStreamEvent[] {
-    const out: ChatStreamEvent[] = [];
-    for (const ev of this.sse.end()) this.handle(ev.data, out);
-    if (this.failed) return out;
+  protected bodyEnded(out: ChatStreamEvent[]): void {
+    if (this.failed) return;
     if (this.finished.size === 0) {
       out.push({
         type: 'error',
         error: new UpstreamError('connection', 'upstream stream ended without a finish reason'),
       });
-      return out;
+      return;
     }
     if (this.usage) out.push({ type: 'usage', usage: toChatUsage(this.usage) });
-    return out;
   }
 
   /**
@@ -74,7 +58,7 @@ export class GeminiStreamDecoder implements StreamDecoder {
     return !this.failed && this.finished.size > 0;
   }
 
-  private handle(data: string, out: ChatStreamEvent[]): void {
+  protected handle(data: string, out: ChatStreamEvent[]): void {
     if (this.failed) return;
     let chunk: Record<string, any>;
     try {

@@ -291,7 +291,7 @@ describe("a config file's models entry for a discovered model", () => {
     expect(found).toMatchObject({
       pricing: { prompt: '0.00000002' },
       architecture: { output_modalities: ['embeddings'] },
-      supported_parameters: ['input_type', 'encoding_format', 'dimensions'],
+      supported_parameters: ['input_type', 'truncation', 'encoding_format', 'dimensions', 'output_dimension'],
     });
     // Routing serves it on the embeddings endpoint (as a text model with a config entry it had none).
     const routed = await gw.call('GET', '/v1/models?endpoint=embeddings', { token: key });

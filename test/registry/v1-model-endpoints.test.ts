@@ -127,12 +127,19 @@ describe('GET /v1/models/{author}/{slug}/endpoints', () => {
     expect(text).not.toContain('base_url');
   });
 
-  it('lists embedding upstreams with the model parameters as they are', async () => {
+  it('lists embedding upstreams with the parameters their adapter honours', async () => {
     const body = await endpoints(`/v1/models/${EMBED}/endpoints`, onlyEmbed);
     expect(body.data.endpoints).toHaveLength(1);
     expect(body.data.endpoints[0]).toMatchObject({
       tag: 'voyage',
-      supported_parameters: ['input_type', 'encoding_format', 'dimensions'],
+      supported_parameters: [
+        'input_type',
+        'truncation',
+        'encoding_format',
+        'dimensions',
+        'output_dimension',
+        'output_dtype',
+      ],
       supports_tool_choice: { auto: false, function: false, none: false, required: false },
       status: 0,
     });

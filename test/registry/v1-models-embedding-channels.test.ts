@@ -61,7 +61,14 @@ describe('GET /v1/models for models found on embeddings-only channels', () => {
     });
     expect(found.architecture).toEqual(known.architecture);
     expect(found.supported_parameters).toEqual(known.supported_parameters);
-    expect(found.supported_parameters).toEqual(['input_type', 'encoding_format', 'dimensions']);
+    expect(found.supported_parameters).toEqual([
+      'input_type',
+      'truncation',
+      'encoding_format',
+      'dimensions',
+      'output_dimension',
+      'output_dtype',
+    ]);
     expect(found.top_provider.max_completion_tokens).toBeNull();
     const one = await gw.call('GET', `/v1/models/${JINA_NEW}`, { token: key });
     expect(one.body.architecture.output_modalities).toEqual(['embeddings']);

@@ -22,6 +22,7 @@ const adapter = (accepts: ('text' | 'image')[], fusesParts: boolean): EmbeddingA
   accepts: new Set(accepts),
   fusesParts,
   maxBatch: 10,
+  parameters: [],
   buildRequest: () => ({ method: 'POST', url: '', headers: {}, body: '' }),
   parseResponse: () => ({ vectors: [] }),
   classifyError: () => new UpstreamError('bad_request', 'x'),

@@ -52,6 +52,14 @@ export interface EmbeddingAdapter {
   /** Inputs per upstream call. */
   maxBatch: number;
   /**
+   * The request parameters this upstream honours, by the names clients send them (both
+   * endpoints' names for one setting: `dimensions` and `output_dimension`). What a model's
+   * `supported_parameters` in /v1/models lists for the channels serving it: a parameter the
+   * adapter drops (`input_type` to an OpenAI-compatible server) is not listed. `encoding_format`
+   * is the gateway's own encoding, so every adapter honours it.
+   */
+  parameters: readonly string[];
+  /**
    * Tokens one upstream call may carry in all, for the upstream model (Voyage, OpenAI), or
    * undefined for no such cap: batches are then also cut by our estimate of their tokens
    * (batch-tokens.ts), so a large valid request is not refused upstream as too big.

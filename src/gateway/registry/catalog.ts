@@ -64,7 +64,9 @@ export class Catalog {
         // Whether this channel can only embed (a disabled one serves nothing, so says nothing).
         const embeddingsOnly = channel.status === 1 ? !isChatProviderKind(channel.kind) : undefined;
         return names.map((name) => {
-          return { ...found.get(name), name, embeddingsOnly };
+          const embeddingParameters =
+            channel.status === 1 ? getEmbeddingAdapter(channel.kind, name)?.parameters : undefined;
+          return { ...found.get(name), name, embeddingsOnly, embeddingParameters };
         });
       }),
     );

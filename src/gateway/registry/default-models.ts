@@ -6,13 +6,6 @@ interface RawDefaults {
   models: Array<Omit<ModelInput, 'supported_parameters'> & { supported_parameters?: string | string[] }>;
 }
 
-/**
- * What an embedding model takes, as the data file's `embeddings` set says: given to a model an
- * embeddings-only channel serves that no entry describes, so it is listed like the described ones.
- */
-export const EMBEDDING_PARAMETERS: readonly string[] =
-  (data as unknown as RawDefaults).parameter_sets.embeddings ?? [];
-
 /** The maintained data file, parsed once; `supported_parameters` may name a shared set. */
 export function defaultModels(): ModelInfo[] {
   const raw = data as unknown as RawDefaults;

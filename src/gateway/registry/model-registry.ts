@@ -1,8 +1,8 @@
 import type { ListedModel } from '../../providers/types.js';
-import { EMBEDDING_PARAMETERS } from './default-models.js';
 import {
   blankModel,
   defaultUpstreamName,
+  isEmbeddingModel,
   MAX_PRICE_USD,
   type ModelInfo,
   type ModelInput,
@@ -28,6 +28,11 @@ export interface ListedName extends ListedModel {
    * channel that chats, absent from a disabled one (it serves nothing).
    */
   embeddingsOnly?: boolean;
+  /**
+   * What the channel's embedding adapter honours of a request (an enabled channel with one,
+   * absent otherwise): an embedding model's `supported_parameters` is what its channels take.
+   */
+  embeddingParameters?: readonly string[];
 }
 
 /**
@@ -166,6 +171,8 @@ interface Facts {
   inputModalities?: string[];
   outputModalities?: string[];
   supportedParameters?: string[];
+  /** What the enabled channels' embedding adapters honour, all together. */
+  embeddingParameters?: string[];
   /** Normalized decimal strings (model-info.ts normalizePrice). */
   pricing?: Record<string, string>;
   embeds: boolean;
@@ -198,6 +205,7 @@ function gatherFacts(listed: ListedName[], owner: (name: string) => string | und
     f.inputModalities = union(f.inputModalities, l.inputModalities);
     f.outputModalities = union(f.outputModalities, l.outputModalities);
     f.supportedParameters = union(f.supportedParameters, l.supportedParameters);
+    f.embeddingParameters = union(f.embeddingParameters, l.embeddingParameters as string[] | undefined);
     f.pricing = dearest(f.pricing, l.pricing);
     if (l.embeddingsOnly === true) f.embeds = true;
     else if (l.embeddingsOnly === false) f.chats = true;
@@ -210,7 +218,7 @@ function largest(a: number | undefined, b: number | undefined): number | undefin
   return b && !(a && a >= b) ? b : a;
 }
 
-function union(a: string[] | undefined, b: string[] | undefined): string[] | undefined {
+function union(a: string[] | undefined, b: readonly string[] | undefined): string[] | undefined {
   if (!Array.isArray(b) || b.length === 0) return a;
   return a ? [...new Set([...a, ...b])] : [...b];
 }
@@ -247,6 +255,10 @@ function dearest(
  * registry's embedding models are (`/v1/models?output_modalities=embeddings` lists it); one a
  * chat-capable channel also serves may be either, and the listing (or the lower layers, or
  * text) stands.
+ *
+ * An embedding model's parameters are what its channels' embedding adapters honour, all of them
+ * together (the file cannot know that a Voyage model is served through an OpenAI-compatible proxy,
+ * whose adapter drops `input_type`).
  */
 function factsInput(id: string, f: Facts, file?: ModelInfo): ModelInput {
   const input: ModelInput = { id };
@@ -258,9 +270,9 @@ function factsInput(id: string, f: Facts, file?: ModelInfo): ModelInput {
   if (f.inputModalities) input.input_modalities = f.inputModalities;
   if (f.outputModalities) input.output_modalities = f.outputModalities;
   if (f.supportedParameters) input.supported_parameters = f.supportedParameters;
-  if (f.embeds && !f.chats) {
-    input.output_modalities = ['embeddings'];
-    input.supported_parameters = [...EMBEDDING_PARAMETERS];
-  }
+  const embeds = f.embeds && !f.chats;
+  if (embeds) input.output_modalities = ['embeddings'];
+  if ((embeds || (file && isEmbeddingModel(file))) && f.embeddingParameters)
+    input.supported_parameters = f.embeddingParameters;
   return input;
 }

@@ -3,6 +3,7 @@ import { toRouteTarget } from '../../gateway/completions/chat-wiring.js';
 import type { ModelInfo, Registry, Target } from '../../gateway/registry/index.js';
 import type { CircuitState, HealthTracker } from '../../gateway/routing/health.js';
 import type { RouteTarget } from '../../gateway/routing/types.js';
+import { getEmbeddingAdapter } from '../../providers/embedding-registry.js';
 import { toWireModel } from './model-wire.js';
 
 /**
@@ -53,11 +54,13 @@ function servingTargets(model: ModelInfo, registry: EndpointDeps['registry']) {
 function toWireEndpoint(model: ModelInfo, t: Target, chat: boolean, deps: EndpointDeps) {
   const route = toRouteTarget(t);
   // A chat upstream takes what its adapter sends of the model's list, the rule
-  // `provider.require_parameters` routes by; an embeddings upstream the model's list as it is.
+  // `provider.require_parameters` routes by; an embeddings upstream what its embedding adapter
+  // honours of it (an OpenAI-compatible one no input_type).
   const adapter = chat ? deps.adapterParams(t.kind, route) : undefined;
+  const embedding = chat ? undefined : getEmbeddingAdapter(t.kind, t.upstreamModel)?.parameters;
   const params = chat
     ? model.supported_parameters.filter((p) => adapter !== undefined && takes(adapter, p))
-    : [...model.supported_parameters];
+    : model.supported_parameters.filter((p) => embedding?.includes(p));
   const toolChoice = params.includes('tool_choice');
   const provider = typeof t.settings.provider === 'string' ? t.settings.provider : t.channelName;
   const healthKey = `${t.channelId}:${model.id}`;

@@ -45,6 +45,15 @@ export const cohereEmbeddingAdapter: EmbeddingAdapter = {
   accepts: new Set(['text', 'image']),
   fusesParts: true,
   maxBatch: 96,
+  // input_type as search_query/search_document, truncation as truncate END/NONE.
+  parameters: [
+    'input_type',
+    'truncation',
+    'encoding_format',
+    'dimensions',
+    'output_dimension',
+    'output_dtype',
+  ],
   dtypes: DTYPES,
   buildRequest(req, target) {
     const hasImages = req.inputs.some((parts) => parts.some((p) => p.type === 'image'));

@@ -32,6 +32,8 @@ export const jinaEmbeddingAdapter: EmbeddingAdapter = {
   fusesParts: false,
   // Jina does not document a per-call item limit; 256 keeps one call well under its body size cap.
   maxBatch: 256,
+  // input_type as task, truncation as truncate; floats only, so no output_dtype.
+  parameters: ['input_type', 'truncation', 'encoding_format', 'dimensions', 'output_dimension'],
   buildRequest(req, target) {
     const hasImages = req.inputs.some((parts) => parts.some((p) => p.type === 'image'));
     const body = {

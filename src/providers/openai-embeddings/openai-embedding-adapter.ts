@@ -27,6 +27,9 @@ export const openaiEmbeddingAdapter: EmbeddingAdapter = {
   accepts: new Set(['text', 'tokens']),
   fusesParts: false,
   maxBatch: 2048,
+  // OpenAI's fields only: input_type and truncation are not sent (OpenAI-compatible servers
+  // ignore or refuse them), and floats are all it returns.
+  parameters: ['encoding_format', 'dimensions', 'output_dimension', 'user'],
   // OpenAI's cap on the tokens of one request (embeddings.md 4); for other servers it only means
   // more calls for a very large request.
   maxBatchTokens: () => 300_000,

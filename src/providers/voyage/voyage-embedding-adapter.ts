@@ -27,6 +27,14 @@ import { imageToDataUrl } from '../../gateway/images/image-data.js';
  * numbers come back and the client's encoding is applied by our encoder.
  */
 const DTYPES: ReadonlySet<EmbeddingDtype> = new Set(['float', 'int8', 'uint8', 'binary', 'ubinary']);
+const VOYAGE_PARAMETERS = [
+  'input_type',
+  'truncation',
+  'encoding_format',
+  'dimensions',
+  'output_dimension',
+  'output_dtype',
+] as const;
 
 function commonFields(req: ResolvedEmbeddingRequest, target: EmbeddingTarget, adapter: EmbeddingAdapter) {
   const dtype = effectiveDtype(adapter, req);
@@ -83,6 +91,7 @@ export const voyageMultimodalAdapter: EmbeddingAdapter = {
   accepts: new Set(['text', 'image']),
   fusesParts: true,
   maxBatch: 1000,
+  parameters: VOYAGE_PARAMETERS,
   maxBatchTokens: () => MULTIMODAL_BATCH_TOKENS,
   // Voyage bills an image of fewer pixels as 50,000 and one of more as 2,000,000 (it downsamples
   // it): its client config, embeddings.md 1.4.
@@ -114,6 +123,7 @@ export const voyageTextAdapter: EmbeddingAdapter = {
   accepts: new Set(['text']),
   fusesParts: false,
   maxBatch: 1000,
+  parameters: VOYAGE_PARAMETERS,
   maxBatchTokens: (model) => TEXT_BATCH_TOKENS.get(model) ?? SMALLEST_TEXT_BATCH_TOKENS,
   dtypes: DTYPES,
   buildRequest(req, target) {

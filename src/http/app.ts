@@ -134,7 +134,13 @@ export async function buildApp(services: Services, opts: BuildOptions = {}): Pro
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: ROUTER_MAX_PARAM_LENGTH },
+    // A run of slashes is one: SDKs given a base URL that ends in a slash (`http://gw/v1/`) join
+    // their paths onto it with another (`/v1//multimodalembeddings`), and are served as without it.
+    routerOptions: {
+      ignoreTrailingSlash: true,
+      ignoreDuplicateSlashes: true,
+      maxParamLength: ROUTER_MAX_PARAM_LENGTH,
+    },
     // The router's and Node's own refusals, in the gateway's error shapes (framework-errors.ts).
     frameworkErrors:
       cors === undefined

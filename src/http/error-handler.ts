@@ -58,8 +58,11 @@ export function toGatewayError(err: unknown, request: FastifyRequest): GatewayEr
 export type Surface = 'openai' | 'voyage' | 'anthropic' | 'api';
 
 export function surfaceOf(url: string): Surface {
+  // The router reads a run of slashes as one (app.ts), so `/v1//multimodalembeddings` is that
+  // route, and its errors carry Voyage's `detail` too.
+  const clean = url.includes('//') ? url.replace(/\/{2,}/g, '/') : url;
   // `/api/v1/...` serves the same wire as `/v1/...` (the OpenRouter SDK's base path).
-  const path = url.startsWith('/api/v1/') ? url.slice(4) : url;
+  const path = clean.startsWith('/api/v1/') ? clean.slice(4) : clean;
   if (path.startsWith('/v1/')) {
     if (path.startsWith('/v1/multimodalembeddings')) return 'voyage';
     // `/v1/messages` and `/v1/messages/count_tokens` (not `/v1/messagesx`).

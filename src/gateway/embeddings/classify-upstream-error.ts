@@ -43,6 +43,10 @@ function kindFor(status: number, message: string): UpstreamErrorKind {
   if (status === 404) return 'not_found';
   if (status === 408 || status === 504) return 'timeout';
   if (status === 503 || status === 529 || status === 502) return 'overloaded';
+  // Cohere's 499 "Request Cancelled" (its errors reference: cancelled on its side, "try the request
+  // again"), as Groq and Google word theirs: not the client's bad request, since the gateway cancelled
+  // nothing (a call it aborts has no answer to read). Retried as a 5xx is, then a 502.
+  if (status === 499) return 'server_error';
   if (status >= 500) return 'server_error';
   // "unknown model" messages from every provider we speak to; the model and the complaint in one
   // clause, so "Request to model 'x' failed. Invalid input: ..." stays the client's bad request.

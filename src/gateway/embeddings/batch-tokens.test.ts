@@ -36,6 +36,23 @@ describe('inputTokenWeights', () => {
     expect(inputTokenWeights(req, { cap, minImagePixels: 50_000 }, estimate)).toHaveLength(3);
   });
 
+  it('a truncated request is cut by its text as sent, not by what the quota hold counts', () => {
+    const long = resolvedRequest([
+      [{ type: 'text', text: 'lorem ipsum '.repeat(200) }],
+      [{ type: 'text', text: 'x' }],
+    ]);
+    const estimate = estimateEmbeddingUsage(long, { maxInputTokens: 10 });
+    // The hold: the long input at the model's 10 tokens, the short one as it is.
+    expect(estimate.textTokens).toBe(11);
+    expect(estimate.uncutTextTokens).toBeGreaterThan(300);
+    // A per-call cap the held figure fits but the text as sent does not: counted input by input.
+    expect(inputTokenWeights(long, { cap: 100 }, estimate)).toHaveLength(2);
+    // truncation off: the whole text is held.
+    const whole = estimateEmbeddingUsage({ ...long, truncation: false }, { maxInputTokens: 10 });
+    expect(whole.textTokens).toBe(estimate.uncutTextTokens);
+    expect(whole.uncutTextTokens).toBeUndefined();
+  });
+
   it('counts an image over the upstream maximum as the maximum (Voyage downsamples it)', () => {
     const photos = resolvedRequest([[image(4000, 3000)], [image(4000, 3000)], [image(500, 500)]]);
     const voyage = { minImagePixels: 50_000, maxImagePixels: 2_000_000 };

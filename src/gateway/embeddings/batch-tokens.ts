@@ -35,7 +35,7 @@ export function inputTokenWeights(
   if (estimate) {
     // The estimate's text, and its images counted again under this upstream's rule (whatever
     // rule the estimate was made with).
-    const bound = estimate.textTokens + billedImages(req, rule).tokens;
+    const bound = (estimate.uncutTextTokens ?? estimate.textTokens) + billedImages(req, rule).tokens;
     if (bound * TOKEN_HEADROOM <= rule.cap) return undefined;
   }
   const texts: string[] = [];

@@ -53,6 +53,12 @@ export interface UpstreamEmbeddingUsage {
 
 export interface EmbeddingUsage {
   textTokens: number;
+  /**
+   * The text tokens before the upstream truncates, when `textTokens` counts truncated inputs at
+   * the model's context length (an estimate only): the token-cap batching reads these, since an
+   * upstream may count its per-call cap on the text as sent.
+   */
+  uncutTextTokens?: number;
   imagePixels: number;
   videoPixels: number;
   totalTokens: number;

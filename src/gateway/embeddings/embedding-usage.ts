@@ -1,4 +1,4 @@
-import { type SampleOptions, sampledTokens } from '../chat/tokens.js';
+import { type SampleOptions, sampledTokens, sampledTokensBySlot } from '../chat/tokens.js';
 import type {
   EmbeddingUsage,
   ResolvedEmbeddingRequest,
@@ -53,12 +53,30 @@ export function billedImages(req: ResolvedEmbeddingRequest, rule?: ImagePixelRul
  * (Voyage, Cohere, Jina each have theirs); upstream counts replace it. The text is counted
  * exactly up to TOKENIZE_BUDGET_CHARS and sampled beyond (chat/tokens.ts `sampledTokens`), so a
  * batch of megabytes does not hold the event loop for seconds.
+ *
+ * With `maxInputTokens` (the model's context length) and `truncation` on, each input's text counts
+ * at most that many tokens: the upstream cuts a longer one and bills what it read.
  */
 export function estimateEmbeddingUsage(
   req: ResolvedEmbeddingRequest,
-  o: SampleOptions = {},
+  o: SampleOptions & { maxInputTokens?: number | null } = {},
   rule?: ImagePixelRule,
 ): EmbeddingUsage {
+  const cap = req.truncation && o.maxInputTokens ? o.maxInputTokens : undefined;
+  const cut = cap === undefined ? undefined : truncatedTextTokens(req, cap, o);
+  const textTokens = cut ? cut.textTokens : textTokensOf(req, o);
+  const images = billedImages(req, rule);
+  return {
+    ...(cut && cut.uncut > cut.textTokens ? { uncutTextTokens: cut.uncut } : {}),
+    textTokens,
+    imagePixels: images.pixels,
+    videoPixels: 0,
+    totalTokens: textTokens + images.tokens,
+    estimated: true,
+  };
+}
+
+function textTokensOf(req: ResolvedEmbeddingRequest, o: SampleOptions): number {
   const texts: string[] = [];
   let given = 0; // inputs sent as token ids
   for (const input of req.inputs) {
@@ -67,15 +85,34 @@ export function estimateEmbeddingUsage(
       else if (p.type === 'tokens') given += p.tokens.length;
     }
   }
-  const textTokens = given + sampledTokens(texts, o);
-  const images = billedImages(req, rule);
-  return {
-    textTokens,
-    imagePixels: images.pixels,
-    videoPixels: 0,
-    totalTokens: textTokens + images.tokens,
-    estimated: true,
-  };
+  return given + sampledTokens(texts, o);
+}
+
+/** The text tokens input by input (one count, sampled as `sampledTokens` samples), each at most `cap`. */
+function truncatedTextTokens(
+  req: ResolvedEmbeddingRequest,
+  cap: number,
+  o: SampleOptions,
+): { textTokens: number; uncut: number } {
+  const texts: string[] = [];
+  const slotOf: number[] = [];
+  const given = new Array<number>(req.inputs.length).fill(0);
+  req.inputs.forEach((input, i) => {
+    for (const p of input) {
+      if (p.type === 'text') {
+        texts.push(p.text);
+        slotOf.push(i);
+      } else if (p.type === 'tokens') given[i]! += p.tokens.length;
+    }
+  });
+  const { tokens } = sampledTokensBySlot(texts, slotOf, req.inputs.length, o);
+  let textTokens = 0;
+  let uncut = 0;
+  for (let i = 0; i < req.inputs.length; i++) {
+    textTokens += Math.min(cap, tokens[i]! + given[i]!);
+    uncut += tokens[i]! + given[i]!;
+  }
+  return { textTokens, uncut };
 }
 
 /** `estimate` of `req` (its text counted once) with the images as `rule` bills them. */

@@ -136,7 +136,8 @@ export class EmbeddingsService {
           param: rejection.param ?? INPUTS_PARAM[ctx.endpoint],
         });
       // The text is counted once; the images as each upstream bills them (Voyage clamps pixels).
-      const estimate = estimateEmbeddingUsage(resolved);
+      // An input the upstream truncates counts at most what the model takes (docs/embeddings.md).
+      const estimate = estimateEmbeddingUsage(resolved, { maxInputTokens: model.context_length });
       const billed = new Map<EmbeddingAdapter, EmbeddingUsage>();
       if (hasImages)
         for (const { adapter } of usable)

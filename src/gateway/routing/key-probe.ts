@@ -1,7 +1,11 @@
 import type { ChatAdapter } from '../../providers/types.js';
+import { UpstreamError } from '../errors.js';
 import { fetchUpstreamModels } from '../upstream/call-chat.js';
 import type { BodyLimits } from '../upstream/upstream-client.js';
 import type { HealthTracker } from './health.js';
+
+/** A listing's answer that means there is none to ask: not found, method not allowed, not implemented. */
+const NO_LISTING: ReadonlySet<number> = new Set([404, 405, 501]);
 
 /**
  * Upstream keys that answered 401/403 are set aside one by one (HealthTracker.keyFailed). This
@@ -11,7 +15,8 @@ import type { HealthTracker } from './health.js';
  * A kind with no listing to ask (the embeddings-only Voyage, Jina and Cohere) has its keys put
  * back instead, so the next request that draws one tries it: a key still refused is set aside
  * again at the cost of one call a round, and one that works again is no longer lost until a
- * restart (it used to stay aside for good).
+ * restart (it used to stay aside for good). So has a server whose listing is missing (404, 405,
+ * 501): an OpenAI-compatible embeddings server without `/models`.
  */
 export function startKeyProbe(
   health: HealthTracker,
@@ -47,8 +52,15 @@ export function startKeyProbe(
           );
           health.keyRestored(channelId, key);
           restored++;
-        } catch {
-          // Still refused (or unreachable): stays aside until the next round.
+        } catch (err) {
+          // No listing at that address (an embeddings-only server such as text-embeddings-inference
+          // serves /v1/embeddings but no /v1/models): the answer says nothing of the key, which is
+          // given back as a kind without a listing has its keys. Refused (401/403) or unreachable:
+          // stays aside until the next round.
+          if (err instanceof UpstreamError && NO_LISTING.has(err.upstreamStatus ?? 0)) {
+            health.keyRestored(channelId, key);
+            restored++;
+          }
         }
       }
     }

@@ -44,18 +44,31 @@ export interface PublicKey {
   admin_managed: boolean;
   /** An admin disabled it: its owner cannot enable it again. */
   admin_disabled: boolean;
+  /**
+   * Its owner's quota is used up: every call is refused with a 402 naming the user, whatever
+   * `status` says (the key's own status stays 1; docs/quotas.md).
+   */
+  user_quota_exhausted: boolean;
+}
+
+/** The owner's quota columns, which `user_quota_exhausted` is read from. */
+export type OwnerSpend = Pick<UserRow, 'quota_limit_micros' | 'quota_used_micros'>;
+
+/** A used-up quota, as a key's status 4 reads it: nothing is left to reserve (docs/quotas.md). */
+export function quotaUsedUp(q: OwnerSpend): boolean {
+  return q.quota_limit_micros !== null && q.quota_used_micros >= q.quota_limit_micros;
 }
 
 /** Status as clients see it: expiry and exhaustion are derived, so they can never go stale. */
 export function effectiveStatus(k: ApiKeyRow, now = nowSeconds()): number {
   if (k.status !== KeyStatus.enabled) return k.status;
   if (k.expires_time !== null && k.expires_time <= now) return KeyStatus.expired;
-  if (k.quota_limit_micros !== null && k.quota_used_micros >= k.quota_limit_micros)
-    return KeyStatus.exhausted;
+  if (quotaUsedUp(k)) return KeyStatus.exhausted;
   return KeyStatus.enabled;
 }
 
-export const toPublicKey = (k: ApiKeyRow): PublicKey => ({
+/** `owner`: the key's user (undefined when gone, or not read: then the user's quota is not shown used up). */
+export const toPublicKey = (k: ApiKeyRow, owner?: OwnerSpend): PublicKey => ({
   id: k.id,
   user_id: k.user_id,
   name: k.name,
@@ -72,6 +85,7 @@ export const toPublicKey = (k: ApiKeyRow): PublicKey => ({
   last_used_time: k.last_used_time,
   admin_managed: k.admin_hold > Hold.none,
   admin_disabled: k.admin_hold === Hold.disabled,
+  user_quota_exhausted: owner !== undefined && quotaUsedUp(owner),
 });
 
 /** Throws 401 unless the key and its owner are enabled and the key has not expired. */
@@ -169,6 +183,19 @@ export class ApiKeyService {
       user,
       allowedModels: key.allowed_models ? (JSON.parse(key.allowed_models) as string[]) : null,
     };
+  }
+
+  /** `rows` as clients read them, each with its owner's quota (one query for the owners). */
+  async publicKeys(rows: ApiKeyRow[]): Promise<PublicKey[]> {
+    const owners = new Map(
+      (await this.users.spendOf([...new Set(rows.map((k) => k.user_id))])).map((u) => [u.id, u]),
+    );
+    return rows.map((k) => toPublicKey(k, owners.get(k.user_id)));
+  }
+
+  /** `publicKeys` of one key. */
+  async publicKey(row: ApiKeyRow): Promise<PublicKey> {
+    return (await this.publicKeys([row]))[0]!;
   }
 
   /** Drops every cached verification and any lookup in flight (it may have read the old row). */

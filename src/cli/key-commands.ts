@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { type PublicKey, toPublicKey } from '../access/api-keys.js';
+import type { PublicKey } from '../access/api-keys.js';
 import { KeyStatus } from '../access/roles.js';
 import { CreateKey } from '../http/api/key-routes.js';
 import { checkBody } from '../http/validation.js';
@@ -85,7 +85,7 @@ export function registerKeyCommands(program: Command): void {
         const keys: PublicKey[] = [];
         for (;;) {
           const { rows, total } = await s.apiKeys.list(actor, owner?.id, keys.length, 100);
-          keys.push(...rows.map(toPublicKey));
+          keys.push(...(await s.apiKeys.publicKeys(rows)));
           if (rows.length === 0 || keys.length >= total) break;
         }
         if (keys.length === 0) {

@@ -19,6 +19,16 @@ export class UsersRepo {
     return this.d.db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
+  /** The quota columns of these users (a key list's owners); deleted ones are left out. */
+  spendOf(ids: number[]): Promise<Array<Pick<UserRow, 'id' | 'quota_limit_micros' | 'quota_used_micros'>>> {
+    if (ids.length === 0) return Promise.resolve([]);
+    return this.d.db
+      .selectFrom('users')
+      .select(['id', 'quota_limit_micros', 'quota_used_micros'])
+      .where('id', 'in', ids)
+      .execute();
+  }
+
   /**
    * The user a typed name means (sign-in, the CLI's `-u`): the one spelled exactly so, else the
    * only one whose name differs only in case (`Alice` is `alice`). Usernames that already differed

@@ -61,6 +61,8 @@ export interface ApiKey {
   admin_managed?: boolean;
   /** An admin disabled it: only an admin enables it again. */
   admin_disabled?: boolean;
+  /** Its owner's quota is used up: every call gets a 402 naming the user, whatever `status` says. */
+  user_quota_exhausted?: boolean;
 }
 
 export const CHANNEL_KINDS = [

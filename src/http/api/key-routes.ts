@@ -1,5 +1,4 @@
 import { Type } from 'typebox';
-import { toPublicKey } from '../../access/api-keys.js';
 import { Role } from '../../access/roles.js';
 import type { Services } from '../../services.js';
 import type { App } from '../app.js';
@@ -65,7 +64,7 @@ export function registerKeyRoutes(app: App, services: Services): void {
         limit,
         ids,
       );
-      return ok(rows.map(toPublicKey), total);
+      return ok(await services.apiKeys.publicKeys(rows), total);
     },
   );
 
@@ -80,7 +79,8 @@ export function registerKeyRoutes(app: App, services: Services): void {
       },
       onRequest: signedIn,
     },
-    async (request) => ok(toPublicKey(await services.apiKeys.owned(request.user!, request.params.id))),
+    async (request) =>
+      ok(await services.apiKeys.publicKey(await services.apiKeys.owned(request.user!, request.params.id))),
   );
 
   app.post(
@@ -98,7 +98,7 @@ export function registerKeyRoutes(app: App, services: Services): void {
     async (request) => {
       const { row, secret } = await services.apiKeys.create(request.user!, request.body);
       request.log.info({ actor: request.user!.id, key_id: row.id }, 'api key created');
-      return ok({ ...toPublicKey(row), key: secret });
+      return ok({ ...(await services.apiKeys.publicKey(row)), key: secret });
     },
   );
 
@@ -120,7 +120,7 @@ export function registerKeyRoutes(app: App, services: Services): void {
         { actor: request.user!.id, key_id: id, fields: Object.keys(patch) },
         'api key updated',
       );
-      return ok(toPublicKey(row));
+      return ok(await services.apiKeys.publicKey(row));
     },
   );
 

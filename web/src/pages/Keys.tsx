@@ -281,6 +281,11 @@ export function Keys() {
                 {everyone && <td>{ownerLabel(k)}</td>}
                 <td>
                   <StatusBadge status={k.status} />
+                  {k.user_quota_exhausted && k.status === 1 && (
+                    <div className="meta">
+                      {user && k.user_id === user.id ? 'Your' : "Its owner's"} quota is used up: calls get 402
+                    </div>
+                  )}
                 </td>
                 <td>
                   <Quota used={k.quota_used} limit={k.quota_limit} />

@@ -18,7 +18,10 @@ export type NamedRequestLogRow = RequestLogRow & {
 export interface LogFilter {
   userId?: number;
   keyId?: number;
+  /** Rows logged under exactly this name. */
   model?: string;
+  /** Rows logged under any of these names (a model's registry id and the names it answers to). */
+  models?: string[];
   status?: number;
   /** Unix seconds, inclusive. */
   from?: number;
@@ -127,6 +130,7 @@ export class LogsRepo {
     if (f.userId !== undefined) q = q.where('user_id', '=', f.userId);
     if (f.keyId !== undefined) q = q.where('key_id', '=', f.keyId);
     if (f.model !== undefined) q = q.where('model', '=', f.model);
+    if (f.models !== undefined) q = q.where('model', 'in', f.models);
     if (f.status !== undefined) q = q.where('status', '=', f.status);
     if (f.from !== undefined) q = q.where('created_time', '>=', f.from);
     if (f.to !== undefined) q = q.where('created_time', '<=', f.to);

@@ -60,6 +60,8 @@ export type { ModelInfo, Pricing } from './model-info.js';
 
 export interface Registry {
   resolve(modelId: string): ModelInfo | undefined;
+  /** The model's id and the plain names that resolve to it (aliases, upstream name, slug). */
+  namesOf(modelId: string): string[];
   targetsFor(modelId: string, opts: { endpoint: Endpoint }): Target[];
   /** Models some enabled channel serves (what `/v1/models` lists). */
   servableModels(): ModelInfo[];
@@ -116,6 +118,7 @@ export function createRegistry(deps: RegistryDeps): Registry {
   let refresh: DiscoveryRefresh | undefined;
   return {
     resolve: (id) => models.resolve(id),
+    namesOf: (id) => models.namesOf(id),
     targetsFor: (id, opts) => state.catalog.targetsFor(id, opts),
     servableModels: () => state.catalog.servableModels(),
     costOf,

@@ -84,6 +84,16 @@ export class ModelRegistry {
     return this.entries.get(idOrName) ?? this.lookupName(idOrName, true);
   }
 
+  /**
+   * `id` and every plain name that resolves to it (aliases, its upstream name, its id's slug):
+   * what a request for that model may have said.
+   */
+  namesOf(id: string): string[] {
+    const out = [id];
+    for (const [name, m] of this.unique) if (m.id === id) out.push(name);
+    return out;
+  }
+
   /** Exact id only. */
   get(id: string): ModelInfo | undefined {
     return this.entries.get(id) ?? this.discovered.get(id);

@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { Role } from '../../access/roles.js';
 import { badRequest, forbidden } from '../../gateway/errors.js';
+import type { Registry } from '../../gateway/registry/index.js';
 import type { Services } from '../../services.js';
 import type { LogFilter, NamedRequestLogRow, RequestLogRow } from '../../store/logs-repo.js';
 import type { App } from '../app.js';
@@ -80,8 +81,21 @@ export const toPublicLog = (r: RequestLogRow): PublicLog => ({
   attempts: r.attempts ? (JSON.parse(r.attempts) as unknown[]) : null,
 });
 
+/**
+ * The names a `model` filter finds rows under: a success is logged under the registry id, a
+ * refusal before routing under the name the client sent (an alias, a plain name), so a name that
+ * resolves to a model finds both, by every name of that model. Any other name is matched as is
+ * (an unknown model's 404 rows, a model removed since).
+ */
+function modelNames(registry: Pick<Registry, 'resolve' | 'namesOf'>, name: string | undefined) {
+  if (name === undefined) return undefined;
+  const m = registry.resolve(name);
+  return m ? [...new Set([name, ...registry.namesOf(m.id)])] : [name];
+}
+
 /** Admins see every user's logs (and may filter by user_id); a user sees only their own. */
 function visibleFilter(
+  registry: Pick<Registry, 'resolve' | 'namesOf'>,
   request: FastifyRequest,
   q: { user_id?: number; from?: number; to?: number; model?: string; key_id?: number; status?: number },
 ): LogFilter {
@@ -93,7 +107,8 @@ function visibleFilter(
     if (userId !== undefined && userId !== user.id) throw forbidden("only admins can read other users' logs");
     userId = user.id;
   }
-  return { userId, keyId: q.key_id, model: q.model, status: q.status, from: q.from, to: q.to };
+  const models = modelNames(registry, q.model);
+  return { userId, keyId: q.key_id, models, status: q.status, from: q.from, to: q.to };
 }
 
 const OWN_LOGS = "Your own requests; admins see every user's (user_id narrows to one).";
@@ -116,7 +131,7 @@ export function registerLogRoutes(app: App, services: Services): void {
     async (request) => {
       const { offset, limit } = paging(request.query);
       const { rows, total } = await services.repos.logs.list(
-        visibleFilter(request, request.query),
+        visibleFilter(services.registry, request, request.query),
         offset,
         limit,
       );
@@ -138,7 +153,7 @@ export function registerLogRoutes(app: App, services: Services): void {
     async (request) => {
       const rows = await services.repos.logs.stats(
         request.query.group ?? 'day',
-        visibleFilter(request, request.query),
+        visibleFilter(services.registry, request, request.query),
       );
       return ok(
         rows.map(({ cost_micros, ...r }) => ({ ...r, cost: cost_micros / 1e6 })),

@@ -214,6 +214,11 @@ export class ApiKeyService {
       checkManages(actor, owner.role);
     } else if (input.admin_managed === true)
       throw forbidden("admin_managed: set by an admin, on another user's key", 'admin_managed');
+    // A user whose keys an admin manages gets new ones from an admin: a key of their own would
+    // carry none of the limits the admin set (docs/architecture.md); a root answers to no one.
+    // Read afresh: the signed-in user's row may be a second old, and the mark just set.
+    else if (actor.role < Role.root && (await this.users.byId(actor.id))?.keys_admin_managed === 1)
+      throw forbidden('an admin manages your API keys; ask one for a new key');
     const now = nowSeconds();
     notExpired(input.expires_time, now);
     const { secret, hash, prefix } = newApiKey();
@@ -243,6 +248,7 @@ export class ApiKeyService {
             throw isForeignKeyViolation(err) ? notFound(`user ${ownerId} not found`) : err;
           },
     );
+    if (row.admin_hold > Hold.none) await this.users.markKeysAdminManaged(ownerId);
     return { row, secret };
   }
 
@@ -291,6 +297,8 @@ export class ApiKeyService {
       const row = await this.keys.updateIf(id, this.patch(actor, key, input), heldColumns(key));
       if (row) {
         this.forget();
+        if (row.user_id !== actor.id && row.admin_hold > Hold.none)
+          await this.users.markKeysAdminManaged(row.user_id);
         return row;
       }
       if (attempt >= 3) throw conflict(`API key ${id} is being changed by someone else; try again`);

@@ -25,6 +25,7 @@ export interface UserPatch {
   status?: number;
   default_model?: string;
   quota_limit?: number | null;
+  keys_admin_managed?: boolean;
 }
 
 const VALID_ROLES = new Set<number>([Role.user, Role.admin, Role.root]);
@@ -102,6 +103,7 @@ export class UserService extends UserSessions {
         status: input.status ?? Status.enabled,
         default_model: input.default_model === undefined ? '' : normalizeDefaultModel(input.default_model),
         quota_limit_micros: toMicros(input.quota_limit),
+        keys_admin_managed: input.keys_admin_managed ? 1 : 0,
         created_time: now,
         updated_time: now,
       });
@@ -129,6 +131,9 @@ export class UserService extends UserSessions {
         status: patch.status !== undefined && patch.status !== target.status,
         quota_limit:
           patch.quota_limit !== undefined && toMicros(patch.quota_limit) !== target.quota_limit_micros,
+        keys_admin_managed:
+          patch.keys_admin_managed !== undefined &&
+          patch.keys_admin_managed !== (target.keys_admin_managed === 1),
       };
       for (const [field, yes] of Object.entries(changed))
         if (yes) throw forbidden(`${field}: your own is changed by a user above you`, field);
@@ -166,7 +171,7 @@ export class UserService extends UserSessions {
       if (!(await verifyPassword(patch.current_password, user.password_hash)))
         throw badRequest('current_password: does not match', 'current_password');
     }
-    const { role: _r, status: _s, quota_limit: _q, username: _u, ...own } = patch;
+    const { role: _r, status: _s, quota_limit: _q, username: _u, keys_admin_managed: _k, ...own } = patch;
     return this.applyPatch(user, own, { keepSession: session });
   }
 
@@ -209,6 +214,7 @@ export class UserService extends UserSessions {
       set.default_model = normalizeDefaultModel(patch.default_model);
     for (const k of ['role', 'status'] as const) if (patch[k] !== undefined) set[k] = patch[k];
     if (patch.quota_limit !== undefined) set.quota_limit_micros = toMicros(patch.quota_limit);
+    if (patch.keys_admin_managed !== undefined) set.keys_admin_managed = patch.keys_admin_managed ? 1 : 0;
     let updated: UserRow | undefined | 'last-root' | 'outranked';
     try {
       updated = losesRoot

@@ -82,11 +82,11 @@ describe('dropCaches', () => {
     h('profile');
     expect(calls).toEqual(['users', 'users', 'keys']);
     h('key-added');
-    expect(calls).toEqual(['users', 'users', 'keys', 'keys']);
+    expect(calls).toEqual(['users', 'users', 'keys', 'keys', 'users']);
     calls.length = 0;
     h('keys');
     h('users');
-    expect(calls).toEqual(['keys', 'credit', 'users', 'keys', 'credit']);
+    expect(calls).toEqual(['keys', 'users', 'credit', 'users', 'keys', 'credit']);
   });
 
   it('passes the scope of a change to the ledger', () => {

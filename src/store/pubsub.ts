@@ -283,13 +283,19 @@ export function dropCaches(caches: {
   return (topic, scope) => {
     if (topic === 'keys') {
       caches.apiKeys.invalidate();
+      // An admin's write of a member's key marks the member's keys as the admin's to manage
+      // (users.keys_admin_managed), which their signed-in row carries.
+      caches.users.invalidate();
       caches.quota?.dropCredit(scope);
     } else if (topic === 'users') {
       // A verified key carries its owner: a disabled user must stop their keys too.
       caches.users.invalidate();
       caches.apiKeys.invalidate();
       caches.quota?.dropCredit(scope);
-    } else if (topic === 'key-added') caches.apiKeys.invalidate();
+    } else if (topic === 'key-added') {
+      caches.apiKeys.invalidate();
+      caches.users.invalidate(); // as for 'keys': an admin's new key for a member marks them
+    }
     else if (topic === 'profile') {
       caches.users.invalidate();
       caches.apiKeys.invalidate();

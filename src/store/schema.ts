@@ -17,6 +17,8 @@ export interface UsersTable {
   quota_used_micros: Generated<number>;
   created_time: number;
   updated_time: number;
+  /** 1: an admin manages the user's API keys, so new ones come from an admin (migration 0011). */
+  keys_admin_managed: Generated<number>;
   /**
    * 0, or the user's own id for a user whose username already differed only in case from an
    * older user's when migration 0005 ran: the unique index on `(lower(username), case_duplicate)`

@@ -138,6 +138,12 @@ describe('a key an admin set limits on for another user', () => {
 
 describe('keys no admin holds', () => {
   it("are their owner's to loosen: a user's own key, and an admin's own", async () => {
+    // The keys above made bob's keys an admin's to manage (user-key-hold.test.ts): handed back.
+    const back = await gw.call('PUT', '/api/user', {
+      cookie: admin,
+      body: { id: bobId, keys_admin_managed: false },
+    });
+    expect(back.status).toBe(200);
     const mine = await keyFor(bob, { quota_limit: 1, rpm_limit: 5, allowed_models: ['fake-model'] });
     expect(mine.data.admin_managed).toBe(false);
     const loose = await env.put(bob, mine.id, { quota_limit: null, rpm_limit: null, allowed_models: null });
@@ -150,6 +156,8 @@ describe('keys no admin holds', () => {
     expect(
       (await gw.call('POST', '/api/key', { cookie: bob, body: { name: 'x', admin_managed: true } })).status,
     ).toBe(403);
+    // That hold marked bob's keys the admin's again: handed back, he makes another of his own.
+    await gw.call('PUT', '/api/user', { cookie: admin, body: { id: bobId, keys_admin_managed: false } });
     const other = await keyFor(bob, {});
     expect((await env.put(bob, other.id, { admin_managed: true })).status).toBe(403);
     expect((await env.put(bob, other.id, { admin_managed: false })).status).toBe(200);

@@ -112,7 +112,7 @@ describe('ChannelsRepo listing outcome', () => {
     }).migrateToLatest();
     if (r.error) throw r.error;
     const old = await new ChannelsRepo(d).insert(channel('old'));
-    expect(await migrateToLatest(d)).toEqual(['0010-channel-listing-outcome']);
+    expect((await migrateToLatest(d))[0]).toBe('0010-channel-listing-outcome');
     const repo = new ChannelsRepo(d);
     expect(await repo.byId(old.id)).toMatchObject({
       name: 'old',

@@ -28,6 +28,8 @@ const UserFields = {
   status: Type.Optional(Type.Integer({ minimum: 1, maximum: 2 })),
   default_model: Type.Optional(Type.String({ maxLength: 255 })),
   quota_limit: Type.Optional(Nullable(Type.Number({ minimum: 0 }))),
+  // An admin manages the user's API keys: new ones come from an admin (docs/architecture.md).
+  keys_admin_managed: Type.Optional(Type.Boolean()),
 };
 
 const SelfPatch = Type.Object(

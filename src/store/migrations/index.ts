@@ -10,6 +10,7 @@ import { keyAdminHold } from './0007-key-admin-hold.js';
 import { searchFold } from './0008-search-fold.js';
 import { channelListings } from './0009-channel-listings.js';
 import { channelListingOutcome } from './0010-channel-listing-outcome.js';
+import { userKeyHold } from './0011-user-key-hold.js';
 
 /**
  * Numbered migrations, applied in order and never edited once released: add a new file
@@ -27,5 +28,6 @@ export function migrationsFor(dialect: Dialect): Record<string, Migration> {
     '0008-search-fold': searchFold(dialect),
     '0009-channel-listings': channelListings(dialect),
     '0010-channel-listing-outcome': channelListingOutcome(),
+    '0011-user-key-hold': userKeyHold(),
   };
 }

@@ -295,8 +295,7 @@ export function dropCaches(caches: {
     } else if (topic === 'key-added') {
       caches.apiKeys.invalidate();
       caches.users.invalidate(); // as for 'keys': an admin's new key for a member marks them
-    }
-    else if (topic === 'profile') {
+    } else if (topic === 'profile') {
       caches.users.invalidate();
       caches.apiKeys.invalidate();
     } else if (topic === 'credentials') caches.users.invalidate();

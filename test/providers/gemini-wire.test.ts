@@ -301,6 +301,37 @@ describe('Gemini errors', () => {
   });
 });
 
+describe('Gemini 499 CANCELLED', () => {
+  it("is the upstream's failure (retried, then a 502), not a 400 blaming the request, streamed or not", async () => {
+    // Gemini's api-errors table: 499 CANCELLED, "the request was cancelled by the server". The
+    // gateway cancelled nothing (a call it aborts has no answer to read), as for embeddings.
+    const cancelled: FakeAnswer = {
+      status: 499,
+      json: { error: { code: 499, message: 'The operation was cancelled.', status: 'CANCELLED' } },
+    };
+    for (const stream of [false, true]) {
+      up.on('POST /v1beta/models/gemini-2.5-flash:generateContent', cancelled);
+      up.on('POST /v1beta/models/gemini-2.5-flash:streamGenerateContent', cancelled);
+      const call = stream
+        ? openChatStream(geminiAdapter, q, target('gemini-2.5-flash'), { client })
+        : completeChat(geminiAdapter, q, target('gemini-2.5-flash'), { client });
+      const err = await call.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(UpstreamError);
+      const e = err as UpstreamError;
+      expect(e.kind).toBe('server_error');
+      expect(e.retryable).toBe(true);
+      expect(e.fallbackable).toBe(true);
+      expect(e.upstreamStatus).toBe(499);
+      const g = upstreamToGateway(e);
+      expect(g.status).toBe(502);
+      expect(g.message).toContain('The operation was cancelled.');
+    }
+  });
+});
+
 describe('Gemini stop sequences', () => {
   it('an empty `stop: []` is left out (Gemini refuses an empty stopSequences); a non-empty one is sent', async () => {
     up.on('POST /v1beta/models/gemini-2.5-flash:generateContent', (req) => {

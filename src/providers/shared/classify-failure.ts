@@ -82,7 +82,10 @@ export function classifyFailure(
     kind = 'overloaded';
   } else if (status === 408 || status === 504 || says('timeout_error', 'deadline_exceeded')) {
     kind = 'timeout';
-  } else if (status >= 500 || says('api_error', 'internal', 'server_error')) {
+  } else if (status >= 500 || status === 499 || says('api_error', 'internal', 'server_error')) {
+    // 499 is Google's CANCELLED ("cancelled by the server"), as Cohere and Groq word theirs: the
+    // gateway cancelled nothing (a call it aborts has no answer to read), so it is the upstream's
+    // failure, retried and then a 502, as the embeddings side classifies it; not a 400.
     kind = 'server_error';
   } else if (
     status === 401 ||

@@ -111,7 +111,11 @@ describe('voyage', () => {
   });
 
   it('text: /v1/embeddings with Voyage options, output_dtype forwarded', async () => {
-    fake = await startFakeUpstream(() => ({ body: fixture('voyage', 'text-response.json') }));
+    // Voyage's answer in the dtype asked: whole numbers in -128..127 (floats would be refused).
+    const int8 = fixture('voyage', 'text-response.json');
+    int8.data[0].embedding = [25, 50, -75];
+    int8.data[1].embedding = [127, -128, 3];
+    fake = await startFakeUpstream(() => ({ body: int8 }));
     const req = { ...texts, dimensions: 512, dtype: 'int8' as const };
     const out = await embedWithAdapter(voyageTextAdapter, req, target(fake.baseUrl, 'voyage-3.5'), send);
     expect(fake.requests[0].url).toBe('/v1/embeddings');
@@ -124,6 +128,10 @@ describe('voyage', () => {
       output_dtype: 'int8',
     });
     expect(out.usage).toEqual({ textTokens: 12, totalTokens: 12 });
+    expect(out.vectors).toEqual([
+      [25, 50, -75],
+      [127, -128, 3],
+    ]);
     expect(out.dtype).toBe('int8');
   });
 

@@ -180,7 +180,10 @@ function parseOrBadResponse(
   batch: ResolvedEmbeddingRequest,
 ) {
   try {
-    return adapter.parseResponse(status, body, batch);
+    const parsed = adapter.parseResponse(status, body, batch);
+    const dtype = effectiveDtype(adapter, batch);
+    if (dtype !== 'float') checkQuantized(adapter.kind, parsed.vectors, dtype);
+    return parsed;
   } catch (cause) {
     if (cause instanceof UpstreamError) {
       if (cause.upstreamStatus !== undefined) throw cause;
@@ -194,6 +197,34 @@ function parseOrBadResponse(
       upstreamStatus: status,
       cause,
     });
+  }
+}
+
+/** The whole numbers each quantized dtype's values lie in (binary packs bits into int8, ubinary into uint8). */
+const QUANTIZED_RANGE: Record<Exclude<EmbeddingDtype, 'float'>, readonly [number, number]> = {
+  int8: [-128, 127],
+  binary: [-128, 127],
+  uint8: [0, 255],
+  ubinary: [0, 255],
+};
+
+/**
+ * An upstream that ignored a quantized `output_dtype` and answered floats (or values outside the
+ * dtype) gave a malformed answer: passed on labelled int8, base64 would cut it to bytes that
+ * decode as garbage. Not converted (Voyage's and Cohere's quantization are their own, calibrated
+ * per model): refused, so the next upstream is tried and a 502 comes when none answers in it.
+ */
+function checkQuantized(kind: string, vectors: readonly number[][], dtype: Exclude<EmbeddingDtype, 'float'>) {
+  const [lo, hi] = QUANTIZED_RANGE[dtype];
+  for (let i = 0; i < vectors.length; i++) {
+    for (const x of vectors[i]!) {
+      if (!Number.isInteger(x) || x < lo || x > hi) {
+        throw new UpstreamError(
+          'bad_response',
+          `${kind} answered output_dtype "${dtype}" with a value outside it (vector ${i}: ${x})`,
+        );
+      }
+    }
   }
 }
 

@@ -57,10 +57,7 @@ beforeAll(async () => {
   });
   g = await startEmbeddingGateway(
     {
-      channels: [
-        channel('bad', bad, [MODEL, 'acme/only-bad'], 10),
-        channel('good', good, [MODEL], 0),
-      ],
+      channels: [channel('bad', bad, [MODEL, 'acme/only-bad'], 10), channel('good', good, [MODEL], 0)],
       models: [embeddingModel(MODEL), embeddingModel('acme/only-bad')],
     },
     () => [bad, good],

@@ -386,3 +386,43 @@ describe("OpenRouter's non-streamed answer from a provider that failed part-way"
     );
   });
 });
+
+describe("Groq's stream usage under x_groq", () => {
+  // Groq's streamed answers carry the usage on the last chunk under `x_groq.usage` (with its
+  // timings beside the counts), not as a top-level `usage` (providers.md §7, Portkey #1072).
+  const groqUsage = {
+    queue_time: 0.02,
+    prompt_tokens: 24,
+    prompt_time: 0.001,
+    completion_tokens: 7,
+    completion_time: 0.01,
+    total_tokens: 31,
+    total_time: 0.011,
+  };
+  const last = {
+    id: 'chatcmpl-g',
+    object: 'chat.completion.chunk',
+    choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }],
+    x_groq: { id: 'req_01', usage: groqUsage },
+  };
+  const first = { choices: [{ index: 0, delta: { role: 'assistant', content: 'Hi' }, finish_reason: null }] };
+
+  it('is the usage when no top-level usage came', () => {
+    const evs = decode(data(first), data(last), data('[DONE]'));
+    expect(evs.map(kindOf)).toEqual(['delta', 'delta', 'usage']);
+    const u = evs.find((e) => e.type === 'usage');
+    expect(u?.type === 'usage' && u.usage).toMatchObject({
+      prompt_tokens: 24,
+      completion_tokens: 7,
+      total_tokens: 31,
+    });
+  });
+
+  it('a top-level usage wins over it, and a chunk of x_groq without usage adds none', () => {
+    const usage = { prompt_tokens: 25, completion_tokens: 8, total_tokens: 33 };
+    const both = decode(data(first), data({ ...last, usage }), data('[DONE]'));
+    expect(both.filter((e) => e.type === 'usage').map((e) => e.type === 'usage' && e.usage)).toEqual([usage]);
+    const bare = decode(data({ ...first, x_groq: { id: 'req_01' } }), data('[DONE]'));
+    expect(bare.map(kindOf)).toEqual(['delta']);
+  });
+});

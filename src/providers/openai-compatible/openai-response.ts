@@ -434,7 +434,10 @@ export class OpenAiStreamDecoder implements StreamDecoder {
       out.push({ type: 'error', error: streamError(chunk) });
       return;
     }
-    if (chunk.usage)
-      out.push({ type: 'usage', usage: withReasoningEstimate(chunk.usage, [this.thoughts.join('')]) });
+    // Groq puts a stream's usage on its last chunk under `x_groq.usage`, not at the top level;
+    // without it the answer was counted locally although Groq had counted it.
+    const usage = chunk.usage ?? chunk.x_groq?.usage;
+    if (usage && typeof usage === 'object')
+      out.push({ type: 'usage', usage: withReasoningEstimate(usage, [this.thoughts.join('')]) });
   }
 }

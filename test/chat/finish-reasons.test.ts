@@ -59,6 +59,20 @@ beforeAll(async () => {
   const openai = (req: any) => {
     const s = lastText(req.json);
     const stream = req.json.stream === true;
+    // Servers' own finish reasons: text-generation-inference's `eos_token` and `stop_sequence`,
+    // Mistral's `model_length`, an Anthropic-style proxy's `end_turn`, `max_tokens` and `tool_use`.
+    const own = /^own:(.+)$/.exec(s)?.[1];
+    if (own) {
+      if (stream)
+        return {
+          sse: sseSteps(
+            fixture('openai/chat-stream.sse').replace('"finish_reason":"stop"', `"finish_reason":"${own}"`),
+          ),
+        };
+      const body = fixtureJson('openai/chat.json');
+      body.choices[0].finish_reason = own;
+      return { json: body };
+    }
     const name =
       s === 'openrouter' ? 'openrouter-stop-sequence' : s === 'vllm' ? 'vllm-stop-sequence' : 'chat';
     return stream
@@ -96,6 +110,12 @@ const CASES: Array<[string, string, string, string]> = [
   ['acme/gpt', 'hello', 'stop', 'stop'],
   ['acme/gpt', 'openrouter', 'stop', 'stop_sequence'],
   ['acme/gpt', 'vllm', 'stop', 'stop'],
+  ['acme/gpt', 'own:eos_token', 'stop', 'eos_token'],
+  ['acme/gpt', 'own:stop_sequence', 'stop', 'stop_sequence'],
+  ['acme/gpt', 'own:end_turn', 'stop', 'end_turn'],
+  ['acme/gpt', 'own:model_length', 'length', 'model_length'],
+  ['acme/gpt', 'own:max_tokens', 'length', 'max_tokens'],
+  ['acme/gpt', 'own:tool_use', 'tool_calls', 'tool_use'],
 ];
 
 describe('/v1/chat/completions: native_finish_reason', () => {

@@ -28,6 +28,7 @@ import type {
   ChatResult,
   ChatStreamEvent,
   ChatUsage,
+  FinishReason,
 } from '../../gateway/chat/types.js';
 import { isCount } from '../../gateway/chat/usage-counts.js';
 import { UpstreamError } from '../../gateway/errors.js';
@@ -178,8 +179,26 @@ export function parseOpenAiResponse(status: number, body: string, headers: Upstr
  * string is the stop sequence that matched (an integer one is a stop token id, and null a
  * natural end).
  */
+/**
+ * Servers' own finish reasons, as OpenRouter normalises them (the raw value stays in
+ * `native_finish_reason`): text-generation-inference's `eos_token` and `stop_sequence`, Mistral's
+ * `model_length`, and an Anthropic-style proxy's `end_turn`, `max_tokens` and `tool_use`. Others
+ * pass on as they are (OpenRouter: "some models may add others"). A null prototype, so a value
+ * named like an Object property (`constructor`) finds nothing.
+ */
+const OWN_FINISH_REASONS: Record<string, FinishReason | undefined> = Object.assign(Object.create(null), {
+  eos_token: 'stop',
+  stop_sequence: 'stop',
+  end_turn: 'stop',
+  model_length: 'length',
+  max_tokens: 'length',
+  tool_use: 'tool_calls',
+});
+
 function finishDetails(c: ChatChoice | ChatDeltaChoice): void {
   if (c.native_finish_reason === undefined) c.native_finish_reason = c.finish_reason;
+  const normal = OWN_FINISH_REASONS[c.finish_reason as string];
+  if (normal !== undefined) c.finish_reason = normal;
   if (c.finish_reason === 'stop' && typeof c.stop_reason === 'string' && c.stop_reason !== '')
     setHidden(c, 'stop_sequence', c.stop_reason);
 }

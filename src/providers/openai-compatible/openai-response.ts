@@ -197,8 +197,10 @@ const OWN_FINISH_REASONS: Record<string, FinishReason | undefined> = Object.assi
 
 function finishDetails(c: ChatChoice | ChatDeltaChoice): void {
   if (c.native_finish_reason === undefined) c.native_finish_reason = c.finish_reason;
-  const normal = OWN_FINISH_REASONS[c.finish_reason as string];
-  if (normal !== undefined) c.finish_reason = normal;
+  if (c.finish_reason) {
+    const normal = OWN_FINISH_REASONS[c.finish_reason];
+    if (normal !== undefined) c.finish_reason = normal;
+  }
   if (c.finish_reason === 'stop' && typeof c.stop_reason === 'string' && c.stop_reason !== '')
     setHidden(c, 'stop_sequence', c.stop_reason);
 }

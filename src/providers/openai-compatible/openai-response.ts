@@ -173,13 +173,6 @@ export function parseOpenAiResponse(status: number, body: string, headers: Upstr
 }
 
 /**
- * A choice's `FinishDetails` (types.ts), on the upstream's own object: `native_finish_reason` is
- * the one it sent (an OpenRouter-like server's, passed on as is) or else its `finish_reason`,
- * which is the raw value of an OpenAI-compatible server; a vLLM server's `stop_reason` that is a
- * string is the stop sequence that matched (an integer one is a stop token id, and null a
- * natural end).
- */
-/**
  * Servers' own finish reasons, as OpenRouter normalises them (the raw value stays in
  * `native_finish_reason`): text-generation-inference's `eos_token` and `stop_sequence`, Mistral's
  * `model_length`, and an Anthropic-style proxy's `end_turn`, `max_tokens` and `tool_use`. Others
@@ -195,6 +188,13 @@ const OWN_FINISH_REASONS: Record<string, FinishReason | undefined> = Object.assi
   tool_use: 'tool_calls',
 });
 
+/**
+ * A choice's `FinishDetails` (types.ts), on the upstream's own object: `native_finish_reason` is
+ * the one it sent (an OpenRouter-like server's, passed on as is) or else its `finish_reason`,
+ * which is the raw value of an OpenAI-compatible server; a vLLM server's `stop_reason` that is a
+ * string is the stop sequence that matched (an integer one is a stop token id, and null a
+ * natural end).
+ */
 function finishDetails(c: ChatChoice | ChatDeltaChoice): void {
   if (c.native_finish_reason === undefined) c.native_finish_reason = c.finish_reason;
   if (c.finish_reason) {

@@ -7,12 +7,34 @@ import { createConnection, createServer } from 'node:net';
  */
 export interface PrivateRedis {
   url: string;
+  /** Kills the server (SIGKILL, as a crash); a no-op when it is not running. */
   stop(): Promise<void>;
+  /** Starts it again, empty, on the same port; resolves once it answers PING. */
+  restart(): Promise<void>;
 }
 
 export async function startRedisServer(): Promise<PrivateRedis> {
   const port = await freePort();
-  const child: ChildProcess = spawn(
+  let child = await spawnRedis(port);
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      const c = child;
+      if (c.exitCode !== null || c.signalCode !== null) return resolve();
+      c.once('exit', () => resolve());
+      c.kill('SIGKILL');
+    });
+  return {
+    url: `redis://127.0.0.1:${port}/0`,
+    stop,
+    async restart() {
+      await stop();
+      child = await spawnRedis(port);
+    },
+  };
+}
+
+async function spawnRedis(port: number): Promise<ChildProcess> {
+  const child = spawn(
     'redis-server',
     ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
     { stdio: 'ignore' },
@@ -21,15 +43,7 @@ export async function startRedisServer(): Promise<PrivateRedis> {
     if (i > 200 || child.exitCode !== null) throw new Error(`redis-server on port ${port} did not start`);
     await new Promise((r) => setTimeout(r, 25));
   }
-  return {
-    url: `redis://127.0.0.1:${port}/0`,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGKILL');
-      }),
-  };
+  return child;
 }
 
 function freePort(): Promise<number> {

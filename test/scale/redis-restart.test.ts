@@ -4,65 +4,20 @@
  * (limits fall back to each instance), no spend is lost (key spend equals the logged costs),
  * and once Redis is back the per-key limit is shared again.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { model, oaCompletion } from '../chat/chat-helpers.js';
 import { startFakeUpstream } from '../helpers/fake-upstream.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { type PrivateRedis, startRedisServer } from '../helpers/redis-server.js';
 
 const USAGE = { prompt_tokens: 11, completion_tokens: 50 };
 const MICROS_PER_CALL = 111; // 11 x $1/M + 50 x $2/M
 
-let port: number;
-let redis: ChildProcess | undefined;
+let redis: PrivateRedis;
 let up: Awaited<ReturnType<typeof startFakeUpstream>>;
 let gw1: TestGateway;
 let gw2: TestGateway;
 let root: string;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => resolve(p));
-    });
-  });
-}
-
-async function startRedis(): Promise<void> {
-  redis = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-    {
-      stdio: 'ignore',
-    },
-  );
-  await until(async () => {
-    const ready = await gw1?.call('GET', '/readyz').catch(() => undefined);
-    return gw1 === undefined ? await portOpen() : ready?.body?.checks?.redis === 'ok';
-  });
-}
-
-async function stopRedis(): Promise<void> {
-  const p = redis;
-  redis = undefined;
-  if (!p || p.exitCode !== null) return;
-  await new Promise<void>((r) => {
-    p.once('exit', () => r());
-    p.kill('SIGKILL');
-  });
-}
-
-function portOpen(): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.once('error', () => resolve(true)); // taken: redis is listening
-    s.listen(port, '127.0.0.1', () => s.close(() => resolve(false)));
-  });
-}
 
 async function until(check: () => Promise<boolean>, ms = 15_000): Promise<void> {
   const end = Date.now() + ms;
@@ -74,8 +29,7 @@ async function until(check: () => Promise<boolean>, ms = 15_000): Promise<void> 
 }
 
 beforeAll(async () => {
-  port = await freePort();
-  await startRedis();
+  redis = await startRedisServer();
   up = await startFakeUpstream({ 'POST /v1/chat/completions': { json: oaCompletion('hi', USAGE) } });
   const overrides = {
     channels: [
@@ -83,7 +37,7 @@ beforeAll(async () => {
     ],
     models: [model('acme/m')],
     gateway: { retry_base_ms: 1, discover_models: false },
-    redis: { url: `redis://127.0.0.1:${port}/0`, key_prefix: 'restart:' },
+    redis: { url: redis.url, key_prefix: 'restart:' },
   };
   gw1 = await startTestGateway(overrides);
   gw2 = await startTestGateway(overrides, { databaseUrl: gw1.databaseUrl });
@@ -94,7 +48,7 @@ afterAll(async () => {
   await gw2?.stop();
   await gw1?.close();
   await up?.close();
-  await stopRedis();
+  await redis?.stop();
 });
 
 const chat = (gw: TestGateway, key: string) =>
@@ -117,10 +71,11 @@ describe('Redis stopped and restarted under load', () => {
     };
 
     await burst(20);
-    await stopRedis();
+    await redis.stop();
     await burst(20); // Redis gone: served with local limits
     expect((await gw1.call('GET', '/readyz')).status).toBe(200);
-    await startRedis(); // back on the same port; waits until gw1 reports it ok
+    await redis.restart(); // back on the same port, empty
+    await until(async () => (await gw1.call('GET', '/readyz')).body?.checks?.redis === 'ok');
     await until(async () => (await gw2.call('GET', '/readyz')).body?.checks?.redis === 'ok');
     await burst(20);
     expect(statuses).toEqual(Array(60).fill(200));

@@ -3,9 +3,9 @@ import type { AddressInfo } from 'node:net';
 import { build } from 'esbuild';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { oaChunk, oaCompletion, sse } from '../chat/chat-helpers.js';
-import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { CORS_MODEL, startCorsGateway, startCorsUpstream } from '../helpers/cors-gateway.js';
+import type { FakeUpstream } from '../helpers/fake-upstream.js';
+import type { TestGateway } from '../helpers/gateway.js';
 import { launchBrowser } from './browser.js';
 
 /**
@@ -60,33 +60,10 @@ let other: Server;
 const corsErrors: string[] = [];
 
 beforeAll(async () => {
-  up = await startFakeUpstream({
-    'POST /v1/chat/completions': (req) =>
-      req.json.stream
-        ? {
-            sse: sse([
-              oaChunk({ role: 'assistant', content: 'Hel' }),
-              oaChunk({ content: 'lo' }),
-              oaChunk({}, 'stop'),
-            ]),
-          }
-        : { json: oaCompletion('Hello') },
-  });
-  gw = await startTestGateway({
-    gateway: { discover_models: false },
-    channels: [
-      {
-        name: 'fake',
-        kind: 'openai-compatible',
-        base_url: `${up.url}/v1`,
-        keys: ['k'],
-        models: ['acme/small'],
-      },
-    ],
-    models: [{ id: 'acme/small', context_length: 4096, pricing: { prompt: '0', completion: '0' } }],
-  });
-  const cookie = await gw.login();
-  key = (await gw.call('POST', '/api/key', { cookie, body: { name: 'browser' } })).body.data.key;
+  up = await startCorsUpstream();
+  const g = await startCorsGateway(up);
+  gw = g.gw;
+  key = await g.key();
 
   const bundle = await build({
     stdin: { contents: PAGE_SCRIPT, resolveDir: process.cwd(), loader: 'js' },
@@ -123,7 +100,7 @@ afterAll(async () => {
 });
 
 const run = (fn: string, baseURL: string, apiKey: string) =>
-  page.evaluate(([f, b, k]) => (globalThis as any)[f!](b, k, 'acme/small'), [fn, baseURL, apiKey]);
+  page.evaluate(([f, b, k, m]) => (globalThis as any)[f!](b, k, m), [fn, baseURL, apiKey, CORS_MODEL]);
 
 describe('the SDKs in a browser page of another origin', () => {
   it('openai: an answer, its request id, and a stream', async () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { oaChunk, oaCompletion, sse } from '../chat/chat-helpers.js';
-import { type FakeUpstream, startFakeUpstream } from '../helpers/fake-upstream.js';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { startCorsGateway, startCorsUpstream } from '../helpers/cors-gateway.js';
+import type { FakeUpstream } from '../helpers/fake-upstream.js';
+import type { TestGateway } from '../helpers/gateway.js';
 
 /** Browser clients on other origins (docs/architecture.md, "Browser clients (CORS)"). */
 
@@ -33,38 +33,11 @@ const chat = (gw: TestGateway, key: string, origin: string | undefined, stream =
     body: JSON.stringify({ model: 'acme/small', messages: [{ role: 'user', content: 'Hi' }], stream }),
   });
 
-async function gatewayWith(server: Record<string, unknown>, env?: Record<string, string>) {
-  const gw = await startTestGateway(
-    {
-      server,
-      gateway: { discover_models: false },
-      channels: [
-        {
-          name: 'fake',
-          kind: 'openai-compatible',
-          base_url: `${up.url}/v1`,
-          keys: ['k'],
-          models: ['acme/small'],
-        },
-      ],
-      models: [{ id: 'acme/small', context_length: 4096, pricing: { prompt: '0', completion: '0' } }],
-    },
-    { env },
-  );
-  const cookie = await gw.login();
-  const key = async (body: Record<string, unknown> = {}) =>
-    (await gw.call('POST', '/api/key', { cookie, body: { name: 'browser', ...body } })).body.data
-      .key as string;
-  return { gw, cookie, key };
-}
+const gatewayWith = (server: Record<string, unknown>, env?: Record<string, string>) =>
+  startCorsGateway(up, server, env);
 
 beforeAll(async () => {
-  up = await startFakeUpstream({
-    'POST /v1/chat/completions': (req) =>
-      req.json.stream
-        ? { sse: sse([oaChunk({ role: 'assistant', content: 'hi' }), oaChunk({}, 'stop')]) }
-        : { json: oaCompletion('hi') },
-  });
+  up = await startCorsUpstream();
 });
 afterAll(async () => up?.close());
 

@@ -43,12 +43,13 @@ export interface Batch {
  */
 export function formBatch(
   buffer: Item[],
+  start: number,
   todo: number,
   limit: number,
   isolating: boolean,
   mark: BatchMark,
 ): Batch {
-  const front = buffer[0];
+  const front = buffer[start];
   // Refused settlements' sum goes alone; the rows it came with, one to a batch.
   if (front instanceof SettlementGroup) return { n: 1, rows: [], spend: front.spend, mark };
   if (isolating) return { n: 1, rows: [front as NewRequestLogRow], spend: undefined, mark };
@@ -56,7 +57,7 @@ export function formBatch(
   let spend: SpendDeltas | undefined;
   let n = 0;
   for (; n < todo; n++) {
-    const item = buffer[n]!;
+    const item = buffer[start + n]!;
     if (item instanceof Settlement) {
       spend ??= { keys: new Map(), users: new Map() };
       if (item.keyId !== null) bump(spend.keys, item.keyId, item.delta);

@@ -210,6 +210,11 @@ describe('the app form', () => {
       await again.waitFor();
       await form.getByText('Your session has ended. Sign in again, then try once more.').waitFor();
       expect(await again.getByLabel('Username').inputValue()).toBe(gw.admin.username);
+      // The dialog checks its fields as the Sign in page does (one shared form): a missing
+      // password is said under it and the cursor goes there.
+      await again.getByRole('button', { name: 'Sign in' }).click();
+      await again.getByText('Password is required.', { exact: true }).waitFor();
+      expect(await again.getByLabel('Password').evaluate((el) => el === document.activeElement)).toBe(true);
       await again.getByLabel('Password').fill(gw.admin.password);
       await again.getByRole('button', { name: 'Sign in' }).click();
       await again.waitFor({ state: 'detached' });

@@ -1,19 +1,9 @@
-import {
-  Component,
-  type FormEvent,
-  Fragment,
-  lazy,
-  type ReactNode,
-  Suspense,
-  useEffect,
-  useRef,
-  useState,
-} from 'react';
+import { Component, Fragment, lazy, type ReactNode, Suspense, useEffect, useRef, useState } from 'react';
 import type { AdminPage, SignedInPage } from '../../src/http/console-pages';
-import { errorText } from './api';
 import { isAdmin, ShownAs, useAuth } from './auth';
 import { Layout } from './components/Layout';
-import { Empty, ErrorBox, Field, Modal, Spinner } from './components/ui';
+import { SignInForm } from './components/SignInForm';
+import { Empty, ErrorBox, Modal, Spinner } from './components/ui';
 import { useDocumentTitle } from './hooks';
 import { AppDetail } from './pages/AppDetail';
 import { Home } from './pages/Home';
@@ -59,71 +49,23 @@ function RequireUser({ admin, children }: { admin?: boolean; children: ReactNode
 }
 
 /** Sign in again without leaving the page whose session ended; giving up shows Sign in required. */
-function SignInAgain({ username: known }: { username: string }) {
-  const { login, dismissExpired } = useAuth();
-  const [username, setUsername] = useState(known);
-  const [password, setPassword] = useState('');
-  const [missing, setMissing] = useState<{ username?: string; password?: string }>({});
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-
-  async function submit(e: FormEvent) {
-    e.preventDefault();
-    const empty = {
-      username: username.trim() ? undefined : 'Username is required.',
-      password: password ? undefined : 'Password is required.',
-    };
-    setMissing(empty);
-    if (empty.username || empty.password) return;
-    setBusy(true);
-    setError(null);
-    try {
-      await login(username.trim(), password);
-    } catch (err) {
-      setError(errorText(err));
-      setBusy(false);
-    }
-  }
-
+function SignInAgain({ username }: { username: string }) {
+  const { dismissExpired } = useAuth();
   return (
     <Modal title="Your session has ended" open onClose={dismissExpired}>
-      <form className="form" onSubmit={submit} noValidate>
-        <p>Sign in again to carry on. What you entered on this page is kept: send it again once signed in.</p>
-        <Field label="Username" error={missing.username}>
-          {(p) => (
-            <input
-              {...p}
-              name="username"
-              autoComplete="username"
-              value={username}
-              onChange={(e) => setUsername(e.target.value)}
-            />
-          )}
-        </Field>
-        <Field label="Password" error={missing.password}>
-          {(p) => (
-            <input
-              {...p}
-              name="password"
-              type="password"
-              autoComplete="current-password"
-              value={password}
-              onChange={(e) => setPassword(e.target.value)}
-            />
-          )}
-        </Field>
-        <div aria-live="assertive">
-          <ErrorBox error={error} />
-        </div>
-        <div className="form-actions">
+      <SignInForm
+        initialUsername={username}
+        before={
+          <p>
+            Sign in again to carry on. What you entered on this page is kept: send it again once signed in.
+          </p>
+        }
+        actions={
           <button type="button" className="btn" onClick={dismissExpired}>
             Not now
           </button>
-          <button type="submit" className="btn btn-primary" disabled={busy}>
-            {busy ? 'Signing in…' : 'Sign in'}
-          </button>
-        </div>
-      </form>
+        }
+      />
     </Modal>
   );
 }

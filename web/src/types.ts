@@ -38,6 +38,8 @@ export interface User {
   /** Spend so far in USD. */
   quota_used?: number;
   created_time?: number;
+  /** An admin manages the user's API keys: the user's own POST /api/key is refused (403). */
+  keys_admin_managed?: boolean;
 }
 
 export interface ApiKey {

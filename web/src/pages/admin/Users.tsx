@@ -21,6 +21,7 @@ import { useAsync, useDocumentTitle } from '../../hooks';
 import { ROLE, type User } from '../../types';
 
 const PAGE_SIZE = 20;
+const KEYS_MANAGED_LABEL = 'An admin manages this user’s API keys (they cannot create their own)';
 
 /**
  * Why `me` may not change `u`, or null when they may. The server's rule: a user is managed only
@@ -87,8 +88,11 @@ function fields(
       ],
     }),
     ownBelowRoot ? locked(QUOTA_FIELD) : QUOTA_FIELD,
+    // The server's mark (migration 0011): new keys of the user come from an admin. Below root,
+    // your own mark is not yours to change (403), so it is not offered there.
+    { name: 'keys_admin_managed', label: KEYS_MANAGED_LABEL, type: 'checkbox' },
   ];
-  return all.filter((f) => !ownBelowRoot || f.name !== 'password');
+  return all.filter((f) => !ownBelowRoot || (f.name !== 'password' && f.name !== 'keys_admin_managed'));
 }
 
 export function Users() {
@@ -123,11 +127,16 @@ export function Users() {
       if (body.role === current.role) delete body.role;
       if (body.status === current.status) delete body.status;
       if (body.quota_limit === (current.quota_limit ?? null)) delete body.quota_limit;
+      // Sent only when changed, as the role: a mark set by an admin's new key while this form
+      // was open is not cleared by an edit of the display name.
+      if (v.keys_admin_managed !== undefined && v.keys_admin_managed !== !!current.keys_admin_managed)
+        body.keys_admin_managed = v.keys_admin_managed === true;
       body.id = current.id;
       if (str(v.username) && str(v.username) !== current.username) body.username = str(v.username);
       await api.put('/user', body);
     } else {
       body.username = str(v.username);
+      if (v.keys_admin_managed === true) body.keys_admin_managed = true;
       await api.post('/user', body);
     }
     setNotice(`Saved user ${str(v.username) || current?.username}.`);
@@ -183,6 +192,13 @@ export function Users() {
                     {u.username}
                     {u.display_name && u.display_name !== u.username && (
                       <div className="meta">{u.display_name}</div>
+                    )}
+                    {u.keys_admin_managed && (
+                      <div>
+                        <span className="badge" title="New API keys of this user come from an admin">
+                          Keys managed by an admin
+                        </span>
+                      </div>
                     )}
                   </th>
                   <td>
@@ -240,6 +256,7 @@ export function Users() {
               role: String(current?.role ?? ROLE.user),
               status: String(current?.status ?? 1),
               quota_limit: current?.quota_limit == null ? '' : String(current.quota_limit),
+              keys_admin_managed: !!current?.keys_admin_managed,
             }}
             submitLabel={current ? 'Save changes' : 'Create user'}
             onSubmit={save}

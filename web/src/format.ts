@@ -97,3 +97,8 @@ export function charLength(text: string): number {
 export function clipChars(text: string, max: number): string {
   return charLength(text) <= max ? text : Array.from(text).slice(0, max).join('');
 }
+
+/** A user as a person reads them: display name with the login name, else the login name. */
+export function userName(u: { username: string; display_name?: string }): string {
+  return u.display_name && u.display_name !== u.username ? `${u.display_name} (${u.username})` : u.username;
+}

@@ -3,10 +3,19 @@ import { api } from '../api';
 import { isAdmin, useAuth } from '../auth';
 import { Empty, ErrorBox, Field, Pager, Spinner, TableWrap } from '../components/ui';
 import { numberRuleProblem } from '../field-rules';
-import { formatDate, formatNumber, formatUsd, fromUtcParam, toUnix, toUnixEnd, toUtcParam } from '../format';
+import {
+  formatDate,
+  formatNumber,
+  formatUsd,
+  fromUtcParam,
+  toUnix,
+  toUnixEnd,
+  toUtcParam,
+  userName,
+} from '../format';
 import { useAsync, useDocumentTitle } from '../hooks';
 import { navigate, useLocation } from '../router';
-import type { LogRecord } from '../types';
+import type { LogRecord, User } from '../types';
 
 const PAGE_SIZE = 50;
 const EMPTY = { model: '', key_id: '', user_id: '', status: '', from: '', to: '' };
@@ -144,6 +153,9 @@ export function Logs() {
     [search, admin],
   );
 
+  // Whom an administrator can pick: every user, by name (the list Usage and Users read).
+  const users = useAsync(() => (admin ? api.all<User>('/user') : Promise.resolve(undefined)), [admin]);
+
   function apply(e: FormEvent) {
     e.preventDefault();
     const found = filterErrors(draft, admin);
@@ -199,14 +211,25 @@ export function Logs() {
           )}
         </Field>
         {admin && (
-          <Field label="User id" id="lf-user_id" error={errors.user_id}>
+          <Field label="User" id="lf-user_id" error={errors.user_id}>
             {(p) => (
-              <input
-                {...p}
-                inputMode="numeric"
-                value={draft.user_id}
-                onChange={(e) => set('user_id', e.target.value)}
-              />
+              // Chosen by name; the URL keeps the id. Until the list loads (or when it cannot), or
+              // for a user since deleted, the URL's id is offered as it is.
+              <select {...p} value={draft.user_id.trim()} onChange={(e) => set('user_id', e.target.value)}>
+                <option value="">Everyone</option>
+                {draft.user_id.trim() && !users.data?.some((u) => String(u.id) === draft.user_id.trim()) && (
+                  <option value={draft.user_id.trim()}>
+                    {users.data && !errors.user_id
+                      ? `user #${draft.user_id.trim()} (deleted)`
+                      : `user #${draft.user_id.trim()}`}
+                  </option>
+                )}
+                {users.data?.map((u) => (
+                  <option key={u.id} value={String(u.id)}>
+                    {userName(u)}
+                  </option>
+                ))}
+              </select>
             )}
           </Field>
         )}

@@ -11,6 +11,7 @@ import {
   toUnix,
   toUnixEnd,
   toUtcParam,
+  userName,
 } from '../format';
 import { useAsync, useDocumentTitle } from '../hooks';
 import { navigate, useLocation } from '../router';
@@ -28,11 +29,6 @@ const ID_MAX = 2_147_483_647;
 function userIdOf(raw: string | null): string {
   if (!raw || !/^[1-9][0-9]*$/.test(raw) || Number(raw) > ID_MAX) return '';
   return raw;
-}
-
-/** A user as a person reads them: display name with the login name, else the login name. */
-function userName(u: User): string {
-  return u.display_name && u.display_name !== u.username ? `${u.display_name} (${u.username})` : u.username;
 }
 
 /**

@@ -870,9 +870,18 @@ describe('console in a real browser', () => {
   });
 
   realOnly('pages the model registry and offers every model as the default model', async () => {
-    // 70 more entries: past one page of the Models table and past the API's largest page (100).
-    const ids = Array.from({ length: 70 }, (_, i) => `zz-e2e/model-${String(i).padStart(3, '0')}`);
+    // 110 more entries: past one page of the Models table and, served, past the API's largest
+    // page (100) of the models the default-model chooser offers.
+    const ids = Array.from({ length: 110 }, (_, i) => `zz-e2e/model-${String(i).padStart(3, '0')}`);
     for (const id of ids) await adminApi('POST', '/model', { id, name: `E2E ${id.slice(7)}` });
+    // Served, so the default-model chooser (which offers only what a channel serves) lists them.
+    const channel = await adminApi<{ id: number }>('POST', '/channel', {
+      name: 'e2e many models',
+      kind: 'openai-compatible',
+      base_url: `${gw.upstreamUrl}/v1`,
+      keys: ['sk-fake-upstream'],
+      models: ids,
+    });
     try {
       await page.getByRole('link', { name: 'Models' }).click();
       await page.getByText(/^Page 1 of [3-9]/).waitFor();
@@ -888,6 +897,7 @@ describe('console in a real browser', () => {
       await select.locator(`option[value="${ids.at(-1)}"]`).waitFor({ state: 'attached' });
       expect(await select.locator('option').count()).toBeGreaterThan(100);
     } finally {
+      await adminApi('DELETE', `/channel/${channel.id}`);
       for (const id of ids) await adminApi('DELETE', `/model/${id}`);
     }
   });

@@ -48,8 +48,9 @@ const TOKEN_FIELDS: FieldSpec[] = [
 export function Account() {
   useDocumentTitle('Account');
   const { user, refresh } = useAuth();
-  // Every model: the chooser must offer them all, not the first page of the registry.
-  const models = useAsync(() => api.all<ModelEntry>('/model'), []);
+  // Every model the user can call (an enabled channel serves it, as GET /v1/models lists): the
+  // chooser must offer them all, not the first page, and none a request would be refused for.
+  const models = useAsync(() => api.all<ModelEntry>('/model', { servable: true }), []);
   const tokens = useAsync(() => api.get<AccessToken[]>('/user/tokens'), []);
   const [notice, setNotice] = useState('');
   const [creating, setCreating] = useState(false);
@@ -87,9 +88,9 @@ export function Account() {
         ? [
             ['', 'None (the server default)'],
             ...list.map((m): [string, string] => [m.id, `${m.name} (${m.id})`]),
-            // A setting naming a model the registry no longer lists stays visible (and kept).
+            // A setting naming a model no channel serves now stays visible (and kept), marked.
             ...(current && !list.some((m) => m.id === current)
-              ? [[current, `${current} (not in the registry)`] as [string, string]]
+              ? [[current, `${current} (not served now)`] as [string, string]]
               : []),
           ]
         : [[current, current || 'None (the server default)']],

@@ -242,9 +242,8 @@ export function Keys() {
       <ErrorBox error={error} />
       {list.loading && !list.data && <Spinner />}
       <ErrorBox error={list.error} onRetry={list.reload} />
-      {list.data?.items.length === 0 && (
-        <Empty title="No API keys yet">Create one to call the gateway.</Empty>
-      )}
+      {/* A page past the end (its last key deleted) is said by the pager, not "No API keys yet". */}
+      {list.data?.total === 0 && <Empty title="No API keys yet">Create one to call the gateway.</Empty>}
       {!!list.data?.items.length && (
         <TableWrap caption={everyone ? "Every user's API keys" : 'Your API keys'}>
           <thead>

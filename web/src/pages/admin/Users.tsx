@@ -166,7 +166,8 @@ export function Users() {
       <Notice>{notice}</Notice>
       {list.loading && !list.data && <Spinner />}
       <ErrorBox error={list.error} onRetry={list.reload} />
-      {list.data?.items.length === 0 && <Empty title="No users" />}
+      {/* A page past the end (its last row deleted, an old link) is said by the pager, not "No users". */}
+      {list.data?.total === 0 && <Empty title="No users" />}
       {!!list.data?.items.length && (
         <TableWrap caption="Users">
           <thead>

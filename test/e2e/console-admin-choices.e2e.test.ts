@@ -185,6 +185,39 @@ describe('choices an admin makes in the console', () => {
     expect(await page.getByText('No API keys yet').count()).toBe(0);
   });
 
+  it('takes a row deleted elsewhere (a 404 on Delete) as gone, not as a failure that leaves it listed', async () => {
+    const key = await adminApi<{ id: number }>('POST', '/key', { name: 'e2e-gone-key' });
+    const user = await adminApi<{ id: number }>('POST', '/user', {
+      username: 'e2e-gone-user',
+      password: 'e2e-gone-password',
+    });
+    await page.goto(`${gw.url}/keys`);
+    await page.getByRole('button', { name: 'Delete e2e-gone-key' }).click();
+    // Deleted in another tab while the dialog is open.
+    await adminApi('DELETE', `/key/${key.id}`);
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete', exact: true }).click();
+    await page.getByText('Key “e2e-gone-key” was already deleted.').waitFor();
+    expect(await page.getByRole('dialog').count()).toBe(0);
+    await expect.poll(() => page.getByRole('rowheader', { name: /e2e-gone-key/ }).count()).toBe(0);
+
+    await page.goto(`${gw.url}/admin/users`);
+    const row = page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: /e2e-gone-user/ }) });
+    // The list is paged: the new user may be on a later page.
+    const pager = page.getByRole('navigation', { name: 'Pagination' });
+    await page.getByRole('rowheader').first().waitFor();
+    for (let shown = 1; (await row.count()) === 0 && shown < 5; shown++) {
+      await pager.getByRole('button', { name: 'Next →' }).click();
+      await pager.getByText(new RegExp(`^Page ${shown + 1} of`)).waitFor();
+      // The last page's rows stay until the next one's arrive.
+      await page.waitForLoadState('networkidle');
+    }
+    await row.getByRole('button', { name: 'Delete e2e-gone-user' }).click();
+    await adminApi('DELETE', `/user/${user.id}`);
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete', exact: true }).click();
+    await page.getByText('User e2e-gone-user was already deleted.').waitFor();
+    await expect.poll(() => row.count()).toBe(0);
+  });
+
   it('raised no script errors', () => {
     expect(pageErrors).toEqual([]);
   });

@@ -160,6 +160,20 @@ export const api = {
   async del<T>(path: string): Promise<T> {
     return (await request<T>('DELETE', path)).data;
   },
+  /**
+   * Deletes a row the page lists; false when it was already gone (a 404: deleted in another
+   * tab or by another admin). Either way the row is no more, so the page says so and reads its
+   * list again rather than showing a failure that leaves the row listed.
+   */
+  async delRow(path: string): Promise<boolean> {
+    try {
+      await request('DELETE', path);
+      return true;
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 404) return false;
+      throw e;
+    }
+  },
 };
 
 export function errorText(e: unknown): string {

@@ -130,8 +130,8 @@ export function Account() {
   async function revoke() {
     setNotice('');
     if (!revoking) return;
-    await api.del(`/user/tokens/${revoking.id}`);
-    setNotice(`Revoked token “${revoking.name}”.`);
+    const was = await api.delRow(`/user/tokens/${revoking.id}`);
+    setNotice(was ? `Revoked token “${revoking.name}”.` : `Token “${revoking.name}” was already revoked.`);
     setRevoking(null);
     tokens.reload();
   }

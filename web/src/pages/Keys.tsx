@@ -204,10 +204,10 @@ export function Keys() {
     setNotice('');
     setError(null);
     if (!deleting) return;
-    await api.del(`/key/${deleting.id}`);
+    const was = await api.delRow(`/key/${deleting.id}`);
     // The playground must not offer (nor fill in) a secret that no longer opens anything.
     forgetKey(deleting.id, deleting.key_prefix);
-    setNotice(`Deleted key “${deleting.name}”.`);
+    setNotice(was ? `Deleted key “${deleting.name}”.` : `Key “${deleting.name}” was already deleted.`);
     setDeleting(null);
     list.reload();
   }

@@ -109,8 +109,8 @@ export function AdminApps() {
     setNotice('');
     setError(null);
     if (!deleting) return;
-    await api.del(`/app/${deleting.id}`);
-    setNotice(`Deleted “${deleting.name}”.`);
+    const was = await api.delRow(`/app/${deleting.id}`);
+    setNotice(was ? `Deleted “${deleting.name}”.` : `“${deleting.name}” was already deleted.`);
     setDeleting(null);
     list.reload();
   }

@@ -162,8 +162,10 @@ export function Upstreams() {
     setNotice('');
     setError(null);
     if (!deleting) return;
-    await api.del(`/channel/${deleting.id}`);
-    setNotice(`Deleted upstream “${deleting.name}”.`);
+    const was = await api.delRow(`/channel/${deleting.id}`);
+    setNotice(
+      was ? `Deleted upstream “${deleting.name}”.` : `Upstream “${deleting.name}” was already deleted.`,
+    );
     setDeleting(null);
     list.reload();
   }

@@ -149,8 +149,8 @@ export function Users() {
   async function remove() {
     setNotice('');
     if (!deleting) return;
-    await api.del(`/user/${deleting.id}`);
-    setNotice(`Deleted user ${deleting.username}.`);
+    const was = await api.delRow(`/user/${deleting.id}`);
+    setNotice(was ? `Deleted user ${deleting.username}.` : `User ${deleting.username} was already deleted.`);
     setDeleting(null);
     list.reload();
   }

@@ -214,7 +214,7 @@ describe('the app form', () => {
       // password is said under it and the cursor goes there.
       await again.getByRole('button', { name: 'Sign in' }).click();
       await again.getByText('Password is required.', { exact: true }).waitFor();
-      expect(await again.getByLabel('Password').evaluate((el) => el === document.activeElement)).toBe(true);
+      expect(await p.evaluate<string>('document.activeElement?.getAttribute("name") ?? ""')).toBe('password');
       await again.getByLabel('Password').fill(gw.admin.password);
       await again.getByRole('button', { name: 'Sign in' }).click();
       await again.waitFor({ state: 'detached' });

@@ -218,6 +218,42 @@ describe('choices an admin makes in the console', () => {
     await expect.poll(() => row.count()).toBe(0);
   });
 
+  realOnly(
+    'tells a member whose keys an admin manages to ask one, before they fill in a key form',
+    async () => {
+      const dan = await adminApi<{ id: number }>('POST', '/user', {
+        username: 'e2e-held-dan',
+        password: 'e2e-dan-password',
+      });
+      const own = await login(gw, 'e2e-held-dan', 'e2e-dan-password');
+      const c = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+      await addSessionCookie(c, gw, own);
+      const p = await c.newPage();
+      collectPageErrors(p, pageErrors);
+      try {
+        await p.goto(`${gw.url}/keys`);
+        const create = p.getByRole('button', { name: 'New API key' });
+        await p.getByRole('heading', { name: 'API keys' }).waitFor();
+        expect(await create.isDisabled()).toBe(false);
+        // Marked while the tab is open (an admin's key for Dan): the page, opened again, says so.
+        await adminApi('POST', '/key', { name: 'dan by admin', user_id: dan.id });
+        const nav = p.locator('header');
+        await nav.getByRole('link', { name: 'Playground', exact: true }).click();
+        await p.getByRole('heading', { name: 'Playground' }).waitFor();
+        await nav.getByRole('link', { name: 'API keys', exact: true }).click();
+        await p.getByText('An administrator manages your API keys: ask one for a new key.').waitFor();
+        expect(await create.isDisabled()).toBe(true);
+        // Cleared: offered again.
+        await adminApi('PUT', '/user', { id: dan.id, keys_admin_managed: false });
+        await p.reload();
+        await p.getByRole('heading', { name: 'API keys' }).waitFor();
+        await expect.poll(() => create.isDisabled()).toBe(false);
+      } finally {
+        await c.close();
+      }
+    },
+  );
+
   it('raised no script errors', () => {
     expect(pageErrors).toEqual([]);
   });

@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { api, errorText } from '../api';
 import { isAdmin, useAuth } from '../auth';
 import { QUOTA_FIELD, Quota } from '../components/Quota';
@@ -120,7 +120,16 @@ function toBody(v: FormValues): Record<string, unknown> {
 
 export function Keys() {
   useDocumentTitle('API keys');
-  const { user } = useAuth();
+  const { user, refresh } = useAuth();
+  // An admin manages the user's keys (users.keys_admin_managed): new ones come from an admin.
+  // The mark as it is now, not as the tab read it at sign-in: read once per opening, as Account.
+  const keysHeld = !!user?.keys_admin_managed && user.role < ROLE.root;
+  const read = useRef(false);
+  useEffect(() => {
+    if (read.current) return;
+    read.current = true;
+    void refresh();
+  }, [refresh]);
   const [page, setPage] = useState(0);
   // The page is the user's own keys; an administrator may list everyone's (the API's default
   // for them), shown with their owners so no one mistakes another user's key for their own.
@@ -216,10 +225,22 @@ export function Keys() {
     <>
       <div className="page-head">
         <h1>API keys</h1>
-        <button type="button" className="btn btn-primary" onClick={() => setEditing('new')}>
+        <button
+          type="button"
+          className="btn btn-primary"
+          onClick={() => setEditing('new')}
+          disabled={keysHeld}
+          aria-describedby={keysHeld ? 'keys-held-why' : undefined}
+        >
           New API key
         </button>
       </div>
+      {/* Said before the form is filled in: the server refuses their own new key (403). */}
+      {keysHeld && (
+        <p id="keys-held-why" className="meta prose">
+          An administrator manages your API keys: ask one for a new key.
+        </p>
+      )}
       <p className="meta prose">
         Use a key as <code>Authorization: Bearer sk-…</code> on <code>/v1</code>. Try one in the{' '}
         <Link to="/playground">playground</Link>.

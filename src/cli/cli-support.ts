@@ -63,10 +63,23 @@ export async function withServices<T>(
   }
 }
 
+/**
+ * What a database that was migrated but never started lacks, and how it gets it: said by
+ * `migrate` and by every command that acts as root, so whoever ran `migrate` first (as a deploy
+ * step or the README's command list does) is told what to run next, not just what is missing.
+ */
+export const NO_ROOT_YET =
+  'no root user yet: the first start (modelgate serve) creates it and prints its password, as does modelgate user create';
+
+/** The root user, or undefined on a database that no start or `user create` has given one. */
+export async function findRoot(s: Services): Promise<UserRow | undefined> {
+  return (await s.repos.users.byUsername('root')) ?? (await s.repos.users.byId(1));
+}
+
 /** The CLI acts as root: whoever runs it can read the database anyway. */
 export async function rootActor(s: Services): Promise<UserRow> {
-  const root = (await s.repos.users.byUsername('root')) ?? (await s.repos.users.byId(1));
-  if (!root) throw new Error('no root user to act as');
+  const root = await findRoot(s);
+  if (!root) throw new Error(NO_ROOT_YET);
   return { ...root, role: Role.root };
 }
 

@@ -62,11 +62,14 @@ export function registerKeyCommands(program: Command): void {
       await namingOptions(options, async () => {
         checkBody(CreateKey, body);
         await withServices(async (s) => {
+          // Root first: `key create -u root` on a database never started answered "no user named
+          // root", as if root were a name to pick, where it is the start that has not happened.
+          const actor = await rootActor(s);
           const owner = await s.repos.users.byUsername(o.username);
           if (!owner) throw new Error(`no user named ${o.username}`);
           // Made by the operator, as root: a key for another user holds its limits, as one an
           // admin makes for them does (src/access/key-hold.ts).
-          const { secret, row } = await s.apiKeys.create(await rootActor(s), { ...body, user_id: owner.id });
+          const { secret, row } = await s.apiKeys.create(actor, { ...body, user_id: owner.id });
           const expires = row.expires_time === null ? '' : `, expires ${iso(row.expires_time)}`;
           process.stdout.write(`created API key ${row.id} for ${owner.username}${expires}:\n${secret}\n`);
         });

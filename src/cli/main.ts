@@ -5,7 +5,7 @@ import { Role } from '../access/roles.js';
 import { ConfigError } from '../config/load-config.js';
 import { announceRoot, serve } from '../main.js';
 import { registerChannelCommands } from './channel-commands.js';
-import { CREATES, namingOptions, rootActor, withServices } from './cli-support.js';
+import { CREATES, findRoot, NO_ROOT_YET, namingOptions, rootActor, withServices } from './cli-support.js';
 import { registerKeyCommands } from './key-commands.js';
 
 const program = new Command('modelgate').description('AI model gateway and application catalog');
@@ -23,7 +23,7 @@ program
       async (s) => ({
         applied: s.appliedMigrations.length,
         twins: await s.users.duplicatesWarnings(),
-        root: (await s.repos.users.byUsername('root')) ?? (await s.repos.users.byId(1)),
+        root: await findRoot(s),
       }),
       CREATES,
     );
@@ -35,10 +35,7 @@ program
     // Root is made where its password can be shown (a start, or user create), not here: an
     // init container's log is where no one would look for it. Said, so `key create -u root`
     // right after does not come as a surprise.
-    if (!root)
-      process.stderr.write(
-        'note: no root user yet: the first start (modelgate serve) creates it and prints its password, as does modelgate user create\n',
-      );
+    if (!root) process.stderr.write(`note: ${NO_ROOT_YET}\n`);
   });
 
 const user = program.command('user').description('manage users');

@@ -544,6 +544,31 @@ describe('modelgate CLI', () => {
     }
   });
 
+  it('commands that act as root on a migrated database without root say how root comes to be', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mg-noroot-cli-'));
+    const env = { MODELGATE_LOG_LEVEL: 'silent', DATABASE_URL: join(dir, 'gw.db') };
+    const hint =
+      'no root user yet: the first start (modelgate serve) creates it and prints its password, as does modelgate user create';
+    try {
+      expect((await runCli(['migrate'], env, '', dir)).code).toBe(0);
+      // They said only "no root user to act as" (and `key create -u root` "no user named root"),
+      // which left someone who had run migrate, as README's command list suggests, guessing.
+      for (const args of [
+        ['key', 'list'],
+        ['key', 'create', '-u', 'root'],
+        ['key', 'revoke', '1'],
+      ]) {
+        expect(await runCli(args, env, '', dir), args.join(' ')).toEqual({
+          code: 1,
+          stdout: '',
+          stderr: `error: ${hint}\n`,
+        });
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('refuses a bad configuration listing every problem, with exit code 2', async () => {
     const err = await cli(['migrate'], { MODELGATE_PORT: 'abc', MODELGATE_LOG_LEVEL: 'loud' }).catch(
       (e) => e,

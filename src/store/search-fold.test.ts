@@ -16,6 +16,15 @@ describe('foldSearchText', () => {
     expect(foldSearchText('が')).toBe('が');
   });
 
+  it('drops default-ignorable characters (soft hyphen, zero-width characters, selectors, BOM)', () => {
+    expect(foldSearchText('oll\u00ADama\u200B \uFEFFtool\u2060s')).toBe('ollama tools');
+    expect(foldSearchText('\u0645\u06CC\u200C\u062E\u0648\u0627\u0645')).toBe(
+      foldSearchText('\u0645\u06CC\u062E\u0648\u0627\u0645'),
+    );
+    expect(foldSearchText('\u2764\uFE0F')).toBe('\u2764');
+    expect(foldSearchText('\u200B\u00AD')).toBe('');
+  });
+
   it('collapses whitespace and is idempotent', () => {
     expect(foldSearchText('  a\t\nB \u00A0 c  ')).toBe('a b c');
     for (const s of ['ΟΔΟΣ', 'İ', 'ß', 'ᾳ', 'Ǆ', 'ŉ', '\u1E9E', 'ﷺ', '👨‍👩‍👧'])

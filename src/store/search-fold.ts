@@ -9,16 +9,20 @@
  * - case is folded per character: upper-cased then lower-cased, so ß → ss, and ς → σ;
  * - the accents (combining marks) of Latin and Greek letters are dropped: é → e, ό → ο,
  *   İ → i. Other scripts keep theirs, where a mark can make another letter (Cyrillic й, и);
+ * - default-ignorable characters are dropped (soft hyphen, zero-width spaces and joiners,
+ *   variation selectors, the BOM...): they display as nothing, come along when a name is copied
+ *   from a web page, and a keyword carrying one matched nothing;
  * - what is left is recomposed (NFC) and runs of whitespace become one space.
  *
  * Changing this fold changes what the stored columns must hold: it needs a migration that
- * re-folds every row (as 0008-search-fold does).
+ * re-folds every row (as 0008-search-fold and 0012-search-ignorable do).
  */
 export function foldSearchText(text: string): string {
   // ASCII (most catalog text) folds by lower-casing alone: a bulk insert pays 5x less.
   if (!NON_ASCII.test(text)) return text.toLowerCase().replace(/\s+/g, ' ').trim();
   return text
     .normalize('NFKD')
+    .replace(IGNORABLE, '')
     .toUpperCase()
     .toLowerCase()
     .replace(/ß/g, 'ss')
@@ -31,6 +35,7 @@ export function foldSearchText(text: string): string {
 }
 
 const NON_ASCII = /[^\x00-\x7F]/;
+const IGNORABLE = /\p{Default_Ignorable_Code_Point}/gu;
 const LATIN_GREEK_MARKS = /([\p{Script=Latin}\p{Script=Greek}])\p{M}+/gu;
 
 /** The text columns search reads, each the fold of its column. */

@@ -29,6 +29,7 @@ beforeAll(async () => {
     { name: 'Ёлка' },
     { name: 'Sea', description: 'ΘΆΛΑΣΣΑ means sea' },
     { name: 'Şehir', tags: 'ıspanak' },
+    { name: 'Zerowidth Tool', description: 'keeps hyphen\u00ADated prose' },
   ];
   for (const a of apps) await createApp(gw, root, a);
 });
@@ -83,6 +84,19 @@ describe('search folds text the same on every backend', () => {
     expect(await find('abc tool')).toEqual(['ＡＢＣ Ｔｏｏｌ']);
     expect(await find('ＡＢＣ')).toEqual(['ＡＢＣ Ｔｏｏｌ']);
     expect(await find('θαλασσα')).toEqual(['Sea']);
+  });
+
+  it('ignores invisible characters pasted with a keyword or kept in prose', async () => {
+    // A name copied from a web page brings soft hyphens and zero-width spaces along; names
+    // cannot hold them, so such a keyword found nothing. Prose may hold them (a soft hyphen is a
+    // hyphenation hint), and was not found by the word typed without one.
+    expect(await find('Zerowidth Tool\u200B')).toEqual(['Zerowidth Tool']);
+    expect(await find('zero\u00ADwidth')).toEqual(['Zerowidth Tool']);
+    expect(await find('\uFEFFzero\u2060width tool')).toEqual(['Zerowidth Tool']);
+    expect(await find('hyphenated')).toEqual(['Zerowidth Tool']);
+    const blank = await gw.call('GET', `/api/app/search?keyword=${encodeURIComponent('\u200B\u00AD')}`);
+    expect(blank.status).toBe(400);
+    expect(blank.body.message).toBe('keyword: must not be empty');
   });
 
   it('keeps Cyrillic letters with marks apart from their base letters', async () => {

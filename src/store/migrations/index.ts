@@ -11,6 +11,7 @@ import { searchFold } from './0008-search-fold.js';
 import { channelListings } from './0009-channel-listings.js';
 import { channelListingOutcome } from './0010-channel-listing-outcome.js';
 import { userKeyHold } from './0011-user-key-hold.js';
+import { searchIgnorable } from './0012-search-ignorable.js';
 
 /**
  * Numbered migrations, applied in order and never edited once released: add a new file
@@ -29,5 +30,6 @@ export function migrationsFor(dialect: Dialect): Record<string, Migration> {
     '0009-channel-listings': channelListings(dialect),
     '0010-channel-listing-outcome': channelListingOutcome(),
     '0011-user-key-hold': userKeyHold(),
+    '0012-search-ignorable': searchIgnorable(),
   };
 }

@@ -1,10 +1,17 @@
 import { badRequest, conflict, forbidden, GatewayError, notFound, unauthorized } from '../gateway/errors.js';
 import { checkOneLine } from '../gateway/text-characters.js';
-import type { ApiKeyRow, ApiKeysRepo } from '../store/api-keys-repo.js';
+import type { ApiKeyRow, ApiKeysRepo, OwnerMark } from '../store/api-keys-repo.js';
 import { isForeignKeyViolation } from '../store/db-errors.js';
 import { lastUseIsStale } from '../store/last-used.js';
 import type { UserRow, UsersRepo } from '../store/users-repo.js';
-import { checkOwnerChange, type HeldInput, Hold, heldColumns, holdAfterAdmin } from './key-hold.js';
+import {
+  checkOwnerChange,
+  type HeldInput,
+  Hold,
+  heldColumns,
+  holdAfterAdmin,
+  touchesHeld,
+} from './key-hold.js';
 import { notExpired, toMicros } from './limit-values.js';
 import { KeyStatus, Role, Status } from './roles.js';
 import { hashSecret, newApiKey, nowSeconds } from './secrets.js';
@@ -222,23 +229,29 @@ export class ApiKeyService {
     const now = nowSeconds();
     notExpired(input.expires_time, now);
     const { secret, hash, prefix } = newApiKey();
-    const insert = this.keys.insert({
-      user_id: ownerId,
-      name: normalizeCredentialName(input.name ?? 'default'),
-      key_hash: hash,
-      key_prefix: prefix,
-      status: clientStatus(input.status ?? KeyStatus.enabled),
-      expires_time: input.expires_time ?? null,
-      quota_limit_micros: toMicros(input.quota_limit),
-      allowed_models: input.allowed_models ? JSON.stringify(validModels(input.allowed_models)) : null,
-      rpm_limit: input.rpm_limit ?? null,
-      tpm_limit: input.tpm_limit ?? null,
-      created_time: now,
-      updated_time: now,
-      last_used_time: null,
-      // A key made for someone else is held as made, whatever it carries: its owner did not choose it.
-      admin_hold: ownerId === actor.id ? Hold.none : holdAfterAdmin(Hold.limits, input),
-    });
+    // A key made for someone else is held as made, whatever it carries: its owner did not choose it.
+    const hold = ownerId === actor.id ? Hold.none : holdAfterAdmin(Hold.limits, input);
+    // The owner is marked with the key, in its transaction: a failure between the two left a
+    // held key whose owner could still make keys of their own.
+    const insert = this.keys.insert(
+      {
+        user_id: ownerId,
+        name: normalizeCredentialName(input.name ?? 'default'),
+        key_hash: hash,
+        key_prefix: prefix,
+        status: clientStatus(input.status ?? KeyStatus.enabled),
+        expires_time: input.expires_time ?? null,
+        quota_limit_micros: toMicros(input.quota_limit),
+        allowed_models: input.allowed_models ? JSON.stringify(validModels(input.allowed_models)) : null,
+        rpm_limit: input.rpm_limit ?? null,
+        tpm_limit: input.tpm_limit ?? null,
+        created_time: now,
+        updated_time: now,
+        last_used_time: null,
+        admin_hold: hold,
+      },
+      hold > Hold.none ? 'mark' : undefined,
+    );
     // The owner deleted since they were read (the key's foreign key refused the row): another
     // user is a 404, as if the delete had come first; the actor themselves is signed out.
     const row = await insert.catch(
@@ -248,7 +261,6 @@ export class ApiKeyService {
             throw isForeignKeyViolation(err) ? notFound(`user ${ownerId} not found`) : err;
           },
     );
-    if (row.admin_hold > Hold.none) await this.users.markKeysAdminManaged(ownerId);
     return { row, secret };
   }
 
@@ -294,11 +306,11 @@ export class ApiKeyService {
     for (let attempt = 1; ; attempt++) {
       const key = await this.managed(actor, id);
       if (input.user_id !== undefined) throw badRequest('user_id: a key cannot change owner', 'user_id');
-      const row = await this.keys.updateIf(id, this.patch(actor, key, input), heldColumns(key));
+      const set = this.patch(actor, key, input);
+      const mark = ownerMarkAfter(actor, key, input, set);
+      const row = await this.keys.updateIf(id, set, heldColumns(key), mark && { id: key.user_id, mark });
       if (row) {
         this.forget();
-        if (row.user_id !== actor.id && row.admin_hold > Hold.none)
-          await this.users.markKeysAdminManaged(row.user_id);
         return row;
       }
       if (attempt >= 3) throw conflict(`API key ${id} is being changed by someone else; try again`);
@@ -343,6 +355,25 @@ export class ApiKeyService {
   invalidate(): void {
     this.forget();
   }
+}
+
+/**
+ * What an admin's write to another user's key does to the owner's mark (docs/architecture.md,
+ * "New keys of a user whose keys an admin manages"), written with the key: holding it (a held
+ * field or `admin_managed: true`; not a rename) marks the owner, handing back a held key
+ * (`admin_managed: false`) lifts the mark once none of the owner's keys is held.
+ */
+function ownerMarkAfter(
+  actor: UserRow,
+  key: ApiKeyRow,
+  input: KeyInput,
+  set: Record<string, unknown>,
+): OwnerMark | undefined {
+  if (key.user_id === actor.id) return undefined;
+  const hold = set.admin_hold as number;
+  if (hold > Hold.none && (input.admin_managed === true || touchesHeld(input))) return 'mark';
+  if (hold === Hold.none && key.admin_hold > Hold.none) return 'release';
+  return undefined;
 }
 
 /** Another user's keys are managed only by a higher role (root manages everyone). */

@@ -41,3 +41,30 @@ export async function writeInOneTransaction(d: Database, queries: readonly Compi
 export async function sqliteIdle(conn: SQLite.Database): Promise<void> {
   while (conn.inTransaction) await new Promise((r) => setImmediate(r));
 }
+
+/**
+ * Runs `first` and, when it returns a row (a write with RETURNING that matched), `then` after it,
+ * in one transaction: all or none. The row, or undefined when `first` matched nothing (nothing
+ * else is run). SQLite runs it synchronously, as `writeInOneTransaction` does.
+ */
+export async function writeWithFollowUps<R>(
+  d: Database,
+  first: CompiledQuery<R>,
+  then: readonly CompiledQuery[],
+): Promise<R | undefined> {
+  const conn = d.sqlite;
+  if (!conn)
+    return d.db.transaction().execute(async (trx) => {
+      const row = (await trx.executeQuery(first)).rows[0];
+      if (row !== undefined) for (const q of then) await trx.executeQuery(q);
+      return row;
+    });
+  await sqliteIdle(conn);
+  return conn
+    .transaction(() => {
+      const row = conn.prepare(first.sql).get(first.parameters as unknown[]) as R | undefined;
+      if (row !== undefined) for (const q of then) conn.prepare(q.sql).run(q.parameters as unknown[]);
+      return row;
+    })
+    .immediate();
+}

@@ -19,16 +19,6 @@ export class UsersRepo {
     return this.d.db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
-  /** Marks the user's API keys as an admin's to manage (api-keys.ts); false: the user is gone. */
-  async markKeysAdminManaged(id: number): Promise<void> {
-    await this.d.db
-      .updateTable('users')
-      .set({ keys_admin_managed: 1 })
-      .where('id', '=', id)
-      .where('keys_admin_managed', '=', 0)
-      .execute();
-  }
-
   /** The quota columns of these users (a key list's owners); deleted ones are left out. */
   spendOf(ids: number[]): Promise<Array<Pick<UserRow, 'id' | 'quota_limit_micros' | 'quota_used_micros'>>> {
     if (ids.length === 0) return Promise.resolve([]);

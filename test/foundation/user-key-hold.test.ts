@@ -101,3 +101,60 @@ describe('new keys of a user whose keys an admin manages', () => {
     expect((await gw.call('POST', '/api/key', { cookie: env.root, body: { name: 'r' } })).status).toBe(200);
   });
 });
+
+describe('handing back the keys of a user whose keys an admin manages', () => {
+  it("lifts the mark with the last held key an admin hands back, and not before; an admin's rename does not set it again", async () => {
+    const u = await gw.call('POST', '/api/user', {
+      cookie: env.root,
+      body: { username: 'dee', password: 'dee-pass-1' },
+    });
+    const deeId = u.body.data.id as number;
+    const dee = await gw.login('dee', 'dee-pass-1');
+    const mark = async () =>
+      (await gw.call('GET', '/api/user/self', { cookie: dee })).body.data.keys_admin_managed as boolean;
+    const give = async (name: string) => {
+      const r = await gw.call('POST', '/api/key', {
+        cookie: env.admin,
+        body: { name, user_id: deeId, rpm_limit: 2 },
+      });
+      expect(r.status).toBe(200);
+      return r.body.data.id as number;
+    };
+    const one = await give('one');
+    const two = await give('two');
+    expect(await mark()).toBe(true);
+
+    // One of two held keys handed back: the other is still held, so is the mark.
+    const back = await env.put(env.admin, one, { admin_managed: false });
+    expect(back.status).toBe(200);
+    expect(back.body.data).toMatchObject({ admin_managed: false, rpm_limit: 2 });
+    expect(await mark()).toBe(true);
+    expect((await gw.call('POST', '/api/key', { cookie: dee, body: { name: 'own' } })).status).toBe(403);
+
+    // The last one handed back: dee's keys are all hers, as if made with admin_managed false.
+    expect((await env.put(env.admin, two, { admin_managed: false })).status).toBe(200);
+    expect(await mark()).toBe(false);
+    expect((await gw.call('POST', '/api/key', { cookie: dee, body: { name: 'own' } })).status).toBe(200);
+
+    // Held again, the mark is back; cleared by an admin on the user while the key stays held, a
+    // rename of that key by an admin does not bring it back (renaming does not hold a key).
+    expect((await env.put(env.admin, two, { admin_managed: true })).status).toBe(200);
+    expect(await mark()).toBe(true);
+    const cleared = await gw.call('PUT', '/api/user', {
+      cookie: env.admin,
+      body: { id: deeId, keys_admin_managed: false },
+    });
+    expect(cleared.status).toBe(200);
+    expect((await env.put(env.admin, two, { name: 'renamed' })).status).toBe(200);
+    expect(await mark()).toBe(false);
+    // A hand-back of a key that was not held is no hand-back: an admin's mark set on the user stays.
+    expect((await env.put(env.admin, two, { admin_managed: false })).status).toBe(200);
+    const set = await gw.call('PUT', '/api/user', {
+      cookie: env.admin,
+      body: { id: deeId, keys_admin_managed: true },
+    });
+    expect(set.status).toBe(200);
+    expect((await env.put(env.admin, one, { admin_managed: false })).status).toBe(200);
+    expect(await mark()).toBe(true);
+  });
+});

@@ -31,7 +31,7 @@ const UpdateKey = Type.Object({ id: RowId, ...KeyFields }, { additionalPropertie
 const OWN_KEYS =
   "Your own keys; admins see every user's and change those of users whose role is below theirs (root: all).";
 const HELD =
-  ' A key an admin created or changed for another user is admin-managed (admin_managed): its owner may rename, disable and delete it and tighten its limits, but not loosen quota_limit, rpm_limit, tpm_limit, allowed_models or expires_time, nor enable it when an admin disabled it (admin_disabled): 403 naming the field. An admin sends admin_managed false to hand a key back.';
+  ' A key an admin created or changed for another user is admin-managed (admin_managed): its owner may rename, disable and delete it and tighten its limits, but not loosen quota_limit, rpm_limit, tpm_limit, allowed_models or expires_time, nor enable it when an admin disabled it (admin_disabled): 403 naming the field. An admin sends admin_managed false to hand a key back; handing back the last held key of a user also lifts keys_admin_managed, so they may create keys again.';
 
 export function registerKeyRoutes(app: App, services: Services): void {
   const signedIn = requireUser(services, Role.user);

@@ -59,9 +59,10 @@ export class UserSessions {
     // A disable or a new password that landed since the user was read (the password check alone
     // takes ~90 ms) deleted their sessions before this one was written. The read after the write
     // catches it: a change that this read does not see yet deletes sessions after it (applyPatch
-    // writes the user first), this one included. Another hash is checked again: it may be
-    // another sign-in's upgrade of the same password.
-    const refused = await this.refusedSince(await this.users.byId(user.id), password, checked);
+    // writes the user, then its sessions, in one transaction, and this read waits for one whose
+    // user write it follows: byIdAfterSignIn), this one included. Another hash is checked again:
+    // it may be another sign-in's upgrade of the same password.
+    const refused = await this.refusedSince(await this.users.byIdAfterSignIn(user.id), password, checked);
     if (refused) {
       await this.creds.deleteSession(hash);
       throw refused;

@@ -1,7 +1,7 @@
 import { badRequest, conflict, forbidden, notFound } from '../gateway/errors.js';
 import type { CredentialsRepo } from '../store/credentials-repo.js';
 import { isUniqueViolation } from '../store/db-errors.js';
-import type { UserRow, UsersRepo } from '../store/users-repo.js';
+import type { EndSessions, UserRow, UsersRepo } from '../store/users-repo.js';
 import { toMicros } from './limit-values.js';
 import { hashPassword, verifyPassword } from './password.js';
 import { outranks, Role, rankToStayBelow, Status } from './roles.js';
@@ -215,11 +215,25 @@ export class UserService extends UserSessions {
     for (const k of ['role', 'status'] as const) if (patch[k] !== undefined) set[k] = patch[k];
     if (patch.quota_limit !== undefined) set.quota_limit_micros = toMicros(patch.quota_limit);
     if (patch.keys_admin_managed !== undefined) set.keys_admin_managed = patch.keys_admin_managed ? 1 : 0;
+    // A new password ends every session made with the old one: a stolen cookie stops working
+    // when its victim (or an admin) changes the password. Disabling a user ends all of them: a
+    // session would otherwise work again when the user is enabled again, which an admin who
+    // disabled a suspect account does not expect. Personal access tokens and API keys are
+    // credentials of their own, listed and revoked on their own; they are refused while the user
+    // is disabled and resume (docs/configuration.md). In the user write's transaction, after the
+    // row: a failure between the two left the new password set and a stolen session signed in,
+    // and a sign-in under way either sees the change or has its session deleted (login).
+    const disables = patch.status !== undefined && patch.status !== Status.enabled;
+    const endSessions: EndSessions | undefined = disables
+      ? {}
+      : set.password_hash !== undefined
+        ? { except: keepSession ? hashSecret(keepSession) : undefined }
+        : undefined;
     let updated: UserRow | undefined | 'last-root' | 'outranked';
     try {
       updated = losesRoot
-        ? await this.users.updateKeepingARoot(target.id, set, below)
-        : await this.users.update(target.id, set, below);
+        ? await this.users.updateKeepingARoot(target.id, set, below, endSessions)
+        : await this.users.update(target.id, set, below, endSessions);
     } catch (err) {
       if (isUniqueViolation(err)) throw await this.unique.conflict(unique, target.id, admin);
       throw err;
@@ -227,17 +241,6 @@ export class UserService extends UserSessions {
     if (updated === 'last-root') throw conflict('cannot demote or disable the last root');
     if (updated === 'outranked') throw forbidden(NOT_BELOW_YOURS.change);
     if (!updated) throw notFound(`user ${target.id} not found`);
-    // A new password ends every session made with the old one: a stolen cookie stops working
-    // when its victim (or an admin) changes the password. Disabling a user ends all of them: a
-    // session would otherwise work again when the user is enabled again, which an admin who
-    // disabled a suspect account does not expect. Personal access tokens and API keys are
-    // credentials of their own, listed and revoked on their own; they are refused while the user
-    // is disabled and resume (docs/configuration.md). After the status write, so a sign-in under
-    // way either sees the disable or has its session deleted here (login).
-    const disables = patch.status !== undefined && patch.status !== Status.enabled;
-    if (disables) await this.creds.deleteSessionsOf(target.id);
-    else if (set.password_hash !== undefined)
-      await this.creds.deleteSessionsOf(target.id, keepSession ? hashSecret(keepSession) : undefined);
     // Sessions and tokens resolve through the user's status, so a disabled user is locked out
     // as soon as the cache forgets them: now on this instance, within its TTL elsewhere.
     this.credCache.clear();

@@ -29,13 +29,6 @@ export class CredentialsRepo {
     await this.d.db.deleteFrom('sessions').where('id', '=', hash).execute();
   }
 
-  /** Ends a user's sessions, but the one whose hash is `except`. */
-  async deleteSessionsOf(userId: number, except?: string): Promise<void> {
-    let q = this.d.db.deleteFrom('sessions').where('user_id', '=', userId);
-    if (except) q = q.where('id', '<>', except);
-    await q.execute();
-  }
-
   async deleteExpiredSessions(now: number): Promise<void> {
     await this.d.db.deleteFrom('sessions').where('expires_time', '<=', now).execute();
   }

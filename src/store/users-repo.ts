@@ -1,4 +1,5 @@
 import {
+  type CompiledQuery,
   type ExpressionBuilder,
   type Insertable,
   type Kysely,
@@ -8,9 +9,15 @@ import {
 } from 'kysely';
 import type { Database } from './database.js';
 import { emailKey } from './email-key.js';
+import { writeWithFollowUps } from './one-transaction.js';
 import type { DB, UsersTable } from './schema.js';
 
 export type UserRow = Selectable<UsersTable>;
+
+/** A user write that ends the user's sessions with it, all but `except` (a session id's hash). */
+export interface EndSessions {
+  except?: string;
+}
 
 export class UsersRepo {
   constructor(private readonly d: Database) {}
@@ -139,14 +146,16 @@ export class UsersRepo {
     id: number,
     patch: Updateable<UsersTable>,
     below?: number,
+    endSessions?: EndSessions,
   ): Promise<UserRow | undefined | 'outranked'> {
-    const row = await this.d.db
+    const q = this.d.db
       .updateTable('users')
       .set(bound(patch))
       .where('id', '=', id)
       .$if(below !== undefined, (q) => q.where('role', '<', below!))
       .returningAll()
-      .executeTakeFirst();
+      .compile();
+    const row = await this.writeUser(this.d.db, q, id, endSessions);
     if (row || below === undefined) return row;
     return (await this.byId(id)) ? 'outranked' : undefined;
   }
@@ -182,18 +191,56 @@ export class UsersRepo {
     id: number,
     patch: Updateable<UsersTable>,
     below?: number,
+    endSessions?: EndSessions,
   ): Promise<UserRow | undefined | 'last-root' | 'outranked'> {
-    const row = await this.keepingARoot((db) =>
-      db
+    const row = await this.keepingARoot((db) => {
+      const q = db
         .updateTable('users')
         .set(bound(patch))
         .where('id', '=', id)
         .$if(below !== undefined, (q) => q.where('role', '<', below!))
         .where((eb) => anotherRootOrNotOne(eb, id))
         .returningAll()
-        .executeTakeFirst(),
-    );
+        .compile();
+      return this.writeUser(db, q, id, endSessions);
+    });
     return row ?? this.whyNot(id, below);
+  }
+
+  /**
+   * Runs the user write `q` and, when it matched and `endSessions` is given, deletes the user's
+   * sessions (but `endSessions.except`) in the same transaction: a new password or a disable
+   * and the end of the sessions made before it are all or none. The sessions go after the user
+   * row (its lock taken): a sign-in under way reads the row after writing its session
+   * (`byIdAfterSignIn`), so either its session is there to be deleted or it sees the change.
+   * `db` is a transaction already (keepingARoot's on PostgreSQL) or the database.
+   */
+  private async writeUser(
+    db: Kysely<DB>,
+    q: CompiledQuery<UserRow>,
+    id: number,
+    endSessions?: EndSessions,
+  ): Promise<UserRow | undefined> {
+    if (!endSessions) return (await db.executeQuery(q)).rows[0];
+    const del = db
+      .deleteFrom('sessions')
+      .where('user_id', '=', id)
+      .$if(endSessions.except !== undefined, (d) => d.where('id', '<>', endSessions.except!))
+      .compile();
+    if (db === this.d.db) return writeWithFollowUps(this.d, q, [del]);
+    const row = (await db.executeQuery(q)).rows[0];
+    if (row) await db.executeQuery(del);
+    return row;
+  }
+
+  /**
+   * `byId` for a sign-in that just wrote its session: on PostgreSQL it waits for a change of the
+   * user being committed (the row's lock), so a new password or a disable that deletes sessions
+   * in its transaction either deleted this one or is seen here.
+   */
+  byIdAfterSignIn(id: number): Promise<UserRow | undefined> {
+    const q = this.d.db.selectFrom('users').selectAll().where('id', '=', id);
+    return (this.d.dialect === 'postgres' ? q.forShare() : q).executeTakeFirst();
   }
 
   /** `delete`, with the same guards as `updateKeepingARoot`. */

@@ -193,7 +193,7 @@ export class UsersRepo {
     below?: number,
     endSessions?: EndSessions,
   ): Promise<UserRow | undefined | 'last-root' | 'outranked'> {
-    const row = await this.keepingARoot((db) => {
+    const row = await this.keepingARoot(id, (db) => {
       const q = db
         .updateTable('users')
         .set(bound(patch))
@@ -245,13 +245,16 @@ export class UsersRepo {
 
   /** `delete`, with the same guards as `updateKeepingARoot`. */
   async deleteKeepingARoot(id: number, below?: number): Promise<boolean | 'last-root' | 'outranked'> {
-    const r = await this.keepingARoot((db) =>
-      db
-        .deleteFrom('users')
-        .where('id', '=', id)
-        .$if(below !== undefined, (q) => q.where('role', '<', below!))
-        .where((eb) => anotherRootOrNotOne(eb, id))
-        .executeTakeFirst(),
+    const r = await this.keepingARoot(
+      id,
+      (db) =>
+        db
+          .deleteFrom('users')
+          .where('id', '=', id)
+          .$if(below !== undefined, (q) => q.where('role', '<', below!))
+          .where((eb) => anotherRootOrNotOne(eb, id))
+          .executeTakeFirst(),
+      true,
     );
     if (Number(r.numDeletedRows) > 0) return true;
     return (await this.whyNot(id, below)) ?? false;
@@ -264,14 +267,31 @@ export class UsersRepo {
     return below !== undefined && row.role >= below ? 'outranked' : 'last-root';
   }
 
-  private keepingARoot<T>(write: (db: Kysely<DB>) => Promise<T>): Promise<T> {
+  /**
+   * Runs `write` of user `id` after locking, on PostgreSQL, the enabled roots and the user itself,
+   * in id order, in one statement; for a delete (`keysFirst`) the user's API keys before them, in
+   * id order. That is the order every writer of these rows locks them in (docs/scaling.md, "Lock
+   * order on PostgreSQL"): API keys before users, each table in id order. A delete's cascade
+   * locked the keys after the user's row, while a settlement batch, a reservation or a hand-back
+   * locks a key before its owner: the two met in a deadlock (SQLSTATE 40P01) that failed one of
+   * them. So did a batch that held a member and waited for a root with a higher id while a delete
+   * or disable held the roots and waited for the member.
+   */
+  private keepingARoot<T>(id: number, write: (db: Kysely<DB>) => Promise<T>, keysFirst = false): Promise<T> {
     if (this.d.dialect !== 'postgres') return write(this.d.db);
     return this.d.db.transaction().execute(async (trx) => {
+      if (keysFirst)
+        await trx
+          .selectFrom('api_keys')
+          .select('id')
+          .where('user_id', '=', id)
+          .orderBy('id')
+          .forUpdate()
+          .execute();
       await trx
         .selectFrom('users')
         .select('id')
-        .where('role', '>=', 100)
-        .where('status', '=', 1)
+        .where((eb) => eb.or([eb.and([eb('role', '>=', 100), eb('status', '=', 1)]), eb('id', '=', id)]))
         .orderBy('id')
         .forUpdate()
         .execute();

@@ -12,6 +12,8 @@ import { startStack } from './stack.js';
  * CPU figure this shared machine cannot move. Wall-clock CPU per request of the same build moves
  * by 1.5x between 2 s windows here (bench/run.ts's rounds), while an instruction count repeats
  * within a few percent, so a change of a few percent on the request path can be told from noise.
+ * Not deaf to the machine's load, though: under a load average of ~30 the same code read ~9%
+ * high (session 52; fewer requests to each event-loop turn), so compare counts taken side by side.
  * Instructions are not time (cache misses, branch mispredictions and syscalls' kernel side are
  * not in them), so this complements the saturation figures, never replaces them.
  *
